@@ -1,0 +1,16 @@
+"""The metric engine: trec_eval-exact measures computed as numpy reductions."""
+
+from retrieval_gate.metrics.evaluate import Scores, evaluate
+from retrieval_gate.metrics.measures import REGISTRY, Measure
+from retrieval_gate.metrics.spec import MetricSpec, available_metrics, parse_metric, parse_metrics
+
+__all__ = [
+    "REGISTRY",
+    "Measure",
+    "MetricSpec",
+    "Scores",
+    "available_metrics",
+    "evaluate",
+    "parse_metric",
+    "parse_metrics",
+]

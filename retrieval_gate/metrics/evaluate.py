@@ -1,0 +1,79 @@
+"""`evaluate(run, qrels, metrics)`: per-query metric values aligned to the labelled queries."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from retrieval_gate.ids import FloatArray
+from retrieval_gate.metrics.ranking import rank_judgments
+from retrieval_gate.metrics.spec import MetricSpec, parse_metrics
+from retrieval_gate.qrels import Qrels
+from retrieval_gate.run import Run
+
+RunLike = Run | Mapping[str, Mapping[str, float]]
+QrelsLike = Qrels | Mapping[str, Mapping[str, float]]
+
+_NO_MATRIX = frozenset({"num_rel", "num_ret"})
+
+
+@dataclass(frozen=True, eq=False)
+class Scores:
+    """One float64 array per metric (canonical name), aligned to the sorted labelled query ids."""
+
+    query_ids: tuple[str, ...]
+    metrics: tuple[MetricSpec, ...]
+    values: dict[str, FloatArray]
+    missing_queries: tuple[str, ...]
+    """Labelled queries the run retrieved nothing for; they score 0."""
+    ignored_queries: tuple[str, ...]
+    """Run queries absent from the qrels; not scored."""
+
+    def mean(self) -> dict[str, float]:
+        """Mean of each metric over the labelled queries (0.0 when there are none)."""
+        return {
+            name: float(values.mean()) if len(values) else 0.0
+            for name, values in self.values.items()
+        }
+
+    def per_query(self) -> dict[str, dict[str, float]]:
+        """`{query: {metric: value}}` in query order."""
+        columns = {name: values.tolist() for name, values in self.values.items()}
+        return {
+            qid: {name: column[i] for name, column in columns.items()}
+            for i, qid in enumerate(self.query_ids)
+        }
+
+
+def evaluate(run: RunLike, qrels: QrelsLike, metrics: Iterable[str | MetricSpec]) -> Scores:
+    """Score every labelled query of `qrels` on `metrics`; a query missing from `run` scores 0.
+
+    Metrics follow trec_eval (see DESIGN): ranking by score descending with ties broken by
+    doc id descending, grades < 0 judged-unjudged, R from all the qrels rows.
+    """
+    from retrieval_gate.readers import qrels_from_dict, run_from_dict
+
+    specs = parse_metrics(metrics)
+    run = run if isinstance(run, Run) else run_from_dict(run)
+    qrels = qrels if isinstance(qrels, Qrels) else qrels_from_dict(qrels)
+    ranked = rank_judgments(run, qrels, _depth(specs))
+    values = {str(spec): spec.measure.compute(spec, ranked) for spec in specs}
+    return Scores(
+        tuple(str(q) for q in ranked.query_ids),
+        specs,
+        values,
+        ranked.missing_queries,
+        ranked.ignored_queries,
+    )
+
+
+def _depth(specs: Iterable[MetricSpec]) -> int | None:
+    """How many ranks the metrics look at; None means every retrieved doc."""
+    deepest = 0
+    for spec in specs:
+        if spec.name in _NO_MATRIX:
+            continue
+        if spec.k is None or spec.measure.full_list:
+            return None
+        deepest = max(deepest, spec.k)
+    return deepest

@@ -1,0 +1,298 @@
+"""The measures: each a numpy reduction over the grade matrix, registered by name."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from retrieval_gate.ids import FloatArray
+from retrieval_gate.metrics.ranking import RankedJudgments
+from retrieval_gate.metrics.spec import Cutoff, MetricSpec, Param
+
+Compute = Callable[[MetricSpec, RankedJudgments], FloatArray]
+
+
+@dataclass(frozen=True)
+class Measure:
+    """A registered measure: its parameters, cutoff rule and per-query computation."""
+
+    name: str
+    help: str
+    compute: Compute
+    params: tuple[Param, ...] = ()
+    cutoff: Cutoff = "optional"
+    aliases: tuple[str, ...] = ()
+    integer: bool = False
+    example: str = ""
+    full_list: bool = False
+    """Needs every retrieved rank even when a cutoff is given."""
+
+
+REGISTRY: dict[str, Measure] = {}
+ALIASES: dict[str, str] = {}
+
+REL = Param("rel", "int", 1, "grades >= rel count as relevant")
+GAIN = Param(
+    "gain", "choice", "exp", "gain of grade g: exp = 2^g - 1, linear = g", choices=("exp", "linear")
+)
+
+
+def measure(
+    name: str,
+    help: str,
+    *,
+    params: tuple[Param, ...] = (),
+    cutoff: Cutoff = "optional",
+    aliases: tuple[str, ...] = (),
+    integer: bool = False,
+    example: str = "",
+    full_list: bool = False,
+) -> Callable[[Compute], Compute]:
+    """Register the decorated function as measure `name`."""
+
+    def register(compute: Compute) -> Compute:
+        REGISTRY[name] = Measure(
+            name, help, compute, params, cutoff, aliases, integer, example or name, full_list
+        )
+        for alias in aliases:
+            ALIASES[alias] = name
+        return compute
+
+    return register
+
+
+def _floats(values: Any) -> FloatArray:
+    """`values` as a float64 array (typing: numpy operators return Any)."""
+    return np.asarray(values, dtype=np.float64)
+
+
+def _divide(numerator: FloatArray, denominator: FloatArray) -> FloatArray:
+    """numerator / denominator, 0 where the denominator is 0."""
+    out = np.zeros_like(numerator, dtype=np.float64)
+    np.divide(numerator, denominator, out=out, where=denominator != 0)
+    return out
+
+
+def _rel(spec: MetricSpec) -> int:
+    return int(spec.param("rel"))
+
+
+def _relevant(spec: MetricSpec, ranked: RankedJudgments) -> np.ndarray:
+    return ranked.top(spec.k) >= _rel(spec)
+
+
+def _discount(width: int) -> FloatArray:
+    return 1.0 / np.log2(np.arange(2, width + 2, dtype=np.float64))
+
+
+def _gain(grades: FloatArray, kind: str) -> FloatArray:
+    positive = np.where(grades > 0, grades, 0.0)
+    return np.exp2(positive) - 1.0 if kind == "exp" else positive
+
+
+def _dcg(spec: MetricSpec, ranked: RankedJudgments) -> FloatArray:
+    top = ranked.top(spec.k)
+    return _gain(top, str(spec.param("gain"))) @ _discount(top.shape[1])
+
+
+def _ideal_dcg(spec: MetricSpec, ranked: RankedJudgments) -> FloatArray:
+    ideal = ranked.ideal if spec.k is None else ranked.ideal[:, : spec.k]
+    return _gain(ideal, str(spec.param("gain"))) @ _discount(ideal.shape[1])
+
+
+@measure(
+    "ndcg",
+    "normalised DCG; log2(rank+1) discount, ideal ranking from all the qrels",
+    params=(GAIN,),
+    example="ndcg@10",
+)
+def ndcg(spec: MetricSpec, ranked: RankedJudgments) -> FloatArray:
+    """DCG@k / ideal DCG@k (0 when the query has no positive grade)."""
+    return _divide(_dcg(spec, ranked), _ideal_dcg(spec, ranked))
+
+
+@measure(
+    "dcg", "discounted cumulative gain, log2(rank+1) discount", params=(GAIN,), example="dcg@10"
+)
+def dcg(spec: MetricSpec, ranked: RankedJudgments) -> FloatArray:
+    """Sum of gain / log2(rank + 1) over the first k ranks."""
+    return _dcg(spec, ranked)
+
+
+@measure(
+    "ap",
+    "average precision: mean of P@i at relevant ranks i <= k, over R",
+    params=(REL,),
+    aliases=("map",),
+    example="ap@100",
+)
+def ap(spec: MetricSpec, ranked: RankedJudgments) -> FloatArray:
+    """trec_eval's map / map_cut: divides by R, not by min(k, R)."""
+    relevant = _relevant(spec, ranked)
+    precision = np.cumsum(relevant, axis=1) / np.arange(1, relevant.shape[1] + 1)
+    return _divide(np.where(relevant, precision, 0.0).sum(axis=1), ranked.num_rel(_rel(spec)))
+
+
+@measure(
+    "rr",
+    "reciprocal rank of the first relevant doc within k, else 0",
+    params=(REL,),
+    aliases=("mrr", "recip_rank"),
+    example="rr@10",
+)
+def rr(spec: MetricSpec, ranked: RankedJudgments) -> FloatArray:
+    """1 / rank of the first relevant doc."""
+    relevant = _relevant(spec, ranked)
+    first = np.argmax(relevant, axis=1)
+    return np.where(relevant.any(axis=1), 1.0 / (first + 1.0), 0.0)
+
+
+@measure(
+    "precision",
+    "relevant docs in the top k, divided by k",
+    params=(REL,),
+    cutoff="required",
+    aliases=("p",),
+    example="precision@10",
+)
+def precision(spec: MetricSpec, ranked: RankedJudgments) -> FloatArray:
+    """P@k: divides by k even when fewer docs were returned."""
+    assert spec.k is not None  # the parser enforces the cutoff
+    return _floats(_relevant(spec, ranked).sum(axis=1) / float(spec.k))
+
+
+@measure(
+    "recall",
+    "relevant docs in the top k, divided by R (0 when R = 0)",
+    params=(REL,),
+    cutoff="required",
+    aliases=("r",),
+    example="recall@100",
+)
+def recall(spec: MetricSpec, ranked: RankedJudgments) -> FloatArray:
+    """Recall@k."""
+    found = _relevant(spec, ranked).sum(axis=1).astype(np.float64)
+    return _divide(found, ranked.num_rel(_rel(spec)))
+
+
+@measure(
+    "hit_rate",
+    "1 if any relevant doc is in the top k",
+    params=(REL,),
+    cutoff="required",
+    aliases=("success", "hits"),
+    example="hit_rate@10",
+)
+def hit_rate(spec: MetricSpec, ranked: RankedJudgments) -> FloatArray:
+    """Success@k."""
+    return _floats(_relevant(spec, ranked).any(axis=1).astype(np.float64))
+
+
+@measure(
+    "r_precision",
+    "precision at rank R",
+    params=(REL,),
+    cutoff="none",
+    aliases=("rprec", "r_prec"),
+    full_list=True,
+)
+def r_precision(spec: MetricSpec, ranked: RankedJudgments) -> FloatArray:
+    """Relevant docs in the top R, divided by R."""
+    num_rel = ranked.num_rel(_rel(spec))
+    relevant = ranked.grades >= _rel(spec)
+    within = np.arange(relevant.shape[1]) < num_rel[:, None]
+    return _divide((relevant & within).sum(axis=1).astype(np.float64), num_rel)
+
+
+@measure(
+    "bpref",
+    "binary preference: judged non-relevant docs ranked above each relevant one",
+    params=(REL,),
+    cutoff="none",
+    full_list=True,
+)
+def bpref(spec: MetricSpec, ranked: RankedJudgments) -> FloatArray:
+    """trec_eval's bpref: unjudged and negative-grade docs are skipped."""
+    rel = _rel(spec)
+    grades = ranked.grades
+    relevant = grades >= rel
+    nonrel_above = np.cumsum((grades >= 0) & (grades < rel), axis=1)
+    num_rel = ranked.num_rel(rel)
+    bound = np.minimum(ranked.num_nonrel(rel), num_rel)[:, None]
+    penalty = np.minimum(nonrel_above, num_rel[:, None]) / np.where(bound > 0, bound, 1.0)
+    credit = np.where(nonrel_above > 0, 1.0 - penalty, 1.0)
+    return _divide(np.where(relevant, credit, 0.0).sum(axis=1), num_rel)
+
+
+@measure(
+    "err",
+    "expected reciprocal rank; R = (2^g - 1) / 2^g_max, grades above g_max capped",
+    params=(Param("g_max", "float", None, "the highest grade of the scale", low=0, low_open=True),),
+    example="err(g_max=3)@20",
+)
+def err(spec: MetricSpec, ranked: RankedJudgments) -> FloatArray:
+    """Sum over ranks r of R_r / r times the chance no earlier doc satisfied the user."""
+    g_max = float(spec.param("g_max"))
+    grades = np.minimum(np.where(ranked.top(spec.k) > 0, ranked.top(spec.k), 0.0), g_max)
+    satisfied = (np.exp2(grades) - 1.0) / np.exp2(g_max)
+    not_yet = np.cumprod(1.0 - satisfied, axis=1)
+    before = np.ones_like(not_yet)
+    before[:, 1:] = not_yet[:, :-1]
+    return _floats((satisfied * before) @ (1.0 / np.arange(1, grades.shape[1] + 1)))
+
+
+@measure(
+    "rbp",
+    "rank-biased precision (1 - p) * sum of p^(rank-1) over relevant ranks",
+    params=(
+        Param("p", "float", None, "persistence", low=0, high=1, low_open=True, high_open=True),
+        REL,
+    ),
+    example="rbp(p=0.8)",
+)
+def rbp(spec: MetricSpec, ranked: RankedJudgments) -> FloatArray:
+    """Binary RBP, truncated at k when a cutoff is given."""
+    p = float(spec.param("p"))
+    relevant = _relevant(spec, ranked)
+    weights = p ** np.arange(relevant.shape[1], dtype=np.float64)
+    return (1.0 - p) * (relevant @ weights)
+
+
+@measure(
+    "judged",
+    "fraction of the top k that is judged (grade >= 0 in the qrels)",
+    cutoff="required",
+    example="judged@10",
+)
+def judged(spec: MetricSpec, ranked: RankedJudgments) -> FloatArray:
+    """Judged docs in the top k, divided by k."""
+    assert spec.k is not None
+    return _floats((ranked.top(spec.k) >= 0).sum(axis=1) / float(spec.k))
+
+
+@measure("num_ret", "docs retrieved (within k when given)", integer=True)
+def num_ret(spec: MetricSpec, ranked: RankedJudgments) -> FloatArray:
+    """Number of retrieved docs."""
+    count = ranked.num_ret if spec.k is None else np.minimum(ranked.num_ret, spec.k)
+    return count.astype(np.float64)
+
+
+@measure("num_rel", "R: judged docs with grade >= rel", params=(REL,), cutoff="none", integer=True)
+def num_rel(spec: MetricSpec, ranked: RankedJudgments) -> FloatArray:
+    """R."""
+    return _floats(ranked.num_rel(_rel(spec)).copy())
+
+
+@measure(
+    "num_rel_ret",
+    "relevant docs retrieved (within k when given)",
+    params=(REL,),
+    integer=True,
+    full_list=False,
+)
+def num_rel_ret(spec: MetricSpec, ranked: RankedJudgments) -> FloatArray:
+    """Number of relevant retrieved docs."""
+    return _floats(_relevant(spec, ranked).sum(axis=1).astype(np.float64))

@@ -1,0 +1,121 @@
+"""JSON Lines qrels (one judgment per line) and runs (one result, or one query, per line)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from retrieval_gate.errors import InputError
+from retrieval_gate.qrels import Qrels
+from retrieval_gate.readers.text import open_text
+from retrieval_gate.readers.trec import _numbered, _numbers
+from retrieval_gate.run import Run
+
+QUERY_KEYS = ("query_id", "qid", "query-id")
+DOC_KEYS = ("doc_id", "docid", "docno", "corpus-id", "id")
+GRADE_KEYS = ("relevance", "grade", "rel", "label", "score")
+RESULT_LIST_KEYS = ("results", "hits", "docs", "doc_ids")
+
+
+def read_jsonl_qrels(path: str | Path) -> Qrels:
+    """`{"query_id": ..., "doc_id": ..., "relevance": ...}` per line (also qid/docid/grade)."""
+    source = str(path)
+    queries: list[str] = []
+    docs: list[str] = []
+    grades: list[str] = []
+    lines: list[int] = []
+    for number, row in _objects(path):
+        queries.append(_id(row, QUERY_KEYS, source, number, "query id"))
+        docs.append(_id(row, DOC_KEYS, source, number, "doc id"))
+        grades.append(str(_field(row, GRADE_KEYS, source, number, "grade")))
+        lines.append(number)
+    values = _numbers(grades, lines, source, "grade", "an integer grade such as 1")
+    return Qrels.from_rows(queries, docs, values, source=source, lines=lines)
+
+
+def read_jsonl_run(path: str | Path) -> Run:
+    """One result per line (`{"query_id", "doc_id", "score"}`) or one query per line
+    (`{"query_id", "results": [{"doc_id", "score"} | "doc id", ...]}`). Without scores,
+    results rank in the order given."""
+    source = str(path)
+    queries: list[str] = []
+    docs: list[str] = []
+    scores: list[str] = []
+    lines: list[int] = []
+    empty: list[str] = []
+    scored: bool | None = None
+    for number, row in _objects(path):
+        query = _id(row, QUERY_KEYS, source, number, "query id")
+        listed = next((row[key] for key in RESULT_LIST_KEYS if key in row), None)
+        items = [row] if listed is None else listed
+        if not isinstance(items, list):
+            raise InputError("the results field must be a list", source=source, line=number)
+        if not items:
+            empty.append(query)
+        for position, item in enumerate(items, 1):
+            if isinstance(item, str):
+                doc, score = item, None
+            elif isinstance(item, Mapping):
+                doc = _id(item, DOC_KEYS, source, number, "doc id")
+                score = item.get("score")
+            else:
+                raise InputError(
+                    f"result {position} is neither a doc id nor an object",
+                    source=source,
+                    line=number,
+                )
+            if scored is None:
+                scored = score is not None
+            if scored != (score is not None):
+                raise InputError(
+                    "some results have a score and some do not; give every "
+                    "result a score, or none (then they rank as listed)",
+                    source=source,
+                    line=number,
+                )
+            queries.append(query)
+            docs.append(doc)
+            scores.append(str(score) if score is not None else str(-len(scores) - 1))
+            lines.append(number)
+    values = _numbers(scores, lines, source, "score", "a number such as 12.5")
+    return Run.from_rows(queries, docs, values, source=source, lines=lines, empty_queries=empty)
+
+
+def _objects(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    source = str(path)
+    with open_text(path) as handle:
+        for number, line in _numbered(handle, source):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as error:
+                raise InputError(
+                    f"invalid JSON: {error.msg} (column {error.colno})", source=source, line=number
+                ) from None
+            if not isinstance(row, dict):
+                raise InputError("expected a JSON object per line", source=source, line=number)
+            yield number, row
+
+
+def _field(row: Mapping[str, Any], keys: tuple[str, ...], source: str, line: int, what: str) -> Any:
+    for key in keys:
+        if key in row:
+            return row[key]
+    raise InputError(
+        f"no {what}: expected one of the keys {', '.join(keys)}", source=source, line=line
+    )
+
+
+def _id(row: Mapping[str, Any], keys: tuple[str, ...], source: str, line: int, what: str) -> str:
+    value = _field(row, keys, source, line, what)
+    if isinstance(value, bool) or not isinstance(value, (str, int)):
+        raise InputError(
+            f"{what} {value!r} must be a string (or an integer)", source=source, line=line
+        )
+    text = str(value)
+    if not text.strip():
+        raise InputError(f"{what} is empty", source=source, line=line)
+    return text

@@ -1,0 +1,52 @@
+"""Opening input files: gzip read transparently, missing files reported clearly."""
+
+from __future__ import annotations
+
+import gzip
+import io
+from pathlib import Path
+from typing import IO
+
+from retrieval_gate.errors import InputError
+
+GZIP_MAGIC = b"\x1f\x8b"
+
+
+def is_gzip(path: Path) -> bool:
+    """True when the file starts with the gzip magic bytes (whatever its name)."""
+    with path.open("rb") as handle:
+        return handle.read(2) == GZIP_MAGIC
+
+
+def open_text(path: str | Path) -> IO[str]:
+    """A UTF-8 text handle on `path`, decompressing gzip; an InputError if it cannot be read."""
+    path = Path(path)
+    try:
+        if is_gzip(path):
+            return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8", newline="")
+        return path.open(encoding="utf-8", newline="")
+    except FileNotFoundError:
+        raise InputError("file not found; check the path", source=str(path)) from None
+    except IsADirectoryError:
+        raise InputError("is a directory, expected a file", source=str(path)) from None
+    except PermissionError:
+        raise InputError("permission denied", source=str(path)) from None
+
+
+def first_content_line(path: str | Path) -> str | None:
+    """The first line that is neither blank nor a `#` comment, for format detection."""
+    try:
+        with open_text(path) as handle:
+            for line in handle:
+                stripped = line.strip()
+                if stripped and not stripped.startswith("#"):
+                    return stripped
+    except UnicodeDecodeError:
+        raise InputError("is not UTF-8 text", source=str(path)) from None
+    return None
+
+
+def logical_name(path: str | Path) -> str:
+    """The file name without a trailing `.gz`, lower-cased, for suffix-based detection."""
+    name = Path(path).name.lower()
+    return name[:-3] if name.endswith(".gz") else name

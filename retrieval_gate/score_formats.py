@@ -1,0 +1,125 @@
+"""Text forms of evaluated scores for `retrieval-gate evaluate`: table, json, trec."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+
+from retrieval_gate.metrics import REGISTRY, Scores
+
+PREVIEW = 5
+"""Query ids listed in a coverage note before it says `and N more`."""
+
+
+def summary_values(scores: Scores) -> dict[str, float]:
+    """trec_eval's `all`: the mean, except counts (num_ret, ...), which are summed."""
+    return {
+        str(spec): float(scores.values[str(spec)].sum())
+        if spec.measure.integer
+        else scores.mean()[str(spec)]
+        for spec in scores.metrics
+    }
+
+
+def format_table(scores: Scores, per_query: bool) -> str:
+    """An aligned table: one row per metric (or per query with `per_query`), then `all`."""
+    names = [str(spec) for spec in scores.metrics]
+    integer = {str(spec): spec.measure.integer for spec in scores.metrics}
+
+    def cell(name: str, value: float) -> str:
+        return str(round(value)) if integer[name] else f"{value:.4f}"
+
+    overall = summary_values(scores)
+    if not per_query:
+        rows = [["metric", "all"], *([name, cell(name, overall[name])] for name in names)]
+    else:
+        rows = [["query", *names]]
+        rows += [
+            [qid, *(cell(name, values[name]) for name in names)]
+            for qid, values in scores.per_query().items()
+        ]
+        rows.append(["all", *(cell(name, overall[name]) for name in names)])
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    lines = [
+        "  ".join(
+            [
+                row[0].ljust(widths[0]),
+                *(c.rjust(w) for c, w in zip(row[1:], widths[1:], strict=True)),
+            ]
+        )
+        for row in rows
+    ]
+    footer = f"{len(scores.query_ids)} labelled queries; `all` is the mean"
+    if any(integer.values()):
+        footer += " (num_* are totals)"
+    return "\n".join([*lines, "", footer]) + "\n"
+
+
+def format_trec(scores: Scores, per_query: bool) -> str:
+    """`measure<TAB>qid<TAB>value` lines as `trec_eval -q` prints them, `all` last."""
+    integer = {str(spec): spec.measure.integer for spec in scores.metrics}
+
+    def line(name: str, qid: str, value: float) -> str:
+        text = str(round(value)) if integer[name] else f"{value:.4f}"
+        return f"{name:<22}\t{qid}\t{text}"
+
+    lines = []
+    if per_query:
+        for qid, values in scores.per_query().items():
+            lines += [line(name, qid, value) for name, value in values.items()]
+    lines += [line(name, "all", value) for name, value in summary_values(scores).items()]
+    return "\n".join(lines) + "\n"
+
+
+def format_json(scores: Scores, per_query: bool) -> str:
+    """`{"metrics", "mean", "per_query", ...}` with full float precision, stable order."""
+    document = {
+        "metrics": [str(spec) for spec in scores.metrics],
+        "num_queries": len(scores.query_ids),
+        "mean": scores.mean(),
+        "per_query": scores.per_query(),
+        "missing_queries": list(scores.missing_queries),
+        "ignored_queries": list(scores.ignored_queries),
+    }
+    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+
+
+FORMATS: dict[str, Callable[[Scores, bool], str]] = {
+    "table": format_table,
+    "json": format_json,
+    "trec": format_trec,
+}
+
+
+def coverage_notes(scores: Scores) -> list[str]:
+    """One line each for labelled queries without results and run queries without labels."""
+    notes = []
+    if scores.missing_queries:
+        notes.append(
+            f"{len(scores.missing_queries)} of {len(scores.query_ids)} labelled queries have "
+            f"no results in the run and score 0: {_preview(scores.missing_queries)}"
+        )
+    if scores.ignored_queries:
+        notes.append(
+            f"{len(scores.ignored_queries)} run queries have no judgments and are ignored: "
+            f"{_preview(scores.ignored_queries)}"
+        )
+    return notes
+
+
+def format_metric_list() -> str:
+    """Every registered metric with its aliases, cutoff rule and parameters."""
+    blocks = []
+    for measure in REGISTRY.values():
+        cutoff = {"required": "@k required", "optional": "@k optional", "none": "no @k"}
+        title = f"{measure.name}  ({cutoff[measure.cutoff]}"
+        title += f"; aliases: {', '.join(measure.aliases)})" if measure.aliases else ")"
+        lines = [title, f"    {measure.help}", f"    e.g. {measure.example}"]
+        lines += [f"    {param.describe()}" for param in measure.params]
+        blocks.append("\n".join(lines))
+    return "\n".join(blocks) + "\n"
+
+
+def _preview(ids: tuple[str, ...]) -> str:
+    shown = ", ".join(ids[:PREVIEW])
+    return shown if len(ids) <= PREVIEW else f"{shown} and {len(ids) - PREVIEW} more"
