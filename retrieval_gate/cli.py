@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from collections.abc import Sequence
 from typing import TextIO
@@ -75,7 +76,8 @@ def main(
     err = stderr or sys.stderr
     parser = build_parser()
     try:
-        args = parser.parse_args(argv)
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            args = parser.parse_args(argv)
     except SystemExit as stop:
         return int(stop.code) if isinstance(stop.code, int) else EXIT_USAGE
     try:
@@ -112,6 +114,7 @@ def _evaluate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     run = read_run(args.run, args.run_format)
     scores = evaluate(run, qrels, args.metrics or DEFAULT_METRICS)
     out.write(FORMATS[args.format](scores, args.per_query))
+    out.flush()
     for note in coverage_notes(scores):
         print(f"retrieval-gate: {note}", file=err)
     return EXIT_OK

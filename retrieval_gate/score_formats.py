@@ -94,15 +94,17 @@ FORMATS: dict[str, Callable[[Scores, bool], str]] = {
 def coverage_notes(scores: Scores) -> list[str]:
     """One line each for labelled queries without results and run queries without labels."""
     notes = []
-    if scores.missing_queries:
+    missing, ignored = scores.missing_queries, scores.ignored_queries
+    if missing:
         notes.append(
-            f"{len(scores.missing_queries)} of {len(scores.query_ids)} labelled queries have "
-            f"no results in the run and score 0: {_preview(scores.missing_queries)}"
+            f"{len(missing)} of {_plural(len(scores.query_ids), 'labelled query')} "
+            f"retrieved nothing and {'scores' if len(missing) == 1 else 'score'} 0: "
+            f"{_preview(missing)}"
         )
-    if scores.ignored_queries:
+    if ignored:
         notes.append(
-            f"{len(scores.ignored_queries)} run queries have no judgments and are ignored: "
-            f"{_preview(scores.ignored_queries)}"
+            f"{_plural(len(ignored), 'run query')} without judgments "
+            f"{'is' if len(ignored) == 1 else 'are'} ignored: {_preview(ignored)}"
         )
     return notes
 
@@ -123,3 +125,7 @@ def format_metric_list() -> str:
 def _preview(ids: tuple[str, ...]) -> str:
     shown = ", ".join(ids[:PREVIEW])
     return shown if len(ids) <= PREVIEW else f"{shown} and {len(ids) - PREVIEW} more"
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}" if count == 1 else f"{count} {noun[:-1]}ies"

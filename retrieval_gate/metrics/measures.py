@@ -146,6 +146,8 @@ def ap(spec: MetricSpec, ranked: RankedJudgments) -> FloatArray:
 def rr(spec: MetricSpec, ranked: RankedJudgments) -> FloatArray:
     """1 / rank of the first relevant doc."""
     relevant = _relevant(spec, ranked)
+    if relevant.shape[1] == 0:  # nothing retrieved for any query: argmax has no column
+        return np.zeros(relevant.shape[0])
     first = np.argmax(relevant, axis=1)
     return np.where(relevant.any(axis=1), 1.0 / (first + 1.0), 0.0)
 
