@@ -30,7 +30,8 @@ def test_table_lists_metrics_in_the_order_asked() -> None:
     lines = out.splitlines()
     assert lines[0].split() == ["metric", "all"]
     assert [line.split()[0] for line in lines[1:3]] == ["rr@10", "ndcg@10"]
-    assert "api-rate-limit" in err and "pricing-page" in err
+    assert "api-rate-limit" in err
+    assert "pricing-page" in err
 
 
 def test_json_has_full_precision_and_every_labelled_query() -> None:
@@ -48,7 +49,8 @@ def test_json_has_full_precision_and_every_labelled_query() -> None:
 
 def test_bad_metrics_are_all_reported_with_exit_2() -> None:
     code, out, err = run_cli("evaluate", TINY_QRELS, TINY_RUN, "-m", "ndgc@10", "precision")
-    assert code == 2 and out == ""
+    assert code == 2
+    assert out == ""
     assert "did you mean 'ndcg'" in err
     assert "precision needs a cutoff" in err
 
@@ -63,7 +65,8 @@ def test_bad_input_file_is_exit_2_with_the_line(tmp_path: Path) -> None:
 
 def test_usage_error_is_exit_2() -> None:
     code, _, err = run_cli("evaluate", TINY_QRELS)
-    assert code == 2 and "usage" in err
+    assert code == 2
+    assert "usage" in err
 
 
 def test_metrics_command_lists_every_metric() -> None:

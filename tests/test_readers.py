@@ -85,7 +85,8 @@ def test_jsonl_qrels_and_runs_in_both_layouts(tmp_path: Path) -> None:
     ]
     run = read_run(write(tmp_path / "b.jsonl", "\n".join(map(json.dumps, grouped))))
     ranked = run.to_dict()
-    assert list(ranked) == ["10", "2"] and ranked["2"] == {}
+    assert list(ranked) == ["10", "2"]
+    assert ranked["2"] == {}
     assert ranked["10"]["d2"] > ranked["10"]["d10"]  # listed order is rank order
 
 
