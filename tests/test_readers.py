@@ -224,3 +224,9 @@ def test_duplicates_found_on_the_arrow_path_still_name_both_lines(
     assert arrow.read_columns(path, 6, {0: "str", 2: "str", 4: "float"}) is not None
     with pytest.raises(InputError, match=r"run\.txt:3: .*already given on line 1"):
         read_run(path)
+
+
+def test_qrels_without_judgments_is_an_error_but_an_empty_run_is_not(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="no judgments found"):
+        read_qrels(write(tmp_path / "qrels.txt", "# only a comment\n"))
+    assert len(read_run(write(tmp_path / "run.txt", ""))) == 0

@@ -44,6 +44,12 @@ def read_qrels(
     path = Path(source)
     name = format or detect_qrels_format(path)
     qrels: Qrels = _reader(QRELS_FORMATS, name, "qrels")(path)
+    if len(qrels) == 0:
+        raise InputError(
+            f"no judgments found (read as {name}); a labelled set needs at least one "
+            "'query doc grade' row",
+            source=str(path),
+        )
     return qrels
 
 
