@@ -22,7 +22,9 @@ def object_array(values: Iterable[str]) -> ObjectArray:
     return out
 
 
-def factorize(ids: Sequence[str], *, sort: bool = False) -> tuple[IntArray, ObjectArray]:
+def factorize(
+    ids: Sequence[str] | ObjectArray, *, sort: bool = False
+) -> tuple[IntArray, ObjectArray]:
     """Codes into the unique ids (first-seen order, or sorted as Python strings with `sort`)."""
     index: dict[str, int] = dict.fromkeys(ids, 0)
     keys = sorted(index) if sort else list(index)
@@ -40,63 +42,57 @@ def sorted_uniques(codes: IntArray, uniques: ObjectArray) -> tuple[IntArray, Obj
     return remap[codes], uniques[order]
 
 
-def first_duplicate(query: IntArray, doc: IntArray, num_docs: int) -> tuple[int, int] | None:
-    """Row indices (earlier, later) of the first repeated (query, doc) pair in row order."""
-    key = query * max(num_docs, 1) + doc
-    ordered = np.sort(key)
+def first_duplicate(query: IntArray, docs: ObjectArray) -> tuple[int, int] | None:
+    """Row indices (earlier, later) of the first repeated (query, doc) pair in row order.
+
+    Rows are bucketed by a 64-bit mix of the query code and the doc's string hash, so no
+    doc vocabulary is built; rows sharing a bucket are compared exactly.
+    """
+    if len(docs) < 2:
+        return None
+    hashes = np.fromiter(map(hash, docs), dtype=np.int64, count=len(docs)).view(np.uint64)
+    with np.errstate(over="ignore"):
+        key = hashes ^ (query.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15))
+    ordered = np.sort(key)  # several times faster than the stable argsort needed below
     if not np.any(ordered[1:] == ordered[:-1]):
         return None
     order = np.argsort(key, kind="stable")
     key_sorted = key[order]
-    repeat = np.flatnonzero(key_sorted[1:] == key_sorted[:-1]) + 1
-    later = order[repeat]
-    pick = int(np.argmin(later))
-    later_row = int(later[pick])
-    earlier_row = int(order[np.searchsorted(key_sorted, key_sorted[repeat[pick]])])
-    return earlier_row, later_row
-
-
-def encode_rows(
-    queries: Sequence[str],
-    docs: Sequence[str],
-    *,
-    source: str,
-    lines: Sequence[int] | None,
-    what: str,
-    extra_queries: Iterable[str] = (),
-) -> tuple[IntArray, ObjectArray, IntArray, ObjectArray]:
-    """Query codes, sorted query ids, doc codes and doc ids of rows; a repeated pair is an error."""
-    extra = list(extra_queries)
-    query, query_ids = factorize([*queries, *extra] if extra else queries, sort=True)
-    query = query[: len(queries)]
-    doc, doc_ids = factorize(docs)
-    return check_unique(query, query_ids, doc, doc_ids, source=source, lines=lines, what=what)
+    candidates = np.flatnonzero(key_sorted[1:] == key_sorted[:-1])
+    found: tuple[int, int] | None = None
+    for at in candidates.tolist():
+        group_start = int(np.searchsorted(key_sorted, key_sorted[at]))
+        later = int(order[at + 1])
+        for earlier in order[group_start : at + 1].tolist():
+            if query[earlier] == query[later] and docs[earlier] == docs[later]:
+                if found is None or later < found[1]:
+                    found = (int(earlier), later)
+                break
+    return found
 
 
 def check_unique(
     query: IntArray,
     query_ids: ObjectArray,
-    doc: IntArray,
-    doc_ids: ObjectArray,
+    docs: ObjectArray,
     *,
     source: str,
     lines: Sequence[int] | None,
     what: str,
-) -> tuple[IntArray, ObjectArray, IntArray, ObjectArray]:
-    """The codes unchanged, or an error naming both rows of the first repeated (query, doc)."""
-    duplicate = first_duplicate(query, doc, len(doc_ids))
-    if duplicate is not None:
-        earlier, later = duplicate
-        pair = f"query {query_ids[query[later]]!r}, doc {doc_ids[doc[later]]!r}"
-        if lines is None:
-            raise InputError(
-                f"duplicate {what} for {pair} (entries {earlier + 1} and {later + 1})",
-                source=source,
-            )
+) -> None:
+    """Nothing, or an error naming both rows of the first repeated (query, doc)."""
+    duplicate = first_duplicate(query, docs)
+    if duplicate is None:
+        return
+    earlier, later = duplicate
+    pair = f"query {query_ids[query[later]]!r}, doc {docs[later]!r}"
+    if lines is None:
         raise InputError(
-            f"duplicate {what} for {pair}: already given on line {lines[earlier]}; "
-            "keep one line per (query, doc)",
-            source=source,
-            line=lines[later],
+            f"duplicate {what} for {pair} (entries {earlier + 1} and {later + 1})", source=source
         )
-    return query, query_ids, doc, doc_ids
+    raise InputError(
+        f"duplicate {what} for {pair}: already given on line {lines[earlier]}; "
+        "keep one line per (query, doc)",
+        source=source,
+        line=lines[later],
+    )

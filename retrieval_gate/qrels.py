@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
-from retrieval_gate.ids import FloatArray, IntArray, ObjectArray, encode_rows
+from retrieval_gate.ids import FloatArray, IntArray, ObjectArray, check_unique, factorize
 
 
 @dataclass(frozen=True, eq=False)
@@ -36,13 +37,29 @@ class Qrels:
         lines: Sequence[int] | None = None,
     ) -> Qrels:
         """Qrels from parallel columns; a (query, doc) judged twice is an error naming both."""
-        query, query_ids, doc, doc_ids = encode_rows(
-            queries, docs, source=source, lines=lines, what="judgment"
-        )
+        query, query_ids = factorize(queries, sort=True)
+        doc, doc_ids = factorize(docs)
+        check_unique(query, query_ids, doc_ids[doc], source=source, lines=lines, what="judgment")
         return cls(query_ids, doc_ids, query, doc, np.asarray(grades, dtype=np.float64), source)
 
     def __len__(self) -> int:
         return len(self.grade)
+
+    @cached_property
+    def by_query(self) -> list[dict[str, float]]:
+        """`{doc: grade}` of each query, aligned with `query_ids`."""
+        order = np.argsort(self.query, kind="stable")
+        counts = np.bincount(self.query, minlength=len(self.query_ids)).tolist()
+        docs = self.doc_ids[self.doc[order]].tolist()
+        grades = self.grade[order].tolist()
+        out: list[dict[str, float]] = []
+        start = 0
+        for count in counts:
+            out.append(
+                dict(zip(docs[start : start + count], grades[start : start + count], strict=True))
+            )
+            start += count
+        return out
 
     def to_dict(self) -> dict[str, dict[str, float]]:
         """`{query: {doc: grade}}`, queries sorted, docs in row order."""
@@ -52,10 +69,3 @@ class Qrels:
         ):
             out[self.query_ids[q]][self.doc_ids[d]] = g
         return out
-
-
-def qrels_rows(judgments: Mapping[str, Mapping[str, float]]) -> Iterable[tuple[str, str, float]]:
-    """(query, doc, grade) rows of a `{query: {doc: grade}}` mapping, in its order."""
-    for query, docs in judgments.items():
-        for doc, grade in docs.items():
-            yield query, doc, grade

@@ -5,10 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from retrieval_gate.errors import InputError
 from retrieval_gate.metrics import evaluate
 from retrieval_gate.metrics.ranking import rank_judgments
 from retrieval_gate.qrels import Qrels
-from retrieval_gate.readers import qrels_from_dict
+from retrieval_gate.readers import qrels_from_dict, run_from_dict
 from retrieval_gate.run import Run
 
 METRICS = ["ndcg@5", "ap", "rr", "precision@3", "bpref", "r_precision", "err(g_max=3)@4"]
@@ -16,7 +17,7 @@ METRICS = ["ndcg@5", "ap", "rr", "precision@3", "bpref", "r_precision", "err(g_m
 
 def shuffled(run: Run, seed: int) -> Run:
     order = np.random.default_rng(seed).permutation(len(run))
-    return Run(run.query_ids, run.doc_ids, run.query[order], run.doc[order], run.score[order])
+    return Run(run.query_ids, run.query[order], run.docs[order], run.score[order])
 
 
 def random_case(seed: int) -> tuple[Run, Qrels]:
@@ -57,3 +58,21 @@ def test_a_doc_judged_for_another_query_is_unjudged_here() -> None:
     assert ranked.grades[0, 0] == 2.0
     assert np.isnan(ranked.grades[1, 0])
     assert np.isneginf(ranked.grades[1, 1])  # past the end of b's results
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_mappings_are_scored_exactly_like_runs(seed: int) -> None:
+    run, qrels = random_case(seed)
+    results = run.to_dict()
+    results["unlabelled"] = {"d1": 1.0}
+    from_mapping = evaluate(results, qrels, METRICS)
+    from_run = evaluate(run_from_dict(results), qrels, METRICS)
+    assert from_mapping.ignored_queries == from_run.ignored_queries == ("unlabelled",)
+    assert from_mapping.missing_queries == from_run.missing_queries
+    for name, values in from_run.values.items():
+        np.testing.assert_array_equal(from_mapping.values[name], values, err_msg=name)
+
+
+def test_bad_scores_in_a_mapping_are_reported_like_a_file_error() -> None:
+    with pytest.raises(InputError, match="'q', doc 'b': score 'x' is not a finite number"):
+        evaluate({"q": {"a": 1.0, "b": "x"}}, {"q": {"a": 1}}, ["rr"])

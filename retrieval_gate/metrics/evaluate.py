@@ -51,12 +51,13 @@ def evaluate(run: RunLike, qrels: QrelsLike, metrics: Iterable[str | MetricSpec]
     Metrics follow trec_eval (see DESIGN): ranking by score descending with ties broken by
     doc id descending, grades < 0 judged-unjudged, R from all the qrels rows.
     """
-    from retrieval_gate.readers import qrels_from_dict, run_from_dict
+    from retrieval_gate.readers.dicts import qrels_from_dict, run_from_dict, scored_mapping
 
     specs = parse_metrics(metrics)
-    run = run if isinstance(run, Run) else run_from_dict(run)
+    mapping = None if isinstance(run, Run) else scored_mapping(run)
+    results = run if isinstance(run, Run) else mapping or run_from_dict(run)
     qrels = qrels if isinstance(qrels, Qrels) else qrels_from_dict(qrels)
-    ranked = rank_judgments(run, qrels, _depth(specs))
+    ranked = rank_judgments(results, qrels, _depth(specs))
     values = {str(spec): spec.measure.compute(spec, ranked) for spec in specs}
     return Scores(
         tuple(str(q) for q in ranked.query_ids),

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from itertools import repeat
+from itertools import chain, repeat
 
 import numpy as np
 
-from retrieval_gate.ids import FloatArray, IntArray, ObjectArray
+from retrieval_gate.ids import FloatArray, IntArray, ObjectArray, object_array
 from retrieval_gate.qrels import Qrels
+from retrieval_gate.readers.dicts import run_from_dict
 from retrieval_gate.run import Run
 
 NOT_RETRIEVED = -np.inf
@@ -58,35 +60,38 @@ class RankedJudgments:
         return self._cache[key]
 
 
-def rank_judgments(run: Run, qrels: Qrels, depth: int | None) -> RankedJudgments:
+@dataclass(frozen=True, eq=False)
+class _Rows:
+    """A run's rows for labelled queries, before ranking: no doc id strings are built."""
+
+    query: IntArray
+    score: FloatArray
+    grade: FloatArray
+    docs: Callable[[IntArray], list[str]]
+    """Doc ids of the given rows, fetched only for rows whose scores tie."""
+    ignored: tuple[str, ...]
+
+
+ResultsMapping = Mapping[str, Mapping[str, float]]
+
+
+def rank_judgments(run: Run | ResultsMapping, qrels: Qrels, depth: int | None) -> RankedJudgments:
     """Rank every labelled query's results and look up their grades, `depth` ranks deep."""
     labelled = qrels.query_ids
     num_queries = len(labelled)
-    position = {q: i for i, q in enumerate(labelled.tolist())}
-    run_to_labelled = np.fromiter(
-        map(position.get, run.query_ids.tolist(), repeat(-1)),
-        dtype=np.int64,
-        count=len(run.query_ids),
-    )
-    ignored = tuple(str(q) for q in run.query_ids[run_to_labelled < 0])
-
-    query = run_to_labelled[run.query]
-    score, doc = run.score, run.doc
-    keep = query >= 0
-    if not keep.all():
-        query, score, doc = query[keep], score[keep], doc[keep]
-    order = ranking_order(query, score, doc, run.doc_ids)
+    rows = _mapping_rows(run, qrels) if isinstance(run, Mapping) else _run_rows(run, qrels)
+    query, grade = rows.query, rows.grade
+    order = ranking_order(query, rows.score, rows.docs)
     if order is not None:
-        query, score, doc = query[order], score[order], doc[order]
+        query, grade = query[order], grade[order]
 
     num_ret = np.bincount(query, minlength=num_queries).astype(np.int64)
-    rank = _rank_within_query(query)
-    grade = _lookup_grades(query, doc, run.doc_ids, qrels)
-
+    starts, lengths = _segments(query)
+    rank = np.arange(len(query), dtype=np.int64) - np.repeat(starts, lengths)
     longest = int(num_ret.max()) if num_queries else 0
     width = longest if depth is None else min(depth, longest)
     grades = np.full((num_queries, width), NOT_RETRIEVED)
-    if width < longest:
+    if width < longest:  # ranks past the depth are never looked at
         inside = rank < width
         grades[query[inside], rank[inside]] = grade[inside]
     else:
@@ -101,12 +106,80 @@ def rank_judgments(run: Run, qrels: Qrels, depth: int | None) -> RankedJudgments
         qrels.grade,
         _ideal_grades(qrels, num_queries, depth),
         missing,
-        ignored,
+        rows.ignored,
     )
 
 
+def _run_rows(run: Run, qrels: Qrels) -> _Rows:
+    position = {q: i for i, q in enumerate(qrels.query_ids.tolist())}
+    to_labelled = np.fromiter(
+        map(position.get, run.query_ids.tolist(), repeat(-1)),
+        dtype=np.int64,
+        count=len(run.query_ids),
+    )
+    query, score, docs = to_labelled[run.query], run.score, run.docs
+    keep = query >= 0
+    if not keep.all():
+        query, score, docs = query[keep], score[keep], docs[keep]
+    starts, lengths = _segments(query)
+    judged = qrels.by_query
+    doc_list = docs.tolist()
+    lookups = (
+        map(judged[q].get, doc_list[start : start + length], repeat(UNJUDGED))
+        for q, start, length in zip(
+            query[starts].tolist(), starts.tolist(), lengths.tolist(), strict=True
+        )
+    )
+    grade = np.fromiter(chain.from_iterable(lookups), dtype=np.float64, count=len(doc_list))
+    return _Rows(
+        query,
+        score,
+        grade,
+        lambda rows: [doc_list[i] for i in rows.tolist()],
+        tuple(str(q) for q in run.query_ids[to_labelled < 0]),
+    )
+
+
+def _mapping_rows(run: ResultsMapping, qrels: Qrels) -> _Rows:
+    """Rows straight from `{query: {doc: score}}`: each score and grade is read once, in C
+    loops, and doc ids are touched only through the small per-query judgment dicts."""
+    position = {q: i for i, q in enumerate(qrels.query_ids.tolist())}
+    judged = qrels.by_query
+    kept = [(position[q], results) for q, results in run.items() if q in position]
+    counts = np.fromiter(map(len, (results for _, results in kept)), np.int64, len(kept))
+    total = int(counts.sum())
+    try:
+        score = np.fromiter(
+            chain.from_iterable(results.values() for _, results in kept), np.float64, total
+        )
+        valid = bool(np.isfinite(score).all())
+    except (TypeError, ValueError):
+        valid = False
+    if not valid:  # the exact reader names the offending entry
+        return _run_rows(run_from_dict(run), qrels)
+    grade = np.fromiter(
+        chain.from_iterable(map(judged[q].get, results, repeat(UNJUDGED)) for q, results in kept),
+        np.float64,
+        total,
+    )
+    query = np.repeat(np.fromiter((q for q, _ in kept), np.int64, len(kept)), counts)
+    starts = np.cumsum(counts) - counts
+
+    def docs(rows: IntArray) -> list[str]:
+        slot = np.searchsorted(starts, rows, side="right") - 1
+        keys: dict[int, list[str]] = {}
+        out = []
+        for s, row in zip(slot.tolist(), rows.tolist(), strict=True):
+            if s not in keys:
+                keys[s] = list(kept[s][1])
+            out.append(keys[s][row - starts[s]])
+        return out
+
+    return _Rows(query, score, grade, docs, tuple(q for q in run if q not in position))
+
+
 def ranking_order(
-    query: IntArray, score: FloatArray, doc: IntArray, doc_ids: ObjectArray
+    query: IntArray, score: FloatArray, docs: Callable[[IntArray], list[str]]
 ) -> IntArray | None:
     """Row order grouping queries with score descending, ties by doc id descending.
 
@@ -123,67 +196,35 @@ def ranking_order(
         distinct, inverse = np.unique(score, return_inverse=True)
         descending = len(distinct) - 1 - inverse.reshape(-1)
         order = np.argsort(query * len(distinct) + descending, kind="stable")
-        query, score, doc = query[order], score[order], doc[order]
+        query, score = query[order], score[order]
         same = query[1:] == query[:-1]
     tied = same & (score[1:] == score[:-1])
     if not tied.any():
         return order
-    tie_fix = _tie_break(tied, doc_ids[doc])
-    if tie_fix is None:
+    member = np.zeros(len(tied) + 1, dtype=bool)
+    member[1:] |= tied
+    member[:-1] |= tied
+    rows = np.flatnonzero(member)
+    names = object_array(docs(rows if order is None else order[rows]))
+    starts = ~np.concatenate(([False], tied))[rows]
+    group = np.cumsum(starts) - 1
+    distinct_names, inverse = np.unique(names, return_inverse=True)
+    descending = len(distinct_names) - 1 - inverse.reshape(-1)
+    permuted = np.argsort(group * len(distinct_names) + descending, kind="stable")
+    if np.array_equal(permuted, np.arange(len(rows))):
         return order
-    rows, permuted = tie_fix
     fixed: IntArray = np.arange(len(query)) if order is None else order.copy()
     fixed[rows] = fixed[rows][permuted]
     return fixed
 
 
-def _tie_break(tied: np.ndarray, names: ObjectArray) -> tuple[IntArray, IntArray] | None:
-    """Within each run of tied rows, the permutation putting doc ids in descending order."""
-    member = np.zeros(len(tied) + 1, dtype=bool)
-    member[1:] |= tied
-    member[:-1] |= tied
-    rows = np.flatnonzero(member)
-    starts = ~np.concatenate(([False], tied))[rows]
-    group = np.cumsum(starts) - 1
-    distinct, inverse = np.unique(names[rows], return_inverse=True)
-    descending = len(distinct) - 1 - inverse.reshape(-1)
-    key = group * len(distinct) + descending
-    permuted = np.argsort(key, kind="stable")
-    if np.array_equal(permuted, np.arange(len(rows))):
-        return None
-    return rows, permuted
-
-
-def _rank_within_query(query: IntArray) -> IntArray:
-    """0-based rank of each row inside its (contiguous) query group."""
+def _segments(query: IntArray) -> tuple[IntArray, IntArray]:
+    """Start and length of each run of equal consecutive query codes."""
     n = len(query)
-    starts = np.flatnonzero(np.concatenate(([True], query[1:] != query[:-1]))) if n else query
-    lengths = np.diff(np.append(starts, n))
-    return np.arange(n, dtype=np.int64) - np.repeat(starts, lengths)
-
-
-def _lookup_grades(
-    query: IntArray, doc: IntArray, doc_ids: ObjectArray, qrels: Qrels
-) -> FloatArray:
-    """Qrels grade of each (labelled query, doc) row; NaN where the doc is not judged."""
-    grade = np.full(len(query), UNJUDGED)
-    if len(qrels) == 0 or len(query) == 0:
-        return grade
-    qrels_position = {d: i for i, d in enumerate(qrels.doc_ids.tolist())}
-    to_qrels = np.fromiter(
-        map(qrels_position.get, doc_ids.tolist(), repeat(-1)), dtype=np.int64, count=len(doc_ids)
-    )
-    qrels_doc = to_qrels[doc]
-    judged = np.flatnonzero(qrels_doc >= 0)
-    width = len(qrels.doc_ids)
-    qrels_key = qrels.query * width + qrels.doc
-    key_order = np.argsort(qrels_key)
-    sorted_key = qrels_key[key_order]
-    wanted = query[judged] * width + qrels_doc[judged]
-    at = np.minimum(np.searchsorted(sorted_key, wanted), len(sorted_key) - 1)
-    hit = sorted_key[at] == wanted
-    grade[judged[hit]] = qrels.grade[key_order[at[hit]]]
-    return grade
+    if n == 0:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    starts = np.flatnonzero(np.concatenate(([True], query[1:] != query[:-1])))
+    return starts, np.diff(np.append(starts, n))
 
 
 def _ideal_grades(qrels: Qrels, num_queries: int, depth: int | None) -> FloatArray:

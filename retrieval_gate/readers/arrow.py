@@ -11,7 +11,7 @@ import gzip
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 import numpy as np
 
@@ -23,20 +23,19 @@ MIN_BYTES = 4 << 20
 
 DISABLE_ENV = "RETRIEVAL_GATE_NO_ARROW"
 
-Kind = Literal["str", "float"]
+Kind = Literal["ids", "str", "float"]
+"""`ids`: few distinct values, dictionary-encoded; `str`: one Python string per row."""
 
 
 @dataclass(frozen=True)
 class Columns:
-    """Kept columns of a file: strings as (codes, uniques), numbers as float64 arrays."""
+    """Kept columns of a file, by field index."""
 
     ids: dict[int, tuple[IntArray, ObjectArray]]
+    """Codes into sorted unique values."""
+    strings: dict[int, ObjectArray]
     numbers: dict[int, FloatArray]
     last_row: tuple[str, ...]
-
-    def sorted_ids(self, column: int) -> tuple[IntArray, ObjectArray]:
-        """Codes and uniques of `column`, uniques sorted as Python strings."""
-        return sorted_uniques(*self.ids[column])
 
 
 def available() -> bool:
@@ -71,14 +70,10 @@ def _parse(data: bytes, num_fields: int, keep: dict[int, Kind]) -> Columns | Non
 
     first_line = data[: data.find(b"\n")] if b"\n" in data else data
     delimiter = b"\t" if b"\t" in first_line else b" "
-    other = b" " if delimiter == b"\t" else b"\t"
-    if other in data or first_line.lstrip().startswith(b"#"):
+    # The other whitespace character would split fields where pyarrow does not.
+    if (b" " if delimiter == b"\t" else b"\t") in data or data.startswith(b"#"):
         return None
     names = [f"f{i}" for i in range(num_fields)]
-    types = {
-        name: pa.float64() if keep.get(i) == "float" else pa.string()
-        for i, name in enumerate(names)
-    }
     try:
         table = csv.read_csv(
             pa.BufferReader(data),
@@ -92,42 +87,42 @@ def _parse(data: bytes, num_fields: int, keep: dict[int, Kind]) -> Columns | Non
                 ignore_empty_lines=True,
             ),
             convert_options=csv.ConvertOptions(
-                column_types=types,
+                column_types={
+                    name: pa.float64() if keep.get(i) == "float" else pa.string()
+                    for i, name in enumerate(names)
+                },
                 null_values=[],
                 strings_can_be_null=False,
                 quoted_strings_can_be_null=False,
-                check_utf8=True,
             ),
         )
     except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
         return None
     if table.num_rows == 0:
         return None
-    ids: dict[int, tuple[IntArray, ObjectArray]] = {}
-    numbers: dict[int, FloatArray] = {}
+    # An empty field means doubled, leading or trailing delimiters: whitespace-splitting
+    # would see other fields there.
     for i, name in enumerate(names):
-        column = table.column(name)
-        if keep.get(i) == "float":
+        if keep.get(i) != "float" and pc.min(pc.binary_length(table.column(name))).as_py() == 0:
+            return None
+    ids: dict[int, tuple[IntArray, ObjectArray]] = {}
+    strings: dict[int, ObjectArray] = {}
+    numbers: dict[int, FloatArray] = {}
+    for i, kind in keep.items():
+        column = table.column(names[i]).combine_chunks()
+        if kind == "float":
             values = column.to_numpy()
             if not np.isfinite(values).all():
                 return None
             numbers[i] = values.astype(np.float64, copy=False)
-            continue
-        if pc.min(pc.utf8_length(column)).as_py() == 0:
-            return None
-        if keep.get(i) == "str":
-            encoded = _dictionary_encode(pa, pc, column)
-            if encoded is None:
-                return None
-            ids[i] = encoded
+        elif kind == "ids":
+            encoded = pc.dictionary_encode(column)
+            uniques = encoded.dictionary
+            if pc.any(pc.starts_with(uniques, "#")).as_py():
+                return None  # a comment line with the right number of fields
+            codes = encoded.indices.to_numpy().astype(np.int64)
+            ids[i] = sorted_uniques(codes, object_array(uniques.to_pylist()))
+        else:
+            strings[i] = column.to_numpy(zero_copy_only=False)
     last_row = tuple(str(table.column(name)[-1].as_py()) for name in names)
-    return Columns(ids, numbers, last_row)
-
-
-def _dictionary_encode(pa: Any, pc: Any, column: Any) -> tuple[IntArray, ObjectArray] | None:
-    encoded = pc.dictionary_encode(column.combine_chunks())
-    uniques = encoded.dictionary
-    if pc.any(pc.match_substring_regex(uniques, r"^#")).as_py():
-        return None
-    codes = encoded.indices.to_numpy().astype(np.int64)
-    return codes, object_array(uniques.to_pylist())
+    return Columns(ids, strings, numbers, last_row)

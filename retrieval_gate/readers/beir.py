@@ -6,8 +6,7 @@ from pathlib import Path
 
 from retrieval_gate.errors import InputError
 from retrieval_gate.qrels import Qrels
-from retrieval_gate.readers.text import open_text
-from retrieval_gate.readers.trec import _numbered, _numbers
+from retrieval_gate.readers.text import numbered, numbers, open_text
 
 LAYOUT = "'query-id<TAB>corpus-id<TAB>score'"
 
@@ -21,7 +20,7 @@ def read_beir_qrels(path: str | Path) -> Qrels:
     lines: list[int] = []
     seen_content = False
     with open_text(path) as handle:
-        for number, line in _numbered(handle, source):
+        for number, line in numbered(handle, source):
             text = line.rstrip("\r\n")
             if not text.strip() or text.lstrip().startswith("#"):
                 continue
@@ -38,7 +37,7 @@ def read_beir_qrels(path: str | Path) -> Qrels:
             docs.append(parts[1])
             grades.append(parts[2])
             lines.append(number)
-    values = _numbers(grades, lines, source, "score (the grade)", "an integer grade such as 1")
+    values = numbers(grades, lines, source, "score (the grade)", "an integer grade such as 1")
     return Qrels.from_rows(queries, docs, values, source=source, lines=lines)
 
 

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from retrieval_gate.errors import InputError
-from retrieval_gate.ids import FloatArray, IntArray, ObjectArray, factorize
+from retrieval_gate.ids import FloatArray, IntArray, ObjectArray, factorize, object_array
 from retrieval_gate.qrels import Qrels
 from retrieval_gate.readers.text import open_text
 from retrieval_gate.run import Run
@@ -24,8 +24,10 @@ def qrels_from_dict(
     counts, docs, values = _flatten(judgments, source, "grade")
     query, query_ids = _query_codes(judgments, counts)
     doc, doc_ids = factorize(docs)
-    _check_ids(doc_ids, source, "doc")
-    return Qrels(query_ids, doc_ids, query, doc, values, source)
+    _check_ids(object_array(docs), counts, source, "doc")
+    qrels = Qrels(query_ids, doc_ids, query, doc, values, source)
+    qrels.__dict__["by_query"] = [judgments[q] for q in query_ids.tolist()]  # already built
+    return qrels
 
 
 def run_from_dict(
@@ -46,9 +48,23 @@ def run_from_dict(
     else:
         counts, docs, values = _flatten_lists(results, source)
     query, query_ids = _query_codes(results, counts)
-    doc, doc_ids = factorize(docs)
-    _check_ids(doc_ids, source, "doc")
-    return Run(query_ids, doc_ids, query, doc, values, name, source)
+    doc_ids = object_array(docs)
+    _check_ids(doc_ids, counts, source, "doc")
+    return Run(query_ids, query, doc_ids, values, name, source)
+
+
+def scored_mapping(results: object) -> Mapping[str, Mapping[str, float]] | None:
+    """`results` when it is `{query: {doc: score}}` with string ids (scores are checked when
+    read), else None. Evaluation reads such a mapping directly, without building a Run."""
+    if not isinstance(results, Mapping):
+        return None
+    for query, docs in results.items():
+        if not isinstance(query, str) or not isinstance(docs, Mapping):
+            return None
+        first = next(iter(docs), "")
+        if not isinstance(first, str):
+            return None
+    return results
 
 
 def read_json_qrels(path: str | Path) -> Qrels:
@@ -173,8 +189,11 @@ def _finite(
     raise InputError(f"{what}s must be finite numbers", source=source)
 
 
-def _check_ids(ids: ObjectArray, source: str, what: str) -> None:
-    for value in ids:
+def _check_ids(ids: ObjectArray, counts: list[int], source: str, what: str) -> None:
+    """Each query's first id must be a string: ids of the wrong type come from a whole
+    source (numbers from a JSON loader, say), so one per query catches them cheaply."""
+    firsts = np.cumsum([0, *counts[:-1]])[np.asarray(counts) > 0]
+    for value in ids[firsts]:
         if not isinstance(value, str):
             raise InputError(
                 f"{what} id {value!r} is a {type(value).__name__}; ids are strings", source=source

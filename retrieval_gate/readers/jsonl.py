@@ -9,8 +9,7 @@ from typing import Any
 
 from retrieval_gate.errors import InputError
 from retrieval_gate.qrels import Qrels
-from retrieval_gate.readers.text import open_text
-from retrieval_gate.readers.trec import _numbered, _numbers
+from retrieval_gate.readers.text import numbered, numbers, open_text
 from retrieval_gate.run import Run
 
 QUERY_KEYS = ("query_id", "qid", "query-id")
@@ -31,7 +30,7 @@ def read_jsonl_qrels(path: str | Path) -> Qrels:
         docs.append(_id(row, DOC_KEYS, source, number, "doc id"))
         grades.append(str(_field(row, GRADE_KEYS, source, number, "grade")))
         lines.append(number)
-    values = _numbers(grades, lines, source, "grade", "an integer grade such as 1")
+    values = numbers(grades, lines, source, "grade", "an integer grade such as 1")
     return Qrels.from_rows(queries, docs, values, source=source, lines=lines)
 
 
@@ -79,14 +78,14 @@ def read_jsonl_run(path: str | Path) -> Run:
             docs.append(doc)
             scores.append(str(score) if score is not None else str(-len(scores) - 1))
             lines.append(number)
-    values = _numbers(scores, lines, source, "score", "a number such as 12.5")
+    values = numbers(scores, lines, source, "score", "a number such as 12.5")
     return Run.from_rows(queries, docs, values, source=source, lines=lines, empty_queries=empty)
 
 
 def _objects(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
     source = str(path)
     with open_text(path) as handle:
-        for number, line in _numbered(handle, source):
+        for number, line in numbered(handle, source):
             if not line.strip():
                 continue
             try:

@@ -4,10 +4,15 @@ from __future__ import annotations
 
 import gzip
 import io
+import math
+from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
+import numpy as np
+
 from retrieval_gate.errors import InputError
+from retrieval_gate.ids import FloatArray
 
 GZIP_MAGIC = b"\x1f\x8b"
 
@@ -50,3 +55,35 @@ def logical_name(path: str | Path) -> str:
     """The file name without a trailing `.gz`, lower-cased, for suffix-based detection."""
     name = Path(path).name.lower()
     return name[:-3] if name.endswith(".gz") else name
+
+
+def numbered(handle: IO[str], source: str) -> Iterator[tuple[int, str]]:
+    """(line number, line) pairs; a decoding error names the line."""
+    number = 0
+    try:
+        for number, line in enumerate(handle, 1):
+            yield number, line
+    except UnicodeDecodeError:
+        raise InputError("is not UTF-8 text", source=source, line=number + 1) from None
+
+
+def numbers(texts: list[str], lines: list[int], source: str, field: str, hint: str) -> FloatArray:
+    """Finite floats of `texts`; the first bad one is an error naming its line."""
+    try:
+        values = np.fromiter(map(float, texts), dtype=np.float64, count=len(texts))
+    except ValueError:
+        values = None
+    if values is not None and np.isfinite(values).all():
+        return values
+    for text, number in zip(texts, lines, strict=True):
+        try:
+            value = float(text)
+        except ValueError:
+            value = math.nan
+        if not math.isfinite(value):
+            raise InputError(
+                f"{field} {text!r} is not a finite number; expected {hint}",
+                source=source,
+                line=number,
+            )
+    raise AssertionError("a value failed to convert in bulk but not one by one")

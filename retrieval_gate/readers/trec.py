@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
-import math
-from collections.abc import Iterator
 from pathlib import Path
-from typing import IO
 
 import numpy as np
 
 from retrieval_gate.errors import InputError
-from retrieval_gate.ids import FloatArray, first_duplicate
+from retrieval_gate.ids import factorize, first_duplicate, object_array
 from retrieval_gate.qrels import Qrels
 from retrieval_gate.readers import arrow
-from retrieval_gate.readers.text import open_text
+from retrieval_gate.readers.text import numbered, numbers, open_text
 from retrieval_gate.run import Run
 
 QRELS_LAYOUT = "'qid iter docno rel' (4 whitespace-separated fields)"
@@ -23,18 +20,19 @@ RUN_LAYOUT = "'qid Q0 docno rank score tag' (6 whitespace-separated fields)"
 def read_trec_qrels(path: str | Path) -> Qrels:
     """TREC qrels; lines starting with `#` are comments, blank lines are skipped."""
     source = str(path)
-    fast = arrow.read_columns(path, 4, {0: "str", 2: "str", 3: "float"})
+    fast = arrow.read_columns(path, 4, {0: "ids", 2: "str", 3: "float"})
     if fast is not None:
-        query, query_ids = fast.sorted_ids(0)
-        doc, doc_ids = fast.ids[2]
-        if first_duplicate(query, doc, len(doc_ids)) is None:
+        query, query_ids = fast.ids[0]
+        doc, doc_ids = factorize(fast.strings[2])
+        # A duplicate falls through to the exact reader, whose error names both lines.
+        if first_duplicate(query, fast.strings[2]) is None:
             return Qrels(query_ids, doc_ids, query, doc, fast.numbers[3], source)
     queries: list[str] = []
     docs: list[str] = []
     grades: list[str] = []
     lines: list[int] = []
     with open_text(path) as handle:
-        for number, line in _numbered(handle, source):
+        for number, line in numbered(handle, source):
             parts = line.split()
             if not parts or parts[0].startswith("#"):
                 continue
@@ -48,26 +46,29 @@ def read_trec_qrels(path: str | Path) -> Qrels:
             docs.append(parts[2])
             grades.append(parts[3])
             lines.append(number)
-    values = _numbers(grades, lines, source, "rel (the grade)", "an integer grade such as 0, 1, 2")
+    values = numbers(grades, lines, source, "rel (the grade)", "an integer grade such as 0, 1, 2")
     return Qrels.from_rows(queries, docs, values, source=source, lines=lines)
 
 
 def read_trec_run(path: str | Path) -> Run:
     """TREC run; fields after the 6th are ignored and the rank column too, as trec_eval does."""
     source = str(path)
-    fast = arrow.read_columns(path, 6, {0: "str", 2: "str", 4: "float"})
+    fast = arrow.read_columns(path, 6, {0: "ids", 2: "str", 4: "float"})
     if fast is not None:
-        query, query_ids = fast.sorted_ids(0)
-        doc, doc_ids = fast.ids[2]
-        if first_duplicate(query, doc, len(doc_ids)) is None:
-            return Run(query_ids, doc_ids, query, doc, fast.numbers[4], fast.last_row[5], source)
-    queries: list[str] = []
-    docs: list[str] = []
+        query, query_ids = fast.ids[0]
+        docs = fast.strings[2]
+        if first_duplicate(query, docs) is None:
+            return Run(query_ids, query, docs, fast.numbers[4], fast.last_row[5], source)
+    # Rows of one query are usually contiguous: keep one entry per group of rows, not per row.
+    group_queries: list[str] = []
+    group_starts: list[int] = []
+    current = None
+    docs_list: list[str] = []
     scores: list[str] = []
     lines: list[int] = []
     name = None
     with open_text(path) as handle:
-        for number, line in _numbered(handle, source):
+        for number, line in numbered(handle, source):
             parts = line.split()
             if not parts or parts[0].startswith("#"):
                 continue
@@ -77,45 +78,19 @@ def read_trec_run(path: str | Path) -> Run:
                     source=source,
                     line=number,
                 )
-            queries.append(parts[0])
-            docs.append(parts[2])
+            if parts[0] != current:
+                current = parts[0]
+                group_queries.append(current)
+                group_starts.append(len(docs_list))
+            docs_list.append(parts[2])
             scores.append(parts[4])
             lines.append(number)
             name = parts[5]
-    values = _numbers(scores, lines, source, "score", "a number such as 12.5")
-    return Run.from_rows(queries, docs, values, source=source, lines=lines, name=name)
-
-
-def _numbered(handle: IO[str], source: str) -> Iterator[tuple[int, str]]:
-    """(line number, line) pairs; a decoding error names the line."""
-    number = 0
-    try:
-        for number, line in enumerate(handle, 1):
-            yield number, line
-    except UnicodeDecodeError:
-        raise InputError("is not UTF-8 text", source=source, line=number + 1) from None
-
-
-def _numbers(texts: list[str], lines: list[int], source: str, field: str, hint: str) -> FloatArray:
-    """Finite floats of `texts`; the first bad one is an error naming its line."""
-    try:
-        values = np.array(texts, dtype=np.float64)
-    except ValueError:
-        values = None
-    if values is not None and np.isfinite(values).all():
-        return values
-    for text, number in zip(texts, lines, strict=True):
-        try:
-            value = float(text)
-        except ValueError:
-            value = math.nan
-        if not math.isfinite(value):
-            raise InputError(
-                f"{field} {text!r} is not a finite number; expected {hint}",
-                source=source,
-                line=number,
-            )
-    raise AssertionError("a value failed to convert in bulk but not one by one")
+    values = numbers(scores, lines, source, "score", "a number such as 12.5")
+    group_codes, query_ids = factorize(group_queries, sort=True)
+    lengths = np.diff(np.append(np.asarray(group_starts, dtype=np.int64), len(docs_list)))
+    query = np.repeat(group_codes, lengths)
+    return Run.checked(query_ids, query, object_array(docs_list), values, source, lines, name)
 
 
 def _excerpt(line: str) -> str:
