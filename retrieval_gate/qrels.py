@@ -8,21 +8,27 @@ from functools import cached_property
 
 import numpy as np
 
-from retrieval_gate.ids import FloatArray, IntArray, ObjectArray, check_unique, factorize
+from retrieval_gate.ids import (
+    FloatArray,
+    IntArray,
+    ObjectArray,
+    check_unique,
+    factorize,
+    object_array,
+)
 
 
 @dataclass(frozen=True, eq=False)
 class Qrels:
-    """Judgments: `grade[i]` of doc `doc_ids[doc[i]]` for query `query_ids[query[i]]`.
+    """Judgments: `grade[i]` of doc `docs[i]` for query `query_ids[query[i]]`.
 
     Grades are floats; a grade below 0 marks a doc that was pooled but not judged.
     `query_ids` is sorted and holds every labelled query.
     """
 
     query_ids: ObjectArray
-    doc_ids: ObjectArray
     query: IntArray
-    doc: IntArray
+    docs: ObjectArray
     grade: FloatArray
     source: str = "<qrels>"
 
@@ -38,9 +44,21 @@ class Qrels:
     ) -> Qrels:
         """Qrels from parallel columns; a (query, doc) judged twice is an error naming both."""
         query, query_ids = factorize(queries, sort=True)
-        doc, doc_ids = factorize(docs)
-        check_unique(query, query_ids, doc_ids[doc], source=source, lines=lines, what="judgment")
-        return cls(query_ids, doc_ids, query, doc, np.asarray(grades, dtype=np.float64), source)
+        return cls.checked(query_ids, query, object_array(docs), grades, source, lines)
+
+    @classmethod
+    def checked(
+        cls,
+        query_ids: ObjectArray,
+        query: IntArray,
+        docs: ObjectArray,
+        grades: Sequence[float] | FloatArray,
+        source: str,
+        lines: Sequence[int] | None,
+    ) -> Qrels:
+        """Qrels from encoded columns, after checking no (query, doc) is judged twice."""
+        check_unique(query, query_ids, docs, source=source, lines=lines, what="judgment")
+        return cls(query_ids, query, docs, np.asarray(grades, dtype=np.float64), source)
 
     def __len__(self) -> int:
         return len(self.grade)
@@ -50,22 +68,16 @@ class Qrels:
         """`{doc: grade}` of each query, aligned with `query_ids`."""
         order = np.argsort(self.query, kind="stable")
         counts = np.bincount(self.query, minlength=len(self.query_ids)).tolist()
-        docs = self.doc_ids[self.doc[order]].tolist()
+        docs = self.docs[order].tolist()
         grades = self.grade[order].tolist()
         out: list[dict[str, float]] = []
         start = 0
         for count in counts:
-            out.append(
-                dict(zip(docs[start : start + count], grades[start : start + count], strict=True))
-            )
-            start += count
+            end = start + count
+            out.append(dict(zip(docs[start:end], grades[start:end], strict=True)))
+            start = end
         return out
 
     def to_dict(self) -> dict[str, dict[str, float]]:
         """`{query: {doc: grade}}`, queries sorted, docs in row order."""
-        out: dict[str, dict[str, float]] = {str(q): {} for q in self.query_ids}
-        for q, d, g in zip(
-            self.query.tolist(), self.doc.tolist(), self.grade.tolist(), strict=True
-        ):
-            out[self.query_ids[q]][self.doc_ids[d]] = g
-        return out
+        return {q: dict(d) for q, d in zip(self.query_ids.tolist(), self.by_query, strict=True)}

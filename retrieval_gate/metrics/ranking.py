@@ -8,7 +8,7 @@ from itertools import chain, repeat
 
 import numpy as np
 
-from retrieval_gate.ids import FloatArray, IntArray, ObjectArray, object_array
+from retrieval_gate.ids import FloatArray, IntArray, ObjectArray
 from retrieval_gate.qrels import Qrels
 from retrieval_gate.readers.dicts import run_from_dict
 from retrieval_gate.run import Run
@@ -81,9 +81,13 @@ def rank_judgments(run: Run | ResultsMapping, qrels: Qrels, depth: int | None) -
     num_queries = len(labelled)
     rows = _mapping_rows(run, qrels) if isinstance(run, Mapping) else _run_rows(run, qrels)
     query, grade = rows.query, rows.grade
-    order = ranking_order(query, rows.score, rows.docs)
+    order, ties = ranking_order(query, rows.score, rows.docs)
     if order is not None:
         query, grade = query[order], grade[order]
+    if ties is not None:  # tied rows share query and score: only their grades move
+        positions, sources = ties
+        grade = grade.copy()
+        grade[positions] = grade[sources]
 
     num_ret = np.bincount(query, minlength=num_queries).astype(np.int64)
     starts, lengths = _segments(query)
@@ -166,13 +170,13 @@ def _mapping_rows(run: ResultsMapping, qrels: Qrels) -> _Rows:
     starts = np.cumsum(counts) - counts
 
     def docs(rows: IntArray) -> list[str]:
-        slot = np.searchsorted(starts, rows, side="right") - 1
-        keys: dict[int, list[str]] = {}
-        out = []
-        for s, row in zip(slot.tolist(), rows.tolist(), strict=True):
-            if s not in keys:
-                keys[s] = list(kept[s][1])
-            out.append(keys[s][row - starts[s]])
+        slots = np.searchsorted(starts, rows, side="right") - 1
+        cut = np.flatnonzero(np.diff(slots)) + 1
+        out: list[str] = []
+        for slot_rows in np.split(rows, cut):
+            slot = int(np.searchsorted(starts, slot_rows[0], side="right") - 1)
+            keys = list(kept[slot][1])
+            out.extend(map(keys.__getitem__, (slot_rows - starts[slot]).tolist()))
         return out
 
     return _Rows(query, score, grade, docs, tuple(q for q in run if q not in position))
@@ -180,14 +184,13 @@ def _mapping_rows(run: ResultsMapping, qrels: Qrels) -> _Rows:
 
 def ranking_order(
     query: IntArray, score: FloatArray, docs: Callable[[IntArray], list[str]]
-) -> IntArray | None:
-    """Row order grouping queries with score descending, ties by doc id descending.
-
-    None when the rows already are in that order (run files usually are), which saves the
-    sort; only rows with tied scores ever have their doc ids compared.
+) -> tuple[IntArray | None, tuple[IntArray, IntArray] | None]:
+    """The row order grouping queries with score descending (None: already so, as run files
+    usually are), and the moves `(positions, sources)` that then put tied scores in doc id
+    descending order (None: no tie out of order). Only tied rows' doc ids are fetched.
     """
     if len(query) < 2:
-        return None
+        return None, None
     same = query[1:] == query[:-1]
     groups = np.count_nonzero(np.bincount(query))
     grouped = np.count_nonzero(~same) + 1 == groups
@@ -200,22 +203,21 @@ def ranking_order(
         same = query[1:] == query[:-1]
     tied = same & (score[1:] == score[:-1])
     if not tied.any():
-        return order
+        return order, None
     member = np.zeros(len(tied) + 1, dtype=bool)
     member[1:] |= tied
     member[:-1] |= tied
     rows = np.flatnonzero(member)
-    names = object_array(docs(rows if order is None else order[rows]))
-    starts = ~np.concatenate(([False], tied))[rows]
-    group = np.cumsum(starts) - 1
+    # A fixed-width unicode array sorts in C, in the same (code point) order as str.
+    names = np.array(docs(rows if order is None else order[rows]), dtype=str)
+    group = np.cumsum(~np.concatenate(([False], tied))[rows]) - 1
     distinct_names, inverse = np.unique(names, return_inverse=True)
     descending = len(distinct_names) - 1 - inverse.reshape(-1)
     permuted = np.argsort(group * len(distinct_names) + descending, kind="stable")
-    if np.array_equal(permuted, np.arange(len(rows))):
-        return order
-    fixed: IntArray = np.arange(len(query)) if order is None else order.copy()
-    fixed[rows] = fixed[rows][permuted]
-    return fixed
+    moved = np.flatnonzero(permuted != np.arange(len(rows)))
+    if len(moved) == 0:
+        return order, None
+    return order, (rows[moved], rows[permuted[moved]])
 
 
 def _segments(query: IntArray) -> tuple[IntArray, IntArray]:

@@ -23,9 +23,9 @@ def qrels_from_dict(
     """Qrels from `{query: {doc: grade}}`; ids must be strings, grades finite numbers."""
     counts, docs, values = _flatten(judgments, source, "grade")
     query, query_ids = _query_codes(judgments, counts)
-    doc, doc_ids = factorize(docs)
-    _check_ids(object_array(docs), counts, source, "doc")
-    qrels = Qrels(query_ids, doc_ids, query, doc, values, source)
+    doc_ids = object_array(docs)
+    _check_ids(doc_ids, counts, source, "doc")
+    qrels = Qrels(query_ids, query, doc_ids, values, source)
     qrels.__dict__["by_query"] = [judgments[q] for q in query_ids.tolist()]  # already built
     return qrels
 

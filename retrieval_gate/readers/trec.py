@@ -23,10 +23,9 @@ def read_trec_qrels(path: str | Path) -> Qrels:
     fast = arrow.read_columns(path, 4, {0: "ids", 2: "str", 3: "float"})
     if fast is not None:
         query, query_ids = fast.ids[0]
-        doc, doc_ids = factorize(fast.strings[2])
         # A duplicate falls through to the exact reader, whose error names both lines.
         if first_duplicate(query, fast.strings[2]) is None:
-            return Qrels(query_ids, doc_ids, query, doc, fast.numbers[3], source)
+            return Qrels(query_ids, query, fast.strings[2], fast.numbers[3], source)
     queries: list[str] = []
     docs: list[str] = []
     grades: list[str] = []
