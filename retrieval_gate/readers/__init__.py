@@ -67,16 +67,9 @@ def read_run(source: str | Path | Mapping[str, Any] | Run, format: str | None = 
 
 def detect_qrels_format(path: Path) -> str:
     """`jsonl`/`json` by suffix or content, `beir` for 3 tab-separated fields, else `trec`."""
-    name = logical_name(path)
-    if name.endswith(".jsonl"):
-        return "jsonl"
-    if name.endswith(".json"):
-        return "json"
-    line = first_content_line(path)
-    if line is None:
-        return "trec"
-    if line.startswith("{"):
-        return "jsonl"
+    json_format, line = _json_format(path)
+    if json_format or line is None:
+        return json_format or "trec"
     if len(line.split("\t")) == 3:
         return "beir"
     if len(line.split()) == 4:
@@ -91,15 +84,16 @@ def detect_qrels_format(path: Path) -> str:
 
 def detect_run_format(path: Path) -> str:
     """`jsonl`/`json` by suffix or content, else `trec`."""
+    return _json_format(path)[0] or "trec"
+
+
+def _json_format(path: Path) -> tuple[str | None, str | None]:
+    """`jsonl` or `json` when the suffix or the first content line says so, and that line."""
     name = logical_name(path)
-    if name.endswith(".jsonl"):
-        return "jsonl"
-    if name.endswith(".json"):
-        return "json"
+    if name.endswith((".jsonl", ".json")):
+        return name.rsplit(".", 1)[1], None
     line = first_content_line(path)
-    if line is not None and line.startswith("{"):
-        return "jsonl"
-    return "trec"
+    return ("jsonl" if line is not None and line.startswith("{") else None), line
 
 
 def _reader(registry: Mapping[str, Callable[[Path], Any]], name: str, what: str) -> Any:
