@@ -65,7 +65,38 @@ def build_parser() -> argparse.ArgumentParser:
 
     metrics = commands.add_parser("metrics", help="list the metrics and their parameters")
     metrics.set_defaults(handler=_metrics)
+
+    config = commands.add_parser("config", help="the config file: JSON Schema, validation")
+    config_commands = config.add_subparsers(dest="config_command", metavar="ACTION", required=True)
+    schema = config_commands.add_parser("schema", help="print the JSON Schema (for editors)")
+    schema.set_defaults(handler=_config_schema)
+    validate = config_commands.add_parser(
+        "validate", help="check a config and the labelled set it points to"
+    )
+    _add_config_option(validate)
+    validate.set_defaults(handler=_config_validate)
+
+    run = commands.add_parser(
+        "run",
+        help="call the retriever on the labelled set and print its metrics",
+        description="Call the retriever on every labelled query, score the results and print "
+        "the metric table. Exit 2 when more queries failed than the error budget allows.",
+    )
+    _add_config_option(run)
+    run.add_argument("-o", "--output", help="also save the run as a TREC run file")
+    run.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
+    run.add_argument(
+        "--refresh-cache", action="store_true", help="call the retriever again, then cache"
+    )
+    run.add_argument("--quiet", action="store_true", help="no progress output")
+    run.set_defaults(handler=_run)
     return parser
+
+
+def _add_config_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "-c", "--config", default="retrieval-gate.yaml", help="config file (default: %(default)s)"
+    )
 
 
 def main(
@@ -124,4 +155,52 @@ def _metrics(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from retrieval_gate.score_formats import format_metric_list
 
     out.write(format_metric_list())
+    return EXIT_OK
+
+
+def _config_schema(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    import json
+
+    from retrieval_gate.config import json_schema
+
+    out.write(json.dumps(json_schema(), indent=2, sort_keys=True) + "\n")
+    return EXIT_OK
+
+
+def _config_validate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from retrieval_gate.config import load
+    from retrieval_gate.datasets import load as load_dataset
+
+    config = load(args.config)
+    dataset = load_dataset(config.dataset, config.base_dir)
+    for warning in dataset.warnings:
+        print(f"retrieval-gate: warning: {warning}", file=err)
+    corpus = f", {len(dataset.corpus)} documents" if dataset.corpus is not None else ""
+    out.write(
+        f"{args.config}: valid; {len(dataset.queries)} labelled queries, "
+        f"{len(dataset.qrels)} judgments{corpus}; retriever {config.retriever.type}, "
+        f"k = {config.k}, {len(config.metrics)} metrics; dataset {dataset.fingerprint[:12]}\n"
+    )
+    return EXIT_OK
+
+
+def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from pathlib import Path
+
+    from retrieval_gate.pipeline import execute
+    from retrieval_gate.score_formats import format_table
+
+    result = execute(
+        args.config,
+        cache=not args.no_cache,
+        refresh_cache=args.refresh_cache,
+        progress=None if args.quiet else err,
+    )
+    for warning in result.warnings:
+        print(f"retrieval-gate: warning: {warning}", file=err)
+    if args.output:
+        from retrieval_gate.runner import save_trec
+
+        save_trec(result.run, Path(args.output), tag=result.config.name)
+    out.write(format_table(result.scores, per_query=False))
     return EXIT_OK

@@ -28,6 +28,16 @@ class Hit:
     score: float | None = None
 
 
+@dataclass(frozen=True)
+class Document:
+    """A corpus entry, as the built-in bm25 retriever indexes it."""
+
+    id: str
+    title: str = ""
+    text: str = ""
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+
+
 class RetrieverError(GateError):
     """A retriever call failed; `retryable` says whether trying again may help (timeouts,
     connection errors, HTTP 429 and 5xx) or not (HTTP 4xx, malformed responses)."""

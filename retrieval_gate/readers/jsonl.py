@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from retrieval_gate.errors import InputError
 from retrieval_gate.qrels import Qrels
-from retrieval_gate.readers.text import numbered, numbers, open_text
+from retrieval_gate.readers.text import json_lines, numbers
 from retrieval_gate.run import Run
 
 QUERY_KEYS = ("query_id", "qid", "query-id")
@@ -25,7 +24,7 @@ def read_jsonl_qrels(path: str | Path) -> Qrels:
     docs: list[str] = []
     grades: list[str] = []
     lines: list[int] = []
-    for number, row in _objects(path):
+    for number, row in json_lines(path):
         queries.append(_id(row, QUERY_KEYS, source, number, "query id"))
         docs.append(_id(row, DOC_KEYS, source, number, "doc id"))
         grades.append(str(_field(row, GRADE_KEYS, source, number, "grade")))
@@ -45,7 +44,7 @@ def read_jsonl_run(path: str | Path) -> Run:
     lines: list[int] = []
     empty: list[str] = []
     scored: bool | None = None
-    for number, row in _objects(path):
+    for number, row in json_lines(path):
         query = _id(row, QUERY_KEYS, source, number, "query id")
         listed = next((row[key] for key in RESULT_LIST_KEYS if key in row), None)
         items = [row] if listed is None else listed
@@ -80,23 +79,6 @@ def read_jsonl_run(path: str | Path) -> Run:
             lines.append(number)
     values = numbers(scores, lines, source, "score", "a number such as 12.5")
     return Run.from_rows(queries, docs, values, source=source, lines=lines, empty_queries=empty)
-
-
-def _objects(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    source = str(path)
-    with open_text(path) as handle:
-        for number, line in numbered(handle, source):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as error:
-                raise InputError(
-                    f"invalid JSON: {error.msg} (column {error.colno})", source=source, line=number
-                ) from None
-            if not isinstance(row, dict):
-                raise InputError("expected a JSON object per line", source=source, line=number)
-            yield number, row
 
 
 def _field(row: Mapping[str, Any], keys: tuple[str, ...], source: str, line: int, what: str) -> Any:

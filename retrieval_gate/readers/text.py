@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import gzip
 import io
+import json
 import math
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 import numpy as np
 
@@ -87,3 +88,21 @@ def numbers(texts: list[str], lines: list[int], source: str, field: str, hint: s
                 line=number,
             )
     raise AssertionError("a value failed to convert in bulk but not one by one")
+
+
+def json_lines(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, object) of a JSON Lines file; blank lines skipped."""
+    source = str(path)
+    with open_text(path) as handle:
+        for number, line in numbered(handle, source):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as error:
+                raise InputError(
+                    f"invalid JSON: {error.msg} (column {error.colno})", source=source, line=number
+                ) from None
+            if not isinstance(row, dict):
+                raise InputError("expected a JSON object per line", source=source, line=number)
+            yield number, row

@@ -1,0 +1,98 @@
+"""Retriever adapters: a registry of config models and classes, one file per kind."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Annotated, Any
+
+from pydantic import Field
+
+from retrieval_gate.adapters.adapter import Adapter
+from retrieval_gate.adapters.base import (
+    Document,
+    Hit,
+    Query,
+    Retriever,
+    RetrieverError,
+    fingerprint,
+)
+from retrieval_gate.adapters.bm25 import BM25Config, BM25Retriever
+from retrieval_gate.adapters.command import CommandConfig, CommandRetriever
+from retrieval_gate.adapters.frameworks import (
+    HaystackConfig,
+    HaystackRetriever,
+    LangchainConfig,
+    LangchainRetriever,
+    LlamaIndexConfig,
+    LlamaIndexRetriever,
+)
+from retrieval_gate.adapters.http import HttpConfig, HttpRetriever
+from retrieval_gate.adapters.python import PythonConfig, PythonRetriever
+from retrieval_gate.adapters.run_file import RunFileConfig, RunFileRetriever
+from retrieval_gate.adapters.settings import AdapterSettings
+from retrieval_gate.errors import GateError
+
+# Each module imports its heavy dependency (httpx, bm25s, numpy) only when built.
+ADAPTERS: dict[str, type[Adapter[Any]]] = {
+    "python": PythonRetriever,
+    "http": HttpRetriever,
+    "command": CommandRetriever,
+    "run_file": RunFileRetriever,
+    "langchain": LangchainRetriever,
+    "llamaindex": LlamaIndexRetriever,
+    "haystack": HaystackRetriever,
+    "bm25": BM25Retriever,
+}
+
+AdapterConfig = Annotated[
+    PythonConfig
+    | HttpConfig
+    | CommandConfig
+    | RunFileConfig
+    | LangchainConfig
+    | LlamaIndexConfig
+    | HaystackConfig
+    | BM25Config,
+    Field(discriminator="type"),
+]
+
+
+def build_retriever(
+    config: AdapterConfig,
+    *,
+    base_dir: Path,
+    corpus: Mapping[str, Document] | None = None,
+) -> Retriever:
+    """The retriever `config` describes. `base_dir` (the config file's folder) anchors
+    relative paths and imports; `corpus` feeds the built-in bm25. Raises GateError."""
+    kind = getattr(config, "type", None)
+    adapter = ADAPTERS.get(kind) if isinstance(kind, str) else None
+    if adapter is None or not isinstance(config, adapter.config_class):
+        raise GateError(
+            f"unknown retriever type {kind!r} ({type(config).__name__}); available: "
+            f"{', '.join(ADAPTERS)}"
+        )
+    return adapter(config, base_dir=base_dir, corpus=corpus)
+
+
+__all__ = [
+    "ADAPTERS",
+    "AdapterConfig",
+    "AdapterSettings",
+    "BM25Config",
+    "CommandConfig",
+    "Document",
+    "HaystackConfig",
+    "Hit",
+    "HttpConfig",
+    "LangchainConfig",
+    "LlamaIndexConfig",
+    "PythonConfig",
+    "Query",
+    "Retriever",
+    "RetrieverError",
+    "RunFileConfig",
+    "build_retriever",
+    "fingerprint",
+]

@@ -1,0 +1,56 @@
+"""The base class adapters share: construction from a config, per-query fallbacks, cleanup."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import Any, ClassVar, Generic, TypeVar
+
+from retrieval_gate.adapters.base import Document, Hit, Query
+from retrieval_gate.adapters.settings import AdapterSettings
+
+C = TypeVar("C", bound=AdapterSettings)
+
+
+class Adapter(Generic[C]):
+    """A `Retriever` built from its config. Subclasses implement `describe` and `search`;
+    batching adapters also override `batch_size` and `search_batch`."""
+
+    config_class: ClassVar[type[AdapterSettings]]
+
+    def __init__(
+        self,
+        config: C,
+        *,
+        base_dir: Path | None = None,
+        corpus: Mapping[str, Document] | None = None,
+    ) -> None:
+        self.config = config
+        self.base_dir = base_dir
+
+    def describe(self) -> Mapping[str, Any]:
+        raise NotImplementedError
+
+    def search(self, query: Query, k: int) -> list[Hit]:
+        raise NotImplementedError
+
+    def batch_size(self) -> int:
+        return 1
+
+    def search_batch(self, queries: Sequence[Query], k: int) -> list[list[Hit]]:
+        return [self.search(query, k) for query in queries]
+
+    def close(self) -> None:
+        return None
+
+    def __enter__(self) -> Adapter[C]:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()

@@ -1,0 +1,289 @@
+"""The `http` retriever: a JSON search endpoint called with templated requests."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal
+from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
+
+from pydantic import Field
+
+from retrieval_gate.adapters.adapter import Adapter
+from retrieval_gate.adapters.base import Document, Hit, Query, RetrieverError
+from retrieval_gate.adapters.hits import doc_id, score
+from retrieval_gate.adapters.paths import PathError, Step, parse_path, select
+from retrieval_gate.adapters.settings import AdapterSettings, is_secret, redact
+from retrieval_gate.errors import GateError
+
+FIELD = re.compile(r"\{(query|queries|k|id|metadata\.[^{}]+)\}")
+SINGLE_BODY = {"query": "{query}", "k": "{k}"}
+BATCH_BODY = {"queries": "{queries}", "k": "{k}"}
+EXCERPT = 200
+
+
+class HttpConfig(AdapterSettings):
+    """Calls a JSON search endpoint."""
+
+    type: Literal["http"] = Field(default="http", description="A JSON search endpoint over HTTP.")
+    url: str = Field(description="Endpoint URL; may hold {query}, {k}, {id}, {metadata.NAME}.")
+    method: Literal["GET", "POST"] = Field(default="POST", description="HTTP method.")
+    headers: dict[str, str] = Field(
+        default_factory=dict,
+        description="Request headers (templated). Their values never enter descriptions.",
+    )
+    params: dict[str, str] = Field(
+        default_factory=dict, description="Query-string parameters (templated)."
+    )
+    body: Any = Field(
+        default=None,
+        description=(
+            "JSON body (templated). A string that is exactly '{k}' (or '{metadata.NAME}', "
+            "'{queries}') becomes that value, so top_k: '{k}' sends a number. Default for "
+            "POST: {query: '{query}', k: '{k}'}; with batch_size > 1: {queries: '{queries}', "
+            "k: '{k}'}, where queries is a list of {id, text} objects."
+        ),
+    )
+    results: str = Field(
+        default="hits[*]",
+        description=(
+            "Path to the hits in the response: dotted keys, [N] and [*], e.g. hits[*], "
+            "data.results[*]. With batch_size > 1 it selects one list of hits per query."
+        ),
+    )
+    id: str = Field(
+        default="id", description="Path to the doc id within a hit, e.g. _source.doc_id."
+    )
+    score: str | None = Field(
+        default="score",
+        description="Path to the score within a hit, when it has one; null for none.",
+    )
+
+
+class HttpRetriever(Adapter[HttpConfig]):
+    """One pooled, thread-safe `httpx.Client` for every call. Timeouts, connection errors,
+    HTTP 429 and 5xx are retryable errors; other 4xx, bodies that are not JSON and missing
+    fields are not. A hit that is a bare string or number is its own id.
+
+    Batches (`batch_size > 1`): one POST per batch whose body holds `{queries}` (a list of
+    `{"id", "text"}` objects); `results` then selects one list of hits per query, in order,
+    e.g. `results[*]` for `{"results": [[hits of q1], [hits of q2]]}`."""
+
+    config_class = HttpConfig
+
+    def __init__(
+        self,
+        config: HttpConfig,
+        *,
+        base_dir: Path | None = None,
+        corpus: Mapping[str, Document] | None = None,
+    ) -> None:
+        super().__init__(config, base_dir=base_dir, corpus=corpus)
+        if not config.url.startswith(("http://", "https://")):
+            raise GateError(f"retriever.url must start with http:// or https://: {config.url!r}")
+        self.batched = config.batch_size > 1
+        self.body = config.body
+        if self.body is None and config.method == "POST":
+            self.body = BATCH_BODY if self.batched else SINGLE_BODY
+        if self.batched and "{queries}" not in json.dumps(self.body, default=str):
+            raise GateError("retriever.batch_size > 1 needs a retriever.body that uses {queries}")
+        self.results = parse_path(config.results, "results")
+        self.id_path = parse_path(config.id, "id")
+        self.score_path = None if config.score is None else parse_path(config.score, "score")
+        self.name = f"{config.method} {_public_url(config.url)}"
+        import httpx
+
+        self._client = httpx.Client(timeout=config.timeout, follow_redirects=True)
+
+    def describe(self) -> Mapping[str, Any]:
+        config = self.config
+        return {
+            "type": "http",
+            "method": config.method,
+            "url": _public_url(config.url),
+            "params": redact(config.params),
+            "headers": sorted(config.headers),  # names only: values hold credentials
+            "body": redact(self.body),
+            "results": config.results,
+            "id": config.id,
+            "score": config.score,
+        }
+
+    def batch_size(self) -> int:
+        return self.config.batch_size
+
+    def search(self, query: Query, k: int) -> list[Hit]:
+        if self.batched:
+            return self.search_batch([query], k)[0]
+        data = self._request(_Fields(query=query, k=k))
+        return self._hits(self._select(data), k)
+
+    def search_batch(self, queries: Sequence[Query], k: int) -> list[list[Hit]]:
+        if not self.batched:
+            return super().search_batch(queries, k)
+        data = self._request(_Fields(queries=queries, k=k))
+        lists = self._select(data)
+        if len(lists) != len(queries):
+            raise RetrieverError(
+                f"{self.name}: path {self.config.results} selected {len(lists)} result lists "
+                f"for {len(queries)} queries"
+            )
+        return [self._hits(_as_list(hits, self.config.results), k) for hits in lists]
+
+    def close(self) -> None:
+        self._client.close()
+
+    def _request(self, fields: _Fields) -> Any:
+        import httpx
+
+        config = self.config
+        params = {name: fields.fill(value) for name, value in config.params.items()}
+        # Merged, not replaced: httpx drops the URL's own query string when given params.
+        url = httpx.URL(fields.fill(config.url, quote_values=True)).copy_merge_params(params)
+        headers = {name: fields.fill(value) for name, value in config.headers.items()}
+        body = fields.fill_json(self.body) if self.body is not None else None
+        try:
+            response = self._client.request(config.method, url, headers=headers, json=body)
+        except httpx.TimeoutException:
+            raise RetrieverError(
+                f"{self.name}: no answer within {config.timeout:g}s", retryable=True
+            ) from None
+        except httpx.TransportError as error:
+            raise RetrieverError(
+                f"{self.name}: {type(error).__name__}: {error}", retryable=True
+            ) from None
+        except (httpx.HTTPError, httpx.InvalidURL) as error:
+            raise RetrieverError(f"{self.name}: {type(error).__name__}: {error}") from None
+        if response.status_code >= 400:
+            retryable = response.status_code == 429 or response.status_code >= 500
+            raise RetrieverError(
+                f"{self.name}: HTTP {response.status_code}: {_excerpt(response.text)}",
+                retryable=retryable,
+            )
+        try:
+            return response.json()
+        except ValueError:
+            raise RetrieverError(
+                f"{self.name}: response is not JSON: {_excerpt(response.text)}"
+            ) from None
+
+    def _select(self, data: Any) -> list[Any]:
+        path = self.config.results
+        try:
+            found = select(data, self.results)
+        except PathError as error:
+            raise RetrieverError(
+                f"{self.name}: response has {error} at path {path}: {_excerpt(json.dumps(data))}"
+            ) from None
+        # A path without [*] names the list itself: `hits` reads like `hits[*]`.
+        if None not in self.results:
+            return _as_list(found[0], path)
+        return found
+
+    def _hits(self, items: list[Any], k: int) -> list[Hit]:
+        hits: dict[str, Hit] = {}
+        for position, item in enumerate(items, 1):
+            try:
+                hit = self._hit(item)
+            except ValueError as error:  # PathError is one
+                has = " has" if isinstance(error, PathError) else ":"
+                raise RetrieverError(
+                    f"{self.name}: hit {position}{has} {error}: {_excerpt(json.dumps(item))}"
+                ) from None
+            hits.setdefault(hit.doc_id, hit)
+            if len(hits) >= k:
+                break
+        return list(hits.values())
+
+    def _hit(self, item: Any) -> Hit:
+        if isinstance(item, (str, int)) and not isinstance(item, bool):
+            return Hit(doc_id(item))
+        identifier = _one(item, self.id_path, self.config.id)
+        value = None
+        if self.score_path is not None:
+            with contextlib.suppress(PathError):  # a hit without a score ranks as listed
+                value = _one(item, self.score_path, self.config.score or "")
+        return Hit(doc_id(identifier), score(value))
+
+
+class _Fields:
+    """The values templates may use for one request: one query, or a batch of them."""
+
+    def __init__(
+        self, *, k: int, query: Query | None = None, queries: Sequence[Query] = ()
+    ) -> None:
+        self.k = k
+        self.query = query
+        self.queries = queries
+
+    def value(self, name: str) -> Any:
+        if name == "k":
+            return self.k
+        if name == "queries" and self.queries:
+            return [{"id": query.id, "text": query.text} for query in self.queries]
+        if self.query is None:
+            raise RetrieverError(f"{{{name}}} is not available in batch requests; use {{queries}}")
+        if name == "query":
+            return self.query.text
+        if name == "id":
+            return self.query.id
+        if name == "queries":
+            return [{"id": self.query.id, "text": self.query.text}]
+        key = name.removeprefix("metadata.")
+        if key not in self.query.metadata:
+            raise RetrieverError(
+                f"query {self.query.id!r} has no metadata field {key!r}, which the retriever's "
+                f"request template uses ({{{name}}})"
+            )
+        return self.query.metadata[key]
+
+    def fill(self, template: str, *, quote_values: bool = False) -> str:
+        def text(match: re.Match[str]) -> str:
+            value = self.value(match[1])
+            value = value if isinstance(value, str) else json.dumps(value)
+            return quote(value, safe="") if quote_values else value
+
+        return FIELD.sub(text, template)
+
+    def fill_json(self, template: Any) -> Any:
+        if isinstance(template, str):
+            whole = FIELD.fullmatch(template)
+            return self.value(whole[1]) if whole else self.fill(template)
+        if isinstance(template, Mapping):
+            return {key: self.fill_json(value) for key, value in template.items()}
+        if isinstance(template, list):
+            return [self.fill_json(value) for value in template]
+        return template
+
+
+def _one(item: Any, steps: tuple[Step, ...], path: str) -> Any:
+    found = select(item, steps)
+    if len(found) != 1:
+        raise PathError(f"{len(found)} values at path {path} (expected one)")
+    return found[0]
+
+
+def _as_list(value: Any, path: str) -> list[Any]:
+    if not isinstance(value, list):
+        raise RetrieverError(f"response has {type(value).__name__} at path {path}, not a list")
+    return value
+
+
+def _public_url(url: str) -> str:
+    """`url` with credential-looking query parameters (api_key=...) redacted."""
+    parts = urlsplit(url)
+    if not parts.query:
+        return url
+    pairs = [
+        (name, "<redacted>" if is_secret(name) else value)
+        for name, value in parse_qsl(parts.query, keep_blank_values=True)
+    ]
+    return urlunsplit(parts._replace(query=urlencode(pairs, safe="<>{}")))
+
+
+def _excerpt(text: str) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= EXCERPT else flat[:EXCERPT] + "..."

@@ -1,0 +1,383 @@
+"""`retrieval-gate.yaml`: the schema (pydantic) and a loader whose errors name line and field."""
+
+from __future__ import annotations
+
+import difflib
+import itertools
+import os
+import re
+import types
+import typing
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import yaml
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    field_validator,
+)
+
+from retrieval_gate.adapters import AdapterConfig
+from retrieval_gate.errors import InputError, MetricError
+
+CONFIG_VERSION = 1
+DEFAULT_CONFIG = "retrieval-gate.yaml"
+_ENV = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+_POINTS = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*(pt|pts|point|points)\s*$", re.IGNORECASE)
+_PERCENT = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*%\s*$")
+
+
+class StrictModel(BaseModel):
+    """Unknown keys are errors; values are immutable once loaded."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Drop(StrictModel):
+    """A tolerated drop: `value` in points of the [0, 1] scale, or relative to the baseline."""
+
+    value: float = Field(ge=0, le=1)
+    relative: bool = False
+    text: str
+
+    def __str__(self) -> str:
+        return self.text
+
+
+def _parse_drop(raw: Any) -> Any:
+    """`2pt` -> 0.02 points, a bare `0.02` -> 0.02 points, `3%` -> 3% of the baseline value."""
+    if isinstance(raw, dict | Drop):
+        return raw
+    if isinstance(raw, bool):
+        raise ValueError("expected a drop such as 2pt, 0.02 or 3%")
+    if isinstance(raw, int | float):
+        return {"value": float(raw), "text": f"{float(raw) * 100:g}pt"}
+    if isinstance(raw, str):
+        if match := _POINTS.match(raw):
+            return {"value": float(match[1]) / 100, "text": f"{float(match[1]):g}pt"}
+        if match := _PERCENT.match(raw):
+            return {"value": float(match[1]) / 100, "relative": True, "text": f"{match[1]}%"}
+    raise ValueError(
+        f"expected a drop such as 2pt (points), 0.02 (a fraction of the 0-1 scale) or 3% "
+        f"(relative to the baseline), got {raw!r}"
+    )
+
+
+DropSpec = Annotated[Drop, BeforeValidator(_parse_drop)]
+
+
+class MetricGate(StrictModel):
+    """Thresholds of one metric: the largest tolerated drop and an absolute floor."""
+
+    max_drop: DropSpec | None = Field(
+        None, description="largest tolerated drop: 2pt (points), 0.02 (fraction) or 3% (relative)"
+    )
+    min: float | None = Field(None, description="absolute floor of the mean, e.g. 0.6")
+
+
+class DatasetConfig(StrictModel):
+    """Where the labelled set lives."""
+
+    path: str | None = Field(
+        None, description="a BEIR folder (corpus.jsonl, queries.jsonl, qrels/<split>.tsv)"
+    )
+    queries: str | None = Field(
+        None, description="queries: BEIR/JSONL .jsonl, TREC topics, or qid<TAB>text .tsv"
+    )
+    qrels: str | None = Field(None, description="qrels: TREC, BEIR .tsv or JSONL (.gz too)")
+    corpus: str | None = Field(None, description="corpus.jsonl (needed by the bm25 retriever)")
+    split: str = Field("test", description="BEIR qrels split: qrels/<split>.tsv")
+    format: Literal["auto", "beir", "trec", "jsonl"] = Field(
+        "auto", description="layout of the labelled set; auto detects it"
+    )
+    query_field: str = Field("title", description="TREC topics: the field used as query text")
+
+
+class QueryLengthBins(StrictModel):
+    """Query-length buckets in tokens: bins [1, 3, 6] make 1-2, 3-5 and 6+."""
+
+    bins: list[int] = Field(default=[1, 3, 6], min_length=1)
+
+    @field_validator("bins")
+    @classmethod
+    def _increasing(cls, bins: list[int]) -> list[int]:
+        if bins[0] < 1 or any(b <= a for a, b in itertools.pairwise(bins)):
+            raise ValueError("bins must be positive and strictly increasing, e.g. [1, 3, 6]")
+        return bins
+
+
+class SlicesConfig(StrictModel):
+    """How queries are grouped for per-slice gating."""
+
+    by: list[str] = Field(
+        default_factory=list, description="metadata fields, or query_length, to slice by"
+    )
+    combine: list[list[str]] = Field(
+        default_factory=list, description="field combinations, e.g. [[intent, segment]]"
+    )
+    query_length: QueryLengthBins = Field(default_factory=lambda: QueryLengthBins())
+    min_size: int = Field(30, ge=1, description="smaller slices are reported, not gated")
+    overrides: dict[str, dict[str, MetricGate]] = Field(
+        default_factory=dict,
+        description="per-slice thresholds: {'intent=billing': {'ndcg@10': {max_drop: 4pt}}}",
+    )
+
+
+class GateSettings(StrictModel):
+    """The statistics of the gate."""
+
+    alpha: float = Field(0.05, gt=0, lt=1, description="significance level")
+    correction: Literal["holm", "bh", "none"] = Field(
+        "holm", description="multiple-comparison correction across (metric, slice)"
+    )
+    test: Literal["randomization", "t"] = Field(
+        "randomization", description="paired test: sign-flip randomization or paired t"
+    )
+    resamples: int = Field(10_000, ge=1000, description="Monte Carlo and bootstrap resamples")
+    seed: int = Field(0, description="seed of every resampling")
+    require_significance: bool = Field(
+        True, description="false: a drop past max_drop fails whatever its p-value"
+    )
+    error_budget: float = Field(
+        0.01, ge=0, le=1, description="fraction of queries the retriever may fail on"
+    )
+
+
+class ReportConfig(StrictModel):
+    """Report files written by `check` (paths; omitted ones are not written)."""
+
+    markdown: str | None = None
+    json_path: str | None = Field(None, alias="json")
+    junit: str | None = None
+    html: str | None = None
+
+
+class GateConfig(StrictModel):
+    """A whole `retrieval-gate.yaml`."""
+
+    version: Literal[1] = Field(description="schema version of this file")
+    name: str = Field("retrieval-gate", description="names the PR comment; keep it unique")
+    dataset: DatasetConfig
+    retriever: AdapterConfig
+    k: int = Field(10, ge=1, le=100_000, description="how many results to ask the retriever for")
+    metrics: dict[str, MetricGate] = Field(
+        min_length=1, description="canonical metric -> thresholds, e.g. ndcg@10: {max_drop: 2pt}"
+    )
+    slices: SlicesConfig = Field(default_factory=lambda: SlicesConfig())
+    gate: GateSettings = Field(default_factory=lambda: GateSettings())
+    baseline: str = Field(".retrieval-gate/baseline.json", description="baseline file")
+    cache: str = Field(".retrieval-gate/cache.sqlite", description="retriever result cache")
+    report: ReportConfig = Field(default_factory=lambda: ReportConfig())
+
+    _path: Path = PrivateAttr(default=Path(DEFAULT_CONFIG))
+
+    @property
+    def path(self) -> Path:
+        """The file this config was loaded from."""
+        return self._path
+
+    @property
+    def base_dir(self) -> Path:
+        """Relative paths in the config resolve against the config file's folder."""
+        return self._path.parent
+
+    def resolve(self, path: str) -> Path:
+        """`path` made absolute against the config file's folder."""
+        candidate = Path(path).expanduser()
+        return candidate if candidate.is_absolute() else self.base_dir / candidate
+
+
+def load(path: str | Path, *, environ: typing.Mapping[str, str] | None = None) -> GateConfig:
+    """The config at `path`; every problem is an InputError naming the file, line and field."""
+    path = Path(path)
+    source = str(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError(
+            "config file not found; create one (see README) or pass -c PATH", source=source
+        ) from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise InputError(f"cannot read the config: {error}", source=source) from None
+    try:
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+        data = yaml.safe_load(text)
+    except yaml.MarkedYAMLError as error:
+        mark = error.problem_mark or error.context_mark
+        line = mark.line + 1 if mark else None
+        raise InputError(
+            f"YAML syntax error: {error.problem or error}", source=source, line=line
+        ) from None
+    if not isinstance(data, dict):
+        raise InputError(
+            "expected a mapping at the top (version: 1, dataset: ..., ...)", source=source, line=1
+        )
+    data = _expand_env(data, (), root, source, os.environ if environ is None else environ)
+    try:
+        config = GateConfig.model_validate(data)
+    except ValidationError as error:
+        raise InputError(_describe_errors(error, root, source)) from None
+    config._path = path
+    _check_metrics(config, root, source)
+    return config
+
+
+def json_schema() -> dict[str, Any]:
+    """The JSON Schema of `retrieval-gate.yaml`, for editor completion."""
+    schema = GateConfig.model_json_schema(by_alias=True)
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["title"] = "retrieval-gate.yaml"
+    return schema
+
+
+def _check_metrics(config: GateConfig, root: yaml.Node | None, source: str) -> None:
+    from retrieval_gate.metrics import parse_metric
+
+    problems: list[str] = []
+    seen: dict[str, str] = {}
+    for key in config.metrics:
+        line = _line_of(root, ("metrics", key))
+        where = f"{source}:{line}" if line else source
+        try:
+            canonical = str(parse_metric(key))
+        except MetricError as error:
+            problems.append(f"{where}: metrics.{key}: {error}")
+            continue
+        if canonical in seen:
+            problems.append(
+                f"{where}: metrics.{key}: the same metric as {seen[canonical]!r} ({canonical})"
+            )
+        seen[canonical] = key
+    if problems:
+        raise InputError("\n".join(problems))
+
+
+def _expand_env(
+    value: Any,
+    path: tuple[Any, ...],
+    root: yaml.Node | None,
+    source: str,
+    environ: typing.Mapping[str, str],
+) -> Any:
+    """`${VAR}` and `${VAR:-default}` replaced in every string; an unset VAR is an error."""
+    if isinstance(value, dict):
+        return {k: _expand_env(v, (*path, k), root, source, environ) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_expand_env(v, (*path, i), root, source, environ) for i, v in enumerate(value)]
+    if not isinstance(value, str):
+        return value
+
+    def substitute(match: re.Match[str]) -> str:
+        name, default = match[1], match[2]
+        if name in environ:
+            return environ[name]
+        if default is not None:
+            return default
+        raise InputError(
+            f"{_dotted(path)}: environment variable {name} is not set; export it or write "
+            f"${{{name}:-default}}",
+            source=source,
+            line=_line_of(root, path),
+        )
+
+    return _ENV.sub(substitute, value)
+
+
+def _describe_errors(error: ValidationError, root: yaml.Node | None, source: str) -> str:
+    lines = []
+    for item in error.errors():
+        loc = tuple(item["loc"])
+        line = _line_of(root, loc)
+        where = f"{source}:{line}" if line else source
+        field = _dotted(loc)
+        if item["type"] == "extra_forbidden":
+            allowed = _fields_at(loc[:-1])
+            close = difflib.get_close_matches(str(loc[-1]), allowed, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            listing = f" Allowed here: {', '.join(allowed)}." if allowed else ""
+            lines.append(f"{where}: {field}: unknown key{hint}{listing}")
+        elif item["type"] == "missing":
+            lines.append(f"{where}: {field}: required but missing")
+        elif item["type"] in ("union_tag_invalid", "union_tag_not_found"):
+            line = _line_of(root, (*loc, "type"))
+            where = f"{source}:{line}" if line else source
+            context = item.get("ctx") or {}
+            tag = context.get("tag")
+            expected = context.get("expected_tags", "")
+            what = f"unknown type {tag!r}" if tag else "no type given"
+            lines.append(f"{where}: {field}.type: {what}; available: {expected}")
+        else:
+            given = item.get("input")
+            shown = "" if isinstance(given, dict | list) else f" (got {given!r})"
+            lines.append(f"{where}: {field}: {item['msg']}{shown}")
+    return "invalid config:\n  " + "\n  ".join(lines)
+
+
+def _dotted(loc: tuple[Any, ...]) -> str:
+    text = ""
+    for part in loc:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text or "(top level)"
+
+
+def _line_of(root: yaml.Node | None, loc: tuple[Any, ...]) -> int | None:
+    """1-based line of the YAML node at `loc`; parts YAML does not have (union tags) skip."""
+    node = root
+    if node is None:
+        return None
+    line = node.start_mark.line + 1
+    for part in loc:
+        if isinstance(node, yaml.MappingNode):
+            for key, value in node.value:
+                if key.value == str(part):
+                    line = key.start_mark.line + 1
+                    node = value
+                    break
+        elif (
+            isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value)
+        ):
+            node = node.value[part]
+            line = node.start_mark.line + 1
+    return line
+
+
+def _fields_at(loc: tuple[Any, ...]) -> list[str]:
+    """Field names allowed at `loc` in the schema (for did-you-mean), best effort."""
+    annotation: Any = GateConfig
+    for part in loc:
+        model = _model_in(annotation, part)
+        if model is None:
+            return []
+        if isinstance(part, str) and part in model.model_fields:
+            annotation = model.model_fields[part].annotation
+        elif model is not annotation:
+            annotation = model
+    model = _model_in(annotation, None)
+    return (
+        sorted((field.alias or name) for name, field in model.model_fields.items()) if model else []
+    )
+
+
+def _model_in(annotation: Any, tag: Any) -> type[BaseModel] | None:
+    """The pydantic model inside `annotation` (through Optional, Annotated, unions by tag)."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    origin = typing.get_origin(annotation)
+    args = typing.get_args(annotation)
+    if origin is Annotated:
+        return _model_in(args[0], tag)
+    if origin in (typing.Union, types.UnionType):
+        models = [m for m in (_model_in(a, None) for a in args) if m is not None]
+        for model in models:
+            field = model.model_fields.get("type")
+            if field is not None and tag in typing.get_args(field.annotation):
+                return model
+        return models[0] if len(models) == 1 else None
+    if origin in (dict, list) and args:
+        return _model_in(args[-1], tag)
+    return None

@@ -1,0 +1,191 @@
+"""Labelled sets: a registry of layouts (BEIR, TREC, JSON Lines) loaded into a Dataset."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from retrieval_gate.adapters.base import Document, Query
+from retrieval_gate.datasets.dataset import Dataset, DataWarning, assemble
+from retrieval_gate.datasets.files import (
+    JUDGMENT_KEYS,
+    query_from_json,
+    read_corpus,
+    read_json_queries,
+    read_trec_topics,
+    read_tsv_queries,
+)
+from retrieval_gate.errors import InputError
+from retrieval_gate.qrels import Qrels
+from retrieval_gate.readers import read_qrels
+from retrieval_gate.readers.text import json_lines, logical_name
+
+if TYPE_CHECKING:
+    from retrieval_gate.config import DatasetConfig
+
+
+def load(spec: DatasetConfig, base_dir: Path) -> Dataset:
+    """The labelled set `spec` describes; relative paths resolve against `base_dir`."""
+    layout = spec.format if spec.format != "auto" else _detect(spec)
+    return LOADERS[layout](spec, base_dir)
+
+
+def _load_beir(spec: DatasetConfig, base_dir: Path) -> Dataset:
+    folder = _path(spec.path, base_dir, "dataset.path") if spec.path else None
+    queries = (
+        _path(spec.queries, base_dir, "dataset.queries")
+        if spec.queries
+        else (_existing(folder / "queries.jsonl", "dataset.path") if folder else None)
+    )
+    qrels = (
+        _path(spec.qrels, base_dir, "dataset.qrels")
+        if spec.qrels
+        else (
+            _existing(folder / "qrels" / f"{spec.split}.tsv", "dataset.split") if folder else None
+        )
+    )
+    corpus = (
+        _path(spec.corpus, base_dir, "dataset.corpus")
+        if spec.corpus
+        else (folder / "corpus.jsonl" if folder and (folder / "corpus.jsonl").exists() else None)
+    )
+    if queries is None or qrels is None:
+        raise InputError("dataset: give `path` (a BEIR folder) or both `queries` and `qrels`")
+    return assemble(
+        read_json_queries(queries),
+        read_qrels(qrels),
+        read_corpus(corpus) if corpus else None,
+        source=str(folder or queries),
+        layout="beir",
+    )
+
+
+def _load_trec(spec: DatasetConfig, base_dir: Path) -> Dataset:
+    if not spec.queries or not spec.qrels:
+        raise InputError("dataset: the trec layout needs `queries` (topics or .tsv) and `qrels`")
+    queries_path = _path(spec.queries, base_dir, "dataset.queries")
+    name = logical_name(queries_path)
+    queries = (
+        read_tsv_queries(queries_path)
+        if name.endswith((".tsv", ".txt")) and "<top>" not in _head(queries_path)
+        else read_trec_topics(queries_path, spec.query_field)
+    )
+    return assemble(
+        queries,
+        read_qrels(_path(spec.qrels, base_dir, "dataset.qrels")),
+        _corpus(spec, base_dir),
+        source=str(queries_path),
+        layout="trec",
+    )
+
+
+def _load_jsonl(spec: DatasetConfig, base_dir: Path) -> Dataset:
+    """Queries as JSON Lines, each optionally carrying its judgments inline
+    (`"qrels": {"doc": grade}` or a list of `{"doc_id", "relevance"}`)."""
+    if not spec.queries:
+        raise InputError("dataset: the jsonl layout needs `queries`")
+    path = _path(spec.queries, base_dir, "dataset.queries")
+    queries: list[Query] = []
+    judged_queries: list[str] = []
+    docs: list[str] = []
+    grades: list[float] = []
+    lines: list[int] = []
+    for line, row in json_lines(path):
+        query = query_from_json(row, str(path), line)
+        queries.append(query)
+        for doc, grade in _inline_judgments(row, str(path), line):
+            judged_queries.append(query.id)
+            docs.append(doc)
+            grades.append(grade)
+            lines.append(line)
+    if spec.qrels:
+        if judged_queries:
+            raise InputError(
+                "judgments are both inline and in dataset.qrels; keep one", source=str(path)
+            )
+        qrels = read_qrels(_path(spec.qrels, base_dir, "dataset.qrels"))
+    elif judged_queries:
+        qrels = Qrels.from_rows(judged_queries, docs, grades, source=str(path), lines=lines)
+    else:
+        raise InputError(
+            "no judgments: add `qrels` to each query line or set dataset.qrels", source=str(path)
+        )
+    return assemble(queries, qrels, _corpus(spec, base_dir), source=str(path), layout="jsonl")
+
+
+LOADERS: dict[str, Callable[[DatasetConfig, Path], Dataset]] = {
+    "beir": _load_beir,
+    "trec": _load_trec,
+    "jsonl": _load_jsonl,
+}
+
+
+def _detect(spec: DatasetConfig) -> str:
+    if spec.path:
+        return "beir"
+    if spec.queries and logical_name(Path(spec.queries)).endswith(".jsonl"):
+        return "jsonl" if not spec.qrels else "beir"
+    return "trec"
+
+
+def _inline_judgments(row: dict[str, Any], source: str, line: int) -> list[tuple[str, float]]:
+    raw = next((row[key] for key in JUDGMENT_KEYS if key in row), None)
+    if raw is None:
+        return []
+    pairs: list[tuple[Any, Any]]
+    if isinstance(raw, Mapping):
+        pairs = list(raw.items())
+    elif isinstance(raw, list) and all(isinstance(item, Mapping) for item in raw):
+        pairs = [
+            (item.get("doc_id", item.get("id")), item.get("relevance", item.get("grade")))
+            for item in raw
+        ]
+    else:
+        raise InputError(
+            "judgments must be {doc: grade} or a list of {doc_id, relevance}",
+            source=source,
+            line=line,
+        )
+    out = []
+    for doc, grade in pairs:
+        if (
+            not isinstance(doc, str | int)
+            or isinstance(grade, bool)
+            or not isinstance(grade, int | float)
+        ):
+            raise InputError(
+                f"bad judgment {doc!r}: {grade!r}; expected a doc id and a number",
+                source=source,
+                line=line,
+            )
+        out.append((str(doc), float(grade)))
+    return out
+
+
+def _corpus(spec: DatasetConfig, base_dir: Path) -> dict[str, Document] | None:
+    return read_corpus(_path(spec.corpus, base_dir, "dataset.corpus")) if spec.corpus else None
+
+
+def _path(value: str | None, base_dir: Path, field: str) -> Path:
+    path = Path(value or "").expanduser()
+    return _existing(path if path.is_absolute() else base_dir / path, field)
+
+
+def _existing(path: Path, field: str) -> Path:
+    if not path.exists():
+        raise InputError(
+            f"{field}: {path} does not exist; check the path (relative paths "
+            "start at the config file's folder)"
+        )
+    return path
+
+
+def _head(path: Path) -> str:
+    from retrieval_gate.readers.text import open_text
+
+    with open_text(path) as handle:
+        return handle.read(4096)
+
+
+__all__ = ["LOADERS", "DataWarning", "Dataset", "load"]

@@ -1,0 +1,134 @@
+"""A labelled set: queries with metadata, qrels, optional corpus, warnings and a fingerprint."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+
+from retrieval_gate.adapters.base import Document, Query
+from retrieval_gate.ids import object_array
+from retrieval_gate.qrels import Qrels
+
+EXAMPLES = 5
+"""Ids quoted in a data warning before it says `and N more`."""
+
+
+@dataclass(frozen=True)
+class DataWarning:
+    """A problem in the data, counted, with a few examples; reported, never silently fixed."""
+
+    kind: str
+    message: str
+    count: int
+    examples: tuple[str, ...]
+
+    def __str__(self) -> str:
+        shown = ", ".join(self.examples)
+        more = (
+            f" and {self.count - len(self.examples)} more"
+            if self.count > len(self.examples)
+            else ""
+        )
+        return f"{self.message}: {shown}{more}" if shown else self.message
+
+
+@dataclass(frozen=True, eq=False)
+class Dataset:
+    """The labelled queries (sorted by id, each with text and qrels), their qrels and corpus."""
+
+    queries: tuple[Query, ...]
+    qrels: Qrels
+    corpus: Mapping[str, Document] | None
+    fingerprint: str
+    warnings: tuple[DataWarning, ...]
+    source: str
+
+    def query(self, query_id: str) -> Query:
+        """The query with id `query_id`."""
+        return self._by_id[query_id]
+
+    @cached_property
+    def _by_id(self) -> dict[str, Query]:
+        return {q.id: q for q in self.queries}
+
+
+def assemble(
+    queries: Sequence[Query],
+    qrels: Qrels,
+    corpus: Mapping[str, Document] | None,
+    *,
+    source: str,
+    layout: str,
+) -> Dataset:
+    """The dataset of the queries that have both text and judgments, with warnings for the rest."""
+    texts = {q.id: q for q in queries}
+    judged = set(qrels.query_ids.tolist())
+    warnings: list[DataWarning] = []
+
+    no_text = sorted(judged - texts.keys())
+    _warn(
+        warnings, "qrels_without_query", "judged queries with no query text are left out", no_text
+    )
+    unjudged = sorted(texts.keys() - judged)
+    _warn(warnings, "query_without_qrels", "{queries} with no judgments not run", unjudged)
+    if no_text:
+        keep = ~np.isin(qrels.query_ids, object_array(no_text))
+        qrels = _subset(qrels, keep)
+    labelled = tuple(texts[q] for q in qrels.query_ids.tolist())
+
+    relevant = np.bincount(qrels.query, weights=qrels.grade >= 1, minlength=len(labelled))
+    _warn(
+        warnings,
+        "no_relevant",
+        "queries with no relevant document (grade >= 1) can only score 0",
+        [q.id for q, r in zip(labelled, relevant, strict=True) if r == 0],
+    )
+    if corpus is not None:
+        missing = sorted({d for d in qrels.docs.tolist() if d not in corpus})
+        _warn(
+            warnings,
+            "judged_doc_not_in_corpus",
+            "judged documents are missing from the corpus",
+            missing,
+        )
+    return Dataset(
+        labelled, qrels, corpus, _fingerprint(labelled, qrels, layout), tuple(warnings), source
+    )
+
+
+def _warn(warnings: list[DataWarning], kind: str, message: str, ids: Sequence[str]) -> None:
+    if ids:
+        warnings.append(DataWarning(kind, f"{len(ids)} {message}", len(ids), tuple(ids[:EXAMPLES])))
+
+
+def _subset(qrels: Qrels, keep_queries: np.ndarray) -> Qrels:
+    """Qrels restricted to the queries marked in `keep_queries` (aligned with query_ids)."""
+    rows = keep_queries[qrels.query]
+    kept_ids = qrels.query_ids[keep_queries]
+    remap = np.cumsum(keep_queries) - 1
+    return Qrels(
+        kept_ids, remap[qrels.query[rows]], qrels.docs[rows], qrels.grade[rows], qrels.source
+    )
+
+
+def _fingerprint(queries: Sequence[Query], qrels: Qrels, layout: str) -> str:
+    """sha256 over the layout, each query (id, text, metadata) and each judgment, sorted."""
+    digest = hashlib.sha256(f"retrieval-gate dataset v1 {layout}\n".encode())
+    for query in queries:
+        record = [query.id, query.text, dict(sorted(query.metadata.items()))]
+        digest.update(json.dumps(record, ensure_ascii=False, default=str).encode())
+        digest.update(b"\n")
+    order = np.lexsort((qrels.docs.astype(str), qrels.query))
+    for q, d, g in zip(
+        qrels.query[order].tolist(),
+        qrels.docs[order].tolist(),
+        qrels.grade[order].tolist(),
+        strict=True,
+    ):
+        digest.update(f"{qrels.query_ids[q]}\t{d}\t{g!r}\n".encode())
+    return digest.hexdigest()

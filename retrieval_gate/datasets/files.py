@@ -1,0 +1,107 @@
+"""Reading the query and corpus files that labelled sets are made of."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from retrieval_gate.adapters.base import Document, Query
+from retrieval_gate.errors import InputError
+from retrieval_gate.readers.text import json_lines, numbered, open_text
+
+ID_KEYS = ("_id", "id", "query_id", "qid")
+TEXT_KEYS = ("text", "query", "question")
+JUDGMENT_KEYS = ("qrels", "judgments", "relevance")
+_TOPIC = re.compile(r"<top>(.*?)</top>", re.S | re.I)
+_TOPIC_LABEL = re.compile(r"^(number|topic|description|narrative):\s*", re.I)
+_TOPIC_FIELD = re.compile(
+    r"<(num|title|desc|narr)>(.*?)(?=<(?:num|title|desc|narr)>|$)", re.S | re.I
+)
+
+
+def query_from_json(row: dict[str, Any], source: str, line: int) -> Query:
+    """A query from a BEIR/JSONL object: id, text, and every other field as metadata
+    (BEIR's nested `metadata` object is merged in); inline judgments are not metadata."""
+    query_id = _string(row, ID_KEYS, source, line, "query id")
+    text = _string(row, TEXT_KEYS, source, line, "query text")
+    metadata: dict[str, Any] = {}
+    nested = row.get("metadata")
+    if isinstance(nested, dict):
+        metadata.update(nested)
+    skip = {*ID_KEYS, *TEXT_KEYS, *JUDGMENT_KEYS, "metadata"}
+    metadata.update({k: v for k, v in row.items() if k not in skip})
+    return Query(query_id, text, metadata)
+
+
+def read_json_queries(path: Path) -> list[Query]:
+    """BEIR `queries.jsonl` or any JSON Lines of queries."""
+    return [query_from_json(row, str(path), line) for line, row in json_lines(path)]
+
+
+def read_tsv_queries(path: Path) -> list[Query]:
+    """`qid<TAB>text` per line (MS MARCO style)."""
+    queries = []
+    with open_text(path) as handle:
+        for number, line in numbered(handle, str(path)):
+            if not line.strip() or line.startswith("#"):
+                continue
+            query_id, sep, text = line.rstrip("\r\n").partition("\t")
+            if not sep or not query_id.strip() or not text.strip():
+                raise InputError("expected 'qid<TAB>query text'", source=str(path), line=number)
+            queries.append(Query(query_id.strip(), text.strip()))
+    return queries
+
+
+def read_trec_topics(path: Path, field: str) -> list[Query]:
+    """TREC topics (`<top><num> Number: 301 <title> ... </top>`); `field` is the query text,
+    the other fields become metadata."""
+    with open_text(path) as handle:
+        text = handle.read()
+    queries = []
+    for block in _TOPIC.findall(text):
+        fields = {
+            name.lower(): _TOPIC_LABEL.sub("", " ".join(value.split()))
+            for name, value in _TOPIC_FIELD.findall(block)
+        }
+        number = fields.get("num", "")
+        chosen = fields.get(field, "")
+        if not number or not chosen:
+            raise InputError(
+                f"a topic has no <num> or no <{field}>: {block.strip()[:60]!r}", source=str(path)
+            )
+        others = {k: v for k, v in fields.items() if k not in ("num", field)}
+        queries.append(Query(number, chosen, others))
+    if not queries:
+        raise InputError("no <top> topics found", source=str(path))
+    return queries
+
+
+def read_corpus(path: Path) -> dict[str, Document]:
+    """BEIR `corpus.jsonl`: `{"_id", "title", "text", "metadata"}` per line."""
+    corpus: dict[str, Document] = {}
+    for line, row in json_lines(path):
+        doc_id = _string(row, ID_KEYS, str(path), line, "doc id")
+        if doc_id in corpus:
+            raise InputError(
+                f"doc {doc_id!r} appears twice in the corpus", source=str(path), line=line
+            )
+        metadata = row.get("metadata") if isinstance(row.get("metadata"), dict) else {}
+        corpus[doc_id] = Document(
+            doc_id, str(row.get("title") or ""), str(row.get("text") or ""), metadata or {}
+        )
+    return corpus
+
+
+def _string(row: dict[str, Any], keys: tuple[str, ...], source: str, line: int, what: str) -> str:
+    for key in keys:
+        if key in row:
+            value = row[key]
+            if isinstance(value, bool) or not isinstance(value, str | int):
+                raise InputError(f"{what} {value!r} must be a string", source=source, line=line)
+            if not str(value).strip():
+                raise InputError(f"{what} is empty", source=source, line=line)
+            return str(value)
+    raise InputError(
+        f"no {what}: expected one of the keys {', '.join(keys)}", source=source, line=line
+    )

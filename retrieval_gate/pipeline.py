@@ -1,0 +1,80 @@
+"""From a config to scores: load the labelled set, call the retriever, score the answers."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TextIO
+
+from retrieval_gate.config import GateConfig, load
+from retrieval_gate.datasets import Dataset
+from retrieval_gate.datasets import load as load_dataset
+from retrieval_gate.metrics import Scores, evaluate
+from retrieval_gate.runner import RunResult
+
+FAILURES_SHOWN = 5
+
+
+@dataclass(frozen=True, eq=False)
+class Execution:
+    """Everything one run of the retriever produced, and the warnings to show with it."""
+
+    config: GateConfig
+    dataset: Dataset
+    run: RunResult
+    scores: Scores
+    warnings: tuple[str, ...]
+
+
+def execute(
+    config: GateConfig | str | Path,
+    *,
+    cache: bool = True,
+    refresh_cache: bool = False,
+    progress: TextIO | None = None,
+) -> Execution:
+    """Run the configured retriever on every labelled query and score it.
+
+    More failed queries than `gate.error_budget` is a GateError (exit 2); fewer are scored 0
+    and listed in the warnings. Progress goes to `progress` when given; nothing else prints.
+    """
+    from retrieval_gate.adapters import build_retriever
+    from retrieval_gate.cache import ResultCache
+    from retrieval_gate.runner import RunSettings, check_budget, make_progress, run_queries
+
+    config = config if isinstance(config, GateConfig) else load(config)
+    dataset = load_dataset(config.dataset, config.base_dir)
+    retriever = build_retriever(config.retriever, base_dir=config.base_dir, corpus=dataset.corpus)
+    settings = RunSettings(
+        concurrency=config.retriever.concurrency,
+        timeout=config.retriever.timeout,
+        retries=config.retriever.retries,
+        error_budget=config.gate.error_budget,
+        seed=config.gate.seed,
+    )
+    store = ResultCache(config.resolve(config.cache)) if cache else None
+    try:
+        result = run_queries(
+            retriever,
+            dataset.queries,
+            config.k,
+            settings,
+            cache=store,
+            refresh_cache=refresh_cache,
+            progress=make_progress(progress, enabled=True) if progress is not None else None,
+        )
+    finally:
+        retriever.close()
+        if store is not None:
+            store.close()
+    check_budget(result, len(dataset.queries), settings.error_budget)
+    scores = evaluate(result.run, dataset.qrels, list(config.metrics))
+    warnings = [str(warning) for warning in dataset.warnings]
+    if result.failures:
+        shown = "; ".join(f"{f.query_id}: {f.error}" for f in result.failures[:FAILURES_SHOWN])
+        more = len(result.failures) - FAILURES_SHOWN
+        warnings.append(
+            f"{len(result.failures)} queries failed and score 0 (within the error budget): "
+            f"{shown}" + (f"; and {more} more" if more > 0 else "")
+        )
+    return Execution(config, dataset, result, scores, tuple(warnings))

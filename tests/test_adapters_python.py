@@ -1,0 +1,259 @@
+"""The python adapter against real functions, classes and objects in a module on sys.path."""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from retrieval_gate.adapters import PythonConfig, Query, RetrieverError, fingerprint
+from retrieval_gate.adapters.base import Hit
+from retrieval_gate.adapters.python import PythonRetriever
+from retrieval_gate.errors import GateError
+
+MODULE = "rg_python_helpers"
+HELPERS = textwrap.dedent(
+    """
+    import asyncio
+
+    closed = []
+
+    def plain(query, k):
+        return [f"{query}-{i}" for i in range(10)]
+
+    def with_metadata(query, k, metadata):
+        return [f"{metadata['intent']}:{query}"]
+
+    def by_keyword(*, query, k):
+        return [(f"kw{i}", 1.0 - i / 10) for i in range(k)]
+
+    def aliased(*, query, top_k):
+        return [f"{query}-{i}" for i in range(top_k)]
+
+    def scoped(query, k, *, index):
+        return [f"{index}:{query}"]
+
+    async def async_search(query, k):
+        await asyncio.sleep(0)
+        return [{"id": "a1", "score": 2.0}, {"doc_id": "a2", "score": 1}, {"_id": 3}]
+
+    def batch(queries, k):
+        return [[f"{text}-{i}" for i in range(k)] for text in queries]
+
+    def batch_other_name(texts_in, k):
+        return [[text] for text in texts_in]
+
+    def batch_wrong_length(queries, k):
+        return [[]]
+
+    class Item:
+        def __init__(self, doc_id, score=None):
+            self.doc_id = doc_id
+            self.score = score
+
+    def shapes(query, k):
+        return ["s1", ("s2", 0.5), ["s3", 2], {"id": "s4"}, Item("s5", 1.5), 6, "s1"]
+
+    def mapping(query, k):
+        return {"m1": 0.5, "m2": 0.9}
+
+    class Searcher:
+        def __init__(self, prefix="s"):
+            self.prefix = prefix
+
+        def search(self, query, k):
+            return [Item(f"{self.prefix}{i}", float(-i)) for i in range(k)]
+
+        def close(self):
+            closed.append(self.prefix)
+
+    class Retrieving:
+        def retrieve(self, query, k, metadata):
+            return [metadata.get("segment", "none")]
+
+    class BatchSearcher:
+        def search(self, query, k):
+            return ["single"]
+
+        def search_batch(self, queries, k):
+            return [["batched"] for _ in queries]
+
+    instance = Searcher(prefix="inst")
+
+    def raises(query, k):
+        raise ValueError("index not loaded")
+
+    def times_out(query, k):
+        raise TimeoutError("backend slow")
+
+    def returns_none(query, k):
+        return None
+
+    def bad_item(query, k):
+        return ["ok", 1.5]
+
+    def needs_four(a, b, c, d):
+        return []
+
+    not_callable = 42
+    """
+)
+
+
+@pytest.fixture
+def module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    (tmp_path / f"{MODULE}.py").write_text(HELPERS, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    yield MODULE
+    sys.modules.pop(MODULE, None)
+
+
+def build(target: str, **settings: Any) -> PythonRetriever:
+    return PythonRetriever(PythonConfig(target=f"{MODULE}:{target}", **settings))
+
+
+QUERY = Query("q1", "cats", {"intent": "nav", "segment": "pro"})
+
+
+def ids(hits: list[Hit]) -> list[str]:
+    return [hit.doc_id for hit in hits]
+
+
+def test_function_results_are_truncated_to_k(module: str) -> None:
+    retriever = build("plain")
+    assert ids(retriever.search(QUERY, 3)) == ["cats-0", "cats-1", "cats-2"]
+    assert retriever.batch_size() == 1
+
+
+def test_function_with_metadata(module: str) -> None:
+    assert ids(build("with_metadata").search(QUERY, 5)) == ["nav:cats"]
+
+
+def test_keyword_only_query_and_k(module: str) -> None:
+    hits = build("by_keyword").search(QUERY, 2)
+    assert hits == [Hit("kw0", 1.0), Hit("kw1", 0.9)]
+
+
+def test_keyword_aliases(module: str) -> None:
+    assert ids(build("aliased").search(QUERY, 2)) == ["cats-0", "cats-1"]
+
+
+def test_kwargs_are_passed_to_functions_on_every_call(module: str) -> None:
+    assert ids(build("scoped", kwargs={"index": "v2"}).search(QUERY, 5)) == ["v2:cats"]
+
+
+def test_async_function_and_dict_items(module: str) -> None:
+    hits = build("async_search").search(QUERY, 10)
+    assert hits == [Hit("a1", 2.0), Hit("a2", 1.0), Hit("3")]
+
+
+def test_every_item_shape_and_duplicates_keep_their_first_place(module: str) -> None:
+    hits = build("shapes").search(QUERY, 10)
+    assert hits == [
+        Hit("s1"),
+        Hit("s2", 0.5),
+        Hit("s3", 2.0),
+        Hit("s4"),
+        Hit("s5", 1.5),
+        Hit("6"),
+    ]
+
+
+def test_mapping_of_doc_to_score(module: str) -> None:
+    assert build("mapping").search(QUERY, 10) == [Hit("m1", 0.5), Hit("m2", 0.9)]
+
+
+def test_batch_function_detected_by_its_parameter_name(module: str) -> None:
+    retriever = build("batch", batch_size=4)
+    assert retriever.batch_size() == 4
+    results = retriever.search_batch([QUERY, Query("q2", "dogs")], 2)
+    assert [ids(hits) for hits in results] == [["cats-0", "cats-1"], ["dogs-0", "dogs-1"]]
+    assert ids(retriever.search(QUERY, 1)) == ["cats-0"]
+    assert retriever.describe()["mode"] == "batch"
+
+
+def test_batch_mode_named_explicitly(module: str) -> None:
+    retriever = build("batch_other_name", mode="batch", batch_size=2)
+    assert [ids(h) for h in retriever.search_batch([QUERY, Query("q2", "x")], 5)] == [
+        ["cats"],
+        ["x"],
+    ]
+
+
+def test_batch_with_the_wrong_number_of_lists(module: str) -> None:
+    with pytest.raises(RetrieverError, match="returned 1 result lists for 2 queries"):
+        build("batch_wrong_length", batch_size=2).search_batch([QUERY, QUERY], 3)
+
+
+def test_class_is_instantiated_with_kwargs_and_closed(module: str) -> None:
+    retriever = build("Searcher", kwargs={"prefix": "p"})
+    assert retriever.search(QUERY, 2) == [Hit("p0", 0.0), Hit("p1", -1.0)]
+    retriever.close()
+    assert sys.modules[MODULE].closed == ["p"]
+
+
+def test_object_with_search_method(module: str) -> None:
+    assert ids(build("instance").search(QUERY, 1)) == ["inst0"]
+
+
+def test_class_with_retrieve_method_gets_metadata(module: str) -> None:
+    assert ids(build("Retrieving").search(QUERY, 1)) == ["pro"]
+
+
+def test_object_batch_method_used_when_batching(module: str) -> None:
+    assert ids(build("BatchSearcher").search(QUERY, 1)) == ["single"]
+    batched = build("BatchSearcher", batch_size=8)
+    assert batched.batch_size() == 8
+    assert [ids(h) for h in batched.search_batch([QUERY, QUERY], 1)] == [["batched"]] * 2
+
+
+def test_exception_from_user_code_is_not_retryable(module: str) -> None:
+    with pytest.raises(RetrieverError, match="raised ValueError: index not loaded") as caught:
+        build("raises").search(QUERY, 3)
+    assert caught.value.retryable is False
+
+
+def test_timeout_from_user_code_is_retryable(module: str) -> None:
+    with pytest.raises(RetrieverError, match="TimeoutError") as caught:
+        build("times_out").search(QUERY, 3)
+    assert caught.value.retryable is True
+
+
+def test_none_and_bad_items_are_clear_errors(module: str) -> None:
+    with pytest.raises(RetrieverError, match="returned None; expected a list"):
+        build("returns_none").search(QUERY, 3)
+    with pytest.raises(RetrieverError, match=r"result 2: got a float"):
+        build("bad_item").search(QUERY, 3)
+
+
+def test_missing_module_names_the_target() -> None:
+    config = PythonConfig(target="rg_no_such_module:search")
+    with pytest.raises(GateError) as caught:
+        PythonRetriever(config)
+    assert str(caught.value).startswith(
+        "could not import module 'rg_no_such_module' for retriever.target "
+        "'rg_no_such_module:search': No module named 'rg_no_such_module'"
+    )
+
+
+def test_missing_attribute_and_wrong_kinds(module: str) -> None:
+    with pytest.raises(GateError, match=r"module 'rg_python_helpers' has no attribute 'nope'"):
+        build("nope")
+    with pytest.raises(GateError, match="is a int; expected a function"):
+        build("not_callable")
+    with pytest.raises(GateError, match=r"also requires d"):
+        build("needs_four")
+    with pytest.raises(GateError, match="must look like 'module:attribute'"):
+        PythonRetriever(PythonConfig(target="no_colon"))
+
+
+def test_description_redacts_secret_kwargs(module: str) -> None:
+    secret = build("scoped", kwargs={"index": "v2", "api_key": "sk-live-123"})
+    described = secret.describe()
+    assert "sk-live-123" not in str(described)
+    assert described["kwargs"] == {"index": "v2", "api_key": "<redacted>"}
+    assert fingerprint(described) != fingerprint(build("plain").describe())

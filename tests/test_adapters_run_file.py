@@ -1,0 +1,77 @@
+"""The run_file adapter over TREC, JSONL and BEIR results files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from retrieval_gate.adapters import Query, RunFileConfig, fingerprint
+from retrieval_gate.adapters.base import Hit
+from retrieval_gate.adapters.run_file import RunFileRetriever
+from retrieval_gate.errors import GateError
+
+TREC = """\
+q1 Q0 d1 1 1.5 run
+q1 Q0 d2 2 2.5 run
+q1 Q0 d3 3 2.5 run
+q1 Q0 d0 4 0.5 run
+q2 Q0 x 1 1.0 run
+"""
+
+
+def build(tmp_path: Path, name: str, text: str, fmt: str | None = None) -> RunFileRetriever:
+    (tmp_path / name).write_text(text, encoding="utf-8")
+    return RunFileRetriever(RunFileConfig(path=Path(name), format=fmt), base_dir=tmp_path)
+
+
+def ids(hits: list[Hit]) -> list[str]:
+    return [hit.doc_id for hit in hits]
+
+
+def test_trec_ranks_by_score_then_doc_id_descending(tmp_path: Path) -> None:
+    retriever = build(tmp_path, "run.txt", TREC)
+    assert retriever.search(Query("q1", "any"), 10) == [
+        Hit("d3", 2.5),
+        Hit("d2", 2.5),
+        Hit("d1", 1.5),
+        Hit("d0", 0.5),
+    ]
+    assert ids(retriever.search(Query("q1", "any"), 2)) == ["d3", "d2"]
+    assert ids(retriever.search(Query("q2", "any"), 2)) == ["x"]
+
+
+def test_query_absent_from_the_file_gets_nothing(tmp_path: Path) -> None:
+    assert build(tmp_path, "run.txt", TREC).search(Query("q9", "any"), 10) == []
+
+
+def test_jsonl_with_scores_and_ranked_as_listed(tmp_path: Path) -> None:
+    scored = {
+        "query_id": "q1",
+        "results": [{"doc_id": "a", "score": 1}, {"doc_id": "b", "score": 3}],
+    }
+    retriever = build(tmp_path, "scored.jsonl", json.dumps(scored) + "\n")
+    assert retriever.search(Query("q1", ""), 5) == [Hit("b", 3.0), Hit("a", 1.0)]
+    listed = {"query_id": "q2", "results": ["z", "y", "x"]}
+    retriever = build(tmp_path, "listed.jsonl", json.dumps(listed) + "\n")
+    assert ids(retriever.search(Query("q2", ""), 2)) == ["z", "y"]
+
+
+def test_beir_results_json_named_explicitly(tmp_path: Path) -> None:
+    text = json.dumps({"q1": {"a": 0.5, "b": 0.7, "c": 0.7}})
+    retriever = build(tmp_path, "results.data", text, fmt="json")
+    assert retriever.search(Query("q1", ""), 3) == [Hit("c", 0.7), Hit("b", 0.7), Hit("a", 0.5)]
+
+
+def test_missing_file_is_a_clear_error(tmp_path: Path) -> None:
+    config = RunFileConfig(path=Path("nope.txt"))
+    with pytest.raises(GateError, match=r"run file not found: .*nope\.txt"):
+        RunFileRetriever(config, base_dir=tmp_path)
+
+
+def test_description_changes_with_the_file_contents(tmp_path: Path) -> None:
+    first = build(tmp_path, "run.txt", TREC).describe()
+    assert first["path"] == "run.txt"
+    second = build(tmp_path, "run.txt", TREC.replace("1.5", "1.6")).describe()
+    assert fingerprint(first) != fingerprint(second)

@@ -1,0 +1,149 @@
+"""Config loading: a good file loads; every kind of bad file is exit 2 naming line and field."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from retrieval_gate.cli import main
+from retrieval_gate.config import json_schema, load
+from retrieval_gate.errors import InputError
+
+GOOD = """\
+version: 1
+name: support-search
+dataset:
+  queries: eval/queries.jsonl
+  qrels: eval/qrels.tsv
+retriever:
+  type: http
+  url: ${SEARCH_URL:-http://127.0.0.1:9}/search
+  headers: {Authorization: "Bearer ${TOKEN}"}
+k: 10
+metrics:
+  NDCG@10:   {max_drop: 2pt}
+  recall@10: {max_drop: 0.05, min: 0.6}
+  mrr@10:    {max_drop: 3%}
+slices:
+  by: [intent, query_length]
+  query_length: {bins: [1, 3, 6]}
+  min_size: 20
+gate: {alpha: 0.05, correction: holm, resamples: 10000, seed: 0}
+"""
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "retrieval-gate.yaml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def error_of(tmp_path: Path, text: str, environ: dict[str, str] | None = None) -> str:
+    with pytest.raises(InputError) as caught:
+        load(write(tmp_path, text), environ={"TOKEN": "t"} if environ is None else environ)
+    return str(caught.value)
+
+
+def test_a_good_config_loads_with_thresholds_and_env(tmp_path: Path) -> None:
+    config = load(write(tmp_path, GOOD), environ={"TOKEN": "secret"})
+    assert config.name == "support-search"
+    assert config.retriever.type == "http"
+    assert config.retriever.url == "http://127.0.0.1:9/search"  # type: ignore[union-attr]
+    assert config.retriever.headers == {"Authorization": "Bearer secret"}  # type: ignore[union-attr]
+    drops = {name: gate.max_drop for name, gate in config.metrics.items()}
+    assert drops["NDCG@10"] is not None
+    assert (drops["NDCG@10"].value, drops["NDCG@10"].relative) == (0.02, False)
+    assert drops["recall@10"] is not None
+    assert drops["recall@10"].value == 0.05
+    assert str(drops["recall@10"]) == "5pt"
+    assert drops["mrr@10"] is not None
+    assert (drops["mrr@10"].value, drops["mrr@10"].relative) == (0.03, True)
+    assert config.metrics["recall@10"].min == 0.6
+    assert config.slices.query_length.bins == [1, 3, 6]
+    assert config.resolve("eval/q.jsonl") == tmp_path / "eval" / "q.jsonl"
+
+
+def test_yaml_syntax_error_names_the_line(tmp_path: Path) -> None:
+    message = error_of(tmp_path, "version: 1\ndataset:\n  queries: [a, b\nk: 10\n")
+    assert "YAML syntax error" in message
+    assert "retrieval-gate.yaml:4" in message
+
+
+def test_unknown_key_suggests_the_close_one(tmp_path: Path) -> None:
+    message = error_of(tmp_path, GOOD.replace("  min_size: 20", "  min_sise: 20"))
+    assert "retrieval-gate.yaml:18: slices.min_sise: unknown key; did you mean 'min_size'?" in (
+        message
+    )
+
+
+def test_unknown_key_inside_an_adapter_and_a_metric(tmp_path: Path) -> None:
+    message = error_of(tmp_path, GOOD.replace("  url:", "  urll:"))
+    assert ":8: retriever.http.urll: unknown key; did you mean 'url'?" in message
+    message = error_of(tmp_path, GOOD.replace("{max_drop: 2pt}", "{max_dorp: 2pt}"))
+    assert ":12: metrics.NDCG@10.max_dorp: unknown key; did you mean 'max_drop'?" in message
+
+
+def test_wrong_types_name_field_and_value(tmp_path: Path) -> None:
+    message = error_of(tmp_path, GOOD.replace("k: 10", "k: ten"))
+    assert ":10: k: Input should be a valid integer" in message
+    assert "(got 'ten')" in message
+    message = error_of(tmp_path, GOOD.replace("max_drop: 2pt", "max_drop: lots"))
+    assert ":12: metrics.NDCG@10.max_drop" in message
+    assert "expected a drop such as 2pt" in message
+    message = error_of(tmp_path, GOOD.replace("bins: [1, 3, 6]", "bins: [3, 1]"))
+    assert "strictly increasing" in message
+
+
+def test_missing_required_field(tmp_path: Path) -> None:
+    message = error_of(tmp_path, GOOD.replace("version: 1\n", ""))
+    assert "version: required but missing" in message
+
+
+def test_unknown_metric_names_its_line(tmp_path: Path) -> None:
+    message = error_of(tmp_path, GOOD.replace("recall@10:", "recal@10:"))
+    assert "retrieval-gate.yaml:13: metrics.recal@10: unknown metric 'recal'" in message
+    assert "did you mean 'recall'" in message
+
+
+def test_the_same_metric_twice_is_an_error(tmp_path: Path) -> None:
+    message = error_of(tmp_path, GOOD.replace("mrr@10:", "rr@10: {}\n  MRR@10:"))
+    assert "the same metric as 'rr@10' (rr@10)" in message
+
+
+def test_unknown_adapter_type_lists_the_known_ones(tmp_path: Path) -> None:
+    message = error_of(tmp_path, GOOD.replace("type: http", "type: elastic"))
+    assert ":7: retriever.type: unknown type 'elastic'; available:" in message
+    for known in ("http", "python", "command", "run_file", "bm25"):
+        assert known in message
+
+
+def test_unset_environment_variable_is_an_error_with_its_line(tmp_path: Path) -> None:
+    message = error_of(tmp_path, GOOD, environ={})
+    assert ":9: retriever.headers.Authorization: environment variable TOKEN is not set" in (message)
+
+
+def test_missing_config_file(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="config file not found"):
+        load(tmp_path / "nope.yaml")
+
+
+def test_schema_is_json_schema_with_every_adapter() -> None:
+    schema = json_schema()
+    assert schema["title"] == "retrieval-gate.yaml"
+    text = json.dumps(schema)
+    for adapter in ("http", "python", "command", "run_file", "bm25", "langchain"):
+        assert f'"{adapter}"' in text
+
+
+def test_cli_config_schema_and_validate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TOKEN", "t")
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["config", "schema"], stdout=out, stderr=err) == 0
+    assert json.loads(out.getvalue())["title"] == "retrieval-gate.yaml"
+    bad = write(tmp_path, GOOD.replace("k: 10", "k: -1"))
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["config", "validate", "-c", str(bad)], stdout=out, stderr=err) == 2
+    assert ":10: k: Input should be greater than or equal to 1" in err.getvalue()

@@ -1,0 +1,107 @@
+"""Labelled sets: BEIR, TREC and JSON Lines layouts, warnings with counts, fingerprints."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from retrieval_gate.config import DatasetConfig
+from retrieval_gate.datasets import load
+from retrieval_gate.errors import InputError
+
+
+def write_lines(path: Path, rows: list[dict[str, object]]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    return path
+
+
+def beir_folder(root: Path) -> Path:
+    folder = root / "kb"
+    write_lines(folder / "corpus.jsonl", [
+        {"_id": "d1", "title": "Reset password", "text": "How to reset your password."},
+        {"_id": "d2", "title": "Invoices", "text": "Export invoices as PDF."},
+    ])  # fmt: skip
+    write_lines(folder / "queries.jsonl", [
+        {"_id": "q1", "text": "reset my password", "intent": "how-to",
+         "metadata": {"segment": "free"}},
+        {"_id": "q2", "text": "download invoice", "intent": "billing"},
+        {"_id": "q3", "text": "unjudged query"},
+    ])  # fmt: skip
+    (folder / "qrels").mkdir()
+    (folder / "qrels" / "test.tsv").write_text(
+        "query-id\tcorpus-id\tscore\nq1\td1\t2\nq2\td2\t1\nq2\td9\t0\nq4\td1\t1\n"
+    )
+    return folder
+
+
+def test_beir_folder_with_metadata_and_warnings(tmp_path: Path) -> None:
+    folder = beir_folder(tmp_path)
+    dataset = load(DatasetConfig(path="kb"), tmp_path)
+    assert [q.id for q in dataset.queries] == ["q1", "q2"]
+    assert dataset.query("q1").metadata == {"segment": "free", "intent": "how-to"}
+    assert dataset.corpus is not None
+    assert dataset.corpus["d2"].title == "Invoices"
+    kinds = {w.kind: w for w in dataset.warnings}
+    assert kinds["qrels_without_query"].examples == ("q4",)
+    assert kinds["query_without_qrels"].examples == ("q3",)
+    assert kinds["judged_doc_not_in_corpus"].examples == ("d9",)
+    assert (
+        str(kinds["qrels_without_query"]) == "1 judged queries with no query text are left out: q4"
+    )
+    assert list(dataset.qrels.query_ids) == ["q1", "q2"]
+    assert folder.exists()
+
+
+def test_fingerprint_is_stable_and_sees_every_change(tmp_path: Path) -> None:
+    beir_folder(tmp_path)
+    first = load(DatasetConfig(path="kb"), tmp_path).fingerprint
+    assert load(DatasetConfig(path="kb"), tmp_path).fingerprint == first
+    qrels = tmp_path / "kb" / "qrels" / "test.tsv"
+    qrels.write_text(qrels.read_text().replace("q1\td1\t2", "q1\td1\t3"))
+    assert load(DatasetConfig(path="kb"), tmp_path).fingerprint != first
+
+
+def test_jsonl_with_inline_judgments(tmp_path: Path) -> None:
+    write_lines(tmp_path / "queries.jsonl", [
+        {"id": "a", "text": "sso with okta", "segment": "enterprise",
+         "qrels": {"d1": 3, "d2": 0}},
+        {"id": "b", "text": "cancel plan", "judgments": [{"doc_id": "d3", "relevance": 1}]},
+        {"id": "c", "text": "no relevant", "qrels": {"d4": 0}},
+    ])  # fmt: skip
+    dataset = load(DatasetConfig(queries="queries.jsonl"), tmp_path)
+    assert [q.id for q in dataset.queries] == ["a", "b", "c"]
+    assert dataset.query("a").metadata == {"segment": "enterprise"}
+    assert dataset.qrels.to_dict() == {"a": {"d1": 3.0, "d2": 0.0}, "b": {"d3": 1.0},
+                                       "c": {"d4": 0.0}}  # fmt: skip
+    assert [w.kind for w in dataset.warnings] == ["no_relevant"]
+
+
+def test_trec_topics_and_tsv_queries(tmp_path: Path) -> None:
+    (tmp_path / "topics.txt").write_text(
+        "<top>\n<num> Number: 301\n<title> International Organized Crime\n"
+        "<desc> Description:\nIdentify organizations.\n</top>\n"
+    )
+    (tmp_path / "qrels.txt").write_text("301 0 FBIS3-1 1\n")
+    dataset = load(DatasetConfig(queries="topics.txt", qrels="qrels.txt"), tmp_path)
+    assert dataset.queries[0].text == "International Organized Crime"
+    assert dataset.queries[0].metadata["desc"] == "Identify organizations."
+    (tmp_path / "queries.tsv").write_text("301\tcrime orgs\n")
+    dataset = load(DatasetConfig(queries="queries.tsv", qrels="qrels.txt"), tmp_path)
+    assert dataset.queries[0].text == "crime orgs"
+
+
+def test_missing_files_name_the_config_field(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match=r"dataset.path: .*kb does not exist"):
+        load(DatasetConfig(path="kb"), tmp_path)
+    write_lines(tmp_path / "q.jsonl", [{"id": "a", "text": "t"}])
+    with pytest.raises(InputError, match="no judgments"):
+        load(DatasetConfig(queries="q.jsonl"), tmp_path)
+
+
+def test_bad_query_lines_name_the_line(tmp_path: Path) -> None:
+    (tmp_path / "q.jsonl").write_text('{"id": "a", "text": "t", "qrels": {"d": 1}}\n{"id": "b"}\n')
+    with pytest.raises(InputError, match=r"q\.jsonl:2: no query text"):
+        load(DatasetConfig(queries="q.jsonl"), tmp_path)
