@@ -152,13 +152,18 @@ class MinimalHttp:
         self.client.close()
 
 
-def http_retriever(url: str) -> tuple[Retriever, str]:
+def http_retriever(url: str, concurrency: int) -> tuple[Retriever, str]:
     """The project's http adapter when it imports and builds, else MinimalHttp."""
     try:
         from retrieval_gate.adapters.http import HttpConfig, HttpRetriever
 
         config = HttpConfig.model_validate(
-            {"url": url, "body": {"query": "{query}", "k": "{k}"}, "results": "hits[*]"}
+            {
+                "url": url,
+                "body": {"query": "{query}", "k": "{k}"},
+                "results": "hits[*]",
+                "concurrency": concurrency,  # as `retrieval-gate run` builds it from the config
+            }
         )
         retriever: Retriever = HttpRetriever(config)
         return retriever, "retrieval_gate.adapters.http.HttpRetriever"
@@ -230,13 +235,13 @@ def checked(result: RunResult, expected: int) -> RunResult:
 def bench_http(args: argparse.Namespace) -> tuple[list[Row], str]:
     rows = []
     with serve(args.latency) as url:
-        retriever, used = http_retriever(url)
-        try:
-            run_queries(retriever, make_queries(8), K, RunSettings(concurrency=8))  # warm up
-            for concurrency in args.concurrency:
+        for concurrency in args.concurrency:
+            retriever, used = http_retriever(url, concurrency)
+            try:
+                settings = RunSettings(concurrency=concurrency, timeout=30.0)
+                run_queries(retriever, make_queries(concurrency), K, settings)  # warm up
                 n = args.serial_queries if concurrency == 1 else args.queries
                 items = make_queries(n)
-                settings = RunSettings(concurrency=concurrency, timeout=30.0)
                 started = time.perf_counter()
                 result = checked(run_queries(retriever, items, K, settings), n)
                 wall = time.perf_counter() - started
@@ -253,8 +258,8 @@ def bench_http(args: argparse.Namespace) -> tuple[list[Row], str]:
                         note,
                     )
                 )
-        finally:
-            retriever.close()
+            finally:
+                retriever.close()
     # The same wait without HTTP: what the runner itself costs at the highest concurrency.
     concurrency = max(args.concurrency)
     items = make_queries(args.queries)

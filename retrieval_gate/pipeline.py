@@ -73,8 +73,9 @@ def execute(
     if result.failures:
         shown = "; ".join(f"{f.query_id}: {f.error}" for f in result.failures[:FAILURES_SHOWN])
         more = len(result.failures) - FAILURES_SHOWN
+        failed = f"{len(result.failures)} {'query' if len(result.failures) == 1 else 'queries'}"
         warnings.append(
-            f"{len(result.failures)} queries failed and score 0 (within the error budget): "
-            f"{shown}" + (f"; and {more} more" if more > 0 else "")
+            f"{failed} failed and score 0 (within the error budget): {shown}"
+            + (f"; and {more} more" if more > 0 else "")
         )
     return Execution(config, dataset, result, scores, tuple(warnings))

@@ -96,7 +96,14 @@ class HttpRetriever(Adapter[HttpConfig]):
         self.name = f"{config.method} {_public_url(config.url)}"
         import httpx
 
-        self._client = httpx.Client(timeout=config.timeout, follow_redirects=True)
+        # Keep a connection alive per concurrent caller: httpx's default of 20 idle
+        # connections makes callers beyond 20 reconnect on every request.
+        connections = max(config.concurrency, 1)
+        self._client = httpx.Client(
+            timeout=config.timeout,
+            follow_redirects=True,
+            limits=httpx.Limits(max_connections=connections, max_keepalive_connections=connections),
+        )
 
     def describe(self) -> Mapping[str, Any]:
         config = self.config

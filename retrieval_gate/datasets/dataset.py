@@ -103,7 +103,11 @@ def assemble(
 
 def _warn(warnings: list[DataWarning], kind: str, message: str, ids: Sequence[str]) -> None:
     if ids:
-        warnings.append(DataWarning(kind, f"{len(ids)} {message}", len(ids), tuple(ids[:EXAMPLES])))
+        one = len(ids) == 1
+        text = message.format(
+            queries="query" if one else "queries", documents="document" if one else "documents"
+        )
+        warnings.append(DataWarning(kind, f"{len(ids)} {text}", len(ids), tuple(ids[:EXAMPLES])))
 
 
 def _subset(qrels: Qrels, keep_queries: np.ndarray) -> Qrels:

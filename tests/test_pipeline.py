@@ -1,0 +1,119 @@
+"""`retrieval-gate run`: config to scores through a real retriever, exit codes and outputs."""
+
+from __future__ import annotations
+
+import io
+import shutil
+from pathlib import Path
+
+import pytest
+
+from retrieval_gate.cli import main
+from retrieval_gate.metrics import evaluate
+from retrieval_gate.pipeline import execute
+from retrieval_gate.readers import read_qrels, read_run
+
+TINY = Path(__file__).resolve().parents[1] / "configs" / "tiny"
+
+
+def run_cli(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    return main(list(argv), stdout=out, stderr=err), out.getvalue(), err.getvalue()
+
+
+@pytest.fixture
+def tiny(tmp_path: Path) -> Path:
+    folder = tmp_path / "tiny"
+    shutil.copytree(TINY, folder)
+    return folder
+
+
+def test_run_scores_the_bundled_set_with_bm25_and_saves_the_run(tiny: Path) -> None:
+    output = tiny / "out" / "run.trec"
+    code, out, err = run_cli("run", "-c", str(tiny / "retrieval-gate.yaml"), "-o", str(output))
+    assert code == 0, err
+    assert out.splitlines()[0].split() == ["metric", "all"]
+    assert "1 query with no judgments not run: pricing-page" in err
+    saved = evaluate(read_run(output), read_qrels(tiny / "qrels.txt"), ["ndcg@10"]).mean()
+    printed = dict(line.split() for line in out.splitlines()[1:5])
+    assert f"{saved['ndcg@10']:.4f}" == printed["ndcg@10"]
+
+
+def test_second_run_is_answered_from_the_cache(tiny: Path) -> None:
+    config = tiny / "retrieval-gate.yaml"
+    first = execute(config)
+    second = execute(config)
+    assert first.run.cached == 0
+    assert second.run.cached == len(second.dataset.queries)
+    assert second.scores.mean() == first.scores.mean()
+    assert execute(config, cache=False).run.cached == 0
+
+
+def test_run_file_retriever_scores_exactly_like_evaluate(tiny: Path) -> None:
+    text = (tiny / "retrieval-gate.yaml").read_text()
+    (tiny / "file.yaml").write_text(text.replace("type: bm25", "type: run_file\n  path: run.txt"))
+    execution = execute(tiny / "file.yaml", cache=False)
+    expected = evaluate(read_run(tiny / "run.txt"), read_qrels(tiny / "qrels.txt"),
+                        list(execution.config.metrics))  # fmt: skip
+    assert execution.scores.mean() == expected.mean()
+
+
+def test_too_many_failed_queries_is_exit_2_listing_them(tiny: Path) -> None:
+    (tiny / "flaky.py").write_text(
+        "def search(query, k):\n"
+        "    if 'password' not in query:\n"
+        "        raise ValueError('index offline')\n"
+        "    return ['kb-101']\n"
+    )
+    text = (tiny / "retrieval-gate.yaml").read_text()
+    config = tiny / "flaky.yaml"
+    config.write_text(text.replace("type: bm25", "type: python\n  target: flaky:search"))
+    code, _, err = run_cli("run", "-c", str(config), "--quiet", "--no-cache")
+    assert code == 2
+    assert "4 of 5 queries failed (80.0%), more than the error budget" in err
+    assert "index offline" in err
+
+
+def test_failures_within_the_budget_are_scored_0_and_listed(tiny: Path) -> None:
+    (tiny / "shard.py").write_text(
+        "def search(query, k):\n"
+        "    if 'okta' in query:\n"
+        "        raise ValueError('shard down')\n"
+        "    return ['kb-101']\n"
+    )
+    text = (tiny / "retrieval-gate.yaml").read_text()
+    config = tiny / "flaky.yaml"
+    config.write_text(
+        text.replace("type: bm25", "type: python\n  target: shard:search")
+        + "gate: {error_budget: 0.5}\n"
+    )
+    execution = execute(config, cache=False)
+    assert [f.query_id for f in execution.run.failures] == ["sso-okta"]
+    assert "sso-okta" in execution.scores.missing_queries
+    assert any("1 query failed and score 0" in w and "shard down" in w
+               for w in execution.warnings)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("mutation", "fragment"),
+    [
+        (("k: 10", "k: [10"), ": YAML syntax error"),
+        (("k: 10", "kk: 10"), ":10: kk: unknown key; did you mean 'k'?"),
+        (("k: 10", "k: many"), ":10: k: Input should be a valid integer"),
+        (("corpus: corpus.jsonl", "corpus: nowhere.jsonl"), "dataset.corpus: "),
+        (("ndcg@10:", "ndgc@10:"), ":12: metrics.ndgc@10: unknown metric 'ndgc'"),
+        (("type: bm25", "type: solr"), ":9: retriever.type: unknown type 'solr'"),
+    ],
+)
+def test_each_bad_config_is_exit_2_with_a_one_screen_message(
+    tiny: Path, mutation: tuple[str, str], fragment: str
+) -> None:
+    config = tiny / "retrieval-gate.yaml"
+    text = config.read_text()
+    assert mutation[0] in text
+    config.write_text(text.replace(mutation[0], mutation[1], 1))
+    code, out, err = run_cli("run", "-c", str(config), "--quiet")
+    assert code == 2
+    assert out == ""
+    assert fragment in err
+    assert len(err.splitlines()) <= 20
