@@ -30,3 +30,15 @@ def test_readme_example_command_succeeds(monkeypatch: pytest.MonkeyPatch) -> Non
     assert argv[0] == "retrieval-gate"
     monkeypatch.chdir(ROOT)
     assert main(argv[1:]) == 0
+
+
+def test_readme_config_example_is_a_valid_config(tmp_path: Path) -> None:
+    from retrieval_gate.config import load
+
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    example = re.findall(r"### The config\n\n```yaml\n(.+?)\n```", text, flags=re.S)[0]
+    path = tmp_path / "retrieval-gate.yaml"
+    path.write_text(example, encoding="utf-8")
+    config = load(path, environ={"SEARCH_URL": "http://127.0.0.1:9", "SEARCH_TOKEN": "t"})
+    assert config.retriever.type == "http"
+    assert [str(m) for m in config.metrics] == ["ndcg@10", "recall@10", "mrr@10"]
