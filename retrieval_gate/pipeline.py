@@ -14,6 +14,11 @@ from retrieval_gate.runner import RunResult
 
 FAILURES_SHOWN = 5
 
+CACHED_RETRIEVERS = frozenset({"http", "bm25", "run_file"})
+"""Retrievers whose answers are cached: remote ones, and those whose description hashes
+their data. Code run in-process or in a subprocess can change between two runs without
+changing its description, so python, command and framework retrievers are always called."""
+
 
 @dataclass(frozen=True, eq=False)
 class Execution:
@@ -52,7 +57,8 @@ def execute(
         error_budget=config.gate.error_budget,
         seed=config.gate.seed,
     )
-    store = ResultCache(config.resolve(config.cache)) if cache else None
+    cached = cache and config.retriever.type in CACHED_RETRIEVERS
+    store = ResultCache(config.resolve(config.cache)) if cached else None
     try:
         result = run_queries(
             retriever,

@@ -117,3 +117,13 @@ def test_each_bad_config_is_exit_2_with_a_one_screen_message(
     assert out == ""
     assert fragment in err
     assert len(err.splitlines()) <= 20
+
+
+def test_in_process_retrievers_are_never_cached(tiny: Path) -> None:
+    (tiny / "fixed.py").write_text("def search(query, k):\n    return ['kb-101']\n")
+    text = (tiny / "retrieval-gate.yaml").read_text()
+    config = tiny / "fixed.yaml"
+    config.write_text(text.replace("type: bm25", "type: python\n  target: fixed:search"))
+    execute(config)
+    assert execute(config).run.cached == 0
+    assert not (tiny / ".retrieval-gate" / "cache.sqlite").exists()
