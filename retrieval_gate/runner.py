@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import heapq
 import math
-import os
 import random
-import tempfile
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
@@ -17,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TextIO
 
 from retrieval_gate.adapters.base import Hit, Query, Retriever, RetrieverError, fingerprint
 from retrieval_gate.errors import GateError
+from retrieval_gate.files import write_text_atomic
 from retrieval_gate.run import Run
 
 if TYPE_CHECKING:
@@ -298,7 +297,7 @@ def save_trec(result: RunResult, path: Path, tag: str) -> None:
         for rank, (hit, score) in enumerate(zip(hits, ranked_scores(hits), strict=True), 1):
             _check_token(hit.doc_id, f"doc id (query {query_id!r})", path)
             lines.append(f"{query_id} Q0 {hit.doc_id} {rank} {score!r} {tag}\n")
-    _write_atomic(path, "".join(lines))
+    write_text_atomic(path, "".join(lines))
 
 
 def ranked_scores(hits: Sequence[Hit]) -> list[float]:
@@ -542,33 +541,3 @@ def _check_token(value: str, what: str, path: Path) -> None:
             f"{path}: cannot write {what} {value!r} to a TREC run file, whose fields are "
             "separated by whitespace; use ids without spaces"
         )
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    """Write to a temporary file beside `path`, then rename it over `path`, so that a reader
-    never sees half a file and a failed write leaves the old file in place."""
-    temporary: Path | None = None
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        # A temporary file is created private (0600); keep the old file's mode, or the usual.
-        mode = path.stat().st_mode & 0o777 if path.is_file() else 0o644
-        with tempfile.NamedTemporaryFile(
-            "w",
-            encoding="utf-8",
-            dir=path.parent,
-            prefix=f".{path.name}.",
-            suffix=".tmp",
-            delete=False,
-        ) as handle:
-            temporary = Path(handle.name)
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        temporary.chmod(mode)
-        os.replace(temporary, path)
-        temporary = None
-    except OSError as exc:
-        raise GateError(f"{path}: cannot write the run file: {exc}") from exc
-    finally:
-        if temporary is not None:
-            temporary.unlink(missing_ok=True)

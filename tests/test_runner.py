@@ -569,7 +569,7 @@ def test_save_trec_replaces_atomically_and_cleans_up(tmp_path: Path) -> None:
 
     blocked = tmp_path / "blocked.trec"
     blocked.mkdir()  # os.replace cannot put a file over a directory
-    with pytest.raises(GateError, match="cannot write the run file"):
+    with pytest.raises(GateError, match="cannot write"):
         save_trec(trec_result(), blocked, "v3")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["blocked.trec", "run.trec"]
 
