@@ -7,11 +7,14 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:
+    from retrieval_gate.gate import GateResult, check
     from retrieval_gate.metrics import Scores, evaluate, parse_metric
     from retrieval_gate.readers import read_qrels, read_run
 
 # Imported on first use so that `retrieval-gate --help` does not pay for numpy.
 _LAZY = {
+    "check": "retrieval_gate.gate",
+    "GateResult": "retrieval_gate.gate",
     "evaluate": "retrieval_gate.metrics",
     "parse_metric": "retrieval_gate.metrics",
     "Scores": "retrieval_gate.metrics",
@@ -19,7 +22,16 @@ _LAZY = {
     "read_run": "retrieval_gate.readers",
 }
 
-__all__ = ["Scores", "__version__", "evaluate", "parse_metric", "read_qrels", "read_run"]
+__all__ = [
+    "GateResult",
+    "Scores",
+    "__version__",
+    "check",
+    "evaluate",
+    "parse_metric",
+    "read_qrels",
+    "read_run",
+]
 
 
 def __getattr__(name: str) -> Any:

@@ -6,10 +6,14 @@ import argparse
 import contextlib
 import sys
 from collections.abc import Sequence
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from retrieval_gate import __version__
 from retrieval_gate.errors import GateError
+
+if TYPE_CHECKING:
+    from retrieval_gate.config import GateConfig
+    from retrieval_gate.gate import GateResult
 
 EXIT_OK = 0
 EXIT_USAGE = 2
@@ -90,7 +94,55 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--quiet", action="store_true", help="no progress output")
     run.set_defaults(handler=_run)
+
+    check = commands.add_parser(
+        "check",
+        help="run, score and compare with the baseline; exit 1 on a regression",
+        description="Score the retriever (or --run FILE), compare every metric and slice "
+        "with the baseline query by query, print the summary and write the JSON result. "
+        "Exit 0 pass, 1 regression or floor breached, 2 bad input or a baseline that "
+        "cannot be compared.",
+    )
+    _add_config_option(check)
+    _add_source_options(check)
+    check.add_argument("--baseline", help="baseline file (default: the config's `baseline`)")
+    check.add_argument("--json", help="write the JSON result here (default: report.json)")
+    check.set_defaults(handler=_check)
+
+    baseline = commands.add_parser(
+        "baseline",
+        help="run the retriever and write the baseline file",
+        description="Run the retriever (or read --run FILE) and write the baseline. An "
+        "existing baseline made with another labelled set, k, metric set or slice definition "
+        "is only replaced with --force.",
+    )
+    _add_config_option(baseline)
+    _add_source_options(baseline)
+    baseline.add_argument("-o", "--output", help="where to write (default: the config's)")
+    baseline.add_argument("--force", action="store_true", help="replace an unlike baseline")
+    baseline.set_defaults(handler=_baseline)
+
+    compare = commands.add_parser(
+        "compare",
+        help="re-decide a saved result against a baseline without calling the retriever",
+    )
+    compare.add_argument("baseline_file", metavar="BASELINE", help="baseline file")
+    compare.add_argument(
+        "result_file", metavar="RESULT", help="a JSON result of `check` (or a baseline file)"
+    )
+    _add_config_option(compare)
+    compare.add_argument("--json", help="write the re-decided JSON result here")
+    compare.set_defaults(handler=_compare)
     return parser
+
+
+def _add_source_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--run", help="score this run file instead of calling the retriever")
+    parser.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
+    parser.add_argument(
+        "--refresh-cache", action="store_true", help="call the retriever again, then cache"
+    )
+    parser.add_argument("--quiet", action="store_true", help="no progress output")
 
 
 def _add_config_option(parser: argparse.ArgumentParser) -> None:
@@ -204,3 +256,98 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         save_trec(result.run, Path(args.output), tag=result.config.name)
     out.write(format_table(result.scores, per_query=False))
     return EXIT_OK
+
+
+def _check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from retrieval_gate.config import load
+    from retrieval_gate.console import format_summary
+    from retrieval_gate.gate import check
+
+    config = load(args.config)
+    result = check(
+        config,
+        run_path=args.run,
+        baseline_path=args.baseline,
+        cache=not args.no_cache,
+        refresh_cache=args.refresh_cache,
+        progress=None if args.quiet else err,
+    )
+    _write_result(result, args.json or config.report.json_path, config, err)
+    for warning in result.warnings:
+        print(f"retrieval-gate: warning: {warning}", file=err)
+    out.write(format_summary(result))
+    return result.exit_code
+
+
+def _baseline(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from pathlib import Path
+
+    from retrieval_gate.baseline import comparability_problems, read_baseline, write_baseline
+    from retrieval_gate.config import load
+    from retrieval_gate.errors import GateError
+    from retrieval_gate.gate import record_current
+
+    config = load(args.config)
+    path = Path(args.output) if args.output else config.resolve(config.baseline)
+    record, _, warnings = record_current(
+        config,
+        run_path=args.run,
+        cache=not args.no_cache,
+        refresh_cache=args.refresh_cache,
+        progress=None if args.quiet else err,
+    )
+    if path.exists() and not args.force:
+        try:
+            problems = comparability_problems(read_baseline(path).fingerprints, record.fingerprints)
+        except GateError as error:
+            problems = [f"the existing baseline cannot be read ({error})"]
+        if problems:
+            raise GateError(
+                f"{path} was made with another setup and is kept:\n  - "
+                + "\n  - ".join(problems)
+                + "\nreplace it with `retrieval-gate baseline --force`"
+            )
+    write_baseline(record, path)
+    for warning in warnings:
+        print(f"retrieval-gate: warning: {warning}", file=err)
+    out.write(
+        f"wrote {path}: {len(record.query_ids)} queries, metrics "
+        f"{', '.join(record.fingerprints.metrics)}, k = {record.fingerprints.k}"
+        + (f", commit {record.git_commit[:12]}" if record.git_commit else "")
+        + (" (uncommitted changes)" if record.git_dirty else "")
+        + "\n"
+    )
+    return EXIT_OK
+
+
+def _compare(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from pathlib import Path
+
+    from retrieval_gate.baseline import read_baseline, read_record
+    from retrieval_gate.config import load
+    from retrieval_gate.console import format_summary
+    from retrieval_gate.datasets import load as load_dataset
+    from retrieval_gate.gate import decide
+
+    config = load(args.config)
+    dataset = load_dataset(config.dataset, config.base_dir)
+    result = decide(
+        read_baseline(Path(args.baseline_file)),
+        read_record(Path(args.result_file)),
+        config,
+        dataset,
+    )
+    _write_result(result, args.json, config, err)
+    out.write(format_summary(result))
+    return result.exit_code
+
+
+def _write_result(result: GateResult, target: str | None, config: GateConfig, err: TextIO) -> None:
+    """Write the JSON result atomically when a path is configured or given."""
+    if not target:
+        return
+    from retrieval_gate.files import write_text_atomic
+
+    path = config.resolve(target)
+    write_text_atomic(path, result.to_json())
+    print(f"retrieval-gate: wrote {path}", file=err)

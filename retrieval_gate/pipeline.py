@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from retrieval_gate.config import GateConfig, load
 from retrieval_gate.datasets import Dataset
@@ -29,6 +30,8 @@ class Execution:
     run: RunResult
     scores: Scores
     warnings: tuple[str, ...]
+    retriever: Mapping[str, Any]
+    """The retriever's description (no secrets), for provenance."""
 
 
 def execute(
@@ -50,6 +53,7 @@ def execute(
     config = config if isinstance(config, GateConfig) else load(config)
     dataset = load_dataset(config.dataset, config.base_dir)
     retriever = build_retriever(config.retriever, base_dir=config.base_dir, corpus=dataset.corpus)
+    description = dict(retriever.describe())
     settings = RunSettings(
         concurrency=config.retriever.concurrency,
         timeout=config.retriever.timeout,
@@ -84,4 +88,4 @@ def execute(
             f"{failed} failed and score 0 (within the error budget): {shown}"
             + (f"; and {more} more" if more > 0 else "")
         )
-    return Execution(config, dataset, result, scores, tuple(warnings))
+    return Execution(config, dataset, result, scores, tuple(warnings), description)

@@ -1,0 +1,487 @@
+"""The baseline file: per-query scores, top-k ids, fingerprints and provenance, as stable JSON."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import secrets
+import stat
+import subprocess
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from retrieval_gate.errors import GateError, InputError
+from retrieval_gate.ids import FloatArray
+
+SCHEMA_VERSION = 1
+GIT_TIMEOUT = 10.0
+"""Seconds a git call may take; provenance is not worth stalling a CI job for."""
+
+_BINARY = getattr(os, "O_BINARY", 0)
+"""Windows translates newlines without it."""
+
+RECREATE = "recreate it with `retrieval-gate baseline --force`"
+
+
+@dataclass(frozen=True)
+class Fingerprints:
+    """What a baseline must share with a run to be compared with it (all but `retriever`)."""
+
+    dataset: str
+    """`Dataset.fingerprint` of the labelled set (sha256 hex)."""
+    k: int
+    metrics: tuple[str, ...]
+    """Canonical metric names, in config order."""
+    slices: str
+    """sha256 of the canonical slice definition JSON."""
+    retriever: str
+    """Fingerprint of the retriever's description: provenance only, it is what a PR changes."""
+
+
+@dataclass(frozen=True, eq=False)
+class Baseline:
+    """A retriever's per-query record on the labelled set, and where it came from.
+
+    Equality compares every field, the score arrays by value.
+    """
+
+    schema_version: int
+    tool_version: str
+    created_at: str
+    """ISO 8601 UTC, seconds precision; empty in a record read back without a clock."""
+    git_commit: str | None
+    git_dirty: bool | None
+    fingerprints: Fingerprints
+    retriever: Mapping[str, Any]
+    """The retriever's description (no secrets), for the report footer."""
+    slice_definition: Mapping[str, Any]
+    query_ids: tuple[str, ...]
+    """Sorted labelled query ids."""
+    scores: Mapping[str, FloatArray]
+    """Metric -> per-query values aligned with `query_ids` (read-only arrays)."""
+    top_k: Mapping[str, tuple[str, ...]]
+    """Query id -> doc ids as ranked (at most k); absent queries retrieved nothing."""
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Baseline):
+            return NotImplemented
+        plain = (
+            "schema_version",
+            "tool_version",
+            "created_at",
+            "git_commit",
+            "git_dirty",
+            "fingerprints",
+            "retriever",
+            "slice_definition",
+            "query_ids",
+            "top_k",
+        )
+        return (
+            all(getattr(self, name) == getattr(other, name) for name in plain)
+            and self.scores.keys() == other.scores.keys()
+            and all(np.array_equal(self.scores[m], other.scores[m]) for m in self.scores)
+        )
+
+
+def make_baseline(
+    *,
+    fingerprints: Fingerprints,
+    retriever: Mapping[str, Any],
+    slice_definition: Mapping[str, Any],
+    query_ids: Sequence[str],
+    scores: Mapping[str, npt.ArrayLike],
+    top_k: Mapping[str, Sequence[str]],
+    tool_version: str,
+    repo_dir: Path | None,
+    now: datetime | None = None,
+) -> Baseline:
+    """A baseline of these scores, stamped with `now` (UTC) and the git state of `repo_dir`.
+
+    `top_k` keeps the labelled queries only, each cut to k; queries that retrieved nothing
+    are left out. A naive `now` is taken as local time. Raises ValueError when `query_ids`
+    are not sorted and unique, or the scores do not match them and the metrics.
+    """
+    ids = tuple(str(q) for q in query_ids)
+    problem = _order_problem(ids)
+    if problem:
+        raise ValueError(f"query_ids {problem}")
+    if set(scores) != set(fingerprints.metrics):
+        raise ValueError(
+            f"scores has metrics {sorted(scores)}, fingerprints {list(fingerprints.metrics)}"
+        )
+    arrays = {}
+    for metric in fingerprints.metrics:
+        values = np.array(scores[metric], dtype=np.float64)
+        if values.shape != (len(ids),):
+            raise ValueError(f"scores[{metric!r}] has shape {values.shape}, not ({len(ids)},)")
+        values.flags.writeable = False
+        arrays[metric] = values
+    labelled = set(ids)
+    ranked = {
+        q: tuple(str(d) for d in docs[: fingerprints.k])
+        for q, docs in sorted(top_k.items())
+        if q in labelled and len(docs)
+    }
+    commit, dirty = git_state(repo_dir) if repo_dir is not None else (None, None)
+    moment = (now or datetime.now(timezone.utc)).astimezone(timezone.utc)
+    return Baseline(
+        schema_version=SCHEMA_VERSION,
+        tool_version=tool_version,
+        created_at=moment.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        git_commit=commit,
+        git_dirty=dirty,
+        fingerprints=fingerprints,
+        retriever=_canonical(retriever),
+        slice_definition=_canonical(slice_definition),
+        query_ids=ids,
+        scores=arrays,
+        top_k=ranked,
+    )
+
+
+def baseline_document(baseline: Baseline, *, clock: bool = True) -> dict[str, Any]:
+    """The JSON document of `baseline`, keys in the file's order; `clock=False` leaves out
+    `created_at` so equal records give equal bytes. Raises ValueError on a non-finite score."""
+    fp = baseline.fingerprints
+    ids = baseline.query_ids
+    metrics = [m for m in fp.metrics if m in baseline.scores]
+    metrics += sorted(set(baseline.scores) - set(metrics))
+    columns: dict[str, list[float]] = {}
+    for metric in metrics:
+        values = np.asarray(baseline.scores[metric], dtype=np.float64)
+        if values.shape != (len(ids),):
+            raise ValueError(f"scores[{metric!r}] has shape {values.shape}, not ({len(ids)},)")
+        bad = np.flatnonzero(~np.isfinite(values))
+        if len(bad):
+            raise ValueError(
+                f"scores[{metric!r}] of query {ids[bad[0]]!r} is {values[bad[0]]}; "
+                "a baseline holds finite scores only"
+            )
+        columns[metric] = values.tolist()
+    document: dict[str, Any] = {
+        "schema_version": baseline.schema_version,
+        "tool_version": baseline.tool_version,
+    }
+    if clock:
+        document["created_at"] = baseline.created_at
+    document |= {
+        "git_commit": baseline.git_commit,
+        "git_dirty": baseline.git_dirty,
+        "fingerprints": {
+            "dataset": fp.dataset,
+            "k": fp.k,
+            "metrics": list(fp.metrics),
+            "slices": fp.slices,
+            "retriever": fp.retriever,
+        },
+        "retriever": _canonical(baseline.retriever),
+        "slice_definition": _canonical(baseline.slice_definition),
+        "query_ids": list(ids),
+        "scores": columns,
+        "top_k": {q: list(docs) for q, docs in sorted(baseline.top_k.items())},
+    }
+    return document
+
+
+def write_baseline(baseline: Baseline, path: Path) -> None:
+    """Write `baseline` to `path` atomically (a temporary file beside it, then a rename).
+
+    The JSON is indented and key-ordered so its git diff reads well, and equal baselines give
+    equal bytes. Serialisation happens first: a ValueError (non-finite score) leaves any
+    existing file untouched.
+    """
+    path = Path(path)
+    text = json.dumps(baseline_document(baseline), indent=2, ensure_ascii=False, allow_nan=False)
+    data = (text + "\n").encode("utf-8")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        mode = stat.S_IMODE(path.stat().st_mode) if path.exists() else None
+        temporary = path.parent / f".{path.name}.{secrets.token_hex(6)}.tmp"
+        # os.open with 0o666 lets the umask decide a new file's permissions, as for any file
+        # the user creates (mkstemp would make a committed file private).
+        handle = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _BINARY, 0o666)
+    except OSError as error:
+        raise GateError(f"{path}: cannot write the baseline: {error}") from None
+    try:
+        with os.fdopen(handle, "wb") as file:
+            file.write(data)
+            file.flush()
+            os.fsync(file.fileno())
+        if mode is not None:
+            os.chmod(temporary, mode)
+        os.replace(temporary, path)
+    except BaseException as error:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        if isinstance(error, OSError):
+            raise GateError(f"{path}: cannot write the baseline: {error}") from None
+        raise
+
+
+def read_baseline(path: Path, *, config: str | Path | None = None) -> Baseline:
+    """The baseline at `path`; every problem is an InputError (exit 2) saying what to do.
+
+    `config` names the config file in the hint shown when the baseline does not exist.
+    """
+    path = Path(path)
+    command = f"retrieval-gate baseline -c {config or 'CONFIG'}"
+    data = _read_json(
+        path, f"no baseline at {path}; create one with `{command}` on the main branch"
+    )
+    return _from_document(data, str(path), "", clock=True)
+
+
+def read_record(path: Path) -> Baseline:
+    """The current record inside a `check` JSON result (its `current` part), or a baseline."""
+    path = Path(path)
+    data = _read_json(path, f"no result or baseline file at {path}")
+    if isinstance(data, dict) and isinstance(data.get("current"), dict):
+        return _from_document(data["current"], str(path), "current", clock=False)
+    return _from_document(data, str(path), "", clock=True)
+
+
+def comparability_problems(baseline: Fingerprints, current: Fingerprints) -> list[str]:
+    """Why a run cannot be compared with the baseline, as sentences; empty when it can.
+
+    The retriever fingerprint is not a problem: a change of retriever is what is gated.
+    """
+    problems = []
+    if baseline.dataset != current.dataset:
+        problems.append(
+            f"the labelled set differs from the baseline's ({baseline.dataset[:12]} -> "
+            f"{current.dataset[:12]}): judgments or queries changed; recreate the baseline"
+        )
+    if baseline.k != current.k:
+        problems.append(f"k: baseline {baseline.k}, now {current.k}")
+    added = [m for m in current.metrics if m not in baseline.metrics]
+    removed = [m for m in baseline.metrics if m not in current.metrics]
+    if added or removed:
+        parts = [f"now also {', '.join(added)}"] if added else []
+        parts += [f"no longer {', '.join(removed)}"] if removed else []
+        problems.append(f"metrics: {'; '.join(parts)}")
+    if baseline.slices != current.slices:
+        problems.append(
+            f"the slice definition differs from the baseline's ({baseline.slices[:12]} -> "
+            f"{current.slices[:12]}): slices.by, slices.combine, the query-length bins or "
+            "min_size changed"
+        )
+    return problems
+
+
+def fingerprint_slices(definition: Mapping[str, Any]) -> str:
+    """sha256 hex of the slice definition as canonical JSON (sorted keys, no spaces)."""
+    text = json.dumps(definition, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def git_state(repo_dir: Path) -> tuple[str | None, bool | None]:
+    """HEAD's commit and whether tracked files have uncommitted changes; (None, None) outside a
+    git work tree or without git. A repository with no commit yet gives (None, dirty)."""
+    # Untracked files do not count: the cache and reports beside the config are untracked,
+    # and would mark every baseline dirty.
+    status = _git(repo_dir, "status", "--porcelain", "--untracked-files=no")
+    if status is None:
+        return None, None
+    head = _git(repo_dir, "rev-parse", "--verify", "--quiet", "HEAD")
+    return (head.strip() or None) if head else None, bool(status.strip())
+
+
+def _git(repo_dir: Path, *args: str) -> str | None:
+    # GIT_OPTIONAL_LOCKS=0: `git status` must not take the index lock from a concurrent git.
+    environment = {**os.environ, "GIT_OPTIONAL_LOCKS": "0"}
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(repo_dir), *args],
+            capture_output=True,
+            stdin=subprocess.DEVNULL,
+            text=True,
+            encoding="utf-8",
+            errors="replace",
+            timeout=GIT_TIMEOUT,
+            env=environment,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout if done.returncode == 0 else None
+
+
+class _FileModel(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False, frozen=True)
+
+
+class _FingerprintsFile(_FileModel):
+    dataset: str
+    k: int = Field(ge=1)
+    metrics: list[str] = Field(min_length=1)
+    slices: str
+    retriever: str
+
+
+class _BaselineFile(_FileModel):
+    """The file layout; field order is the order written."""
+
+    schema_version: int
+    tool_version: str
+    created_at: str
+    git_commit: str | None
+    git_dirty: bool | None
+    fingerprints: _FingerprintsFile
+    retriever: dict[str, Any]
+    slice_definition: dict[str, Any]
+    query_ids: list[str]
+    scores: dict[str, list[float]]
+    top_k: dict[str, list[str]]
+
+
+def _read_json(path: Path, missing: str) -> Any:
+    source = str(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError(missing) from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise InputError(f"cannot read the file: {error}", source=source) from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        # json's messages read "Expecting value", "Unterminated string starting at": the
+        # position completes the sentence.
+        what = error.msg.removesuffix(" at")
+        raise InputError(
+            f"not valid JSON: {what[:1].lower()}{what[1:]} at line {error.lineno}, "
+            f"column {error.colno}; "
+            f"the file was cut short or edited by hand: restore it from git or {RECREATE}",
+            source=source,
+            line=error.lineno,
+        ) from None
+
+
+def _from_document(data: Any, source: str, where: str, *, clock: bool) -> Baseline:
+    """Validate a parsed baseline document (at `where` inside the file) into a Baseline."""
+    prefix = f"{where}." if where else ""
+    if not isinstance(data, dict):
+        raise InputError(
+            f"{where or 'the file'} is not a baseline: expected a JSON object with "
+            f"schema_version, fingerprints, query_ids, scores, ...; {RECREATE}",
+            source=source,
+        )
+    version = data.get("schema_version")
+    if isinstance(version, int) and not isinstance(version, bool) and version != SCHEMA_VERSION:
+        age = "newer" if version > SCHEMA_VERSION else "older"
+        raise InputError(
+            f"made by a {age} retrieval-gate (schema {version}; this one reads schema "
+            f"{SCHEMA_VERSION}); {RECREATE}",
+            source=source,
+        )
+    if not clock:
+        data = {"created_at": "", **data}
+    try:
+        model = _BaselineFile.model_validate(data)
+    except ValidationError as error:
+        lines = [_describe(item, prefix) for item in error.errors()]
+        raise InputError(
+            "invalid baseline:\n  " + "\n  ".join(lines) + f"\n{RECREATE}", source=source
+        ) from None
+    problems = _consistency_problems(model, prefix)
+    if problems:
+        raise InputError(
+            "invalid baseline:\n  " + "\n  ".join(problems) + f"\n{RECREATE}", source=source
+        )
+    fp = model.fingerprints
+    scores = {}
+    for metric in fp.metrics:
+        values = np.array(model.scores[metric], dtype=np.float64)
+        values.flags.writeable = False
+        scores[metric] = values
+    return Baseline(
+        schema_version=model.schema_version,
+        tool_version=model.tool_version,
+        created_at=model.created_at,
+        git_commit=model.git_commit,
+        git_dirty=model.git_dirty,
+        fingerprints=Fingerprints(
+            dataset=fp.dataset,
+            k=fp.k,
+            metrics=tuple(fp.metrics),
+            slices=fp.slices,
+            retriever=fp.retriever,
+        ),
+        retriever=model.retriever,
+        slice_definition=model.slice_definition,
+        query_ids=tuple(model.query_ids),
+        scores=scores,
+        top_k={q: tuple(docs) for q, docs in sorted(model.top_k.items()) if docs},
+    )
+
+
+def _consistency_problems(model: _BaselineFile, prefix: str) -> list[str]:
+    """What the schema cannot say: lengths, id order, and keys that must match each other."""
+    problems = []
+    fp = model.fingerprints
+    ids = model.query_ids
+    order = _order_problem(ids)
+    if order:
+        problems.append(f"{prefix}query_ids: {order}")
+    repeated = sorted({m for m in fp.metrics if fp.metrics.count(m) > 1})
+    if repeated:
+        problems.append(f"{prefix}fingerprints.metrics: {', '.join(repeated)} listed twice")
+    for metric in fp.metrics:
+        if metric not in model.scores:
+            problems.append(f"{prefix}scores: no scores for {metric}")
+    for metric, values in model.scores.items():
+        if metric not in fp.metrics:
+            problems.append(f"{prefix}scores.{metric}: not one of fingerprints.metrics")
+        elif len(values) != len(ids):
+            problems.append(
+                f"{prefix}scores.{metric}: {len(values)} values for {len(ids)} query_ids"
+            )
+    labelled = set(ids)
+    unknown = sorted(set(model.top_k) - labelled)
+    if unknown:
+        problems.append(f"{prefix}top_k: {_some(unknown)} not in query_ids")
+    for query_id, docs in sorted(model.top_k.items()):
+        if len(docs) > fp.k:
+            problems.append(f"{prefix}top_k.{query_id}: {len(docs)} doc ids, more than k = {fp.k}")
+    return problems
+
+
+def _order_problem(ids: Sequence[str]) -> str | None:
+    for position in range(1, len(ids)):
+        if ids[position] <= ids[position - 1]:
+            what = "a duplicate" if ids[position] == ids[position - 1] else "out of order"
+            return f"{ids[position]!r} at position {position} is {what} (ids are sorted, unique)"
+    return None
+
+
+def _some(values: Sequence[str], shown: int = 5) -> str:
+    text = ", ".join(repr(v) for v in values[:shown])
+    return text + (f" and {len(values) - shown} more" if len(values) > shown else "")
+
+
+def _describe(item: Any, prefix: str) -> str:
+    path = ""
+    for part in item["loc"]:
+        path += f"[{part}]" if isinstance(part, int) else (f".{part}" if path else str(part))
+    given = item.get("input")
+    shown = (
+        "" if item["type"] == "missing" or isinstance(given, dict | list) else f" (got {given!r})"
+    )
+    return f"{prefix}{path or '(top level)'}: {item['msg']}{shown}"
+
+
+def _canonical(value: Mapping[str, Any]) -> dict[str, Any]:
+    """Plain JSON values with keys sorted at every depth, so the file is the same every time;
+    what JSON cannot hold becomes its string form, as in the retriever fingerprint."""
+    result: dict[str, Any] = json.loads(json.dumps(value, sort_keys=True, default=str))
+    return result

@@ -1,0 +1,197 @@
+"""Slices: named subsets of the labelled queries, by metadata field, query length or both."""
+
+from __future__ import annotations
+
+import bisect
+import difflib
+import itertools
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from retrieval_gate.adapters.base import Query
+from retrieval_gate.errors import GateError
+from retrieval_gate.ids import IntArray
+
+ALL = "all"
+"""The slice of every labelled query; always present and always gated."""
+
+QUERY_LENGTH = "query_length"
+"""The computed field: whitespace tokens of the query text, bucketed by the configured bins.
+It wins over a metadata field of the same name."""
+
+NONE = "(none)"
+"""The value of a query whose field is missing, null or an empty list."""
+
+
+def slice_queries(
+    queries: Sequence[Query],
+    by: Sequence[str],
+    combine: Sequence[Sequence[str]],
+    bins: Sequence[int],
+) -> dict[str, IntArray]:
+    """Slice name -> sorted int64 indices into `queries`: `all` first, then the rest by name.
+
+    Each field in `by` makes one slice per value (`intent=billing`); each combination in
+    `combine` makes one slice per combination of values, fields in the order given
+    (`intent=billing&segment=free`). Values become strings: booleans `true`/`false`,
+    integral floats as integers, a missing field, null or NaN `(none)`. A list value puts the
+    query in one slice per element: a query tagged with two intents is in both, so slices of
+    one field may overlap and need not add up to `all`. An object value is an error.
+    """
+    groups = _groups(by, combine)
+    fields = list(dict.fromkeys(field for group in groups for field in group))
+    _check_fields(queries, by, combine)
+    if QUERY_LENGTH in fields:
+        _check_bins(bins)
+    labels = {field: [_labels(query, field, bins) for query in queries] for field in fields}
+
+    # Sets, not lists: a one-field combination repeats a `by` slice, and a value holding
+    # `&` can spell another slice's name; both must add each query once.
+    members: dict[str, set[int]] = {}
+    for group in groups:
+        for index in range(len(queries)):
+            for values in itertools.product(*(labels[field][index] for field in group)):
+                name = "&".join(
+                    f"{field}={value}" for field, value in zip(group, values, strict=True)
+                )
+                members.setdefault(name, set()).add(index)
+
+    slices: dict[str, IntArray] = {ALL: np.arange(len(queries), dtype=np.int64)}
+    for name in sorted(members):
+        slices[name] = np.array(sorted(members[name]), dtype=np.int64)
+    return slices
+
+
+def slice_definition(
+    by: Sequence[str], combine: Sequence[Sequence[str]], bins: Sequence[int], min_size: int
+) -> dict[str, Any]:
+    """A canonical, JSON-able description of the slicing, hashed into the baseline fingerprint.
+
+    Orders that do not change the slices are sorted away; the order inside a combination is
+    kept because it spells the slice names. The bins count only when query length is used.
+    """
+    uses_length = QUERY_LENGTH in by or any(QUERY_LENGTH in group for group in combine)
+    return {
+        "by": sorted(set(by)),
+        "combine": [list(group) for group in sorted({tuple(group) for group in combine})],
+        "query_length_bins": [int(b) for b in bins] if uses_length else None,
+        "min_size": int(min_size),
+    }
+
+
+def small_slices(slices: Mapping[str, IntArray], min_size: int) -> dict[str, str]:
+    """Slice -> why it is reported but not gated, for slices with fewer than `min_size` queries."""
+    small: dict[str, str] = {}
+    for name, members in slices.items():
+        # The overall mean is always gated: a small labelled set is still the whole set, and
+        # skipping it would let every change pass.
+        if name == ALL or len(members) >= min_size:
+            continue
+        count = len(members)
+        small[name] = f"{count} {'query' if count == 1 else 'queries'}, below min_size {min_size}"
+    return small
+
+
+def query_length_label(tokens: int, bins: Sequence[int]) -> str:
+    """The bucket of a query of `tokens` tokens: bins [1, 3, 6] give 1-2, 3-5 and 6+.
+
+    0 tokens is its own bucket `0`; lengths under the first bin share a bucket from 1.
+    """
+    if tokens <= 0:
+        return "0"
+    if tokens < bins[0]:
+        return _span(1, bins[0] - 1)
+    position = bisect.bisect_right(bins, tokens) - 1
+    lower = bins[position]
+    if position + 1 == len(bins):
+        return f"{lower}+"
+    return _span(lower, bins[position + 1] - 1)
+
+
+def _span(lower: int, upper: int) -> str:
+    return str(lower) if lower == upper else f"{lower}-{upper}"
+
+
+def _groups(by: Sequence[str], combine: Sequence[Sequence[str]]) -> list[tuple[str, ...]]:
+    """Every field of `by` as a one-field group, then the combinations, duplicates dropped."""
+    problems = []
+    for group in combine:
+        if not group:
+            problems.append("slices.combine: an empty combination; list two or more fields")
+        repeated = sorted({field for field in group if list(group).count(field) > 1})
+        if repeated:
+            problems.append(
+                f"slices.combine: [{', '.join(group)}] names {', '.join(repeated)} twice"
+            )
+    if problems:
+        raise GateError("\n".join(problems))
+    singles = [(field,) for field in by]
+    return list(dict.fromkeys([*singles, *(tuple(group) for group in combine)]))
+
+
+def _check_fields(
+    queries: Sequence[Query], by: Sequence[str], combine: Sequence[Sequence[str]]
+) -> None:
+    present = sorted({field for query in queries for field in query.metadata})
+    problems = []
+    named = [("slices.by", field) for field in by]
+    named += [("slices.combine", field) for group in combine for field in group]
+    for where, field in dict.fromkeys(named):
+        if field == QUERY_LENGTH or field in present:
+            continue
+        close = difflib.get_close_matches(field, [*present, QUERY_LENGTH], n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        listing = ", ".join(present) if present else "none"
+        problems.append(
+            f"{where}: no query has metadata field {field!r}{hint}; fields present: {listing}"
+        )
+    if problems:
+        raise GateError("\n".join(problems))
+
+
+def _check_bins(bins: Sequence[int]) -> None:
+    if not bins or bins[0] < 1 or any(b <= a for a, b in itertools.pairwise(bins)):
+        raise GateError(
+            "slices.query_length.bins must be positive and strictly increasing, e.g. [1, 3, 6]"
+        )
+
+
+def _labels(query: Query, field: str, bins: Sequence[int]) -> tuple[str, ...]:
+    """The values of `field` for `query` as slice labels (several for a list value)."""
+    if field == QUERY_LENGTH:
+        return (query_length_label(len(query.text.split()), bins),)
+    value = query.metadata.get(field)
+    if isinstance(value, list | tuple):
+        labels = [_label(item, field, query.id) for item in value]
+        return tuple(dict.fromkeys(labels)) or (NONE,)
+    return (_label(value, field, query.id),)
+
+
+def _label(value: Any, field: str, query_id: str) -> str:
+    if value is None:
+        return NONE
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        # NaN is how table tools write a missing value.
+        if math.isnan(value):
+            return NONE
+        return str(int(value)) if value.is_integer() else str(value)
+    if isinstance(value, Mapping):
+        raise GateError(
+            f"metadata field {field!r} of query {query_id!r} is an object; "
+            "slice by one of its keys instead"
+        )
+    if isinstance(value, list | tuple):
+        raise GateError(
+            f"metadata field {field!r} of query {query_id!r} holds a list inside a list; "
+            "flatten it to one list of values"
+        )
+    return str(value)

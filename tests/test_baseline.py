@@ -1,0 +1,404 @@
+"""The baseline file: round trip, stable bytes, atomic writes, read errors, comparability, git."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import shutil
+import subprocess
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from retrieval_gate.baseline import (
+    SCHEMA_VERSION,
+    Baseline,
+    Fingerprints,
+    baseline_document,
+    comparability_problems,
+    fingerprint_slices,
+    git_state,
+    make_baseline,
+    read_baseline,
+    read_record,
+    write_baseline,
+)
+from retrieval_gate.errors import InputError
+from retrieval_gate.slicing import slice_definition
+
+NOW = datetime(2024, 5, 1, 12, 30, 15, 987654, tzinfo=timezone.utc)
+DEFINITION = slice_definition(["intent", "query_length"], [], [1, 3, 6], 30)
+FINGERPRINTS = Fingerprints(
+    dataset="a1b2c3d4e5f6" + "0" * 52,
+    k=3,
+    metrics=("ndcg@10", "recall@10"),
+    slices=fingerprint_slices(DEFINITION),
+    retriever="feedbeef00112233",
+)
+
+
+def make(**changes: Any) -> Baseline:
+    arguments: dict[str, Any] = {
+        "fingerprints": FINGERPRINTS,
+        "retriever": {"type": "http", "url": "http://search/q", "body": {"z": 1, "a": [2, 3]}},
+        "slice_definition": DEFINITION,
+        "query_ids": ("q1", "q2", "q3"),
+        "scores": {
+            "ndcg@10": np.array([0.1, 1 / 3, 1.0]),
+            "recall@10": np.array([0, 0.5, 1]),
+        },
+        "top_k": {"q3": ["d9", "d1", "d2", "d4"], "q1": ("d1",), "q2": [], "extra": ["d5"]},
+        "tool_version": "0.1.0",
+        "repo_dir": None,
+        "now": NOW,
+    }
+    return make_baseline(**(arguments | changes))
+
+
+def write_json(path: Path, document: Any) -> Path:
+    path.write_text(json.dumps(document, indent=2), encoding="utf-8")
+    return path
+
+
+def test_make_baseline_stamps_utc_seconds_and_keeps_labelled_top_k_cut_to_k() -> None:
+    baseline = make(now=datetime(2024, 5, 1, 14, 30, 15, tzinfo=timezone(timedelta(hours=2))))
+    assert baseline.created_at == "2024-05-01T12:30:15Z"
+    assert baseline.schema_version == SCHEMA_VERSION
+    assert (baseline.git_commit, baseline.git_dirty) == (None, None)
+    assert dict(baseline.top_k) == {"q1": ("d1",), "q3": ("d9", "d1", "d2")}
+    assert list(baseline.scores) == ["ndcg@10", "recall@10"]
+    assert baseline.scores["recall@10"].dtype == np.float64
+    assert not baseline.scores["ndcg@10"].flags.writeable
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"query_ids": ("q2", "q1", "q3")}, "'q1' at position 1 is out of order"),
+        ({"query_ids": ("q1", "q1", "q3")}, "'q1' at position 1 is a duplicate"),
+        ({"scores": {"ndcg@10": np.zeros(3)}}, "scores has metrics"),
+        ({"scores": {"ndcg@10": np.zeros(3), "recall@10": np.zeros(2)}}, "shape"),
+    ],
+)
+def test_make_baseline_rejects_inconsistent_input(changes: dict[str, Any], message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        make(**changes)
+
+
+def test_round_trip_gives_equal_content(tmp_path: Path) -> None:
+    baseline = make()
+    path = tmp_path / "nested" / "dir" / "baseline.json"
+    write_baseline(baseline, path)
+    again = read_baseline(path)
+    assert again == baseline
+    assert again.fingerprints == baseline.fingerprints
+    assert dict(again.retriever) == dict(baseline.retriever)
+    for metric, values in baseline.scores.items():
+        np.testing.assert_array_equal(again.scores[metric], values)
+    assert again.scores["ndcg@10"][1] == 1 / 3
+    assert again != dataclasses.replace(baseline, scores={**baseline.scores, "ndcg@10": np.ones(3)})
+
+
+def test_output_is_byte_identical_for_identical_inputs_and_reads_well(tmp_path: Path) -> None:
+    write_baseline(make(), tmp_path / "one.json")
+    reordered = {"body": {"a": [2, 3], "z": 1}, "url": "http://search/q", "type": "http"}
+    write_baseline(make(retriever=reordered), tmp_path / "two.json")
+    one = (tmp_path / "one.json").read_bytes()
+    assert one == (tmp_path / "two.json").read_bytes()
+    text = one.decode("utf-8")
+    assert text.endswith("}\n")
+    document = json.loads(text)
+    assert list(document) == [
+        "schema_version",
+        "tool_version",
+        "created_at",
+        "git_commit",
+        "git_dirty",
+        "fingerprints",
+        "retriever",
+        "slice_definition",
+        "query_ids",
+        "scores",
+        "top_k",
+    ]
+    assert list(document["retriever"]) == ["body", "type", "url"]
+    assert document["created_at"] == "2024-05-01T12:30:15Z"
+    assert '    "ndcg@10": [\n      0.1,\n      0.3333333333333333,\n      1.0\n    ]' in text
+    assert document["scores"]["recall@10"] == [0.0, 0.5, 1.0]
+
+
+def test_document_without_clock_leaves_out_created_at_and_reads_back_as_a_record(
+    tmp_path: Path,
+) -> None:
+    baseline = make()
+    current = baseline_document(baseline, clock=False)
+    assert "created_at" not in current
+    assert current == baseline_document(make(now=NOW + timedelta(days=3)), clock=False)
+    path = write_json(tmp_path / "result.json", {"status": "pass", "current": current})
+    assert read_record(path) == dataclasses.replace(baseline, created_at="")
+    write_baseline(baseline, tmp_path / "baseline.json")
+    assert read_record(tmp_path / "baseline.json") == baseline
+
+
+def test_atomic_write_replaces_and_leaves_no_temporary_file(tmp_path: Path) -> None:
+    path = tmp_path / "baseline.json"
+    path.write_text("old", encoding="utf-8")
+    os.chmod(path, 0o640)
+    write_baseline(make(), path)
+    assert read_baseline(path) == make()
+    assert [p.name for p in tmp_path.iterdir()] == ["baseline.json"]
+    assert path.stat().st_mode & 0o777 == 0o640
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o077])
+def test_a_new_file_gets_the_umask_permissions_not_a_temporary_files(
+    tmp_path: Path, umask: int
+) -> None:
+    previous = os.umask(umask)
+    try:
+        write_baseline(make(), tmp_path / "baseline.json")
+    finally:
+        os.umask(previous)
+    assert (tmp_path / "baseline.json").stat().st_mode & 0o777 == 0o666 & ~umask
+
+
+def test_failed_serialisation_keeps_the_old_file(tmp_path: Path) -> None:
+    path = tmp_path / "baseline.json"
+    write_baseline(make(), path)
+    before = path.read_bytes()
+    broken = dataclasses.replace(
+        make(), scores={"ndcg@10": np.array([0.1, np.nan, 1.0]), "recall@10": np.zeros(3)}
+    )
+    with pytest.raises(ValueError, match=r"scores\['ndcg@10'\] of query 'q2' is nan"):
+        write_baseline(broken, path)
+    assert path.read_bytes() == before
+    assert [p.name for p in tmp_path.iterdir()] == ["baseline.json"]
+
+
+def test_missing_file_says_how_to_create_one(tmp_path: Path) -> None:
+    path = tmp_path / "baseline.json"
+    with pytest.raises(InputError) as caught:
+        read_baseline(path)
+    assert str(caught.value) == (
+        f"no baseline at {path}; create one with `retrieval-gate baseline -c CONFIG` "
+        "on the main branch"
+    )
+    with pytest.raises(InputError, match=r"baseline -c gate\.yaml`"):
+        read_baseline(path, config="gate.yaml")
+    assert caught.value.exit_code == 2
+
+
+def test_truncated_json_names_line_and_column(tmp_path: Path) -> None:
+    path = tmp_path / "baseline.json"
+    write_baseline(make(), path)
+    text = path.read_text(encoding="utf-8")
+    cut = text[: text.index('"query_ids"') + len('"query_ids": [')]
+    path.write_text(cut, encoding="utf-8")
+    lines = cut.split("\n")
+    with pytest.raises(InputError) as caught:
+        read_baseline(path)
+    assert caught.value.source == str(path)
+    assert caught.value.line == len(lines)
+    assert f"line {len(lines)}, column {len(lines[-1]) + 1}" in str(caught.value)
+    assert str(caught.value).startswith(f"{path}:{len(lines)}: not valid JSON: expecting value")
+
+
+@pytest.mark.parametrize(("version", "age"), [(2, "newer"), (0, "older")])
+def test_another_schema_version_says_recreate(tmp_path: Path, version: int, age: str) -> None:
+    document = baseline_document(make()) | {"schema_version": version, "future": {}}
+    path = write_json(tmp_path / "baseline.json", document)
+    with pytest.raises(InputError) as caught:
+        read_baseline(path)
+    assert str(caught.value) == (
+        f"{path}: made by a {age} retrieval-gate (schema {version}; this one reads schema 1); "
+        "recreate it with `retrieval-gate baseline --force`"
+    )
+
+
+@pytest.mark.parametrize(
+    ("edit", "expected"),
+    [
+        (lambda d: d.pop("fingerprints"), "fingerprints: Field required"),
+        (lambda d: d["fingerprints"].update(k="10"), "fingerprints.k: Input should be a valid"),
+        (lambda d: d["fingerprints"].update(k=0), "fingerprints.k: Input should be greater"),
+        (lambda d: d["scores"]["ndcg@10"].__setitem__(1, "0.5"), "scores.ndcg@10[1]: Input"),
+        (lambda d: d["scores"]["ndcg@10"].__setitem__(1, True), "scores.ndcg@10[1]: Input"),
+        (lambda d: d.update(git_dirty="yes"), "git_dirty: Input should be a valid boolean"),
+        (lambda d: d.update(query_ids="q1"), "query_ids: Input should be a valid list"),
+        (lambda d: d.update(extra=1), "extra: Extra inputs are not permitted"),
+        (lambda d: d.update(schema_version="1"), "schema_version: Input should be a valid int"),
+    ],
+)
+def test_fields_of_the_wrong_type_are_named(tmp_path: Path, edit: Any, expected: str) -> None:
+    document = baseline_document(make())
+    edit(document)
+    path = write_json(tmp_path / "baseline.json", document)
+    with pytest.raises(InputError) as caught:
+        read_baseline(path)
+    message = str(caught.value)
+    assert message.startswith(f"{path}: invalid baseline:\n  ")
+    assert expected in message
+    assert message.endswith("recreate it with `retrieval-gate baseline --force`")
+
+
+def test_non_finite_scores_written_by_hand_are_rejected(tmp_path: Path) -> None:
+    path = tmp_path / "baseline.json"
+    write_baseline(make(), path)
+    text = path.read_text(encoding="utf-8").replace("0.3333333333333333", "NaN")
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(InputError, match=r"scores\.ndcg@10\[1\]: Input should be a finite number"):
+        read_baseline(path)
+
+
+@pytest.mark.parametrize(
+    ("edit", "expected"),
+    [
+        (lambda d: d["scores"]["recall@10"].pop(), "scores.recall@10: 2 values for 3 query_ids"),
+        (lambda d: d["scores"].pop("recall@10"), "scores: no scores for recall@10"),
+        (
+            lambda d: d["scores"].update({"ap@10": [0, 0, 0]}),
+            "scores.ap@10: not one of fingerprints.metrics",
+        ),
+        (lambda d: d.update(query_ids=["q1", "q3", "q2"]), "query_ids: 'q2' at position 2"),
+        (lambda d: d["top_k"].update(q9=["d1"]), "top_k: 'q9' not in query_ids"),
+        (lambda d: d["top_k"].update(q2=["a", "b", "c", "d"]), "top_k.q2: 4 doc ids, more than"),
+        (
+            lambda d: d["fingerprints"].update(metrics=["ndcg@10", "recall@10", "ndcg@10"]),
+            "fingerprints.metrics: ndcg@10 listed twice",
+        ),
+    ],
+)
+def test_hand_edits_that_break_consistency_are_named(
+    tmp_path: Path, edit: Any, expected: str
+) -> None:
+    document = baseline_document(make())
+    edit(document)
+    path = write_json(tmp_path / "baseline.json", document)
+    with pytest.raises(InputError) as caught:
+        read_baseline(path)
+    assert expected in str(caught.value)
+
+
+@pytest.mark.parametrize("content", ["[]", '"baseline"', "null"])
+def test_a_document_that_is_not_an_object_is_an_input_error(tmp_path: Path, content: str) -> None:
+    path = tmp_path / "baseline.json"
+    path.write_text(content, encoding="utf-8")
+    with pytest.raises(InputError, match="is not a baseline: expected a JSON object"):
+        read_baseline(path)
+
+
+def test_unreadable_bytes_are_an_input_error(tmp_path: Path) -> None:
+    path = tmp_path / "baseline.json"
+    path.write_bytes(b"\xff\xfe{}")
+    with pytest.raises(InputError, match="cannot read the file"):
+        read_baseline(path)
+
+
+def test_identical_fingerprints_are_comparable_and_the_retriever_may_change() -> None:
+    assert comparability_problems(FINGERPRINTS, FINGERPRINTS) == []
+    changed = dataclasses.replace(FINGERPRINTS, retriever="0123456789abcdef")
+    assert comparability_problems(FINGERPRINTS, changed) == []
+    reordered = dataclasses.replace(FINGERPRINTS, metrics=("recall@10", "ndcg@10"))
+    assert comparability_problems(FINGERPRINTS, reordered) == []
+
+
+@pytest.mark.parametrize(
+    ("changes", "expected"),
+    [
+        (
+            {"dataset": "0f9e8d7c6b5a" + "1" * 52},
+            "the labelled set differs from the baseline's (a1b2c3d4e5f6 -> 0f9e8d7c6b5a): "
+            "judgments or queries changed; recreate the baseline",
+        ),
+        ({"k": 20}, "k: baseline 3, now 20"),
+        (
+            {"metrics": ("ndcg@10", "recall@10", "recall@100")},
+            "metrics: now also recall@100",
+        ),
+        ({"metrics": ("recall@10",)}, "metrics: no longer ndcg@10"),
+        (
+            {"metrics": ("recall@100", "recall@10")},
+            "metrics: now also recall@100; no longer ndcg@10",
+        ),
+        (
+            {"slices": fingerprint_slices(slice_definition(["intent"], [], [1, 3, 6], 30))},
+            "the slice definition differs from the baseline's",
+        ),
+    ],
+)
+def test_each_difference_is_one_problem(changes: dict[str, Any], expected: str) -> None:
+    problems = comparability_problems(FINGERPRINTS, dataclasses.replace(FINGERPRINTS, **changes))
+    assert len(problems) == 1
+    assert problems[0].startswith(expected)
+
+
+def test_every_difference_is_listed() -> None:
+    other = Fingerprints("f" * 64, 5, ("ap@10",), "e" * 64, "d" * 16)
+    assert len(comparability_problems(FINGERPRINTS, other)) == 4
+
+
+def test_slice_fingerprint_is_a_stable_sha256_of_the_definition() -> None:
+    one = fingerprint_slices({"by": ["a"], "min_size": 30})
+    assert one == fingerprint_slices({"min_size": 30, "by": ["a"]})
+    assert len(one) == 64
+    assert one != fingerprint_slices({"by": ["a"], "min_size": 31})
+
+
+def git(repo: Path, *args: str) -> str:
+    done = subprocess.run(
+        ["git", "-c", "user.name=Gate Test", "-c", "user.email=gate@example.com", *args],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return done.stdout.strip()
+
+
+@pytest.fixture
+def isolated_git(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A folder git will not search above, with no user or system config in the way."""
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    for name in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE"):
+        monkeypatch.delenv(name, raising=False)
+    work = tmp_path / "work"
+    work.mkdir()
+    return work
+
+
+def test_git_state_of_a_real_repository(isolated_git: Path) -> None:
+    repo = isolated_git
+    git(repo, "init", "-q")
+    assert git_state(repo) == (None, False)
+    (repo / "eval.txt").write_text("one\n", encoding="utf-8")
+    git(repo, "add", "eval.txt")
+    git(repo, "commit", "-q", "-m", "first")
+    head = git(repo, "rev-parse", "HEAD")
+    assert git_state(repo) == (head, False)
+    (repo / "untracked.sqlite").write_text("cache", encoding="utf-8")
+    assert git_state(repo) == (head, False)
+    (repo / "eval.txt").write_text("two\n", encoding="utf-8")
+    assert git_state(repo) == (head, True)
+    sub = repo / "sub"
+    sub.mkdir()
+    assert git_state(sub) == (head, True)
+    baseline = make(repo_dir=sub)
+    assert (baseline.git_commit, baseline.git_dirty) == (head, True)
+
+
+def test_git_state_outside_a_repository_or_folder(isolated_git: Path) -> None:
+    assert git_state(isolated_git) == (None, None)
+    assert git_state(isolated_git / "missing") == (None, None)
+
+
+def test_git_state_without_git(isolated_git: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", str(isolated_git))
+    assert git_state(isolated_git) == (None, None)
