@@ -102,7 +102,7 @@ class Comparison:
     metric: str
     """Canonical metric name."""
     slice: str
-    """"all" or e.g. "intent=billing"."""
+    """The whole query set, "all", or a slice such as "intent=billing"."""
     n: int
     """Paired queries in the slice."""
     baseline_mean: float
@@ -128,7 +128,7 @@ class Comparison:
     queries_needed: int | None
     """Queries for mde <= max_drop; None without a positive max_drop or with no variation."""
     gated: bool
-    """False for slices smaller than min_size: reported, never failing."""
+    """False for slices smaller than min_size (never "all") or empty: reported, never failing."""
     reason: str
     """Why the comparison is not gated, or ""."""
     verdict: Verdict
@@ -240,7 +240,8 @@ def bootstrap_ci(
         return float(values[0]), float(values[0])
     means = np.empty(resamples, dtype=np.float64)
     rows = max(1, _CHUNK_CELLS // n)
-    index_type = np.int32 if n < 2**31 else np.int64  # int32 draws are about twice as fast
+    # Narrow draws are faster (about 25% for uint16 over int64); the index is always in range.
+    index_type = np.uint16 if n <= 1 << 16 else np.int64
     for start in range(0, resamples, rows):
         size = min(rows, resamples - start)
         picks = rng.integers(0, n, size=(size, n), dtype=index_type)
@@ -416,7 +417,9 @@ def _stats(
         mde = minimum_detectable_effect(std, n, settings.alpha, settings.power)
         if max_drop is not None and max_drop > 0 and std > 0:
             needed = queries_needed(std, max_drop, settings.alpha, settings.power)
-    gated = n >= settings.min_size
+    # min_size guards slices; the whole query set is always gated, or a small labelled set
+    # would give a gate that can never fail (the test itself accounts for a small n).
+    gated = slice_name == ALL or n >= settings.min_size
     return _Stats(
         metric=metric,
         slice=slice_name,

@@ -216,6 +216,16 @@ def test_a_slice_under_min_size_is_reported_but_never_fails() -> None:
     assert one.reason == "1 query, below min_size 30"
 
 
+def test_the_whole_query_set_is_gated_whatever_its_size() -> None:
+    base = baseline_scores(12)
+    (c,) = run(base, base - 0.5 * base, Threshold(max_drop=0.02))
+    assert c.gated
+    assert c.reason == ""
+    assert c.verdict == "regressed"
+    assert c.p_value == pytest.approx(2 / 4096)
+    assert c.failed
+
+
 def test_an_empty_slice_has_no_test() -> None:
     base = baseline_scores()
     empty = np.array([], dtype=np.int64)

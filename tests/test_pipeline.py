@@ -24,7 +24,7 @@ def run_cli(*argv: str) -> tuple[int, str, str]:
 @pytest.fixture
 def tiny(tmp_path: Path) -> Path:
     folder = tmp_path / "tiny"
-    shutil.copytree(TINY, folder)
+    shutil.copytree(TINY, folder, ignore=shutil.ignore_patterns("cache.sqlite*"))
     return folder
 
 
