@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import contextlib
+import dataclasses
 import hashlib
 import json
 import os
-import secrets
-import stat
 import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -19,14 +17,14 @@ import numpy as np
 import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from retrieval_gate.errors import GateError, InputError
+from retrieval_gate.errors import InputError
+from retrieval_gate.files import write_text_atomic
 from retrieval_gate.ids import FloatArray
 
 SCHEMA_VERSION = 1
 GIT_TIMEOUT = 10.0
 """Seconds a git call may take; provenance is not worth stalling a CI job for."""
 
-_BINARY = getattr(os, "O_BINARY", 0)
 """Windows translates newlines without it."""
 
 RECREATE = "recreate it with `retrieval-gate baseline --force`"
@@ -74,18 +72,7 @@ class Baseline:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Baseline):
             return NotImplemented
-        plain = (
-            "schema_version",
-            "tool_version",
-            "created_at",
-            "git_commit",
-            "git_dirty",
-            "fingerprints",
-            "retriever",
-            "slice_definition",
-            "query_ids",
-            "top_k",
-        )
+        plain = [f.name for f in dataclasses.fields(self) if f.name != "scores"]
         return (
             all(getattr(self, name) == getattr(other, name) for name in plain)
             and self.scores.keys() == other.scores.keys()
@@ -200,32 +187,8 @@ def write_baseline(baseline: Baseline, path: Path) -> None:
     equal bytes. Serialisation happens first: a ValueError (non-finite score) leaves any
     existing file untouched.
     """
-    path = Path(path)
     text = json.dumps(baseline_document(baseline), indent=2, ensure_ascii=False, allow_nan=False)
-    data = (text + "\n").encode("utf-8")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        mode = stat.S_IMODE(path.stat().st_mode) if path.exists() else None
-        temporary = path.parent / f".{path.name}.{secrets.token_hex(6)}.tmp"
-        # os.open with 0o666 lets the umask decide a new file's permissions, as for any file
-        # the user creates (mkstemp would make a committed file private).
-        handle = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _BINARY, 0o666)
-    except OSError as error:
-        raise GateError(f"{path}: cannot write the baseline: {error}") from None
-    try:
-        with os.fdopen(handle, "wb") as file:
-            file.write(data)
-            file.flush()
-            os.fsync(file.fileno())
-        if mode is not None:
-            os.chmod(temporary, mode)
-        os.replace(temporary, path)
-    except BaseException as error:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        if isinstance(error, OSError):
-            raise GateError(f"{path}: cannot write the baseline: {error}") from None
-        raise
+    write_text_atomic(Path(path), text + "\n")
 
 
 def read_baseline(path: Path, *, config: str | Path | None = None) -> Baseline:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import zlib
 from collections.abc import Mapping, Sequence
@@ -12,12 +13,12 @@ import numpy as np
 
 from retrieval_gate.errors import GateError
 from retrieval_gate.ids import FloatArray, IntArray
+from retrieval_gate.slicing import ALL, small_slices
 
 Verdict = Literal["pass", "regressed", "noise", "improved", "below_floor"]
 Correction = Literal["holm", "bh", "none"]
 TestName = Literal["randomization", "t"]
 
-ALL = "all"
 CI_LEVEL = 0.95
 # Verdicts compare means that went through float sums; a drop that equals the threshold in
 # exact arithmetic must not fail because of the last bit.
@@ -335,38 +336,11 @@ def verdict_for(
 # --------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class _Stats:
-    """Everything about one (metric, slice) that does not depend on the other comparisons."""
-
-    metric: str
-    slice: str
-    n: int
-    baseline_mean: float
-    current_mean: float
-    delta: float
-    ci: tuple[float, float]
-    wins: int
-    ties: int
-    losses: int
-    p_value: float | None
-    max_drop: float | None
-    floor: float | None
-    mde: float | None
-    queries_needed: int | None
-    gated: bool
-    reason: str
-
-
 def _rng(seed: int, metric: str, slice_name: str, stream: int) -> np.random.Generator:
     # crc32 is stable across processes (str hash is salted), so results do not depend on the
     # order the comparisons run in nor on the interpreter.
     key = zlib.crc32(f"{metric}|{slice_name}".encode())
     return np.random.default_rng([seed, key, stream])
-
-
-def _plural(n: int) -> str:
-    return f"{n} query" if n == 1 else f"{n} queries"
 
 
 def _stats(
@@ -376,27 +350,32 @@ def _stats(
     cur: FloatArray,
     threshold: Threshold,
     settings: GateSettings,
-) -> _Stats:
+    small: str,
+) -> Comparison:
+    """The comparison before correction: `p_adjusted` None and a provisional verdict."""
     n = int(base.size)
     if n == 0:
-        return _Stats(
+        return Comparison(
             metric=metric,
             slice=slice_name,
             n=0,
             baseline_mean=0.0,
             current_mean=0.0,
             delta=0.0,
-            ci=(0.0, 0.0),
+            ci_low=0.0,
+            ci_high=0.0,
             wins=0,
             ties=0,
             losses=0,
             p_value=None,
+            p_adjusted=None,
             max_drop=threshold.resolve(0.0),
             floor=threshold.floor,
             mde=None,
             queries_needed=None,
             gated=False,
             reason="no queries",
+            verdict="pass",
         )
     diff = cur - base
     baseline_mean = float(base.mean())
@@ -406,7 +385,7 @@ def _stats(
     else:
         rng = _rng(settings.seed, metric, slice_name, _TEST_STREAM)
         p_value = sign_flip_p_value(diff, resamples=settings.resamples, rng=rng)
-    ci = bootstrap_ci(
+    ci_low, ci_high = bootstrap_ci(
         diff,
         resamples=settings.resamples,
         rng=_rng(settings.seed, metric, slice_name, _BOOTSTRAP_STREAM),
@@ -417,27 +396,28 @@ def _stats(
         mde = minimum_detectable_effect(std, n, settings.alpha, settings.power)
         if max_drop is not None and max_drop > 0 and std > 0:
             needed = queries_needed(std, max_drop, settings.alpha, settings.power)
-    # min_size guards slices; the whole query set is always gated, or a small labelled set
-    # would give a gate that can never fail (the test itself accounts for a small n).
-    gated = slice_name == ALL or n >= settings.min_size
-    return _Stats(
+    gated = not small  # why a slice is too small to gate is slicing's rule
+    return Comparison(
         metric=metric,
         slice=slice_name,
         n=n,
         baseline_mean=baseline_mean,
         current_mean=float(cur.mean()),
         delta=float(diff.mean()),
-        ci=ci,
+        ci_low=ci_low,
+        ci_high=ci_high,
         wins=int(np.count_nonzero(diff > 0)),
         ties=int(np.count_nonzero(diff == 0)),
         losses=int(np.count_nonzero(diff < 0)),
         p_value=p_value,
+        p_adjusted=None,
         max_drop=max_drop,
         floor=threshold.floor,
         mde=mde,
         queries_needed=needed,
         gated=gated,
-        reason="" if gated else f"{_plural(n)}, below min_size {settings.min_size}",
+        reason=small,
+        verdict="pass",
     )
 
 
@@ -511,12 +491,17 @@ def compare(
     }
     index = _check_inputs(arrays, slices, thresholds, overrides)
     order = [ALL, *sorted(name for name in index if name != ALL)]
+    small = small_slices(index, settings.min_size)
     computed = []
     for metric, (base, cur) in arrays.items():
         for name in order:
             threshold = overrides.get(name, {}).get(metric, thresholds[metric])
             rows = index[name]
-            computed.append(_stats(metric, name, base[rows], cur[rows], threshold, settings))
+            computed.append(
+                _stats(
+                    metric, name, base[rows], cur[rows], threshold, settings, small.get(name, "")
+                )
+            )
     # Corrected over every gated (metric, slice), including those with no max_drop that can
     # never regress: a larger family than strictly needed, so the correction is conservative.
     family = [(i, s.p_value) for i, s in enumerate(computed) if s.gated and s.p_value is not None]
@@ -540,28 +525,5 @@ def compare(
             if s.n
             else "pass"  # nothing to judge: reported with reason "no queries"
         )
-        out.append(
-            Comparison(
-                metric=s.metric,
-                slice=s.slice,
-                n=s.n,
-                baseline_mean=s.baseline_mean,
-                current_mean=s.current_mean,
-                delta=s.delta,
-                ci_low=s.ci[0],
-                ci_high=s.ci[1],
-                wins=s.wins,
-                ties=s.ties,
-                losses=s.losses,
-                p_value=s.p_value,
-                p_adjusted=p_adjusted,
-                max_drop=s.max_drop,
-                floor=s.floor,
-                mde=s.mde,
-                queries_needed=s.queries_needed,
-                gated=s.gated,
-                reason=s.reason,
-                verdict=verdict,
-            )
-        )
+        out.append(dataclasses.replace(s, p_adjusted=p_adjusted, verdict=verdict))
     return tuple(out)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from retrieval_gate.compare import Comparison
 from retrieval_gate.gate import GateResult, QueryChange
+from retrieval_gate.wording import aligned, plural
 
 SLICE_ROWS = 12
 """Non-overall rows shown in the table besides failures; the JSON result has all of them."""
@@ -49,8 +50,8 @@ def _headline(result: GateResult) -> str:
     if result.failures:
         worst = result.failures[0]
         return (
-            f"retrieval-gate {result.name}: FAIL, {len(result.failures)} failing "
-            f"check{'s' * (len(result.failures) != 1)}; worst: {_sentence(worst)}"
+            f"retrieval-gate {result.name}: FAIL, {plural(len(result.failures), 'failing check')}"
+            f"; worst: {_sentence(worst)}"
         )
     noise = [c for c in result.comparisons if c.gated and c.verdict == "noise"]
     note = f" ({len(noise)} drops past the threshold without significance)" if noise else ""
@@ -85,9 +86,7 @@ def _table(result: GateResult) -> list[str]:
                 c.verdict + ("" if c.gated else " (not gated)"),
             ]
         )
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    lines = ["  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
-             for row in rows]  # fmt: skip
+    lines = aligned(rows)
     hidden = len(others) - SLICE_ROWS
     if hidden > 0:
         lines.append(f"... and {hidden} more slice rows in the JSON result")

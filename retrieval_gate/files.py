@@ -2,38 +2,43 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
-import tempfile
+import secrets
+import stat
 from pathlib import Path
 
 from retrieval_gate.errors import GateError
 
+_BINARY = getattr(os, "O_BINARY", 0)
+
 
 def write_text_atomic(path: Path, text: str) -> None:
-    """Write to a temporary file beside `path`, then rename it over `path`, so that a reader
-    never sees half a file and a failed write leaves the old file in place."""
-    temporary: Path | None = None
+    """Write `text` (UTF-8) to a temporary file beside `path`, then rename it over `path`.
+
+    A replaced file keeps its permissions; a new one gets the umask's, as any file the user
+    creates (mkstemp would make a committed file private). An OSError is a GateError.
+    """
+    path = Path(path)
+    data = text.encode("utf-8")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        # A temporary file is created private (0600); keep the old file's mode, or the usual.
-        mode = path.stat().st_mode & 0o777 if path.is_file() else 0o644
-        with tempfile.NamedTemporaryFile(
-            "w",
-            encoding="utf-8",
-            dir=path.parent,
-            prefix=f".{path.name}.",
-            suffix=".tmp",
-            delete=False,
-        ) as handle:
-            temporary = Path(handle.name)
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        temporary.chmod(mode)
+        mode = stat.S_IMODE(path.stat().st_mode) if path.exists() else None
+        temporary = path.parent / f".{path.name}.{secrets.token_hex(6)}.tmp"
+        handle = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _BINARY, 0o666)
+    except OSError as error:
+        raise GateError(f"{path}: cannot write: {error}") from None
+    try:
+        with os.fdopen(handle, "wb") as file:
+            file.write(data)
+            file.flush()
+            os.fsync(file.fileno())
+        if mode is not None:
+            os.chmod(temporary, mode)
         os.replace(temporary, path)
-        temporary = None
-    except OSError as exc:
-        raise GateError(f"{path}: cannot write: {exc}") from exc
-    finally:
-        if temporary is not None:
-            temporary.unlink(missing_ok=True)
+    except BaseException as error:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        if isinstance(error, OSError):
+            raise GateError(f"{path}: cannot write: {error}") from None
+        raise

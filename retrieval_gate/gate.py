@@ -23,7 +23,7 @@ from retrieval_gate.compare import Comparison, GateSettings, Threshold, compare
 from retrieval_gate.config import GateConfig, MetricGate, load
 from retrieval_gate.datasets import Dataset
 from retrieval_gate.errors import GateError
-from retrieval_gate.metrics import Scores, parse_metric
+from retrieval_gate.metrics import parse_metric
 from retrieval_gate.slicing import slice_definition, slice_queries
 
 RESULT_SCHEMA_VERSION = 1
@@ -160,16 +160,17 @@ def record_current(
 ) -> tuple[Baseline, Dataset, tuple[str, ...]]:
     """The current retriever's record in baseline form, the labelled set, and warnings."""
     from retrieval_gate.adapters import fingerprint
+    from retrieval_gate.pipeline import execute
 
-    if run_path is not None:
-        scores, dataset, top_k, description, warnings = _from_run_file(config, Path(run_path))
-    else:
-        from retrieval_gate.pipeline import execute
+    if run_path is not None:  # a saved run is the run_file retriever, cached by its hash
+        from retrieval_gate.adapters.run_file import RunFileConfig
 
-        execution = execute(config, cache=cache, refresh_cache=refresh_cache, progress=progress)
-        scores, dataset, warnings = execution.scores, execution.dataset, execution.warnings
-        top_k = {q: tuple(hit.doc_id for hit in hits) for q, hits in execution.run.hits.items()}
-        description = dict(execution.retriever)
+        saved = RunFileConfig(path=Path(run_path).resolve())
+        config = config.model_copy(update={"retriever": saved})
+    execution = execute(config, cache=cache, refresh_cache=refresh_cache, progress=progress)
+    scores, dataset, warnings = execution.scores, execution.dataset, execution.warnings
+    top_k = {q: tuple(hit.doc_id for hit in hits) for q, hits in execution.run.hits.items()}
+    description = dict(execution.retriever)
     slices = config.slices
     definition = slice_definition(
         slices.by, slices.combine, slices.query_length.bins, slices.min_size
@@ -217,9 +218,11 @@ def decide(
         for slice_name, gates in config.slices.overrides.items()
     }
     unknown = sorted(set(overrides) - set(slices))
-    extra = [f"slices.overrides names slices that do not exist: {', '.join(unknown)}"] * bool(
-        unknown
-    )
+    if unknown:
+        warnings = (
+            *warnings,
+            f"slices.overrides names slices that do not exist: {', '.join(unknown)}",
+        )
     gate = config.gate
     settings = GateSettings(
         alpha=gate.alpha,
@@ -240,40 +243,10 @@ def decide(
         changes,
         lost,
         gained,
-        (*warnings, *extra),
+        tuple(warnings),
         baseline,
         current,
     )
-
-
-def _from_run_file(
-    config: GateConfig, path: Path
-) -> tuple[Scores, Dataset, dict[str, tuple[str, ...]], dict[str, Any], tuple[str, ...]]:
-    """Scores of a saved run file instead of a retriever call (`check --run FILE`)."""
-    import hashlib
-
-    from retrieval_gate.datasets import load as load_dataset
-    from retrieval_gate.metrics import evaluate
-    from retrieval_gate.readers import read_run
-
-    dataset = load_dataset(config.dataset, config.base_dir)
-    run = read_run(path)
-    scores = evaluate(run, dataset.qrels, list(config.metrics))
-    ranked: dict[str, list[tuple[float, str]]] = {}
-    for q, doc, score in zip(
-        run.query_ids[run.query].tolist(), run.docs.tolist(), run.score.tolist(), strict=True
-    ):
-        ranked.setdefault(q, []).append((score, doc))
-    top_k = {q: tuple(d for _, d in sorted(rows, reverse=True)) for q, rows in ranked.items()}
-    digest = hashlib.sha256(path.read_bytes()).hexdigest()
-    description = {"type": "run_file", "path": path.name, "sha256": digest}
-    warnings = [str(w) for w in dataset.warnings]
-    if scores.missing_queries:
-        warnings.append(
-            f"{len(scores.missing_queries)} labelled queries have no results in {path.name} "
-            "and score 0"
-        )
-    return scores, dataset, top_k, description, tuple(warnings)
 
 
 def _canonical(name: str) -> str:
@@ -290,8 +263,7 @@ def _threshold(gate: MetricGate) -> Threshold:
 
 
 def _relevant(dataset: Dataset, query_id: str) -> dict[str, float]:
-    index = int(np.searchsorted(dataset.qrels.query_ids, query_id))
-    judged = dataset.qrels.by_query[index]
+    judged = dataset.qrels.by_query[dataset.qrels.position[query_id]]
     return {doc: grade for doc, grade in judged.items() if grade >= 1}
 
 

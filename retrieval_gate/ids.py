@@ -53,7 +53,8 @@ def first_duplicate(query: IntArray, docs: ObjectArray) -> tuple[int, int] | Non
     hashes = np.fromiter(map(hash, docs), dtype=np.int64, count=len(docs)).view(np.uint64)
     with np.errstate(over="ignore"):
         key = hashes ^ (query.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15))
-    ordered = np.sort(key)  # several times faster than the stable argsort needed below
+    # A plain sort answers "any repeat?"; the stable argsort that locates it runs on error only.
+    ordered = np.sort(key)
     if not np.any(ordered[1:] == ordered[:-1]):
         return None
     order = np.argsort(key, kind="stable")

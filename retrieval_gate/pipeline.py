@@ -12,13 +12,9 @@ from retrieval_gate.datasets import Dataset
 from retrieval_gate.datasets import load as load_dataset
 from retrieval_gate.metrics import Scores, evaluate
 from retrieval_gate.runner import RunResult
+from retrieval_gate.wording import plural
 
 FAILURES_SHOWN = 5
-
-CACHED_RETRIEVERS = frozenset({"http", "bm25", "run_file"})
-"""Retrievers whose answers are cached: remote ones, and those whose description hashes
-their data. Code run in-process or in a subprocess can change between two runs without
-changing its description, so python, command and framework retrievers are always called."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -61,7 +57,7 @@ def execute(
         error_budget=config.gate.error_budget,
         seed=config.gate.seed,
     )
-    cached = cache and config.retriever.type in CACHED_RETRIEVERS
+    cached = cache and bool(getattr(retriever, "cacheable", False))
     store = ResultCache(config.resolve(config.cache)) if cached else None
     try:
         result = run_queries(
@@ -83,9 +79,8 @@ def execute(
     if result.failures:
         shown = "; ".join(f"{f.query_id}: {f.error}" for f in result.failures[:FAILURES_SHOWN])
         more = len(result.failures) - FAILURES_SHOWN
-        failed = f"{len(result.failures)} {'query' if len(result.failures) == 1 else 'queries'}"
         warnings.append(
-            f"{failed} failed and score 0 (within the error budget): {shown}"
-            + (f"; and {more} more" if more > 0 else "")
+            f"{plural(len(result.failures), 'query')} failed and score 0 "
+            f"(within the error budget): {shown}" + (f"; and {more} more" if more > 0 else "")
         )
     return Execution(config, dataset, result, scores, tuple(warnings), description)

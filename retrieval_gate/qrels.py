@@ -64,6 +64,11 @@ class Qrels:
         return len(self.grade)
 
     @cached_property
+    def position(self) -> dict[str, int]:
+        """Index of each query id in `query_ids`."""
+        return {q: i for i, q in enumerate(self.query_ids.tolist())}
+
+    @cached_property
     def by_query(self) -> list[dict[str, float]]:
         """`{doc: grade}` of each query, aligned with `query_ids`."""
         order = np.argsort(self.query, kind="stable")

@@ -6,6 +6,7 @@ import json
 from collections.abc import Callable
 
 from retrieval_gate.metrics import REGISTRY, Scores
+from retrieval_gate.wording import aligned, plural
 
 PREVIEW = 5
 """Query ids listed in a coverage note before it says `and N more`."""
@@ -13,10 +14,11 @@ PREVIEW = 5
 
 def summary_values(scores: Scores) -> dict[str, float]:
     """trec_eval's `all`: the mean, except counts (num_ret, ...), which are summed."""
+    means = scores.mean()
     return {
         str(spec): float(scores.values[str(spec)].sum())
         if spec.measure.integer
-        else scores.mean()[str(spec)]
+        else means[str(spec)]
         for spec in scores.metrics
     }
 
@@ -39,16 +41,7 @@ def format_table(scores: Scores, per_query: bool) -> str:
             for qid, values in scores.per_query().items()
         ]
         rows.append(["all", *(cell(name, overall[name]) for name in names)])
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    lines = [
-        "  ".join(
-            [
-                row[0].ljust(widths[0]),
-                *(c.rjust(w) for c, w in zip(row[1:], widths[1:], strict=True)),
-            ]
-        )
-        for row in rows
-    ]
+    lines = aligned(rows, right_from=1)
     footer = f"{len(scores.query_ids)} labelled queries; `all` is the mean"
     if any(integer.values()):
         footer += " (num_* are totals)"
@@ -97,13 +90,13 @@ def coverage_notes(scores: Scores) -> list[str]:
     missing, ignored = scores.missing_queries, scores.ignored_queries
     if missing:
         notes.append(
-            f"{len(missing)} of {_plural(len(scores.query_ids), 'labelled query')} "
+            f"{len(missing)} of {plural(len(scores.query_ids), 'labelled query')} "
             f"retrieved nothing and {'scores' if len(missing) == 1 else 'score'} 0: "
             f"{_preview(missing)}"
         )
     if ignored:
         notes.append(
-            f"{_plural(len(ignored), 'run query')} without judgments "
+            f"{plural(len(ignored), 'run query')} without judgments "
             f"{'is' if len(ignored) == 1 else 'are'} ignored: {_preview(ignored)}"
         )
     return notes
@@ -125,7 +118,3 @@ def format_metric_list() -> str:
 def _preview(ids: tuple[str, ...]) -> str:
     shown = ", ".join(ids[:PREVIEW])
     return shown if len(ids) <= PREVIEW else f"{shown} and {len(ids) - PREVIEW} more"
-
-
-def _plural(count: int, noun: str) -> str:
-    return f"{count} {noun}" if count == 1 else f"{count} {noun[:-1]}ies"

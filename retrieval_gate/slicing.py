@@ -14,6 +14,7 @@ import numpy as np
 from retrieval_gate.adapters.base import Query
 from retrieval_gate.errors import GateError
 from retrieval_gate.ids import IntArray
+from retrieval_gate.wording import plural
 
 ALL = "all"
 """The slice of every labelled query; always present and always gated."""
@@ -90,8 +91,7 @@ def small_slices(slices: Mapping[str, IntArray], min_size: int) -> dict[str, str
         # skipping it would let every change pass.
         if name == ALL or len(members) >= min_size:
             continue
-        count = len(members)
-        small[name] = f"{count} {'query' if count == 1 else 'queries'}, below min_size {min_size}"
+        small[name] = f"{plural(len(members), 'query')}, below min_size {min_size}"
     return small
 
 

@@ -48,9 +48,7 @@ def test_beir_folder_with_metadata_and_warnings(tmp_path: Path) -> None:
     assert kinds["qrels_without_query"].examples == ("q4",)
     assert kinds["query_without_qrels"].examples == ("q3",)
     assert kinds["judged_doc_not_in_corpus"].examples == ("d9",)
-    assert (
-        str(kinds["qrels_without_query"]) == "1 judged queries with no query text are left out: q4"
-    )
+    assert str(kinds["qrels_without_query"]) == "1 judged query with no query text left out: q4"
     assert list(dataset.qrels.query_ids) == ["q1", "q2"]
     assert folder.exists()
 

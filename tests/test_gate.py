@@ -168,3 +168,12 @@ def test_python_api_returns_a_result_and_prints_nothing(
     assert result.exit_code == 0
     assert {c.slice for c in result.comparisons} >= {"all", "intent=billing"}
     assert capsys.readouterr() == ("", "")
+
+
+def test_check_scores_a_saved_run_file_instead_of_calling_the_retriever(project: Path) -> None:
+    saved = project / "worse.trec"
+    worse = write_config(project, "worse_search", name="worse.yaml")
+    assert cli("run", "-c", str(worse), "--quiet", "-o", str(saved))[0] == 0
+    code, out, _ = cli("check", "-c", str(project / "gate.yaml"), "--quiet", "--run", str(saved))
+    assert code == 1
+    assert "ndcg@10 on intent=billing fell" in out

@@ -18,6 +18,11 @@ class Adapter(Generic[C]):
     batching adapters also override `batch_size` and `search_batch`."""
 
     config_class: ClassVar[type[AdapterSettings]]
+    cacheable: ClassVar[bool] = False
+    """Whether answers may be cached under `describe()`: true only when the description
+    changes with everything that can change the answers (a remote service's URL and body,
+    a run file's or corpus's hash). Code run in-process or in a subprocess can change
+    between two runs without its description changing."""
 
     def __init__(
         self,

@@ -43,6 +43,7 @@ class BM25Retriever(Adapter[BM25Config]):
     promises thread safety, and scoring is fast)."""
 
     config_class = BM25Config
+    cacheable = True
 
     def __init__(
         self,

@@ -73,6 +73,7 @@ class HttpRetriever(Adapter[HttpConfig]):
     e.g. `results[*]` for `{"results": [[hits of q1], [hits of q2]]}`."""
 
     config_class = HttpConfig
+    cacheable = True
 
     def __init__(
         self,

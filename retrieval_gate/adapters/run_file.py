@@ -32,6 +32,7 @@ class RunFileRetriever(Adapter[RunFileConfig]):
     description holds the file's hash, so a changed file is a different retriever."""
 
     config_class = RunFileConfig
+    cacheable = True
 
     def __init__(
         self,

@@ -13,6 +13,7 @@ import numpy as np
 from retrieval_gate.adapters.base import Document, Query
 from retrieval_gate.ids import object_array
 from retrieval_gate.qrels import Qrels
+from retrieval_gate.wording import plural
 
 EXAMPLES = 5
 """Ids quoted in a data warning before it says `and N more`."""
@@ -71,43 +72,31 @@ def assemble(
     warnings: list[DataWarning] = []
 
     no_text = sorted(judged - texts.keys())
-    _warn(
-        warnings, "qrels_without_query", "judged queries with no query text are left out", no_text
-    )
+    _warn(warnings, "qrels_without_query", "judged query", "with no query text left out", no_text)
     unjudged = sorted(texts.keys() - judged)
-    _warn(warnings, "query_without_qrels", "{queries} with no judgments not run", unjudged)
+    _warn(warnings, "query_without_qrels", "query", "with no judgments not run", unjudged)
     if no_text:
         keep = ~np.isin(qrels.query_ids, object_array(no_text))
         qrels = _subset(qrels, keep)
     labelled = tuple(texts[q] for q in qrels.query_ids.tolist())
 
     relevant = np.bincount(qrels.query, weights=qrels.grade >= 1, minlength=len(labelled))
-    _warn(
-        warnings,
-        "no_relevant",
-        "queries with no relevant document (grade >= 1) can only score 0",
-        [q.id for q, r in zip(labelled, relevant, strict=True) if r == 0],
-    )
+    no_relevant = [q.id for q, r in zip(labelled, relevant, strict=True) if r == 0]
+    _warn(warnings, "no_relevant", "query", "with no relevant document (grade >= 1), scoring 0",
+          no_relevant)  # fmt: skip
     if corpus is not None:
         missing = sorted({d for d in qrels.docs.tolist() if d not in corpus})
-        _warn(
-            warnings,
-            "judged_doc_not_in_corpus",
-            "judged documents are missing from the corpus",
-            missing,
-        )
+        _warn(warnings, "judged_doc_not_in_corpus", "judged document", "missing from the corpus",
+              missing)  # fmt: skip
     return Dataset(
         labelled, qrels, corpus, _fingerprint(labelled, qrels, layout), tuple(warnings), source
     )
 
 
-def _warn(warnings: list[DataWarning], kind: str, message: str, ids: Sequence[str]) -> None:
+def _warn(warnings: list[DataWarning], kind: str, noun: str, what: str, ids: Sequence[str]) -> None:
     if ids:
-        one = len(ids) == 1
-        text = message.format(
-            queries="query" if one else "queries", documents="document" if one else "documents"
-        )
-        warnings.append(DataWarning(kind, f"{len(ids)} {text}", len(ids), tuple(ids[:EXAMPLES])))
+        message = f"{plural(len(ids), noun)} {what}"
+        warnings.append(DataWarning(kind, message, len(ids), tuple(ids[:EXAMPLES])))
 
 
 def _subset(qrels: Qrels, keep_queries: np.ndarray) -> Qrels:

@@ -8,7 +8,7 @@ from typing import Any
 
 from retrieval_gate.adapters.base import Document, Query
 from retrieval_gate.errors import InputError
-from retrieval_gate.readers.text import json_lines, numbered, open_text
+from retrieval_gate.readers.text import json_id, json_lines, numbered, open_text
 
 ID_KEYS = ("_id", "id", "query_id", "qid")
 TEXT_KEYS = ("text", "query", "question")
@@ -23,8 +23,8 @@ _TOPIC_FIELD = re.compile(
 def query_from_json(row: dict[str, Any], source: str, line: int) -> Query:
     """A query from a BEIR/JSONL object: id, text, and every other field as metadata
     (BEIR's nested `metadata` object is merged in); inline judgments are not metadata."""
-    query_id = _string(row, ID_KEYS, source, line, "query id")
-    text = _string(row, TEXT_KEYS, source, line, "query text")
+    query_id = json_id(row, ID_KEYS, source, line, "query id")
+    text = json_id(row, TEXT_KEYS, source, line, "query text")
     metadata: dict[str, Any] = {}
     nested = row.get("metadata")
     if isinstance(nested, dict):
@@ -81,7 +81,7 @@ def read_corpus(path: Path) -> dict[str, Document]:
     """BEIR `corpus.jsonl`: `{"_id", "title", "text", "metadata"}` per line."""
     corpus: dict[str, Document] = {}
     for line, row in json_lines(path):
-        doc_id = _string(row, ID_KEYS, str(path), line, "doc id")
+        doc_id = json_id(row, ID_KEYS, str(path), line, "doc id")
         if doc_id in corpus:
             raise InputError(
                 f"doc {doc_id!r} appears twice in the corpus", source=str(path), line=line
@@ -91,17 +91,3 @@ def read_corpus(path: Path) -> dict[str, Document]:
             doc_id, str(row.get("title") or ""), str(row.get("text") or ""), metadata or {}
         )
     return corpus
-
-
-def _string(row: dict[str, Any], keys: tuple[str, ...], source: str, line: int, what: str) -> str:
-    for key in keys:
-        if key in row:
-            value = row[key]
-            if isinstance(value, bool) or not isinstance(value, str | int):
-                raise InputError(f"{what} {value!r} must be a string", source=source, line=line)
-            if not str(value).strip():
-                raise InputError(f"{what} is empty", source=source, line=line)
-            return str(value)
-    raise InputError(
-        f"no {what}: expected one of the keys {', '.join(keys)}", source=source, line=line
-    )

@@ -45,17 +45,19 @@ class RankedJudgments:
 
     def num_rel(self, rel: float) -> FloatArray:
         """R: judged docs with grade >= rel, per query."""
-        return self._count("rel", rel, self.qrels_grade >= rel)
+        return self._count("rel", rel, lambda g: g >= rel)
 
     def num_nonrel(self, rel: float) -> FloatArray:
         """Judged docs with 0 <= grade < rel, per query."""
-        return self._count("nonrel", rel, (self.qrels_grade >= 0) & (self.qrels_grade < rel))
+        return self._count("nonrel", rel, lambda g: (g >= 0) & (g < rel))
 
-    def _count(self, kind: str, rel: float, mask: np.ndarray) -> FloatArray:
+    def _count(
+        self, kind: str, rel: float, counted: Callable[[FloatArray], np.ndarray]
+    ) -> FloatArray:
         key = (kind, rel)
         if key not in self._cache:
             self._cache[key] = np.bincount(
-                self.qrels_query, weights=mask, minlength=len(self.query_ids)
+                self.qrels_query, weights=counted(self.qrels_grade), minlength=len(self.query_ids)
             ).astype(np.float64)
         return self._cache[key]
 
@@ -115,7 +117,7 @@ def rank_judgments(run: Run | ResultsMapping, qrels: Qrels, depth: int | None) -
 
 
 def _run_rows(run: Run, qrels: Qrels) -> _Rows:
-    position = {q: i for i, q in enumerate(qrels.query_ids.tolist())}
+    position = qrels.position
     to_labelled = np.fromiter(
         map(position.get, run.query_ids.tolist(), repeat(-1)),
         dtype=np.int64,
@@ -147,7 +149,7 @@ def _run_rows(run: Run, qrels: Qrels) -> _Rows:
 def _mapping_rows(run: ResultsMapping, qrels: Qrels) -> _Rows:
     """Rows straight from `{query: {doc: score}}`: each score and grade is read once, in C
     loops, and doc ids are touched only through the small per-query judgment dicts."""
-    position = {q: i for i, q in enumerate(qrels.query_ids.tolist())}
+    position = qrels.position
     judged = qrels.by_query
     kept = [(position[q], results) for q, results in run.items() if q in position]
     counts = np.fromiter(map(len, (results for _, results in kept)), np.int64, len(kept))

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from retrieval_gate.errors import InputError
 from retrieval_gate.qrels import Qrels
-from retrieval_gate.readers.text import json_lines, numbers
+from retrieval_gate.readers.text import json_field, json_id, json_lines, numbers
 from retrieval_gate.run import Run
 
 QUERY_KEYS = ("query_id", "qid", "query-id")
@@ -25,9 +24,9 @@ def read_jsonl_qrels(path: str | Path) -> Qrels:
     grades: list[str] = []
     lines: list[int] = []
     for number, row in json_lines(path):
-        queries.append(_id(row, QUERY_KEYS, source, number, "query id"))
-        docs.append(_id(row, DOC_KEYS, source, number, "doc id"))
-        grades.append(str(_field(row, GRADE_KEYS, source, number, "grade")))
+        queries.append(json_id(row, QUERY_KEYS, source, number, "query id"))
+        docs.append(json_id(row, DOC_KEYS, source, number, "doc id"))
+        grades.append(str(json_field(row, GRADE_KEYS, source, number, "grade")))
         lines.append(number)
     values = numbers(grades, lines, source, "grade", "an integer grade such as 1")
     return Qrels.from_rows(queries, docs, values, source=source, lines=lines)
@@ -45,7 +44,7 @@ def read_jsonl_run(path: str | Path) -> Run:
     empty: list[str] = []
     scored: bool | None = None
     for number, row in json_lines(path):
-        query = _id(row, QUERY_KEYS, source, number, "query id")
+        query = json_id(row, QUERY_KEYS, source, number, "query id")
         listed = next((row[key] for key in RESULT_LIST_KEYS if key in row), None)
         items = [row] if listed is None else listed
         if not isinstance(items, list):
@@ -56,7 +55,7 @@ def read_jsonl_run(path: str | Path) -> Run:
             if isinstance(item, str):
                 doc, score = item, None
             elif isinstance(item, Mapping):
-                doc = _id(item, DOC_KEYS, source, number, "doc id")
+                doc = json_id(item, DOC_KEYS, source, number, "doc id")
                 score = item.get("score")
             else:
                 raise InputError(
@@ -79,24 +78,3 @@ def read_jsonl_run(path: str | Path) -> Run:
             lines.append(number)
     values = numbers(scores, lines, source, "score", "a number such as 12.5")
     return Run.from_rows(queries, docs, values, source=source, lines=lines, empty_queries=empty)
-
-
-def _field(row: Mapping[str, Any], keys: tuple[str, ...], source: str, line: int, what: str) -> Any:
-    for key in keys:
-        if key in row:
-            return row[key]
-    raise InputError(
-        f"no {what}: expected one of the keys {', '.join(keys)}", source=source, line=line
-    )
-
-
-def _id(row: Mapping[str, Any], keys: tuple[str, ...], source: str, line: int, what: str) -> str:
-    value = _field(row, keys, source, line, what)
-    if isinstance(value, bool) or not isinstance(value, (str, int)):
-        raise InputError(
-            f"{what} {value!r} must be a string (or an integer)", source=source, line=line
-        )
-    text = str(value)
-    if not text.strip():
-        raise InputError(f"{what} is empty", source=source, line=line)
-    return text

@@ -6,7 +6,7 @@ import gzip
 import io
 import json
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any
 
@@ -106,3 +106,30 @@ def json_lines(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
             if not isinstance(row, dict):
                 raise InputError("expected a JSON object per line", source=source, line=number)
             yield number, row
+
+
+def json_field(
+    row: Mapping[str, Any], keys: tuple[str, ...], source: str, line: int, what: str
+) -> Any:
+    """The value of the first of `keys` in `row`; an error naming the line when none is."""
+    for key in keys:
+        if key in row:
+            return row[key]
+    raise InputError(
+        f"no {what}: expected one of the keys {', '.join(keys)}", source=source, line=line
+    )
+
+
+def json_id(
+    row: Mapping[str, Any], keys: tuple[str, ...], source: str, line: int, what: str
+) -> str:
+    """An id field: a non-empty string (integers are taken as their text)."""
+    value = json_field(row, keys, source, line, what)
+    if isinstance(value, bool) or not isinstance(value, (str, int)):
+        raise InputError(
+            f"{what} {value!r} must be a string (or an integer)", source=source, line=line
+        )
+    text = str(value)
+    if not text.strip():
+        raise InputError(f"{what} is empty", source=source, line=line)
+    return text
