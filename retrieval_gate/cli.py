@@ -5,15 +5,16 @@ from __future__ import annotations
 import argparse
 import contextlib
 import sys
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, TextIO
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
 
 from retrieval_gate import __version__
 from retrieval_gate.errors import GateError
 
 if TYPE_CHECKING:
     from retrieval_gate.config import GateConfig
-    from retrieval_gate.gate import GateResult
+    from retrieval_gate.report import Format
 
 EXIT_OK = 0
 EXIT_USAGE = 2
@@ -106,7 +107,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_config_option(check)
     _add_source_options(check)
     check.add_argument("--baseline", help="baseline file (default: the config's `baseline`)")
-    check.add_argument("--json", help="write the JSON result here (default: report.json)")
+    _add_report_options(check)
     check.set_defaults(handler=_check)
 
     baseline = commands.add_parser(
@@ -131,9 +132,42 @@ def build_parser() -> argparse.ArgumentParser:
         "result_file", metavar="RESULT", help="a JSON result of `check` (or a baseline file)"
     )
     _add_config_option(compare)
-    compare.add_argument("--json", help="write the re-decided JSON result here")
+    _add_report_options(compare)
     compare.set_defaults(handler=_compare)
+
+    comment = commands.add_parser(
+        "comment",
+        help="publish a result on GitHub: step summary, annotations, one sticky PR comment",
+        description="Render a JSON result of `check` to Markdown, append it to "
+        "$GITHUB_STEP_SUMMARY, print ::error/::warning workflow commands, and create or update "
+        "this gate's one comment on the pull request (found by a hidden marker naming the "
+        "gate). The repository, pull request and API come from GITHUB_REPOSITORY, "
+        "GITHUB_EVENT_PATH and GITHUB_API_URL; the token from GITHUB_TOKEN. A read-only "
+        "token (a pull request from a fork) or a rate limit is a warning: the exit code is 0 "
+        "unless RESULT cannot be read.",
+    )
+    comment.add_argument("result", metavar="RESULT", help="a JSON result of `check`")
+    comment.add_argument("--pr", type=_pr_number, help="pull request number (default: the event's)")
+    comment.add_argument("--repo", help="OWNER/NAME (default: $GITHUB_REPOSITORY)")
+    comment.add_argument("--no-summary", action="store_true", help="skip the step summary")
+    comment.add_argument("--no-annotations", action="store_true", help="print no ::error lines")
+    comment.add_argument("--no-pr-comment", action="store_true", help="skip the PR comment")
+    comment.set_defaults(handler=_comment)
     return parser
+
+
+def _pr_number(text: str) -> int:
+    if not text.strip().isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected a pull request number, got {text!r}")
+    return int(text)
+
+
+def _add_report_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("reports (default: the config's `report` paths)")
+    group.add_argument("--json", metavar="PATH", help="write the JSON result")
+    group.add_argument("--markdown", metavar="PATH", help="write the Markdown report")
+    group.add_argument("--junit", metavar="PATH", help="write JUnit XML (one testcase per check)")
+    group.add_argument("--html", metavar="PATH", help="write a self-contained HTML report")
 
 
 def _add_source_options(parser: argparse.ArgumentParser) -> None:
@@ -237,8 +271,6 @@ def _config_validate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from pathlib import Path
-
     from retrieval_gate.pipeline import execute
     from retrieval_gate.score_formats import format_table
 
@@ -261,18 +293,23 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 def _check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from retrieval_gate.config import load
     from retrieval_gate.console import format_summary
-    from retrieval_gate.gate import check
+    from retrieval_gate.gate import check, error_document
 
     config = load(args.config)
-    result = check(
-        config,
-        run_path=args.run,
-        baseline_path=args.baseline,
-        cache=not args.no_cache,
-        refresh_cache=args.refresh_cache,
-        progress=None if args.quiet else err,
-    )
-    _write_result(result, args.json or config.report.json_path, config, err)
+    targets = _report_targets(args, config)
+    try:
+        result = check(
+            config,
+            run_path=args.run,
+            baseline_path=args.baseline,
+            cache=not args.no_cache,
+            refresh_cache=args.refresh_cache,
+            progress=None if args.quiet else err,
+        )
+    except GateError as error:  # the reports say why the gate could not decide
+        _write_reports(error_document(config.name, str(error)), targets, err)
+        raise
+    _write_reports(result.document(), targets, err)
     for warning in result.warnings:
         print(f"retrieval-gate: warning: {warning}", file=err)
     out.write(format_summary(result))
@@ -280,8 +317,6 @@ def _check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def _baseline(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from pathlib import Path
-
     from retrieval_gate.baseline import comparability_problems, read_baseline, write_baseline
     from retrieval_gate.config import load
     from retrieval_gate.errors import GateError
@@ -289,13 +324,14 @@ def _baseline(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
     config = load(args.config)
     path = Path(args.output) if args.output else config.resolve(config.baseline)
-    record, _, warnings = record_current(
+    current = record_current(
         config,
         run_path=args.run,
         cache=not args.no_cache,
         refresh_cache=args.refresh_cache,
         progress=None if args.quiet else err,
     )
+    record = current.record
     if path.exists() and not args.force:
         try:
             problems = comparability_problems(read_baseline(path).fingerprints, record.fingerprints)
@@ -308,7 +344,7 @@ def _baseline(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 + "\nreplace it with `retrieval-gate baseline --force`"
             )
     write_baseline(record, path)
-    for warning in warnings:
+    for warning in current.warnings:
         print(f"retrieval-gate: warning: {warning}", file=err)
     out.write(
         f"wrote {path}: {len(record.query_ids)} queries, metrics "
@@ -321,8 +357,6 @@ def _baseline(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def _compare(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from pathlib import Path
-
     from retrieval_gate.baseline import read_baseline, read_record
     from retrieval_gate.config import load
     from retrieval_gate.console import format_summary
@@ -337,17 +371,61 @@ def _compare(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         config,
         dataset,
     )
-    _write_result(result, args.json, config, err)
+    _write_reports(result.document(), _report_targets(args, config), err)
     out.write(format_summary(result))
     return result.exit_code
 
 
-def _write_result(result: GateResult, target: str | None, config: GateConfig, err: TextIO) -> None:
-    """Write the JSON result atomically when a path is configured or given."""
-    if not target:
+def _comment(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    import os
+
+    from retrieval_gate import github
+    from retrieval_gate.report import COMMENT_BUDGET, annotations_of, read_result, render_markdown
+
+    result = read_result(Path(args.result))
+    env = github.read_environment(os.environ, pr_number=args.pr, repository=args.repo)
+    title = f"retrieval-gate {result.name}"
+    if not args.no_summary and env.step_summary is not None:
+        github.append_step_summary(env.step_summary, render_markdown(result))
+        print("retrieval-gate: wrote the step summary", file=err)
+    if not args.no_annotations:
+        for level, message in annotations_of(result):
+            print(github.workflow_command(level, message, title=title), file=out)
+    if not args.no_pr_comment:
+        room = COMMENT_BUDGET - len(github.comment_marker(result.name))
+        outcome = github.upsert_comment(env, render_markdown(result, limit=room), result.name)
+        if outcome.warning:
+            print(github.workflow_command("warning", outcome.warning, title=title), file=out)
+        else:
+            print(f"retrieval-gate: {outcome.action} the PR comment {outcome.url}", file=err)
+    return EXIT_OK
+
+
+def _report_targets(args: argparse.Namespace, config: GateConfig) -> dict[Format, Path]:
+    """Report format -> path: options relative to the working directory, config paths to it."""
+    configured = config.report
+    choices: tuple[tuple[Format, str | None, str | None], ...] = (
+        ("json", args.json, configured.json_path),
+        ("markdown", args.markdown, configured.markdown),
+        ("junit", args.junit, configured.junit),
+        ("html", args.html, configured.html),
+    )
+    targets: dict[Format, Path] = {}
+    for fmt, option, setting in choices:
+        if option:
+            targets[fmt] = Path(option)
+        elif setting:
+            targets[fmt] = config.resolve(setting)
+    return targets
+
+
+def _write_reports(document: dict[str, Any], targets: Mapping[Format, Path], err: TextIO) -> None:
+    """Render and write each report atomically."""
+    if not targets:
         return
     from retrieval_gate.files import write_text_atomic
+    from retrieval_gate.report import render
 
-    path = config.resolve(target)
-    write_text_atomic(path, result.to_json())
-    print(f"retrieval-gate: wrote {path}", file=err)
+    for fmt, path in targets.items():
+        write_text_atomic(path, render(document, fmt))
+        print(f"retrieval-gate: wrote {path}", file=err)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
@@ -30,7 +31,7 @@ RESULT_SCHEMA_VERSION = 1
 QUERY_CHANGES = 10
 """Most-regressed queries listed in a result."""
 
-Status = Literal["pass", "fail"]
+Status = Literal["pass", "fail", "error"]
 
 
 class NotComparableError(GateError):
@@ -64,6 +65,43 @@ class QueryChange:
         return self.after - self.before
 
 
+@dataclass(frozen=True)
+class Unjudged:
+    """Documents in the current top k that no judgment covers: they count as non-relevant."""
+
+    retrieved: int
+    """Documents in every query's current top k."""
+    unjudged: int
+    """Of them, documents absent from the query's qrels."""
+    new: int
+    """Unjudged documents that were not in the query's baseline top k."""
+    queries: tuple[str, ...]
+    """Queries with at least one new unjudged document, sorted."""
+    baseline_unjudged: int
+    """Unjudged documents in the baseline's top k, for comparison."""
+
+
+@dataclass(frozen=True)
+class GateContext:
+    """What the result was decided under, for the report footer."""
+
+    config_file: str
+    config_sha256: str
+    """sha256 of the validated config as canonical JSON."""
+    k: int
+    settings: GateSettings
+
+
+@dataclass(frozen=True)
+class CurrentRun:
+    """The current retriever's record in baseline form and what came with it."""
+
+    record: Baseline
+    dataset: Dataset
+    warnings: tuple[str, ...]
+    failed_queries: tuple[str, ...]
+
+
 @dataclass(frozen=True, eq=False)
 class GateResult:
     """Everything `check` decided; nothing in it prints. `document()` is the canonical JSON."""
@@ -74,6 +112,10 @@ class GateResult:
     hits_lost: tuple[str, ...]
     hits_gained: tuple[str, ...]
     warnings: tuple[str, ...]
+    failed_queries: tuple[str, ...]
+    """Queries the retriever failed on (scored 0, within the error budget)."""
+    unjudged: Unjudged
+    context: GateContext
     baseline: Baseline
     current: Baseline
 
@@ -110,6 +152,14 @@ class GateResult:
             "hits_lost": list(self.hits_lost),
             "hits_gained": list(self.hits_gained),
             "warnings": list(self.warnings),
+            "failed_queries": list(self.failed_queries),
+            "unjudged": asdict(self.unjudged),
+            "config": {
+                "file": self.context.config_file,
+                "sha256": self.context.config_sha256,
+                "k": self.context.k,
+                "gate": asdict(self.context.settings),
+            },
             "baseline": {
                 "created_at": self.baseline.created_at,
                 "git_commit": self.baseline.git_commit,
@@ -117,13 +167,30 @@ class GateResult:
                 "tool_version": self.baseline.tool_version,
                 "retriever": dict(self.baseline.retriever),
                 "fingerprints": asdict(self.baseline.fingerprints),
+                "scores": _aligned_scores(self.baseline, self.current.query_ids),
             },
             "current": baseline_document(self.current, clock=False),
         }
 
     def to_json(self) -> str:
         """`document()` as indented JSON, one trailing newline."""
-        return json.dumps(self.document(), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+        return canonical_json(self.document())
+
+
+def canonical_json(document: dict[str, Any]) -> str:
+    """A result document as the JSON report: indented, key order as built, one newline."""
+    return json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def error_document(name: str, message: str) -> dict[str, Any]:
+    """The result of a check that could not decide (exit 2), so reports can say why."""
+    return {
+        "schema_version": RESULT_SCHEMA_VERSION,
+        "tool_version": __version__,
+        "name": name,
+        "status": "error",
+        "error": message,
+    }
 
 
 def check(
@@ -140,13 +207,20 @@ def check(
     Raises NotComparableError when the baseline cannot be compared (exit 2).
     """
     config = config if isinstance(config, GateConfig) else load(config)
-    record, dataset, warnings = record_current(
+    current = record_current(
         config, run_path=run_path, cache=cache, refresh_cache=refresh_cache, progress=progress
     )
     baseline = read_baseline(
         Path(baseline_path) if baseline_path else config.resolve(config.baseline)
     )
-    return decide(baseline, record, config, dataset, warnings)
+    return decide(
+        baseline,
+        current.record,
+        config,
+        current.dataset,
+        current.warnings,
+        failed_queries=current.failed_queries,
+    )
 
 
 def record_current(
@@ -157,7 +231,7 @@ def record_current(
     refresh_cache: bool = False,
     progress: TextIO | None = None,
     repo_dir: Path | None = None,
-) -> tuple[Baseline, Dataset, tuple[str, ...]]:
+) -> CurrentRun:
     """The current retriever's record in baseline form, the labelled set, and warnings."""
     from retrieval_gate.adapters import fingerprint
     from retrieval_gate.pipeline import execute
@@ -191,7 +265,8 @@ def record_current(
         tool_version=__version__,
         repo_dir=repo_dir if repo_dir is not None else config.base_dir,
     )
-    return record, dataset, tuple(warnings)
+    failed = tuple(failure.query_id for failure in execution.run.failures)
+    return CurrentRun(record, dataset, tuple(warnings), failed)
 
 
 def decide(
@@ -200,6 +275,8 @@ def decide(
     config: GateConfig,
     dataset: Dataset,
     warnings: Sequence[str] = (),
+    *,
+    failed_queries: Sequence[str] = (),
 ) -> GateResult:
     """Compare two records under `config`'s thresholds; NotComparableError if unlike."""
     problems = comparability_problems(baseline.fingerprints, current.fingerprints)
@@ -237,6 +314,7 @@ def decide(
     primary = next(iter(thresholds))
     changes = _query_changes(baseline, current, dataset, primary)
     lost, gained = _hit_changes(baseline, current, dataset)
+    context = GateContext(_config_file(config), _config_sha256(config), config.k, settings)
     return GateResult(
         config.name,
         comparisons,
@@ -244,9 +322,51 @@ def decide(
         lost,
         gained,
         tuple(warnings),
+        tuple(failed_queries),
+        _unjudged(baseline, current, dataset),
+        context,
         baseline,
         current,
     )
+
+
+def _config_file(config: GateConfig) -> str:
+    """The config's path relative to the working directory when inside it (as CI shows it)."""
+    path = config.path.resolve()
+    try:
+        return path.relative_to(Path.cwd().resolve()).as_posix()
+    except ValueError:
+        return path.name
+
+
+def _config_sha256(config: GateConfig) -> str:
+    text = json.dumps(config.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _aligned_scores(baseline: Baseline, query_ids: Sequence[str]) -> dict[str, list[float]]:
+    """The baseline's per-query scores in `query_ids` order (comparable records share them)."""
+    position = {query_id: i for i, query_id in enumerate(baseline.query_ids)}
+    order = [position[query_id] for query_id in query_ids]
+    return {metric: values[order].tolist() for metric, values in baseline.scores.items()}
+
+
+def _unjudged(baseline: Baseline, current: Baseline, dataset: Dataset) -> Unjudged:
+    retrieved = unjudged = new = old = 0
+    queries = []
+    for query_id in current.query_ids:
+        judged = dataset.qrels.by_query[dataset.qrels.position[query_id]]
+        before = baseline.top_k.get(query_id, ())
+        after = current.top_k.get(query_id, ())
+        old += sum(doc not in judged for doc in before)
+        retrieved += len(after)
+        missing = [doc for doc in after if doc not in judged]
+        unjudged += len(missing)
+        fresh = len(set(missing) - set(before))
+        new += fresh
+        if fresh:
+            queries.append(query_id)
+    return Unjudged(retrieved, unjudged, new, tuple(queries), old)
 
 
 def _canonical(name: str) -> str:

@@ -1,0 +1,131 @@
+"""The one context dict every report template renders, built from a validated result."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from retrieval_gate.errors import GateError
+from retrieval_gate.report.document import ComparisonRecord, ResultRecord
+
+SECTIONS = ("chart", "queries", "slices", "warnings")
+"""Sections the Markdown may drop to fit a comment, in the order they are dropped."""
+_INF = float("inf")
+HISTOGRAM_BINS = (
+    (-_INF, -20.0),
+    (-20.0, -10.0),
+    (-10.0, -5.0),
+    (-5.0, 0.0),
+    (0.0, 0.0),
+    (0.0, 5.0),
+    (5.0, 10.0),
+    (10.0, 20.0),
+    (20.0, _INF),
+)
+"""Per-query change histogram bins in points; (0, 0) holds the unchanged queries."""
+_VERDICT_ORDER = {"regressed": 0, "below_floor": 0, "noise": 1, "improved": 3, "pass": 2}
+
+
+def report_context(result: ResultRecord) -> dict[str, Any]:
+    """Everything the templates show, ordered as shown; values stay numbers and raw strings."""
+    comparisons = result.comparisons
+    overall = [c for c in comparisons if c.slice == "all"]
+    slices = sorted(
+        (c for c in comparisons if c.slice != "all"),
+        key=lambda c: (not c.failed, _VERDICT_ORDER[c.verdict], not c.gated, c.delta),
+    )
+    noise = [c for c in comparisons if c.gated and c.verdict == "noise"]
+    primary = overall[0].metric if overall else None
+    deltas = _query_deltas(result, primary)
+    return {
+        "name": result.name,
+        "status": result.status,
+        "error": result.error,
+        "comparisons": comparisons,
+        "failures": result.failures,
+        "worst": result.failures[0] if result.failures else None,
+        "noise": sorted(noise, key=lambda c: c.delta),
+        "improved": [c for c in overall if c.verdict == "improved"],
+        "overall": overall,
+        "gains": {c.metric: _gain(c.metric) for c in comparisons},
+        "slices": slices,
+        "ungated": [c for c in slices if not c.gated],
+        "underpowered": [c for c in comparisons if _underpowered(c)],
+        "primary": primary,
+        "deltas": deltas,
+        "histogram": _histogram(deltas),
+        "query_changes": result.query_changes,
+        "hits_lost": result.hits_lost,
+        "hits_gained": result.hits_gained,
+        "warnings": result.warnings,
+        "failed_queries": result.failed_queries,
+        "unjudged": result.unjudged,
+        "config": result.config,
+        "baseline": result.baseline,
+        "current": result.current,
+        "tool_version": result.tool_version,
+        "show": dict.fromkeys(SECTIONS, True),
+        "cut": [],
+    }
+
+
+def _gain(metric: str) -> str | None:
+    """nDCG's and DCG's gain (exp or linear), which the report always names."""
+    from retrieval_gate.metrics import parse_metric
+
+    try:
+        spec = parse_metric(metric)
+    except GateError:  # a result from a newer version may name a metric this one lacks
+        return None
+    return str(spec.param("gain")) if spec.name in ("ndcg", "dcg") else None
+
+
+def _underpowered(c: ComparisonRecord) -> bool:
+    """Gated, not failing, and unable to detect a drop of its own threshold."""
+    return (
+        c.gated
+        and not c.failed
+        and c.max_drop is not None
+        and c.mde is not None
+        and c.mde > c.max_drop
+    )
+
+
+def _query_deltas(result: ResultRecord, metric: str | None) -> list[dict[str, Any]]:
+    """Per-query change of `metric`, most regressed first (ties by query id)."""
+    if metric is None or result.current is None or result.baseline is None:
+        return []
+    after = result.current.scores.get(metric)
+    before = result.baseline.scores.get(metric)
+    ids = result.current.query_ids
+    if after is None or before is None or not len(ids) == len(after) == len(before):
+        return []
+    rows = [
+        {"query_id": q, "before": b, "after": a, "delta": a - b}
+        for q, b, a in zip(ids, before, after, strict=True)
+    ]
+    return sorted(rows, key=lambda row: (row["delta"], row["query_id"]))
+
+
+def _histogram(deltas: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Counts of per-query changes in points per HISTOGRAM_BINS; empty when none changed."""
+    if not any(row["delta"] for row in deltas):
+        return []
+    counts = [0] * len(HISTOGRAM_BINS)
+    for row in deltas:
+        counts[_bin(row["delta"] * 100)] += 1
+    return [
+        {"low": low, "high": high, "count": count}
+        for (low, high), count in zip(HISTOGRAM_BINS, counts, strict=True)
+    ]
+
+
+def _bin(change: float) -> int:
+    """The HISTOGRAM_BINS index of a change: negative bins hold their upper edge."""
+    zero = HISTOGRAM_BINS.index((0.0, 0.0))
+    if change == 0:
+        return zero
+    if change < 0:
+        return next(i for i, (_, high) in enumerate(HISTOGRAM_BINS) if change <= high)
+    return next(
+        i for i in range(len(HISTOGRAM_BINS) - 1, zero, -1) if change >= HISTOGRAM_BINS[i][0]
+    )

@@ -1,0 +1,83 @@
+"""Rendering: one context dict, Jinja2 templates per format, the comment-size trimming."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, Literal
+
+from retrieval_gate.report.context import SECTIONS, report_context
+from retrieval_gate.report.document import ResultRecord, validate_result
+from retrieval_gate.report.filters import markdown_text, mean, p_value, points, xml_text
+
+if TYPE_CHECKING:
+    import jinja2
+
+Format = Literal["markdown", "json", "junit", "html"]
+Level = Literal["error", "warning"]
+FORMATS: tuple[Format, ...] = ("markdown", "json", "junit", "html")
+COMMENT_BUDGET = 65_000
+"""Characters of Markdown for a PR comment: GitHub's 65,536 less room for the hidden marker."""
+SUMMARY_BUDGET = 1_000_000
+"""Characters of Markdown for a step summary (GitHub allows 1 MiB per step)."""
+
+_TEMPLATES = {"markdown": "report.md.j2", "junit": "junit.xml.j2", "html": "report.html.j2"}
+
+
+def render(document: Mapping[str, Any], fmt: Format, *, limit: int = SUMMARY_BUDGET) -> str:
+    """`document` (a JSON result) in `fmt`; Markdown is trimmed by whole sections to `limit`."""
+    if fmt == "json":
+        from retrieval_gate.gate import canonical_json
+
+        return canonical_json(dict(document))
+    result = validate_result(document)
+    if fmt == "markdown":
+        return render_markdown(result, limit=limit)
+    return _template(fmt).render(report_context(result))
+
+
+def render_markdown(result: ResultRecord, *, limit: int = SUMMARY_BUDGET) -> str:
+    """The Markdown report, dropping sections in SECTIONS order until it fits `limit`."""
+    context = report_context(result)
+    template = _template("markdown")
+    text = template.render(context)
+    for section in SECTIONS:
+        if len(text) <= limit:
+            break
+        context["show"][section] = False
+        context["cut"].append(section)
+        text = template.render(context)
+    if len(text) > limit:
+        raise ValueError(f"the report is {len(text)} characters even without its details")
+    return text
+
+
+def annotations_of(result: ResultRecord) -> list[tuple[Level, str]]:
+    """(level, message) per failing check (error) and per noisy drop (warning)."""
+    text = _template("annotations").render(report_context(result))
+    lines = [line.partition(" ") for line in text.splitlines() if line.strip()]
+    return [("error" if level == "error" else "warning", message) for level, _, message in lines]
+
+
+@functools.cache
+def _template(fmt: str) -> jinja2.Template:
+    import jinja2
+
+    markup = fmt in ("html", "junit")
+    environment = jinja2.Environment(
+        loader=jinja2.PackageLoader("retrieval_gate.report", "templates"),
+        autoescape=markup,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+    escape: Callable[[object], str] = markdown_text if fmt == "markdown" else str
+    environment.filters |= {
+        "esc": xml_text if fmt == "junit" else escape,
+        "mean": mean,
+        "pt": points,
+        "p": p_value,
+    }
+    name = _TEMPLATES.get(fmt, f"{fmt}.txt.j2")
+    return environment.get_template(name)
