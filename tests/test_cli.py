@@ -147,3 +147,98 @@ def test_trec_format_prints_trec_eval_values(
             assert printed[by_trec_name[measure], qid] == value, (measure, qid)
             compared += 1
     assert compared == len(TREC_EVAL_NAMES) * 4
+
+
+@pytest.fixture
+def published(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A JSON result of the tiny sample and a pull_request event of PR 7 of octo/app."""
+    result = tmp_path / "result.json"
+    config = ROOT / "configs" / "tiny" / "retrieval-gate.yaml"
+    code, _, err = run_cli(
+        "check", "-c", str(config), "--run", TINY_RUN, "--no-cache", "--quiet",
+        "--json", str(result),
+    )  # fmt: skip
+    assert code in (0, 1), err
+    event = tmp_path / "event.json"
+    event.write_text(json.dumps({"action": "synchronize", "pull_request": {"number": 7}}))
+    for name in ("GITHUB_API_URL", "GITHUB_TOKEN", "GITHUB_STEP_SUMMARY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("GITHUB_EVENT_PATH", str(event))
+    monkeypatch.setenv("GITHUB_REPOSITORY", "octo/app")
+    return result
+
+
+def test_comment_keeps_one_sticky_comment_and_appends_the_summary(
+    published: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from fake_github import FakeGitHub
+
+    summary = tmp_path / "summary.md"
+    summary.write_text("earlier step\n")
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    with FakeGitHub(token="s3cret-t0ken", repos={"octo/app": [7]}) as github:
+        monkeypatch.setenv("GITHUB_API_URL", github.url)
+        monkeypatch.setenv("GITHUB_TOKEN", "s3cret-t0ken")
+        github.add_comment("octo/app", 7, "an unrelated review comment")
+        code, out, err = run_cli("comment", str(published))
+        assert code == 0, err
+        assert "created the PR comment" in err
+        code, out, err = run_cli("comment", str(published))
+        assert code == 0, err
+        assert "updated the PR comment" in err
+        comments = github.comments[("octo/app", 7)]
+    assert len(comments) == 2
+    assert comments[1]["body"].startswith("<!-- retrieval-gate: tiny -->\n## ")
+    assert "s3cret-t0ken" not in out + err
+    assert summary.read_text().startswith("earlier step\n## ")
+    assert summary.read_text().count("retrieval-gate · tiny") == 2
+
+
+def test_comment_on_a_fork_warns_once_and_exits_0(
+    published: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from fake_github import FakeGitHub
+
+    with FakeGitHub(token="t0ken", repos={"octo/app": [7]}, read_only=True) as github:
+        monkeypatch.setenv("GITHUB_API_URL", github.url)
+        monkeypatch.setenv("GITHUB_TOKEN", "t0ken")
+        code, out, err = run_cli("comment", str(published), "--no-annotations")
+        assert github.comments.get(("octo/app", 7), []) == []
+    assert code == 0, err
+    (warning,) = out.splitlines()
+    assert warning.startswith("::warning title=retrieval-gate tiny::")
+    assert "fork" in warning
+
+
+def test_comment_prints_an_error_annotation_per_failure(
+    published: Path, tmp_path: Path
+) -> None:
+    document = json.loads(published.read_text())
+    row = {**document["comparisons"][0], "current_mean": 0.5, "delta": -0.4, "p_adjusted": 0.001}
+    failing = {
+        **document,
+        "status": "fail",
+        "failures": [{**row, "verdict": "regressed", "failed": True}],
+    }
+    path = tmp_path / "failing.json"
+    path.write_text(json.dumps(failing))
+    code, out, _ = run_cli("comment", str(path), "--no-pr-comment", "--no-summary")
+    assert code == 0
+    first, *others = out.splitlines()
+    assert first == "::error title=retrieval-gate tiny::ndcg@10 fell 40.0 pt (p = 0.001): regressed"
+    assert others  # the saved run's noisy drops on the tiny slices
+    assert all(line.startswith("::warning title=retrieval-gate tiny::") for line in others)
+
+
+def test_comment_on_a_missing_or_foreign_result_is_exit_2(tmp_path: Path) -> None:
+    code, _, err = run_cli("comment", str(tmp_path / "nope.json"))
+    assert code == 2
+    assert "no such result file" in err
+    foreign = tmp_path / "foreign.json"
+    foreign.write_text('{"hello": 1}')
+    code, _, err = run_cli("comment", str(foreign))
+    assert code == 2
+    assert "foreign.json: not a retrieval-gate result" in err
+    code, _, err = run_cli("comment", str(foreign), "--pr", "seven")
+    assert code == 2
+    assert "expected a pull request number" in err

@@ -177,3 +177,41 @@ def test_check_scores_a_saved_run_file_instead_of_calling_the_retriever(project:
     code, out, _ = cli("check", "-c", str(project / "gate.yaml"), "--quiet", "--run", str(saved))
     assert code == 1
     assert "ndcg@10 on intent=billing fell" in out
+
+
+def test_check_writes_every_report_from_the_one_result(project: Path) -> None:
+    from retrieval_gate.report import render
+
+    config = write_config(project, "worse_search")
+    paths = {fmt: project / "out" / f"report.{fmt}" for fmt in ("json", "markdown", "junit", "html")}
+    options = [item for fmt, path in paths.items() for item in (f"--{fmt}", str(path))]
+    code, _, err = cli("check", "-c", str(config), "--quiet", *options)
+    assert code == 1
+    document = json.loads(paths["json"].read_text(encoding="utf-8"))
+    for fmt in ("markdown", "junit", "html"):
+        assert paths[fmt].read_text(encoding="utf-8") == render(document, fmt)  # type: ignore[arg-type]
+        assert f"wrote {paths[fmt]}" in err
+    assert "❌ retrieval-gate · generated: regression" in paths["markdown"].read_text()
+
+
+def test_the_config_names_report_paths_relative_to_itself(project: Path) -> None:
+    config = project / "gate.yaml"
+    text = config.read_text() + "report: {markdown: reports/gate.md, json: reports/gate.json}\n"
+    config.write_text(text)
+    assert cli("check", "-c", str(config), "--quiet")[0] == 0
+    assert json.loads((project / "reports" / "gate.json").read_text())["status"] == "pass"
+    assert "✅ retrieval-gate · generated: pass" in (project / "reports" / "gate.md").read_text()
+
+
+def test_a_check_that_cannot_decide_still_reports_why(project: Path) -> None:
+    config = write_config(project, "good_search", k=20, name="k20.yaml")
+    baseline = str(project / ".retrieval-gate" / "baseline.json")
+    result, markdown, junit = project / "r.json", project / "r.md", project / "r.xml"
+    code, _, _ = cli("check", "-c", str(config), "--quiet", "--baseline", baseline,
+                     "--json", str(result), "--markdown", str(markdown), "--junit", str(junit))  # fmt: skip
+    assert code == 2
+    document = json.loads(result.read_text())
+    assert document["status"] == "error"
+    assert "k: baseline 10, now 20" in document["error"]
+    assert "could not run" in markdown.read_text()
+    assert 'errors="1"' in junit.read_text()
