@@ -183,7 +183,8 @@ def test_check_writes_every_report_from_the_one_result(project: Path) -> None:
     from retrieval_gate.report import render
 
     config = write_config(project, "worse_search")
-    paths = {fmt: project / "out" / f"report.{fmt}" for fmt in ("json", "markdown", "junit", "html")}
+    formats = ("json", "markdown", "junit", "html")
+    paths = {fmt: project / "out" / f"report.{fmt}" for fmt in formats}
     options = [item for fmt, path in paths.items() for item in (f"--{fmt}", str(path))]
     code, _, err = cli("check", "-c", str(config), "--quiet", *options)
     assert code == 1
@@ -207,8 +208,8 @@ def test_a_check_that_cannot_decide_still_reports_why(project: Path) -> None:
     config = write_config(project, "good_search", k=20, name="k20.yaml")
     baseline = str(project / ".retrieval-gate" / "baseline.json")
     result, markdown, junit = project / "r.json", project / "r.md", project / "r.xml"
-    code, _, _ = cli("check", "-c", str(config), "--quiet", "--baseline", baseline,
-                     "--json", str(result), "--markdown", str(markdown), "--junit", str(junit))  # fmt: skip
+    reports = ["--json", str(result), "--markdown", str(markdown), "--junit", str(junit)]
+    code, _, _ = cli("check", "-c", str(config), "--quiet", "--baseline", baseline, *reports)
     assert code == 2
     document = json.loads(result.read_text())
     assert document["status"] == "error"
