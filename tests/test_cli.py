@@ -210,9 +210,7 @@ def test_comment_on_a_fork_warns_once_and_exits_0(
     assert "fork" in warning
 
 
-def test_comment_prints_an_error_annotation_per_failure(
-    published: Path, tmp_path: Path
-) -> None:
+def test_comment_prints_an_error_annotation_per_failure(published: Path, tmp_path: Path) -> None:
     document = json.loads(published.read_text())
     row = {**document["comparisons"][0], "current_mean": 0.5, "delta": -0.4, "p_adjusted": 0.001}
     failing = {
