@@ -14,6 +14,7 @@ from retrieval_gate.errors import GateError
 
 if TYPE_CHECKING:
     from retrieval_gate.config import GateConfig
+    from retrieval_gate.gate import GateResult
     from retrieval_gate.report import Format
 
 EXIT_OK = 0
@@ -292,7 +293,6 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 def _check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from retrieval_gate.config import load
-    from retrieval_gate.console import format_summary
     from retrieval_gate.gate import check, error_document
 
     config = load(args.config)
@@ -312,7 +312,7 @@ def _check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     _write_reports(result.document(), targets, err)
     for warning in result.warnings:
         print(f"retrieval-gate: warning: {warning}", file=err)
-    out.write(format_summary(result))
+    out.write(_summary(result))
     return result.exit_code
 
 
@@ -359,7 +359,6 @@ def _baseline(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 def _compare(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from retrieval_gate.baseline import read_baseline, read_record
     from retrieval_gate.config import load
-    from retrieval_gate.console import format_summary
     from retrieval_gate.datasets import load as load_dataset
     from retrieval_gate.gate import decide
 
@@ -372,7 +371,7 @@ def _compare(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         dataset,
     )
     _write_reports(result.document(), _report_targets(args, config), err)
-    out.write(format_summary(result))
+    out.write(_summary(result))
     return result.exit_code
 
 
@@ -399,6 +398,12 @@ def _comment(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         else:
             print(f"retrieval-gate: {outcome.action} the PR comment {outcome.url}", file=err)
     return EXIT_OK
+
+
+def _summary(result: GateResult) -> str:
+    from retrieval_gate.report import summary_of, validate_result
+
+    return summary_of(validate_result(result.document()))
 
 
 def _report_targets(args: argparse.Namespace, config: GateConfig) -> dict[Format, Path]:

@@ -9,6 +9,7 @@ from retrieval_gate.report.render import (
     annotations_of,
     render,
     render_markdown,
+    summary_of,
 )
 
 __all__ = [
@@ -21,5 +22,6 @@ __all__ = [
     "read_result",
     "render",
     "render_markdown",
+    "summary_of",
     "validate_result",
 ]

@@ -17,6 +17,8 @@ _HTML = {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;"}
 _BREAK = "&#8203;"
 # "@" is kept only before a plain number, as in the cutoff of "ndcg@10".
 _LINKABLE = re.compile(r"(?i)(?<=@)(?!\d+\b)|(?<=(?<!\w)#)|(?<=www)(?=\.)|(?<=[a-z])(?=://)")
+# Escape sequences in a query could move a terminal's cursor or forge a CI log line.
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 _XML_INVALID = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 
 
@@ -34,6 +36,11 @@ def markdown_text(value: object) -> str:
         else:
             out.append(char)
     return "".join(out)
+
+
+def plain_text(value: object) -> str:
+    """`value` on one line without control characters, safe to print to a terminal or log."""
+    return _CONTROL.sub("?", " ".join(str(value).split()))
 
 
 def xml_text(value: object) -> str:

@@ -8,7 +8,15 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from retrieval_gate.report.context import SECTIONS, report_context
 from retrieval_gate.report.document import ResultRecord, validate_result
-from retrieval_gate.report.filters import markdown_text, mean, p_value, points, xml_text
+from retrieval_gate.report.filters import (
+    markdown_text,
+    mean,
+    p_value,
+    plain_text,
+    points,
+    xml_text,
+)
+from retrieval_gate.wording import aligned, plural
 
 if TYPE_CHECKING:
     import jinja2
@@ -21,7 +29,13 @@ COMMENT_BUDGET = 65_000
 SUMMARY_BUDGET = 1_000_000
 """Characters of Markdown for a step summary (GitHub allows 1 MiB per step)."""
 
-_TEMPLATES = {"markdown": "report.md.j2", "junit": "junit.xml.j2", "html": "report.html.j2"}
+_TEMPLATES = {
+    "markdown": "report.md.j2",
+    "junit": "junit.xml.j2",
+    "html": "report.html.j2",
+    "summary": "summary.txt.j2",
+    "annotations": "annotations.txt.j2",
+}
 
 
 def render(document: Mapping[str, Any], fmt: Format, *, limit: int = SUMMARY_BUDGET) -> str:
@@ -52,6 +66,11 @@ def render_markdown(result: ResultRecord, *, limit: int = SUMMARY_BUDGET) -> str
     return text
 
 
+def summary_of(result: ResultRecord) -> str:
+    """The plain-text summary a terminal or CI log shows (ASCII, no markup)."""
+    return _template("summary").render(report_context(result))
+
+
 def annotations_of(result: ResultRecord) -> list[tuple[Level, str]]:
     """(level, message) per failing check (error) and per noisy drop (warning)."""
     text = _template("annotations").render(report_context(result))
@@ -72,12 +91,13 @@ def _template(fmt: str) -> jinja2.Template:
         lstrip_blocks=True,
         keep_trailing_newline=True,
     )
-    escape: Callable[[object], str] = markdown_text if fmt == "markdown" else str
+    escapes: dict[str, Callable[[object], str]] = {"markdown": markdown_text, "junit": xml_text}
     environment.filters |= {
-        "esc": xml_text if fmt == "junit" else escape,
+        "esc": escapes.get(fmt, plain_text if fmt in ("summary", "annotations") else str),
         "mean": mean,
         "pt": points,
         "p": p_value,
+        "plural": plural,
+        "aligned": aligned,
     }
-    name = _TEMPLATES.get(fmt, f"{fmt}.txt.j2")
-    return environment.get_template(name)
+    return environment.get_template(_TEMPLATES[fmt])
