@@ -317,3 +317,16 @@ def test_the_histogram_counts_every_query_once(regressed: dict[str, Any]) -> Non
     unchanged = next(b for b in context["histogram"] if b["low"] == b["high"] == 0.0)
     assert unchanged["count"] == sum(1 for d in context["deltas"] if d["delta"] == 0)
     assert re.search(r"bar \[" + ", ".join(map(str, counts)) + r"\]", render(regressed, "markdown"))
+
+
+def test_thousands_of_failing_slices_still_fit_a_comment(regressed: dict[str, Any]) -> None:
+    failing = next(c for c in regressed["comparisons"] if c["failed"] and c["slice"] != "all")
+    extra = [{**failing, "slice": f"segment=s{i:05d}"} for i in range(3_000)]
+    document = {
+        **regressed,
+        "comparisons": regressed["comparisons"] + extra,
+        "failures": regressed["failures"] + extra,
+    }
+    trimmed = render_markdown(validate_result(document), limit=COMMENT_BUDGET)
+    assert len(trimmed) <= COMMENT_BUDGET
+    assert f"and {len(document['failures']) - 20} more failing checks" in trimmed
