@@ -7,8 +7,9 @@ from typing import Any
 from retrieval_gate.errors import GateError
 from retrieval_gate.report.document import ComparisonRecord, ResultRecord
 
-SECTIONS = ("chart", "queries", "slices", "warnings")
-"""Sections the Markdown may drop to fit a comment, in the order they are dropped."""
+SECTIONS = ("slices", "warnings", "chart", "queries")
+"""Sections the Markdown may drop to fit a comment, in the order they are dropped: the slice
+table first, the one that grows without bound (its failing rows are also listed above it)."""
 _INF = float("inf")
 HISTOGRAM_BINS = (
     (-_INF, -20.0),
