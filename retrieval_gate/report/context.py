@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from retrieval_gate.compare import Comparison
 from retrieval_gate.errors import GateError
-from retrieval_gate.report.document import ComparisonRecord, ResultRecord
+from retrieval_gate.report.document import ResultRecord
 
 SECTIONS = ("slices", "warnings", "chart", "queries")
 """Sections the Markdown may drop to fit a comment, in the order they are dropped: the slice
@@ -80,7 +81,7 @@ def _gain(metric: str) -> str | None:
     return str(spec.param("gain")) if spec.name in ("ndcg", "dcg") else None
 
 
-def _underpowered(c: ComparisonRecord) -> bool:
+def _underpowered(c: Comparison) -> bool:
     """Gated, not failing, and unable to detect a drop of its own threshold."""
     return (
         c.gated

@@ -1,4 +1,7 @@
-"""The JSON result as a validated model: reports render only what passed validation."""
+"""The JSON result as a validated model: reports render only what passed validation.
+
+Comparisons, query changes and unjudged counts validate into the gate's own dataclasses;
+fields they do not declare (`failed`, `delta`: properties) are ignored and recomputed."""
 
 from __future__ import annotations
 
@@ -9,71 +12,14 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from retrieval_gate.compare import Comparison
 from retrieval_gate.errors import InputError
-
-Verdict = Literal["pass", "regressed", "noise", "improved", "below_floor"]
+from retrieval_gate.gate import QueryChange, Unjudged
 
 
 class _Model(BaseModel):
     # Results written by newer versions may carry more fields; rendering needs only these.
     model_config = ConfigDict(extra="ignore", frozen=True)
-
-
-class ComparisonRecord(_Model):
-    """One metric on one slice (compare.Comparison as JSON)."""
-
-    metric: str
-    slice: str
-    n: int
-    baseline_mean: float
-    current_mean: float
-    delta: float
-    ci_low: float
-    ci_high: float
-    wins: int
-    ties: int
-    losses: int
-    p_value: float | None
-    p_adjusted: float | None
-    max_drop: float | None
-    floor: float | None
-    mde: float | None
-    queries_needed: int | None
-    gated: bool
-    reason: str
-    verdict: Verdict
-    failed: bool
-
-
-class DocMoveRecord(_Model):
-    """A relevant document's rank in the baseline's and the current top k."""
-
-    doc_id: str
-    grade: float
-    before: int | None
-    after: int | None
-
-
-class QueryChangeRecord(_Model):
-    """One of the most-regressed queries."""
-
-    query_id: str
-    text: str
-    metric: str
-    before: float
-    after: float
-    delta: float
-    moves: list[DocMoveRecord]
-
-
-class UnjudgedRecord(_Model):
-    """Unjudged documents in the current top k."""
-
-    retrieved: int
-    unjudged: int
-    new: int
-    queries: list[str]
-    baseline_unjudged: int
 
 
 class ConfigRecord(_Model):
@@ -114,14 +60,14 @@ class ResultRecord(_Model):
     name: str
     status: Literal["pass", "fail", "error"]
     error: str | None = None
-    failures: list[ComparisonRecord] = Field(default_factory=list)
-    comparisons: list[ComparisonRecord] = Field(default_factory=list)
-    query_changes: list[QueryChangeRecord] = Field(default_factory=list)
+    failures: list[Comparison] = Field(default_factory=list)
+    comparisons: list[Comparison] = Field(default_factory=list)
+    query_changes: list[QueryChange] = Field(default_factory=list)
     hits_lost: list[str] = Field(default_factory=list)
     hits_gained: list[str] = Field(default_factory=list)
     warnings: list[str] = Field(default_factory=list)
     failed_queries: list[str] = Field(default_factory=list)
-    unjudged: UnjudgedRecord | None = None
+    unjudged: Unjudged | None = None
     config: ConfigRecord | None = None
     baseline: BaselineRecord | None = None
     current: CurrentRecord | None = None
