@@ -72,7 +72,7 @@ def build_parser() -> argparse.ArgumentParser:
     metrics = commands.add_parser("metrics", help="list the metrics and their parameters")
     metrics.set_defaults(handler=_metrics)
 
-    config = commands.add_parser("config", help="the config file: JSON Schema, validation")
+    config = commands.add_parser("config", help="the config file: schema, validation, reference")
     config_commands = config.add_subparsers(dest="config_command", metavar="ACTION", required=True)
     schema = config_commands.add_parser("schema", help="print the JSON Schema (for editors)")
     schema.set_defaults(handler=_config_schema)
@@ -81,6 +81,30 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_config_option(validate)
     validate.set_defaults(handler=_config_validate)
+    reference = config_commands.add_parser(
+        "reference", help="print the Markdown reference of every config key"
+    )
+    reference.set_defaults(handler=_config_reference)
+
+    init = commands.add_parser(
+        "init",
+        help="write a commented retrieval-gate.yaml and a pull-request workflow",
+        description="Write retrieval-gate.yaml and .github/workflows/retrieval-gate.yml into "
+        "the repository (the working directory, or --dir). On a terminal it asks for the "
+        "retriever type and the labelled set's folder unless given; otherwise it uses the "
+        "defaults. Existing files are only replaced with --force.",
+    )
+    init.add_argument(
+        "--retriever", metavar="TYPE", help="bm25 (default), http, python or run_file"
+    )
+    init.add_argument(
+        "--dataset", metavar="PATH", help="the labelled set's folder, relative to --dir (eval)"
+    )
+    init.add_argument("--name", help="the gate's name, shown on its PR comment (retrieval-gate)")
+    init.add_argument("--action", metavar="OWNER/REPO@REF", help="the workflow's `uses:`")
+    init.add_argument("--dir", default=".", help="the repository's folder (default: %(default)s)")
+    init.add_argument("--force", action="store_true", help="overwrite existing files")
+    init.set_defaults(handler=_init)
 
     run = commands.add_parser(
         "run",
@@ -154,6 +178,25 @@ def build_parser() -> argparse.ArgumentParser:
     comment.add_argument("--no-annotations", action="store_true", help="print no ::error lines")
     comment.add_argument("--no-pr-comment", action="store_true", help="skip the PR comment")
     comment.set_defaults(handler=_comment)
+
+    datasets = commands.add_parser("datasets", help="download public labelled sets")
+    datasets_commands = datasets.add_subparsers(
+        dest="datasets_command", metavar="ACTION", required=True
+    )
+    fetch = datasets_commands.add_parser(
+        "fetch",
+        help="download, verify and convert a public collection into a BEIR folder",
+        description="Download a public collection (cranfield, or beir/NAME such as "
+        "beir/scifact), check its pinned checksums, and write a BEIR folder (corpus.jsonl, "
+        "queries.jsonl, qrels/test.tsv) atomically. An unknown NAME lists the known ones. "
+        "Set RETRIEVAL_GATE_DATASETS_URL to fetch from a mirror: it replaces each URL's "
+        "address before the file name.",
+    )
+    fetch.add_argument("name", metavar="NAME", help="collection, e.g. cranfield, beir/scifact")
+    fetch.add_argument("--dir", help="where to write (default: datasets/NAME)")
+    fetch.add_argument("--force", action="store_true", help="fetch again over a complete copy")
+    fetch.add_argument("--quiet", action="store_true", help="no progress output")
+    fetch.set_defaults(handler=_datasets_fetch)
     return parser
 
 
@@ -268,6 +311,29 @@ def _config_validate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         f"{len(dataset.qrels)} judgments{corpus}; retriever {config.retriever.type}, "
         f"k = {config.k}, {len(config.metrics)} metrics; dataset {dataset.fingerprint[:12]}\n"
     )
+    return EXIT_OK
+
+
+def _config_reference(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from retrieval_gate.config_reference import config_reference
+
+    out.write(config_reference())
+    return EXIT_OK
+
+
+def _init(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from retrieval_gate import init
+
+    chosen = {
+        name: value
+        for name in ("retriever", "dataset", "name", "action")
+        if (value := getattr(args, name)) is not None
+    }
+    options = init.InitOptions(**chosen)
+    if sys.stdin is not None and sys.stdin.isatty():  # ask only a person
+        options = init.ask(options, set(chosen), sys.stdin, out)
+    written = init.write(Path(args.dir), options, force=args.force)
+    out.write(init.next_steps(written, options))
     return EXIT_OK
 
 
@@ -397,6 +463,23 @@ def _comment(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             print(github.workflow_command("warning", outcome.warning, title=title), file=out)
         else:
             print(f"retrieval-gate: {outcome.action} the PR comment {outcome.url}", file=err)
+    return EXIT_OK
+
+
+def _datasets_fetch(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    import os
+
+    from retrieval_gate.datasets.fetch import MIRROR_ENV, fetch
+
+    result = fetch(
+        args.name,
+        args.dir,
+        force=args.force,
+        mirror=os.environ.get(MIRROR_ENV) or None,
+        progress=None if args.quiet else err,
+    )
+    state = "already complete, kept (--force fetches again)" if result.kept else "written"
+    out.write(f"{result.path}: {result.name} {state}; {result.counts.describe()}\n")
     return EXIT_OK
 
 

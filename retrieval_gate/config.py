@@ -101,7 +101,11 @@ class DatasetConfig(StrictModel):
 class QueryLengthBins(StrictModel):
     """Query-length buckets in tokens: bins [1, 3, 6] make 1-2, 3-5 and 6+."""
 
-    bins: list[int] = Field(default=[1, 3, 6], min_length=1)
+    bins: list[int] = Field(
+        default=[1, 3, 6],
+        min_length=1,
+        description="lower bounds of the buckets in tokens: [1, 3, 6] makes 1-2, 3-5 and 6+",
+    )
 
     @field_validator("bins")
     @classmethod
@@ -151,10 +155,12 @@ class GateSettings(StrictModel):
 class ReportConfig(StrictModel):
     """Report files written by `check` (paths; omitted ones are not written)."""
 
-    markdown: str | None = None
-    json_path: str | None = Field(None, alias="json")
-    junit: str | None = None
-    html: str | None = None
+    markdown: str | None = Field(None, description="the Markdown report")
+    json_path: str | None = Field(
+        None, alias="json", description="the JSON result, read by `compare` and `comment`"
+    )
+    junit: str | None = Field(None, description="JUnit XML, one testcase per check")
+    html: str | None = Field(None, description="a self-contained HTML report")
 
 
 class GateConfig(StrictModel):
