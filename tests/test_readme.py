@@ -36,12 +36,16 @@ def test_readme_config_example_is_a_valid_config(tmp_path: Path) -> None:
     from retrieval_gate.config import load
 
     text = (ROOT / "README.md").read_text(encoding="utf-8")
-    example = re.findall(r"### The config\n\n```yaml\n(.+?)\n```", text, flags=re.S)[0]
+    example = re.findall(r"would write it:\n\n```yaml\n(.+?)\n```", text, flags=re.S)[0]
     path = tmp_path / "retrieval-gate.yaml"
     path.write_text(example, encoding="utf-8")
     config = load(path, environ={"SEARCH_URL": "http://127.0.0.1:9", "SEARCH_TOKEN": "t"})
     assert config.retriever.type == "http"
     assert [str(m) for m in config.metrics] == ["ndcg@10", "recall@10", "mrr@10"]
+
+
+ECHO_EXIT = '; echo "exit $?"'
+ELAPSED = re.compile(r"in \d+\.\d+s\b")
 
 
 def console_blocks() -> list[tuple[str, str, list[str], int]]:
@@ -54,9 +58,9 @@ def console_blocks() -> list[tuple[str, str, list[str], int]]:
         for line in [*block.splitlines(), "$ "]:
             if line.startswith("$ "):
                 if command:
-                    code = re.search(r"#\s*exit (\d+)\s*$", command)
-                    argv = command.split("#")[0].strip()
-                    status = int(code[1]) if code else 0
+                    argv, status = command, 0
+                    if argv.endswith(ECHO_EXIT):  # the last line shown is "exit N"
+                        argv, status = argv.removesuffix(ECHO_EXIT), int(expected.pop()[5:])
                     found.append((f"block{number}:{argv}", argv, expected, status))
                 command, expected = line[2:], []
             else:
@@ -71,7 +75,13 @@ def _matches(expected: list[str], actual: list[str]) -> bool:
     head, *rest = expected
     if head.strip() == "...":
         return any(_matches(rest, actual[i:]) for i in range(len(actual) + 1))
-    return bool(actual) and actual[0].rstrip() == head.rstrip() and _matches(rest, actual[1:])
+    same = bool(actual) and _timeless(actual[0]) == _timeless(head)
+    return same and _matches(rest, actual[1:])
+
+
+def _timeless(line: str) -> str:
+    """`line` with elapsed times ("in 0.4s") blanked: they differ from run to run."""
+    return ELAPSED.sub("in Ns", line.rstrip())
 
 
 @pytest.mark.parametrize(("argv", "expected", "code"), [b[1:] for b in console_blocks()],
@@ -94,3 +104,25 @@ def test_every_readme_console_command_prints_what_the_readme_shows(
     assert _matches(expected, actual), "\n".join(
         ["README shows:", *expected, "", "the command printed:", *actual]
     )
+
+
+def test_the_readme_excerpt_of_a_pr_comment_is_the_real_report(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import io
+    import shutil
+
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    excerpt = re.findall(r"^> (.*)$", text.split("## ", 1)[0], flags=re.M)
+    assert excerpt[0].startswith("**❌ retrieval-gate · example-regressed")
+    shutil.copytree(
+        ROOT / "configs", tmp_path / "configs", ignore=shutil.ignore_patterns("cache.sqlite*")
+    )
+    monkeypatch.chdir(tmp_path)
+    report = tmp_path / "report.md"
+    argv = ["check", "-c", "configs/example-regressed.yaml", "--markdown", str(report)]
+    assert main(argv, stdout=io.StringIO(), stderr=io.StringIO()) == 1
+    lines = report.read_text(encoding="utf-8").splitlines()
+    assert "## " + excerpt[0].strip("*") in lines
+    for line in excerpt[1:]:
+        assert line in lines, line
