@@ -138,7 +138,7 @@ def test_names_and_action_are_written_as_given(tmp_path: Path) -> None:
 
 
 def test_the_workflow_is_the_recommended_one_with_the_action_reference(tmp_path: Path) -> None:
-    """The repository's own PR workflow dogfoods the action (`uses: ./`) on configs/tiny;
+    """The repository's own PR workflow dogfoods the action (`uses: ./`) on configs/example.yaml;
     the template is the same workflow for the user's repository."""
     assert run_cli("init", "--dir", str(tmp_path))[0] == 0
     written = read_workflow(tmp_path / WORKFLOW)
