@@ -7,15 +7,14 @@ import contextlib
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from retrieval_gate import __version__
 from retrieval_gate.errors import GateError
 
 if TYPE_CHECKING:
     from retrieval_gate.config import GateConfig
-    from retrieval_gate.gate import GateResult
-    from retrieval_gate.report import Format
+    from retrieval_gate.report import Format, ResultRecord
 
 EXIT_OK = 0
 EXIT_USAGE = 2
@@ -360,6 +359,7 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 def _check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from retrieval_gate.config import load
     from retrieval_gate.gate import check, error_document
+    from retrieval_gate.report import summary_of, validate_result
 
     config = load(args.config)
     targets = _report_targets(args, config)
@@ -373,12 +373,13 @@ def _check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             progress=None if args.quiet else err,
         )
     except GateError as error:  # the reports say why the gate could not decide
-        _write_reports(error_document(config.name, str(error)), targets, err)
+        _write_reports(validate_result(error_document(config.name, str(error))), targets, err)
         raise
-    _write_reports(result.document(), targets, err)
+    record = validate_result(result.document())
+    _write_reports(record, targets, err)
     for warning in result.warnings:
         print(f"retrieval-gate: warning: {warning}", file=err)
-    out.write(_summary(result))
+    out.write(summary_of(record))
     return result.exit_code
 
 
@@ -427,6 +428,7 @@ def _compare(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from retrieval_gate.config import load
     from retrieval_gate.datasets import load as load_dataset
     from retrieval_gate.gate import decide
+    from retrieval_gate.report import summary_of, validate_result
 
     config = load(args.config)
     dataset = load_dataset(config.dataset, config.base_dir)
@@ -436,8 +438,9 @@ def _compare(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         config,
         dataset,
     )
-    _write_reports(result.document(), _report_targets(args, config), err)
-    out.write(_summary(result))
+    record = validate_result(result.document())
+    _write_reports(record, _report_targets(args, config), err)
+    out.write(summary_of(record))
     return result.exit_code
 
 
@@ -483,12 +486,6 @@ def _datasets_fetch(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return EXIT_OK
 
 
-def _summary(result: GateResult) -> str:
-    from retrieval_gate.report import summary_of, validate_result
-
-    return summary_of(validate_result(result.document()))
-
-
 def _report_targets(args: argparse.Namespace, config: GateConfig) -> dict[Format, Path]:
     """Report format -> path: options relative to the working directory, config paths to it."""
     configured = config.report
@@ -507,7 +504,7 @@ def _report_targets(args: argparse.Namespace, config: GateConfig) -> dict[Format
     return targets
 
 
-def _write_reports(document: dict[str, Any], targets: Mapping[Format, Path], err: TextIO) -> None:
+def _write_reports(record: ResultRecord, targets: Mapping[Format, Path], err: TextIO) -> None:
     """Render and write each report atomically."""
     if not targets:
         return
@@ -515,5 +512,5 @@ def _write_reports(document: dict[str, Any], targets: Mapping[Format, Path], err
     from retrieval_gate.report import render
 
     for fmt, path in targets.items():
-        write_text_atomic(path, render(document, fmt))
+        write_text_atomic(path, render(record, fmt))
         print(f"retrieval-gate: wrote {path}", file=err)

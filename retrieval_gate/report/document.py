@@ -10,11 +10,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from retrieval_gate.compare import Comparison
 from retrieval_gate.errors import InputError
-from retrieval_gate.gate import QueryChange, Unjudged
+from retrieval_gate.gate import QueryChange, Status, Unjudged
 
 
 class _Model(BaseModel):
@@ -58,7 +58,7 @@ class ResultRecord(_Model):
     schema_version: Literal[1]
     tool_version: str
     name: str
-    status: Literal["pass", "fail", "error"]
+    status: Status
     error: str | None = None
     failures: list[Comparison] = Field(default_factory=list)
     comparisons: list[Comparison] = Field(default_factory=list)
@@ -66,17 +66,23 @@ class ResultRecord(_Model):
     hits_lost: list[str] = Field(default_factory=list)
     hits_gained: list[str] = Field(default_factory=list)
     warnings: list[str] = Field(default_factory=list)
-    failed_queries: list[str] = Field(default_factory=list)
     unjudged: Unjudged | None = None
     config: ConfigRecord | None = None
     baseline: BaselineRecord | None = None
     current: CurrentRecord | None = None
 
+    _document: Mapping[str, Any] = PrivateAttr(default_factory=dict)
+
+    @property
+    def document(self) -> Mapping[str, Any]:
+        """The JSON document this record was validated from, every field kept."""
+        return self._document
+
 
 def validate_result(document: Mapping[str, Any], source: str = "result") -> ResultRecord:
     """`document` checked field by field; an InputError names the first bad fields."""
     try:
-        return ResultRecord.model_validate(document)
+        record = ResultRecord.model_validate(document)
     except ValidationError as error:
         problems = [
             f"{'.'.join(str(part) for part in item['loc']) or '(top level)'}: {item['msg']}"
@@ -88,6 +94,8 @@ def validate_result(document: Mapping[str, Any], source: str = "result") -> Resu
             + "\nwrite one with `retrieval-gate check --json FILE`",
             source=source,
         ) from None
+    record._document = document
+    return record
 
 
 def read_result(path: Path) -> ResultRecord:

@@ -38,13 +38,17 @@ _TEMPLATES = {
 }
 
 
-def render(document: Mapping[str, Any], fmt: Format, *, limit: int = SUMMARY_BUDGET) -> str:
-    """`document` (a JSON result) in `fmt`; Markdown is trimmed by whole sections to `limit`."""
+def render(
+    result: ResultRecord | Mapping[str, Any], fmt: Format, *, limit: int = SUMMARY_BUDGET
+) -> str:
+    """A result (validated, or a JSON document to validate) in `fmt`; Markdown is trimmed by
+    whole sections to `limit`. Validate once and pass the record to render several formats."""
+    if not isinstance(result, ResultRecord):
+        result = validate_result(result)
     if fmt == "json":
         from retrieval_gate.gate import canonical_json
 
-        return canonical_json(dict(document))
-    result = validate_result(document)
+        return canonical_json(dict(result.document))
     if fmt == "markdown":
         return render_markdown(result, limit=limit)
     return _template(fmt).render(report_context(result))
