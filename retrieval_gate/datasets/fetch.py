@@ -21,6 +21,7 @@ from urllib.parse import urlsplit
 
 from retrieval_gate import __version__
 from retrieval_gate.errors import GateError, InputError
+from retrieval_gate.wording import plural
 
 MIRROR_ENV = "RETRIEVAL_GATE_DATASETS_URL"
 """Replaces everything before a download's file name, e.g. `http://mirror.local/ir` fetches
@@ -62,13 +63,14 @@ class Counts:
     def describe(self) -> str:
         """One line: `1400 documents, 225 queries (225 with test judgments), 1837 ...`."""
         return (
-            f"{self.documents} documents, {self.queries} queries ({self.judged_queries} with "
-            f"test judgments), {self.judgments} judgments ({self.positive} positive)"
+            f"{plural(self.documents, 'document')}, {plural(self.queries, 'query')} "
+            f"({self.judged_queries} with test judgments), "
+            f"{plural(self.judgments, 'judgment')} ({self.positive} positive)"
         )
 
 
-Converter = Callable[[Path, Path], Counts]
-"""(folder the downloads were unpacked into, output folder to create) -> counts."""
+Converter = Callable[[Path, Path], None]
+"""(folder the downloads were unpacked into, output folder to create as a BEIR folder)."""
 
 
 @dataclass(frozen=True)
@@ -114,8 +116,9 @@ def _cranfield_collection() -> Collection:
     # published and a repacked archive with the same files would fail it. The files that are
     # used are pinned instead: sha256 of their content with carriage returns removed (upstream
     # has CRLF line endings), taken from a copy of the distributed files
-    # (github.com/noramtboraas/information-retrieval, commit 9e359c7) that matches two other
-    # independent copies. The archive's own md5 and sha256 are recorded in the marker file.
+    # (github.com/noramtboraas/information-retrieval, commit 9e359c7), which agrees with two
+    # other copies once whitespace is normalised (each of those has its own corruption). The
+    # archive's own md5 and sha256 are recorded in the marker file.
     return Collection(
         name="cranfield",
         urls=("http://ir.dcs.gla.ac.uk/resources/test_collections/cran/cran.tar.gz",),
@@ -180,11 +183,11 @@ BEIR_MD5 = {
 }
 
 
-def beir_collection(name: str, md5: str, description: str, url: str | None = None) -> Collection:
+def beir_collection(name: str, md5: str, description: str) -> Collection:
     """The Collection of BEIR set `name`: one zip holding a `{name}/` BEIR folder."""
     return Collection(
         name=f"beir/{name}",
-        urls=(url or BEIR_URL.format(name),),
+        urls=(BEIR_URL.format(name),),
         checksums=(Checksum(f"{name}.zip", "md5", md5),),
         convert=lambda unpacked, out: convert_beir(unpacked / name, out),
         description=f"BEIR {name}: {description}",
@@ -213,8 +216,14 @@ def resolve_url(url: str, mirror: str | None) -> str:
     """`url`, or with a mirror its file name appended to the mirror's address."""
     if not mirror:
         return url
-    if not mirror.startswith(("http://", "https://")):
-        raise GateError(f"{MIRROR_ENV}={mirror!r} must start with http:// or https://")
+    try:
+        parts = urlsplit(mirror)
+    except ValueError:
+        parts = None
+    if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
+        raise GateError(
+            f"{MIRROR_ENV}={mirror!r} must start with http:// or https:// and name a host"
+        )
     return f"{mirror.rstrip('/')}/{_file_name(url)}"
 
 
@@ -233,8 +242,10 @@ def fetch(
 
     The folder (default `datasets/<name>`) appears complete or not at all: everything is built
     in a temporary folder beside it, then renamed. An existing complete folder is kept unless
-    `force`; a folder this function did not make is never replaced. `mirror` replaces every
-    URL's address before the file name. Progress goes to `progress`; nothing else prints."""
+    `force`. A non-empty folder without the marker (one this function did not make) is never
+    replaced; an empty one is, and so is one with a damaged marker when `force`. `mirror`
+    replaces every URL's address before the file name. Progress goes to `progress`; nothing
+    else prints."""
     collection = lookup(name)
     target = Path(directory) if directory is not None else default_directory(collection.name)
     kept = _existing(target, collection.name, force)
@@ -254,7 +265,8 @@ def fetch(
             _unpack(download, unpacked)
         _verify_unpacked(collection, unpacked, downloads)
         out = work / "out"
-        counts = collection.convert(unpacked, out)
+        collection.convert(unpacked, out)
+        counts = _counts(out)
         _write_marker(out, collection, downloads, counts)
         _install(out, target, work)
         installed = True
@@ -372,7 +384,7 @@ def _download(url: str, folder: Path, progress: TextIO | None, mirror: str | Non
                     sha256.update(chunk)
                     size += len(chunk)
                     meter.advance(len(chunk))
-    except httpx.HTTPError as error:
+    except (httpx.HTTPError, httpx.InvalidURL) as error:
         raise GateError(
             f"cannot download {url}{where}: {type(error).__name__}: {error or 'no details'}; "
             "nothing was written. Check the network connection (or set "
@@ -488,7 +500,7 @@ def file_digest(path: Path, algorithm: str, *, strip_cr: bool = False) -> str:
 
 def _unpack(download: Download, folder: Path) -> None:
     """Extract the regular files of a zip or tar archive under `folder`, refusing unsafe
-    names (absolute, `..`); other downloads are moved there as they are."""
+    names (absolute, `..`)."""
     folder.mkdir(parents=True, exist_ok=True)
     name = download.path.name
     try:
@@ -498,15 +510,13 @@ def _unpack(download: Download, folder: Path) -> None:
                     if not info.is_dir():
                         with archive.open(info) as source:
                             _extract(source, folder, info.filename, download.url)
-        elif name.endswith((".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tar.xz")):
+        else:
             with tarfile.open(download.path, "r:*") as archive:
                 for member in archive:
                     extracted = archive.extractfile(member) if member.isfile() else None
                     if extracted is not None:
                         with extracted as source:
                             _extract(source, folder, member.name, download.url)
-        else:
-            os.replace(download.path, folder / name)
     except (zipfile.BadZipFile, tarfile.TarError, EOFError) as error:
         raise GateError(
             f"cannot unpack {name} from {download.url}: {error}; the download is damaged or "
@@ -584,48 +594,32 @@ def _file_name(url: str) -> str:
 # --- converters --------------------------------------------------------------------------------
 
 
-def convert_beir(folder: Path, out: Path) -> Counts:
-    """Move a BEIR folder (as in BEIR's zips) to `out` unchanged; return its counts."""
+def convert_beir(folder: Path, out: Path) -> None:
+    """Move a BEIR folder (as in BEIR's zips) to `out` unchanged."""
     missing = [file for file in BEIR_FILES if not (folder / file).is_file()]
     if missing:
         raise GateError(f"the archive has no {folder.name}/{missing[0]}; it is not a BEIR folder")
     os.replace(folder, out)
+
+
+def _counts(out: Path) -> Counts:
+    """What the BEIR folder `out` holds; its qrels are read by the reader `run` will use, so a
+    file the gate cannot load is refused here rather than installed."""
+    from retrieval_gate.readers.beir import read_beir_qrels
+
+    qrels = read_beir_qrels(out / "qrels" / "test.tsv")
     return Counts(
         documents=_count_lines(out / "corpus.jsonl"),
         queries=_count_lines(out / "queries.jsonl"),
-        **_count_qrels(out / "qrels" / "test.tsv"),
+        judged_queries=len(qrels.query_ids),
+        judgments=len(qrels),
+        positive=int((qrels.grade > 0).sum()),
     )
 
 
 def _count_lines(path: Path) -> int:
     with path.open("rb") as handle:
         return sum(1 for line in handle if line.strip())
-
-
-def _count_qrels(path: Path) -> dict[str, int]:
-    queries: set[str] = set()
-    judgments = positive = 0
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, 1):
-            fields = line.split()
-            if not fields or (number == 1 and not _is_number(fields[-1])):
-                continue  # the header
-            if len(fields) < 3 or not _is_number(fields[-1]):
-                raise InputError(
-                    "expected 'query-id corpus-id score'", source=str(path), line=number
-                )
-            queries.add(fields[0])
-            judgments += 1
-            positive += float(fields[-1]) > 0
-    return {"judged_queries": len(queries), "judgments": judgments, "positive": positive}
-
-
-def _is_number(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
 
 
 _SMART_ID = re.compile(r"\.I\s+(\S+)\s*$")
@@ -677,15 +671,17 @@ def _read_text(path: Path) -> str:
         raise InputError(f"not UTF-8 text ({error})", source=str(path)) from None
 
 
-def convert_cranfield(unpacked: Path, out: Path) -> Counts:
+def convert_cranfield(unpacked: Path, out: Path) -> None:
     """Write Cranfield's SMART files (`cran.all.1400`, `cran.qry`, `cranqrel`) as BEIR.
 
     Documents keep their `.I` numbers, title from `.T`, text from `.W`. Queries are numbered by
     their position in cran.qry (1-225), which is how cranqrel refers to them: the `.I` numbers
     run 001-365 with gaps. cranqrel's Cleverdon codes rank 1 (complete answer) above 4
     (minimum interest), so grade = 5 - code. Each query has one `-1` row, undocumented, which
-    spot checks show is the query's source paper: those rows are kept with grade 0, i.e.
-    judged not relevant (for nDCG and recall the same as leaving them out)."""
+    is the query's source paper (query 1's is document 486; see the notes on the collection
+    shipped with the reference data): those rows are kept with grade 0, judged not relevant.
+    For nDCG, AP, recall and precision that is the same as leaving them out; bpref and
+    judged@k count them as judged."""
     docs = read_smart(unpacked / "cran.all.1400")
     queries = read_smart(unpacked / "cran.qry")
     doc_ids: dict[str, None] = {}
@@ -711,13 +707,6 @@ def convert_cranfield(unpacked: Path, out: Path) -> Counts:
     with (out / "qrels" / "test.tsv").open("w", encoding="utf-8", newline="\n") as handle:
         handle.write(QRELS_HEADER)
         handle.writelines(f"{query}\t{doc}\t{grade}\n" for query, doc, grade in rows)
-    return Counts(
-        documents=len(doc_ids),
-        queries=len(queries),
-        judged_queries=len({query for query, _, _ in rows}),
-        judgments=len(rows),
-        positive=sum(grade > 0 for _, _, grade in rows),
-    )
 
 
 def _cranfield_qrels(
@@ -743,7 +732,9 @@ def _cranfield_qrels(
             )
         pair = (str(query), str(doc))
         if pair in seen:
-            raise InputError(f"query {query}, document {doc} judged twice", source=str(path))
+            raise InputError(
+                f"query {query}, document {doc} judged twice", source=str(path), line=number
+            )
         seen.add(pair)
         yield pair[0], pair[1], 5 - code if code > 0 else 0
 
