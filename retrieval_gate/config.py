@@ -19,6 +19,7 @@ from pydantic import (
     Field,
     PrivateAttr,
     ValidationError,
+    WithJsonSchema,
     field_validator,
 )
 
@@ -68,7 +69,24 @@ def _parse_drop(raw: Any) -> Any:
     )
 
 
-DropSpec = Annotated[Drop, BeforeValidator(_parse_drop)]
+DropSpec = Annotated[
+    Drop,
+    BeforeValidator(_parse_drop),
+    # What a user writes (the parsed model is internal): editors validate against this.
+    WithJsonSchema(
+        {
+            "title": "drop",
+            "anyOf": [
+                {
+                    "type": "string",
+                    "pattern": r"^\s*[0-9]*\.?[0-9]+\s*"
+                    r"([Pp][Tt][Ss]?|[Pp][Oo][Ii][Nn][Tt][Ss]?|%)\s*$",
+                },
+                {"type": "number", "minimum": 0, "maximum": 1},
+            ],
+        }
+    ),
+]
 
 
 class MetricGate(StrictModel):

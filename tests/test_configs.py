@@ -143,3 +143,15 @@ def test_wrapper_templates_rank_as_the_python_template(
 def test_the_run_file_template_reads_the_bundled_run(copy: Path) -> None:
     hits = ranking(copy / "run_file.yaml")
     assert hits["reset-password"] == ["kb-318", "kb-101", "kb-777", "kb-240", "kb-102"]
+
+
+@pytest.mark.parametrize("path", CONFIG_FILES, ids=IDS)
+def test_editors_accept_every_bundled_config_with_the_json_schema(path: Path) -> None:
+    import jsonschema
+    import yaml
+
+    from retrieval_gate.config import json_schema
+
+    validator = jsonschema.Draft202012Validator(json_schema())
+    document = yaml.safe_load(path.read_text(encoding="utf-8"))
+    assert [error.message for error in validator.iter_errors(document)] == []
