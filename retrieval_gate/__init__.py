@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
+DEFAULT_CONFIG = "retrieval-gate.yaml"
+"""The config file commands read when no -c is given."""
 
 if TYPE_CHECKING:
     from retrieval_gate.gate import GateResult, check

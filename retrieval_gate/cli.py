@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from retrieval_gate import __version__
+from retrieval_gate import DEFAULT_CONFIG, __version__
 from retrieval_gate.errors import GateError
 
 if TYPE_CHECKING:
@@ -224,7 +224,7 @@ def _add_source_options(parser: argparse.ArgumentParser) -> None:
 
 def _add_config_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "-c", "--config", default="retrieval-gate.yaml", help="config file (default: %(default)s)"
+        "-c", "--config", default=DEFAULT_CONFIG, help="config file (default: %(default)s)"
     )
 
 
@@ -448,20 +448,22 @@ def _comment(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     import os
 
     from retrieval_gate import github
-    from retrieval_gate.report import COMMENT_BUDGET, annotations_of, read_result, render_markdown
+    from retrieval_gate.report import annotations_of, read_result, render_markdown
 
     result = read_result(Path(args.result))
     env = github.read_environment(os.environ, pr_number=args.pr, repository=args.repo)
     title = f"retrieval-gate {result.name}"
+    full = render_markdown(result)
     if not args.no_summary and env.step_summary is not None:
-        github.append_step_summary(env.step_summary, render_markdown(result))
+        github.append_step_summary(env.step_summary, full)
         print("retrieval-gate: wrote the step summary", file=err)
     if not args.no_annotations:
         for level, message in annotations_of(result):
             print(github.workflow_command(level, message, title=title), file=out)
     if not args.no_pr_comment:
-        room = COMMENT_BUDGET - len(github.comment_marker(result.name))
-        outcome = github.upsert_comment(env, render_markdown(result, limit=room), result.name)
+        room = github.comment_room(result.name)
+        body = full if len(full) <= room else render_markdown(result, limit=room)
+        outcome = github.upsert_comment(env, body, result.name)
         if outcome.warning:
             print(github.workflow_command("warning", outcome.warning, title=title), file=out)
         else:

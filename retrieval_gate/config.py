@@ -23,11 +23,11 @@ from pydantic import (
     field_validator,
 )
 
+from retrieval_gate import DEFAULT_CONFIG
 from retrieval_gate.adapters import AdapterConfig
 from retrieval_gate.errors import InputError, MetricError
 
 CONFIG_VERSION = 1
-DEFAULT_CONFIG = "retrieval-gate.yaml"
 _ENV = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 _POINTS = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*(pt|pts|point|points)\s*$", re.IGNORECASE)
 _PERCENT = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*%\s*$")
@@ -255,7 +255,7 @@ def json_schema() -> dict[str, Any]:
     """The JSON Schema of `retrieval-gate.yaml`, for editor completion."""
     schema = GateConfig.model_json_schema(by_alias=True)
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
-    schema["title"] = "retrieval-gate.yaml"
+    schema["title"] = DEFAULT_CONFIG
     return schema
 
 

@@ -15,8 +15,9 @@ import yaml
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
-from retrieval_gate.adapters import AdapterSettings
+from retrieval_gate.adapters import ADAPTERS, AdapterSettings
 from retrieval_gate.config import Drop, GateConfig
+from retrieval_gate.wording import plural
 
 REGENERATE = "retrieval-gate config reference > docs/config-reference.md"
 # Names of the free keys of mappings, by the dotted key of the mapping.
@@ -29,8 +30,8 @@ BOUNDS = {
     "gt": "> {0}",
     "le": "<= {0}",
     "lt": "< {0}",
-    "min_length": "at least {0} item{1}",
-    "max_length": "at most {0} item{1}",
+    "min_length": "at least {1}",
+    "max_length": "at most {1}",
 }
 
 INTRO = f"""\
@@ -98,9 +99,8 @@ def sections() -> list[Section]:
     out: list[Section] = []
     for name, field in GateConfig.model_fields.items():
         key = field.alias or name
-        variants = _variants(field.annotation)
-        if variants:
-            out.extend(_retriever_sections(key, field, variants))
+        if name == "retriever":
+            out.extend(_retriever_sections(key, field))
         elif (model := _model(field.annotation)) is not None:
             text = _description(field) or _docstring(model)
             out.append(Section(f"`{key}`", text, tuple(_rows(model, key))))
@@ -112,23 +112,22 @@ def sections() -> list[Section]:
     return [Section("Top level", "", tuple(top)), *out]
 
 
-def _retriever_sections(
-    key: str, field: FieldInfo, variants: list[type[BaseModel]]
-) -> Iterator[Section]:
-    """The settings every retriever shares, then one subsection per `type`."""
-    names = ", ".join(f"`{_tag(variant)}`" for variant in variants)
+def _retriever_sections(key: str, field: FieldInfo) -> Iterator[Section]:
+    """The settings every retriever shares, then one subsection per `type` (the registry's)."""
+    names = ", ".join(f"`{kind}`" for kind in ADAPTERS)
     text = _description(field) or (
         f"The retriever under test: `{key}.type` picks one of {names}. Every type takes the "
         f"runner settings below. {_docstring(AdapterSettings)}"
     )
     yield Section(f"`{key}`", text, tuple(_rows(AdapterSettings, key)))
     shared = set(AdapterSettings.model_fields)
-    for variant in variants:
+    for kind, adapter in ADAPTERS.items():
+        model = adapter.config_class
         rows = [
-            Row(f"{key}.type", _tag(variant), "required", _described(variant, "type")),
-            *_rows(variant, key, skip={*shared, "type"}),
+            Row(f"{key}.type", kind, "required", _described(model, "type")),
+            *_rows(model, key, skip={*shared, "type"}),
         ]
-        yield Section(f"`{key}.type: {_tag(variant)}`", _docstring(variant), tuple(rows), 3)
+        yield Section(f"`{key}.type: {kind}`", _docstring(model), tuple(rows), 3)
 
 
 def _rows(model: type[BaseModel], prefix: str, skip: set[str] | None = None) -> Iterator[Row]:
@@ -153,13 +152,6 @@ def _field_rows(key: str, field: FieldInfo) -> Iterator[Row]:
         names = PLACEHOLDERS.get(key, ())
         free = [names[i] if i < len(names) else "<name>" for i in range(depth)]
         yield from _rows(model, ".".join([key, *free]))
-
-
-def _variants(annotation: Any) -> list[type[BaseModel]]:
-    """The models of a tagged union (the retriever types), in declaration order."""
-    members = [_model(arg) for arg in _union_args(_strip(annotation))]
-    models = [m for m in members if m is not None and "type" in m.model_fields]
-    return models if len(models) > 1 else []
 
 
 def _model(annotation: Any) -> type[BaseModel] | None:
@@ -234,7 +226,7 @@ def _type_text(annotation: Any, field: FieldInfo) -> str:
         for name, text in BOUNDS.items():
             value = getattr(item, name, None)
             if value is not None:
-                bounds.append(text.format(value, "s" if value != 1 else ""))
+                bounds.append(text.format(value, plural(value, "item")))
     return ", ".join([_type_name(annotation), *bounds])
 
 
@@ -270,12 +262,6 @@ def _described(model: type[BaseModel], name: str) -> str:
 def _docstring(model: type[BaseModel] | None) -> str:
     """The class docstring of `model` on one line."""
     return " ".join(inspect.cleandoc(model.__doc__ or "").split()) if model else ""
-
-
-def _tag(model: type[BaseModel]) -> str:
-    """The `type` value that selects `model` in the retriever union."""
-    values = typing.get_args(model.model_fields["type"].annotation)
-    return str(values[0])
 
 
 def _code(text: str) -> str:

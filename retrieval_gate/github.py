@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from retrieval_gate import __version__
 from retrieval_gate.errors import InputError
+from retrieval_gate.wording import excerpt
 
 if TYPE_CHECKING:
     import httpx
@@ -25,7 +26,8 @@ PER_PAGE = 100  # GitHub's largest page: fewest requests on a busy pull request
 MARKER_PREFIX = "<!-- retrieval-gate: "
 MARKER_SUFFIX = " -->"
 REPOSITORY = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")
-MESSAGE_LIMIT = 200  # characters of GitHub's error message kept in a one-line warning
+MESSAGE_LIMIT = 200
+"""Characters of GitHub's error message kept in a one-line warning."""
 
 
 @dataclass(frozen=True)
@@ -168,6 +170,12 @@ def comment_marker(name: str) -> str:
         else:
             escaped.append(char)
     return f"{MARKER_PREFIX}{''.join(escaped)}{MARKER_SUFFIX}"
+
+
+def comment_room(name: str) -> int:
+    """Characters of Markdown a comment for gate `name` may carry: GitHub's limit less the
+    marker line `upsert_comment` puts first."""
+    return COMMENT_LIMIT - len(comment_marker(name)) - 1
 
 
 @dataclass(frozen=True)
@@ -392,10 +400,7 @@ def _message(response: httpx.Response) -> str:
     message = data.get("message") if isinstance(data, dict) else None
     if not isinstance(message, str):
         return ""
-    one_line = " ".join(message.split())
-    if len(one_line) > MESSAGE_LIMIT:
-        return one_line[: MESSAGE_LIMIT - 1] + "…"
-    return one_line
+    return excerpt(message, MESSAGE_LIMIT)
 
 
 def _json_or_none(response: httpx.Response) -> Any:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -10,14 +11,12 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 import yaml
 
-from retrieval_gate import __version__
-from retrieval_gate.config import DEFAULT_CONFIG
+from retrieval_gate import DEFAULT_CONFIG, __version__
 from retrieval_gate.errors import GateError, InputError
 
 if TYPE_CHECKING:
     import jinja2
 
-RETRIEVERS = ("bm25", "http", "python", "run_file")
 WORKFLOW = PurePosixPath(".github/workflows/retrieval-gate.yml")
 DEFAULT_DATASET = "eval"
 DEFAULT_NAME = "retrieval-gate"
@@ -35,6 +34,7 @@ HINTS = {
     "retriever.target at your function",
     "run_file": "write runs/current.trec before each run",
 }
+RETRIEVERS = tuple(HINTS)
 
 
 @dataclass(frozen=True)
@@ -195,6 +195,7 @@ def _yaml(value: Any) -> str:
     return yaml.safe_dump([value], default_flow_style=True, width=10**6).strip()[1:-1]
 
 
+@functools.cache
 def _environment() -> jinja2.Environment:
     """Templates with delimiters that YAML and `${{ }}` workflow expressions never use."""
     import jinja2

@@ -1,4 +1,4 @@
-"""Plain-text wording: counted nouns (`1 query`, `3 queries`) and aligned columns."""
+"""Plain-text wording: counted nouns (`1 query`, `3 queries`), aligned columns, excerpts."""
 
 from __future__ import annotations
 
@@ -26,3 +26,9 @@ def aligned(rows: Sequence[Sequence[str]], *, right_from: int | None = None) -> 
         ).rstrip()
         for row in rows
     ]
+
+
+def excerpt(text: str, limit: int = 200) -> str:
+    """`text` on one line (whitespace runs collapsed), cut to `limit` characters with "..."."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[:limit] + "..."

@@ -29,11 +29,6 @@ class Request:
     headers: dict[str, str]
     body: Any  # the parsed JSON body, or None
 
-    @property
-    def json(self) -> Any:
-        """The parsed JSON body, or None (an alias of `body`)."""
-        return self.body
-
 
 @dataclass
 class _Injected:
@@ -80,15 +75,6 @@ class FakeGitHub:
         self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
 
     # Settings are read on every request, so tests may change them between calls.
-    @property
-    def token(self) -> str:
-        """The only token the server accepts."""
-        return self._state.token
-
-    @token.setter
-    def token(self, value: str) -> None:
-        self._state.token = value
-
     @property
     def read_only(self) -> bool:
         """Whether POST and PATCH get 403, as with a fork pull request's token."""
@@ -221,8 +207,6 @@ class FakeGitHub:
             found = self._find(match[1], int(match[2]))
             if found is None:
                 return 404, {}, _message("Not Found")
-            if method == "GET":
-                return 200, {}, found
             if method == "PATCH":
                 if state.read_only:
                     return 403, {}, _message("Resource not accessible by integration")

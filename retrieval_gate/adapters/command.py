@@ -22,10 +22,10 @@ from retrieval_gate.adapters.base import Document, Hit, Query, RetrieverError
 from retrieval_gate.adapters.hits import to_hits
 from retrieval_gate.adapters.settings import AdapterSettings
 from retrieval_gate.errors import GateError
+from retrieval_gate.wording import excerpt
 
 STDERR_LINES = 20  # how much of the process's stderr an error shows
 GRACE = 2.0  # seconds a process gets to exit on its own once its stdin is closed
-EXCERPT = 200
 
 
 class CommandConfig(AdapterSettings):
@@ -144,9 +144,9 @@ class CommandRetriever(Adapter[CommandConfig]):
         try:
             data = json.loads(line)
         except ValueError:
-            raise _ProcessError(f"printed a line that is not JSON: {_excerpt(line)!r}") from None
+            raise _ProcessError(f"printed a line that is not JSON: {excerpt(line)!r}") from None
         if not isinstance(data, dict):
-            raise _ProcessError(f'printed {_excerpt(line)!r}, not an object {{"id", "results"}}')
+            raise _ProcessError(f'printed {excerpt(line)!r}, not an object {{"id", "results"}}')
         if "id" in data and str(data["id"]) != query.id:
             raise _ProcessError(
                 f"answered query {data['id']!r} when asked for {query.id!r}; answer each "
@@ -161,7 +161,7 @@ class CommandRetriever(Adapter[CommandConfig]):
         if results is None:
             raise RetrieverError(
                 f'command {self.name!r}: the answer to query {query.id!r} has no "results": '
-                f"{_excerpt(line)!r}"
+                f"{excerpt(line)!r}"
             )
         return to_hits(results, k, f"command {self.name!r}")
 
@@ -277,8 +277,3 @@ class _Process:
         if self.popen.stderr is not None:
             for line in self.popen.stderr:
                 self.stderr.append(line.rstrip())
-
-
-def _excerpt(text: str) -> str:
-    text = text.strip()
-    return text if len(text) <= EXCERPT else text[:EXCERPT] + "..."

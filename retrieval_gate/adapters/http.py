@@ -18,11 +18,11 @@ from retrieval_gate.adapters.hits import doc_id, score
 from retrieval_gate.adapters.paths import PathError, Step, parse_path, select
 from retrieval_gate.adapters.settings import AdapterSettings, is_secret, redact
 from retrieval_gate.errors import GateError
+from retrieval_gate.wording import excerpt
 
 FIELD = re.compile(r"\{(query|queries|k|id|metadata\.[^{}]+)\}")
 SINGLE_BODY = {"query": "{query}", "k": "{k}"}
 BATCH_BODY = {"queries": "{queries}", "k": "{k}"}
-EXCERPT = 200
 
 
 class HttpConfig(AdapterSettings):
@@ -168,14 +168,14 @@ class HttpRetriever(Adapter[HttpConfig]):
         if response.status_code >= 400:
             retryable = response.status_code == 429 or response.status_code >= 500
             raise RetrieverError(
-                f"{self.name}: HTTP {response.status_code}: {_excerpt(response.text)}",
+                f"{self.name}: HTTP {response.status_code}: {excerpt(response.text)}",
                 retryable=retryable,
             )
         try:
             return response.json()
         except ValueError:
             raise RetrieverError(
-                f"{self.name}: response is not JSON: {_excerpt(response.text)}"
+                f"{self.name}: response is not JSON: {excerpt(response.text)}"
             ) from None
 
     def _select(self, data: Any) -> list[Any]:
@@ -184,7 +184,7 @@ class HttpRetriever(Adapter[HttpConfig]):
             found = select(data, self.results)
         except PathError as error:
             raise RetrieverError(
-                f"{self.name}: response has {error} at path {path}: {_excerpt(json.dumps(data))}"
+                f"{self.name}: response has {error} at path {path}: {excerpt(json.dumps(data))}"
             ) from None
         # A path without [*] names the list itself: `hits` reads like `hits[*]`.
         if None not in self.results:
@@ -199,7 +199,7 @@ class HttpRetriever(Adapter[HttpConfig]):
             except ValueError as error:  # PathError is one
                 has = " has" if isinstance(error, PathError) else ":"
                 raise RetrieverError(
-                    f"{self.name}: hit {position}{has} {error}: {_excerpt(json.dumps(item))}"
+                    f"{self.name}: hit {position}{has} {error}: {excerpt(json.dumps(item))}"
                 ) from None
             hits.setdefault(hit.doc_id, hit)
             if len(hits) >= k:
@@ -290,8 +290,3 @@ def _public_url(url: str) -> str:
         for name, value in parse_qsl(parts.query, keep_blank_values=True)
     ]
     return urlunsplit(parts._replace(query=urlencode(pairs, safe="<>{}")))
-
-
-def _excerpt(text: str) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= EXCERPT else flat[:EXCERPT] + "..."

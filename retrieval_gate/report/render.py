@@ -25,7 +25,8 @@ Format = Literal["markdown", "json", "junit", "html"]
 Level = Literal["error", "warning"]
 FORMATS: tuple[Format, ...] = ("markdown", "json", "junit", "html")
 COMMENT_BUDGET = 65_000
-"""Characters of Markdown for a PR comment: GitHub's 65,536 less room for the hidden marker."""
+"""Characters of Markdown that fit a PR comment of any gate name (GitHub allows 65,536 with
+the marker line; `github.comment_room` gives the exact room for one name)."""
 SUMMARY_BUDGET = 1_000_000
 """Characters of Markdown for a step summary (GitHub allows 1 MiB per step)."""
 
