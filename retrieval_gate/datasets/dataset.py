@@ -7,6 +7,7 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Any
 
 import numpy as np
 
@@ -48,6 +49,13 @@ class Dataset:
     fingerprint: str
     warnings: tuple[DataWarning, ...]
     source: str
+
+    @cached_property
+    def queries_fingerprint(self) -> str:
+        """sha256 over the queries alone (id, text, metadata): equal when only judgments changed."""
+        digest = hashlib.sha256(b"retrieval-gate queries v1\n")
+        _digest_queries(digest, self.queries)
+        return digest.hexdigest()
 
     def query(self, query_id: str) -> Query:
         """The query with id `query_id`."""
@@ -112,10 +120,7 @@ def _subset(qrels: Qrels, keep_queries: np.ndarray) -> Qrels:
 def _fingerprint(queries: Sequence[Query], qrels: Qrels, layout: str) -> str:
     """sha256 over the layout, each query (id, text, metadata) and each judgment, sorted."""
     digest = hashlib.sha256(f"retrieval-gate dataset v1 {layout}\n".encode())
-    for query in queries:
-        record = [query.id, query.text, dict(sorted(query.metadata.items()))]
-        digest.update(json.dumps(record, ensure_ascii=False, default=str).encode())
-        digest.update(b"\n")
+    _digest_queries(digest, queries)
     order = np.lexsort((qrels.docs.astype(str), qrels.query))
     for q, d, g in zip(
         qrels.query[order].tolist(),
@@ -125,3 +130,10 @@ def _fingerprint(queries: Sequence[Query], qrels: Qrels, layout: str) -> str:
     ):
         digest.update(f"{qrels.query_ids[q]}\t{d}\t{g!r}\n".encode())
     return digest.hexdigest()
+
+
+def _digest_queries(digest: Any, queries: Sequence[Query]) -> None:
+    for query in queries:
+        record = [query.id, query.text, dict(sorted(query.metadata.items()))]
+        digest.update(json.dumps(record, ensure_ascii=False, default=str).encode())
+        digest.update(b"\n")
