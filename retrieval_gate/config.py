@@ -98,6 +98,26 @@ class MetricGate(StrictModel):
     min: float | None = Field(None, description="absolute floor of the mean, e.g. 0.6")
 
 
+class AnnotatorsConfig(StrictModel):
+    """Judgments by several annotators: how their grades combine, and how well they must agree."""
+
+    combine: Literal["median", "mean", "max", "min"] = Field(
+        "median",
+        description="one grade per (query, doc) from several annotators': median (the lower "
+        "one, so a grade somebody gave), mean, max or min",
+    )
+    min_agreement: float = Field(
+        0.6,
+        ge=-1,
+        le=1,
+        description="agreement floor for Krippendorff's alpha and each pair's Cohen's kappa; "
+        "lint warns below it",
+    )
+    enforce: bool = Field(
+        False, description="true: check refuses to gate when alpha is below min_agreement"
+    )
+
+
 class DatasetConfig(StrictModel):
     """Where the labelled set lives."""
 
@@ -114,6 +134,7 @@ class DatasetConfig(StrictModel):
         "auto", description="layout of the labelled set; auto detects it"
     )
     query_field: str = Field("title", description="TREC topics: the field used as query text")
+    annotators: AnnotatorsConfig = Field(default_factory=lambda: AnnotatorsConfig())
 
 
 class QueryLengthBins(StrictModel):
@@ -181,6 +202,16 @@ class ReportConfig(StrictModel):
     html: str | None = Field(None, description="a self-contained HTML report")
 
 
+class LintConfig(StrictModel):
+    """`retrieval-gate lint`: findings to leave out."""
+
+    ignore: list[str] = Field(
+        default_factory=list,
+        description="codes of warning and info findings to leave out, e.g. [no-recall-metric]; "
+        "errors cannot be ignored",
+    )
+
+
 class GateConfig(StrictModel):
     """A whole `retrieval-gate.yaml`."""
 
@@ -197,6 +228,7 @@ class GateConfig(StrictModel):
     baseline: str = Field(".retrieval-gate/baseline.json", description="baseline file")
     cache: str = Field(".retrieval-gate/cache.sqlite", description="retriever result cache")
     report: ReportConfig = Field(default_factory=lambda: ReportConfig())
+    lint: LintConfig = Field(default_factory=lambda: LintConfig())
 
     _path: Path = PrivateAttr(default=Path(DEFAULT_CONFIG))
 

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from retrieval_gate.adapters.base import Document, Query
-from retrieval_gate.datasets.dataset import Dataset, DataWarning, assemble
+from retrieval_gate.datasets.dataset import Dataset, DataWarning, Labels, assemble
 from retrieval_gate.datasets.files import (
     JUDGMENT_KEYS,
     query_from_json,
@@ -17,8 +17,8 @@ from retrieval_gate.datasets.files import (
     read_tsv_queries,
 )
 from retrieval_gate.errors import InputError
-from retrieval_gate.qrels import Qrels
-from retrieval_gate.readers import read_qrels
+from retrieval_gate.judgments import Judgments
+from retrieval_gate.readers import read_judgments
 from retrieval_gate.readers.text import json_lines, logical_name
 
 if TYPE_CHECKING:
@@ -27,11 +27,16 @@ if TYPE_CHECKING:
 
 def load(spec: DatasetConfig, base_dir: Path) -> Dataset:
     """The labelled set `spec` describes; relative paths resolve against `base_dir`."""
+    return assemble(load_labels(spec, base_dir), combine=spec.annotators.combine)
+
+
+def load_labels(spec: DatasetConfig, base_dir: Path) -> Labels:
+    """The labelled set's files as read (every judgment row kept), before any check."""
     layout = spec.format if spec.format != "auto" else _detect(spec)
     return LOADERS[layout](spec, base_dir)
 
 
-def _load_beir(spec: DatasetConfig, base_dir: Path) -> Dataset:
+def _load_beir(spec: DatasetConfig, base_dir: Path) -> Labels:
     folder = _path(spec.path, base_dir, "dataset.path") if spec.path else None
     queries = (
         _path(spec.queries, base_dir, "dataset.queries")
@@ -52,16 +57,16 @@ def _load_beir(spec: DatasetConfig, base_dir: Path) -> Dataset:
     )
     if queries is None or qrels is None:
         raise InputError("dataset: give `path` (a BEIR folder) or both `queries` and `qrels`")
-    return assemble(
+    return Labels(
         read_json_queries(queries),
-        read_qrels(qrels),
+        read_judgments(qrels),
         read_corpus(corpus) if corpus else None,
         source=str(folder or queries),
         layout="beir",
     )
 
 
-def _load_trec(spec: DatasetConfig, base_dir: Path) -> Dataset:
+def _load_trec(spec: DatasetConfig, base_dir: Path) -> Labels:
     if not spec.queries or not spec.qrels:
         raise InputError("dataset: the trec layout needs `queries` (topics or .tsv) and `qrels`")
     queries_path = _path(spec.queries, base_dir, "dataset.queries")
@@ -71,18 +76,18 @@ def _load_trec(spec: DatasetConfig, base_dir: Path) -> Dataset:
         if name.endswith((".tsv", ".txt")) and "<top>" not in _head(queries_path)
         else read_trec_topics(queries_path, spec.query_field)
     )
-    return assemble(
+    return Labels(
         queries,
-        read_qrels(_path(spec.qrels, base_dir, "dataset.qrels")),
+        read_judgments(_path(spec.qrels, base_dir, "dataset.qrels")),
         _corpus(spec, base_dir),
         source=str(queries_path),
         layout="trec",
     )
 
 
-def _load_jsonl(spec: DatasetConfig, base_dir: Path) -> Dataset:
+def _load_jsonl(spec: DatasetConfig, base_dir: Path) -> Labels:
     """Queries as JSON Lines, each optionally carrying its judgments inline
-    (`"qrels": {"doc": grade}` or a list of `{"doc_id", "relevance"}`)."""
+    (`"qrels": {"doc": grade}` or a list of `{"doc_id", "relevance"[, "annotator"]}`)."""
     if not spec.queries:
         raise InputError("dataset: the jsonl layout needs `queries`")
     path = _path(spec.queries, base_dir, "dataset.queries")
@@ -90,31 +95,42 @@ def _load_jsonl(spec: DatasetConfig, base_dir: Path) -> Dataset:
     judged_queries: list[str] = []
     docs: list[str] = []
     grades: list[float] = []
+    annotators: list[str | None] = []
     lines: list[int] = []
     for line, row in json_lines(path):
         query = query_from_json(row, str(path), line)
         queries.append(query)
-        for doc, grade in _inline_judgments(row, str(path), line):
+        for doc, grade, annotator in _inline_judgments(row, str(path), line):
             judged_queries.append(query.id)
             docs.append(doc)
             grades.append(grade)
+            annotators.append(annotator)
             lines.append(line)
     if spec.qrels:
         if judged_queries:
             raise InputError(
                 "judgments are both inline and in dataset.qrels; keep one", source=str(path)
             )
-        qrels = read_qrels(_path(spec.qrels, base_dir, "dataset.qrels"))
+        judgments = read_judgments(_path(spec.qrels, base_dir, "dataset.qrels"))
     elif judged_queries:
-        qrels = Qrels.from_rows(judged_queries, docs, grades, source=str(path), lines=lines)
+        named = [a for a in annotators if a is not None]
+        if named and len(named) != len(annotators):
+            raise InputError(
+                "some inline judgments name an annotator and some do not; name one on every "
+                "judgment or on none",
+                source=str(path),
+            )
+        judgments = Judgments.from_rows(
+            judged_queries, docs, grades, annotators=named or None, source=str(path), lines=lines
+        )
     else:
         raise InputError(
             "no judgments: add `qrels` to each query line or set dataset.qrels", source=str(path)
         )
-    return assemble(queries, qrels, _corpus(spec, base_dir), source=str(path), layout="jsonl")
+    return Labels(queries, judgments, _corpus(spec, base_dir), source=str(path), layout="jsonl")
 
 
-LOADERS: dict[str, Callable[[DatasetConfig, Path], Dataset]] = {
+LOADERS: dict[str, Callable[[DatasetConfig, Path], Labels]] = {
     "beir": _load_beir,
     "trec": _load_trec,
     "jsonl": _load_jsonl,
@@ -129,16 +145,22 @@ def _detect(spec: DatasetConfig) -> str:
     return "trec"
 
 
-def _inline_judgments(row: dict[str, Any], source: str, line: int) -> list[tuple[str, float]]:
+def _inline_judgments(
+    row: dict[str, Any], source: str, line: int
+) -> list[tuple[str, float, str | None]]:
     raw = next((row[key] for key in JUDGMENT_KEYS if key in row), None)
     if raw is None:
         return []
-    pairs: list[tuple[Any, Any]]
+    pairs: list[tuple[Any, Any, Any]]
     if isinstance(raw, Mapping):
-        pairs = list(raw.items())
+        pairs = [(doc, grade, None) for doc, grade in raw.items()]
     elif isinstance(raw, list) and all(isinstance(item, Mapping) for item in raw):
         pairs = [
-            (item.get("doc_id", item.get("id")), item.get("relevance", item.get("grade")))
+            (
+                item.get("doc_id", item.get("id")),
+                item.get("relevance", item.get("grade")),
+                item.get("annotator"),
+            )
             for item in raw
         ]
     else:
@@ -148,18 +170,19 @@ def _inline_judgments(row: dict[str, Any], source: str, line: int) -> list[tuple
             line=line,
         )
     out = []
-    for doc, grade in pairs:
+    for doc, grade, annotator in pairs:
         if (
             not isinstance(doc, str | int)
             or isinstance(grade, bool)
             or not isinstance(grade, int | float)
+            or not isinstance(annotator, str | int | None)
         ):
             raise InputError(
                 f"bad judgment {doc!r}: {grade!r}; expected a doc id and a number",
                 source=source,
                 line=line,
             )
-        out.append((str(doc), float(grade)))
+        out.append((str(doc), float(grade), None if annotator is None else str(annotator)))
     return out
 
 
@@ -188,4 +211,4 @@ def _head(path: Path) -> str:
         return handle.read(4096)
 
 
-__all__ = ["LOADERS", "DataWarning", "Dataset", "load"]
+__all__ = ["LOADERS", "DataWarning", "Dataset", "Labels", "load", "load_labels"]

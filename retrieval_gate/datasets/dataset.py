@@ -1,4 +1,4 @@
-"""A labelled set: queries with metadata, qrels, optional corpus, warnings and a fingerprint."""
+"""A labelled set: its files as read (Labels), and assembled (queries, qrels, corpus, warnings)."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ import numpy as np
 
 from retrieval_gate.adapters.base import Document, Query
 from retrieval_gate.ids import object_array
+from retrieval_gate.judgments import Combine, Judgments
 from retrieval_gate.qrels import Qrels
 from retrieval_gate.wording import plural
 
@@ -37,6 +38,17 @@ class DataWarning:
             else ""
         )
         return f"{self.message}: {shown}{more}" if shown else self.message
+
+
+@dataclass(frozen=True, eq=False)
+class Labels:
+    """A labelled set's files as read: every query and every judgment row, unchecked."""
+
+    queries: Sequence[Query]
+    judgments: Judgments
+    corpus: Mapping[str, Document] | None
+    source: str
+    layout: str
 
 
 @dataclass(frozen=True, eq=False)
@@ -66,16 +78,15 @@ class Dataset:
         return {q.id: q for q in self.queries}
 
 
-def assemble(
-    queries: Sequence[Query],
-    qrels: Qrels,
-    corpus: Mapping[str, Document] | None,
-    *,
-    source: str,
-    layout: str,
-) -> Dataset:
-    """The dataset of the queries that have both text and judgments, with warnings for the rest."""
-    texts = {q.id: q for q in queries}
+def assemble(labels: Labels, *, combine: Combine = "median") -> Dataset:
+    """The dataset of the queries that have both text and judgments, with warnings for the rest.
+
+    Several annotators' grades of one (query, doc) become one by `combine`; a (query, doc)
+    judged twice by one annotator (or with none named) is an InputError.
+    """
+    qrels = labels.judgments.qrels(combine)
+    corpus = labels.corpus
+    texts = {q.id: q for q in labels.queries}
     judged = set(qrels.query_ids.tolist())
     warnings: list[DataWarning] = []
 
@@ -96,9 +107,8 @@ def assemble(
         missing = sorted({d for d in qrels.docs.tolist() if d not in corpus})
         _warn(warnings, "judged_doc_not_in_corpus", "judged document", "missing from the corpus",
               missing)  # fmt: skip
-    return Dataset(
-        labelled, qrels, corpus, _fingerprint(labelled, qrels, layout), tuple(warnings), source
-    )
+    fingerprint = _fingerprint(labelled, qrels, labels.layout)
+    return Dataset(labelled, qrels, corpus, fingerprint, tuple(warnings), labels.source)
 
 
 def _warn(warnings: list[DataWarning], kind: str, noun: str, what: str, ids: Sequence[str]) -> None:

@@ -605,9 +605,9 @@ def convert_beir(folder: Path, out: Path) -> None:
 def _counts(out: Path) -> Counts:
     """What the BEIR folder `out` holds; its qrels are read by the reader `run` will use, so a
     file the gate cannot load is refused here rather than installed."""
-    from retrieval_gate.readers.beir import read_beir_qrels
+    from retrieval_gate.readers.beir import read_beir_judgments
 
-    qrels = read_beir_qrels(out / "qrels" / "test.tsv")
+    qrels = read_beir_judgments(out / "qrels" / "test.tsv").qrels()
     return Counts(
         documents=_count_lines(out / "corpus.jsonl"),
         queries=_count_lines(out / "queries.jsonl"),

@@ -7,24 +7,25 @@ from pathlib import Path
 from typing import Any
 
 from retrieval_gate.errors import InputError
+from retrieval_gate.judgments import Combine, Judgments
 from retrieval_gate.qrels import Qrels
-from retrieval_gate.readers.beir import read_beir_qrels
+from retrieval_gate.readers.beir import ANNOTATOR_HEADERS, read_beir_judgments
 from retrieval_gate.readers.dicts import (
     qrels_from_dict,
-    read_json_qrels,
+    read_json_judgments,
     read_json_run,
     run_from_dict,
 )
-from retrieval_gate.readers.jsonl import read_jsonl_qrels, read_jsonl_run
+from retrieval_gate.readers.jsonl import read_jsonl_judgments, read_jsonl_run
 from retrieval_gate.readers.text import first_content_line, logical_name
-from retrieval_gate.readers.trec import read_trec_qrels, read_trec_run
+from retrieval_gate.readers.trec import read_trec_judgments, read_trec_run
 from retrieval_gate.run import Run
 
-QRELS_FORMATS: dict[str, Callable[[Path], Qrels]] = {
-    "trec": read_trec_qrels,
-    "beir": read_beir_qrels,
-    "jsonl": read_jsonl_qrels,
-    "json": read_json_qrels,
+QRELS_FORMATS: dict[str, Callable[[Path], Judgments]] = {
+    "trec": read_trec_judgments,
+    "beir": read_beir_judgments,
+    "jsonl": read_jsonl_judgments,
+    "json": read_json_judgments,
 }
 RUN_FORMATS: dict[str, Callable[[Path], Run]] = {
     "trec": read_trec_run,
@@ -34,23 +35,32 @@ RUN_FORMATS: dict[str, Callable[[Path], Run]] = {
 
 
 def read_qrels(
-    source: str | Path | Mapping[str, Mapping[str, float]] | Qrels, format: str | None = None
+    source: str | Path | Mapping[str, Mapping[str, float]] | Qrels,
+    format: str | None = None,
+    *,
+    combine: Combine = "median",
 ) -> Qrels:
-    """Qrels from a file (format detected unless named) or a `{query: {doc: grade}}` mapping."""
+    """Qrels from a file (format detected unless named) or a `{query: {doc: grade}}` mapping;
+    several annotators' grades of one (query, doc) become one by `combine`."""
     if isinstance(source, Qrels):
         return source
     if isinstance(source, Mapping):
         return qrels_from_dict(source)
+    return read_judgments(source, format).qrels(combine)
+
+
+def read_judgments(source: str | Path, format: str | None = None) -> Judgments:
+    """Every judgment row of a qrels file (format detected unless named), with annotators."""
     path = Path(source)
     name = format or detect_qrels_format(path)
-    qrels: Qrels = _reader(QRELS_FORMATS, name, "qrels")(path)
-    if len(qrels) == 0:
+    judgments: Judgments = _reader(QRELS_FORMATS, name, "qrels")(path)
+    if len(judgments) == 0:
         raise InputError(
             f"no judgments found (read as {name}); a labelled set needs at least one "
             "'query doc grade' row",
             source=str(path),
         )
-    return qrels
+    return judgments
 
 
 def read_run(source: str | Path | Mapping[str, Any] | Run, format: str | None = None) -> Run:
@@ -66,11 +76,13 @@ def read_run(source: str | Path | Mapping[str, Any] | Run, format: str | None = 
 
 
 def detect_qrels_format(path: Path) -> str:
-    """`jsonl`/`json` by suffix or content, `beir` for 3 tab-separated fields, else `trec`."""
+    """`jsonl`/`json` by suffix or content, `beir` for 3 tab-separated fields (or a header
+    with an annotator column), else `trec`."""
     json_format, line = _json_format(path)
     if json_format or line is None:
         return json_format or "trec"
-    if len(line.split("\t")) == 3:
+    fields = line.split("\t")
+    if len(fields) == 3 or (len(fields) == 4 and fields[3].strip().lower() in ANNOTATOR_HEADERS):
         return "beir"
     if len(line.split()) == 4:
         return "trec"
@@ -106,6 +118,7 @@ __all__ = [
     "QRELS_FORMATS",
     "RUN_FORMATS",
     "qrels_from_dict",
+    "read_judgments",
     "read_qrels",
     "read_run",
     "run_from_dict",

@@ -12,6 +12,7 @@ import numpy as np
 
 from retrieval_gate.errors import InputError
 from retrieval_gate.ids import FloatArray, IntArray, ObjectArray, factorize, object_array
+from retrieval_gate.judgments import Judgments
 from retrieval_gate.qrels import Qrels
 from retrieval_gate.readers.text import open_text
 from retrieval_gate.run import Run
@@ -67,9 +68,12 @@ def scored_mapping(results: object) -> Mapping[str, Mapping[str, float]] | None:
     return results
 
 
-def read_json_qrels(path: str | Path) -> Qrels:
-    """A JSON file holding `{query: {doc: grade}}`."""
-    return qrels_from_dict(_load_json(path), source=str(path))
+def read_json_judgments(path: str | Path) -> Judgments:
+    """A JSON file holding `{query: {doc: grade}}` (it names no annotators)."""
+    qrels = qrels_from_dict(_load_json(path), source=str(path))
+    return Judgments(
+        qrels.query_ids, qrels.query, qrels.docs, qrels.grade, None, None, qrels.source
+    )
 
 
 def read_json_run(path: str | Path) -> Run:

@@ -6,30 +6,49 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from retrieval_gate.errors import InputError
-from retrieval_gate.qrels import Qrels
+from retrieval_gate.judgments import Judgments
 from retrieval_gate.readers.text import json_field, json_id, json_lines, numbers
 from retrieval_gate.run import Run
 
 QUERY_KEYS = ("query_id", "qid", "query-id")
 DOC_KEYS = ("doc_id", "docid", "docno", "corpus-id", "id")
 GRADE_KEYS = ("relevance", "grade", "rel", "label", "score")
+ANNOTATOR_KEYS = ("annotator", "assessor", "judge")
 RESULT_LIST_KEYS = ("results", "hits", "docs", "doc_ids")
 
 
-def read_jsonl_qrels(path: str | Path) -> Qrels:
-    """`{"query_id": ..., "doc_id": ..., "relevance": ...}` per line (also qid/docid/grade)."""
+def read_jsonl_judgments(path: str | Path) -> Judgments:
+    """`{"query_id": ..., "doc_id": ..., "relevance": ...}` per line (also qid/docid/grade),
+    with an optional `annotator`, given on every line or on none."""
     source = str(path)
     queries: list[str] = []
     docs: list[str] = []
     grades: list[str] = []
+    annotators: list[str] = []
     lines: list[int] = []
     for number, row in json_lines(path):
         queries.append(json_id(row, QUERY_KEYS, source, number, "query id"))
         docs.append(json_id(row, DOC_KEYS, source, number, "doc id"))
         grades.append(str(json_field(row, GRADE_KEYS, source, number, "grade")))
+        if any(key in row for key in ANNOTATOR_KEYS):
+            annotators.append(json_id(row, ANNOTATOR_KEYS, source, number, "annotator"))
+        if annotators and len(annotators) != len(queries):
+            raise InputError(
+                "some judgments name an annotator and some do not; name one on every line "
+                "or on none",
+                source=source,
+                line=number,
+            )
         lines.append(number)
     values = numbers(grades, lines, source, "grade", "an integer grade such as 1")
-    return Qrels.from_rows(queries, docs, values, source=source, lines=lines)
+    return Judgments.from_rows(
+        queries,
+        docs,
+        values,
+        annotators=annotators or None,
+        source=source,
+        lines=lines,
+    )
 
 
 def read_jsonl_run(path: str | Path) -> Run:

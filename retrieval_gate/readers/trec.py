@@ -8,7 +8,7 @@ import numpy as np
 
 from retrieval_gate.errors import InputError
 from retrieval_gate.ids import factorize, first_duplicate, object_array
-from retrieval_gate.qrels import Qrels
+from retrieval_gate.judgments import Judgments
 from retrieval_gate.readers import arrow
 from retrieval_gate.readers.text import numbered, numbers, open_text
 from retrieval_gate.run import Run
@@ -17,16 +17,21 @@ QRELS_LAYOUT = "'qid iter docno rel' (4 whitespace-separated fields)"
 RUN_LAYOUT = "'qid Q0 docno rank score tag' (6 whitespace-separated fields)"
 
 
-def read_trec_qrels(path: str | Path) -> Qrels:
-    """TREC qrels; lines starting with `#` are comments, blank lines are skipped."""
+def read_trec_judgments(path: str | Path) -> Judgments:
+    """TREC qrels; lines starting with `#` are comments, blank lines are skipped.
+
+    The second column names the annotator when it holds more than one value (it is the
+    unused `iter` column, usually all `0`, otherwise).
+    """
     source = str(path)
-    fast = arrow.read_columns(path, 4, {0: "ids", 2: "str", 3: "float"})
-    if fast is not None:
+    fast = arrow.read_columns(path, 4, {0: "ids", 1: "ids", 2: "str", 3: "float"})
+    if fast is not None and len(fast.ids[1][1]) == 1:
         query, query_ids = fast.ids[0]
         # A duplicate falls through to the exact reader, whose error names both lines.
         if first_duplicate(query, fast.strings[2]) is None:
-            return Qrels(query_ids, query, fast.strings[2], fast.numbers[3], source)
+            return Judgments(query_ids, query, fast.strings[2], fast.numbers[3], None, None, source)
     queries: list[str] = []
+    annotators: list[str] = []
     docs: list[str] = []
     grades: list[str] = []
     lines: list[int] = []
@@ -42,11 +47,15 @@ def read_trec_qrels(path: str | Path) -> Qrels:
                     line=number,
                 )
             queries.append(parts[0])
+            annotators.append(parts[1])
             docs.append(parts[2])
             grades.append(parts[3])
             lines.append(number)
     values = numbers(grades, lines, source, "rel (the grade)", "an integer grade such as 0, 1, 2")
-    return Qrels.from_rows(queries, docs, values, source=source, lines=lines)
+    named = len(set(annotators)) > 1
+    return Judgments.from_rows(
+        queries, docs, values, annotators=annotators if named else None, source=source, lines=lines
+    )
 
 
 def read_trec_run(path: str | Path) -> Run:
