@@ -297,7 +297,7 @@ def _check_metrics(config: GateConfig, root: yaml.Node | None, source: str) -> N
     problems: list[str] = []
     seen: dict[str, str] = {}
     for key in config.metrics:
-        line = _line_of(root, ("metrics", key))
+        line = line_of(root, ("metrics", key))
         where = f"{source}:{line}" if line else source
         try:
             canonical = str(parse_metric(key))
@@ -338,7 +338,7 @@ def _expand_env(
             f"{_dotted(path)}: environment variable {name} is not set; export it or write "
             f"${{{name}:-default}}",
             source=source,
-            line=_line_of(root, path),
+            line=line_of(root, path),
         )
 
     return _ENV.sub(substitute, value)
@@ -348,7 +348,7 @@ def _describe_errors(error: ValidationError, root: yaml.Node | None, source: str
     lines = []
     for item in error.errors():
         loc = tuple(item["loc"])
-        line = _line_of(root, loc)
+        line = line_of(root, loc)
         where = f"{source}:{line}" if line else source
         field = _dotted(loc)
         if item["type"] == "extra_forbidden":
@@ -360,7 +360,7 @@ def _describe_errors(error: ValidationError, root: yaml.Node | None, source: str
         elif item["type"] == "missing":
             lines.append(f"{where}: {field}: required but missing")
         elif item["type"] in ("union_tag_invalid", "union_tag_not_found"):
-            line = _line_of(root, (*loc, "type"))
+            line = line_of(root, (*loc, "type"))
             where = f"{source}:{line}" if line else source
             context = item.get("ctx") or {}
             tag = context.get("tag")
@@ -381,7 +381,7 @@ def _dotted(loc: tuple[Any, ...]) -> str:
     return text or "(top level)"
 
 
-def _line_of(root: yaml.Node | None, loc: tuple[Any, ...]) -> int | None:
+def line_of(root: yaml.Node | None, loc: tuple[Any, ...]) -> int | None:
     """1-based line of the YAML node at `loc`; parts YAML does not have (union tags) skip."""
     node = root
     if node is None:

@@ -8,8 +8,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from retrieval_gate.config import GateConfig, load
-from retrieval_gate.datasets import Dataset
-from retrieval_gate.datasets import load as load_dataset
+from retrieval_gate.datasets import Dataset, assemble, load_labels
 from retrieval_gate.metrics import Scores, evaluate
 from retrieval_gate.runner import RunResult
 from retrieval_gate.wording import plural
@@ -39,15 +38,21 @@ def execute(
 ) -> Execution:
     """Run the configured retriever on every labelled query and score it.
 
-    More failed queries than `gate.error_budget` is a GateError (exit 2); fewer are scored 0
-    and listed in the warnings. Progress goes to `progress` when given; nothing else prints.
+    A labelled set with errors `retrieval-gate lint` would report (duplicate judgments, ids
+    that match nothing, annotators below an enforced agreement floor) is an InputError before
+    the retriever is called. More failed queries than `gate.error_budget` is a GateError
+    (exit 2); fewer are scored 0 and listed in the warnings. Progress goes to `progress` when
+    given; nothing else prints.
     """
     from retrieval_gate.adapters import build_retriever
     from retrieval_gate.cache import ResultCache
+    from retrieval_gate.lint import refuse_broken
     from retrieval_gate.runner import RunSettings, check_budget, make_progress, run_queries
 
     config = config if isinstance(config, GateConfig) else load(config)
-    dataset = load_dataset(config.dataset, config.base_dir)
+    labels = load_labels(config.dataset, config.base_dir)
+    refuse_broken(config, labels)
+    dataset = assemble(labels, combine=config.dataset.annotators.combine)
     retriever = build_retriever(config.retriever, base_dir=config.base_dir, corpus=dataset.corpus)
     description = dict(retriever.describe())
     settings = RunSettings(

@@ -85,9 +85,10 @@ def test_beir_annotator_column_needs_a_header_naming_it(tmp_path: Path) -> None:
     path = write(tmp_path, "test.tsv", header + "q1\td1\t1\talice\nq1\td1\t0\tbob\n")
     judgments = read_judgments(path)
     assert judgments.annotators == ("alice", "bob")
-    assert judgments.lines is not None and judgments.lines.tolist() == [2, 3]
+    assert judgments.lines is not None
+    assert judgments.lines.tolist() == [2, 3]
     unnamed = write(tmp_path, "bad.tsv", "query-id\tcorpus-id\tscore\textra\nq1\td1\t1\tx\n")
-    with pytest.raises(InputError, match="bad.tsv:1: expected"):
+    with pytest.raises(InputError, match=r"bad\.tsv:1: expected"):
         read_judgments(unnamed, "beir")
 
 
@@ -105,7 +106,7 @@ def test_jsonl_annotator_on_every_line_or_none(tmp_path: Path) -> None:
         '{"query_id": "q1", "doc_id": "d1", "relevance": 1}\n'
         '{"query_id": "q1", "doc_id": "d2", "relevance": 2, "annotator": "bob"}\n',
     )
-    with pytest.raises(InputError, match="mixed.jsonl:2: some judgments name an annotator"):
+    with pytest.raises(InputError, match=r"mixed\.jsonl:2: some judgments name an annotator"):
         read_judgments(mixed)
 
 

@@ -211,4 +211,4 @@ def _head(path: Path) -> str:
         return handle.read(4096)
 
 
-__all__ = ["LOADERS", "DataWarning", "Dataset", "Labels", "load", "load_labels"]
+__all__ = ["LOADERS", "DataWarning", "Dataset", "Labels", "assemble", "load", "load_labels"]

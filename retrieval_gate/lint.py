@@ -1,0 +1,830 @@
+"""`retrieval-gate lint`: checks of the labelled set and the config, each finding with its fix."""
+
+from __future__ import annotations
+
+import difflib
+import json
+from collections import Counter
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from functools import cached_property
+from typing import TYPE_CHECKING, Any, Literal
+
+import numpy as np
+
+from retrieval_gate.errors import GateError, InputError
+from retrieval_gate.metrics import MetricSpec, parse_metric
+from retrieval_gate.wording import plural
+
+if TYPE_CHECKING:
+    from retrieval_gate.agreement import Agreement
+    from retrieval_gate.baseline import Baseline
+    from retrieval_gate.config import GateConfig
+    from retrieval_gate.datasets import Dataset, Labels
+
+Severity = Literal["error", "warning", "info"]
+SEVERITIES: tuple[Severity, ...] = ("error", "warning", "info")
+EXAMPLES = 5
+"""Items quoted in a finding before it says `and N more`."""
+TOP_GRADE_SHARE = 0.9
+"""Above this share of judged documents at the top grade, the grades barely rank anything."""
+MAX_SLICE_VALUES = 20
+"""A metadata field with more distinct values than this is an id or free text, not a slice."""
+POWER = 0.8
+"""Power at which the minimum detectable effect is estimated, as the gate reports it."""
+RANKING = ("ndcg", "dcg", "ap", "rr", "precision", "err", "rbp", "bpref", "hit_rate")
+RECALL = ("recall", "r_precision")
+BINARY_CUT = ("ap", "rr")
+"""Metrics whose graded use is a classic mistake: MAP and MRR on graded labels."""
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One problem (or fact) lint found: what, where, and what to do about it."""
+
+    code: str
+    severity: Severity
+    message: str
+    fix: str
+    where: str = ""
+
+
+@dataclass(frozen=True)
+class Draft:
+    """A finding before its rule fills in the code (and the severity, unless given)."""
+
+    message: str
+    fix: str
+    where: str = ""
+    severity: Severity | None = None
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A registered check: its code, usual severity, what it looks for, and the check."""
+
+    code: str
+    severity: Severity
+    summary: str
+    check: Callable[[LintInput], Iterator[Draft]]
+    blocking: bool
+    """Run by `check` before gating: it can find an error."""
+
+
+RULES: dict[str, Rule] = {}
+
+
+def rule(
+    code: str, severity: Severity, summary: str, *, blocking: bool = False
+) -> Callable[[Callable[[LintInput], Iterator[Draft]]], Callable[[LintInput], Iterator[Draft]]]:
+    """Register a check under `code`."""
+
+    def register(
+        check: Callable[[LintInput], Iterator[Draft]],
+    ) -> Callable[[LintInput], Iterator[Draft]]:
+        RULES[code] = Rule(code, severity, summary, check, blocking or severity == "error")
+        return check
+
+    return register
+
+
+@dataclass(frozen=True)
+class LintReport:
+    """Every finding, errors first, and the facts they were drawn from."""
+
+    config_file: str
+    findings: tuple[Finding, ...]
+    stats: Mapping[str, Any]
+
+    def count(self, severity: Severity) -> int:
+        """Findings of `severity`."""
+        return sum(f.severity == severity for f in self.findings)
+
+    @property
+    def exit_code(self) -> int:
+        """2 when an error was found, else 0."""
+        return 2 if self.count("error") else 0
+
+    def document(self) -> dict[str, Any]:
+        """The JSON report: counts, findings in order, and the statistics."""
+        return {
+            "config": self.config_file,
+            "summary": {severity: self.count(severity) for severity in SEVERITIES},
+            "findings": [asdict(finding) for finding in self.findings],
+            "stats": dict(self.stats),
+        }
+
+    def to_json(self) -> str:
+        """`document()` as indented JSON with one trailing newline."""
+        return json.dumps(self.document(), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+
+    def to_text(self) -> str:
+        """Findings grouped by severity, each with its fix, then a one-line summary."""
+        lines = [f"{self.config_file}: {self.stats['described']}"]
+        for severity in SEVERITIES:
+            group = [f for f in self.findings if f.severity == severity]
+            if not group:
+                continue
+            lines.append("")
+            lines.append(f"{severity} ({len(group)})")
+            for finding in group:
+                where = f" [{finding.where}]" if finding.where else ""
+                lines.append(f"  {finding.code}: {finding.message}{where}")
+                lines.append(f"    fix: {finding.fix}")
+        counts = ", ".join(
+            plural(self.count(s), s, "info" if s == "info" else None) for s in SEVERITIES
+        )
+        lines.append("")
+        lines.append(f"lint: {counts}")
+        return "\n".join(lines) + "\n"
+
+
+class LintInput:
+    """What the checks read: the config, the labelled set as read, and the baseline if any."""
+
+    def __init__(self, config: GateConfig, labels: Labels, baseline: Baseline | None) -> None:
+        self.config = config
+        self.labels = labels
+        self.baseline = baseline
+
+    @cached_property
+    def dataset(self) -> Dataset | None:
+        """The assembled set, or None when it cannot be assembled (an error says why)."""
+        from retrieval_gate.datasets import assemble
+
+        try:
+            return assemble(self.labels, combine=self.config.dataset.annotators.combine)
+        except GateError:
+            return None
+
+    @cached_property
+    def judged(self) -> np.ndarray:
+        """Grades of the judgment rows that are judgments (grade >= 0, not pooled-only)."""
+        grades = self.labels.judgments.grade
+        return grades[grades >= 0]
+
+    @cached_property
+    def top_grade(self) -> float:
+        """The highest grade given (0 when nothing was judged)."""
+        return float(self.judged.max()) if self.judged.size else 0.0
+
+    @property
+    def graded(self) -> bool:
+        """More than relevant / not relevant: some grade above 1."""
+        return self.top_grade >= 2
+
+    @cached_property
+    def specs(self) -> dict[str, MetricSpec]:
+        """Config key as written -> its metric."""
+        return {key: parse_metric(key) for key in self.config.metrics}
+
+    @cached_property
+    def agreement(self) -> Agreement | None:
+        """Agreement of the named annotators, None with fewer than two."""
+        judgments = self.labels.judgments
+        if judgments.annotator is None or len(judgments.annotators) < 2:
+            return None
+        from retrieval_gate.agreement import annotator_agreement
+
+        return annotator_agreement(
+            judgments.query,
+            judgments.docs,
+            judgments.grade,
+            judgments.annotator,
+            graded=self.graded,
+        )
+
+    @cached_property
+    def config_root(self) -> Any:
+        """The config's YAML node tree, for line numbers."""
+        import yaml
+
+        try:
+            return yaml.compose(self.config.path.read_text(encoding="utf-8"))
+        except (OSError, yaml.YAMLError):
+            return None
+
+    def at(self, *loc: str) -> str:
+        """`config:line` of a key, or the config file when the key is not written."""
+        from retrieval_gate.config import line_of
+
+        line = line_of(self.config_root, loc) if loc else None
+        path = str(self.config.path)
+        return f"{path}:{line}" if line else path
+
+
+def lint(
+    config: GateConfig,
+    labels: Labels,
+    baseline: Baseline | None = None,
+    *,
+    blocking_only: bool = False,
+) -> LintReport:
+    """Every finding of every rule (only the errors of blocking rules with `blocking_only`)."""
+    ignored = _ignored(config)
+    given = LintInput(config, labels, baseline)
+    findings: list[Finding] = []
+    for code, registered in RULES.items():
+        if blocking_only and not registered.blocking:
+            continue
+        for draft in registered.check(given):
+            severity = draft.severity or registered.severity
+            if code in ignored and severity != "error":
+                continue
+            findings.append(Finding(code, severity, draft.message, draft.fix, draft.where))
+    if blocking_only:
+        findings = [f for f in findings if f.severity == "error"]
+    order = {severity: i for i, severity in enumerate(SEVERITIES)}
+    findings.sort(key=lambda f: order[f.severity])
+    return LintReport(str(config.path), tuple(findings), _stats(given))
+
+
+def refuse_broken(config: GateConfig, labels: Labels) -> None:
+    """Nothing, or an InputError listing every error lint finds in the labelled set."""
+    report = lint(config, labels, blocking_only=True)
+    if report.findings:
+        listed = "\n".join(f"  - {f.code}: {f.message}\n    fix: {f.fix}" for f in report.findings)
+        raise InputError(
+            f"the labelled set is broken; not gating:\n{listed}\n"
+            f"(`retrieval-gate lint -c {config.path}` shows every finding)"
+        )
+
+
+def _ignored(config: GateConfig) -> set[str]:
+    unknown = [code for code in config.lint.ignore if code not in RULES]
+    if unknown:
+        hints = []
+        for code in unknown:
+            close = difflib.get_close_matches(code, RULES, n=1)
+            hints.append(f"{code!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
+        raise InputError(
+            f"lint.ignore: unknown {plural(len(unknown), 'code')} {', '.join(hints)}; "
+            f"codes: {', '.join(sorted(RULES))}",
+            source=str(config.path),
+        )
+    return set(config.lint.ignore)
+
+
+def _some(items: Sequence[str], shown: int = EXAMPLES, *, total: int | None = None) -> str:
+    """The first `shown` items, then `and N more` of `total` (default: all the items)."""
+    count = len(items) if total is None else total
+    more = f" and {count - shown} more" if count > shown else ""
+    return ", ".join(items[:shown]) + more
+
+
+def _points(value: float) -> str:
+    return f"{value * 100:.1f}pt"
+
+
+def _grade(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else f"{value:g}"
+
+
+# Data ----------------------------------------------------------------------------------------
+
+
+@rule("duplicate-judgment", "error", "a (query, doc) judged twice by one annotator", blocking=True)
+def _duplicates(given: LintInput) -> Iterator[Draft]:
+    judgments = given.labels.judgments
+    groups = judgments.duplicate_groups()
+    if not groups:
+        return
+    examples = []
+    for rows in groups:
+        first = rows[0]
+        pair = f"{judgments.query_ids[judgments.query[first]]}/{judgments.docs[first]}"
+        examples.append(f"{pair} ({', '.join(judgments.where(r) for r in rows)})")
+    who = " by the same annotator" if judgments.annotator is not None else ""
+    yield Draft(
+        f"{plural(len(groups), '(query, doc) pair')} judged more than once{who}: {_some(examples)}",
+        "keep one line per (query, doc); if several people judged, name each in an annotator "
+        "column (TREC's second column) and pick dataset.annotators.combine",
+        judgments.source,
+    )
+
+
+@rule("no-labelled-query", "error", "no query has both text and judgments", blocking=True)
+def _no_labelled(given: LintInput) -> Iterator[Draft]:
+    texts = {q.id for q in given.labels.queries}
+    judged = set(given.labels.judgments.query_ids.tolist())
+    if texts & judged:
+        return
+    yield Draft(
+        f"none of the {plural(len(judged), 'judged query', 'judged queries')} has query text "
+        f"(qrels ids {_some(sorted(judged), 3)}; query ids {_some(sorted(texts), 3)})",
+        "make the qrels' query ids match the queries file's ids",
+        given.labels.source,
+    )
+
+
+@rule("corpus-mismatch", "error", "no judged document is in the corpus", blocking=True)
+def _corpus_mismatch(given: LintInput) -> Iterator[Draft]:
+    corpus = given.labels.corpus
+    if corpus is None or not len(given.labels.judgments):
+        return
+    docs = given.labels.judgments.docs.tolist()
+    if any(doc in corpus for doc in docs):
+        return
+    yield Draft(
+        f"none of the {plural(len(set(docs)), 'judged document')} is in the corpus of "
+        f"{plural(len(corpus), 'document')} (judged {_some(sorted(set(docs)), 3)}; corpus "
+        f"{_some(sorted(corpus)[:3], 3)})",
+        "point dataset.corpus at the corpus the qrels were made for, or fix the doc ids",
+        given.labels.source,
+    )
+
+
+_DATA_WARNINGS = {
+    "qrels_without_query": (
+        "judged-query-without-text",
+        "add the query's text to the queries file, or remove its judgments",
+    ),
+    "query_without_qrels": (
+        "query-without-judgments",
+        "judge it (`retrieval-gate label-queue` lists candidates) or remove it",
+    ),
+    "no_relevant": (
+        "no-relevant-document",
+        "judge more candidates (`retrieval-gate label-queue`) or remove the query: it can "
+        "only score 0 and dilutes every mean",
+    ),
+    "judged_doc_not_in_corpus": (
+        "judged-doc-not-in-corpus",
+        "add the documents to the corpus or drop their judgments: no retriever can find them, "
+        "so recall is capped",
+    ),
+}
+
+
+def _data_warning(kind: str) -> Callable[[LintInput], Iterator[Draft]]:
+    def check(given: LintInput) -> Iterator[Draft]:
+        if given.dataset is None:
+            return
+        for warning in given.dataset.warnings:
+            if warning.kind == kind:
+                yield Draft(str(warning), _DATA_WARNINGS[kind][1], given.dataset.source)
+
+    return check
+
+
+for _kind, (_code, _) in _DATA_WARNINGS.items():
+    rule(_code, "warning", _code.replace("-", " "))(_data_warning(_kind))
+
+
+@rule("non-integer-grade", "warning", "grades that are not integers")
+def _non_integer(given: LintInput) -> Iterator[Draft]:
+    judgments = given.labels.judgments
+    rows = np.flatnonzero(judgments.grade != np.round(judgments.grade))
+    if not rows.size:
+        return
+    shown = [f"{_grade(judgments.grade[r])} ({judgments.where(r)})" for r in rows[:EXAMPLES]]
+    yield Draft(
+        f"{plural(int(rows.size), 'grade')} {'is' if rows.size == 1 else 'are'} not an integer: "
+        f"{_some(shown, total=int(rows.size))}",
+        "use integer grades (0, 1, 2, 3): rel= thresholds and exponential gain assume them",
+        judgments.source,
+    )
+
+
+@rule("top-grade-heavy", "warning", "almost every judged document has the top grade")
+def _top_heavy(given: LintInput) -> Iterator[Draft]:
+    if not given.graded:
+        return
+    share = float(np.mean(given.judged == given.top_grade))
+    if share < TOP_GRADE_SHARE:
+        return
+    yield Draft(
+        f"{share:.0%} of judged documents have the top grade {_grade(given.top_grade)}: the "
+        "grades hardly rank anything, so nDCG behaves like a binary metric",
+        "review the grading guide: keep the top grade for the best answers, and judge the "
+        "partial and off-topic documents the retriever returns too",
+        given.labels.judgments.source,
+    )
+
+
+@rule("positives-only", "info", "only relevant documents are judged")
+def _positives_only(given: LintInput) -> Iterator[Draft]:
+    if not given.judged.size or given.judged.min() < 1:
+        return
+    yield Draft(
+        "only relevant documents are judged (no grade 0): every document outside the qrels "
+        "counts as non-relevant, so a retriever that finds unjudged relevant documents looks "
+        "worse than it is",
+        "watch judged@k in the report and label the gaps it points at "
+        "(`retrieval-gate label-queue`)",
+        given.labels.judgments.source,
+    )
+
+
+@rule("grade-distribution", "info", "how the grades are spread, overall and per query")
+def _distribution(given: LintInput) -> Iterator[Draft]:
+    if given.dataset is None or not given.dataset.queries or not given.judged.size:
+        return
+    counts = Counter(given.judged.tolist())
+    overall = ", ".join(f"{_grade(g)}: {counts[g]}" for g in sorted(counts))
+    pooled = int((given.labels.judgments.grade < 0).sum())
+    qrels = given.dataset.qrels
+    per_query = [sum(1 for grade in judged.values() if grade >= 1) for judged in qrels.by_query]
+    single = sum(1 for n in per_query if n == 1)
+    flat = sum(
+        1
+        for judged in qrels.by_query
+        if len({grade for grade in judged.values() if grade >= 0}) == 1 and len(judged) > 1
+    )
+    text = (
+        f"grades {overall}"
+        + (f", {pooled} pooled but unjudged (grade < 0)" if pooled else "")
+        + f"; relevant per query: median {float(np.median(per_query)):g}, "
+        f"min {min(per_query)}, max {max(per_query)}; "
+        f"{plural(single, 'query', 'queries')} with one relevant document"
+    )
+    if given.graded and flat:
+        text += f"; {plural(flat, 'query', 'queries')} whose judgments all share one grade"
+    yield Draft(text, "nothing to do; read it as a picture of the labels", qrels.source)
+
+
+@rule("small-slice", "info", "slices below slices.min_size are reported, not gated")
+def _small_slices(given: LintInput) -> Iterator[Draft]:
+    from retrieval_gate.slicing import small_slices
+
+    slices = _slices(given)
+    if slices is None:
+        return
+    small = small_slices(slices, given.config.slices.min_size)
+    if not small:
+        return
+    shown = [f"{name} ({len(slices[name])})" for name in small]
+    yield Draft(
+        f"{plural(len(small), 'slice')} below min_size {given.config.slices.min_size} "
+        f"{'is' if len(small) == 1 else 'are'} reported but not gated: {_some(shown)}",
+        "label more queries of those slices, or lower slices.min_size if a smaller slice is "
+        "still worth gating",
+        given.at("slices", "min_size"),
+    )
+
+
+@rule("bad-slice", "error", "a slice field the queries cannot be sliced by", blocking=True)
+def _bad_slice(given: LintInput) -> Iterator[Draft]:
+    from retrieval_gate.slicing import slice_queries
+
+    slicing = given.config.slices
+    try:
+        slice_queries(given.labels.queries, slicing.by, slicing.combine, slicing.query_length.bins)
+    except GateError as error:
+        yield Draft(str(error), "fix slices.by / slices.combine", given.at("slices"))
+
+
+def _slices(given: LintInput) -> dict[str, Any] | None:
+    from retrieval_gate.slicing import slice_queries
+
+    if given.dataset is None:
+        return None
+    slicing = given.config.slices
+    try:
+        return slice_queries(
+            given.dataset.queries, slicing.by, slicing.combine, slicing.query_length.bins
+        )
+    except GateError:
+        return None
+
+
+# Agreement -----------------------------------------------------------------------------------
+
+
+@rule("low-agreement", "warning", "annotators agree less than dataset.annotators.min_agreement",
+      blocking=True)  # fmt: skip
+def _low_agreement(given: LintInput) -> Iterator[Draft]:
+    agreement = given.agreement
+    if agreement is None:
+        return
+    settings = given.config.dataset.annotators
+    floor = settings.min_agreement
+    low_pairs = [
+        f"{p.first}-{p.second} {p.kappa:.3f} ({p.shared} shared)"
+        for p in agreement.pairs
+        if p.shared and p.kappa == p.kappa and p.kappa < floor
+    ]
+    alpha_low = agreement.alpha == agreement.alpha and agreement.alpha < floor
+    if not alpha_low and not low_pairs:
+        return
+    parts = []
+    if alpha_low:
+        parts.append(
+            f"Krippendorff's alpha ({agreement.level}) is {agreement.alpha:.3f} over "
+            f"{plural(agreement.items, 'shared item')}, below {floor:g}"
+        )
+    if low_pairs:
+        parts.append(
+            f"Cohen's kappa ({agreement.weights} weights) below {floor:g}: {_some(low_pairs)}"
+        )
+    enforced = settings.enforce and alpha_low
+    yield Draft(
+        "; ".join(parts)
+        + (" (dataset.annotators.enforce: check refuses to gate)" if enforced else ""),
+        "reconcile the grading guide with the annotators and re-judge the disagreements; a gate "
+        "on labels people do not agree on measures the labels, not the retriever",
+        given.labels.judgments.source,
+        "error" if enforced else None,
+    )
+
+
+@rule("agreement", "info", "inter-annotator agreement, when the qrels name annotators")
+def _agreement(given: LintInput) -> Iterator[Draft]:
+    agreement = given.agreement
+    if agreement is None:
+        return
+    pairs = ", ".join(
+        f"{p.first}-{p.second} {_kappa(p.kappa)} ({p.shared} shared)" for p in agreement.pairs
+    )
+    yield Draft(
+        f"{plural(len(agreement.annotators), 'annotator')}; Krippendorff's alpha "
+        f"({agreement.level}) {_kappa(agreement.alpha)} over "
+        f"{plural(agreement.items, 'item')} judged twice or more; Cohen's kappa "
+        f"({agreement.weights} weights) per pair: {pairs}",
+        "nothing to do; several annotators' grades combine by dataset.annotators.combine "
+        f"({given.config.dataset.annotators.combine})",
+        given.labels.judgments.source,
+    )
+
+
+def _kappa(value: float) -> str:
+    return "undefined" if value != value else f"{value:.3f}"
+
+
+# Config --------------------------------------------------------------------------------------
+
+
+@rule("implicit-binary-cut", "warning", "AP or RR on graded labels without rel=")
+def _binary_cut(given: LintInput) -> Iterator[Draft]:
+    if not given.graded:
+        return
+    for key, spec in given.specs.items():
+        if spec.name not in BINARY_CUT or "rel=" in key.replace(" ", "").lower():
+            continue
+        rel = int(spec.param("rel"))
+        stricter = MetricSpec(spec.name, (("rel", rel + 1),), spec.k)
+        yield Draft(
+            f"{key} counts every grade >= {rel} as relevant on grades 0-"
+            f"{_grade(given.top_grade)}: a grade-{rel} document counts as much as a grade-"
+            f"{_grade(given.top_grade)} one",
+            f"say which grades count: write {_with_rel(key, rel)} to keep this cut, or "
+            f"{stricter} for the stricter one",
+            given.at("metrics", key),
+        )
+
+
+def _with_rel(key: str, rel: int) -> str:
+    spec = parse_metric(key)
+    cutoff = f"@{spec.k}" if spec.k is not None else ""
+    return f"{spec.name}(rel={rel}){cutoff}"
+
+
+@rule("ndcg-gain", "info", "which gain nDCG uses on these labels")
+def _gain(given: LintInput) -> Iterator[Draft]:
+    for key, spec in given.specs.items():
+        if spec.name not in ("ndcg", "dcg"):
+            continue
+        explicit = "gain=" in key.replace(" ", "").lower()
+        gain = str(spec.param("gain"))
+        if not given.graded:
+            if explicit:
+                yield Draft(
+                    f"{key}: the gain makes no difference on binary labels (2^1 - 1 = 1)",
+                    "nothing to do; it matters once grades above 1 are used",
+                    given.at("metrics", key),
+                )
+            continue
+        top = given.top_grade
+        worth = 2**top - 1 if gain == "exp" else top
+        described = "exponential gain 2^g - 1" if gain == "exp" else "linear gain g"
+        other = "linear" if gain == "exp" else "exp"
+        yield Draft(
+            f"{key} uses {described}{'' if explicit else ' (the default)'}: a grade-"
+            f"{_grade(top)} document is worth {worth:g} grade-1 documents"
+            + (" (trec_eval's ndcg_cut uses linear gain)" if gain == "exp" else ""),
+            (
+                "nothing to do if that is the intent"
+                if explicit
+                else f"pin it: write {spec.name}(gain={gain})@{spec.k}"
+                if spec.k is not None
+                else f"pin it: write {spec.name}(gain={gain})"
+            )
+            + f"; {spec.name}(gain={other}) weighs grades "
+            + ("exponentially" if other == "exp" else "linearly"),
+            given.at("metrics", key),
+        )
+
+
+@rule("cutoff-deeper-than-k", "warning", "a metric cutoff deeper than k")
+def _deep_cutoff(given: LintInput) -> Iterator[Draft]:
+    k = given.config.k
+    for key, spec in given.specs.items():
+        if spec.k is not None and spec.k > k:
+            yield Draft(
+                f"{key} looks {spec.k} deep but the retriever is asked for k = {k}: ranks "
+                f"{k + 1}-{spec.k} are never seen",
+                f"raise k to {spec.k}, or use {MetricSpec(spec.name, spec.params, k)}",
+                given.at("metrics", key),
+            )
+
+
+@rule("no-cutoff", "warning", "a metric without a cutoff: its depth is whatever k is")
+def _no_cutoff(given: LintInput) -> Iterator[Draft]:
+    k = given.config.k
+    for key, spec in given.specs.items():
+        if spec.k is None and spec.measure.cutoff == "optional":
+            yield Draft(
+                f"{key} has no cutoff: it reads all k = {k} results, so its meaning changes "
+                "whenever k does",
+                f"pin the depth: write {MetricSpec(spec.name, spec.params, k)}",
+                given.at("metrics", key),
+            )
+
+
+@rule("k-not-set", "info", "k is not written in the config")
+def _k_unset(given: LintInput) -> Iterator[Draft]:
+    if "k" not in given.config.model_fields_set:
+        yield Draft(
+            f"k is not set; the default {given.config.k} applies",
+            f"write `k: {given.config.k}` so the depth is part of the reviewed config",
+            given.at(),
+        )
+
+
+@rule("no-recall-metric", "warning", "ranking metrics with no recall-type companion")
+def _no_recall(given: LintInput) -> Iterator[Draft]:
+    names = {spec.name for spec in given.specs.values()}
+    if names & set(RECALL) or not names & set(RANKING):
+        return
+    yield Draft(
+        f"only ranking metrics ({', '.join(given.config.metrics)}): a change that drops "
+        "relevant documents out of the top k while keeping the first hit passes unseen",
+        f"add recall@{given.config.k} with a max_drop such as 5pt",
+        given.at("metrics"),
+    )
+
+
+@rule("unsliced", "warning", "only the overall mean is gated though queries carry metadata")
+def _unsliced(given: LintInput) -> Iterator[Draft]:
+    slicing = given.config.slices
+    if slicing.by or slicing.combine or given.dataset is None:
+        return
+    queries = given.dataset.queries
+    fields: dict[str, set[str]] = {}
+    present: Counter[str] = Counter()
+    for query in queries:
+        for field, value in query.metadata.items():
+            if isinstance(value, str | int | bool) and not isinstance(value, float):
+                fields.setdefault(field, set()).add(str(value))
+                present[field] += 1
+    candidates = [
+        f"{field} ({len(values)} values)"
+        for field, values in sorted(fields.items())
+        if 2 <= len(values) <= MAX_SLICE_VALUES and present[field] * 2 >= len(queries)
+    ]
+    if not candidates:
+        return
+    names = [c.split(" ", 1)[0] for c in candidates]
+    yield Draft(
+        f"the queries carry {', '.join(candidates)}, but only the overall mean is gated: a "
+        "drop on one of them can hide in the average",
+        f"slice by them: `slices: {{by: [{', '.join(names)}]}}`",
+        given.at("slices") if "slices" in given.config.model_fields_set else given.at(),
+    )
+
+
+@rule("threshold-below-mde", "warning", "a max_drop smaller than the set can detect")
+def _below_mde(given: LintInput) -> Iterator[Draft]:
+    for key, threshold, mde, needed in _detectability(given, "all"):
+        yield Draft(
+            f"{key}: max_drop {threshold} but {plural(_size(given), 'query', 'queries')} detect "
+            f"about {_points(mde)} at {POWER:.0%} power (alpha {given.config.gate.alpha:g}): "
+            "smaller drops pass as noise",
+            f"label about {needed} queries in all, or set max_drop to {_points(mde)}",
+            given.at("metrics", key),
+        )
+
+
+@rule("slice-below-mde", "info", "gated slices too small to detect max_drop")
+def _slices_below_mde(given: LintInput) -> Iterator[Draft]:
+    from retrieval_gate.slicing import ALL, small_slices
+
+    slices = _slices(given)
+    if slices is None or given.baseline is None:
+        return
+    small = small_slices(slices, given.config.slices.min_size)
+    gated = [name for name in slices if name != ALL and name not in small]
+    for key in given.config.metrics:
+        short = [
+            f"{name} (detects {_points(mde)})"
+            for name in gated
+            for _, _, mde, _ in _detectability(given, name, only=key, slices=slices)
+        ]
+        if short:
+            yield Draft(
+                f"{key}: {plural(len(short), 'gated slice')} cannot detect a drop of "
+                f"{given.config.metrics[key].max_drop}: {_some(short)}",
+                "label more queries there, or set a wider max_drop for them in slices.overrides",
+                given.at("metrics", key),
+            )
+
+
+@rule("no-baseline", "info", "no baseline yet, so detectability is unknown")
+def _no_baseline(given: LintInput) -> Iterator[Draft]:
+    if given.baseline is None:
+        yield Draft(
+            "no baseline to estimate per-query spread from, so whether each max_drop can be "
+            "detected is unknown",
+            f"create one on the main branch: `retrieval-gate baseline -c {given.config.path}`",
+            given.at("baseline"),
+        )
+
+
+def _size(given: LintInput) -> int:
+    return len(given.baseline.query_ids) if given.baseline is not None else 0
+
+
+def _detectability(
+    given: LintInput,
+    slice_name: str,
+    *,
+    only: str | None = None,
+    slices: Mapping[str, Any] | None = None,
+) -> Iterator[tuple[str, str, float, int]]:
+    """(metric key, threshold text, minimum detectable effect, queries needed) of each metric
+    whose max_drop is below what `slice_name` can detect.
+
+    Before a change there are no paired differences, so their spread is taken as the spread
+    of the baseline's per-query scores: exact when the two runs correlate at 0.5, which
+    related runs usually exceed, so the estimate errs on the cautious side.
+    """
+    from retrieval_gate.compare import minimum_detectable_effect, queries_needed
+
+    baseline = given.baseline
+    if baseline is None:
+        return
+    alpha = given.config.gate.alpha
+    for key, gate in given.config.metrics.items():
+        if only is not None and key != only:
+            continue
+        if gate.max_drop is None:
+            continue
+        values = baseline.scores.get(str(given.specs[key]))
+        if values is None:
+            continue
+        if slice_name != "all":
+            if slices is None or slice_name not in slices:
+                continue
+            position = {q: i for i, q in enumerate(baseline.query_ids)}
+            members = [position.get(str(given.dataset.queries[i].id)) for i in slices[slice_name]]  # type: ignore[union-attr]
+            values = values[[m for m in members if m is not None]]
+        if values.size < 2:
+            continue
+        std = float(values.std(ddof=1))
+        mde = minimum_detectable_effect(std, int(values.size), alpha, POWER)
+        drop = gate.max_drop.value * (float(values.mean()) if gate.max_drop.relative else 1.0)
+        if drop <= 0 or drop >= mde:
+            continue
+        yield key, str(gate.max_drop), mde, queries_needed(std, drop, alpha, POWER)
+
+
+def _stats(given: LintInput) -> dict[str, Any]:
+    judgments = given.labels.judgments
+    counts = Counter(given.judged.tolist())
+    agreement = given.agreement
+    texts = {query.id for query in given.labels.queries}
+    queries = len(texts & set(judgments.query_ids.tolist()))
+    described = (
+        f"{plural(queries, 'labelled query', 'labelled queries')}, "
+        f"{plural(len(judgments), 'judgment')}"
+        + (
+            f" by {plural(len(judgments.annotators), 'annotator')}"
+            if judgments.annotator is not None
+            else ""
+        )
+        + (f", {plural(len(given.labels.corpus), 'document')}" if given.labels.corpus else "")
+    )
+    return {
+        "described": described,
+        "queries": queries,
+        "judgments": len(judgments),
+        "grades": {_grade(g): counts[g] for g in sorted(counts)},
+        "annotators": list(judgments.annotators),
+        "agreement": None
+        if agreement is None
+        else {
+            "alpha": None if agreement.alpha != agreement.alpha else agreement.alpha,
+            "level": agreement.level,
+            "items": agreement.items,
+            "weights": agreement.weights,
+            "pairs": [
+                {
+                    "first": p.first,
+                    "second": p.second,
+                    "shared": p.shared,
+                    "kappa": None if p.kappa != p.kappa else p.kappa,
+                }
+                for p in agreement.pairs
+            ],
+        },
+    }
