@@ -337,19 +337,23 @@ def _corpus_mismatch(given: LintInput) -> Iterator[Draft]:
 _DATA_WARNINGS = {
     "qrels_without_query": (
         "judged-query-without-text",
+        "judged queries the queries file does not have (left out)",
         "add the query's text to the queries file, or remove its judgments",
     ),
     "query_without_qrels": (
         "query-without-judgments",
+        "queries with no judgments (not run)",
         "judge it (`retrieval-gate label-queue` lists candidates) or remove it",
     ),
     "no_relevant": (
         "no-relevant-document",
+        "queries with no relevant document: they can only score 0",
         "judge more candidates (`retrieval-gate label-queue`) or remove the query: it can "
         "only score 0 and dilutes every mean",
     ),
     "judged_doc_not_in_corpus": (
         "judged-doc-not-in-corpus",
+        "judged documents missing from the corpus",
         "add the documents to the corpus or drop their judgments: no retriever can find them, "
         "so recall is capped",
     ),
@@ -362,13 +366,13 @@ def _data_warning(kind: str) -> Callable[[LintInput], Iterator[Draft]]:
             return
         for warning in given.dataset.warnings:
             if warning.kind == kind:
-                yield Draft(str(warning), _DATA_WARNINGS[kind][1], given.dataset.source)
+                yield Draft(str(warning), _DATA_WARNINGS[kind][2], given.dataset.source)
 
     return check
 
 
-for _kind, (_code, _) in _DATA_WARNINGS.items():
-    rule(_code, "warning", _code.replace("-", " "))(_data_warning(_kind))
+for _kind, (_code, _summary, _) in _DATA_WARNINGS.items():
+    rule(_code, "warning", _summary)(_data_warning(_kind))
 
 
 @rule("non-integer-grade", "warning", "grades that are not integers")

@@ -54,7 +54,7 @@ def test_defaults_write_a_config_and_a_workflow(tmp_path: Path) -> None:
     assert config.retriever.type == "bm25"
     assert config.dataset.path == "eval"
     assert config.name == "retrieval-gate"
-    assert [str(metric) for metric in config.metrics] == ["ndcg@10", "recall@10", "mrr@10"]
+    assert [str(metric) for metric in config.metrics] == ["ndcg@10", "recall@10", "mrr(rel=1)@10"]
 
 
 @pytest.mark.parametrize("retriever", init.RETRIEVERS)
