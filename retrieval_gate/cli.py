@@ -85,6 +85,25 @@ def build_parser() -> argparse.ArgumentParser:
     )
     reference.set_defaults(handler=_config_reference)
 
+    lint = commands.add_parser(
+        "lint",
+        help="check the labelled set and the config; exit 2 on an error",
+        description="Check the labelled set (duplicate judgments, ids that match nothing, "
+        "queries with no relevant document, grades, annotator agreement, small slices) and the "
+        "config (binary cuts of graded labels, nDCG's gain, cutoffs and k, a recall companion, "
+        "slicing, thresholds the set can detect). Findings are grouped by severity, each with "
+        "its fix. Exit 2 when an error is found, 0 otherwise; `check` refuses to gate on the "
+        "errors too.",
+    )
+    _add_config_option(lint)
+    lint.add_argument(
+        "--baseline", help="baseline for detectability (default: the config's, when it exists)"
+    )
+    lint.add_argument(
+        "-f", "--format", choices=("text", "json"), default="text", help="text (default) or json"
+    )
+    lint.set_defaults(handler=_lint)
+
     init = commands.add_parser(
         "init",
         help="write a commented retrieval-gate.yaml and a pull-request workflow",
@@ -177,6 +196,55 @@ def build_parser() -> argparse.ArgumentParser:
     comment.add_argument("--no-annotations", action="store_true", help="print no ::error lines")
     comment.add_argument("--no-pr-comment", action="store_true", help="skip the PR comment")
     comment.set_defaults(handler=_comment)
+
+    label_queue = commands.add_parser(
+        "label-queue",
+        help="export the unjudged documents of the current top k for annotators",
+        description="List the (query, doc) pairs of the current top k that no judgment covers "
+        "(absent from the qrels, or graded below 0), most impactful first: by rank, then the "
+        "queries whose primary metric fell most since the baseline. Each row has the query and "
+        "document text, `new` (not in the baseline's top k) and an empty grade and annotator "
+        "to fill in; merge the filled queue with `retrieval-gate qrels merge`.",
+    )
+    _add_config_option(label_queue)
+    label_queue.add_argument(
+        "--run",
+        metavar="RESULT",
+        help="read the top k from this JSON result of `check`, a baseline file, or a run file "
+        "(as `check --run`) instead of calling the retriever",
+    )
+    label_queue.add_argument("-o", "--output", metavar="PATH", help="write here (default: stdout)")
+    label_queue.add_argument(
+        "--format",
+        choices=("jsonl", "csv"),
+        help="jsonl or csv (default: from the suffix of -o, else jsonl)",
+    )
+    label_queue.add_argument(
+        "--limit", type=_row_limit, metavar="N", help="keep the first N rows only"
+    )
+    label_queue.add_argument(
+        "--no-cache", action="store_true", help="neither read nor write the cache"
+    )
+    label_queue.add_argument("--quiet", action="store_true", help="no progress output")
+    label_queue.set_defaults(handler=_label_queue)
+
+    qrels = commands.add_parser("qrels", help="add judgments to a qrels file")
+    qrels_commands = qrels.add_subparsers(dest="qrels_command", metavar="ACTION", required=True)
+    merge = qrels_commands.add_parser(
+        "merge",
+        help="append the graded rows of filled label queues to a qrels file",
+        description="Append the graded rows of filled label queues (JSON Lines or CSV written "
+        "by `label-queue`) to QRELS in its own format, keeping its lines byte for byte; rows "
+        "without a grade are skipped. A judgment the file already holds is never changed: a "
+        "row that disagrees with it is listed as a conflict. Merging again adds nothing.",
+    )
+    merge.add_argument("qrels", metavar="QRELS", help="qrels file: TREC, BEIR .tsv or JSONL")
+    merge.add_argument("queues", metavar="QUEUE", nargs="+", help="filled label queue(s)")
+    merge.add_argument("-o", "--output", metavar="OUT", help="write here (default: QRELS)")
+    merge.add_argument(
+        "--format", choices=("trec", "beir", "jsonl"), help="QRELS's format (default: detected)"
+    )
+    merge.set_defaults(handler=_qrels_merge)
 
     datasets = commands.add_parser("datasets", help="download public labelled sets")
     datasets_commands = datasets.add_subparsers(
@@ -318,6 +386,23 @@ def _config_reference(args: argparse.Namespace, out: TextIO, err: TextIO) -> int
 
     out.write(config_reference())
     return EXIT_OK
+
+
+def _lint(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from retrieval_gate.baseline import read_baseline
+    from retrieval_gate.config import load
+    from retrieval_gate.datasets import load_labels
+    from retrieval_gate.lint import lint
+
+    config = load(args.config)
+    labels = load_labels(config.dataset, config.base_dir)
+    path = Path(args.baseline) if args.baseline else config.resolve(config.baseline)
+    baseline = None
+    if args.baseline or path.exists():
+        baseline = read_baseline(path, config=args.config)
+    report = lint(config, labels, baseline)
+    out.write(report.to_json() if args.format == "json" else report.to_text())
+    return report.exit_code
 
 
 def _init(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -468,6 +553,71 @@ def _comment(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             print(github.workflow_command("warning", outcome.warning, title=title), file=out)
         else:
             print(f"retrieval-gate: {outcome.action} the PR comment {outcome.url}", file=err)
+    return EXIT_OK
+
+
+def _row_limit(text: str) -> int:
+    if not text.strip().isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected a number of rows (1 or more), got {text!r}")
+    return int(text)
+
+
+def _label_queue(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from retrieval_gate.config import load
+    from retrieval_gate.files import write_text_atomic
+    from retrieval_gate.label_queue import make_queue, queue_format, render_queue
+    from retrieval_gate.wording import plural
+
+    config = load(args.config)
+    fmt = queue_format(args.output, args.format)
+    queue = make_queue(
+        config,
+        result_path=args.run,
+        cache=not args.no_cache,
+        progress=None if args.quiet else err,
+    )
+    for warning in queue.warnings:
+        print(f"retrieval-gate: warning: {warning}", file=err)
+    items = queue.items[: args.limit] if args.limit else queue.items
+    text = render_queue(items, fmt)
+    if args.output:
+        write_text_atomic(Path(args.output), text)
+    else:
+        out.write(text)
+        out.flush()
+    total = plural(len(queue.items), "unjudged document")
+    shown = f"the first {len(items)} of {total}" if len(items) < len(queue.items) else total
+    since = (
+        f"{queue.new} new since the baseline"
+        if queue.baseline is not None
+        else f"no baseline at {config.resolve(config.baseline)}: `new` and `delta` are empty"
+    )
+    where = f"wrote {args.output}: " if args.output else ""
+    if not queue.items:
+        print(f"retrieval-gate: {where}no unjudged documents in the top {queue.k}", file=err)
+        return EXIT_OK
+    print(
+        f"retrieval-gate: {where}{shown} in the top {queue.k} of "
+        f"{plural(queue.queries, 'query')} ({since})",
+        file=err,
+    )
+    return EXIT_OK
+
+
+def _qrels_merge(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from retrieval_gate.label_queue import read_judged_queue
+    from retrieval_gate.qrels_merge import describe_merge, merge_judgments
+
+    queues = [read_judged_queue(Path(path)) for path in args.queues]
+    outcome = merge_judgments(
+        Path(args.qrels),
+        [judgment for queue in queues for judgment in queue.judgments],
+        out=Path(args.output) if args.output else None,
+        format=args.format,
+    )
+    skipped = sum(queue.skipped for queue in queues)
+    for line in describe_merge(outcome, queues=len(queues), skipped=skipped):
+        print(line, file=out)
     return EXIT_OK
 
 
