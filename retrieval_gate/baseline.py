@@ -22,10 +22,9 @@ from retrieval_gate.files import write_text_atomic
 from retrieval_gate.ids import FloatArray
 
 SCHEMA_VERSION = 1
+# Still 1 with `fingerprints.queries`: the field is optional, files without it read as before.
 GIT_TIMEOUT = 10.0
 """Seconds a git call may take; provenance is not worth stalling a CI job for."""
-
-"""Windows translates newlines without it."""
 
 RECREATE = "recreate it with `retrieval-gate baseline --force`"
 
@@ -43,6 +42,10 @@ class Fingerprints:
     """sha256 of the canonical slice definition JSON."""
     retriever: str
     """Fingerprint of the retriever's description: provenance only, it is what a PR changes."""
+    queries: str | None = None
+    """`Dataset.queries_fingerprint`, the queries without their judgments: equal on both sides
+    when only the judgments changed, so the baseline's rankings can be re-scored. None in files
+    made before it was recorded."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -166,6 +169,7 @@ def baseline_document(baseline: Baseline, *, clock: bool = True) -> dict[str, An
         "git_dirty": baseline.git_dirty,
         "fingerprints": {
             "dataset": fp.dataset,
+            **({"queries": fp.queries} if fp.queries is not None else {}),
             "k": fp.k,
             "metrics": list(fp.metrics),
             "slices": fp.slices,
@@ -220,9 +224,15 @@ def comparability_problems(baseline: Fingerprints, current: Fingerprints) -> lis
     """
     problems = []
     if baseline.dataset != current.dataset:
+        change = f"({baseline.dataset[:12]} -> {current.dataset[:12]})"
+        if baseline.queries is None or current.queries is None:
+            what = "judgments or queries changed"
+        elif baseline.queries == current.queries:
+            what = "only the judgments changed"
+        else:
+            what = "the queries changed (ids, text or metadata)"
         problems.append(
-            f"the labelled set differs from the baseline's ({baseline.dataset[:12]} -> "
-            f"{current.dataset[:12]}): judgments or queries changed; recreate the baseline"
+            f"the labelled set differs from the baseline's {change}: {what}; recreate the baseline"
         )
     if baseline.k != current.k:
         problems.append(f"k: baseline {baseline.k}, now {current.k}")
@@ -285,6 +295,7 @@ class _FileModel(BaseModel):
 
 class _FingerprintsFile(_FileModel):
     dataset: str
+    queries: str | None = None  # optional: older files lack it (schema_version stays 1)
     k: int = Field(ge=1)
     metrics: list[str] = Field(min_length=1)
     slices: str
@@ -379,6 +390,7 @@ def _from_document(data: Any, source: str, where: str, *, clock: bool) -> Baseli
             metrics=tuple(fp.metrics),
             slices=fp.slices,
             retriever=fp.retriever,
+            queries=fp.queries,
         ),
         retriever=model.retriever,
         slice_definition=model.slice_definition,

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Literal, TextIO
+from typing import TYPE_CHECKING, Any, Literal, TextIO
 
 import numpy as np
 
@@ -24,12 +25,24 @@ from retrieval_gate.compare import Comparison, GateSettings, Threshold, compare
 from retrieval_gate.config import GateConfig, MetricGate, load
 from retrieval_gate.datasets import Dataset
 from retrieval_gate.errors import GateError
+from retrieval_gate.ids import FloatArray, IntArray
 from retrieval_gate.metrics import parse_metric
 from retrieval_gate.slicing import slice_definition, slice_queries
+
+if TYPE_CHECKING:
+    from retrieval_gate.adapters.base import Hit
 
 RESULT_SCHEMA_VERSION = 1
 QUERY_CHANGES = 10
 """Most-regressed queries listed in a result."""
+JUDGED_DROP = 0.01
+"""The fall of mean judged@k on a failing check's queries (1 point), with a rise of the share of
+unjudged documents in their top k by as much, from which the reports call the failure a possible
+labelling gap. Unjudged documents count as non-relevant, so a retriever that ranks documents
+nobody judged loses points whether or not they are relevant. judged@k alone also falls when a
+retriever returns fewer documents, which is no labelling gap; hence the second condition. A
+smaller change (less than one document in ten queries at k = 10) is not worth the note. The
+check fails either way; the note only says where to look before blaming the retriever."""
 
 Status = Literal["pass", "fail", "error"]
 
@@ -67,18 +80,39 @@ class QueryChange:
 
 @dataclass(frozen=True)
 class Unjudged:
-    """Documents in the current top k that no judgment covers: they count as non-relevant."""
+    """Documents in the current top k that no judgment covers: they count as non-relevant.
+
+    Judged means what the judged@k metric counts: the query's qrels grade the document >= 0
+    (a grade < 0 marks a document that was pooled but not judged)."""
 
     retrieved: int
     """Documents in every query's current top k."""
     unjudged: int
-    """Of them, documents absent from the query's qrels."""
+    """Of them, documents not judged for the query."""
     new: int
     """Unjudged documents that were not in the query's baseline top k."""
     queries: tuple[str, ...]
     """Queries with at least one new unjudged document, sorted."""
     baseline_unjudged: int
     """Unjudged documents in the baseline's top k, for comparison."""
+    judged_before: float
+    """Mean judged@k (k = the config's k) of the baseline's top k over the labelled queries."""
+    judged_after: float
+    """Mean judged@k of the current top k over the labelled queries."""
+
+
+@dataclass(frozen=True)
+class LabellingGap:
+    """A failing check whose queries' mean judged@k fell by JUDGED_DROP or more as unjudged
+    documents entered their top k: part of the drop may be documents nobody judged rather than
+    a worse retriever."""
+
+    metric: str
+    slice: str
+    judged_before: float
+    """Mean judged@k of the baseline's top k over the slice's queries."""
+    judged_after: float
+    """Mean judged@k of the current top k over the slice's queries."""
 
 
 @dataclass(frozen=True)
@@ -115,6 +149,8 @@ class GateResult:
     failed_queries: tuple[str, ...]
     """Queries the retriever failed on (scored 0, within the error budget)."""
     unjudged: Unjudged
+    labelling_gaps: tuple[LabellingGap, ...]
+    """Failing checks whose queries' judged@k fell by JUDGED_DROP or more, in failure order."""
     context: GateContext
     baseline: Baseline
     current: Baseline
@@ -154,6 +190,7 @@ class GateResult:
             "warnings": list(self.warnings),
             "failed_queries": list(self.failed_queries),
             "unjudged": asdict(self.unjudged),
+            "labelling_gaps": [asdict(gap) for gap in self.labelling_gaps],
             "config": {
                 "file": self.context.config_file,
                 "sha256": self.context.config_sha256,
@@ -243,7 +280,7 @@ def record_current(
         config = config.model_copy(update={"retriever": saved})
     execution = execute(config, cache=cache, refresh_cache=refresh_cache, progress=progress)
     scores, dataset, warnings = execution.scores, execution.dataset, execution.warnings
-    top_k = {q: tuple(hit.doc_id for hit in hits) for q, hits in execution.run.hits.items()}
+    top_k = {q: _ranked(hits) for q, hits in execution.run.hits.items()}
     description = dict(execution.retriever)
     slices = config.slices
     definition = slice_definition(
@@ -256,6 +293,7 @@ def record_current(
             metrics=tuple(str(spec) for spec in scores.metrics),
             slices=fingerprint_slices(definition),
             retriever=fingerprint(description),
+            queries=dataset.queries_fingerprint,
         ),
         retriever=description,
         slice_definition=definition,
@@ -278,8 +316,22 @@ def decide(
     *,
     failed_queries: Sequence[str] = (),
 ) -> GateResult:
-    """Compare two records under `config`'s thresholds; NotComparableError if unlike."""
+    """Compare two records under `config`'s thresholds; NotComparableError if unlike.
+
+    When only the judgments changed since the baseline (same queries, k, metrics and slices),
+    the baseline is re-scored under the current ones (`rescored_baseline`) and a warning says so.
+    """
     problems = comparability_problems(baseline.fingerprints, current.fingerprints)
+    if problems and _judgments_changed_only(baseline, current, dataset):
+        before, after = baseline.fingerprints.dataset, dataset.fingerprint
+        baseline = rescored_baseline(baseline, dataset)
+        warnings = (
+            *warnings,
+            f"the judgments changed since the baseline (dataset {before[:12]} -> "
+            f"{after[:12]}); the baseline's stored top-{baseline.fingerprints.k} rankings were "
+            "re-scored with the current judgments",
+        )
+        problems = comparability_problems(baseline.fingerprints, current.fingerprints)
     if problems:
         raise NotComparableError(
             "the baseline cannot be compared with this run:\n  - "
@@ -315,7 +367,9 @@ def decide(
     changes = _query_changes(baseline, current, dataset, primary)
     lost, gained = _hit_changes(baseline, current, dataset)
     context = GateContext(_config_file(config), _config_sha256(config), config.k, settings)
-    return GateResult(
+    judged_before, unjudged_before = _judged_at_k(baseline, current.query_ids, dataset, config.k)
+    judged_after, unjudged_after = _judged_at_k(current, current.query_ids, dataset, config.k)
+    result = GateResult(
         config.name,
         comparisons,
         changes,
@@ -323,11 +377,65 @@ def decide(
         gained,
         tuple(warnings),
         tuple(failed_queries),
-        _unjudged(baseline, current, dataset),
+        _unjudged(baseline, current, dataset, judged_before, judged_after),
+        (),
         context,
         baseline,
         current,
     )
+    gaps = _labelling_gaps(
+        result.failures, slices, (judged_before, judged_after), (unjudged_before, unjudged_after)
+    )
+    return dataclasses.replace(result, labelling_gaps=gaps)
+
+
+def rescored_baseline(baseline: Baseline, dataset: Dataset) -> Baseline:
+    """`baseline` with every metric recomputed from its stored top-k rankings under `dataset`'s
+    judgments, carrying the dataset's fingerprint.
+
+    Exact: a run is scored on the at most k documents the runner keeps per query, which are
+    the stored top k, in the order the metrics rank them (see `record_current`). A query with
+    no stored top k retrieved nothing (or failed) and scores 0, as it did. Raises ValueError
+    when the baseline's queries are not `dataset`'s.
+    """
+    from retrieval_gate.metrics import evaluate
+    from retrieval_gate.readers import run_from_dict
+
+    run = run_from_dict({query: list(docs) for query, docs in baseline.top_k.items()})
+    metrics = baseline.fingerprints.metrics
+    scores = evaluate(run, dataset.qrels, metrics)
+    if scores.query_ids != baseline.query_ids:
+        raise ValueError("the baseline's query ids are not the labelled set's")
+    values = {}
+    for metric in metrics:
+        column = scores.values[metric].copy()
+        column.flags.writeable = False
+        values[metric] = column
+    fingerprints = dataclasses.replace(baseline.fingerprints, dataset=dataset.fingerprint)
+    return dataclasses.replace(baseline, fingerprints=fingerprints, scores=values)
+
+
+def _judgments_changed_only(baseline: Baseline, current: Baseline, dataset: Dataset) -> bool:
+    """Whether the records differ in judgments alone: the queries (recorded on both sides) and
+    everything else the comparison needs are the same, and `dataset` is the current one."""
+    old, new = baseline.fingerprints, current.fingerprints
+    return (
+        old.queries is not None
+        and old.queries == new.queries
+        and new.dataset == dataset.fingerprint
+        and baseline.query_ids == current.query_ids
+        and not comparability_problems(dataclasses.replace(old, dataset=new.dataset), new)
+    )
+
+
+def _ranked(hits: Sequence[Hit]) -> tuple[str, ...]:
+    """Doc ids in the order the metrics rank them: score descending, doc id descending on ties
+    (DESIGN); hits without scores keep the retriever's order (`runner.ranked_scores`)."""
+    from retrieval_gate.runner import ranked_scores
+
+    pairs = sorted(zip((h.doc_id for h in hits), ranked_scores(hits), strict=True), reverse=True)
+    pairs.sort(key=lambda pair: pair[1], reverse=True)  # stable: ties stay by doc id descending
+    return tuple(doc for doc, _ in pairs)
 
 
 def _config_file(config: GateConfig) -> str:
@@ -351,22 +459,86 @@ def _aligned_scores(baseline: Baseline, query_ids: Sequence[str]) -> dict[str, l
     return {metric: values[order].tolist() for metric, values in baseline.scores.items()}
 
 
-def _unjudged(baseline: Baseline, current: Baseline, dataset: Dataset) -> Unjudged:
+def is_judged(judgments: Mapping[str, float], doc: str) -> bool:
+    """The one rule for "judged", the judged@k metric's: `judgments` (one query's
+    `Qrels.by_query` entry) grade `doc` >= 0; a grade < 0 marks a doc pooled but not judged."""
+    grade = judgments.get(doc)
+    return grade is not None and grade >= 0
+
+
+def _judged_at_k(
+    record: Baseline, query_ids: Sequence[str], dataset: Dataset, k: int
+) -> tuple[FloatArray, FloatArray]:
+    """judged@k of each query's stored top k (aligned with `query_ids`), judged docs / k, and
+    the share of unjudged docs, unjudged docs / k (the rest of k is what was not returned)."""
+    qrels = dataset.qrels
+    judged = []
+    returned = []
+    for query_id in query_ids:
+        docs = record.top_k.get(query_id, ())
+        judgments = qrels.by_query[qrels.position[query_id]]
+        judged.append(sum(is_judged(judgments, doc) for doc in docs))
+        returned.append(len(docs))
+    judged_at_k = np.asarray(judged, dtype=np.float64) / float(k)
+    unjudged_at_k = (np.asarray(returned, dtype=np.float64) - judged) / float(k)
+    return judged_at_k, unjudged_at_k
+
+
+def _unjudged(
+    baseline: Baseline,
+    current: Baseline,
+    dataset: Dataset,
+    judged_before: FloatArray,
+    judged_after: FloatArray,
+) -> Unjudged:
     retrieved = unjudged = new = old = 0
     queries = []
     for query_id in current.query_ids:
-        judged = dataset.qrels.by_query[dataset.qrels.position[query_id]]
+        judgments = dataset.qrels.by_query[dataset.qrels.position[query_id]]
         before = baseline.top_k.get(query_id, ())
         after = current.top_k.get(query_id, ())
-        old += sum(doc not in judged for doc in before)
+        old += sum(not is_judged(judgments, doc) for doc in before)
         retrieved += len(after)
-        missing = [doc for doc in after if doc not in judged]
+        missing = [doc for doc in after if not is_judged(judgments, doc)]
         unjudged += len(missing)
         fresh = len(set(missing) - set(before))
         new += fresh
         if fresh:
             queries.append(query_id)
-    return Unjudged(retrieved, unjudged, new, tuple(queries), old)
+    return Unjudged(
+        retrieved,
+        unjudged,
+        new,
+        tuple(queries),
+        old,
+        _mean(judged_before),
+        _mean(judged_after),
+    )
+
+
+def _labelling_gaps(
+    failures: Sequence[Comparison],
+    slices: Mapping[str, IntArray],
+    judged: tuple[FloatArray, FloatArray],
+    unjudged: tuple[FloatArray, FloatArray],
+) -> tuple[LabellingGap, ...]:
+    """Each failing check whose queries' mean judged@k fell by JUDGED_DROP or more while their
+    share of unjudged documents rose by as much (`judged` and `unjudged`: before, after)."""
+    gaps = []
+    for failure in failures:
+        rows = slices[failure.slice]
+        if not len(rows):
+            continue
+        before, after = _mean(judged[0][rows]), _mean(judged[1][rows])
+        entered = _mean(unjudged[1][rows]) - _mean(unjudged[0][rows])
+        # Rounded: means of k-ths can miss an exact 1-point change by a float rounding error.
+        if round(before - after, 12) >= JUDGED_DROP and round(entered, 12) >= JUDGED_DROP:
+            gaps.append(LabellingGap(failure.metric, failure.slice, before, after))
+    return tuple(gaps)
+
+
+def _mean(values: FloatArray) -> float:
+    return float(values.mean()) if len(values) else 0.0
 
 
 def _canonical(name: str) -> str:

@@ -402,3 +402,51 @@ def test_git_state_outside_a_repository_or_folder(isolated_git: Path) -> None:
 def test_git_state_without_git(isolated_git: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PATH", str(isolated_git))
     assert git_state(isolated_git) == (None, None)
+
+
+def test_the_queries_fingerprint_is_written_beside_the_dataset_and_optional(
+    tmp_path: Path,
+) -> None:
+    with_queries = dataclasses.replace(FINGERPRINTS, queries="9" * 64)
+    baseline = make(fingerprints=with_queries)
+    path = tmp_path / "baseline.json"
+    write_baseline(baseline, path)
+    document = json.loads(path.read_text(encoding="utf-8"))
+    assert list(document["fingerprints"]) == [
+        "dataset",
+        "queries",
+        "k",
+        "metrics",
+        "slices",
+        "retriever",
+    ]
+    assert read_baseline(path) == baseline
+    assert read_baseline(path).fingerprints.queries == "9" * 64
+    # Files made before the field existed (same schema_version) read with None.
+    assert document["schema_version"] == SCHEMA_VERSION == 1
+    del document["fingerprints"]["queries"]
+    old = read_baseline(write_json(path, document))
+    assert old.fingerprints.queries is None
+    assert old == make()
+    assert "queries" not in baseline_document(make())["fingerprints"]
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "expected"),
+    [
+        ("9" * 64, "9" * 64, "only the judgments changed; recreate the baseline"),
+        ("9" * 64, "8" * 64, "the queries changed (ids, text or metadata); recreate the baseline"),
+        (None, "9" * 64, "judgments or queries changed; recreate the baseline"),
+    ],
+)
+def test_a_dataset_difference_says_what_changed_when_it_can(
+    before: str | None, after: str, expected: str
+) -> None:
+    old = dataclasses.replace(FINGERPRINTS, queries=before)
+    new = dataclasses.replace(FINGERPRINTS, dataset="0f9e8d7c6b5a" + "1" * 52, queries=after)
+    (problem,) = comparability_problems(old, new)
+    assert problem == (
+        f"the labelled set differs from the baseline's (a1b2c3d4e5f6 -> 0f9e8d7c6b5a): {expected}"
+    )
+    # An old baseline without the field stays comparable with a run that has it.
+    assert comparability_problems(dataclasses.replace(FINGERPRINTS, queries=None), old) == []

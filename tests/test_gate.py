@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import random
+import shutil
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 import pytest
 
 import retrieval_gate
+from retrieval_gate.baseline import read_baseline
 from retrieval_gate.cli import main
 
 QUERIES = 240
@@ -216,3 +221,281 @@ def test_a_check_that_cannot_decide_still_reports_why(project: Path) -> None:
     assert "k: baseline 10, now 20" in document["error"]
     assert "could not run" in markdown.read_text()
     assert 'errors="1"' in junit.read_text()
+
+
+# --- judged@k and labelling gaps -----------------------------------------------------------
+
+UNJUDGED_RETRIEVER = """\
+import zlib
+
+
+def search(query, k, metadata):
+    # Like worse_search, but the broken queries get documents nobody judged instead.
+    i = int(metadata["n"])
+    if zlib.crc32(query.encode()) % 100 < 60 and metadata["intent"] == "billing":
+        return [f"fresh{i}-{j}" for j in range(k)]
+    return [f"d{i}"] + [f"d{(i + j) % @COUNT@}" for j in range(1, k)]
+"""
+
+
+def pool(root: Path) -> None:
+    """Mark d<i+1> of every query as pooled but not judged (grade -1): in every top 10."""
+    path = root / "queries.jsonl"
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    for row in rows:
+        row["qrels"][f"d{(row['n'] + 1) % QUERIES}"] = -1
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+
+
+@pytest.fixture
+def pooled(project: Path) -> Path:
+    """`project` with a pooled-unjudged row per query, its baseline rewritten to match."""
+    pool(project)
+    (project / "unjudged_search.py").write_text(UNJUDGED_RETRIEVER.replace("@COUNT@", str(QUERIES)))
+    assert cli("baseline", "-c", str(project / "gate.yaml"), "--quiet", "--force")[0] == 0
+    return project
+
+
+def judged_at_10(top_k: Any, dataset: Any, query_ids: Any = None) -> float:
+    """Mean judged@10 of stored rankings, by the metric engine (the independent oracle)."""
+    from retrieval_gate.metrics import evaluate
+    from retrieval_gate.readers import run_from_dict
+
+    run = run_from_dict({q: list(docs) for q, docs in top_k.items()})
+    scores = evaluate(run, dataset.qrels, ["judged@10"])
+    values = dict(zip(scores.query_ids, scores.values["judged@10"].tolist(), strict=True))
+    chosen = scores.query_ids if query_ids is None else query_ids
+    return float(np.mean([values[q] for q in chosen]))
+
+
+def decided(project: Path, target: str) -> Any:
+    from retrieval_gate.config import load
+    from retrieval_gate.gate import decide, record_current
+
+    config = load(write_config(project, target, name=f"{target}.yaml"))
+    current = record_current(config, cache=False)
+    baseline = read_baseline(project / ".retrieval-gate" / "baseline.json")
+    return decide(baseline, current.record, config, current.dataset), current.dataset
+
+
+def test_judged_at_k_before_and_after_match_the_judged_metric(pooled: Path) -> None:
+    result, dataset = decided(pooled, "unjudged_search")
+    unjudged = result.unjudged
+    assert unjudged.judged_before == pytest.approx(
+        judged_at_10(result.baseline.top_k, dataset), abs=1e-12
+    )
+    assert unjudged.judged_after == pytest.approx(
+        judged_at_10(result.current.top_k, dataset), abs=1e-12
+    )
+    # One rule for "judged": the pooled -1 rows count as unjudged, as judged@k counts them.
+    assert unjudged.judged_before == pytest.approx(0.2)
+    judged_docs = round(unjudged.judged_after * 10 * QUERIES)
+    assert unjudged.retrieved - unjudged.unjudged == judged_docs
+    assert unjudged.baseline_unjudged == 8 * QUERIES
+    document = result.document()
+    assert document["unjudged"]["judged_before"] == unjudged.judged_before
+    assert document["unjudged"]["judged_after"] == unjudged.judged_after
+
+
+def test_a_regression_with_a_judged_drop_records_a_labelling_gap(pooled: Path) -> None:
+    from retrieval_gate.gate import JUDGED_DROP
+
+    result, dataset = decided(pooled, "unjudged_search")
+    failed = {(c.metric, c.slice) for c in result.failures}
+    assert ("ndcg@10", "intent=billing") in failed
+    gaps = {(g.metric, g.slice): g for g in result.labelling_gaps}
+    assert set(gaps) <= failed
+    assert [(g.metric, g.slice) for g in result.labelling_gaps] == [
+        (c.metric, c.slice) for c in result.failures if (c.metric, c.slice) in gaps
+    ]
+    billing = [q.id for q in dataset.queries if q.metadata["intent"] == "billing"]
+    gap = gaps["ndcg@10", "intent=billing"]
+    assert gap.judged_before == pytest.approx(
+        judged_at_10(result.baseline.top_k, dataset, billing), abs=1e-12
+    )
+    assert gap.judged_after == pytest.approx(
+        judged_at_10(result.current.top_k, dataset, billing), abs=1e-12
+    )
+    assert gap.judged_before - gap.judged_after >= JUDGED_DROP
+    assert result.document()["labelling_gaps"][0] == dataclasses.asdict(result.labelling_gaps[0])
+    code, out, _ = cli("check", "-c", str(pooled / "unjudged_search.yaml"), "--quiet")
+    assert code == 1
+    assert (
+        "    judged@10 fell 0.20 -> 0.06 on these queries: the drop may be a labelling gap "
+        "rather than a retriever fault; `retrieval-gate label-queue` lists the unjudged documents"
+    ) in out.splitlines()
+
+
+def test_a_regression_with_judged_at_k_held_records_no_gap(pooled: Path) -> None:
+    result, _ = decided(pooled, "worse_search")  # d<i> moves down; the same docs stay judged
+    assert result.failures
+    assert result.labelling_gaps == ()
+    assert result.unjudged.judged_before == result.unjudged.judged_after
+    assert result.document()["labelling_gaps"] == []
+    code, out, _ = cli("check", "-c", str(pooled / "worse_search.yaml"), "--quiet")
+    assert code == 1
+    assert "labelling gap" not in out
+
+
+def test_a_fall_of_exactly_one_point_is_a_gap_and_less_is_not(pooled: Path) -> None:
+    from retrieval_gate.gate import _labelling_gaps
+
+    result, _ = decided(pooled, "worse_search")
+    slices = {c.slice: np.arange(10) for c in result.failures}
+    before = np.full(10, 0.2)
+    one_point = np.array([0.2] * 9 + [0.1])  # mean 0.19: 0.2 - 0.19 is 0.00999... in floats
+    unjudged = np.full(10, 0.5)
+    entered = (unjudged, unjudged + (before - one_point))  # the lost judged slot is unjudged now
+    gaps = _labelling_gaps(result.failures, slices, (before, one_point), entered)
+    assert len(gaps) == len(result.failures)
+    less = (before, before - 0.009)
+    assert _labelling_gaps(result.failures, slices, less, (unjudged, unjudged + 0.009)) == ()
+    more = (before, before + 0.1)
+    assert _labelling_gaps(result.failures, slices, more, (unjudged, unjudged - 0.1)) == ()
+
+
+def test_fewer_documents_returned_is_no_labelling_gap(pooled: Path) -> None:
+    from retrieval_gate.gate import _labelling_gaps
+
+    result, _ = decided(pooled, "worse_search")
+    slices = {c.slice: np.arange(10) for c in result.failures}
+    judged = (np.full(10, 0.2), np.full(10, 0.1))  # judged@k fell a whole 10 points ...
+    unjudged = np.full(10, 0.5)
+    shorter = (unjudged, unjudged - 0.1)  # ... because the lists got shorter, not unjudged
+    assert _labelling_gaps(result.failures, slices, judged, shorter) == ()
+    assert len(_labelling_gaps(result.failures, slices, judged, (unjudged, unjudged + 0.1))) == len(
+        result.failures
+    )
+
+
+# --- re-scoring the baseline when only the judgments changed ------------------------------
+
+ROOT = Path(__file__).resolve().parents[1]
+
+SCORED_RETRIEVER = """\
+def search(query, k, metadata):
+    # Scores out of order and tied: the metrics rank by score, then doc id descending.
+    i = int(metadata["n"])
+    hits = [(f"d{(i + j) % @COUNT@}", float(j % 3)) for j in range(k)]
+    return list(reversed(hits))
+"""
+
+
+def test_rescoring_a_record_reproduces_its_scores_exactly(project: Path) -> None:
+    from retrieval_gate.config import load
+    from retrieval_gate.gate import record_current, rescored_baseline
+
+    (project / "scored_search.py").write_text(SCORED_RETRIEVER.replace("@COUNT@", str(QUERIES)))
+    current = record_current(load(write_config(project, "scored_search")), cache=False)
+    record = current.record
+    again = rescored_baseline(record, current.dataset)
+    for metric, values in record.scores.items():
+        assert np.array_equal(again.scores[metric], values), metric
+    # The stored top k is the ranking the metrics saw, not the order the hits came in.
+    assert record.top_k["q000"][:3] == ("d8", "d5", "d2")
+
+
+def test_rescoring_the_committed_example_baseline_reproduces_its_scores() -> None:
+    from retrieval_gate.config import load
+    from retrieval_gate.datasets import load as load_dataset
+    from retrieval_gate.gate import rescored_baseline
+
+    config = load(ROOT / "configs" / "example.yaml")
+    dataset = load_dataset(config.dataset, config.base_dir)
+    baseline = read_baseline(config.resolve(config.baseline))
+    assert baseline.fingerprints.queries == dataset.queries_fingerprint
+    again = rescored_baseline(baseline, dataset)
+    assert list(again.scores) == list(baseline.fingerprints.metrics)
+    for metric, values in baseline.scores.items():
+        assert np.array_equal(again.scores[metric], values), metric
+    assert again == baseline
+
+
+@pytest.fixture
+def example_copy(tmp_path: Path) -> Path:
+    """configs/example/, example-regressed.yaml and the committed baseline, copied."""
+    shutil.copytree(ROOT / "configs" / "example", tmp_path / "example")
+    shutil.copy(ROOT / "configs" / "example-regressed.yaml", tmp_path)
+    target = tmp_path / ".retrieval-gate" / "example"
+    target.mkdir(parents=True)
+    shutil.copy(ROOT / "configs" / ".retrieval-gate" / "example" / "baseline.json", target)
+    return tmp_path / "example-regressed.yaml"
+
+
+def add_judgments(config: Path) -> list[tuple[str, str]]:
+    """Judge relevant (grade 2) the first unjudged doc of the regressed top 10 of 20 queries."""
+    from retrieval_gate.config import load
+    from retrieval_gate.gate import record_current
+
+    current = record_current(load(config), cache=False)
+    qrels = current.dataset.qrels
+    added = []
+    for query_id, docs in current.record.top_k.items():
+        judged = qrels.by_query[qrels.position[query_id]]
+        fresh = [doc for doc in docs if doc not in judged]
+        if fresh and len(added) < 20:
+            added.append((query_id, fresh[0]))
+    with (config.parent / "example" / "qrels" / "test.tsv").open("a") as handle:
+        handle.writelines(f"{query}\t{doc}\t2\n" for query, doc in added)
+    return added
+
+
+def test_added_judgments_rescore_the_baseline_instead_of_refusing(example_copy: Path) -> None:
+    from retrieval_gate.config import load
+    from retrieval_gate.datasets import load as load_dataset
+    from retrieval_gate.metrics import evaluate
+    from retrieval_gate.readers import run_from_dict
+
+    before = retrieval_gate.check(example_copy, cache=False)
+    added = add_judgments(example_copy)
+    assert len(added) == 20
+    after = retrieval_gate.check(example_copy, cache=False)
+    config = load(example_copy)
+    dataset = load_dataset(config.dataset, config.base_dir)
+    old, new = before.baseline.fingerprints.dataset, dataset.fingerprint
+    assert old != new
+    assert (
+        f"the judgments changed since the baseline (dataset {old[:12]} -> {new[:12]}); the "
+        "baseline's stored top-10 rankings were re-scored with the current judgments"
+    ) in after.warnings
+    assert not any("judgments changed" in warning for warning in before.warnings)
+    metrics = list(config.metrics)
+    for record in (after.baseline, after.current):
+        run = run_from_dict({q: list(docs) for q, docs in record.top_k.items()})
+        expected = evaluate(run, dataset.qrels, metrics)
+        for metric in record.scores:
+            assert np.array_equal(record.scores[metric], expected.values[metric]), metric
+    assert after.current.top_k == before.current.top_k
+    changed = {
+        metric
+        for metric in after.current.scores
+        if not np.array_equal(after.current.scores[metric], before.current.scores[metric])
+    }
+    assert "recall@10" in changed
+    overall = {c.metric: c for c in after.comparisons if c.slice == "all"}
+    for metric, comparison in overall.items():
+        assert comparison.current_mean == pytest.approx(after.current.scores[metric].mean())
+        assert comparison.baseline_mean == pytest.approx(after.baseline.scores[metric].mean())
+    assert after.unjudged.judged_after > before.unjudged.judged_after
+
+
+def test_a_changed_query_text_still_is_not_comparable(example_copy: Path) -> None:
+    from retrieval_gate.gate import NotComparableError
+
+    queries = example_copy.parent / "example" / "queries.jsonl"
+    queries.write_text(queries.read_text().replace('"refund"', '"a refund"', 1))
+    with pytest.raises(NotComparableError, match="the queries changed"):
+        retrieval_gate.check(example_copy, cache=False)
+
+
+def test_a_baseline_without_a_queries_fingerprint_is_not_rescored(example_copy: Path) -> None:
+    from retrieval_gate.gate import NotComparableError
+
+    path = example_copy.parent / ".retrieval-gate" / "example" / "baseline.json"
+    document = json.loads(path.read_text())
+    del document["fingerprints"]["queries"]
+    path.write_text(json.dumps(document))
+    assert retrieval_gate.check(example_copy, cache=False).exit_code == 1  # still comparable
+    add_judgments(example_copy)
+    with pytest.raises(NotComparableError, match="judgments or queries changed"):
+        retrieval_gate.check(example_copy, cache=False)

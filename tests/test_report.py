@@ -333,3 +333,80 @@ def test_thousands_of_failing_slices_still_fit_a_comment(regressed: dict[str, An
     trimmed = render_markdown(validate_result(document), limit=COMMENT_BUDGET)
     assert len(trimmed) <= COMMENT_BUDGET
     assert f"and {len(document['failures']) - 20} more failing checks" in trimmed
+
+
+GAP = (
+    "judged@10 fell 0.20 {arrow} 0.13 on these queries: the drop may be a labelling gap rather "
+    "than a retriever fault; {command} lists the unjudged documents"
+)
+
+
+def test_every_format_puts_the_labelling_gap_next_to_its_failing_check(
+    regressed: dict[str, Any],
+) -> None:
+    from retrieval_gate.report import summary_of
+
+    gaps = {(g["metric"], g["slice"]) for g in regressed["labelling_gaps"]}
+    assert ("ndcg@10", "intent=billing") in gaps
+    assert ("ndcg@10", "intent=how-to") not in gaps  # failing, but its judged@10 held
+    record = validate_result(regressed)
+    assert [(g.metric, g.slice) for g in record.labelling_gaps] == [
+        (g["metric"], g["slice"]) for g in regressed["labelling_gaps"]
+    ]
+    markdown = render(record, "markdown").splitlines()
+    note = GAP.format(arrow="→", command="`retrieval-gate label-queue`")
+    assert f"- ❌ ndcg@10 fell 46.9 pt on intent=billing (p = 0.008) — {note}" in markdown
+    assert "- ❌ ndcg@10 fell 37.6 pt on intent=how-to (p = 0.008)" in markdown
+    html = render(record, "html")
+    note = GAP.format(arrow="→", command="<code>retrieval-gate label-queue</code>")
+    assert f"❌ ndcg@10 fell 46.9 pt on intent=billing (p = 0.008) — {note}</li>" in html
+    assert "❌ ndcg@10 fell 37.6 pt on intent=how-to (p = 0.008)</li>" in html
+    summary = summary_of(record).splitlines()
+    note = GAP.format(arrow="->", command="`retrieval-gate label-queue`")
+    at = summary.index("  x ndcg@10 fell 46.9 pt on intent=billing (p = 0.008)")
+    assert summary[at + 1] == f"    {note}"
+    at = summary.index("  x ndcg@10 fell 37.6 pt on intent=how-to (p = 0.008)")
+    assert summary[at + 1].startswith("  x ")
+    annotations = annotations_of(record)
+    at = annotations.index(
+        ("error", "ndcg@10 fell 46.9 pt on intent=billing (p = 0.008): regressed")
+    )
+    assert annotations[at + 1] == (
+        "warning",
+        f"ndcg@10 fell 46.9 pt on intent=billing (p = 0.008): {note}",
+    )
+    at = annotations.index(
+        ("error", "ndcg@10 fell 37.6 pt on intent=how-to (p = 0.008): regressed")
+    )
+    assert annotations[at + 1][0] == "error"
+    import xml.etree.ElementTree as ET
+
+    messages = {
+        case.get("name"): failure.get("message")
+        for case in ET.fromstring(render(record, "junit")).iter("testcase")
+        if (failure := case.find("failure")) is not None
+        and case.get("classname", "").endswith(".ndcg@10")
+    }
+    note = GAP.format(arrow="→", command="retrieval-gate label-queue")
+    assert (
+        messages["intent=billing"] == f"ndcg@10 fell 46.9 pt on intent=billing (p = 0.008) — {note}"
+    )
+    assert messages["intent=how-to"] == "ndcg@10 fell 37.6 pt on intent=how-to (p = 0.008)"
+
+
+def test_the_unjudged_note_shows_judged_at_k_before_and_after(regressed: dict[str, Any]) -> None:
+    unjudged = regressed["unjudged"]
+    assert unjudged["judged_before"] > unjudged["judged_after"]
+    shown = "part of a drop there may be a labelling gap (judged@10 0.20 → 0.17; 486 of 590"
+    assert shown in render(regressed, "markdown")
+    assert shown in render(regressed, "html")
+
+
+def test_malformed_labelling_gaps_are_named(regressed: dict[str, Any]) -> None:
+    gap = {**regressed["labelling_gaps"][0], "judged_before": "most"}
+    with pytest.raises(InputError, match=r"labelling_gaps\.0\.judged_before"):
+        render({**regressed, "labelling_gaps": [gap]}, "markdown")
+    unjudged = {k: v for k, v in regressed["unjudged"].items() if k != "judged_after"}
+    with pytest.raises(InputError, match=r"unjudged\.judged_after"):
+        render({**regressed, "unjudged": unjudged}, "markdown")
+    assert render({**regressed, "labelling_gaps": []}, "markdown").count("labelling gap") == 1

@@ -6,6 +6,7 @@ from typing import Any
 
 from retrieval_gate.compare import Comparison
 from retrieval_gate.errors import GateError
+from retrieval_gate.gate import LabellingGap
 from retrieval_gate.report.document import ResultRecord
 
 SECTIONS = ("slices", "warnings", "chart", "queries")
@@ -59,6 +60,7 @@ def report_context(result: ResultRecord) -> dict[str, Any]:
         "hits_gained": result.hits_gained,
         "warnings": result.warnings,
         "unjudged": result.unjudged,
+        "gaps": _gaps(result),
         "config": result.config,
         "baseline": result.baseline,
         "current": result.current,
@@ -66,6 +68,14 @@ def report_context(result: ResultRecord) -> dict[str, Any]:
         "show": dict.fromkeys(SECTIONS, True),
         "cut": [],
     }
+
+
+def _gaps(result: ResultRecord) -> dict[str, dict[str, LabellingGap]]:
+    """The labelling gaps by metric, then slice: `gaps.get(c.metric, {}).get(c.slice)`."""
+    gaps: dict[str, dict[str, LabellingGap]] = {}
+    for gap in result.labelling_gaps:
+        gaps.setdefault(gap.metric, {})[gap.slice] = gap
+    return gaps
 
 
 def _gain(metric: str) -> str | None:

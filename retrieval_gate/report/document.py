@@ -1,7 +1,8 @@
 """The JSON result as a validated model: reports render only what passed validation.
 
-Comparisons, query changes and unjudged counts validate into the gate's own dataclasses;
-fields they do not declare (`failed`, `delta`: properties) are ignored and recomputed."""
+Comparisons, query changes, unjudged counts and labelling gaps validate into the gate's own
+dataclasses; fields they do not declare (`failed`, `delta`: properties) are ignored and
+recomputed."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from retrieval_gate.compare import Comparison
 from retrieval_gate.errors import InputError
-from retrieval_gate.gate import QueryChange, Status, Unjudged
+from retrieval_gate.gate import LabellingGap, QueryChange, Status, Unjudged
 
 
 class _Model(BaseModel):
@@ -67,6 +68,7 @@ class ResultRecord(_Model):
     hits_gained: list[str] = Field(default_factory=list)
     warnings: list[str] = Field(default_factory=list)
     unjudged: Unjudged | None = None
+    labelling_gaps: list[LabellingGap] = Field(default_factory=list)
     config: ConfigRecord | None = None
     baseline: BaselineRecord | None = None
     current: CurrentRecord | None = None

@@ -97,12 +97,31 @@ def _template(fmt: str) -> jinja2.Template:
         keep_trailing_newline=True,
     )
     escapes: dict[str, Callable[[object], str]] = {"markdown": markdown_text, "junit": xml_text}
+    plain = fmt in ("summary", "annotations")
     environment.filters |= {
-        "esc": escapes.get(fmt, plain_text if fmt in ("summary", "annotations") else str),
+        "esc": escapes.get(fmt, plain_text if plain else str),
+        "code": _CODE.get(fmt, _backticks),
         "mean": mean,
         "pt": points,
         "p": p_value,
         "plural": plural,
         "aligned": aligned,
     }
+    # ASCII in the terminal and the log; the markup formats take the typographic arrow.
+    environment.globals["ARROW"] = "->" if plain else "→"
     return environment.get_template(_TEMPLATES[fmt])
+
+
+def _backticks(command: str) -> str:
+    """A command as Markdown code, or as the plain text a terminal shows the same way."""
+    return f"`{command}`"
+
+
+def _html_code(command: str) -> str:
+    from markupsafe import Markup
+
+    return Markup("<code>{}</code>").format(command)
+
+
+_CODE: dict[str, Callable[[str], str]] = {"html": _html_code, "junit": str}
+"""How each format shows a command (a constant of the templates, never untrusted text)."""

@@ -1,0 +1,398 @@
+"""Lint: each finding has a case that triggers it and one that does not; the CLI and check."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import yaml
+
+from retrieval_gate.baseline import Baseline, Fingerprints, make_baseline
+from retrieval_gate.cli import main
+from retrieval_gate.config import load
+from retrieval_gate.datasets import load_labels
+from retrieval_gate.errors import InputError
+from retrieval_gate.lint import RULES, LintReport, lint, refuse_broken
+
+REPO = Path(__file__).resolve().parents[1]
+
+# Six queries with two intents; graded judgments 0-2 by default.
+QUERIES = [
+    {"_id": f"q{i}", "text": f"query number {i}", "intent": "a" if i % 2 else "b"}
+    for i in range(1, 7)
+]
+CORPUS = [{"_id": f"d{i}", "title": f"doc {i}", "text": f"text {i}"} for i in range(1, 10)]
+QRELS = [(f"q{i}", f"d{i}", 2 if i % 3 else 1) for i in range(1, 7)] + [
+    (f"q{i}", f"d{i + 1}", 0) for i in range(1, 7)
+]
+METRICS: dict[str, Any] = {
+    "ndcg(gain=exp)@10": {"max_drop": "2pt"},
+    "recall@10": {"max_drop": "5pt"},
+}
+
+
+def labelled_set(
+    tmp_path: Path,
+    *,
+    qrels: list[tuple[str, ...]] | str | None = None,
+    queries: list[dict[str, Any]] | None = None,
+    corpus: list[dict[str, Any]] | None = CORPUS,
+    **config: Any,
+) -> Path:
+    """A BEIR folder and a config beside it; returns the config path."""
+    folder = tmp_path / "set"
+    (folder / "qrels").mkdir(parents=True, exist_ok=True)
+    rows = queries if queries is not None else QUERIES
+    (folder / "queries.jsonl").write_text("".join(json.dumps(q) + "\n" for q in rows))
+    if corpus is not None:
+        (folder / "corpus.jsonl").write_text("".join(json.dumps(d) + "\n" for d in corpus))
+    if isinstance(qrels, str):
+        text = qrels
+    else:
+        lines = qrels if qrels is not None else QRELS
+        text = "query-id\tcorpus-id\tscore\n" + "".join(
+            "\t".join(map(str, r)) + "\n" for r in lines
+        )
+    (folder / "qrels" / "test.tsv").write_text(text)
+    document: dict[str, Any] = {
+        "version": 1,
+        "dataset": {"path": "set"},
+        "retriever": {"type": "bm25"},
+        "k": 10,
+        "metrics": METRICS,
+        "slices": {"by": ["intent"], "min_size": 2},
+    }
+    document.update(config)
+    path = tmp_path / "gate.yaml"
+    path.write_text(yaml.safe_dump(document, sort_keys=False))
+    return path
+
+
+def run_lint(path: Path, baseline: Baseline | None = None) -> LintReport:
+    config = load(path)
+    return lint(config, load_labels(config.dataset, config.base_dir), baseline)
+
+
+def path_line(path: Path, text: str) -> int:
+    return next(i for i, line in enumerate(path.read_text().splitlines(), 1) if text in line)
+
+
+def codes(report: LintReport) -> set[str]:
+    return {finding.code for finding in report.findings}
+
+
+def finding(report: LintReport, code: str) -> str:
+    return next(f.message for f in report.findings if f.code == code)
+
+
+def test_a_clean_set_has_no_warnings_or_errors(tmp_path: Path) -> None:
+    report = run_lint(labelled_set(tmp_path))
+    assert [f for f in report.findings if f.severity != "info"] == []
+    assert report.exit_code == 0
+
+
+# Data ----------------------------------------------------------------------------------------
+
+
+def test_duplicate_judgments_are_an_error_listing_every_pair(tmp_path: Path) -> None:
+    report = run_lint(labelled_set(tmp_path, qrels=[*QRELS, ("q1", "d1", 1), ("q2", "d3", 1)]))
+    message = finding(report, "duplicate-judgment")
+    assert "2 (query, doc) pairs judged more than once" in message
+    assert "q1/d1 (" in message
+    assert "test.tsv:2, " in message
+    assert "test.tsv:14" in message
+    assert report.exit_code == 2
+    assert "duplicate-judgment" not in codes(run_lint(labelled_set(tmp_path / "ok")))
+
+
+def test_annotators_may_judge_the_same_pair(tmp_path: Path) -> None:
+    qrels = "query-id\tcorpus-id\tscore\tannotator\n" + "".join(
+        f"{q}\t{d}\t{g}\t{who}\n" for q, d, g in QRELS for who in ("ann", "bob")
+    )
+    report = run_lint(labelled_set(tmp_path, qrels=qrels))
+    assert "duplicate-judgment" not in codes(report)
+    again = qrels + "q1\td1\t1\tann\n"
+    report = run_lint(labelled_set(tmp_path / "dup", qrels=again))
+    assert "by the same annotator" in finding(report, "duplicate-judgment")
+
+
+def test_no_labelled_query(tmp_path: Path) -> None:
+    other = [(f"x{i}", f"d{i}", 1) for i in range(1, 4)]
+    report = run_lint(labelled_set(tmp_path, qrels=other))
+    assert "none of the 3 judged queries has query text" in finding(report, "no-labelled-query")
+    assert "no-labelled-query" not in codes(run_lint(labelled_set(tmp_path / "ok")))
+
+
+def test_corpus_mismatch_and_partly_missing_documents(tmp_path: Path) -> None:
+    wrong = [{"_id": f"other{i}", "title": "t", "text": "x"} for i in range(3)]
+    report = run_lint(labelled_set(tmp_path, corpus=wrong))
+    assert "corpus-mismatch" in codes(report)
+    assert report.exit_code == 2
+    partly = run_lint(labelled_set(tmp_path / "partly", qrels=[*QRELS, ("q1", "gone", 1)]))
+    assert "corpus-mismatch" not in codes(partly)
+    assert "1 judged document missing from the corpus: gone" in finding(
+        partly, "judged-doc-not-in-corpus"
+    )
+    assert "judged-doc-not-in-corpus" not in codes(run_lint(labelled_set(tmp_path / "ok")))
+
+
+def test_queries_without_text_or_judgments(tmp_path: Path) -> None:
+    report = run_lint(
+        labelled_set(
+            tmp_path,
+            qrels=[*QRELS, ("q99", "d1", 1)],
+            queries=[*QUERIES, {"_id": "q7", "text": "never judged", "intent": "a"}],
+        )
+    )
+    assert "q99" in finding(report, "judged-query-without-text")
+    assert "q7" in finding(report, "query-without-judgments")
+    clean = codes(run_lint(labelled_set(tmp_path / "ok")))
+    assert not clean & {"judged-query-without-text", "query-without-judgments"}
+
+
+def test_query_with_no_relevant_document(tmp_path: Path) -> None:
+    qrels = [r for r in QRELS if r[0] != "q3"] + [("q3", "d3", 0)]
+    report = run_lint(labelled_set(tmp_path, qrels=qrels))
+    assert "q3" in finding(report, "no-relevant-document")
+    assert "no-relevant-document" not in codes(run_lint(labelled_set(tmp_path / "ok")))
+
+
+def test_non_integer_grades(tmp_path: Path) -> None:
+    report = run_lint(labelled_set(tmp_path, qrels=[*QRELS[:-1], ("q6", "d7", 0.5)]))
+    assert "1 grade is not an integer: 0.5 (" in finding(report, "non-integer-grade")
+    assert "non-integer-grade" not in codes(run_lint(labelled_set(tmp_path / "ok")))
+
+
+def test_top_grade_heavy(tmp_path: Path) -> None:
+    heavy = [(f"q{i}", f"d{j}", 2) for i in range(1, 7) for j in range(1, 5)] + [("q1", "d9", 1)]
+    report = run_lint(labelled_set(tmp_path, qrels=heavy))
+    assert "96% of judged documents have the top grade 2" in finding(report, "top-grade-heavy")
+    assert "top-grade-heavy" not in codes(run_lint(labelled_set(tmp_path / "ok")))
+
+
+def test_positives_only(tmp_path: Path) -> None:
+    report = run_lint(labelled_set(tmp_path, qrels=[r for r in QRELS if r[2] >= 1]))
+    assert "positives-only" in codes(report)
+    assert "positives-only" not in codes(run_lint(labelled_set(tmp_path / "ok")))
+
+
+def test_grade_distribution_overall_and_per_query(tmp_path: Path) -> None:
+    message = finding(run_lint(labelled_set(tmp_path)), "grade-distribution")
+    assert message.startswith("grades 0: 6, 1: 2, 2: 4; relevant per query: median 1, min 1")
+    assert "6 queries with one relevant document" in message
+
+
+def test_small_slices_and_a_missing_slice_field(tmp_path: Path) -> None:
+    small = run_lint(labelled_set(tmp_path, slices={"by": ["intent"], "min_size": 4}))
+    assert "2 slices below min_size 4 are reported but not gated" in finding(small, "small-slice")
+    assert "small-slice" not in codes(run_lint(labelled_set(tmp_path / "ok")))
+    bad = run_lint(labelled_set(tmp_path / "bad", slices={"by": ["segment"]}))
+    assert "segment" in finding(bad, "bad-slice")
+    assert bad.exit_code == 2
+    assert "bad-slice" not in codes(run_lint(labelled_set(tmp_path / "ok2")))
+
+
+# Agreement -----------------------------------------------------------------------------------
+
+
+def annotated(disagree: bool) -> str:
+    rows = []
+    for i in range(1, 13):
+        grade = i % 3
+        other = (grade + 1) % 3 if disagree else grade
+        rows += [f"q{1 + i % 6}\td{i % 9 + 1}\t{grade}\tann\n"]
+        rows += [f"q{1 + i % 6}\td{i % 9 + 1}\t{other}\tbob\n"]
+    # q/d pairs repeat for i and i + 6 only when both coincide; keep them distinct:
+    unique = dict.fromkeys(rows)
+    return "query-id\tcorpus-id\tscore\tannotator\n" + "".join(unique)
+
+
+def test_low_agreement_warns_and_enforced_is_an_error(tmp_path: Path) -> None:
+    report = run_lint(labelled_set(tmp_path, qrels=annotated(disagree=True)))
+    assert report.count("error") == 0
+    message = finding(report, "low-agreement")
+    assert "Krippendorff's alpha (ordinal)" in message
+    assert "below 0.6" in message
+    strict = labelled_set(
+        tmp_path / "strict",
+        qrels=annotated(disagree=True),
+        dataset={"path": "set", "annotators": {"enforce": True}},
+    )
+    enforced = run_lint(strict)
+    assert enforced.exit_code == 2
+    config = load(strict)
+    with pytest.raises(InputError, match="low-agreement"):
+        refuse_broken(config, load_labels(config.dataset, config.base_dir))
+
+
+def test_agreeing_annotators_get_only_the_agreement_facts(tmp_path: Path) -> None:
+    report = run_lint(labelled_set(tmp_path, qrels=annotated(disagree=False)))
+    assert "low-agreement" not in codes(report)
+    assert "alpha (ordinal) 1.000" in finding(report, "agreement")
+    assert report.stats["agreement"]["pairs"][0]["kappa"] == pytest.approx(1.0)
+    assert "agreement" not in codes(run_lint(labelled_set(tmp_path / "none")))
+
+
+# Config --------------------------------------------------------------------------------------
+
+
+def test_ap_and_rr_on_graded_labels_need_rel(tmp_path: Path) -> None:
+    metrics = {**METRICS, "map@10": {}, "mrr@10": {}}
+    report = run_lint(labelled_set(tmp_path, metrics=metrics))
+    found = [f for f in report.findings if f.code == "implicit-binary-cut"]
+    assert [f.message.split(" ")[0] for f in found] == ["map@10", "mrr@10"]
+    assert "ap(rel=1)@10 to keep this cut, or ap(rel=2)@10" in found[0].fix
+    line = path_line(tmp_path / "gate.yaml", "map@10")
+    assert found[0].where == f"{tmp_path / 'gate.yaml'}:{line}"
+    pinned = {**METRICS, "ap(rel=2)@10": {}, "rr(rel=1)@10": {}}
+    assert "implicit-binary-cut" not in codes(
+        run_lint(labelled_set(tmp_path / "p", metrics=pinned))
+    )
+    binary = [(q, d, min(g, 1)) for q, d, g in QRELS]
+    plain = run_lint(labelled_set(tmp_path / "b", qrels=binary, metrics=metrics))
+    assert "implicit-binary-cut" not in codes(plain)
+
+
+def test_ndcg_gain_is_stated(tmp_path: Path) -> None:
+    implicit = {"ndcg@10": {}, "recall@10": {}}
+    report = run_lint(labelled_set(tmp_path, metrics=implicit))
+    assert finding(report, "ndcg-gain") == (
+        "ndcg@10 uses exponential gain 2^g - 1 (the default): a grade-2 document is worth 3 "
+        "grade-1 documents (trec_eval's ndcg_cut uses linear gain)"
+    )
+    linear = {"ndcg(gain=linear)@10": {}, "recall@10": {}}
+    message = finding(run_lint(labelled_set(tmp_path / "l", metrics=linear)), "ndcg-gain")
+    assert "uses linear gain g: a grade-2 document is worth 2 grade-1 documents" in message
+    binary = [(q, d, min(g, 1)) for q, d, g in QRELS]
+    assert "ndcg-gain" not in codes(
+        run_lint(labelled_set(tmp_path / "b", qrels=binary, metrics=implicit))
+    )
+
+
+def test_cutoff_deeper_than_k_and_no_cutoff(tmp_path: Path) -> None:
+    metrics = {**METRICS, "recall@100": {}, "ap": {}}
+    report = run_lint(labelled_set(tmp_path, metrics=metrics))
+    assert "recall@100 looks 100 deep but the retriever is asked for k = 10" in finding(
+        report, "cutoff-deeper-than-k"
+    )
+    assert finding(report, "no-cutoff").startswith("ap has no cutoff")
+    clean = codes(run_lint(labelled_set(tmp_path / "ok")))
+    assert not clean & {"cutoff-deeper-than-k", "no-cutoff"}
+
+
+def test_k_not_set(tmp_path: Path) -> None:
+    path = labelled_set(tmp_path)
+    document = yaml.safe_load(path.read_text())
+    del document["k"]
+    path.write_text(yaml.safe_dump(document))
+    assert "k-not-set" in codes(run_lint(path))
+    assert "k-not-set" not in codes(run_lint(labelled_set(tmp_path / "ok")))
+
+
+def test_no_recall_metric(tmp_path: Path) -> None:
+    report = run_lint(labelled_set(tmp_path, metrics={"ndcg@10": {}, "mrr@10": {}}))
+    assert "add recall@10" in next(f.fix for f in report.findings if f.code == "no-recall-metric")
+    assert "no-recall-metric" not in codes(run_lint(labelled_set(tmp_path / "ok")))
+
+
+def test_unsliced_when_the_queries_carry_metadata(tmp_path: Path) -> None:
+    report = run_lint(labelled_set(tmp_path, slices={}))
+    assert "the queries carry intent (2 values)" in finding(report, "unsliced")
+    assert "unsliced" not in codes(run_lint(labelled_set(tmp_path / "ok")))
+    plain = [{"_id": q["_id"], "text": q["text"]} for q in QUERIES]
+    assert "unsliced" not in codes(run_lint(labelled_set(tmp_path / "p", slices={}, queries=plain)))
+
+
+def baseline_with(values: list[float]) -> Baseline:
+    ids = [f"q{i}" for i in range(1, 7)]
+    metrics = ("ndcg@10", "recall@10")
+    return make_baseline(
+        fingerprints=Fingerprints("d", 10, metrics, "s", "r"),
+        retriever={},
+        slice_definition={},
+        query_ids=ids,
+        scores=dict.fromkeys(metrics, values),
+        top_k={},
+        tool_version="test",
+        repo_dir=None,
+    )
+
+
+def test_threshold_below_the_detectable_effect(tmp_path: Path) -> None:
+    spread = baseline_with([0.0, 1.0, 0.2, 0.9, 0.5, 0.4])
+    report = run_lint(labelled_set(tmp_path), spread)
+    message = finding(report, "threshold-below-mde")
+    std = float(np.std([0.0, 1.0, 0.2, 0.9, 0.5, 0.4], ddof=1))
+    from retrieval_gate.compare import minimum_detectable_effect
+
+    mde = minimum_detectable_effect(std, 6, 0.05, 0.8)
+    assert f"max_drop 2pt but 6 queries detect about {mde * 100:.1f}pt" in message
+    flat = baseline_with([0.5, 0.5, 0.5, 0.5, 0.5, 0.51])
+    clean = run_lint(labelled_set(tmp_path / "ok"), flat)
+    assert not codes(clean) & {"threshold-below-mde", "slice-below-mde", "no-baseline"}
+    assert "slice-below-mde" in codes(report)
+    assert "no-baseline" in codes(run_lint(labelled_set(tmp_path / "none")))
+
+
+# Ignoring, reports, CLI and check ------------------------------------------------------------
+
+
+def test_ignore_leaves_out_warnings_but_never_errors(tmp_path: Path) -> None:
+    metrics = {"ndcg@10": {}, "mrr@10": {}}
+    path = labelled_set(
+        tmp_path,
+        metrics=metrics,
+        qrels=[*QRELS, ("q1", "d1", 1)],
+        lint={"ignore": ["no-recall-metric", "duplicate-judgment"]},
+    )
+    found = codes(run_lint(path))
+    assert "no-recall-metric" not in found
+    assert "duplicate-judgment" in found
+    typo = labelled_set(tmp_path / "typo", lint={"ignore": ["no-recal-metric"]})
+    with pytest.raises(InputError, match="did you mean 'no-recall-metric'"):
+        run_lint(typo)
+
+
+def test_every_rule_is_documented_in_the_readme() -> None:
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    missing = [code for code in RULES if f"`{code}`" not in readme]
+    assert missing == []
+
+
+def test_cli_text_and_json(tmp_path: Path) -> None:
+    path = labelled_set(tmp_path, qrels=[*QRELS, ("q1", "d1", 1)])
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["lint", "-c", str(path)], stdout=out, stderr=err) == 2
+    text = out.getvalue()
+    assert text.startswith(f"{path}: 6 labelled queries, 13 judgments, 9 documents\n")
+    assert "\nerror (1)\n  duplicate-judgment: " in text
+    assert text.endswith("\nlint: 1 error, 0 warnings, 2 info\n")
+    out = io.StringIO()
+    assert main(["lint", "-c", str(path), "--format", "json"], stdout=out, stderr=err) == 2
+    document = json.loads(out.getvalue())
+    assert document["summary"]["error"] == 1
+    assert document["findings"][0]["code"] == "duplicate-judgment"
+    assert document["stats"]["grades"] == {"0": 6, "1": 3, "2": 4}
+    clean = labelled_set(tmp_path / "ok")
+    assert main(["lint", "-c", str(clean)], stdout=io.StringIO(), stderr=err) == 0
+
+
+def test_check_refuses_a_broken_set_before_calling_the_retriever(tmp_path: Path) -> None:
+    path = labelled_set(tmp_path, qrels=[*QRELS, ("q1", "d1", 1)])
+    err = io.StringIO()
+    assert main(["check", "-c", str(path), "--quiet"], stdout=io.StringIO(), stderr=err) == 2
+    assert "the labelled set is broken; not gating" in err.getvalue()
+    assert "duplicate-judgment: 1 (query, doc) pair judged more than once" in err.getvalue()
+
+
+def test_the_bundled_example_lints_with_info_findings_only() -> None:
+    out = io.StringIO()
+    code = main(
+        ["lint", "-c", str(REPO / "configs" / "example.yaml")], stdout=out, stderr=io.StringIO()
+    )
+    assert code == 0
+    assert "lint: 0 errors, 0 warnings," in out.getvalue()
