@@ -488,3 +488,48 @@ def test_label_queue_bad_input_is_exit_2(configs: Path) -> None:
     code, _, err = cli("label-queue", "-c", configs / "example.yaml", "--limit", "0")
     assert code == 2
     assert "expected a number of rows" in err
+
+
+def test_merging_a_judged_queue_changes_the_next_check_accordingly(configs: Path) -> None:
+    """The loop the issue asks for: queue the unjudged documents that entered the regressed
+    top 10, judge them, merge them into the qrels, check again. Both sides are scored under
+    the new judgments: the baseline from its stored top 10, the current run afresh."""
+    from retrieval_gate.metrics import evaluate
+    from retrieval_gate.readers import read_qrels, run_from_dict
+
+    config_path = configs / "example-regressed.yaml"
+    before = configs / "before.json"
+    assert cli("check", "-c", config_path, "--quiet", "--json", before)[0] == 1
+    queue = configs / "q.jsonl"
+    assert cli("label-queue", "-c", config_path, "--run", before, "-o", queue)[0] == 0
+    rows = [json.loads(line) for line in queue.read_text(encoding="utf-8").splitlines()]
+    entered = [row for row in rows if row["new"]]
+    # An annotator's verdict: the new documents at ranks 1-3 are relevant, the rest are not.
+    for row in rows:
+        row["grade"] = (2 if row["rank"] <= 3 else 0) if row["new"] else None
+    queue.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    qrels_path = configs / "example" / "qrels" / "test.tsv"
+    code, out, _ = cli("qrels", "merge", qrels_path, queue)
+    assert code == 0
+    relevant = sum(1 for row in entered if row["rank"] <= 3)
+    assert f"added {len(entered)} judgments ({relevant} relevant)" in out
+
+    after = configs / "after.json"
+    code, _, err = cli("check", "-c", config_path, "--quiet", "--json", after)
+    assert code in (0, 1)
+    assert "the baseline's stored top-10 rankings were re-scored" in err
+    result = json.loads(after.read_text(encoding="utf-8"))
+    old = json.loads(before.read_text(encoding="utf-8"))
+    qrels = read_qrels(qrels_path)
+    current_run = run_from_dict({q: list(d) for q, d in result["current"]["top_k"].items()})
+    baseline = read_baseline(configs / BASELINE)
+    baseline_run = run_from_dict({q: list(d) for q, d in baseline.top_k.items()})
+    metrics = list(result["current"]["scores"])
+    current_scores = evaluate(current_run, qrels, metrics)
+    baseline_scores = evaluate(baseline_run, qrels, metrics)
+    for metric in metrics:
+        assert result["current"]["scores"][metric] == current_scores.values[metric].tolist()
+        assert result["baseline"]["scores"][metric] == baseline_scores.values[metric].tolist()
+    # The judgments moved the current run's numbers: new relevant documents count now.
+    assert result["current"]["scores"]["ndcg@10"] != old["current"]["scores"]["ndcg@10"]
+    assert result["unjudged"]["new"] < old["unjudged"]["new"]
