@@ -777,10 +777,11 @@ def _detectability(
         if values is None:
             continue
         if slice_name != "all":
-            if slices is None or slice_name not in slices:
+            if slices is None or slice_name not in slices or given.dataset is None:
                 continue
             position = {q: i for i, q in enumerate(baseline.query_ids)}
-            members = [position.get(str(given.dataset.queries[i].id)) for i in slices[slice_name]]  # type: ignore[union-attr]
+            queries = given.dataset.queries
+            members = [position.get(queries[i].id) for i in slices[slice_name].tolist()]
             values = values[[m for m in members if m is not None]]
         if values.size < 2:
             continue
