@@ -179,6 +179,21 @@ class LintInput:
         return {key: parse_metric(key) for key in self.config.metrics}
 
     @cached_property
+    def slices(self) -> dict[str, Any] | None:
+        """Slice -> query indices of the assembled set, None when it cannot be sliced."""
+        from retrieval_gate.slicing import slice_queries
+
+        if self.dataset is None:
+            return None
+        slicing = self.config.slices
+        try:
+            return slice_queries(
+                self.dataset.queries, slicing.by, slicing.combine, slicing.query_length.bins
+            )
+        except GateError:
+            return None
+
+    @cached_property
     def agreement(self) -> Agreement | None:
         """Agreement of the named annotators, None with fewer than two."""
         judgments = self.labels.judgments
@@ -451,7 +466,7 @@ def _distribution(given: LintInput) -> Iterator[Draft]:
 def _small_slices(given: LintInput) -> Iterator[Draft]:
     from retrieval_gate.slicing import small_slices
 
-    slices = _slices(given)
+    slices = given.slices
     if slices is None:
         return
     small = small_slices(slices, given.config.slices.min_size)
@@ -476,20 +491,6 @@ def _bad_slice(given: LintInput) -> Iterator[Draft]:
         slice_queries(given.labels.queries, slicing.by, slicing.combine, slicing.query_length.bins)
     except GateError as error:
         yield Draft(str(error), "fix slices.by / slices.combine", given.at("slices"))
-
-
-def _slices(given: LintInput) -> dict[str, Any] | None:
-    from retrieval_gate.slicing import slice_queries
-
-    if given.dataset is None:
-        return None
-    slicing = given.config.slices
-    try:
-        return slice_queries(
-            given.dataset.queries, slicing.by, slicing.combine, slicing.query_length.bins
-        )
-    except GateError:
-        return None
 
 
 # Agreement -----------------------------------------------------------------------------------
@@ -713,7 +714,7 @@ def _below_mde(given: LintInput) -> Iterator[Draft]:
 def _slices_below_mde(given: LintInput) -> Iterator[Draft]:
     from retrieval_gate.slicing import ALL, small_slices
 
-    slices = _slices(given)
+    slices = given.slices
     if slices is None or given.baseline is None:
         return
     small = small_slices(slices, given.config.slices.min_size)
