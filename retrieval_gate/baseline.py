@@ -211,10 +211,14 @@ def read_baseline(path: Path, *, config: str | Path | None = None) -> Baseline:
 def read_record(path: Path) -> Baseline:
     """The current record inside a `check` JSON result (its `current` part), or a baseline."""
     path = Path(path)
-    data = _read_json(path, f"no result or baseline file at {path}")
-    if isinstance(data, dict) and isinstance(data.get("current"), dict):
-        return _from_document(data["current"], str(path), "current", clock=False)
-    return _from_document(data, str(path), "", clock=True)
+    return record_of(_read_json(path, f"no result or baseline file at {path}"), str(path))
+
+
+def record_of(document: Any, source: str) -> Baseline:
+    """The current record of a parsed `check` result (its `current` part), or a baseline."""
+    if isinstance(document, dict) and isinstance(document.get("current"), dict):
+        return _from_document(document["current"], source, "current", clock=False)
+    return _from_document(document, source, "", clock=True)
 
 
 def comparability_problems(baseline: Fingerprints, current: Fingerprints) -> list[str]:

@@ -469,10 +469,10 @@ def _check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def _baseline(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from retrieval_gate.baseline import comparability_problems, read_baseline, write_baseline
+    from retrieval_gate.baseline import read_baseline, write_baseline
     from retrieval_gate.config import load
     from retrieval_gate.errors import GateError
-    from retrieval_gate.gate import record_current
+    from retrieval_gate.gate import comparable_baseline, record_current
 
     config = load(args.config)
     path = Path(args.output) if args.output else config.resolve(config.baseline)
@@ -485,16 +485,12 @@ def _baseline(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     )
     record = current.record
     if path.exists() and not args.force:
+        # A baseline the gate can still compare with (at most its judgments differ) is
+        # replaced; any other is kept unless --force says so.
         try:
-            problems = comparability_problems(read_baseline(path).fingerprints, record.fingerprints)
+            comparable_baseline(read_baseline(path), record, current.dataset)
         except GateError as error:
-            problems = [f"the existing baseline cannot be read ({error})"]
-        if problems:
-            raise GateError(
-                f"{path} was made with another setup and is kept:\n  - "
-                + "\n  - ".join(problems)
-                + "\nreplace it with `retrieval-gate baseline --force`"
-            )
+            raise GateError(f"{path} is kept: {error}") from None
     write_baseline(record, path)
     for warning in current.warnings:
         print(f"retrieval-gate: warning: {warning}", file=err)

@@ -27,6 +27,7 @@ from retrieval_gate.datasets import Dataset
 from retrieval_gate.errors import GateError
 from retrieval_gate.ids import FloatArray, IntArray
 from retrieval_gate.metrics import parse_metric
+from retrieval_gate.qrels import is_judged
 from retrieval_gate.slicing import slice_definition, slice_queries
 
 if TYPE_CHECKING:
@@ -318,26 +319,12 @@ def decide(
 ) -> GateResult:
     """Compare two records under `config`'s thresholds; NotComparableError if unlike.
 
-    When only the judgments changed since the baseline (same queries, k, metrics and slices),
-    the baseline is re-scored under the current ones (`rescored_baseline`) and a warning says so.
+    When only the judgments changed since the baseline, it is re-scored under the current ones
+    and a warning says so (`comparable_baseline`).
     """
-    problems = comparability_problems(baseline.fingerprints, current.fingerprints)
-    if problems and _judgments_changed_only(baseline, current, dataset):
-        before, after = baseline.fingerprints.dataset, dataset.fingerprint
-        baseline = rescored_baseline(baseline, dataset)
-        warnings = (
-            *warnings,
-            f"the judgments changed since the baseline (dataset {before[:12]} -> "
-            f"{after[:12]}); the baseline's stored top-{baseline.fingerprints.k} rankings were "
-            "re-scored with the current judgments",
-        )
-        problems = comparability_problems(baseline.fingerprints, current.fingerprints)
-    if problems:
-        raise NotComparableError(
-            "the baseline cannot be compared with this run:\n  - "
-            + "\n  - ".join(problems)
-            + "\nrecreate it on the main branch with `retrieval-gate baseline --force`"
-        )
+    baseline, note = comparable_baseline(baseline, current, dataset)
+    if note:
+        warnings = (*warnings, note)
     slices = slice_queries(
         dataset.queries, config.slices.by, config.slices.combine, config.slices.query_length.bins
     )
@@ -387,6 +374,32 @@ def decide(
         result.failures, slices, (judged_before, judged_after), (unjudged_before, unjudged_after)
     )
     return dataclasses.replace(result, labelling_gaps=gaps)
+
+
+def comparable_baseline(
+    baseline: Baseline, current: Baseline, dataset: Dataset
+) -> tuple[Baseline, str | None]:
+    """`baseline` ready to compare with `current`, and a warning when it had to be re-scored.
+
+    When only the judgments changed since the baseline (same queries, k, metrics and slices),
+    its stored rankings are re-scored under `dataset`'s (`rescored_baseline`). Anything else
+    that differs is a NotComparableError listing what.
+    """
+    problems = comparability_problems(baseline.fingerprints, current.fingerprints)
+    if not problems:
+        return baseline, None
+    if _judgments_changed_only(baseline, current, dataset):
+        before = baseline.fingerprints.dataset
+        return rescored_baseline(baseline, dataset), (
+            f"the judgments changed since the baseline (dataset {before[:12]} -> "
+            f"{dataset.fingerprint[:12]}); the baseline's stored top-{baseline.fingerprints.k} "
+            "rankings were re-scored with the current judgments"
+        )
+    raise NotComparableError(
+        "the baseline cannot be compared with this run:\n  - "
+        + "\n  - ".join(problems)
+        + "\nrecreate it on the main branch with `retrieval-gate baseline --force`"
+    )
 
 
 def rescored_baseline(baseline: Baseline, dataset: Dataset) -> Baseline:
@@ -457,13 +470,6 @@ def _aligned_scores(baseline: Baseline, query_ids: Sequence[str]) -> dict[str, l
     position = {query_id: i for i, query_id in enumerate(baseline.query_ids)}
     order = [position[query_id] for query_id in query_ids]
     return {metric: values[order].tolist() for metric, values in baseline.scores.items()}
-
-
-def is_judged(judgments: Mapping[str, float], doc: str) -> bool:
-    """The one rule for "judged", the judged@k metric's: `judgments` (one query's
-    `Qrels.by_query` entry) grade `doc` >= 0; a grade < 0 marks a doc pooled but not judged."""
-    grade = judgments.get(doc)
-    return grade is not None and grade >= 0
 
 
 def _judged_at_k(

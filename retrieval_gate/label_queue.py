@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TextIO, TypeAlias
 
 from retrieval_gate.errors import InputError
+from retrieval_gate.qrels import is_judged
 
 if TYPE_CHECKING:
     from retrieval_gate.baseline import Baseline
@@ -147,8 +148,7 @@ def unjudged_items(
         text = dataset.query(query_id).text
         seen: set[str] = set()
         for rank, doc_id in enumerate(top_k[query_id][:k], 1):
-            grade = judged.get(doc_id)
-            if (grade is not None and grade >= 0) or doc_id in seen:
+            if is_judged(judged, doc_id) or doc_id in seen:
                 continue
             seen.add(doc_id)
             document = corpus.get(doc_id) if corpus is not None else None
@@ -210,13 +210,15 @@ def make_queue(
     result's baseline scores when `result_path` is a `check` result, else from the config's
     baseline file. No printing; problems that do not stop the queue are in `warnings`.
     """
-    from retrieval_gate.baseline import comparability_problems, read_baseline, read_record
+    from retrieval_gate.baseline import read_baseline, record_of
+    from retrieval_gate.gate import NotComparableError, comparable_baseline
     from retrieval_gate.metrics import parse_metric
 
     metric = str(parse_metric(next(iter(config.metrics))))
     warnings: list[str] = []
     deltas: dict[str, float] | None = None
-    if result_path is None or not _is_record(Path(result_path)):
+    document = None if result_path is None else _record_document(Path(result_path))
+    if document is None:
         from retrieval_gate.gate import record_current
 
         current = record_current(
@@ -231,18 +233,18 @@ def make_queue(
     else:
         from retrieval_gate.datasets import load as load_dataset
 
-        result_path = Path(result_path)
-        baseline_scores = _result_baseline_scores(result_path)
-        record = read_record(result_path)
+        source = str(result_path)
+        record = record_of(document, source)
         dataset = load_dataset(config.dataset, config.base_dir)
         warnings += [str(warning) for warning in dataset.warnings]
         if record.fingerprints.dataset != dataset.fingerprint:
             warnings.append(
-                f"{result_path} was made with another labelled set than {config.path}'s; "
+                f"{source} was made with another labelled set than {config.path}'s; "
                 "the queue lists what the current judgments leave unjudged"
             )
+        baseline_scores = _result_baseline_scores(document, source)
         if baseline_scores is not None:
-            deltas = _result_deltas(result_path, record, baseline_scores, metric, warnings)
+            deltas = _result_deltas(source, record, baseline_scores, metric, warnings)
     baseline_path = config.resolve(config.baseline)
     baseline = read_baseline(baseline_path) if baseline_path.exists() else None
     if baseline is not None:
@@ -252,15 +254,18 @@ def make_queue(
                 f"{config.k}: `new` compares with that"
             )
         if deltas is None:
-            deltas = _record_deltas(baseline, record, metric)
-            problems = comparability_problems(baseline.fingerprints, record.fingerprints)
+            try:  # as check compares: re-scored when only the judgments changed
+                compared, note = comparable_baseline(baseline, record, dataset)
+                warnings += [note] if note else []
+            except NotComparableError as error:
+                compared = baseline
+                warnings.append(
+                    f"{baseline_path}: {str(error).splitlines()[0]}; `delta` compares with "
+                    "its scores anyway"
+                )
+            deltas = _record_deltas(compared, record, metric)
             if deltas is None:
                 warnings.append(f"{baseline_path} has no {metric} scores; `delta` is empty")
-            elif problems:
-                warnings.append(
-                    f"{baseline_path} was made with another setup ({'; '.join(problems)}); "
-                    "`delta` compares with its scores anyway"
-                )
     items = unjudged_items(
         dataset,
         record.top_k,
@@ -461,43 +466,35 @@ def _grade(value: Any, source: str, line: int) -> float | None:
     return number
 
 
-def _is_record(path: Path) -> bool:
-    """Whether `path` holds a `check` JSON result or a baseline (else it is a run file)."""
-    try:
-        with path.open(encoding="utf-8") as handle:
-            data = json.load(handle)
-    except FileNotFoundError:
-        return True  # read_record says so
-    except (OSError, UnicodeDecodeError, ValueError):
-        return False
-    return isinstance(data, dict) and any(
-        key in data for key in ("current", "fingerprints", "schema_version")
-    )
-
-
-def _result_baseline_scores(path: Path) -> dict[str, Any] | None:
-    """`baseline.scores` of a `check` JSON result; None for a baseline file."""
+def _record_document(path: Path) -> dict[str, Any] | None:
+    """The parsed `check` result or baseline at `path`; None when it is a run file."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
-        return None  # read_record says what is wrong with the file
-    if not isinstance(data, dict):
-        return None
-    if data.get("status") == "error":
+    except FileNotFoundError:
+        raise InputError(f"no result, baseline or run file at {path}") from None
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None  # not JSON: a TREC or JSON Lines run, which its reader checks
+    keys = ("current", "fingerprints", "schema_version")
+    return data if isinstance(data, dict) and any(key in data for key in keys) else None
+
+
+def _result_baseline_scores(document: Mapping[str, Any], source: str) -> dict[str, Any] | None:
+    """`baseline.scores` of a `check` result; None for a baseline file."""
+    if document.get("status") == "error":
         raise InputError(
-            f"the result of a check that could not decide ({data.get('error', 'no reason')}); "
+            f"the result of a check that could not decide ({document.get('error', 'no reason')}); "
             "run `retrieval-gate check` again, or pass its run file to it",
-            source=str(path),
+            source=source,
         )
-    baseline = data.get("baseline")
-    if not isinstance(data.get("current"), dict) or not isinstance(baseline, dict):
+    baseline = document.get("baseline")
+    if not isinstance(document.get("current"), dict) or not isinstance(baseline, dict):
         return None
     scores = baseline.get("scores")
     return scores if isinstance(scores, dict) else None
 
 
 def _result_deltas(
-    path: Path,
+    source: str,
     record: Baseline,
     baseline_scores: Mapping[str, Any],
     metric: str,
@@ -505,7 +502,7 @@ def _result_deltas(
 ) -> dict[str, float] | None:
     values = baseline_scores.get(metric)
     if metric not in record.scores or values is None:
-        warnings.append(f"{path} has no {metric} scores; `delta` is empty")
+        warnings.append(f"{source} has no {metric} scores; `delta` is empty")
         return None
     current = record.scores[metric].tolist()
     ok = isinstance(values, list) and len(values) == len(current)
@@ -515,7 +512,7 @@ def _result_deltas(
         raise InputError(
             f"baseline.scores.{metric} is not one finite number per query of "
             "current.query_ids; the result was edited by hand: run `retrieval-gate check` again",
-            source=str(path),
+            source=source,
         )
     return {
         query_id: after - float(before)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -13,8 +13,6 @@ from retrieval_gate.ids import (
     IntArray,
     ObjectArray,
     check_unique,
-    factorize,
-    object_array,
 )
 
 
@@ -31,20 +29,6 @@ class Qrels:
     docs: ObjectArray
     grade: FloatArray
     source: str = "<qrels>"
-
-    @classmethod
-    def from_rows(
-        cls,
-        queries: Sequence[str],
-        docs: Sequence[str],
-        grades: Sequence[float] | FloatArray,
-        *,
-        source: str = "<qrels>",
-        lines: Sequence[int] | None = None,
-    ) -> Qrels:
-        """Qrels from parallel columns; a (query, doc) judged twice is an error naming both."""
-        query, query_ids = factorize(queries, sort=True)
-        return cls.checked(query_ids, query, object_array(docs), grades, source, lines)
 
     @classmethod
     def checked(
@@ -86,3 +70,10 @@ class Qrels:
     def to_dict(self) -> dict[str, dict[str, float]]:
         """`{query: {doc: grade}}`, queries sorted, docs in row order."""
         return {q: dict(d) for q, d in zip(self.query_ids.tolist(), self.by_query, strict=True)}
+
+
+def is_judged(judgments: Mapping[str, float], doc: str) -> bool:
+    """The one rule for "judged", the judged@k metric's: `judgments` (one query's
+    `Qrels.by_query` entry) grade `doc` >= 0; a grade < 0 marks a doc pooled but not judged."""
+    grade = judgments.get(doc)
+    return grade is not None and grade >= 0

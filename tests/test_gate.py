@@ -499,3 +499,19 @@ def test_a_baseline_without_a_queries_fingerprint_is_not_rescored(example_copy: 
     add_judgments(example_copy)
     with pytest.raises(NotComparableError, match="judgments or queries changed"):
         retrieval_gate.check(example_copy, cache=False)
+
+
+def test_baseline_replaces_a_baseline_whose_judgments_alone_changed(example_copy: Path) -> None:
+    """The same rule as check: a baseline it can still compare with (re-scored) is replaced
+    without --force; one made with other queries is kept unless --force says so."""
+    path = example_copy.parent / ".retrieval-gate" / "example" / "baseline.json"
+    add_judgments(example_copy)
+    code, out, err = cli("baseline", "-c", str(example_copy), "--quiet", "--no-cache")
+    assert code == 0, err
+    assert f"wrote {path}" in out
+    queries = example_copy.parent / "example" / "queries.jsonl"
+    queries.write_text(queries.read_text().replace('"refund"', '"a refund"', 1))
+    code, _, err = cli("baseline", "-c", str(example_copy), "--quiet", "--no-cache")
+    assert code == 2
+    assert f"{path} is kept: the baseline cannot be compared with this run" in err
+    assert "the queries changed" in err

@@ -343,8 +343,9 @@ def test_merging_a_filled_queue_adds_exactly_its_graded_rows(configs: Path) -> N
     assert f"{len(graded)} already judged" in out
     code, _, err = cli("label-queue", "-c", config, "-o", configs / "again.csv", "--quiet")
     assert code == 0, err
-    assert "the labelled set differs from the baseline's" in err
-    assert "`delta` compares with its scores anyway" in err
+    # As check does: the baseline's stored top 10 is re-scored under the merged judgments.
+    assert "the judgments changed since the baseline" in err
+    assert "rankings were re-scored with the current judgments" in err
     remaining = read_judged_queue(configs / "again.csv")
     assert remaining.skipped == len(rows) - len(graded)
     assert remaining.judgments == ()
