@@ -5,13 +5,10 @@ from __future__ import annotations
 
 import argparse
 import gc
-import hashlib
-import importlib.util
 import itertools
 import json
 import math
 import os
-import resource
 import statistics
 import subprocess
 import sys
@@ -23,6 +20,18 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+# The measuring helpers bench_metrics.py already has (this folder is on sys.path when a
+# script here runs).
+from bench_metrics import (
+    _current_rss_mb,
+    _fmt_seconds,
+    _has,
+    _maxrss_mb,
+    _proc_status_mb,
+    parse_list,
+    source_fingerprint,
+)
 
 # --------------------------------------------------------------------------------------------
 # Configuration
@@ -63,13 +72,6 @@ TOOL_MODULE = {key: module for key, _, module in TOOLS}
 LINT_STEPS = ("load_labels", "lint")
 
 Json = dict[str, Any]
-
-
-def _has(module: str) -> bool:
-    try:
-        return importlib.util.find_spec(module) is not None
-    except (ImportError, ValueError):
-        return False
 
 
 # --------------------------------------------------------------------------------------------
@@ -209,27 +211,6 @@ def synthetic_baseline(query_ids: Sequence[str], metrics: Sequence[str], seed: i
 # --------------------------------------------------------------------------------------------
 # Child process
 # --------------------------------------------------------------------------------------------
-
-
-def _maxrss_mb() -> float:
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return rss / 2**20 if sys.platform == "darwin" else rss / 1024
-
-
-def _proc_status_mb(field_name: str) -> float | None:
-    """A memory field of /proc/self/status in MB (Linux), else None."""
-    try:
-        for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith(field_name + ":"):
-                return int(line.split()[1]) / 1024
-    except (OSError, ValueError):
-        pass
-    return None
-
-
-def _current_rss_mb() -> float:
-    rss = _proc_status_mb("VmRSS")
-    return _maxrss_mb() if rss is None else rss
 
 
 def _reset_peak() -> bool:
@@ -487,10 +468,6 @@ def run_child(spec: Json, *, timeout: float) -> Json:
     return {"error": tail[-1] if tail else f"child exited with {proc.returncode}"}
 
 
-def _fmt_seconds(value: float) -> str:
-    return f"{value:.3f}" if value < 10 else f"{value:.2f}" if value < 100 else f"{value:.1f}"
-
-
 def _fmt_mb(value: float | None) -> str:
     return "-" if value is None else f"{value:,.0f}" if value >= 10 else f"{value:.1f}"
 
@@ -661,32 +638,6 @@ def _load_average() -> float | None:
         return os.getloadavg()[0]
     except (AttributeError, OSError):
         return None
-
-
-def source_fingerprint(package: str) -> str | None:
-    """A short hash of a package's .py sources (found without importing it), else None."""
-    try:
-        spec = importlib.util.find_spec(package)
-    except (ImportError, ValueError):
-        return None
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    digest = hashlib.sha256()
-    for location in spec.submodule_search_locations:
-        for path in sorted(Path(location).rglob("*.py")):
-            digest.update(str(path.relative_to(location)).encode())
-            digest.update(path.read_bytes())
-    return digest.hexdigest()[:12]
-
-
-def parse_list(value: str, allowed: Sequence[str], what: str) -> list[str]:
-    if value == "all":
-        return list(allowed)
-    items = [v.strip() for v in value.split(",") if v.strip()]
-    unknown = [v for v in items if v not in allowed]
-    if unknown:
-        raise SystemExit(f"unknown {what}: {', '.join(unknown)} (choose from {', '.join(allowed)})")
-    return items
 
 
 def main(argv: Sequence[str] | None = None) -> int:
