@@ -251,7 +251,9 @@ def lint(
         findings = [f for f in findings if f.severity == "error"]
     order = {severity: i for i, severity in enumerate(SEVERITIES)}
     findings.sort(key=lambda f: order[f.severity])
-    return LintReport(str(config.path), tuple(findings), _stats(given))
+    # `check` only needs to know whether there are errors, not the statistics.
+    stats = {} if blocking_only else _stats(given)
+    return LintReport(str(config.path), tuple(findings), stats)
 
 
 def refuse_broken(config: GateConfig, labels: Labels) -> None:

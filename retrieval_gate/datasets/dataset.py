@@ -58,9 +58,15 @@ class Dataset:
     queries: tuple[Query, ...]
     qrels: Qrels
     corpus: Mapping[str, Document] | None
-    fingerprint: str
+    layout: str
     warnings: tuple[DataWarning, ...]
     source: str
+
+    @cached_property
+    def fingerprint(self) -> str:
+        """sha256 over the layout, each query (id, text, metadata) and each judgment, sorted;
+        computed when first asked for (lint never asks)."""
+        return _fingerprint(self.queries, self.qrels, self.layout)
 
     @cached_property
     def queries_fingerprint(self) -> str:
@@ -107,8 +113,7 @@ def assemble(labels: Labels, *, combine: Combine = "median") -> Dataset:
         missing = sorted({d for d in qrels.docs.tolist() if d not in corpus})
         _warn(warnings, "judged_doc_not_in_corpus", "judged document", "missing from the corpus",
               missing)  # fmt: skip
-    fingerprint = _fingerprint(labelled, qrels, labels.layout)
-    return Dataset(labelled, qrels, corpus, fingerprint, tuple(warnings), labels.source)
+    return Dataset(labelled, qrels, corpus, labels.layout, tuple(warnings), labels.source)
 
 
 def _warn(warnings: list[DataWarning], kind: str, noun: str, what: str, ids: Sequence[str]) -> None:
