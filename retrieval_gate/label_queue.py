@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TextIO, TypeAlias
 
 from retrieval_gate.errors import InputError
+from retrieval_gate.metrics.spec import format_value
 from retrieval_gate.qrels import is_judged
 
 if TYPE_CHECKING:
@@ -328,8 +329,8 @@ def read_judged_queue(path: str | Path) -> JudgedQueue:
         if earlier.grade != grade:
             who = f"annotator {annotator!r}" if annotator else "no annotator named"
             raise InputError(
-                f"query {query_id!r}, doc {doc_id!r} is graded {_number(grade)} here and "
-                f"{_number(earlier.grade)} on line {earlier.line} ({who}); keep one of the "
+                f"query {query_id!r}, doc {doc_id!r} is graded {format_value(grade)} here and "
+                f"{format_value(earlier.grade)} on line {earlier.line} ({who}); keep one of the "
                 "two rows, or name the annotator of each",
                 source=source,
                 line=line,
@@ -555,8 +556,3 @@ def _cell(value: Any) -> str:
     if isinstance(value, float):
         return repr(value)
     return str(value)
-
-
-def _number(value: float) -> str:
-    """`2` for an integral grade, else the shortest float text."""
-    return str(int(value)) if float(value).is_integer() else repr(float(value))

@@ -14,6 +14,7 @@ import numpy as np
 
 from retrieval_gate.errors import GateError, InputError
 from retrieval_gate.metrics import MetricSpec, parse_metric
+from retrieval_gate.metrics.spec import format_value
 from retrieval_gate.wording import plural
 
 if TYPE_CHECKING:
@@ -77,7 +78,8 @@ RULES: dict[str, Rule] = {}
 def rule(
     code: str, severity: Severity, summary: str, *, blocking: bool = False
 ) -> Callable[[Callable[[LintInput], Iterator[Draft]]], Callable[[LintInput], Iterator[Draft]]]:
-    """Register a check under `code`."""
+    """Register a check under `code`; error rules are blocking, and `blocking` marks a rule of
+    another severity that can still find an error (low-agreement, when enforced)."""
 
     def register(
         check: Callable[[LintInput], Iterator[Draft]],
@@ -293,14 +295,10 @@ def _points(value: float) -> str:
     return f"{value * 100:.1f}pt"
 
 
-def _grade(value: float) -> str:
-    return str(int(value)) if float(value).is_integer() else f"{value:g}"
-
-
 # Data ----------------------------------------------------------------------------------------
 
 
-@rule("duplicate-judgment", "error", "a (query, doc) judged twice by one annotator", blocking=True)
+@rule("duplicate-judgment", "error", "a (query, doc) judged twice by one annotator")
 def _duplicates(given: LintInput) -> Iterator[Draft]:
     judgments = given.labels.judgments
     groups = judgments.duplicate_groups()
@@ -320,7 +318,7 @@ def _duplicates(given: LintInput) -> Iterator[Draft]:
     )
 
 
-@rule("no-labelled-query", "error", "no query has both text and judgments", blocking=True)
+@rule("no-labelled-query", "error", "no query has both text and judgments")
 def _no_labelled(given: LintInput) -> Iterator[Draft]:
     texts = {q.id for q in given.labels.queries}
     judged = set(given.labels.judgments.query_ids.tolist())
@@ -334,7 +332,7 @@ def _no_labelled(given: LintInput) -> Iterator[Draft]:
     )
 
 
-@rule("corpus-mismatch", "error", "no judged document is in the corpus", blocking=True)
+@rule("corpus-mismatch", "error", "no judged document is in the corpus")
 def _corpus_mismatch(given: LintInput) -> Iterator[Draft]:
     corpus = given.labels.corpus
     if corpus is None or not len(given.labels.judgments):
@@ -398,7 +396,7 @@ def _non_integer(given: LintInput) -> Iterator[Draft]:
     rows = np.flatnonzero(judgments.grade != np.round(judgments.grade))
     if not rows.size:
         return
-    shown = [f"{_grade(judgments.grade[r])} ({judgments.where(r)})" for r in rows[:EXAMPLES]]
+    shown = [f"{format_value(judgments.grade[r])} ({judgments.where(r)})" for r in rows[:EXAMPLES]]
     yield Draft(
         f"{plural(int(rows.size), 'grade')} {'is' if rows.size == 1 else 'are'} not an integer: "
         f"{_some(shown, total=int(rows.size))}",
@@ -415,7 +413,7 @@ def _top_heavy(given: LintInput) -> Iterator[Draft]:
     if share < TOP_GRADE_SHARE:
         return
     yield Draft(
-        f"{share:.0%} of judged documents have the top grade {_grade(given.top_grade)}: the "
+        f"{share:.0%} of judged documents have the top grade {format_value(given.top_grade)}: the "
         "grades hardly rank anything, so nDCG behaves like a binary metric",
         "review the grading guide: keep the top grade for the best answers, and judge the "
         "partial and off-topic documents the retriever returns too",
@@ -442,7 +440,7 @@ def _distribution(given: LintInput) -> Iterator[Draft]:
     if given.dataset is None or not given.dataset.queries or not given.judged.size:
         return
     counts = Counter(given.judged.tolist())
-    overall = ", ".join(f"{_grade(g)}: {counts[g]}" for g in sorted(counts))
+    overall = ", ".join(f"{format_value(g)}: {counts[g]}" for g in sorted(counts))
     pooled = int((given.labels.judgments.grade < 0).sum())
     qrels = given.dataset.qrels
     per_query = [sum(1 for grade in judged.values() if grade >= 1) for judged in qrels.by_query]
@@ -484,7 +482,7 @@ def _small_slices(given: LintInput) -> Iterator[Draft]:
     )
 
 
-@rule("bad-slice", "error", "a slice field the queries cannot be sliced by", blocking=True)
+@rule("bad-slice", "error", "a slice field the queries cannot be sliced by")
 def _bad_slice(given: LintInput) -> Iterator[Draft]:
     from retrieval_gate.slicing import slice_queries
 
@@ -572,8 +570,8 @@ def _binary_cut(given: LintInput) -> Iterator[Draft]:
         stricter = MetricSpec(spec.name, (("rel", rel + 1),), spec.k)
         yield Draft(
             f"{key} counts every grade >= {rel} as relevant on grades 0-"
-            f"{_grade(given.top_grade)}: a grade-{rel} document counts as much as a grade-"
-            f"{_grade(given.top_grade)} one",
+            f"{format_value(given.top_grade)}: a grade-{rel} document counts as much as a grade-"
+            f"{format_value(given.top_grade)} one",
             f"say which grades count: write {_with_rel(key, rel)} to keep this cut, or "
             f"{stricter} for the stricter one",
             given.at("metrics", key),
@@ -607,7 +605,7 @@ def _gain(given: LintInput) -> Iterator[Draft]:
         other = "linear" if gain == "exp" else "exp"
         yield Draft(
             f"{key} uses {described}{'' if explicit else ' (the default)'}: a grade-"
-            f"{_grade(top)} document is worth {worth:g} grade-1 documents"
+            f"{format_value(top)} document is worth {worth:g} grade-1 documents"
             + (" (trec_eval's ndcg_cut uses linear gain)" if gain == "exp" else ""),
             (
                 "nothing to do if that is the intent"
@@ -816,7 +814,7 @@ def _stats(given: LintInput) -> dict[str, Any]:
         "described": described,
         "queries": queries,
         "judgments": len(judgments),
-        "grades": {_grade(g): counts[g] for g in sorted(counts)},
+        "grades": {format_value(g): counts[g] for g in sorted(counts)},
         "annotators": list(judgments.annotators),
         "agreement": None
         if agreement is None

@@ -32,6 +32,7 @@ from retrieval_gate.errors import InputError
 from retrieval_gate.files import write_text_atomic
 from retrieval_gate.judgments import Judgments
 from retrieval_gate.label_queue import QueueJudgment
+from retrieval_gate.metrics.spec import format_value
 from retrieval_gate.readers import QRELS_FORMATS, detect_qrels_format
 from retrieval_gate.readers.beir import ANNOTATOR_HEADERS
 from retrieval_gate.readers.text import is_gzip, logical_name
@@ -68,11 +69,11 @@ class MergeConflict:
         if self.existing < 0:
             return (
                 f"{what}: the qrels file lists it as pooled but not judged (grade "
-                f"{_grade_text(self.existing)}), and a second line would judge it twice; "
+                f"{format_value(self.existing)}), and a second line would judge it twice; "
                 f"not added ({rows}): replace that line by hand with the grade"
             )
         return (
-            f"{what}: graded {_grade_text(self.existing)} in the qrels file, but {rows}; "
+            f"{what}: graded {format_value(self.existing)} in the qrels file, but {rows}; "
             "not changed: edit the qrels file to change an existing judgment"
         )
 
@@ -291,7 +292,7 @@ def _layout(
 
 
 def _line(fmt: MergeFormat, layout: _Layout, row: QueueJudgment, annotator: str | None) -> str:
-    grade = _grade_text(row.grade)
+    grade = format_value(row.grade)
     if fmt == "jsonl":
         record: dict[str, object] = {
             "query_id": row.query_id,
@@ -324,11 +325,6 @@ def _line(fmt: MergeFormat, layout: _Layout, row: QueueJudgment, annotator: str 
     return "\t".join(cells)
 
 
-def _grade_text(grade: float) -> str:
-    """`2` for an integral grade, else its shortest float text."""
-    return str(int(grade)) if float(grade).is_integer() else repr(float(grade))
-
-
 def _row_text(row: QueueJudgment) -> str:
     who = f" ({row.annotator})" if row.annotator else ""
-    return f"{row.where} grades it {_grade_text(row.grade)}{who}"
+    return f"{row.where} grades it {format_value(row.grade)}{who}"

@@ -83,8 +83,8 @@ class Param:
 
 def format_value(value: ParamValue) -> str:
     """Shortest faithful text of a parameter value: 3 not 3.0, 0.8 not 0.80."""
-    if isinstance(value, float):
-        return str(int(value)) if value.is_integer() else repr(value)
+    if isinstance(value, float):  # numpy's float64 too, whose repr would name its type
+        return str(int(value)) if value.is_integer() else repr(float(value))
     return str(value)
 
 
