@@ -1,37 +1,35 @@
-"""Paired comparison of per-query scores with a baseline: deltas, CIs, tests and verdicts."""
+"""Paired comparison of per-query scores with a baseline: deltas, tests, verdicts, power."""
 
 from __future__ import annotations
 
-import dataclasses
 import math
-import zlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 import numpy as np
 
+from retrieval_gate.detectability import detectable_drop, queries_needed
 from retrieval_gate.errors import GateError
 from retrieval_gate.ids import FloatArray, IntArray
+from retrieval_gate.significance import (
+    Correction,
+    adjust_p_values,
+    interval,
+    paired_t,
+    sign_flip,
+    smallest_p,
+)
 from retrieval_gate.slicing import ALL, small_slices
 
-Verdict = Literal["pass", "regressed", "noise", "improved", "below_floor"]
-Correction = Literal["holm", "bh", "none"]
+Verdict = Literal["pass", "regressed", "inconclusive", "improved", "below_floor"]
 TestName = Literal["randomization", "t"]
+OnInconclusive = Literal["pass", "fail"]
 
-CI_LEVEL = 0.95
 # Verdicts compare means that went through float sums; a drop that equals the threshold in
 # exact arithmetic must not fail because of the last bit.
 _EPS = 1e-12
-# Resample matrices are built this many cells at a time, so memory stays bounded (~16 MB of
-# float64) whatever the number of queries and resamples.
-_CHUNK_CELLS = 2_000_000
-# Randomization sums are compared with this tolerance, relative to sum(|diff|) (the scale of
-# the float error of any signed sum): sums equal in exact arithmetic count as ties.
-_TIE_TOLERANCE = 1e-10
-# Separate random streams per comparison, so the bootstrap does not shift the test's draws.
 _TEST_STREAM = 0
-_BOOTSTRAP_STREAM = 1
 
 
 @dataclass(frozen=True)
@@ -56,25 +54,35 @@ class Threshold:
             return None
         return self.max_drop * baseline_mean if self.relative else self.max_drop
 
+    @property
+    def report_only(self) -> bool:
+        """Neither a max_drop nor a floor: shown, never judged."""
+        return self.max_drop is None and self.floor is None
+
 
 @dataclass(frozen=True)
 class GateSettings:
     """How comparisons are tested and corrected."""
 
     alpha: float = 0.05
+    """Family-wise false-alarm rate when nothing changed (Holm), or false discovery rate (bh)."""
     correction: Correction = "holm"
-    """Across every gated (metric, slice): Holm (family-wise error) or Benjamini-Hochberg."""
+    """Across every gated check: weighted Holm, weighted Benjamini-Hochberg, or none."""
     test: TestName = "randomization"
-    """Paired sign-flip randomization test, or paired t-test."""
+    """One-sided paired sign-flip randomization test, or one-sided paired t-test."""
     resamples: int = 10_000
-    """Randomization draws and bootstrap resamples."""
+    """Most randomization draws per check (sequential: most checks stop far sooner)."""
     seed: int = 0
     require_significance: bool = True
     """Off: a drop past max_drop regresses whatever the p-value."""
     min_size: int = 30
     """Slices with fewer queries are reported but never fail."""
     power: float = 0.8
-    """Power at which the minimum detectable effect is reported."""
+    """Power at which each check's detectable drop is reported."""
+    on_inconclusive: OnInconclusive = "pass"
+    """What a check past its threshold without enough evidence does to the gate."""
+    overall_share: float = 0.5
+    """Share of alpha for the overall checks of the gated metrics when slices are gated too."""
 
     def __post_init__(self) -> None:
         problems = []
@@ -92,8 +100,17 @@ class GateSettings:
             problems.append(f"min_size must be 0 or more, got {self.min_size}")
         if not 0 < self.power < 1:
             problems.append(f"power must be within (0, 1), got {self.power}")
+        if self.on_inconclusive not in ("pass", "fail"):
+            problems.append(f"on_inconclusive must be pass or fail, got {self.on_inconclusive!r}")
+        if not 0 < self.overall_share < 1:
+            problems.append(f"overall_share must be within (0, 1), got {self.overall_share}")
         if problems:
             raise GateError("gate settings: " + "; ".join(problems))
+
+    @property
+    def tested(self) -> bool:
+        """Whether a regression needs statistical evidence at all."""
+        return self.require_significance
 
 
 @dataclass(frozen=True)
@@ -110,201 +127,40 @@ class Comparison:
     current_mean: float
     delta: float
     """Mean of current - baseline per query (negative = worse), on the metric's scale."""
-    ci_low: float
-    """Percentile bootstrap 95% CI of the mean delta (seeded)."""
-    ci_high: float
+    ci_low: float | None
+    """95% confidence interval of the mean delta, the one the paired test inverts (not
+    adjusted for multiplicity); None when too few queries bound it."""
+    ci_high: float | None
     wins: int
     """Queries where current > baseline."""
     ties: int
     losses: int
     p_value: float | None
-    """Two-sided paired test of "no change"; None when there are no queries."""
+    """One-sided paired test of "no drop"; None when there are no queries."""
+    p_bound: bool
+    """Whether p_value is an upper bound: past the Monte Carlo resolution, no draw as extreme."""
     p_adjusted: float | None
-    """After correction across every gated (metric, slice); None for ungated ones."""
+    """After correction across every gated check; None for checks outside the family."""
+    level: float | None
+    """The alpha this check is tested at when it alone moved (its share of the family's
+    alpha); None outside the family."""
     max_drop: float | None
     """Tolerated drop in points, a relative threshold resolved against baseline_mean."""
     floor: float | None
-    mde: float | None
-    """Minimum detectable effect (points) at alpha and the settings' power; None below 2 queries."""
+    detectable_drop: float | None
+    """The true drop (points) this check catches with the settings' power under the gate's
+    rule; None for report-only checks, below 2 queries, or when it can catch none."""
     queries_needed: int | None
-    """Queries for mde <= max_drop; None without a positive max_drop or with no variation."""
+    """Queries with which it would catch 1.5x max_drop with that power; None without a
+    positive max_drop or with no variation."""
     gated: bool
-    """False for slices smaller than min_size (never "all") or empty: reported, never failing."""
+    """False for report-only metrics and slices too small to gate: reported, never failing."""
     reason: str
     """Why the comparison is not gated, or ""."""
-    verdict: Verdict
-
-    @property
-    def failed(self) -> bool:
-        """Whether this comparison fails the gate."""
-        return self.gated and self.verdict in ("regressed", "below_floor")
-
-
-# --------------------------------------------------------------------------------------------
-# Building blocks
-# --------------------------------------------------------------------------------------------
-
-
-def _as_diff(diff: FloatArray | Sequence[float]) -> FloatArray:
-    values = np.asarray(diff, dtype=np.float64)
-    if values.ndim != 1:
-        raise ValueError(f"expected a 1-d array of differences, got shape {values.shape}")
-    return values
-
-
-def sign_flip_p_value(
-    diff: FloatArray | Sequence[float], *, resamples: int, rng: np.random.Generator
-) -> float:
-    """Two-sided paired sign-flip randomization test of mean(diff) == 0, statistic |mean|.
-
-    Exact (every sign vector) when 2^m <= resamples for the m non-zero differences, else
-    Monte Carlo with p = (1 + #{|mean*| >= |mean|}) / (1 + resamples).
-    """
-    values = _as_diff(diff)
-    # A zero difference is the same under either sign: it changes no resampled sum.
-    values = values[values != 0]
-    m = int(values.size)
-    if m == 0:
-        return 1.0
-    if resamples < 1:
-        raise ValueError(f"resamples must be at least 1, got {resamples}")
-    # Sums instead of means: the divisor is the same for every sign vector.
-    total = float(values.sum())
-    observed = abs(total) - _TIE_TOLERANCE * float(np.abs(values).sum())
-    rows = max(1, _CHUNK_CELLS // m)
-    # Each sign vector is a bit vector b (1 = flipped): sum* = total - 2 * (b @ values).
-    if m < 63 and (1 << m) <= resamples:
-        count = 1 << m
-        shifts = np.arange(m, dtype=np.int64)
-        extreme = 0
-        for start in range(0, count, rows):
-            codes = np.arange(start, min(start + rows, count), dtype=np.int64)
-            bits = ((codes[:, None] >> shifts) & 1).astype(np.float64)
-            extreme += int(np.count_nonzero(np.abs(total - 2.0 * (bits @ values)) >= observed))
-        return extreme / count
-    width = (m + 7) // 8
-    extreme = 0
-    for start in range(0, resamples, rows):
-        size = min(rows, resamples - start)
-        # Random bytes unpacked to bits: 8x fewer draws than one integer per sign.
-        packed = rng.integers(0, 256, size=(size, width), dtype=np.uint8)
-        bits = np.unpackbits(packed, axis=1, count=m).astype(np.float64)
-        extreme += int(np.count_nonzero(np.abs(total - 2.0 * (bits @ values)) >= observed))
-    return (1 + extreme) / (1 + resamples)
-
-
-def _scipy_stats() -> Any:
-    # Imported on first use: scipy is slow to import and only the t-test and the power
-    # figures need it. It ships no type stubs.
-    from scipy import stats  # type: ignore[import-untyped]
-
-    return stats
-
-
-def paired_t_p_value(diff: FloatArray | Sequence[float]) -> float:
-    """Two-sided paired t-test of mean(diff) == 0 (scipy's ttest_rel on the differences).
-
-    No variation gives p = 1 when the mean is 0, else 0; fewer than 2 values give p = 1
-    (nothing to test against).
-    """
-    values = _as_diff(diff)
-    n = int(values.size)
-    if n < 2:
-        return 1.0
-    mean = float(values.mean())
-    std = float(values.std(ddof=1))
-    if std == 0.0:
-        return 1.0 if mean == 0.0 else 0.0
-    stats = _scipy_stats()
-    t = mean / (std / math.sqrt(n))
-    return float(min(1.0, 2.0 * stats.t.sf(abs(t), n - 1)))
-
-
-def bootstrap_ci(
-    diff: FloatArray | Sequence[float],
-    *,
-    resamples: int,
-    rng: np.random.Generator,
-    level: float = CI_LEVEL,
-) -> tuple[float, float]:
-    """Percentile bootstrap confidence interval of the mean of `diff`."""
-    values = _as_diff(diff)
-    n = int(values.size)
-    if n == 0:
-        raise ValueError("bootstrap_ci needs at least one value")
-    if resamples < 1:
-        raise ValueError(f"resamples must be at least 1, got {resamples}")
-    if not 0 < level < 1:
-        raise ValueError(f"level must be within (0, 1), got {level}")
-    if bool(np.all(values == values[0])):
-        # Every resample is the same; skip the work and the float noise of its mean.
-        return float(values[0]), float(values[0])
-    means = np.empty(resamples, dtype=np.float64)
-    rows = max(1, _CHUNK_CELLS // n)
-    # Narrow draws are faster (about 25% for uint16 over int64); the index is always in range.
-    index_type = np.uint16 if n <= 1 << 16 else np.int64
-    for start in range(0, resamples, rows):
-        size = min(rows, resamples - start)
-        picks = rng.integers(0, n, size=(size, n), dtype=index_type)
-        means[start : start + size] = values[picks].mean(axis=1)
-    tail = (1.0 - level) / 2.0
-    low, high = np.quantile(means, [tail, 1.0 - tail])
-    return float(low), float(high)
-
-
-def adjust_p_values(p: Sequence[float], method: Correction) -> list[float]:
-    """Multiple-testing adjusted p-values: Holm step-down, Benjamini-Hochberg step-up, or none."""
-    values = np.asarray(p, dtype=np.float64)
-    if values.ndim != 1:
-        raise ValueError("expected a flat sequence of p-values")
-    if values.size and not bool(np.all((values >= 0) & (values <= 1))):
-        raise ValueError(f"p-values must be within [0, 1], got {list(p)}")
-    if method == "none" or values.size == 0:
-        return [float(v) for v in values]
-    m = values.size
-    order = np.argsort(values, kind="stable")
-    ranked = values[order]
-    if method == "holm":
-        # k-th smallest times (m - k + 1), then running max so the order of p is kept.
-        scaled = np.maximum.accumulate(ranked * (m - np.arange(m)))
-    elif method == "bh":
-        # k-th smallest times m / k, then running min from the largest down.
-        # m / k >= 1 is rounded first so that the product never rounds below p itself.
-        scaled = np.minimum.accumulate((ranked * (m / np.arange(1, m + 1)))[::-1])[::-1]
-    else:
-        raise ValueError(f"unknown correction {method!r}; expected holm, bh or none")
-    adjusted = np.empty(m, dtype=np.float64)
-    adjusted[order] = np.minimum(scaled, 1.0)
-    return [float(v) for v in adjusted]
-
-
-def _z_sum(alpha: float, power: float) -> float:
-    if not 0 < alpha < 1:
-        raise ValueError(f"alpha must be within (0, 1), got {alpha}")
-    if not 0 < power < 1:
-        raise ValueError(f"power must be within (0, 1), got {power}")
-    stats = _scipy_stats()
-    return float(stats.norm.ppf(1.0 - alpha / 2.0) + stats.norm.ppf(power))
-
-
-def minimum_detectable_effect(std: float, n: int, alpha: float, power: float) -> float:
-    """Smallest true mean difference a two-sided test at `alpha` finds with `power` (normal)."""
-    if n < 1:
-        raise ValueError(f"n must be at least 1, got {n}")
-    if not std >= 0:
-        raise ValueError(f"std must be 0 or more, got {std}")
-    return _z_sum(alpha, power) * std / math.sqrt(n)
-
-
-def queries_needed(std: float, max_drop: float, alpha: float, power: float) -> int:
-    """Queries for the minimum detectable effect to be at most `max_drop`."""
-    if not max_drop > 0:
-        raise ValueError(f"max_drop must be more than 0, got {max_drop}")
-    if not std >= 0:
-        raise ValueError(f"std must be 0 or more, got {std}")
-    needed = (_z_sum(alpha, power) * std / max_drop) ** 2
-    # An exact integer computed as 100.00000000001 must not ask for a 101st query.
-    return max(1, math.ceil(needed - 1e-9))
+    verdict: Verdict | None
+    """None for report-only metrics (no max_drop, no floor)."""
+    failed: bool
+    """Whether this check fails the gate."""
 
 
 def verdict_for(
@@ -313,112 +169,30 @@ def verdict_for(
     current_mean: float,
     max_drop: float | None,
     floor: float | None,
-    p: float | None,
-    alpha: float,
-    require_significance: bool,
-) -> Verdict:
-    """The verdict of one comparison from its mean delta, its (adjusted) p-value and threshold."""
-    significant = (p is not None and p < alpha) or not require_significance
+    drop_evidence: bool,
+    rise_evidence: bool = False,
+) -> Verdict | None:
+    """The verdict of one check from its mean delta, its threshold and floor, and whether the
+    test shows a drop (or a rise). None for a report-only metric (no max_drop, no floor)."""
+    if max_drop is None and floor is None:
+        return None
     past_drop = max_drop is not None and -delta > max_drop + _EPS
-    if past_drop and significant:
+    if past_drop and drop_evidence:
         return "regressed"
     if floor is not None and current_mean < floor - _EPS:
         return "below_floor"
     if past_drop:
-        return "noise"
-    if max_drop is not None and delta > max_drop + _EPS and significant:
+        return "inconclusive"
+    if max_drop is not None and delta > max_drop + _EPS and rise_evidence:
         return "improved"
     return "pass"
 
 
-# --------------------------------------------------------------------------------------------
-# The gate
-# --------------------------------------------------------------------------------------------
-
-
-def _rng(seed: int, metric: str, slice_name: str, stream: int) -> np.random.Generator:
-    # crc32 is stable across processes (str hash is salted), so results do not depend on the
-    # order the comparisons run in nor on the interpreter.
-    key = zlib.crc32(f"{metric}|{slice_name}".encode())
-    return np.random.default_rng([seed, key, stream])
-
-
-def _stats(
-    metric: str,
-    slice_name: str,
-    base: FloatArray,
-    cur: FloatArray,
-    threshold: Threshold,
-    settings: GateSettings,
-    small: str,
-) -> Comparison:
-    """The comparison before correction: `p_adjusted` None and a provisional verdict."""
-    n = int(base.size)
-    if n == 0:
-        return Comparison(
-            metric=metric,
-            slice=slice_name,
-            n=0,
-            baseline_mean=0.0,
-            current_mean=0.0,
-            delta=0.0,
-            ci_low=0.0,
-            ci_high=0.0,
-            wins=0,
-            ties=0,
-            losses=0,
-            p_value=None,
-            p_adjusted=None,
-            max_drop=threshold.resolve(0.0),
-            floor=threshold.floor,
-            mde=None,
-            queries_needed=None,
-            gated=False,
-            reason="no queries",
-            verdict="pass",
-        )
-    diff = cur - base
-    baseline_mean = float(base.mean())
-    max_drop = threshold.resolve(baseline_mean)
-    if settings.test == "t":
-        p_value = paired_t_p_value(diff)
-    else:
-        rng = _rng(settings.seed, metric, slice_name, _TEST_STREAM)
-        p_value = sign_flip_p_value(diff, resamples=settings.resamples, rng=rng)
-    ci_low, ci_high = bootstrap_ci(
-        diff,
-        resamples=settings.resamples,
-        rng=_rng(settings.seed, metric, slice_name, _BOOTSTRAP_STREAM),
-    )
-    mde = needed = None
-    if n >= 2:
-        std = float(diff.std(ddof=1))
-        mde = minimum_detectable_effect(std, n, settings.alpha, settings.power)
-        if max_drop is not None and max_drop > 0 and std > 0:
-            needed = queries_needed(std, max_drop, settings.alpha, settings.power)
-    gated = not small  # why a slice is too small to gate is slicing's rule
-    return Comparison(
-        metric=metric,
-        slice=slice_name,
-        n=n,
-        baseline_mean=baseline_mean,
-        current_mean=float(cur.mean()),
-        delta=float(diff.mean()),
-        ci_low=ci_low,
-        ci_high=ci_high,
-        wins=int(np.count_nonzero(diff > 0)),
-        ties=int(np.count_nonzero(diff == 0)),
-        losses=int(np.count_nonzero(diff < 0)),
-        p_value=p_value,
-        p_adjusted=None,
-        max_drop=max_drop,
-        floor=threshold.floor,
-        mde=mde,
-        queries_needed=needed,
-        gated=gated,
-        reason=small,
-        verdict="pass",
-    )
+def fails(verdict: Verdict | None, settings: GateSettings) -> bool:
+    """Whether a gated check with `verdict` fails the gate under `settings`."""
+    if verdict == "inconclusive":
+        return settings.on_inconclusive == "fail"
+    return verdict in ("regressed", "below_floor")
 
 
 def _scores(name: str, scores: Mapping[str, FloatArray], metric: str) -> FloatArray:
@@ -472,6 +246,77 @@ def _check_inputs(
     return checked
 
 
+# --------------------------------------------------------------------------------------------
+# The gate
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Cell:
+    """One check before its verdict: where it is, what it may lose, and why it is not gated."""
+
+    metric: str
+    slice: str
+    rows: IntArray
+    threshold: Threshold
+    reason: str
+
+
+def family_levels(
+    cells: list[tuple[str, int]], settings: GateSettings
+) -> tuple[dict[int, float], dict[int, str]]:
+    """The level each tested check gets when it alone moves, and why the others were left out.
+
+    `cells` are (slice name, size) of the checks that may regress (a max_drop, gated). The
+    overall checks share `overall_share` of alpha and the slice checks the rest, equally, when
+    both exist; a check whose slice is too small for the test to ever reach its level leaves
+    the family (its share goes to the others), so no gated check is unable to fail.
+    """
+    t_test = settings.test == "t"
+    members = dict(enumerate(cells))
+    dropped: dict[int, str] = {}
+    while True:
+        levels = _levels(members, settings)
+        unreachable = {
+            i: level
+            for i, level in levels.items()
+            if smallest_p(members[i][1], resamples=settings.resamples, t_test=t_test) > level
+        }
+        if not unreachable:
+            return levels, dropped
+        for i, level in unreachable.items():
+            size = members.pop(i)[1]
+            floor = smallest_p(size, resamples=settings.resamples, t_test=t_test)
+            dropped[i] = (
+                f"{size} queries cannot give p <= {level:.2g}, this check's level "
+                f"(the smallest p they can give is {floor:.2g})"
+            )
+
+
+def _levels(members: Mapping[int, tuple[str, int]], settings: GateSettings) -> dict[int, float]:
+    if settings.correction == "none":
+        return dict.fromkeys(members, settings.alpha)
+    overall = [i for i, (name, _) in members.items() if name == ALL]
+    others = [i for i, (name, _) in members.items() if name != ALL]
+    share = settings.overall_share if overall and others else 1.0 if overall else 0.0
+    levels = {i: settings.alpha * share / len(overall) for i in overall}
+    levels.update({i: settings.alpha * (1.0 - share) / len(others) for i in others})
+    return levels
+
+
+def _p_values(
+    diffs: FloatArray, cells: list[_Cell], settings: GateSettings
+) -> tuple[FloatArray, FloatArray, np.ndarray]:
+    if settings.test == "t":
+        pairs = [paired_t(diffs[cell.rows, c]) for c, cell in enumerate(cells)]
+        drop = np.asarray([p for p, _ in pairs], dtype=np.float64)
+        rise = np.asarray([p for _, p in pairs], dtype=np.float64)
+        return drop, rise, np.zeros(len(cells), dtype=bool)
+    rng = np.random.default_rng([settings.seed, _TEST_STREAM])
+    found = sign_flip(diffs, resamples=settings.resamples, rng=rng)
+    return found.drop, found.rise, found.bound
+
+
 def compare(
     baseline: Mapping[str, FloatArray],
     current: Mapping[str, FloatArray],
@@ -485,6 +330,11 @@ def compare(
     `baseline` and `current` hold one value per query, in the same query order; a slice is
     the indices of its queries. Ordered by metric (as in `thresholds`), then "all", then the
     other slices by name.
+
+    The rule: a check regresses when its mean drop is past its max_drop and a one-sided paired
+    test shows a drop, corrected across the checks that can regress (gated slices of metrics
+    with a max_drop; weighted Holm by default, the overall checks sharing half of alpha). Past
+    the threshold without that evidence it is inconclusive.
     """
     arrays = {
         m: (_scores("baseline", baseline, m), _scores("current", current, m)) for m in thresholds
@@ -492,38 +342,156 @@ def compare(
     index = _check_inputs(arrays, slices, thresholds, overrides)
     order = [ALL, *sorted(name for name in index if name != ALL)]
     small = small_slices(index, settings.min_size)
-    computed = []
-    for metric, (base, cur) in arrays.items():
+    total = next(iter(arrays.values()))[0].size if arrays else 0
+    cells = []
+    for metric in arrays:
         for name in order:
             threshold = overrides.get(name, {}).get(metric, thresholds[metric])
             rows = index[name]
-            computed.append(
-                _stats(
-                    metric, name, base[rows], cur[rows], threshold, settings, small.get(name, "")
-                )
+            reason = (
+                "report only: no max_drop or min"
+                if threshold.report_only
+                else "no queries"
+                if not rows.size
+                else small.get(name, "")
             )
-    # Corrected over every gated (metric, slice), including those with no max_drop that can
-    # never regress: a larger family than strictly needed, so the correction is conservative.
-    family = [(i, s.p_value) for i, s in enumerate(computed) if s.gated and s.p_value is not None]
-    corrected = adjust_p_values([p for _, p in family], settings.correction)
-    adjusted = {i: p for (i, _), p in zip(family, corrected, strict=True)}
-    out = []
-    for i, s in enumerate(computed):
-        p_adjusted = adjusted.get(i)
-        # Ungated slices get an informative verdict from their raw p-value; they never fail.
-        p = p_adjusted if s.gated else s.p_value
-        verdict: Verdict = (
-            verdict_for(
-                delta=s.delta,
-                current_mean=s.current_mean,
-                max_drop=s.max_drop,
-                floor=s.floor,
-                p=p,
-                alpha=settings.alpha,
-                require_significance=settings.require_significance,
-            )
-            if s.n
-            else "pass"  # nothing to judge: reported with reason "no queries"
+            cells.append(_Cell(metric, name, rows, threshold, reason))
+    # One column per check, zero outside its slice: every test runs on one matrix.
+    diffs = np.zeros((total, len(cells)), dtype=np.float64)
+    for c, cell in enumerate(cells):
+        base, cur = arrays[cell.metric]
+        diffs[cell.rows, c] = cur[cell.rows] - base[cell.rows]
+    p_drop, p_rise, p_bound = _p_values(diffs, cells, settings)
+    candidates = [
+        c for c, cell in enumerate(cells) if not cell.reason and cell.threshold.max_drop is not None
+    ]
+    levels, dropped = family_levels(
+        [(cells[c].slice, int(cells[c].rows.size)) for c in candidates], settings
+    )
+    level_of = {candidates[i]: level for i, level in levels.items()}
+    reasons = {candidates[i]: why for i, why in dropped.items()}
+    family = sorted(level_of)
+    adjusted = adjust_p_values(
+        [float(p_drop[c]) for c in family],
+        settings.correction,
+        [level_of[c] for c in family],
+    )
+    adjusted_of = dict(zip(family, adjusted, strict=True))
+    return tuple(
+        _comparison(
+            cell,
+            arrays[cell.metric],
+            diffs[cell.rows, c],
+            p=(float(p_drop[c]), float(p_rise[c]), bool(p_bound[c])),
+            p_adjusted=adjusted_of.get(c),
+            level=level_of.get(c),
+            reason=cell.reason or reasons.get(c, ""),
+            settings=settings,
         )
-        out.append(dataclasses.replace(s, p_adjusted=p_adjusted, verdict=verdict))
-    return tuple(out)
+        for c, cell in enumerate(cells)
+    )
+
+
+def _comparison(
+    cell: _Cell,
+    arrays: tuple[FloatArray, FloatArray],
+    diff: FloatArray,
+    *,
+    p: tuple[float, float, bool],
+    p_adjusted: float | None,
+    level: float | None,
+    reason: str,
+    settings: GateSettings,
+) -> Comparison:
+    n = int(cell.rows.size)
+    base, cur = arrays[0][cell.rows], arrays[1][cell.rows]
+    baseline_mean = float(base.mean()) if n else 0.0
+    max_drop = cell.threshold.resolve(baseline_mean)
+    gated = not reason
+    p_drop, p_rise, bound = p
+    if not n:
+        verdict: Verdict | None = None if cell.threshold.report_only else "pass"
+        return Comparison(
+            cell.metric,
+            cell.slice,
+            0,
+            0.0,
+            0.0,
+            0.0,
+            None,
+            None,
+            0,
+            0,
+            0,
+            None,
+            False,
+            None,
+            None,
+            max_drop,
+            cell.threshold.floor,
+            None,
+            None,
+            False,
+            reason,
+            verdict,
+            False,
+        )
+    ci = interval(diff, t_test=settings.test == "t")
+    if gated and level is not None:
+        drop_evidence = p_adjusted is not None and p_adjusted <= settings.alpha
+        rise_evidence = p_rise <= level
+    else:
+        # Not in the family: an informative verdict from the raw one-sided p-values.
+        drop_evidence = p_drop <= settings.alpha
+        rise_evidence = p_rise <= settings.alpha
+    if not settings.require_significance:
+        drop_evidence = rise_evidence = True
+    delta = float(diff.mean())
+    current_mean = float(cur.mean())
+    verdict = verdict_for(
+        delta=delta,
+        current_mean=current_mean,
+        max_drop=max_drop,
+        floor=cell.threshold.floor,
+        drop_evidence=drop_evidence,
+        rise_evidence=rise_evidence,
+    )
+    detectable = needed = None
+    if gated and max_drop is not None and n >= 2:
+        sd = float(diff.std(ddof=1))
+        tested = level if settings.require_significance else None
+        common = {
+            "sd": sd,
+            "level": tested,
+            "max_drop": max_drop,
+            "resamples": settings.resamples,
+            "t_test": settings.test == "t",
+            "power": settings.power,
+        }
+        detectable = detectable_drop(n=n, **common)  # type: ignore[arg-type]
+        needed = queries_needed(**common)  # type: ignore[arg-type]
+    return Comparison(
+        metric=cell.metric,
+        slice=cell.slice,
+        n=n,
+        baseline_mean=baseline_mean,
+        current_mean=current_mean,
+        delta=delta,
+        ci_low=ci[0] if ci else None,
+        ci_high=ci[1] if ci else None,
+        wins=int(np.count_nonzero(diff > 0)),
+        ties=int(np.count_nonzero(diff == 0)),
+        losses=int(np.count_nonzero(diff < 0)),
+        p_value=p_drop,
+        p_bound=bound,
+        p_adjusted=p_adjusted,
+        level=level,
+        max_drop=max_drop,
+        floor=cell.threshold.floor,
+        detectable_drop=detectable,
+        queries_needed=needed,
+        gated=gated,
+        reason=reason,
+        verdict=verdict,
+        failed=gated and fails(verdict, settings),
+    )

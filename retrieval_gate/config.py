@@ -176,15 +176,31 @@ class GateSettings(StrictModel):
 
     alpha: float = Field(0.05, gt=0, lt=1, description="significance level")
     correction: Literal["holm", "bh", "none"] = Field(
-        "holm", description="multiple-comparison correction across (metric, slice)"
+        "holm",
+        description="multiple-comparison correction across the gated checks: weighted "
+        "Holm (family-wise), weighted Benjamini-Hochberg (false discovery rate) or none",
     )
     test: Literal["randomization", "t"] = Field(
         "randomization", description="paired test: sign-flip randomization or paired t"
     )
-    resamples: int = Field(10_000, ge=1000, description="Monte Carlo and bootstrap resamples")
+    resamples: int = Field(
+        10_000, ge=1000, description="most sign-flip draws per check (most stop far sooner)"
+    )
     seed: int = Field(0, description="seed of every resampling")
     require_significance: bool = Field(
         True, description="false: a drop past max_drop fails whatever its p-value"
+    )
+    on_inconclusive: Literal["pass", "fail"] = Field(
+        "pass",
+        description="a check past its threshold without enough evidence: pass (the default; "
+        "the report lists it) or fail the gate",
+    )
+    overall_share: float = Field(
+        0.5,
+        gt=0,
+        lt=1,
+        description="share of alpha for the overall checks of the gated metrics when slices "
+        "are gated too; the slice checks share the rest",
     )
     error_budget: float = Field(
         0.01, ge=0, le=1, description="fraction of queries the retriever may fail on"

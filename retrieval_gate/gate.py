@@ -160,7 +160,7 @@ class GateResult:
     def failures(self) -> tuple[Comparison, ...]:
         """Every failing (metric, slice), regressions first."""
         failed = [c for c in self.comparisons if c.failed]
-        return tuple(sorted(failed, key=lambda c: (c.verdict != "regressed", c.delta)))
+        return tuple(sorted(failed, key=lambda c: (c.verdict != "regressed", c.verdict, c.delta)))
 
     @property
     def status(self) -> Status:
@@ -348,6 +348,8 @@ def decide(
         seed=gate.seed,
         require_significance=gate.require_significance,
         min_size=config.slices.min_size,
+        on_inconclusive=gate.on_inconclusive,
+        overall_share=gate.overall_share,
     )
     comparisons = compare(baseline.scores, current.scores, slices, thresholds, overrides, settings)
     primary = next(iter(thresholds))
@@ -616,4 +618,4 @@ def _hit_changes(
 
 
 def _comparison(comparison: Comparison) -> dict[str, Any]:
-    return {**asdict(comparison), "failed": comparison.failed}
+    return asdict(comparison)

@@ -1,34 +1,26 @@
-"""Paired comparison: verdicts on constructed per-query data, and each statistic on its own."""
+"""The gate's rule on constructed per-query data: verdicts, the family, levels and power."""
 
 from __future__ import annotations
 
-import itertools
 import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
-from scipy import stats
 
 from retrieval_gate.compare import (
     Comparison,
     GateSettings,
     Threshold,
-    adjust_p_values,
-    bootstrap_ci,
     compare,
-    minimum_detectable_effect,
-    paired_t_p_value,
-    queries_needed,
-    sign_flip_p_value,
+    family_levels,
     verdict_for,
 )
+from retrieval_gate.detectability import detectable_drop, queries_needed
 from retrieval_gate.errors import GateError
 from retrieval_gate.ids import FloatArray, IntArray
+from retrieval_gate.significance import adjust_p_values, interval
 
 METRIC = "ndcg@10"
-Z_SUM = 1.959963984540054 + 0.8416212335729143  # z_{0.975} + z_{0.8}
 
 
 def run(
@@ -68,131 +60,136 @@ def shifted(base: FloatArray, shift: float, sd: float, seed: int = 2) -> FloatAr
 @pytest.mark.parametrize("test", ["randomization", "t"])
 def test_a_drop_spread_over_many_queries_regresses(test: str) -> None:
     base = baseline_scores()
-    cur = shifted(base, -0.03, 0.05)
-    (c,) = run(base, cur, Threshold(max_drop=0.02), test=test)
-    assert c.delta < -0.025
+    (c,) = run(base, shifted(base, -0.05, 0.05), Threshold(max_drop=0.02), test=test)
+    assert c.delta < -0.04
+    assert c.p_value is not None
+    assert c.p_value < 1e-6
+    assert c.p_adjusted == c.p_value  # alone in its family
+    assert c.level == 0.05
     assert c.verdict == "regressed"
     assert c.failed
-    assert c.gated
-    assert c.reason == ""
-    assert c.p_value is not None
-    assert c.p_value < 0.001
-    assert c.p_adjusted == c.p_value  # one gated comparison: nothing to correct
-    assert c.ci_low <= c.delta <= c.ci_high < 0
-    assert c.n == 500
-    assert c.wins + c.ties + c.losses == 500
-    assert c.losses > c.wins
-    if test == "randomization":
-        assert c.p_value == pytest.approx(1 / 10_001)  # no resampled mean was as extreme
+    assert c.ci_low is not None
+    assert c.ci_high is not None
+    assert c.ci_low < c.delta < c.ci_high < 0
 
 
 @pytest.mark.parametrize("test", ["randomization", "t"])
-def test_the_same_kind_of_drop_from_a_few_queries_is_noise(test: str) -> None:
-    base = baseline_scores()
-    cur = base.copy()
-    cur[7] = max(0.0, base[7] - 1.0)
-    base[7] = 1.0  # one query falls from 1 to 0 ...
-    cur[8] = base[8] - 0.05  # ... and two lose a little
-    cur[9] = base[9] - 0.02
-    (c,) = run(base, cur, Threshold(max_drop=0.001), test=test)
-    assert -c.delta > 0.001
-    assert (c.wins, c.ties, c.losses) == (0, 497, 3)
-    assert c.verdict == "noise"
+def test_the_same_drop_from_a_few_queries_is_inconclusive(test: str) -> None:
+    base = baseline_scores(100)
+    noise = np.random.default_rng(3).normal(0.0, 0.3, base.size)
+    cur = base + noise - noise.mean()
+    cur[:5] -= 0.6  # 5 queries carry a 3pt drop in a noisy set
+    (c,) = run(base, cur, Threshold(max_drop=0.02), test=test)
+    assert -c.delta > 0.02
+    assert c.p_adjusted is not None
+    assert c.p_adjusted > 0.05
+    assert c.verdict == "inconclusive"
     assert not c.failed
-    assert c.p_value is not None
-    assert c.p_value > 0.05
-    if test == "randomization":
-        assert c.p_value == 0.25  # exact: 3 non-zero differences, 2 of 8 sign vectors as extreme
+    (strict,) = run(base, cur, Threshold(max_drop=0.02), test=test, on_inconclusive="fail")
+    assert strict.verdict == "inconclusive"
+    assert strict.failed
 
 
 def test_a_significant_drop_within_the_threshold_passes() -> None:
     base = baseline_scores()
-    (c,) = run(base, shifted(base, -0.01, 0.05), Threshold(max_drop=0.02))
+    (c,) = run(base, shifted(base, -0.01, 0.02), Threshold(max_drop=0.02))
     assert c.p_value is not None
-    assert c.p_value < 0.001
+    assert c.p_value < 1e-6
     assert c.verdict == "pass"
-    assert not c.failed
 
 
 def test_a_significant_gain_past_the_threshold_is_improved() -> None:
-    base = baseline_scores()
-    (c,) = run(base, shifted(base, 0.04, 0.05), Threshold(max_drop=0.02))
-    assert c.delta > 0.02
+    base = baseline_scores() * 0.8
+    (c,) = run(base, shifted(base, 0.05, 0.05), Threshold(max_drop=0.02))
+    assert c.p_value is not None
+    assert c.p_value > 0.99
     assert c.verdict == "improved"
     assert not c.failed
 
 
 def test_a_current_mean_under_the_floor_is_below_floor_and_a_regression_wins() -> None:
     base = baseline_scores()
-    (c,) = run(base, shifted(base, 0.0, 0.05), Threshold(max_drop=0.02, floor=0.6))
-    assert c.current_mean < 0.6
+    cur = shifted(base, -0.01, 0.02)
+    (c,) = run(base, cur, Threshold(max_drop=0.02, floor=0.6))
     assert c.verdict == "below_floor"
     assert c.failed
-    (c,) = run(base, shifted(base, -0.05, 0.05), Threshold(max_drop=0.02, floor=0.6))
-    assert c.verdict == "regressed"
-    (c,) = run(base, base, Threshold(floor=float(base.mean())))
-    assert c.verdict == "pass"  # exactly at the floor is not below it
+    (worse,) = run(base, shifted(base, -0.1, 0.02), Threshold(max_drop=0.02, floor=0.6))
+    assert worse.verdict == "regressed"
 
 
 def test_without_significance_the_drop_alone_decides() -> None:
-    base = baseline_scores(40)
-    cur = shifted(base, -0.03, 0.3)
-    (noisy,) = run(base, cur, Threshold(max_drop=0.02))
-    assert -noisy.delta > 0.02
-    assert noisy.p_value is not None
-    assert noisy.p_value > 0.05
-    assert noisy.verdict == "noise"
-    (decided,) = run(base, cur, Threshold(max_drop=0.02), require_significance=False)
-    assert decided.verdict == "regressed"
-    assert decided.failed
-    assert decided.p_value == noisy.p_value  # still computed and reported
+    base = baseline_scores()
+    cur = base.copy()
+    cur[:5] = 0.0
+    (c,) = run(base, cur, Threshold(max_drop=0.002), require_significance=False)
+    assert c.verdict == "regressed"
+    assert c.failed
+    assert c.detectable_drop == pytest.approx(
+        detectable_drop(
+            sd=float(np.std(cur - base, ddof=1)),
+            n=500,
+            level=None,
+            max_drop=0.002,
+            resamples=10_000,
+        )
+    )
 
 
 def test_a_relative_threshold_resolves_against_the_baseline_mean() -> None:
-    base = np.full(100, 0.5)
-    cur = base - np.linspace(0.01, 0.03, 100)  # mean drop 0.02 = 4% of 0.5
-    (strict,) = run(base, cur, Threshold(max_drop=0.03, relative=True))
-    assert strict.max_drop == pytest.approx(0.015)
-    assert strict.verdict == "regressed"
-    (lenient,) = run(base, cur, Threshold(max_drop=0.05, relative=True))
-    assert lenient.max_drop == pytest.approx(0.025)
-    assert lenient.verdict == "pass"
+    base = baseline_scores()
+    (c,) = run(base, shifted(base, -0.02, 0.05), Threshold(max_drop=0.03, relative=True))
+    assert c.max_drop == pytest.approx(0.03 * base.mean())
+    assert c.verdict == "regressed"
 
 
 def test_a_drop_equal_to_the_threshold_passes() -> None:
-    base = np.full(100, 0.7)
-    cur = base - 0.02  # 0.7 - 0.02 is not exactly 0.68 in floats
-    (c,) = run(base, cur, Threshold(max_drop=0.02))
+    base = np.full(100, 0.5)
+    (c,) = run(base, base - 0.02, Threshold(max_drop=0.02))
     assert c.verdict == "pass"
 
 
 def test_verdict_rules() -> None:
-    def verdict(delta: float, p: float | None, **kw: object) -> str:
-        options: dict[str, object] = {
-            "current_mean": 0.5,
-            "max_drop": 0.02,
-            "floor": None,
-            "alpha": 0.05,
-            "require_significance": True,
-            **kw,
-        }
-        return verdict_for(delta=delta, p=p, **options)  # type: ignore[arg-type]
+    def v(delta: float, evidence: bool, **kw: object) -> str | None:
+        options: dict[str, object] = {"max_drop": 0.02, "floor": None, "current_mean": 0.5}
+        options.update(kw)
+        return verdict_for(delta=delta, drop_evidence=evidence, rise_evidence=evidence, **options)  # type: ignore[arg-type]
 
-    assert verdict(-0.03, 0.01) == "regressed"
-    assert verdict(-0.03, 0.05) == "noise"  # p must be below alpha
-    assert verdict(-0.03, 0.5, require_significance=False) == "regressed"
-    assert verdict(-0.01, 0.001) == "pass"
-    assert verdict(0.03, 0.01) == "improved"
-    assert verdict(0.03, 0.2) == "pass"
-    assert verdict(-0.03, 0.01, max_drop=None) == "pass"
-    assert verdict(0.0, 1.0, floor=0.6) == "below_floor"
-    assert verdict(-0.03, 0.2, floor=0.6) == "below_floor"  # a floor breach is never noise
-    assert verdict(-0.03, 0.01, floor=0.6) == "regressed"
-    assert verdict(-0.03, None) == "noise"
+    assert v(-0.03, True) == "regressed"
+    assert v(-0.03, False) == "inconclusive"
+    assert v(-0.01, True) == "pass"
+    assert v(0.03, True) == "improved"
+    assert v(0.03, False) == "pass"
+    assert v(-0.01, False, floor=0.6) == "below_floor"
+    assert v(-0.03, True, floor=0.6) == "regressed"
+    assert v(-0.03, False, floor=0.6) == "below_floor"
+    assert v(-0.5, True, max_drop=None, floor=0.1) == "pass"
+    assert v(-0.5, True, max_drop=None, floor=None) is None  # report only
+
+
+def test_a_report_only_metric_has_no_verdict_and_stays_out_of_the_family() -> None:
+    base = baseline_scores()
+    cur = shifted(base, -0.2, 0.05)
+    out = compare(
+        {METRIC: base, "ap@10": base},
+        {METRIC: base, "ap@10": cur},
+        {"all": np.arange(500)},
+        {METRIC: Threshold(max_drop=0.02), "ap@10": Threshold()},
+        {},
+        GateSettings(),
+    )
+    gated, report_only = out
+    assert report_only.verdict is None
+    assert not report_only.gated
+    assert report_only.reason == "report only: no max_drop or min"
+    assert report_only.p_adjusted is None
+    assert report_only.level is None
+    assert report_only.detectable_drop is None
+    assert not report_only.failed
+    assert gated.level == 0.05  # the whole alpha: the family is this one check
 
 
 # --------------------------------------------------------------------------------------------
-# Slices, correction, ordering
+# Slices and the family
 # --------------------------------------------------------------------------------------------
 
 
@@ -200,20 +197,21 @@ def test_a_slice_under_min_size_is_reported_but_never_fails() -> None:
     base = baseline_scores()
     cur = base.copy()
     small = np.arange(12)
-    cur[small] = 0.0  # a bad regression on 12 queries
+    cur[small] = 0.0
     all_, c = run(base, cur, Threshold(max_drop=0.02), slices={"intent=billing": small})
     assert c.slice == "intent=billing"
-    assert c.n == 12
-    assert not c.gated
-    assert c.reason == "12 queries, below min_size 30"
+    assert (c.n, c.gated, c.reason) == (12, False, "12 queries, below min_size 30")
     assert c.verdict == "regressed"  # from the raw p-value, for information
-    assert c.p_value == pytest.approx(2 / 4096)  # exact test over 12 differences
+    assert c.p_value == 2.0**-12  # exact and one-sided
     assert c.p_adjusted is None
+    assert c.level is None
     assert not c.failed
     assert all_.gated
-    assert all_.p_adjusted == all_.p_value  # the ungated slice is not part of the family
+    assert all_.level == 0.05
     (one,) = run(base, cur, Threshold(), slices={"s": np.array([3])})[1:]
-    assert one.reason == "1 query, below min_size 30"
+    assert one.reason == "report only: no max_drop or min"
+    (tiny,) = run(base, cur, Threshold(max_drop=0.02), slices={"s": np.array([3])})[1:]
+    assert tiny.reason == "1 query, below min_size 30"
 
 
 def test_the_whole_query_set_is_gated_whatever_its_size() -> None:
@@ -221,8 +219,8 @@ def test_the_whole_query_set_is_gated_whatever_its_size() -> None:
     (c,) = run(base, base - 0.5 * base, Threshold(max_drop=0.02))
     assert c.gated
     assert c.reason == ""
+    assert c.p_value == 2.0**-12
     assert c.verdict == "regressed"
-    assert c.p_value == pytest.approx(2 / 4096)
     assert c.failed
 
 
@@ -231,32 +229,100 @@ def test_an_empty_slice_has_no_test() -> None:
     empty = np.array([], dtype=np.int64)
     _, c = run(base, base, Threshold(max_drop=0.02, floor=0.5), slices={"segment=none": empty})
     assert (c.n, c.baseline_mean, c.current_mean, c.delta) == (0, 0.0, 0.0, 0.0)
-    assert c.p_value is None
-    assert c.p_adjusted is None
-    assert c.mde is None
-    assert not c.gated
-    assert c.reason == "no queries"
-    assert c.verdict == "pass"
-    assert not c.failed
+    assert (c.p_value, c.p_adjusted, c.detectable_drop, c.ci_low) == (None, None, None, None)
+    assert (c.gated, c.reason, c.verdict, c.failed) == (False, "no queries", "pass", False)
 
 
-def test_holm_runs_over_every_gated_comparison() -> None:
+def test_overall_checks_share_half_of_alpha_and_slices_the_rest() -> None:
     base = baseline_scores()
     cur = shifted(base, -0.004, 0.05)
     slices = {"a": np.arange(0, 250), "b": np.arange(250, 500), "tiny": np.arange(5)}
     out = compare(
-        {METRIC: base, "recall@10": base},
-        {METRIC: cur, "recall@10": cur},
+        {METRIC: base, "recall@10": base, "ap@10": base},
+        {METRIC: cur, "recall@10": cur, "ap@10": cur},
         {"all": np.arange(500), **slices},
-        {METRIC: Threshold(max_drop=0.02), "recall@10": Threshold()},
+        {
+            METRIC: Threshold(max_drop=0.02),
+            "recall@10": Threshold(max_drop=0.05),
+            "ap@10": Threshold(floor=0.1),
+        },
         {},
         GateSettings(),
     )
-    gated = [c for c in out if c.gated]
-    assert len(gated) == 6
-    raw = [c.p_value for c in gated]
-    assert [c.p_adjusted for c in gated] == adjust_p_values(raw, "holm")  # type: ignore[arg-type]
-    assert all(c.p_adjusted is None for c in out if not c.gated)
+    family = [c for c in out if c.level is not None]
+    assert [(c.metric, c.slice) for c in family] == [
+        (METRIC, "all"),
+        (METRIC, "a"),
+        (METRIC, "b"),
+        ("recall@10", "all"),
+        ("recall@10", "a"),
+        ("recall@10", "b"),
+    ]
+    assert [c.level for c in family] == pytest.approx([0.0125, 0.00625, 0.00625] * 2)
+    raw = [c.p_value for c in family]
+    weights = [c.level for c in family]
+    expected = adjust_p_values(raw, "holm", weights)  # type: ignore[arg-type]
+    assert [c.p_adjusted for c in family] == expected
+    floor_only = next(c for c in out if c.metric == "ap@10" and c.slice == "all")
+    assert floor_only.gated
+    assert floor_only.level is None
+    levels, dropped = family_levels([("all", 500), ("a", 250)], GateSettings(overall_share=0.8))
+    assert levels == pytest.approx({0: 0.04, 1: 0.01})
+    assert dropped == {}
+    assert family_levels([("all", 500)], GateSettings(correction="none"))[0] == {0: 0.05}
+
+
+def test_a_slice_too_small_for_its_level_leaves_the_family_with_a_reason() -> None:
+    # 12 queries: the exact test's smallest p is 2^-12 = 0.00024, above 0.025 / 200.
+    base = baseline_scores(3_000)
+    slices = {f"s={i:03d}": np.arange(12 * i, 12 * i + 12) for i in range(199)}
+    slices["big"] = np.arange(2_400, 3_000)
+    out = run(base, base * 0.5, Threshold(max_drop=0.02), slices=slices, min_size=10)
+    small = [c for c in out if c.slice.startswith("s=")]
+    assert all(not c.gated and c.level is None for c in small)
+    assert small[0].reason.startswith("12 queries cannot give p <= 0.00013")
+    all_, big = out[0], next(c for c in out if c.slice == "big")
+    assert all_.level == 0.025
+    assert big.level == 0.025
+    assert all_.failed
+    assert big.failed
+
+
+def test_the_smallest_resamples_and_a_family_of_100_still_fail_a_25pt_drop() -> None:
+    base = baseline_scores(2_000)
+    metrics = [f"m{i}" for i in range(4)]
+    slices = {"all": np.arange(2_000)}
+    slices.update({f"s={i:02d}": np.arange(80 * i, 80 * i + 80) for i in range(24)})
+    out = compare(
+        dict.fromkeys(metrics, base),
+        dict.fromkeys(metrics, base - 0.25),
+        slices,
+        {m: Threshold(max_drop=0.02) for m in metrics},
+        {},
+        GateSettings(resamples=1_000),
+    )
+    assert len(out) == 100
+    assert all(c.gated and c.level is not None for c in out)
+    assert min(c.level for c in out if c.level) < 1 / 1_001  # past the Monte Carlo resolution
+    assert all(c.failed and c.verdict == "regressed" for c in out)
+    assert all(c.p_bound for c in out)
+
+
+def test_the_smallest_gated_slice_with_an_exact_test_can_fail() -> None:
+    # min_size 1: which slices are gated depends on the level; the smallest one that is gated
+    # must fail a 25pt drop on every one of its queries.
+    base = baseline_scores(300)
+    slices = {f"n={n:02d}": np.arange(10 * n, 10 * n + n) for n in range(1, 20)}
+    out = run(base, base - 0.25, Threshold(max_drop=0.02), slices=slices, min_size=1)
+    gated = [c for c in out if c.slice != "all" and c.gated]
+    smallest = min(gated, key=lambda c: c.n)
+    assert smallest.p_value is not None
+    assert smallest.level is not None
+    assert smallest.p_value == 2.0**-smallest.n <= smallest.level
+    assert all(c.failed for c in gated)
+    ungated = [c for c in out if c.slice != "all" and not c.gated]
+    assert ungated
+    assert max(c.n for c in ungated) < smallest.n
 
 
 def test_order_is_metrics_as_given_then_all_then_slices_by_name() -> None:
@@ -290,22 +356,32 @@ def test_an_override_replaces_the_threshold_in_its_slice_only() -> None:
     assert (all_.verdict, faq.verdict, other.verdict) == ("regressed", "pass", "regressed")
 
 
-def test_mde_and_queries_needed_show_a_slice_too_small_for_its_threshold() -> None:
+def test_each_check_reports_what_it_can_detect() -> None:
     base = baseline_scores()
     cur = shifted(base, 0.0, 0.2)
     _, c = run(base, cur, Threshold(max_drop=0.02), slices={"segment=rare": np.arange(40)})
     assert c.gated
-    std = float(np.std(cur[:40] - base[:40], ddof=1))
-    assert c.mde == pytest.approx(Z_SUM * std / math.sqrt(40))
-    assert c.mde is not None
-    assert c.mde > c.max_drop  # type: ignore[operator]
-    assert c.queries_needed == math.ceil((Z_SUM * std / 0.02) ** 2)
+    assert c.level == pytest.approx(0.025)
+    sd = float(np.std(cur[:40] - base[:40], ddof=1))
+    common = {"sd": sd, "level": 0.025, "max_drop": 0.02, "resamples": 10_000}
+    assert c.detectable_drop == detectable_drop(n=40, **common)  # type: ignore[arg-type]
+    assert c.queries_needed == queries_needed(**common)  # type: ignore[arg-type]
+    assert c.detectable_drop is not None
+    assert c.detectable_drop > 0.02
     assert c.queries_needed is not None
     assert c.queries_needed > 40
     (flat,) = run(base, base, Threshold(max_drop=0.02))
-    assert (flat.mde, flat.queries_needed) == (0.0, None)  # no variation
-    (free,) = run(base, cur, Threshold())
-    assert free.queries_needed is None
+    assert (flat.detectable_drop, flat.queries_needed) == (0.02, None)  # no variation
+    (free,) = run(base, cur, Threshold(floor=0.1))
+    assert (free.detectable_drop, free.queries_needed) == (None, None)
+
+
+def test_the_interval_is_the_test_s_and_none_below_four_queries() -> None:
+    base = baseline_scores()
+    cur = shifted(base, -0.01, 0.1)
+    all_, three = run(base, cur, Threshold(max_drop=0.02), slices={"s": np.arange(3)})
+    assert (all_.ci_low, all_.ci_high) == interval(cur - base)
+    assert (three.ci_low, three.ci_high) == (None, None)
 
 
 def test_compare_is_deterministic_and_independent_of_evaluation_order() -> None:
@@ -317,7 +393,6 @@ def test_compare_is_deterministic_and_independent_of_evaluation_order() -> None:
     scores_c = {METRIC: cur, "rr@10": cur[::-1].copy()}
     first = compare(scores_b, scores_c, slices, thresholds, {}, GateSettings())
     second = compare(scores_b, scores_c, slices, thresholds, {}, GateSettings())
-    assert first == second
     assert repr(first) == repr(second)
     reordered = compare(
         scores_b,
@@ -327,9 +402,27 @@ def test_compare_is_deterministic_and_independent_of_evaluation_order() -> None:
         {},
         GateSettings(),
     )
-    assert sorted(reordered, key=repr) == sorted(first, key=repr)
+    key = lambda c: (c.metric, c.slice)  # noqa: E731
+    for a, b in zip(sorted(reordered, key=key), sorted(first, key=key), strict=True):
+        assert (a.verdict, a.level, a.p_bound) == (b.verdict, b.level, b.p_bound)
+        assert a.p_value == pytest.approx(b.p_value, rel=1e-9)
     other_seed = compare(scores_b, scores_c, slices, thresholds, {}, GateSettings(seed=1))
     assert [c.p_value for c in other_seed] != [c.p_value for c in first]
+
+
+def test_no_change_rarely_fails_the_whole_family() -> None:
+    # 3 gated metrics x (all + 4 slices): the family-wise false alarm stays at most alpha.
+    rng = np.random.default_rng(41)
+    slices = {"all": np.arange(400)}
+    slices.update({f"s={i}": np.arange(100 * i, 100 * i + 100) for i in range(4)})
+    thresholds = {m: Threshold(max_drop=0.0) for m in ("a", "b", "c")}
+    trials, failed = 300, 0
+    for _ in range(trials):
+        base = {m: rng.random(400) for m in thresholds}
+        cur = {m: base[m] + rng.normal(0, 0.1, 400) * (rng.random(400) < 0.6) for m in base}
+        out = compare(base, cur, slices, thresholds, {}, GateSettings(resamples=2_000))
+        failed += any(c.failed for c in out)
+    assert failed / trials <= 0.05 + 2.5 * math.sqrt(0.05 * 0.95 / trials)
 
 
 def test_inputs_that_cannot_be_compared_are_errors() -> None:
@@ -353,139 +446,9 @@ def test_inputs_that_cannot_be_compared_are_errors() -> None:
         compare({METRIC: base}, {METRIC: base}, everything, ok, override, GateSettings())
     with pytest.raises(GateError, match="alpha"):
         GateSettings(alpha=1.5)
+    with pytest.raises(GateError, match="on_inconclusive"):
+        GateSettings(on_inconclusive="maybe")  # type: ignore[arg-type]
+    with pytest.raises(GateError, match="overall_share"):
+        GateSettings(overall_share=1.0)
     with pytest.raises(GateError, match="max_drop"):
         Threshold(max_drop=-0.01)
-
-
-# --------------------------------------------------------------------------------------------
-# Building blocks
-# --------------------------------------------------------------------------------------------
-
-
-def test_holm_and_bh_on_the_textbook_example() -> None:
-    # Wikipedia's Holm-Bonferroni example; BH by hand: sorted 0.005, 0.01, 0.03, 0.04 times
-    # 4/1, 4/2, 4/3, 4/4 = 0.02, 0.02, 0.04, 0.04 (already monotone).
-    p = [0.01, 0.04, 0.03, 0.005]
-    assert adjust_p_values(p, "holm") == pytest.approx([0.03, 0.06, 0.06, 0.02])
-    assert adjust_p_values(p, "bh") == pytest.approx([0.02, 0.04, 0.04, 0.02])
-    assert adjust_p_values(p, "none") == p
-    assert adjust_p_values([], "holm") == []
-    assert adjust_p_values([0.3, 0.6], "holm") == [0.6, 0.6]  # capped and monotone
-    assert adjust_p_values([0.9, 0.9], "holm") == [1.0, 1.0]
-    with pytest.raises(ValueError, match="within"):
-        adjust_p_values([1.5], "holm")
-
-
-@settings(max_examples=200, deadline=None)
-@given(st.lists(st.floats(0.0, 1.0), max_size=30))
-def test_adjusted_p_values_are_bounded_monotone_and_bh_matches_scipy(p: list[float]) -> None:
-    holm = adjust_p_values(p, "holm")
-    bh = adjust_p_values(p, "bh")
-    for raw, h, b in zip(p, holm, bh, strict=True):
-        assert raw <= b <= h <= 1.0
-        assert h <= min(1.0, raw * len(p))  # never worse than Bonferroni
-    order = sorted(range(len(p)), key=lambda i: p[i])
-    for adjusted in (holm, bh):
-        ranked = [adjusted[i] for i in order]
-        assert ranked == sorted(ranked)
-    if p:
-        expected = stats.false_discovery_control(p, method="bh")
-        assert bh == pytest.approx(list(expected), abs=1e-12)
-
-
-@pytest.mark.parametrize(
-    ("diff", "expected"),
-    [
-        ([1.0, 1.0, 1.0], 2 / 8),
-        ([1.0, 2.0, 3.0, 4.0], 2 / 16),
-        # Flipping a subset s of {1, 2, 3, 4} gives sum 10 - 2 * sum(s); |sum| >= 2 fails only
-        # for the two subsets summing to 5, so p = 14/16. The zero changes nothing.
-        ([0.0, 1.0, 2.0, 3.0, -4.0], 14 / 16),
-        ([0.0, 0.0], 1.0),
-        ([], 1.0),
-        ([0.3], 1.0),
-    ],
-)
-def test_exact_sign_flip_p_values_by_hand(diff: list[float], expected: float) -> None:
-    rng = np.random.default_rng(0)
-    assert sign_flip_p_value(np.array(diff), resamples=10_000, rng=rng) == expected
-
-
-@pytest.mark.parametrize("seed", range(5))
-def test_exact_sign_flip_matches_exact_arithmetic_with_float_ties_as_ties(seed: int) -> None:
-    # Differences on a 0.1 grid: many sign vectors tie with the observed sum in exact
-    # arithmetic but not in floats (0.1 + 0.2 != 0.3); they must count as extreme.
-    tenths = np.random.default_rng(seed).integers(-5, 6, 10)
-    diff = tenths / 10
-    observed = abs(int(tenths.sum()))
-    flips = itertools.product([1, -1], repeat=diff.size)
-    extreme = sum(abs(int(np.dot(s, tenths))) >= observed for s in flips)
-    # A zero difference doubles both counts, so enumerating it too gives the same p.
-    expected = extreme / 2**diff.size
-    p = sign_flip_p_value(diff, resamples=10_000, rng=np.random.default_rng(0))
-    assert p == expected
-    assert (
-        sign_flip_p_value(np.array([0.1, 0.2, -0.3]), resamples=8, rng=np.random.default_rng()) == 1
-    )
-
-
-def test_exact_and_monte_carlo_sign_flip_agree() -> None:
-    diff = np.random.default_rng(4).normal(-0.04, 0.1, 12)
-    exact = sign_flip_p_value(diff, resamples=4096, rng=np.random.default_rng(0))
-    monte_carlo = sign_flip_p_value(diff, resamples=200_000, rng=np.random.default_rng(0))
-    assert 0.01 < exact < 0.5
-    assert monte_carlo == pytest.approx(exact, abs=0.01)
-    coarse = sign_flip_p_value(diff, resamples=4095, rng=np.random.default_rng(0))
-    assert coarse != exact  # one draw short of 2^12: Monte Carlo
-    assert coarse == pytest.approx(exact, abs=0.03)
-
-
-def test_monte_carlo_sign_flip_is_seeded_and_never_zero() -> None:
-    diff = np.random.default_rng(5).normal(-0.5, 0.1, 300)
-    p = sign_flip_p_value(diff, resamples=999, rng=np.random.default_rng(7))
-    assert p == 1 / 1000
-    noisy = np.random.default_rng(5).normal(0.0, 0.1, 300)
-    again = [sign_flip_p_value(noisy, resamples=999, rng=np.random.default_rng(7)) for _ in "ab"]
-    assert again[0] == again[1]
-    assert 0 < again[0] <= 1
-
-
-def test_paired_t_matches_scipy() -> None:
-    rng = np.random.default_rng(6)
-    base = rng.beta(2.0, 2.0, 200)
-    cur = np.clip(base + rng.normal(-0.01, 0.1, 200), 0.0, 1.0)
-    expected = stats.ttest_rel(cur, base).pvalue
-    assert paired_t_p_value(cur - base) == pytest.approx(expected, rel=1e-9)
-    assert paired_t_p_value(np.zeros(10)) == 1.0
-    assert paired_t_p_value(np.full(10, -0.1)) == 0.0
-    assert paired_t_p_value(np.array([0.5])) == 1.0
-
-
-def test_bootstrap_ci_contains_the_mean_and_is_seeded() -> None:
-    diff = np.random.default_rng(8).normal(-0.02, 0.1, 500)
-    low, high = bootstrap_ci(diff, resamples=10_000, rng=np.random.default_rng(1))
-    assert low < diff.mean() < high
-    assert high - low == pytest.approx(2 * 1.96 * diff.std() / math.sqrt(500), rel=0.1)
-    again = bootstrap_ci(diff, resamples=10_000, rng=np.random.default_rng(1))
-    assert again == (low, high)
-    assert bootstrap_ci(np.full(7, 0.1), resamples=100, rng=np.random.default_rng(1)) == (0.1, 0.1)
-    wide = bootstrap_ci(diff, resamples=10_000, rng=np.random.default_rng(1), level=0.99)
-    assert wide[0] < low < high < wide[1]
-
-
-def test_minimum_detectable_effect_and_queries_needed() -> None:
-    assert minimum_detectable_effect(0.1, 500, 0.05, 0.8) == pytest.approx(
-        Z_SUM * 0.1 / math.sqrt(500)
-    )
-    assert minimum_detectable_effect(0.1, 500, 0.05, 0.8) == pytest.approx(0.012529, abs=1e-6)
-    assert queries_needed(0.1, 0.02, 0.05, 0.8) == 197  # (2.8016 * 5)^2 = 196.2
-    for std, drop in [(0.1, 0.02), (0.25, 0.01), (0.05, 0.03)]:
-        needed = queries_needed(std, drop, 0.05, 0.8)
-        assert minimum_detectable_effect(std, needed, 0.05, 0.8) <= drop
-        if needed > 1:
-            assert minimum_detectable_effect(std, needed - 1, 0.05, 0.8) > drop
-    assert minimum_detectable_effect(0.1, 500, 0.01, 0.9) > minimum_detectable_effect(
-        0.1, 500, 0.05, 0.8
-    )
-    with pytest.raises(ValueError, match="max_drop"):
-        queries_needed(0.1, 0.0, 0.05, 0.8)

@@ -1,0 +1,300 @@
+"""One-sided paired tests of a drop, the interval they invert, and weighted multiplicity control."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from statistics import NormalDist
+from typing import Any, Literal
+
+import numpy as np
+
+from retrieval_gate.ids import FloatArray
+
+Correction = Literal["holm", "bh", "none"]
+
+CI_LEVEL = 0.95
+STOP_EXCEEDANCES = 100
+"""Sequential Monte Carlo (Besag and Clifford 1991) stops a tail once this many draws were at
+least as extreme as the observed sum: its p-value is then known to about 10% and far above any
+level a gate tests at, and a check that did not move costs a few hundred draws, not 10,000."""
+# Randomization sums are compared with this tolerance, relative to sum(|diff|) (the scale of
+# the float error of any signed sum): sums equal in exact arithmetic count as ties.
+_TIE_TOLERANCE = 1e-10
+# Sign matrices are built this many cells at a time, so memory stays bounded (~16 MB of
+# float64) whatever the number of queries and resamples.
+_CHUNK_CELLS = 2_000_000
+_FIRST_BLOCK = 128
+_NORMAL = NormalDist()
+
+
+@dataclass(frozen=True)
+class OneSided:
+    """Both one-sided p-values of a paired test, per column."""
+
+    drop: FloatArray
+    """P(a mean this low or lower | no change): the evidence of a drop."""
+    rise: FloatArray
+    """P(a mean this high or higher | no change)."""
+    bound: np.ndarray[Any, np.dtype[np.bool_]]
+    """Whether `drop` is an upper bound at the Monte Carlo resolution: no draw was as extreme,
+    so the exact p-value is below 1 / (resamples + 1) (and below Hoeffding's bound)."""
+
+
+def normal_quantile(p: float) -> float:
+    """The standard normal quantile (statistics.NormalDist: scipy is slow to import)."""
+    return _NORMAL.inv_cdf(p)
+
+
+def normal_cdf(x: float) -> float:
+    """The standard normal distribution function."""
+    return _NORMAL.cdf(x)
+
+
+def _as_columns(diffs: FloatArray | Sequence[float]) -> FloatArray:
+    values = np.asarray(diffs, dtype=np.float64)
+    if values.ndim == 1:
+        values = values[:, None]
+    if values.ndim != 2:
+        raise ValueError(f"expected differences as a vector or a matrix, got shape {values.shape}")
+    return values
+
+
+def sign_flip(
+    diffs: FloatArray | Sequence[float],
+    *,
+    resamples: int,
+    rng: np.random.Generator,
+    stop: int = STOP_EXCEEDANCES,
+) -> OneSided:
+    """One-sided paired sign-flip randomization tests of each column of `diffs` (queries x
+    checks; a query outside a check's slice holds 0, which no sign changes).
+
+    A column with m non-zero differences and 2^m <= resamples is tested exactly (every sign
+    vector). The others share one stream of random sign vectors, drawn in blocks: a tail stops
+    when `stop` draws were as extreme (p = stop / draws, Besag and Clifford's sequential
+    p-value), else p = (1 + extreme) / (1 + resamples). When no draw is as extreme, p is
+    min(1 / (1 + resamples), exp(-S^2 / (2 sum d^2))): Hoeffding's inequality bounds the exact
+    sign-flip p-value, so a check whose evidence is past the Monte Carlo resolution can still
+    fail. Every p-value is valid: P(p <= u) <= u when the differences are symmetric about 0.
+    """
+    values = _as_columns(diffs)
+    if resamples < 1:
+        raise ValueError(f"resamples must be at least 1, got {resamples}")
+    columns = values.shape[1]
+    drop = np.ones(columns)
+    rise = np.ones(columns)
+    bound = np.zeros(columns, dtype=bool)
+    nonzero = np.count_nonzero(values, axis=0)
+    total = values.sum(axis=0)
+    tolerance = _TIE_TOLERANCE * np.abs(values).sum(axis=0)
+    sampled = []
+    for c in range(columns):
+        m = int(nonzero[c])
+        if m == 0:
+            continue
+        if m < 63 and (1 << m) <= resamples:
+            drop[c], rise[c] = _exact(values[:, c][values[:, c] != 0], float(tolerance[c]))
+        else:
+            sampled.append(c)
+    if sampled:
+        index = np.asarray(sampled)
+        d, r, b = _monte_carlo(
+            values[:, index], total[index], tolerance[index], resamples, rng, stop
+        )
+        drop[index], rise[index], bound[index] = d, r, b
+    return OneSided(drop, rise, bound)
+
+
+def _exact(values: FloatArray, tolerance: float) -> tuple[float, float]:
+    m = int(values.size)
+    count = 1 << m
+    total = float(values.sum())
+    shifts = np.arange(m, dtype=np.int64)
+    rows = max(1, _CHUNK_CELLS // m)
+    low = high = 0
+    # Each sign vector is a bit vector b (1 = flipped): sum* = total - 2 * (b @ values).
+    for start in range(0, count, rows):
+        codes = np.arange(start, min(start + rows, count), dtype=np.int64)
+        bits = ((codes[:, None] >> shifts) & 1).astype(np.float64)
+        sums = total - 2.0 * (bits @ values)
+        low += int(np.count_nonzero(sums <= total + tolerance))
+        high += int(np.count_nonzero(sums >= total - tolerance))
+    return low / count, high / count
+
+
+def _monte_carlo(
+    values: FloatArray,
+    total: FloatArray,
+    tolerance: FloatArray,
+    resamples: int,
+    rng: np.random.Generator,
+    stop: int,
+) -> tuple[FloatArray, FloatArray, np.ndarray[Any, np.dtype[np.bool_]]]:
+    n, columns = values.shape
+    # Per tail (0 = drop, 1 = rise): draws as extreme so far, and the draw that stopped it.
+    extreme = np.zeros((2, columns), dtype=np.int64)
+    stopped_at = np.zeros((2, columns), dtype=np.int64)
+    width = (n + 7) // 8
+    drawn = 0
+    block = _FIRST_BLOCK
+    cap = max(1, _CHUNK_CELLS // max(n, 1))
+    while drawn < resamples:
+        open_tail = stopped_at == 0
+        active = np.flatnonzero(open_tail.any(axis=0))
+        if not active.size:
+            break
+        size = min(block, cap, resamples - drawn)
+        # Random bytes unpacked to bits: 8x fewer draws than one integer per sign. The stream
+        # is the same whichever columns are still open, so a column's p-value never depends
+        # on the others.
+        packed = rng.integers(0, 256, size=(size, width), dtype=np.uint8)
+        bits = np.unpackbits(packed, axis=1, count=n).astype(np.float64)
+        flipped = bits @ values[:, active]  # sum* = total - 2 * flipped
+        half = tolerance[active] / 2.0
+        for tail, hits in enumerate((flipped >= -half, flipped <= half)):
+            running = np.cumsum(hits, axis=0) + extreme[tail, active]
+            reached = running[-1] >= stop
+            first = np.argmax(running >= stop, axis=0)
+            fresh = reached & open_tail[tail, active]
+            stopped_at[tail, active[fresh]] = drawn + first[fresh] + 1
+            keep = open_tail[tail, active]
+            extreme[tail, active[keep]] = running[-1][keep]
+        drawn += size
+        block *= 2
+    square = np.einsum("ij,ij->j", values, values)
+    p = np.ones((2, columns))
+    at_limit = np.zeros((2, columns), dtype=bool)
+    for tail, sign in ((0, -1.0), (1, 1.0)):
+        done = stopped_at[tail] > 0
+        p[tail, done] = stop / stopped_at[tail, done]
+        rest = ~done
+        p[tail, rest] = (1.0 + extreme[tail, rest]) / (1.0 + drawn)
+        none = rest & (extreme[tail] == 0)
+        # Hoeffding: P(sum* <= S) <= exp(-S^2 / (2 sum d^2)) for S < 0 (and the mirror).
+        directed = np.where(sign * total > 0, total, 0.0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            hoeffding = np.exp(-(directed**2) / (2.0 * square))
+        p[tail, none] = np.minimum(p[tail, none], hoeffding[none])
+        at_limit[tail] = none
+    return p[0], p[1], at_limit[0]
+
+
+def paired_t(diffs: FloatArray | Sequence[float]) -> tuple[float, float]:
+    """One-sided paired t-tests of a drop and of a rise: (p_drop, p_rise).
+
+    No variation gives p = 1 in the direction of no change, else 0; fewer than 2 values give
+    p = 1 both ways (nothing to test against).
+    """
+    values = _as_columns(diffs)[:, 0]
+    n = int(values.size)
+    if n < 2:
+        return 1.0, 1.0
+    mean = float(values.mean())
+    std = float(values.std(ddof=1))
+    if std == 0.0:
+        return (0.0 if mean < 0 else 1.0), (0.0 if mean > 0 else 1.0)
+    stats = _scipy_stats()
+    t = mean / (std / math.sqrt(n))
+    return float(stats.t.cdf(t, n - 1)), float(stats.t.sf(t, n - 1))
+
+
+def _scipy_stats() -> Any:
+    # Imported on first use: scipy is slow to import and only the t-test needs it. It ships no
+    # type stubs.
+    from scipy import stats  # type: ignore[import-untyped]
+
+    return stats
+
+
+def interval(
+    diffs: FloatArray | Sequence[float], *, t_test: bool = False, level: float = CI_LEVEL
+) -> tuple[float, float] | None:
+    """The two-sided `level` confidence interval of the mean difference that the gate's paired
+    test inverts; None when no such interval is finite (too few queries).
+
+    The sign-flip test in its normal form rejects a shift delta when
+    |sum(d - delta)| > z * sqrt(sum((d - delta)^2)); the shifts it keeps are
+    mean +- z * sqrt(sum((d - mean)^2) / (n (n - z^2))), finite for n > z^2. With `t_test`,
+    the paired t interval.
+    """
+    values = _as_columns(diffs)[:, 0]
+    n = int(values.size)
+    if not 0 < level < 1:
+        raise ValueError(f"level must be within (0, 1), got {level}")
+    if n == 0:
+        return None
+    mean = float(values.mean())
+    squares = float(np.square(values - mean).sum())
+    if bool(np.all(values == values[0])):
+        # No variation: the mean of equal floats can miss their value in the last bit.
+        return float(values[0]), float(values[0])
+    tail = (1.0 - level) / 2.0
+    if t_test:
+        if n < 2:
+            return None
+        half = float(_scipy_stats().t.ppf(1.0 - tail, n - 1)) * math.sqrt(squares / (n - 1) / n)
+    else:
+        z = normal_quantile(1.0 - tail)
+        if n <= z * z:
+            return None
+        half = z * math.sqrt(squares / (n * (n - z * z)))
+    return mean - half, mean + half
+
+
+def adjust_p_values(
+    p: Sequence[float], method: Correction, weights: Sequence[float] | None = None
+) -> list[float]:
+    """Multiple-testing adjusted p-values: weighted Holm step-down, weighted Benjamini-Hochberg
+    step-up, or none. A hypothesis is rejected at level alpha when its adjusted p <= alpha.
+
+    Weights (equal when omitted) say how alpha is shared: Holm (1979, weighted) tests p_i
+    against alpha * w_i / (weight of the hypotheses not yet rejected), so a hypothesis alone
+    in moving is tested at alpha * w_i / sum(w); Benjamini-Hochberg runs on p_i / w_i with the
+    weights scaled to average 1 (Genovese, Roeder and Wasserman 2006).
+    """
+    values = np.asarray(p, dtype=np.float64)
+    if values.ndim != 1:
+        raise ValueError("expected a flat sequence of p-values")
+    if values.size and not bool(np.all((values >= 0) & (values <= 1))):
+        raise ValueError(f"p-values must be within [0, 1], got {list(p)}")
+    if method == "none" or values.size == 0:
+        return [float(v) for v in values]
+    m = values.size
+    w = np.ones(m) if weights is None else np.asarray(weights, dtype=np.float64)
+    if w.shape != values.shape or not bool(np.all(w > 0)):
+        raise ValueError("weights must be one positive number per p-value")
+    w = w / w.sum()
+    ratio = values / w
+    order = np.argsort(ratio, kind="stable")
+    if method == "holm":
+        # The weight still in play at each step: that of this hypothesis and all after it.
+        remaining = np.cumsum(w[order][::-1])[::-1]
+        scaled = np.maximum.accumulate(values[order] / w[order] * remaining)
+    elif method == "bh":
+        # The k-th smallest p_i / (m w_i) times m / k, then running min from the largest down.
+        scaled = ratio[order] / np.arange(1, m + 1)
+        scaled = np.minimum.accumulate(scaled[::-1])[::-1]
+    else:
+        raise ValueError(f"unknown correction {method!r}; expected holm, bh or none")
+    adjusted = np.empty(m, dtype=np.float64)
+    adjusted[order] = np.minimum(scaled, 1.0)
+    if method == "holm":
+        # Never below the raw p-value (a rounding error of the division could put it there);
+        # weighted BH may be, for a hypothesis weighted above the average.
+        adjusted = np.maximum(adjusted, values)
+    return [float(v) for v in adjusted]
+
+
+def smallest_p(n: int, *, resamples: int, t_test: bool = False) -> float:
+    """The smallest p-value the gate's test can give on a slice of `n` queries (all moved the
+    same way by the same amount): 2^-n for an exact sign-flip test, the Monte Carlo resolution
+    or Hoeffding's exp(-n / 2) otherwise, 0 for a t-test of 2 or more queries."""
+    if n < 1:
+        return 1.0
+    if t_test:
+        return 0.0 if n >= 2 else 1.0
+    if n < 63 and (1 << n) <= resamples:
+        return 2.0**-n
+    return min(1.0 / (resamples + 1), math.exp(-n / 2.0))
