@@ -86,11 +86,10 @@ def detectable_drop(
     power: float = POWER,
 ) -> float | None:
     """The true drop a check catches with `power` (the inverse of `fail_probability`); None
-    when it can catch none (too few queries for its level)."""
-    if n < 1:
+    when it can catch none (too few queries for its level) or when `sd` is 0 (differences
+    without variation say nothing about the spread of the next change)."""
+    if n < 1 or not sd > 0:
         return None
-    if sd <= 0:
-        return max_drop
     se = sd / math.sqrt(n)
     z = normal_quantile(power)
     past = max_drop + z * se
