@@ -406,37 +406,11 @@ def _comparison(
     n = int(cell.rows.size)
     base, cur = arrays[0][cell.rows], arrays[1][cell.rows]
     baseline_mean = float(base.mean()) if n else 0.0
+    current_mean = float(cur.mean()) if n else 0.0
+    delta = float(diff.mean()) if n else 0.0
     max_drop = cell.threshold.resolve(baseline_mean)
     gated = not reason
     p_drop, p_rise, bound = p
-    if not n:
-        verdict: Verdict | None = None if cell.threshold.report_only else "pass"
-        return Comparison(
-            cell.metric,
-            cell.slice,
-            0,
-            0.0,
-            0.0,
-            0.0,
-            None,
-            None,
-            0,
-            0,
-            0,
-            None,
-            False,
-            None,
-            None,
-            max_drop,
-            cell.threshold.floor,
-            None,
-            None,
-            False,
-            reason,
-            verdict,
-            False,
-        )
-    ci = interval(diff, t_test=settings.test == "t")
     if gated and level is not None:
         drop_evidence = p_adjusted is not None and p_adjusted <= settings.alpha
         rise_evidence = p_rise <= level
@@ -446,30 +420,39 @@ def _comparison(
         rise_evidence = p_rise <= settings.alpha
     if not settings.require_significance:
         drop_evidence = rise_evidence = True
-    delta = float(diff.mean())
-    current_mean = float(cur.mean())
     verdict = verdict_for(
         delta=delta,
         current_mean=current_mean,
         max_drop=max_drop,
         floor=cell.threshold.floor,
-        drop_evidence=drop_evidence,
-        rise_evidence=rise_evidence,
+        drop_evidence=drop_evidence and n > 0,
+        rise_evidence=rise_evidence and n > 0,
     )
+    if not n:  # nothing to judge: reported with reason "no queries"
+        verdict = None if verdict is None else "pass"
     detectable = needed = None
     if gated and max_drop is not None and n >= 2:
         sd = float(diff.std(ddof=1))
         tested = level if settings.require_significance else None
-        common = {
-            "sd": sd,
-            "level": tested,
-            "max_drop": max_drop,
-            "resamples": settings.resamples,
-            "t_test": settings.test == "t",
-            "power": settings.power,
-        }
-        detectable = detectable_drop(n=n, **common)  # type: ignore[arg-type]
-        needed = queries_needed(**common)  # type: ignore[arg-type]
+        t_test = settings.test == "t"
+        detectable = detectable_drop(
+            sd=sd,
+            n=n,
+            level=tested,
+            max_drop=max_drop,
+            resamples=settings.resamples,
+            t_test=t_test,
+            power=settings.power,
+        )
+        needed = queries_needed(
+            sd=sd,
+            level=tested,
+            max_drop=max_drop,
+            resamples=settings.resamples,
+            t_test=t_test,
+            power=settings.power,
+        )
+    ci = interval(diff, t_test=settings.test == "t") if n else None
     return Comparison(
         metric=cell.metric,
         slice=cell.slice,
@@ -482,7 +465,7 @@ def _comparison(
         wins=int(np.count_nonzero(diff > 0)),
         ties=int(np.count_nonzero(diff == 0)),
         losses=int(np.count_nonzero(diff < 0)),
-        p_value=p_drop,
+        p_value=p_drop if n else None,
         p_bound=bound,
         p_adjusted=p_adjusted,
         level=level,
