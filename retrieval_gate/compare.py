@@ -277,6 +277,8 @@ def family_levels(
     dropped: dict[int, str] = {}
     while True:
         levels = _levels(members, settings)
+        if not settings.require_significance:
+            return levels, dropped  # the drop alone decides: every size can fail
         unreachable = {
             i: level
             for i, level in levels.items()
@@ -324,6 +326,8 @@ def compare(
     thresholds: Mapping[str, Threshold],
     overrides: Mapping[str, Mapping[str, Threshold]],
     settings: GateSettings,
+    *,
+    strict: bool = True,
 ) -> tuple[Comparison, ...]:
     """Compare every metric of `thresholds` on every slice, query by query.
 
@@ -335,6 +339,10 @@ def compare(
     test shows a drop, corrected across the checks that can regress (gated slices of metrics
     with a max_drop; weighted Holm by default, the overall checks sharing half of alpha). Past
     the threshold without that evidence it is inconclusive.
+
+    Raises GateError when an overall check could never fail (too few queries for its share of
+    alpha): the gate would pass every change. With `strict` off, such a check is reported as
+    not gated instead (for `power` and `lint`, which say why).
     """
     arrays = {
         m: (_scores("baseline", baseline, m), _scores("current", current, m)) for m in thresholds
@@ -370,6 +378,14 @@ def compare(
     )
     level_of = {candidates[i]: level for i, level in levels.items()}
     reasons = {candidates[i]: why for i, why in dropped.items()}
+    unable = [c for c in sorted(reasons) if cells[c].slice == ALL]
+    if unable and strict:
+        # Ungating the whole set would pass every change: refuse instead.
+        raise GateError(
+            f"the gate could never fail: {cells[unable[0]].metric} overall: {reasons[unable[0]]}; "
+            "label more queries, raise gate.alpha, give fewer metrics a max_drop, or set "
+            "gate.require_significance: false"
+        )
     family = sorted(level_of)
     adjusted = adjust_p_values(
         [float(p_drop[c]) for c in family],

@@ -452,3 +452,21 @@ def test_inputs_that_cannot_be_compared_are_errors() -> None:
         GateSettings(overall_share=1.0)
     with pytest.raises(GateError, match="max_drop"):
         Threshold(max_drop=-0.01)
+
+
+def test_a_set_too_small_to_ever_fail_is_refused_unless_significance_is_off() -> None:
+    # 5 queries: the exact test's smallest p, 2^-5 = 0.031, is above 0.05 / 2 metrics.
+    base = baseline_scores(5)
+    scores = {METRIC: base, "rr@10": base}
+    thresholds = {METRIC: Threshold(max_drop=0.02), "rr@10": Threshold(max_drop=0.02)}
+    worse = {METRIC: base - 0.3, "rr@10": base}
+    everything = {"all": np.arange(5)}
+    with pytest.raises(GateError, match=r"could never fail: ndcg@10 overall: 5 queries cannot"):
+        compare(scores, worse, everything, thresholds, {}, GateSettings())
+    out = compare(
+        scores, worse, everything, thresholds, {}, GateSettings(require_significance=False)
+    )
+    assert [(c.gated, c.verdict, c.failed) for c in out] == [
+        (True, "regressed", True),
+        (True, "pass", False),
+    ]
