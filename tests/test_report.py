@@ -21,12 +21,16 @@ from retrieval_gate.report import (
     read_result,
     render,
     render_markdown,
+    summary_of,
     validate_result,
 )
 
 GOLDEN = Path(__file__).parent / "golden" / "report"
 UPDATE = os.environ.get("RETRIEVAL_GATE_UPDATE_GOLDEN") == "1"
 ZWSP = "\u200b"
+NOT_JUDGED = "\u2796"  # the heavy minus sign that marks rows without an enforced verdict
+TIMES = "\u00d7"
+ALPHA = "\u03b1"
 
 QUERIES = 60
 HOSTILE = {
@@ -240,20 +244,49 @@ def test_junit_is_well_formed_with_hostile_names(regressed: dict[str, Any]) -> N
     assert len(cases) == len(regressed["comparisons"])
     failed = [case for case in cases if case.find("failure") is not None]
     assert len(failed) == len(regressed["failures"]) == int(suite.get("failures", "-1"))
-    skipped = [case.get("name") for case in cases if case.find("skipped") is not None]
-    assert skipped == [f"intent={SMALL_SLICE}"] * 4
+    skipped = [
+        (case.get("classname", "").rpartition(".support-search.")[2], case.get("name"))
+        for case in cases
+        if case.find("skipped") is not None
+    ]
+    small = [(m, f"intent={SMALL_SLICE}") for m in ("ndcg@10", "recall@10", "rr@10")]
+    report_only = [
+        ("ndcg(gain=linear)@10", c["slice"])
+        for c in regressed["comparisons"]
+        if c["metric"] == "ndcg(gain=linear)@10"
+    ]
+    assert sorted(skipped) == sorted(small + report_only)
+    assert int(suite.get("skipped", "-1")) == len(skipped)
+    # An inconclusive check the gate passes is a passing testcase that says so, not skipped.
+    inconclusive = next(
+        case
+        for case in cases
+        if case.get("classname", "").endswith(".ndcg@10")
+        and case.get("name") == "intent=troubleshooting"
+    )
+    assert inconclusive.find("failure") is None
+    assert inconclusive.find("skipped") is None
+    out = inconclusive.findtext("system-out") or ""
+    assert out.startswith("inconclusive, past the threshold without enough evidence")
     error = ET.fromstring(render(error_document("x", "no baseline\x01"), "junit"))
     assert error.find("testsuite/testcase/error") is not None
 
 
-def test_annotations_name_every_failure_and_each_noisy_drop(regressed: dict[str, Any]) -> None:
+def test_annotations_name_every_failure_and_each_inconclusive_check(
+    regressed: dict[str, Any],
+) -> None:
     result = validate_result(regressed)
     lines = annotations_of(result)
     assert [level for level, _ in lines].count("error") == len(regressed["failures"])
-    assert ("warning", next(m for level, m in lines if level == "warning")) in lines
     assert all("\n" not in message for _, message in lines)
     worst = lines[0][1]
-    assert worst.startswith("rr@10 fell 63.2 pt on intent=billing (p = 0.008)")
+    assert worst.startswith("rr@10 fell 63.2 pt on intent=billing (p < 0.004)")
+    assert lines[-1] == (
+        "warning",
+        "ndcg@10 fell 4.0 pt on intent=troubleshooting (p = 0.312): inconclusive, past the "
+        "threshold without enough evidence; detects 8.2 pt (80% power), needs 91 queries for "
+        "3 pt (1.5x max_drop)",
+    )
 
 
 def _inflated(document: dict[str, Any], slices: int) -> dict[str, Any]:
@@ -311,6 +344,37 @@ def test_results_are_validated_before_rendering(tmp_path: Path, regressed: dict[
         read_result(path)
 
 
+def _older(row: dict[str, Any]) -> dict[str, Any]:
+    """A comparison as versions before the one-sided rule wrote it."""
+    kept = {k: v for k, v in row.items() if k not in ("p_bound", "level", "detectable_drop")}
+    verdict = "noise" if row["verdict"] == "inconclusive" else row["verdict"]
+    return {**kept, "mde": row["detectable_drop"], "verdict": verdict}
+
+
+def test_a_result_of_an_older_version_is_refused(tmp_path: Path, regressed: dict[str, Any]) -> None:
+    older = {
+        **regressed,
+        "comparisons": [_older(row) for row in regressed["comparisons"]],
+        "failures": [_older(row) for row in regressed["failures"]],
+    }
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps(older), encoding="utf-8")
+    with pytest.raises(InputError) as caught:
+        read_result(path)
+    message = str(caught.value)
+    assert "a result of an older retrieval-gate (its comparisons have `mde`" in message
+    assert "failures.0.p_bound: Field required" in message
+    assert message.endswith("run `retrieval-gate check --json FILE` again with this version")
+    noise = [row for row in older["comparisons"] if row["verdict"] == "noise"]
+    assert noise, "the scenario has an inconclusive check"
+    without_mde = {
+        **regressed,
+        "comparisons": [{**row, "verdict": "noise"} for row in regressed["comparisons"][:1]],
+    }
+    with pytest.raises(InputError, match=r"the `noise` verdict, which became `inconclusive`"):
+        validate_result(without_mde)
+
+
 def test_the_histogram_counts_every_query_once(regressed: dict[str, Any]) -> None:
     from retrieval_gate.report.context import report_context
 
@@ -344,8 +408,6 @@ GAP = (
 def test_every_format_puts_the_labelling_gap_next_to_its_failing_check(
     regressed: dict[str, Any],
 ) -> None:
-    from retrieval_gate.report import summary_of
-
     gaps = {(g["metric"], g["slice"]) for g in regressed["labelling_gaps"]}
     assert ("ndcg@10", "intent=billing") in gaps
     assert ("ndcg@10", "intent=how-to") not in gaps  # failing, but its judged@10 held
@@ -355,28 +417,28 @@ def test_every_format_puts_the_labelling_gap_next_to_its_failing_check(
     ]
     markdown = render(record, "markdown").splitlines()
     note = GAP.format(arrow="→", command="`retrieval-gate label-queue`")
-    assert f"- ❌ ndcg@10 fell 46.9 pt on intent=billing (p = 0.008) — {note}" in markdown
-    assert "- ❌ ndcg@10 fell 37.6 pt on intent=how-to (p = 0.008)" in markdown
+    assert f"- ❌ ndcg@10 fell 46.9 pt on intent=billing (p < 0.004) — {note}" in markdown
+    assert "- ❌ ndcg@10 fell 37.6 pt on intent=how-to (p < 0.00219)" in markdown
     html = render(record, "html")
     note = GAP.format(arrow="→", command="<code>retrieval-gate label-queue</code>")
-    assert f"❌ ndcg@10 fell 46.9 pt on intent=billing (p = 0.008) — {note}</li>" in html
-    assert "❌ ndcg@10 fell 37.6 pt on intent=how-to (p = 0.008)</li>" in html
+    assert f"❌ ndcg@10 fell 46.9 pt on intent=billing (p &lt; 0.004) — {note}</li>" in html
+    assert "❌ ndcg@10 fell 37.6 pt on intent=how-to (p &lt; 0.00219)</li>" in html
     summary = summary_of(record).splitlines()
     note = GAP.format(arrow="->", command="`retrieval-gate label-queue`")
-    at = summary.index("  x ndcg@10 fell 46.9 pt on intent=billing (p = 0.008)")
+    at = summary.index("  x ndcg@10 fell 46.9 pt on intent=billing (p < 0.004)")
     assert summary[at + 1] == f"    {note}"
-    at = summary.index("  x ndcg@10 fell 37.6 pt on intent=how-to (p = 0.008)")
+    at = summary.index("  x ndcg@10 fell 37.6 pt on intent=how-to (p < 0.00219)")
     assert summary[at + 1].startswith("  x ")
     annotations = annotations_of(record)
     at = annotations.index(
-        ("error", "ndcg@10 fell 46.9 pt on intent=billing (p = 0.008): regressed")
+        ("error", "ndcg@10 fell 46.9 pt on intent=billing (p < 0.004): regressed")
     )
     assert annotations[at + 1] == (
         "warning",
-        f"ndcg@10 fell 46.9 pt on intent=billing (p = 0.008): {note}",
+        f"ndcg@10 fell 46.9 pt on intent=billing (p < 0.004): {note}",
     )
     at = annotations.index(
-        ("error", "ndcg@10 fell 37.6 pt on intent=how-to (p = 0.008): regressed")
+        ("error", "ndcg@10 fell 37.6 pt on intent=how-to (p < 0.00219): regressed")
     )
     assert annotations[at + 1][0] == "error"
     import xml.etree.ElementTree as ET
@@ -389,9 +451,9 @@ def test_every_format_puts_the_labelling_gap_next_to_its_failing_check(
     }
     note = GAP.format(arrow="→", command="retrieval-gate label-queue")
     assert (
-        messages["intent=billing"] == f"ndcg@10 fell 46.9 pt on intent=billing (p = 0.008) — {note}"
+        messages["intent=billing"] == f"ndcg@10 fell 46.9 pt on intent=billing (p < 0.004) — {note}"
     )
-    assert messages["intent=how-to"] == "ndcg@10 fell 37.6 pt on intent=how-to (p = 0.008)"
+    assert messages["intent=how-to"] == "ndcg@10 fell 37.6 pt on intent=how-to (p < 0.00219)"
 
 
 def test_the_unjudged_note_shows_judged_at_k_before_and_after(regressed: dict[str, Any]) -> None:
@@ -410,3 +472,371 @@ def test_malformed_labelling_gaps_are_named(regressed: dict[str, Any]) -> None:
     with pytest.raises(InputError, match=r"unjudged\.judged_after"):
         render({**regressed, "unjudged": unjudged}, "markdown")
     assert render({**regressed, "labelling_gaps": []}, "markdown").count("labelling gap") == 1
+
+
+# --------------------------------------------------------------------------------------------
+# The decision rule's wording: inconclusive checks, p-value bounds, report-only rows, intervals
+# that cannot be bounded, and the settings that give up the false-alarm control
+# --------------------------------------------------------------------------------------------
+
+SYNTHETIC_QUERIES = 43
+
+
+def synthetic_result(frame: dict[str, Any], **gate: Any) -> dict[str, Any]:
+    """A result whose checks come from compare() on seeded scores: 43 queries of which most
+    lost a few points with a spread of 20 (past max_drop without enough evidence), a slice of
+    3 (too few for an interval), recall@10 report only. `gate` overrides the GateSettings;
+    `frame`, a real result, gives the name, config and tool version around the checks."""
+    import numpy as np
+
+    from retrieval_gate.compare import GateSettings, Threshold, compare
+
+    rng = np.random.default_rng(4)
+    metrics = ("ndcg@10", "rr@10", "recall@10")
+    baseline = {m: rng.uniform(0.3, 0.9, SYNTHETIC_QUERIES) for m in metrics}
+    current = {
+        m: np.clip(v + rng.normal(-0.04, 0.2, SYNTHETIC_QUERIES), 0.0, 1.0)
+        for m, v in baseline.items()
+    }
+    slices = {
+        "all": np.arange(SYNTHETIC_QUERIES),
+        "intent=a": np.arange(0, 20),
+        "intent=b": np.arange(20, 40),
+        "intent=tiny": np.arange(40, 43),
+    }
+    thresholds = {
+        "ndcg@10": Threshold(max_drop=0.02),
+        "rr@10": Threshold(max_drop=0.03),
+        "recall@10": Threshold(),
+    }
+    settings = GateSettings(min_size=10, resamples=2000, **gate)
+    checks = [
+        dataclasses.asdict(c) for c in compare(baseline, current, slices, thresholds, {}, settings)
+    ]
+    failures = sorted(
+        (c for c in checks if c["failed"]),
+        key=lambda c: (c["verdict"] != "regressed", c["verdict"], c["delta"]),
+    )
+    config = {
+        **frame["config"],
+        "gate": {**frame["config"]["gate"], **dataclasses.asdict(settings)},
+    }
+    return {
+        **frame,
+        "status": "fail" if failures else "pass",
+        "comparisons": checks,
+        "failures": failures,
+        "query_changes": [],
+        "hits_lost": [],
+        "hits_gained": [],
+        "warnings": [],
+        "unjudged": None,
+        "labelling_gaps": [],
+        "config": config,
+        "baseline": None,
+        "current": None,
+    }
+
+
+def _row(document: dict[str, Any], metric: str, slice_name: str) -> dict[str, Any]:
+    return next(
+        c for c in document["comparisons"] if c["metric"] == metric and c["slice"] == slice_name
+    )
+
+
+def _junit_cases(text: str) -> dict[tuple[str, str], Any]:
+    import xml.etree.ElementTree as ET
+
+    return {
+        (case.get("classname", "").rpartition(".")[2], case.get("name", "")): case
+        for case in ET.fromstring(text).iter("testcase")
+    }
+
+
+def test_inconclusive_checks_are_counted_in_every_headline(regressed: dict[str, Any]) -> None:
+    document = synthetic_result(regressed)
+    inconclusive = [
+        c for c in document["comparisons"] if c["gated"] and c["verdict"] == "inconclusive"
+    ]
+    assert document["status"] == "pass", "the scenario's premise"
+    assert len(inconclusive) >= 2, "the scenario's premise"
+    record = validate_result(document)
+    headline = (
+        f"{len(inconclusive)} checks inconclusive: past the threshold without enough evidence"
+    )
+    markdown = render(record, "markdown")
+    assert f"## ✅ retrieval-gate · support-search: pass\n\n**{headline}**\n" in markdown
+    assert markdown.count("- ⚠️ ") == len(inconclusive)
+    assert f'<p class="headline pass">{headline}</p>' in render(record, "html")
+    assert summary_of(record).startswith(f"retrieval-gate support-search: PASS; {headline}\n")
+    annotations = annotations_of(record)
+    assert [level for level, _ in annotations] == ["warning"] * len(inconclusive)
+    assert all(": inconclusive, past the threshold" in message for _, message in annotations)
+    cases = _junit_cases(render(record, "junit"))
+    for c in inconclusive:
+        case = cases[(c["metric"], c["slice"])]
+        assert case.find("failure") is None
+        assert case.find("skipped") is None
+        assert (case.findtext("system-out") or "").startswith("inconclusive, past the threshold")
+    # With failures, the inconclusive ones that pass are still counted.
+    first = render(regressed, "markdown").splitlines()[2]
+    assert first.endswith("and 6 more failing checks; 1 check inconclusive**")
+    assert (
+        summary_of(validate_result(regressed))
+        .splitlines()[0]
+        .endswith("and 6 more failing checks; 1 check inconclusive")
+    )
+
+
+def test_a_p_value_bound_prints_as_p_below_in_every_format(regressed: dict[str, Any]) -> None:
+    row = _row(regressed, "rr@10", "intent=billing")
+    assert row["p_bound"]
+    assert row["p_adjusted"] == pytest.approx(0.004, abs=1e-5)
+    record = validate_result(regressed)
+    sentence = "rr@10 fell 63.2 pt on intent=billing (p < 0.004)"
+    markdown = render(record, "markdown")
+    assert f"**{sentence} and 6 more" in markdown
+    assert "| ❌ regressed | intent=billing | rr@10 | 19 | 1.0000 | 0.3684 |" in markdown
+    assert "| -63.16 [-82.16, -44.16] | < 0.004 |  |" in markdown
+    assert "(p = 0.312)" in markdown  # an exact p keeps its "="
+    assert "p = <" not in markdown
+    html = render(record, "html")
+    assert sentence.replace("<", "&lt;") in html
+    assert '<td class="num">&lt; 0.004</td>' in html
+    summary = summary_of(record)
+    assert f"  x {sentence}\n" in summary
+    assert re.search(r"rr@10 +intent=billing .* < 0\.004 +regressed\n", summary)
+    assert ("error", f"{sentence}: regressed") in annotations_of(record)
+    failure = _junit_cases(render(record, "junit"))[("rr@10", "intent=billing")].find("failure")
+    assert failure is not None
+    assert (failure.get("message") or "").startswith(sentence)
+    assert ", p < 0.004, n 19," in (failure.text or "")
+    # A bound rounds up, never down: "< x" stays true.
+    rounded = _row(regressed, "rr@10", "all")
+    assert rounded["p_adjusted"] < 0.00234
+    assert "(p < 0.00234)" in markdown
+    # Checks outside the correction show their raw one-sided p, bounded or not.
+    assert f"| {NOT_JUDGED} report only | intent=billing | ndcg(gain=linear)@10 |" in markdown
+    assert "| -46.23 [-60.13, -32.32] | < 0.001 | no max\\_drop or min |" in markdown
+
+
+def test_report_only_rows_carry_no_verdict(regressed: dict[str, Any]) -> None:
+    record = validate_result(regressed)
+    report_only = [c for c in regressed["comparisons"] if c["verdict"] is None]
+    assert {c["metric"] for c in report_only} == {"ndcg(gain=linear)@10"}
+    markdown = render(record, "markdown").splitlines()
+    rows = [line for line in markdown if "ndcg(gain=linear)@10" in line and line.startswith("|")]
+    assert len(rows) == len(report_only)
+    assert all(row.startswith(f"| {NOT_JUDGED} report only |") for row in rows)
+    assert not any("✅" in row or "pass" in row for row in rows)
+    assert rows[0].endswith("| 0 / 23 / 37 | none |")
+    found = _elements(render(record, "html"))
+    cells = [row for row in found.cells if any("ndcg(gain=linear)@10" in c for c in row)]
+    assert len(cells) == len(report_only)
+    assert all(row[0] == f"{NOT_JUDGED} report only" for row in cells)
+    summary = summary_of(record).splitlines()
+    line = next(line for line in summary if line.startswith("ndcg(gain=linear)@10"))
+    assert line.endswith("  report only")
+    cases = _junit_cases(render(record, "junit"))
+    for c in report_only:
+        case = cases[(c["metric"], c["slice"])]
+        skipped = case.find("skipped")
+        assert skipped is not None
+        assert skipped.get("message") == "report only: no max_drop or min"
+        assert (case.findtext("system-out") or "").startswith("report only: baseline ")
+    assert not any("ndcg(gain=linear)" in message for _, message in annotations_of(record))
+
+
+def test_an_interval_too_few_queries_bound_renders_as_n_a(regressed: dict[str, Any]) -> None:
+    document = synthetic_result(regressed)
+    tiny = _row(document, "ndcg@10", "intent=tiny")
+    assert tiny["ci_low"] is None, "3 queries bound no interval"
+    assert tiny["ci_high"] is None
+    overall = {**_row(document, "ndcg@10", "all"), "ci_low": None, "ci_high": None}
+    document["comparisons"] = [
+        overall if (c["metric"], c["slice"]) == ("ndcg@10", "all") else c
+        for c in document["comparisons"]
+    ]
+    record = validate_result(document)
+    delta = f"{round(tiny['delta'] * 100, 2) + 0.0:+.2f}"
+    markdown = render(record, "markdown")
+    assert f"| {delta} [n/a] |" in markdown
+    assert "Δ pt [95% CI, unadjusted]" in markdown
+    html = render(record, "html")
+    assert f'<td class="num">{delta} [n/a]</td>' in html
+    assert "<th>Δ pt [95% CI, unadjusted]</th>" in html
+    summary = summary_of(record).splitlines()
+    assert "95% CI unadj." in summary[2]
+    row = next(line for line in summary if line.startswith("ndcg@10 ") and " all " in line)
+    assert re.search(r" n/a +", row)
+    out = _junit_cases(render(record, "junit"))[("ndcg@10", "intent=tiny")].findtext("system-out")
+    assert f"delta {delta} pt (95% CI n/a, unadjusted)" in (out or "")
+
+
+CAVEATS = {
+    "require_significance": (
+        False,
+        "Significance is not required ({code}): any drop past max_drop fails, false alarms are "
+        "not controlled.",
+        "require_significance: false",
+    ),
+    "correction": (
+        "none",
+        "No multiple-testing correction ({code}): with 6 checks each tested at {alpha} = 0.05, "
+        "false alarms add up.",
+        "correction: none",
+    ),
+    "on_inconclusive": (
+        "fail",
+        "Inconclusive checks fail the gate ({code}): any drop past max_drop fails, with or "
+        "without evidence, so false alarms are not controlled.",
+        "on_inconclusive: fail",
+    ),
+}
+
+
+@pytest.mark.parametrize("setting", sorted(CAVEATS))
+def test_settings_that_give_up_false_alarm_control_are_stated_in_every_format(
+    regressed: dict[str, Any], setting: str
+) -> None:
+    value, sentence, code = CAVEATS[setting]
+    record = validate_result(synthetic_result(regressed, **{setting: value}))
+    markdown = render(record, "markdown")
+    assert f"> ⚠️ {sentence.format(code=f'`{code}`', alpha=ALPHA)}\n" in markdown
+    html = render(record, "html")
+    shown = sentence.format(code=f"<code>{code}</code>", alpha=ALPHA)
+    assert f'<p class="caveat">⚠️ {shown}</p>' in html
+    summary = summary_of(record).splitlines()
+    assert summary[1] == f"note: {sentence.format(code=f'`{code}`', alpha='alpha')}"
+    import xml.etree.ElementTree as ET
+
+    properties = ET.fromstring(render(record, "junit")).iter("property")
+    caveats = [p.get("value") for p in properties if p.get("name") == "caveat"]
+    assert caveats == [sentence.format(code=code, alpha=ALPHA)]
+    # The default settings state none of them.
+    default = validate_result(synthetic_result(regressed))
+    for fmt in ("markdown", "html", "junit"):
+        assert "false alarms" not in render(default, fmt)  # type: ignore[arg-type]
+    assert "false alarms" not in summary_of(default)
+
+
+def test_the_method_names_the_one_sided_test_and_its_correction(
+    regressed: dict[str, Any],
+) -> None:
+    method = (
+        "one-sided paired randomization test, weighted Holm over 12 checks (overall checks "
+        f"share 50% of {ALPHA}), {ALPHA} = 0.05; other checks show an unadjusted p"
+    )
+    assert method in render(regressed, "markdown")
+    assert method in render(regressed, "html")
+    assert f'<property name="method" value="{method}"/>' in render(regressed, "junit")
+    for gate, expected in [
+        (
+            {"correction": "bh", "overall_share": 0.25},
+            "weighted Benjamini-Hochberg over 6 checks (overall checks share 25% of "
+            f"{ALPHA}), {ALPHA} = 0.05",
+        ),
+        (
+            {"correction": "none"},
+            f"one-sided paired randomization test, uncorrected, {ALPHA} = 0.05 ·",
+        ),
+        ({"test": "t"}, "one-sided paired t-test, weighted Holm over"),
+    ]:
+        assert expected in render(synthetic_result(regressed, **gate), "markdown")
+
+
+def test_an_inconclusive_check_that_fails_says_why(regressed: dict[str, Any]) -> None:
+    document = synthetic_result(regressed, on_inconclusive="fail")
+    assert document["status"] == "fail"
+    assert all(c["verdict"] == "inconclusive" for c in document["failures"])
+    record = validate_result(document)
+    worst = document["failures"][0]
+    why = ": inconclusive, which fails this gate ({})"
+    markdown = render(record, "markdown")
+    assert f"- ❌ {worst['metric']} fell" in markdown
+    count = len(document["failures"])
+    headline = (
+        f"{worst['metric']} fell {abs(worst['delta']) * 100:.1f} pt on {worst['slice']} "
+        f"(p = {worst['p_adjusted']:.3g}) and {count - 1} more failing checks; {count} checks "
+        "inconclusive, which fail this gate ({})"
+    )
+    assert f"**{headline.format('`on_inconclusive: fail`')}**" in markdown
+    assert markdown.count(why.format("`on_inconclusive: fail`")) == count
+    assert "- ⚠️" not in markdown  # failing, so listed once, with the failures
+    summary = summary_of(record)
+    first = f"retrieval-gate support-search: FAIL; {headline.format('`on_inconclusive: fail`')}"
+    assert summary.splitlines()[0] == first
+    assert summary.count(why.format("`on_inconclusive: fail`")) == count
+    errors = [message for level, message in annotations_of(record) if level == "error"]
+    assert len(errors) == len(document["failures"])
+    assert all(message.endswith(why.format("`on_inconclusive: fail`")) for message in errors)
+    cases = _junit_cases(render(record, "junit"))
+    failure = cases[(worst["metric"], worst["slice"])].find("failure")
+    assert failure is not None
+    assert failure.get("type") == "inconclusive"
+
+
+def test_what_a_check_can_detect_is_said_when_it_falls_short(
+    regressed: dict[str, Any], passed: dict[str, Any]
+) -> None:
+    # Differences without variation leave the detectable drop unknown: nothing to say.
+    assert all(c["detectable_drop"] is None for c in passed["comparisons"])
+    record = validate_result(passed)
+    for text in (render(record, "markdown"), render(record, "html"), summary_of(record)):
+        assert "detects" not in text
+        assert "too few queries to catch" not in text
+    document = synthetic_result(regressed)
+    row = _row(document, "ndcg@10", "intent=a")
+    assert row["verdict"] == "pass"
+    assert row["gated"]
+    short = {**row, "detectable_drop": row["max_drop"] * 2, "queries_needed": 1234}
+    none = {**_row(document, "rr@10", "intent=a"), "detectable_drop": None, "queries_needed": None}
+    changed = {(c["metric"], c["slice"]): c for c in (short, none)}
+    document["comparisons"] = [
+        changed.get((c["metric"], c["slice"]), c) for c in document["comparisons"]
+    ]
+    record = validate_result(document)
+    markdown = render(record, "markdown")
+    assert (
+        f"- {NOT_JUDGED} ndcg@10 on intent=a detects 4.0 pt (80% power), needs 1234 queries "
+        f"for 3 pt (1.5{TIMES} max_drop)\n"
+    ) in markdown
+    level = f"{none['level']:.2g}"
+    assert (
+        f"- {NOT_JUDGED} rr@10 on intent=a too few queries to catch any drop (20 at level "
+        f"{level}), needs more queries for 4.5 pt (1.5{TIMES} max_drop)\n"
+    ) in markdown
+    summary = summary_of(record)
+    assert "too few queries to enforce the threshold: " in summary
+    assert "ndcg@10 on intent=a detects 4.0 pt (80% power), needs 1234 queries for 3 pt " in summary
+    assert "(1.5x max_drop)" in summary
+
+
+def test_an_overall_check_that_is_not_gated_says_why(regressed: dict[str, Any]) -> None:
+    document = synthetic_result(regressed)
+    reason = (
+        "5 queries cannot give p <= 0.0083, this check's level (the smallest p they can give "
+        "is 0.031)"
+    )
+    row = {
+        **_row(document, "ndcg@10", "all"),
+        "gated": False,
+        "reason": reason,
+        "p_adjusted": None,
+        "level": None,
+    }
+    document["comparisons"] = [
+        row if (c["metric"], c["slice"]) == ("ndcg@10", "all") else c
+        for c in document["comparisons"]
+    ]
+    record = validate_result(document)
+    markdown = render(record, "markdown")
+    assert f"| {NOT_JUDGED} not gated | ndcg@10 (exp gain) |" in markdown
+    assert (
+        f"- {NOT_JUDGED} ndcg@10 is not gated: 5 queries cannot give p &lt;= 0.0083, this "
+        "check&#39;s level (the smallest p they can give is 0.031)\n"
+    ) in markdown
+    assert f'<li class="muted">{NOT_JUDGED} ndcg@10 is not gated: 5 queries' in render(
+        record, "html"
+    )
+    assert f"\nndcg@10 is not gated: {reason}\n" in summary_of(record)

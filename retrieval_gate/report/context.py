@@ -25,7 +25,24 @@ HISTOGRAM_BINS = (
     (20.0, _INF),
 )
 """Per-query change histogram bins in points; (0, 0) holds the unchanged queries."""
-_VERDICT_ORDER = {"regressed": 0, "below_floor": 0, "noise": 1, "improved": 3, "pass": 2}
+_VERDICT_ORDER = {
+    "regressed": 0,
+    "below_floor": 0,
+    "inconclusive": 1,
+    "pass": 2,
+    "improved": 3,
+    None: 4,  # report only
+}
+_GATE_DEFAULTS: dict[str, Any] = {
+    "alpha": 0.05,
+    "correction": "holm",
+    "test": "randomization",
+    "require_significance": True,
+    "power": 0.8,
+    "on_inconclusive": "pass",
+    "overall_share": 0.5,
+}
+"""Gate settings the reports describe, as GateSettings defaults them."""
 
 
 def report_context(result: ResultRecord) -> dict[str, Any]:
@@ -36,9 +53,10 @@ def report_context(result: ResultRecord) -> dict[str, Any]:
         (c for c in comparisons if c.slice != "all"),
         key=lambda c: (not c.failed, _VERDICT_ORDER[c.verdict], not c.gated, c.delta),
     )
-    noise = [c for c in comparisons if c.gated and c.verdict == "noise"]
+    inconclusive = [c for c in comparisons if _inconclusive(c) and not c.failed]
     primary = overall[0].metric if overall else None
     deltas = _query_deltas(result, primary)
+    gate = {**_GATE_DEFAULTS, **(result.config.gate if result.config else {})}
     return {
         "name": result.name,
         "status": result.status,
@@ -46,12 +64,17 @@ def report_context(result: ResultRecord) -> dict[str, Any]:
         "comparisons": comparisons,
         "failures": result.failures,
         "worst": result.failures[0] if result.failures else None,
-        "noise": sorted(noise, key=lambda c: c.delta),
+        "inconclusive": sorted(inconclusive, key=lambda c: c.delta),
         "overall": overall,
         "gains": {metric: _gain(metric) for metric in {c.metric for c in comparisons}},
         "slices": slices,
-        "ungated": [c for c in slices if not c.gated],
-        "underpowered": [c for c in comparisons if _underpowered(c)],
+        "ungated": [c for c in slices if not c.gated and c.verdict is not None],
+        "overall_ungated": [c for c in overall if not c.gated and c.verdict is not None],
+        "report_only": [c for c in slices if c.verdict is None],
+        "underpowered": [c for c in comparisons if underpowered(c)],
+        "gate": gate,
+        "family": _family(comparisons),
+        "caveats": _caveats(gate),
         "primary": primary,
         "deltas": deltas,
         "histogram": _histogram(deltas),
@@ -89,15 +112,49 @@ def _gain(metric: str) -> str | None:
     return str(spec.param("gain")) if spec.name in ("ndcg", "dcg") else None
 
 
-def _underpowered(c: Comparison) -> bool:
-    """Gated, not failing, and unable to detect a drop of its own threshold."""
-    return (
-        c.gated
-        and not c.failed
-        and c.max_drop is not None
-        and c.mde is not None
-        and c.mde > c.max_drop
-    )
+def _inconclusive(c: Comparison) -> bool:
+    """Gated and past its threshold without enough evidence (failing or not)."""
+    return c.gated and c.verdict == "inconclusive"
+
+
+def underpowered(c: Comparison) -> bool:
+    """Gated, not failing, and unable to catch a drop of its own threshold with the reported
+    power: its detectable drop is larger, or it can catch none (None). Differences without
+    variation (every query moved alike: an interval of one point) also leave the detectable
+    drop None, but say nothing about what the check can catch: not flagged."""
+    if not c.gated or c.failed or c.max_drop is None:
+        return False
+    if c.detectable_drop is None:
+        return not (c.ci_low is not None and c.ci_low == c.ci_high)
+    return c.detectable_drop > c.max_drop
+
+
+def _family(comparisons: list[Comparison]) -> dict[str, int]:
+    """The checks the p-values are corrected across (those tested at a level), and how many
+    others show a raw p-value."""
+    members = [c for c in comparisons if c.level is not None]
+    overall = sum(1 for c in members if c.slice == "all")
+    raw = sum(1 for c in comparisons if c.level is None and c.p_value is not None)
+    return {
+        "size": len(members),
+        "overall": overall,
+        "slices": len(members) - overall,
+        "raw": raw,
+    }
+
+
+def _caveats(gate: dict[str, Any]) -> list[str]:
+    """Settings that give up the false-alarm control, which every report must state: the
+    templates word them (macros.j2 `caveat`). The correction and `on_inconclusive` matter
+    only when significance is required."""
+    if gate["require_significance"] is False:
+        return ["significance"]
+    caveats = []
+    if gate["correction"] == "none":
+        caveats.append("correction")
+    if gate["on_inconclusive"] == "fail":
+        caveats.append("inconclusive")
+    return caveats
 
 
 def _query_deltas(result: ResultRecord, metric: str | None) -> list[dict[str, Any]]:

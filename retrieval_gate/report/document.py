@@ -1,8 +1,10 @@
 """The JSON result as a validated model: reports render only what passed validation.
 
 Comparisons, query changes, unjudged counts and labelling gaps validate into the gate's own
-dataclasses; fields they do not declare (`failed`, `delta`: properties) are ignored and
-recomputed."""
+dataclasses; fields they do not declare are ignored. A result written before the decision rule
+became one-sided (comparisons with `mde` and the `noise` verdict, without `p_bound`, `level`,
+`detectable_drop`) is refused: its numbers mean something else, so it is not rendered as if
+they did."""
 
 from __future__ import annotations
 
@@ -90,14 +92,35 @@ def validate_result(document: Mapping[str, Any], source: str = "result") -> Resu
             f"{'.'.join(str(part) for part in item['loc']) or '(top level)'}: {item['msg']}"
             for item in error.errors()[:5]
         ]
+        what, fix = (
+            "not a retrieval-gate result",
+            "write one with `retrieval-gate check --json FILE`",
+        )
+        older = _older_shape(document)
+        if older:
+            what = f"a result of an older retrieval-gate ({older})"
+            fix = "run `retrieval-gate check --json FILE` again with this version"
         raise InputError(
-            "not a retrieval-gate result:\n  - "
-            + "\n  - ".join(problems)
-            + "\nwrite one with `retrieval-gate check --json FILE`",
-            source=source,
+            what + ":\n  - " + "\n  - ".join(problems) + "\n" + fix, source=source
         ) from None
     record._document = document
     return record
+
+
+def _older_shape(document: Mapping[str, Any]) -> str:
+    """Why `document` looks written by a version before the one-sided rule, or ""."""
+    rows = [
+        row
+        for key in ("comparisons", "failures")
+        if isinstance(document.get(key), list)
+        for row in document[key]
+        if isinstance(row, dict)
+    ]
+    if any("mde" in row for row in rows):
+        return "its comparisons have `mde`, which became `detectable_drop`"
+    if any(row.get("verdict") == "noise" for row in rows):
+        return "its comparisons have the `noise` verdict, which became `inconclusive`"
+    return ""
 
 
 def read_result(path: Path) -> ResultRecord:

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import math
 import re
+from typing import TYPE_CHECKING
 
 from markupsafe import Markup
+
+if TYPE_CHECKING:
+    from retrieval_gate.compare import Comparison
 
 # Backslash escapes work on every ASCII punctuation character in CommonMark; these are the ones
 # that start inline markup in GitHub's Markdown (code, emphasis, links, tables, strike, math).
@@ -67,3 +71,29 @@ def p_value(value: float | None) -> str:
     if value is None or math.isnan(value):
         return "-"
     return "< 0.001" if value < 0.001 else f"{value:.3g}"
+
+
+def shown_p(c: Comparison) -> str:
+    """The p-value a check shows: adjusted when it is in the correction family, else its raw
+    one-sided p; `< x` when the Monte Carlo draws only bound it (none was as extreme)."""
+    value = c.p_adjusted if c.p_adjusted is not None else c.p_value
+    if not c.p_bound or value is None or math.isnan(value):
+        return p_value(value)
+    text = p_value(_round_up(value))  # a bound rounds up: "< x" must stay true
+    return text if text.startswith("<") else "< " + text
+
+
+def _round_up(value: float, digits: int = 3) -> float:
+    """`value` rounded up to `digits` significant digits (0.0023322 -> 0.00234)."""
+    if value <= 0 or value >= 1:
+        return value
+    scale = 10.0 ** (digits - 1 - math.floor(math.log10(value)))
+    return math.ceil(value * scale * (1 - 1e-12)) / scale
+
+
+def p_phrase(c: Comparison) -> str:
+    """`shown_p` as a phrase: `p = 0.012`, `p < 0.004`; empty without a p-value."""
+    text = shown_p(c)
+    if text == "-":
+        return ""
+    return "p " + text if text.startswith("<") else "p = " + text

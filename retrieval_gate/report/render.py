@@ -6,14 +6,16 @@ import functools
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
-from retrieval_gate.report.context import SECTIONS, report_context
+from retrieval_gate.report.context import SECTIONS, report_context, underpowered
 from retrieval_gate.report.document import ResultRecord, validate_result
 from retrieval_gate.report.filters import (
     markdown_text,
     mean,
+    p_phrase,
     p_value,
     plain_text,
     points,
+    shown_p,
     xml_text,
 )
 from retrieval_gate.wording import aligned, plural
@@ -77,7 +79,7 @@ def summary_of(result: ResultRecord) -> str:
 
 
 def annotations_of(result: ResultRecord) -> list[tuple[Level, str]]:
-    """(level, message) per failing check (error) and per noisy drop (warning)."""
+    """(level, message) per failing check (error) and per inconclusive check (warning)."""
     text = _template("annotations").render(report_context(result))
     lines = [line.partition(" ") for line in text.splitlines() if line.strip()]
     return [("error" if level == "error" else "warning", message) for level, _, message in lines]
@@ -104,11 +106,18 @@ def _template(fmt: str) -> jinja2.Template:
         "mean": mean,
         "pt": points,
         "p": p_value,
+        "shown_p": shown_p,
+        "p_phrase": p_phrase,
         "plural": plural,
         "aligned": aligned,
     }
-    # ASCII in the terminal and the log; the markup formats take the typographic arrow.
-    environment.globals["ARROW"] = "->" if plain else "→"
+    environment.tests["underpowered"] = underpowered
+    # ASCII in the terminal and the log; the markup formats take the typographic signs.
+    environment.globals |= {
+        "ARROW": "->" if plain else "→",
+        "TIMES": "x" if plain else "\u00d7",  # multiplication sign
+        "ALPHA": "alpha" if plain else "\u03b1",  # Greek small alpha
+    }
     return environment.get_template(_TEMPLATES[fmt])
 
 
