@@ -104,6 +104,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     lint.set_defaults(handler=_lint)
 
+    _add_power_parser(commands)
+
     init = commands.add_parser(
         "init",
         help="write a commented retrieval-gate.yaml and a pull-request workflow",
@@ -403,6 +405,41 @@ def _lint(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     report = lint(config, labels, baseline)
     out.write(report.to_json() if args.format == "json" else report.to_text())
     return report.exit_code
+
+
+def _add_power_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    power = commands.add_parser(
+        "power",
+        help="what the labelled set can detect: each check's detectable drop and P(fail)",
+        description="From the baseline's per-query scores, print each gated check (metric x "
+        "slice) with its size, level, the true drop it catches with 80% power, the chance it "
+        "fails at 1x, 1.5x and 2x its max_drop, and the queries it needs to catch 1.5x max_drop; "
+        "checks that cannot be gated are listed with the reason. The paired differences' sd is "
+        "taken as the sd of the baseline's scores (exact when the runs correlate at 0.5). Exit 2 "
+        "when the config is invalid or the baseline is missing or cannot be compared.",
+    )
+    _add_config_option(power)
+    power.add_argument("--baseline", help="baseline file (default: the config's `baseline`)")
+    power.add_argument(
+        "-f", "--format", choices=("text", "json"), default="text", help="text (default) or json"
+    )
+    power.set_defaults(handler=_power)
+
+
+def _power(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from retrieval_gate.baseline import read_baseline
+    from retrieval_gate.config import load
+    from retrieval_gate.datasets import load as load_dataset
+    from retrieval_gate.power import power_report
+
+    config = load(args.config)
+    dataset = load_dataset(config.dataset, config.base_dir)
+    path = Path(args.baseline) if args.baseline else config.resolve(config.baseline)
+    report = power_report(config, dataset, read_baseline(path, config=args.config), path)
+    for warning in report.warnings:
+        print(f"retrieval-gate: warning: {warning}", file=err)
+    out.write(report.to_json() if args.format == "json" else report.to_text())
+    return EXIT_OK
 
 
 def _init(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:

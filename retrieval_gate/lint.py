@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import math
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
@@ -12,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
+from retrieval_gate.detectability import POWER, TARGET
 from retrieval_gate.errors import GateError, InputError
 from retrieval_gate.metrics import MetricSpec, parse_metric
 from retrieval_gate.metrics.spec import format_value
@@ -22,6 +24,7 @@ if TYPE_CHECKING:
     from retrieval_gate.baseline import Baseline
     from retrieval_gate.config import GateConfig
     from retrieval_gate.datasets import Dataset, Labels
+    from retrieval_gate.power import CheckPower
 
 Severity = Literal["error", "warning", "info"]
 SEVERITIES: tuple[Severity, ...] = ("error", "warning", "info")
@@ -31,8 +34,6 @@ TOP_GRADE_SHARE = 0.9
 """Above this share of judged documents at the top grade, the grades barely rank anything."""
 MAX_SLICE_VALUES = 20
 """A metadata field with more distinct values than this is an id or free text, not a slice."""
-POWER = 0.8
-"""Power at which the minimum detectable effect is estimated, as the gate reports it."""
 RANKING = ("ndcg", "dcg", "ap", "rr", "precision", "err", "rbp", "bpref", "hit_rate")
 RECALL = ("recall", "r_precision")
 BINARY_CUT = ("ap", "rr")
@@ -194,6 +195,11 @@ class LintInput:
             )
         except GateError:
             return None
+
+    @cached_property
+    def detectability(self) -> tuple[CheckPower, ...]:
+        """What each check with a max_drop can see (`_detectability`)."""
+        return _detectability(self)
 
     @cached_property
     def agreement(self) -> Agreement | None:
@@ -698,38 +704,97 @@ def _unsliced(given: LintInput) -> Iterator[Draft]:
     )
 
 
-@rule("threshold-below-mde", "warning", "a max_drop smaller than the set can detect")
+@rule("gate-cannot-fail", "warning", "too few queries for an overall check ever to fail")
+def _cannot_fail(given: LintInput) -> Iterator[Draft]:
+    from retrieval_gate.compare import compare
+    from retrieval_gate.power import gate_settings, gate_thresholds
+    from retrieval_gate.slicing import ALL
+
+    slices = given.slices
+    if slices is None or given.dataset is None:
+        return
+    thresholds, overrides = gate_thresholds(given.config)
+    # Which checks can fail depends on the slice sizes alone: compare on zeros finds them.
+    zeros = {metric: np.zeros(len(given.dataset.queries)) for metric in thresholds}
+    try:
+        checks = compare(
+            zeros, zeros, slices, thresholds, overrides, gate_settings(given.config), strict=False
+        )
+    except GateError:  # what compare cannot take, other rules report
+        return
+    keys = {str(spec): key for key, spec in given.specs.items()}
+    for check in checks:
+        if check.slice == ALL and check.n and check.max_drop is not None and not check.gated:
+            yield Draft(
+                f"{check.metric}: the gate could never fail on it: {check.reason}",
+                "label more queries, raise gate.alpha, give fewer metrics a max_drop, or set "
+                "gate.require_significance: false",
+                given.at("metrics", keys.get(check.metric, check.metric)),
+            )
+
+
+@rule("threshold-below-mde", "warning",
+      "the overall check cannot catch 1.5x its max_drop with 80% power")  # fmt: skip
 def _below_mde(given: LintInput) -> Iterator[Draft]:
-    for key, threshold, mde, needed in _detectability(given, "all"):
+    alpha = given.config.gate.alpha
+    for key, check in _short(given, overall=True):
+        threshold = check.threshold  # the metric's, or an override of slice "all"
+        if not check.gated:
+            continue  # gate-cannot-fail's error
+        level = f"level {check.level:.2g}, " if check.level is not None else ""
+        widest = _enforceable(given, check)
         yield Draft(
-            f"{key}: max_drop {threshold} but {plural(_size(given), 'query', 'queries')} detect "
-            f"about {_points(mde)} at {POWER:.0%} power (alpha {given.config.gate.alpha:g}): "
-            "smaller drops pass as noise",
-            f"label about {needed} queries in all, or set max_drop to {_points(mde)}",
+            f"{key}: max_drop {threshold}, but {plural(check.n, 'query', 'queries')} detect "
+            f"{_detects(check)} ({level}alpha {alpha:g}): a true drop of 1.5x max_drop "
+            f"({_points(TARGET * check.max_drop)}) fails the gate {_chance(check)} of the time",
+            _more_queries(check)
+            + (f", or raise max_drop to {_points(widest)} or more" if widest is not None else ""),
             given.at("metrics", key),
         )
 
 
-@rule("slice-below-mde", "info", "gated slices too small to detect max_drop")
+@rule("slice-below-mde", "info",
+      "gated slices that cannot catch 1.5x their max_drop with 80% power")  # fmt: skip
 def _slices_below_mde(given: LintInput) -> Iterator[Draft]:
-    from retrieval_gate.slicing import ALL, small_slices
-
-    slices = given.slices
-    if slices is None or given.baseline is None:
-        return
-    small = small_slices(slices, given.config.slices.min_size)
-    gated = [name for name in slices if name != ALL and name not in small]
+    short: dict[str, list[CheckPower]] = {}
+    ungated: dict[str, list[CheckPower]] = {}
+    for key, check in _short(given, overall=False):
+        if check.gated:
+            short.setdefault(key, []).append(check)
+        elif check.n >= given.config.slices.min_size:  # the smaller ones are small-slice's
+            ungated.setdefault(key, []).append(check)
     for key in given.config.metrics:
-        short = [
-            f"{name} (detects {_points(mde)})"
-            for name in gated
-            for _, _, mde, _ in _detectability(given, name, only=key, slices=slices)
-        ]
-        if short:
+        parts, fixes = [], []
+        if short.get(key):
+            checks = short[key]
+            detects = [
+                f"{c.slice} ({plural(c.n, 'query', 'queries')} detect "
+                + (
+                    "no drop)"
+                    if c.detectable_drop is None
+                    else f"about {_points(c.detectable_drop)})"
+                )
+                for c in checks
+            ]
+            parts.append(
+                f"{plural(len(checks), 'gated slice')} cannot catch 1.5x max_drop with "
+                f"{POWER:.0%} power: {_some(detects)}"
+            )
+            needs = [f"{c.queries_needed} in {c.slice}" for c in checks if c.queries_needed]
+            if needs:
+                needs[0] = needs[0].replace(" in ", " queries in ", 1)
+                fixes.append(f"label about {_some(needs)} to detect 1.5x max_drop")
+        if ungated.get(key):
+            checks = ungated[key]
+            parts.append(
+                f"{plural(len(checks), 'slice')} of min_size or more cannot be gated: "
+                + _some([f"{c.slice} ({c.reason})" for c in checks])
+            )
+        if parts:
+            fix = "; ".join(fixes) if fixes else "label more queries there"
             yield Draft(
-                f"{key}: {plural(len(short), 'gated slice')} cannot detect a drop of "
-                f"{given.config.metrics[key].max_drop}: {_some(short)}",
-                "label more queries there, or set a wider max_drop for them in slices.overrides",
+                f"{key}: " + "; ".join(parts),
+                f"{fix}, or set a wider max_drop for them in slices.overrides",
                 given.at("metrics", key),
             )
 
@@ -745,53 +810,82 @@ def _no_baseline(given: LintInput) -> Iterator[Draft]:
         )
 
 
-def _size(given: LintInput) -> int:
-    return len(given.baseline.query_ids) if given.baseline is not None else 0
+def _short(given: LintInput, *, overall: bool) -> Iterator[tuple[str, CheckPower]]:
+    """(metric key, check) of the overall checks (or the slice checks) that are not gated or
+    cannot catch 1.5x their max_drop with 80% power, in the config's order."""
+    from retrieval_gate.slicing import ALL
+
+    keys = {str(spec): key for key, spec in given.specs.items()}
+    for check in given.detectability:
+        if (check.slice == ALL) != overall or check.metric not in keys:
+            continue
+        if check.unknown:  # no spread in the baseline's scores: nothing to estimate from
+            continue
+        found = check.detectable_drop
+        if not check.gated or found is None or found > TARGET * check.max_drop * (1 + 1e-9):
+            yield keys[check.metric], check
 
 
-def _detectability(
-    given: LintInput,
-    slice_name: str,
-    *,
-    only: str | None = None,
-    slices: Mapping[str, Any] | None = None,
-) -> Iterator[tuple[str, str, float, int]]:
-    """(metric key, threshold text, minimum detectable effect, queries needed) of each metric
-    whose max_drop is below what `slice_name` can detect.
+def _detects(check: CheckPower) -> str:
+    if check.detectable_drop is None:
+        return "no drop at all"
+    return f"about {_points(check.detectable_drop)} with {POWER:.0%} power"
+
+
+def _chance(check: CheckPower) -> str:
+    from retrieval_gate.power import MULTIPLES
+
+    if check.fail_probability is None:
+        return "an unknown share"
+    chance = check.fail_probability[MULTIPLES.index(TARGET)]
+    return f"{chance:.0%}" if chance >= 0.005 else "under 1%"
+
+
+def _more_queries(check: CheckPower) -> str:
+    if check.queries_needed is None:
+        return "label more queries"
+    return f"label about {check.queries_needed} queries to detect 1.5x max_drop"
+
+
+def _enforceable(given: LintInput, check: CheckPower) -> float | None:
+    from retrieval_gate.power import enforceable_drop, gate_settings
+
+    widest = enforceable_drop(check, gate_settings(given.config))
+    # Rounded up to the 0.1pt it is shown with, so the suggestion itself passes the rule.
+    return None if widest is None else math.ceil(widest * 1000 - 1e-9) / 1000
+
+
+def _detectability(given: LintInput) -> tuple[CheckPower, ...]:
+    """What each check with a max_drop can see, exactly as `check` reports it: the family is
+    the config's gated checks (metrics with a max_drop x "all" and the labelled set's slices
+    with n >= min_size), each check's level its share of alpha under the config's gate
+    settings (`compare.family_levels`), and its detectable drop, P(fail) and queries needed
+    from `detectability` (`power.estimate`). Empty without a baseline or a sliced set.
 
     Before a change there are no paired differences, so their spread is taken as the spread
     of the baseline's per-query scores: exact when the two runs correlate at 0.5, which
     related runs usually exceed, so the estimate errs on the cautious side.
     """
-    from retrieval_gate.compare import minimum_detectable_effect, queries_needed
+    from retrieval_gate.power import baseline_view, estimate, gate_settings, gate_thresholds
 
-    baseline = given.baseline
-    if baseline is None:
-        return
-    alpha = given.config.gate.alpha
-    for key, gate in given.config.metrics.items():
-        if only is not None and key != only:
-            continue
-        if gate.max_drop is None:
-            continue
-        values = baseline.scores.get(str(given.specs[key]))
-        if values is None:
-            continue
-        if slice_name != "all":
-            if slices is None or slice_name not in slices or given.dataset is None:
-                continue
-            position = {q: i for i, q in enumerate(baseline.query_ids)}
-            queries = given.dataset.queries
-            members = [position.get(queries[i].id) for i in slices[slice_name].tolist()]
-            values = values[[m for m in members if m is not None]]
-        if values.size < 2:
-            continue
-        std = float(values.std(ddof=1))
-        mde = minimum_detectable_effect(std, int(values.size), alpha, POWER)
-        drop = gate.max_drop.value * (float(values.mean()) if gate.max_drop.relative else 1.0)
-        if drop <= 0 or drop >= mde:
-            continue
-        yield key, str(gate.max_drop), mde, queries_needed(std, drop, alpha, POWER)
+    baseline, dataset, slices = given.baseline, given.dataset, given.slices
+    if baseline is None or dataset is None or slices is None:
+        return ()
+    scores, view = baseline_view(baseline, dataset.queries, slices)
+    thresholds, overrides = gate_thresholds(given.config)
+    # A metric the baseline was not made with has no spread to estimate from (and `check`
+    # would refuse the baseline); the others are estimated as if it were not configured.
+    thresholds = {metric: t for metric, t in thresholds.items() if metric in scores}
+    overrides = {
+        name: {metric: t for metric, t in gates.items() if metric in thresholds}
+        for name, gates in overrides.items()
+    }
+    if not thresholds:
+        return ()
+    try:
+        return estimate(scores, view, thresholds, overrides, gate_settings(given.config))
+    except GateError:  # what `check` would refuse, other rules and `check` itself report
+        return ()
 
 
 def _stats(given: LintInput) -> dict[str, Any]:

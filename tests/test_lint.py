@@ -13,8 +13,10 @@ import yaml
 
 from retrieval_gate.baseline import Baseline, Fingerprints, make_baseline
 from retrieval_gate.cli import main
+from retrieval_gate.compare import GateSettings, family_levels
 from retrieval_gate.config import load
 from retrieval_gate.datasets import load_labels
+from retrieval_gate.detectability import detectable_drop, queries_needed
 from retrieval_gate.errors import InputError
 from retrieval_gate.lint import RULES, LintReport, lint, refuse_broken
 
@@ -90,7 +92,8 @@ def finding(report: LintReport, code: str) -> str:
 
 
 def test_a_clean_set_has_no_warnings_or_errors(tmp_path: Path) -> None:
-    report = run_lint(labelled_set(tmp_path))
+    # 6 queries cannot show a drop with evidence (gate-cannot-fail): gate on the drop alone.
+    report = run_lint(labelled_set(tmp_path, gate={"require_significance": False}))
     assert [f for f in report.findings if f.severity != "info"] == []
     assert report.exit_code == 0
 
@@ -307,8 +310,8 @@ def test_unsliced_when_the_queries_carry_metadata(tmp_path: Path) -> None:
     assert "unsliced" not in codes(run_lint(labelled_set(tmp_path / "p", slices={}, queries=plain)))
 
 
-def baseline_with(values: list[float]) -> Baseline:
-    ids = [f"q{i}" for i in range(1, 7)]
+def baseline_with(values: list[float], ids: list[str] | None = None) -> Baseline:
+    ids = ids if ids is not None else [f"q{i}" for i in range(1, 7)]
     metrics = ("ndcg@10", "recall@10")
     return make_baseline(
         fingerprints=Fingerprints("d", 10, metrics, "s", "r"),
@@ -322,20 +325,89 @@ def baseline_with(values: list[float]) -> Baseline:
     )
 
 
+# 80 queries, 40 per intent: big enough for every check to reach its level.
+MANY = [
+    {"_id": f"q{i:02d}", "text": f"query number {i}", "intent": "a" if i % 2 else "b"}
+    for i in range(80)
+]
+MANY_QRELS = [(q["_id"], f"d{i % 9 + 1}", 1) for i, q in enumerate(MANY)]
+MANY_IDS = [q["_id"] for q in MANY]
+
+
+def many(tmp_path: Path) -> Path:
+    return labelled_set(tmp_path, queries=MANY, qrels=MANY_QRELS)
+
+
+def expected(values: list[float], rows: list[int], level: float, max_drop: float) -> float:
+    """The detectable drop `check` reports for a check of these baseline values (their sd
+    taken as the paired differences'), computed here without lint."""
+    sd = float(np.std(np.asarray(values)[rows], ddof=1))
+    found = detectable_drop(sd=sd, n=len(rows), level=level, max_drop=max_drop, resamples=10_000)
+    assert found is not None
+    return found
+
+
 def test_threshold_below_the_detectable_effect(tmp_path: Path) -> None:
+    values = [float(x) for x in np.random.default_rng(7).random(80)]
+    report = run_lint(many(tmp_path), baseline_with(values, MANY_IDS))
+    message = finding(report, "threshold-below-mde")
+    # The family `check` would test: 2 metrics x (all + 2 intents of 40 queries).
+    cells = [("all", 80), ("intent=a", 40), ("intent=b", 40)] * 2
+    levels, dropped = family_levels(cells, GateSettings())
+    assert dropped == {}
+    assert levels[0] == pytest.approx(0.05 / 2 / 2)
+    drop = expected(values, list(range(80)), levels[0], 0.02)
+    assert drop > 1.5 * 0.02
+    assert message.startswith(
+        f"ndcg(gain=exp)@10: max_drop 2pt, but 80 queries detect about {drop * 100:.1f}pt "
+        f"with 80% power (level {levels[0]:.2g}, alpha 0.05)"
+    )
+    fix = next(f.fix for f in report.findings if f.code == "threshold-below-mde")
+    sd = float(np.std(values, ddof=1))
+    needed = queries_needed(sd=sd, level=levels[0], max_drop=0.02, resamples=10_000)
+    assert fix.startswith(f"label about {needed} queries to detect 1.5x max_drop, or raise ")
+    # The max_drop it suggests is one the set can enforce: it catches 1.5x of it with 80%.
+    widest = float(fix.split("raise max_drop to ")[1].split("pt")[0]) / 100
+    assert expected(values, list(range(80)), levels[0], widest) <= 1.5 * widest
+    slices = finding(report, "slice-below-mde")
+    odd = [i for i, q in enumerate(MANY) if q["intent"] == "a"]
+    in_a = expected(values, odd, levels[1], 0.02)
+    assert f"intent=a (40 queries detect about {in_a * 100:.1f}pt)" in slices
+
+    # Little spread: every check catches 1.5x its max_drop, nothing to say.
+    flat = baseline_with([0.5] * 79 + [0.51], MANY_IDS)
+    clean = run_lint(many(tmp_path / "ok"), flat)
+    assert not codes(clean) & {"threshold-below-mde", "slice-below-mde", "no-baseline"}
+    assert "no-baseline" in codes(run_lint(labelled_set(tmp_path / "none")))
+
+
+def test_a_check_too_small_to_reach_its_level_is_named(tmp_path: Path) -> None:
+    # 6 queries: an exact sign-flip test cannot go below 2^-6 = 0.016, above the overall
+    # checks' level 0.0125; the 3-query slices (min_size 2) cannot reach theirs either.
     spread = baseline_with([0.0, 1.0, 0.2, 0.9, 0.5, 0.4])
     report = run_lint(labelled_set(tmp_path), spread)
-    message = finding(report, "threshold-below-mde")
-    std = float(np.std([0.0, 1.0, 0.2, 0.9, 0.5, 0.4], ddof=1))
-    from retrieval_gate.compare import minimum_detectable_effect
+    assert finding(report, "gate-cannot-fail").startswith(
+        "ndcg@10: the gate could never fail on it: 6 queries cannot give p <= 0.013, this "
+        "check's level"
+    )
+    assert "threshold-below-mde" not in codes(report)
+    assert "2 slices of min_size or more cannot be gated: intent=a (3 queries cannot give p" in (
+        finding(report, "slice-below-mde")
+    )
 
-    mde = minimum_detectable_effect(std, 6, 0.05, 0.8)
-    assert f"max_drop 2pt but 6 queries detect about {mde * 100:.1f}pt" in message
-    flat = baseline_with([0.5, 0.5, 0.5, 0.5, 0.5, 0.51])
-    clean = run_lint(labelled_set(tmp_path / "ok"), flat)
-    assert not codes(clean) & {"threshold-below-mde", "slice-below-mde", "no-baseline"}
-    assert "slice-below-mde" in codes(report)
-    assert "no-baseline" in codes(run_lint(labelled_set(tmp_path / "none")))
+
+def test_the_rule_fires_past_one_and_a_half_times_max_drop(tmp_path: Path) -> None:
+    values = [float(x) for x in np.random.default_rng(7).random(80)]
+    levels, _ = family_levels([("all", 80), ("intent=a", 40), ("intent=b", 40)] * 2, GateSettings())
+    drop = expected(values, list(range(80)), levels[0], 0.0)
+    # A max_drop just above two thirds of what the set detects passes the rule; 20% less warns.
+    metrics = {"ndcg@10": {"max_drop": f"{drop * 100 / 1.5 + 1:.2f}pt"}, "recall@10": {}}
+    wide = run_lint(labelled_set(tmp_path, queries=MANY, qrels=MANY_QRELS, metrics=metrics),
+                    baseline_with(values, MANY_IDS))  # fmt: skip
+    assert "threshold-below-mde" not in codes(wide)
+    metrics = {"ndcg@10": {"max_drop": "2pt"}, "recall@10": {}}
+    narrow = labelled_set(tmp_path / "n", queries=MANY, qrels=MANY_QRELS, metrics=metrics)
+    assert "threshold-below-mde" in codes(run_lint(narrow, baseline_with(values, MANY_IDS)))
 
 
 # Ignoring, reports, CLI and check ------------------------------------------------------------
