@@ -328,29 +328,14 @@ def decide(
     slices = slice_queries(
         dataset.queries, config.slices.by, config.slices.combine, config.slices.query_length.bins
     )
-    thresholds = {_canonical(name): _threshold(gate) for name, gate in config.metrics.items()}
-    overrides = {
-        slice_name: {_canonical(name): _threshold(gate) for name, gate in gates.items()}
-        for slice_name, gates in config.slices.overrides.items()
-    }
+    thresholds, overrides = gate_thresholds(config)
     unknown = sorted(set(overrides) - set(slices))
     if unknown:
         warnings = (
             *warnings,
             f"slices.overrides names slices that do not exist: {', '.join(unknown)}",
         )
-    gate = config.gate
-    settings = GateSettings(
-        alpha=gate.alpha,
-        correction=gate.correction,
-        test=gate.test,
-        resamples=gate.resamples,
-        seed=gate.seed,
-        require_significance=gate.require_significance,
-        min_size=config.slices.min_size,
-        on_inconclusive=gate.on_inconclusive,
-        overall_share=gate.overall_share,
-    )
+    settings = gate_settings(config)
     comparisons = compare(baseline.scores, current.scores, slices, thresholds, overrides, settings)
     primary = next(iter(thresholds))
     changes = _query_changes(baseline, current, dataset, primary)
@@ -547,6 +532,34 @@ def _labelling_gaps(
 
 def _mean(values: FloatArray) -> float:
     return float(values.mean()) if len(values) else 0.0
+
+
+def gate_settings(config: GateConfig) -> GateSettings:
+    """The comparison settings `config` gates with."""
+    gate = config.gate
+    return GateSettings(
+        alpha=gate.alpha,
+        correction=gate.correction,
+        test=gate.test,
+        resamples=gate.resamples,
+        seed=gate.seed,
+        require_significance=gate.require_significance,
+        min_size=config.slices.min_size,
+        on_inconclusive=gate.on_inconclusive,
+        overall_share=gate.overall_share,
+    )
+
+
+def gate_thresholds(
+    config: GateConfig,
+) -> tuple[dict[str, Threshold], dict[str, dict[str, Threshold]]]:
+    """Canonical metric -> threshold, and slice -> canonical metric -> override."""
+    thresholds = {_canonical(key): _threshold(gate) for key, gate in config.metrics.items()}
+    overrides = {
+        name: {_canonical(key): _threshold(gate) for key, gate in gates.items()}
+        for name, gates in config.slices.overrides.items()
+    }
+    return thresholds, overrides
 
 
 def _canonical(name: str) -> str:

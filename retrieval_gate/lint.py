@@ -707,7 +707,7 @@ def _unsliced(given: LintInput) -> Iterator[Draft]:
 @rule("gate-cannot-fail", "warning", "too few queries for an overall check ever to fail")
 def _cannot_fail(given: LintInput) -> Iterator[Draft]:
     from retrieval_gate.compare import compare
-    from retrieval_gate.power import gate_settings, gate_thresholds
+    from retrieval_gate.gate import gate_settings, gate_thresholds
     from retrieval_gate.slicing import ALL
 
     slices = given.slices
@@ -848,7 +848,8 @@ def _more_queries(check: CheckPower) -> str:
 
 
 def _enforceable(given: LintInput, check: CheckPower) -> float | None:
-    from retrieval_gate.power import enforceable_drop, gate_settings
+    from retrieval_gate.gate import gate_settings
+    from retrieval_gate.power import enforceable_drop
 
     widest = enforceable_drop(check, gate_settings(given.config))
     # Rounded up to the 0.1pt it is shown with, so the suggestion itself passes the rule.
@@ -866,7 +867,8 @@ def _detectability(given: LintInput) -> tuple[CheckPower, ...]:
     of the baseline's per-query scores: exact when the two runs correlate at 0.5, which
     related runs usually exceed, so the estimate errs on the cautious side.
     """
-    from retrieval_gate.power import baseline_view, estimate, gate_settings, gate_thresholds
+    from retrieval_gate.gate import gate_settings, gate_thresholds
+    from retrieval_gate.power import baseline_view, estimate
 
     baseline, dataset, slices = given.baseline, given.dataset, given.slices
     if baseline is None or dataset is None or slices is None:

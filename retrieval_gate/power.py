@@ -29,7 +29,7 @@ from retrieval_gate.wording import aligned, plural
 if TYPE_CHECKING:
     from retrieval_gate.adapters.base import Query
     from retrieval_gate.baseline import Baseline
-    from retrieval_gate.config import GateConfig, MetricGate
+    from retrieval_gate.config import GateConfig
     from retrieval_gate.datasets import Dataset
 
 MULTIPLES = (1.0, TARGET, 2.0)
@@ -262,43 +262,6 @@ def _threshold_text(check: CheckPower) -> str:
 # Computation ---------------------------------------------------------------------------------
 
 
-def gate_settings(config: GateConfig) -> GateSettings:
-    """The comparison settings `config` gates with (as `gate.decide` builds them)."""
-    gate = config.gate
-    return GateSettings(
-        alpha=gate.alpha,
-        correction=gate.correction,
-        test=gate.test,
-        resamples=gate.resamples,
-        seed=gate.seed,
-        require_significance=gate.require_significance,
-        min_size=config.slices.min_size,
-        on_inconclusive=gate.on_inconclusive,
-        overall_share=gate.overall_share,
-    )
-
-
-def gate_thresholds(
-    config: GateConfig,
-) -> tuple[dict[str, Threshold], dict[str, dict[str, Threshold]]]:
-    """Canonical metric -> threshold, and slice -> canonical metric -> override (as `decide`)."""
-
-    def threshold(gate: MetricGate) -> Threshold:
-        drop = gate.max_drop
-        return Threshold(
-            max_drop=drop.value if drop else None,
-            relative=bool(drop and drop.relative),
-            floor=gate.min,
-        )
-
-    thresholds = {str(parse_metric(key)): threshold(gate) for key, gate in config.metrics.items()}
-    overrides = {
-        name: {str(parse_metric(key)): threshold(gate) for key, gate in gates.items()}
-        for name, gates in config.slices.overrides.items()
-    }
-    return thresholds, overrides
-
-
 def baseline_view(
     baseline: Baseline, queries: Sequence[Query], slices: Mapping[str, IntArray]
 ) -> tuple[dict[str, FloatArray], dict[str, IntArray]]:
@@ -385,6 +348,7 @@ def power_report(
     with it; when only the judgments changed, it is re-scored as `check` would and a warning
     says so.
     """
+    from retrieval_gate.gate import gate_settings, gate_thresholds
     from retrieval_gate.slicing import slice_queries
 
     baseline, warnings = _comparable(config, dataset, baseline, baseline_path)
