@@ -33,7 +33,8 @@ from retrieval_gate.slicing import slice_definition, slice_queries
 if TYPE_CHECKING:
     from retrieval_gate.adapters.base import Hit
 
-RESULT_SCHEMA_VERSION = 1
+RESULT_SCHEMA_VERSION = 2
+"""2: the one-sided rule (inconclusive, detectable_drop, level, p_bound, failed per check)."""
 QUERY_CHANGES = 10
 """Most-regressed queries listed in a result."""
 JUDGED_DROP = 0.01

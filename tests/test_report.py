@@ -339,7 +339,7 @@ def test_results_are_validated_before_rendering(tmp_path: Path, regressed: dict[
         read_result(path)
     with pytest.raises(InputError, match="no such result file"):
         read_result(tmp_path / "missing.json")
-    path.write_text(json.dumps({**regressed, "schema_version": 2}), encoding="utf-8")
+    path.write_text(json.dumps({**regressed, "schema_version": 3}), encoding="utf-8")
     with pytest.raises(InputError, match="schema_version"):
         read_result(path)
 

@@ -58,7 +58,7 @@ class CurrentRecord(_Model):
 class ResultRecord(_Model):
     """A whole result: a decided gate, or `status: error` with the reason it could not run."""
 
-    schema_version: Literal[1]
+    schema_version: Literal[2]
     tool_version: str
     name: str
     status: Status
@@ -109,6 +109,8 @@ def validate_result(document: Mapping[str, Any], source: str = "result") -> Resu
 
 def _older_shape(document: Mapping[str, Any]) -> str:
     """Why `document` looks written by a version before the one-sided rule, or ""."""
+    if document.get("schema_version") == 1:
+        return "schema_version 1, from before the one-sided decision rule"
     rows = [
         row
         for key in ("comparisons", "failures")
