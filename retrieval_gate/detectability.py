@@ -68,10 +68,10 @@ def fail_probability(
     past = normal_cdf((drop - max_drop) / se)
     if level is None:
         return past
-    c = critical_t(n, level, resamples=resamples, t_test=t_test)
-    if math.isinf(c):
+    bar = _test_bar(n, level, resamples=resamples, t_test=t_test)
+    if bar is None:
         return 0.0
-    spread = math.sqrt(1.0 + c * c / (2.0 * (n - 1)))
+    c, spread = bar
     return min(past, normal_cdf((drop / se - c) / spread))
 
 
@@ -95,11 +95,20 @@ def detectable_drop(
     past = max_drop + z * se
     if level is None:
         return past
+    bar = _test_bar(n, level, resamples=resamples, t_test=t_test)
+    if bar is None:
+        return None
+    c, spread = bar
+    return max(past, se * (c + z * spread))
+
+
+def _test_bar(n: int, level: float, *, resamples: int, t_test: bool) -> tuple[float, float] | None:
+    """The t statistic the test must pass, and the sd of the t statistic around its
+    noncentrality (the noncentral t's normal approximation); None when it cannot pass."""
     c = critical_t(n, level, resamples=resamples, t_test=t_test)
     if math.isinf(c):
         return None
-    spread = math.sqrt(1.0 + c * c / (2.0 * (n - 1)))
-    return max(past, se * (c + z * spread))
+    return c, math.sqrt(1.0 + c * c / (2.0 * (n - 1)))
 
 
 def queries_needed(
