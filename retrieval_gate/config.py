@@ -202,6 +202,13 @@ class GateSettings(StrictModel):
         description="share of alpha for the overall checks of the gated metrics when slices "
         "are gated too; the slice checks share the rest",
     )
+    min_coverage: float = Field(
+        0.9,
+        gt=0,
+        le=1,
+        description="share of the labelled queries a saved run (check --run, run_file) must "
+        "answer; less is bad input (exit 2), not a regression",
+    )
     error_budget: float = Field(
         0.01, ge=0, le=1, description="fraction of queries the retriever may fail on"
     )
