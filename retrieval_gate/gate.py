@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping, Sequence, Set
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TextIO
@@ -359,7 +359,11 @@ def decide(
         current,
     )
     gaps = _labelling_gaps(
-        result.failures, slices, (judged_before, judged_after), (unjudged_before, unjudged_after)
+        result.failures,
+        slices,
+        (judged_before, judged_after),
+        (unjudged_before, unjudged_after),
+        _explainable(result.failures, baseline, current, dataset, slices),
     )
     return dataclasses.replace(result, labelling_gaps=gaps)
 
@@ -515,13 +519,15 @@ def _labelling_gaps(
     slices: Mapping[str, IntArray],
     judged: tuple[FloatArray, FloatArray],
     unjudged: tuple[FloatArray, FloatArray],
+    explainable: Set[tuple[str, str]],
 ) -> tuple[LabellingGap, ...]:
     """Each failing check whose queries' mean judged@k fell by JUDGED_DROP or more while their
-    share of unjudged documents rose by as much (`judged` and `unjudged`: before, after)."""
+    share of unjudged documents rose by as much (`judged` and `unjudged`: before, after), and
+    whose verdict the unjudged documents could change (`explainable`: (metric, slice))."""
     gaps = []
     for failure in failures:
         rows = slices[failure.slice]
-        if not len(rows):
+        if not len(rows) or (failure.metric, failure.slice) not in explainable:
             continue
         before, after = _mean(judged[0][rows]), _mean(judged[1][rows])
         entered = _mean(unjudged[1][rows]) - _mean(unjudged[0][rows])
@@ -529,6 +535,53 @@ def _labelling_gaps(
         if round(before - after, 12) >= JUDGED_DROP and round(entered, 12) >= JUDGED_DROP:
             gaps.append(LabellingGap(failure.metric, failure.slice, before, after))
     return tuple(gaps)
+
+
+def _explainable(
+    failures: Sequence[Comparison],
+    baseline: Baseline,
+    current: Baseline,
+    dataset: Dataset,
+    slices: Mapping[str, IntArray],
+) -> set[tuple[str, str]]:
+    """(metric, slice) of the failing checks that would pass if every document nobody judged
+    in either top k were relevant at the highest grade given: only those can be labelling
+    gaps. A check that fails even then is a worse retriever, whatever the missing labels say.
+    """
+    if not failures:
+        return set()
+    from retrieval_gate.metrics import evaluate
+    from retrieval_gate.readers import qrels_from_dict, run_from_dict
+
+    qrels = dataset.qrels
+    best = max(float(qrels.grade.max()) if len(qrels) else 1.0, 1.0)
+    augmented = {}
+    for query_id in current.query_ids:
+        judgments = dict(qrels.by_query[qrels.position[query_id]])
+        for doc in (*baseline.top_k.get(query_id, ()), *current.top_k.get(query_id, ())):
+            if not is_judged(judgments, doc):
+                judgments[doc] = best
+        augmented[query_id] = judgments
+    optimistic = qrels_from_dict(augmented)
+    metrics = sorted({failure.metric for failure in failures})
+    before, after = (
+        evaluate(run_from_dict({q: list(d) for q, d in r.top_k.items()}), optimistic, metrics)
+        for r in (baseline, current)
+    )
+    if before.query_ids != tuple(current.query_ids):
+        return set()  # not aligned with the slices: claim nothing
+    found = set()
+    for failure in failures:
+        rows = slices[failure.slice]
+        if not len(rows):
+            continue
+        old = _mean(before.values[failure.metric][rows])
+        new = _mean(after.values[failure.metric][rows])
+        within = failure.max_drop is None or old - new <= failure.max_drop + 1e-12
+        above = failure.floor is None or new >= failure.floor - 1e-12
+        if within and above:
+            found.add((failure.metric, failure.slice))
+    return found
 
 
 def _mean(values: FloatArray) -> float:

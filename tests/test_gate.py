@@ -346,12 +346,14 @@ def test_a_fall_of_exactly_one_point_is_a_gap_and_less_is_not(pooled: Path) -> N
     one_point = np.array([0.2] * 9 + [0.1])  # mean 0.19: 0.2 - 0.19 is 0.00999... in floats
     unjudged = np.full(10, 0.5)
     entered = (unjudged, unjudged + (before - one_point))  # the lost judged slot is unjudged now
-    gaps = _labelling_gaps(result.failures, slices, (before, one_point), entered)
+    every = {(c.metric, c.slice) for c in result.failures}
+    gaps = _labelling_gaps(result.failures, slices, (before, one_point), entered, every)
     assert len(gaps) == len(result.failures)
+    assert _labelling_gaps(result.failures, slices, (before, one_point), entered, set()) == ()
     less = (before, before - 0.009)
-    assert _labelling_gaps(result.failures, slices, less, (unjudged, unjudged + 0.009)) == ()
+    assert _labelling_gaps(result.failures, slices, less, (unjudged, unjudged + 0.009), every) == ()
     more = (before, before + 0.1)
-    assert _labelling_gaps(result.failures, slices, more, (unjudged, unjudged - 0.1)) == ()
+    assert _labelling_gaps(result.failures, slices, more, (unjudged, unjudged - 0.1), every) == ()
 
 
 def test_fewer_documents_returned_is_no_labelling_gap(pooled: Path) -> None:
@@ -362,10 +364,52 @@ def test_fewer_documents_returned_is_no_labelling_gap(pooled: Path) -> None:
     judged = (np.full(10, 0.2), np.full(10, 0.1))  # judged@k fell a whole 10 points ...
     unjudged = np.full(10, 0.5)
     shorter = (unjudged, unjudged - 0.1)  # ... because the lists got shorter, not unjudged
-    assert _labelling_gaps(result.failures, slices, judged, shorter) == ()
-    assert len(_labelling_gaps(result.failures, slices, judged, (unjudged, unjudged + 0.1))) == len(
+    every = {(c.metric, c.slice) for c in result.failures}
+    assert _labelling_gaps(result.failures, slices, judged, shorter, every) == ()
+    entered = (unjudged, unjudged + 0.1)
+    assert len(_labelling_gaps(result.failures, slices, judged, entered, every)) == len(
         result.failures
     )
+
+
+GENUINE_RETRIEVER = """\
+import zlib
+
+
+def search(query, k, metadata):
+    # The broken queries lose their grade-2 document d<i>: the grade-1 d<i+7> moves to the top
+    # and one document nobody judged enters at rank 10. judged@10 falls and the unjudged share
+    # rises, yet even if every unjudged document were relevant the top rank would be worse.
+    i = int(metadata["n"])
+    if zlib.crc32(query.encode()) % 100 < 60 and metadata["intent"] == "billing":
+        rest = [f"d{(i + j) % @COUNT@}" for j in (1, 2, 3, 4, 5, 6, 8, 9)]
+        return [f"d{(i + 7) % @COUNT@}", *rest, f"fresh{i}"]
+    return [f"d{i}"] + [f"d{(i + j) % @COUNT@}" for j in range(1, k)]
+"""
+
+
+def test_a_failure_unjudged_documents_cannot_explain_gets_no_hint(pooled: Path) -> None:
+    (pooled / "genuine_search.py").write_text(GENUINE_RETRIEVER.replace("@COUNT@", str(QUERIES)))
+    result, _ = decided(pooled, "genuine_search")
+    failed = {(c.metric, c.slice) for c in result.failures}
+    assert ("ndcg@10", "intent=billing") in failed
+    billing = next(c for c in result.failures if c.slice == "intent=billing")
+    assert billing.metric == "ndcg@10"
+    # The judged@k rule alone would call it a gap: judged@10 fell, unjudged documents rose.
+    assert result.unjudged.judged_after < result.unjudged.judged_before - 0.01
+    assert result.unjudged.new > 0
+    gaps = {(g.metric, g.slice) for g in result.labelling_gaps}
+    # nDCG fails even if the unjudged documents were relevant: the top rank lost a grade-2
+    # document to a grade-1 one. Recall would not: the one document nobody judged takes the
+    # lost document's place among the ten.
+    assert not any(metric == "ndcg@10" for metric, _ in gaps)
+    assert ("recall@10", "intent=billing") in gaps
+    code, out, _ = cli("check", "-c", str(pooled / "genuine_search.yaml"), "--quiet")
+    assert code == 1
+    lines = out.splitlines()
+    ndcg = [i for i, line in enumerate(lines) if "x ndcg@10 fell" in line]
+    assert ndcg
+    assert all("labelling gap" not in lines[i + 1] for i in ndcg)  # the hint follows its check
 
 
 # --- re-scoring the baseline when only the judgments changed ------------------------------
