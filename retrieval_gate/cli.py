@@ -7,7 +7,7 @@ import contextlib
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, TextIO, cast
 
 from retrieval_gate import DEFAULT_CONFIG, __version__
 from retrieval_gate.errors import GateError
@@ -302,8 +302,22 @@ def main(
     argv: Sequence[str] | None = None, *, stdout: TextIO | None = None, stderr: TextIO | None = None
 ) -> int:
     """Run the command line and return its exit code; the only place that prints."""
-    out = stdout or sys.stdout
-    err = stderr or sys.stderr
+    from retrieval_gate.wording import InertStream
+
+    # The one chokepoint: every message, warning, error and progress line goes through an
+    # InertStream, which shows control characters as text and defuses any line that a CI
+    # runner would read as a workflow command. Data formats and the tool's own workflow
+    # commands write beneath it (`raw_stream`).
+    out = InertStream(stdout or sys.stdout)
+    err = InertStream(stderr or sys.stderr)
+    try:
+        return _main(argv, cast("TextIO", out), cast("TextIO", err))
+    finally:
+        out.close()
+        err.close()
+
+
+def _main(argv: Sequence[str] | None, out: TextIO, err: TextIO) -> int:
     parser = build_parser()
     try:
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
@@ -313,7 +327,7 @@ def main(
     try:
         code: int = args.handler(args, out, err)
     except GateError as error:
-        print(f"retrieval-gate: error: {error}", file=err)
+        _say(err, f"retrieval-gate: error: {error}", fenced=args.command == "comment")
         return error.exit_code
     except KeyboardInterrupt:
         print("retrieval-gate: interrupted", file=err)
@@ -330,6 +344,20 @@ def main(
     return code
 
 
+def _say(err: TextIO, message: str, *, fenced: bool = False) -> None:
+    """Print a message on `err`; `fenced` (the `comment` command, in GitHub mode) puts it
+    between stop-commands markers, written beneath the InertStream."""
+    if not fenced:
+        print(message, file=err)
+        return
+    from retrieval_gate.github import fenced as fence
+    from retrieval_gate.wording import raw_stream
+
+    stream = raw_stream(err)
+    stream.write(fence(message))
+    stream.flush()
+
+
 def main_entry() -> None:
     """Console-script entry point."""
     sys.exit(main())
@@ -343,7 +371,10 @@ def _evaluate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     qrels = read_qrels(args.qrels, args.qrels_format)
     run = read_run(args.run, args.run_format)
     scores = evaluate(run, qrels, args.metrics or DEFAULT_METRICS)
-    out.write(FORMATS[args.format](scores, args.per_query))
+    # json and trec are data for other tools: written as they are, beneath the InertStream.
+    (out if args.format == "table" else _raw(out)).write(
+        FORMATS[args.format](scores, args.per_query)
+    )
     out.flush()
     for note in coverage_notes(scores):
         print(f"retrieval-gate: {note}", file=err)
@@ -403,7 +434,10 @@ def _lint(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.baseline or path.exists():
         baseline = read_baseline(path, config=args.config)
     report = lint(config, labels, baseline)
-    out.write(report.to_json() if args.format == "json" else report.to_text())
+    if args.format == "json":
+        _raw(out).write(report.to_json())
+    else:
+        out.write(report.to_text())
     return report.exit_code
 
 
@@ -572,20 +606,24 @@ def _comment(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     env = github.read_environment(os.environ, pr_number=args.pr, repository=args.repo)
     title = f"retrieval-gate {result.name}"
     full = render_markdown(result)
+    # The annotations are the tool's own workflow commands: written beneath the InertStream,
+    # each escaped by `workflow_command`. Free text is fenced by stop-commands markers.
+    commands = _raw(out)
     if not args.no_summary and env.step_summary is not None:
         github.append_step_summary(env.step_summary, full)
-        print("retrieval-gate: wrote the step summary", file=err)
+        _say(err, "retrieval-gate: wrote the step summary", fenced=True)
     if not args.no_annotations:
         for level, message in annotations_of(result):
-            print(github.workflow_command(level, message, title=title), file=out)
+            print(github.workflow_command(level, message, title=title), file=commands)
     if not args.no_pr_comment:
         room = github.comment_room(result.name)
         body = full if len(full) <= room else render_markdown(result, limit=room)
         outcome = github.upsert_comment(env, body, result.name)
         if outcome.warning:
-            print(github.workflow_command("warning", outcome.warning, title=title), file=out)
+            print(github.workflow_command("warning", outcome.warning, title=title), file=commands)
         else:
-            print(f"retrieval-gate: {outcome.action} the PR comment {outcome.url}", file=err)
+            _say(err, f"retrieval-gate: {outcome.action} the PR comment {outcome.url}", fenced=True)
+    commands.flush()
     return EXIT_OK
 
 
@@ -616,7 +654,7 @@ def _label_queue(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.output:
         write_text_atomic(Path(args.output), text)
     else:
-        out.write(text)
+        _raw(out).write(text)  # JSON Lines or CSV: data, written as it is
         out.flush()
     total = plural(len(queue.items), "unjudged document")
     shown = f"the first {len(items)} of {total}" if len(items) < len(queue.items) else total
@@ -669,6 +707,13 @@ def _datasets_fetch(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     state = "already complete, kept (--force fetches again)" if result.kept else "written"
     out.write(f"{result.path}: {result.name} {state}; {result.counts.describe()}\n")
     return EXIT_OK
+
+
+def _raw(stream: TextIO) -> TextIO:
+    """The stream beneath the CLI's InertStream: for data formats and workflow commands."""
+    from retrieval_gate.wording import raw_stream
+
+    return raw_stream(stream)
 
 
 def _report_targets(args: argparse.Namespace, config: GateConfig) -> dict[Format, Path]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import secrets
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -13,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from retrieval_gate import __version__
 from retrieval_gate.errors import InputError
-from retrieval_gate.wording import excerpt
+from retrieval_gate.wording import console_text, excerpt, visible_controls
 
 if TYPE_CHECKING:
     import httpx
@@ -146,8 +147,21 @@ def workflow_command(
     return f"::{level}{properties}::{_escape_data(message)}"
 
 
+def fenced(text: str) -> str:
+    """Free text as lines the runner reads no workflow command from: console-safe
+    (`wording.console_text`) and between `::stop-commands::TOKEN` and `::TOKEN::`, GitHub's
+    documented fence, with a token no text printed before could have guessed."""
+    token = secrets.token_hex(16)
+    body = console_text(text)
+    body = body if body.endswith("\n") else body + "\n"
+    return f"::stop-commands::{token}\n{body}::{token}::\n"
+
+
 def _escape_data(text: str) -> str:
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    # Line breaks are encoded; any other control character is shown as `?`: an escape
+    # sequence is no more welcome in an annotation than in the log.
+    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return visible_controls(text)
 
 
 def _escape_property(text: str) -> str:

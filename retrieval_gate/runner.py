@@ -17,6 +17,7 @@ from retrieval_gate.adapters.base import Hit, Query, Retriever, RetrieverError, 
 from retrieval_gate.errors import GateError
 from retrieval_gate.files import write_text_atomic
 from retrieval_gate.run import Run
+from retrieval_gate.wording import one_line, raw_stream
 
 if TYPE_CHECKING:
     from retrieval_gate.cache import CacheEntry, ResultCache
@@ -199,7 +200,9 @@ def make_progress(stream: TextIO, enabled: bool) -> Progress | None:
         terminal = stream.isatty()
     except (AttributeError, ValueError):  # a closed or unusual stream: write plain lines
         terminal = False
-    return TqdmProgress(stream) if terminal else PlainProgress(stream)
+    # tqdm redraws with carriage returns: it writes beneath the CLI's InertStream (its text is
+    # the tool's own counts); plain lines go through it.
+    return TqdmProgress(raw_stream(stream)) if terminal else PlainProgress(stream)
 
 
 def backoff_delay(settings: RunSettings, attempt: int, rng: random.Random) -> float:
@@ -269,8 +272,11 @@ def check_budget(result: RunResult, total: int, budget: float) -> None:
         return
     failed = len(result.failures)
     share = 100.0 * failed / total if total else 100.0
+    # One line per failure, whatever the retriever's error text holds: it cannot add lines
+    # (or escape sequences) to the message, which the CLI prints and the reports show.
     listed = "\n".join(
-        f"  {failure.query_id}: {failure.error}" for failure in result.failures[:_LISTED_FAILURES]
+        f"  {one_line(failure.query_id)}: {one_line(failure.error)}"
+        for failure in result.failures[:_LISTED_FAILURES]
     )
     more = failed - _LISTED_FAILURES
     if more > 0:

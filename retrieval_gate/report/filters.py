@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING
 
 from markupsafe import Markup
 
+from retrieval_gate.wording import one_line, visible_controls
+
 if TYPE_CHECKING:
     from retrieval_gate.compare import Comparison
 
@@ -21,14 +23,14 @@ _HTML = {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;"}
 _BREAK = "&#8203;"
 # "@" is kept only before a plain number, as in the cutoff of "ndcg@10".
 _LINKABLE = re.compile(r"(?i)(?<=@)(?!\d+\b)|(?<=(?<!\w)#)|(?<=www)(?=\.)|(?<=[a-z])(?=://)")
-# Escape sequences in a query could move a terminal's cursor or forge a CI log line.
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-_XML_INVALID = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+# Characters XML 1.0 cannot carry at all once the controls are shown as text (wording.py):
+# U+FFFE, U+FFFF and lone surrogates.
+_XML_INVALID = re.compile("[\ufffe\uffff\ud800-\udfff]")
 
 
 def markdown_text(value: object) -> str:
     """`value` as inert GitHub Markdown inline text: no markup, links, mentions or HTML."""
-    text = " ".join(str(value).split())
+    text = one_line(value)  # control characters shown as `?`: no escape sequence survives
     out = []
     for char in _LINKABLE.sub("\0", text):
         if char == "\0":
@@ -42,14 +44,15 @@ def markdown_text(value: object) -> str:
     return "".join(out)
 
 
-def plain_text(value: object) -> str:
-    """`value` on one line without control characters, safe to print to a terminal or log."""
-    return _CONTROL.sub("?", " ".join(str(value).split()))
+plain_text = one_line
+"""`value` on one line, control characters shown as `?`: the filter of the terminal
+and log formats (`render.summary_of` then defuses whole lines that would read as commands)."""
 
 
 def xml_text(value: object) -> str:
-    """`value` without the characters XML 1.0 cannot carry (autoescaping does the rest)."""
-    text = _XML_INVALID.sub("\ufffd", str(value))
+    """`value` with control characters shown as `?` and U+FFFD for the rest XML 1.0
+    cannot carry (autoescaping does the rest)."""
+    text = _XML_INVALID.sub("\ufffd", visible_controls(str(value)))
     return Markup(text) if isinstance(value, Markup) else text
 
 

@@ -18,7 +18,7 @@ from retrieval_gate.report.filters import (
     shown_p,
     xml_text,
 )
-from retrieval_gate.wording import aligned, plural
+from retrieval_gate.wording import aligned, console_text, plural, visible_controls
 
 if TYPE_CHECKING:
     import jinja2
@@ -54,33 +54,36 @@ def render(
         return canonical_json(dict(result.document))
     if fmt == "markdown":
         return render_markdown(result, limit=limit)
-    return _template(fmt).render(report_context(result))
+    return visible_controls(_template(fmt).render(report_context(result)))
 
 
 def render_markdown(result: ResultRecord, *, limit: int = SUMMARY_BUDGET) -> str:
     """The Markdown report, dropping sections in SECTIONS order until it fits `limit`."""
     context = report_context(result)
     template = _template("markdown")
-    text = template.render(context)
+    # Each filter already shows control characters as text; this pass is the backstop for
+    # any field a template prints without one (the step summary and PR comment get this).
+    text = visible_controls(template.render(context))
     for section in SECTIONS:
         if len(text) <= limit:
             break
         context["show"][section] = False
         context["cut"].append(section)
-        text = template.render(context)
+        text = visible_controls(template.render(context))
     if len(text) > limit:
         raise ValueError(f"the report is {len(text)} characters even without its details")
     return text
 
 
 def summary_of(result: ResultRecord) -> str:
-    """The plain-text summary a terminal or CI log shows (ASCII, no markup)."""
-    return _template("summary").render(report_context(result))
+    """The plain-text summary a terminal or CI log shows (ASCII, no markup): no escape
+    sequence, and no line a CI runner would read as a workflow command."""
+    return console_text(_template("summary").render(report_context(result)))
 
 
 def annotations_of(result: ResultRecord) -> list[tuple[Level, str]]:
     """(level, message) per failing check (error) and per inconclusive check (warning)."""
-    text = _template("annotations").render(report_context(result))
+    text = visible_controls(_template("annotations").render(report_context(result)))
     lines = [line.partition(" ") for line in text.splitlines() if line.strip()]
     return [("error" if level == "error" else "warning", message) for level, _, message in lines]
 
