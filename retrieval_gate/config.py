@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import itertools
+import math
 import os
 import re
 import types
@@ -19,9 +20,11 @@ from pydantic import (
     Field,
     PrivateAttr,
     ValidationError,
+    ValidationInfo,
     WithJsonSchema,
     field_validator,
 )
+from pydantic_core import PydanticCustomError
 
 from retrieval_gate import DEFAULT_CONFIG
 from retrieval_gate.adapters import AdapterConfig
@@ -31,12 +34,73 @@ CONFIG_VERSION = 1
 _ENV = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 _POINTS = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*(pt|pts|point|points)\s*$", re.IGNORECASE)
 _PERCENT = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*%\s*$")
+_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,63}")
+NAME_RULE = "1-64 letters, digits, '-', '_' or '.', not starting with '.'"
+MAX_CONFIG_BYTES = 1024 * 1024
+MAX_DEPTH = 64
+
+
+def valid_name(name: str) -> bool:
+    """Whether `name` is a gate name: a short slug (NAME_RULE); it names folders, files and
+    the PR comment marker."""
+    return _NAME.fullmatch(name) is not None
 
 
 class StrictModel(BaseModel):
-    """Unknown keys are errors; values are immutable once loaded."""
+    """Unknown keys are errors; values are immutable once loaded; numbers are numbers: a
+    boolean (true, yes, on) is not an int or a float, and a float must be finite."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _no_bool_for_numbers(cls, value: Any, info: ValidationInfo) -> Any:
+        if info.field_name is not None and _bool_where_not_allowed(
+            cls.model_fields[info.field_name].annotation, value
+        ):
+            raise PydanticCustomError(
+                "bool_not_number",
+                "expected a number, got a boolean (YAML reads true/false, yes/no and on/off "
+                "as booleans); write a number",
+            )
+        return value
+
+
+def _bool_where_not_allowed(annotation: Any, value: Any) -> bool:
+    """Whether `value` holds a bool (itself, or an item of a list) where `annotation` takes none."""
+    if isinstance(value, bool):
+        return not _takes_bool(annotation)
+    if isinstance(value, list) and value:
+        item = _list_item(annotation)
+        return item is not None and any(_bool_where_not_allowed(item, v) for v in value)
+    return False
+
+
+def _takes_bool(annotation: Any) -> bool:
+    if annotation is bool or annotation is Any:
+        return True
+    origin = typing.get_origin(annotation)
+    args = typing.get_args(annotation)
+    if origin is Annotated:
+        return _takes_bool(args[0])
+    if origin in (typing.Union, types.UnionType):
+        return any(_takes_bool(a) for a in args)
+    if origin is Literal:
+        return any(isinstance(a, bool) for a in args)
+    return False
+
+
+def _list_item(annotation: Any) -> Any:
+    origin = typing.get_origin(annotation)
+    args = typing.get_args(annotation)
+    if origin is Annotated:
+        return _list_item(args[0])
+    if origin in (typing.Union, types.UnionType):
+        items = [i for i in (_list_item(a) for a in args) if i is not None]
+        return items[0] if len(items) == 1 else None
+    if origin is list and args:
+        return args[0]
+    return None
 
 
 class Drop(StrictModel):
@@ -57,6 +121,8 @@ def _parse_drop(raw: Any) -> Any:
     if isinstance(raw, bool):
         raise ValueError("expected a drop such as 2pt, 0.02 or 3%")
     if isinstance(raw, int | float):
+        if not math.isfinite(raw):
+            raise ValueError(f"expected a finite drop such as 2pt, 0.02 or 3%, got {raw!r}")
         return {"value": float(raw), "text": f"{float(raw) * 100:g}pt"}
     if isinstance(raw, str):
         if match := _POINTS.match(raw):
@@ -239,7 +305,12 @@ class GateConfig(StrictModel):
     """A whole `retrieval-gate.yaml`."""
 
     version: Literal[1] = Field(description="schema version of this file")
-    name: str = Field("retrieval-gate", description="names the PR comment; keep it unique")
+    name: str = Field(
+        "retrieval-gate",
+        description="names the PR comment, report folders and files; keep it unique. "
+        f"A short slug: {NAME_RULE}",
+        json_schema_extra={"pattern": r"^[A-Za-z0-9_-][A-Za-z0-9._-]{0,63}$"},
+    )
     dataset: DatasetConfig
     retriever: AdapterConfig
     k: int = Field(10, ge=1, le=100_000, description="how many results to ask the retriever for")
@@ -254,6 +325,18 @@ class GateConfig(StrictModel):
     lint: LintConfig = Field(default_factory=lambda: LintConfig())
 
     _path: Path = PrivateAttr(default=Path(DEFAULT_CONFIG))
+
+    @field_validator("name")
+    @classmethod
+    def _slug(cls, name: str) -> str:
+        if not valid_name(name):
+            raise PydanticCustomError(
+                "name_not_slug",
+                "the name names folders, files and the PR comment, so it must be a short "
+                "slug: {rule}, e.g. support-search",
+                {"rule": NAME_RULE},
+            )
+        return name
 
     @property
     def path(self) -> Path:
@@ -275,23 +358,8 @@ def load(path: str | Path, *, environ: typing.Mapping[str, str] | None = None) -
     """The config at `path`; every problem is an InputError naming the file, line and field."""
     path = Path(path)
     source = str(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError(
-            "config file not found; create one (see README) or pass -c PATH", source=source
-        ) from None
-    except (OSError, UnicodeDecodeError) as error:
-        raise InputError(f"cannot read the config: {error}", source=source) from None
-    try:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(text)
-    except yaml.MarkedYAMLError as error:
-        mark = error.problem_mark or error.context_mark
-        line = mark.line + 1 if mark else None
-        raise InputError(
-            f"YAML syntax error: {error.problem or error}", source=source, line=line
-        ) from None
+    text = _read(path, source)
+    root, data = parse_yaml(text, source)
     if not isinstance(data, dict):
         raise InputError(
             "expected a mapping at the top (version: 1, dataset: ..., ...)", source=source, line=1
@@ -304,6 +372,157 @@ def load(path: str | Path, *, environ: typing.Mapping[str, str] | None = None) -
     config._path = path
     _check_metrics(config, root, source)
     return config
+
+
+def _read(path: Path, source: str) -> str:
+    """The text of the config, refused unread past MAX_CONFIG_BYTES; a UTF-8 BOM is dropped."""
+    try:
+        with path.open("rb") as file:
+            raw = file.read(MAX_CONFIG_BYTES + 1)
+            if len(raw) > MAX_CONFIG_BYTES:
+                size = max(os.fstat(file.fileno()).st_size, len(raw))
+                raise InputError(
+                    f"config is {size / 1024 / 1024:.1f} MiB; a {DEFAULT_CONFIG} over 1 MiB is "
+                    "not a config — check that -c points at the config file, and refer to "
+                    "datasets and runs by path instead of pasting them in",
+                    source=source,
+                )
+        return raw.decode("utf-8-sig")
+    except FileNotFoundError:
+        raise InputError(
+            "config file not found; create one (see README) or pass -c PATH", source=source
+        ) from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise InputError(f"cannot read the config: {error}", source=source) from None
+
+
+class _ConfigLoader(yaml.SafeLoader):
+    """SafeLoader's scanner and parser; the composer refuses aliases (*name: an alias bomb
+    expands a few hundred bytes into gigabytes) and nesting deeper than MAX_DEPTH."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(text)
+        self._depth = 0
+
+    def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node | None:
+        event: yaml.Event = self.peek_event()  # type: ignore[no-untyped-call]
+        line = event.start_mark.line + 1 if event.start_mark else None
+        if isinstance(event, yaml.AliasEvent):
+            raise _RefusedError(
+                f"aliases (*{event.anchor}) are not allowed in {DEFAULT_CONFIG}; write the "
+                "value out where it is needed",
+                line,
+            )
+        self._depth += 1
+        if self._depth > MAX_DEPTH:
+            raise _RefusedError(
+                f"nested more than {MAX_DEPTH} levels deep; a config is a few levels of "
+                "mappings and lists",
+                line,
+            )
+        try:
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+
+class _RefusedError(Exception):
+    def __init__(self, message: str, line: int | None) -> None:
+        super().__init__(message)
+        self.line = line
+
+
+_MAP_TAG = "tag:yaml.org,2002:map"
+_SEQ_TAG = "tag:yaml.org,2002:seq"
+_MERGE_TAG = "tag:yaml.org,2002:merge"
+
+
+def parse_yaml(text: str, source: str) -> tuple[yaml.Node | None, Any]:
+    """The node tree (for line numbers) and the Python data of one YAML document, parsed
+    once. Aliases, merge keys (<<), duplicate keys and tags other than the standard
+    scalar ones are InputErrors naming the line."""
+    loader: _ConfigLoader | None = None
+    try:
+        loader = _ConfigLoader(text)
+        root = loader.get_single_node()
+        if root is None:
+            return None, None
+        duplicates: list[tuple[int, str]] = []
+        data = _build(root, (), loader, duplicates)
+    except _RefusedError as refused:
+        raise InputError(str(refused), source=source, line=refused.line) from None
+    except yaml.MarkedYAMLError as error:
+        mark = error.problem_mark or error.context_mark
+        line = mark.line + 1 if mark else None
+        raise InputError(
+            f"YAML syntax error: {error.problem or error}", source=source, line=line
+        ) from None
+    except yaml.YAMLError as error:  # ReaderError: a control character
+        position = getattr(error, "position", None)
+        line = text.count("\n", 0, position) + 1 if isinstance(position, int) else None
+        character = getattr(error, "character", None)
+        what = f"character U+{character:04X}" if isinstance(character, int) else "a character"
+        raise InputError(
+            f"{what} is not allowed in YAML text; remove it", source=source, line=line
+        ) from None
+    finally:
+        if loader is not None:
+            loader.dispose()
+    if duplicates:
+        raise InputError("\n".join(f"{source}:{line}: {message}" for line, message in duplicates))
+    return root, data
+
+
+def _build(
+    node: yaml.Node,
+    path: tuple[Any, ...],
+    loader: _ConfigLoader,
+    duplicates: list[tuple[int, str]],
+) -> Any:
+    """The Python value of `node`, as safe_load would build it, checking keys on the way."""
+    if isinstance(node, yaml.ScalarNode):
+        return loader.construct_object(node)
+    line = node.start_mark.line + 1
+    if isinstance(node, yaml.SequenceNode):
+        if node.tag != _SEQ_TAG:
+            raise _RefusedError(
+                f"{_dotted(path)}: tag {node.tag} is not allowed here; remove it", line
+            )
+        return [_build(item, (*path, i), loader, duplicates) for i, item in enumerate(node.value)]
+    if node.tag != _MAP_TAG:
+        raise _RefusedError(f"{_dotted(path)}: tag {node.tag} is not allowed here; remove it", line)
+    mapping: dict[Any, Any] = {}
+    first: dict[Any, int] = {}
+    for key_node, value_node in node.value:
+        key_line = key_node.start_mark.line + 1
+        if key_node.tag == _MERGE_TAG:
+            raise _RefusedError(
+                f"{_dotted(path)}: merge keys (<<) are not allowed in {DEFAULT_CONFIG}; "
+                "write the keys out",
+                key_line,
+            )
+        if not isinstance(key_node, yaml.ScalarNode):
+            raise _RefusedError(
+                f"{_dotted(path)}: a key must be a plain value such as a name, not a "
+                "mapping or a list",
+                key_line,
+            )
+        key = loader.construct_object(key_node)
+        try:
+            seen = first.get(key)
+        except TypeError:  # an unhashable scalar, e.g. !!binary
+            raise _RefusedError(f"{_dotted(path)}: key {key!r} cannot be a key", key_line) from None
+        if seen is not None:
+            duplicates.append(
+                (
+                    key_line,
+                    f"{_dotted(path)}: duplicate key {key!r} (first at line {seen}); keep one",
+                )
+            )
+            continue
+        first[key] = key_line
+        mapping[key] = _build(value_node, (*path, key), loader, duplicates)
+    return mapping
 
 
 def json_schema() -> dict[str, Any]:
@@ -392,9 +611,13 @@ def _describe_errors(error: ValidationError, root: yaml.Node | None, source: str
             lines.append(f"{where}: {field}.type: {what}; available: {expected}")
         else:
             given = item.get("input")
-            shown = "" if isinstance(given, dict | list) else f" (got {given!r})"
+            shown = "" if isinstance(given, dict | list) else f" (got {_shorten(repr(given))})"
             lines.append(f"{where}: {field}: {item['msg']}{shown}")
     return "invalid config:\n  " + "\n  ".join(lines)
+
+
+def _shorten(text: str, limit: int = 80) -> str:
+    return text if len(text) <= limit else f"{text[: limit - 20]}... ({len(text):,} characters)"
 
 
 def _dotted(loc: tuple[Any, ...]) -> str:

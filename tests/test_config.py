@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -147,3 +148,127 @@ def test_cli_config_schema_and_validate(tmp_path: Path, monkeypatch: pytest.Monk
     out, err = io.StringIO(), io.StringIO()
     assert main(["config", "validate", "-c", str(bad)], stdout=out, stderr=err) == 2
     assert ":10: k: Input should be greater than or equal to 1" in err.getvalue()
+
+
+def test_duplicate_keys_name_both_lines(tmp_path: Path) -> None:
+    message = error_of(tmp_path, GOOD.replace("  mrr@10:", "  NDCG@10: {}\n  mrr@10:"))
+    assert "retrieval-gate.yaml:14: metrics: duplicate key 'NDCG@10' (first at line 12)" in message
+    message = error_of(tmp_path, GOOD + "k: 20\n")
+    assert "retrieval-gate.yaml:20: (top level): duplicate key 'k' (first at line 10)" in message
+
+
+def test_an_alias_bomb_is_refused_at_once(tmp_path: Path) -> None:
+    levels = ["a0: &a0 [x, x, x, x, x, x, x, x, x]"]
+    levels += [f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 9)}]" for i in range(1, 10)]
+    started = time.perf_counter()
+    message = error_of(tmp_path, "\n".join(levels) + "\n" + GOOD)
+    assert time.perf_counter() - started < 0.5
+    assert "retrieval-gate.yaml:2: aliases (*a0) are not allowed in retrieval-gate.yaml" in message
+
+
+def test_merge_keys_and_aliases_are_refused(tmp_path: Path) -> None:
+    message = error_of(tmp_path, GOOD.replace("gate: {", "gate: {<<: {seed: 1}, "))
+    assert ":19: gate: merge keys (<<) are not allowed" in message
+    message = error_of(tmp_path, GOOD.replace("k: 10", "k: &k 10\nseed_k: *k"))
+    assert ":11: aliases (*k) are not allowed" in message
+
+
+def test_parse_once_and_refuse_unsafe_tags(tmp_path: Path) -> None:
+    message = error_of(tmp_path, GOOD + "extra: !!python/object:os.system {}\n")
+    assert ":20: extra: tag tag:yaml.org,2002:python/object:os.system is not allowed" in message
+    message = error_of(tmp_path, "a: " + "[" * 200 + "]" * 200 + "\n")
+    assert ":1: nested more than 64 levels deep" in message
+    message = error_of(tmp_path, GOOD + "\x01\n")
+    assert ":20: character U+0001 is not allowed in YAML text" in message
+
+
+def test_a_config_over_1_mib_is_refused_unparsed(tmp_path: Path) -> None:
+    message = error_of(tmp_path, GOOD + "#" + "x" * (50 * 1024 * 1024) + "\n")
+    assert "retrieval-gate.yaml: config is 50.0 MiB; a retrieval-gate.yaml over 1 MiB is not" in (
+        message
+    )
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "where"),
+    [
+        ("k: 10", "k: true", ":10: k: expected a number, got a boolean"),
+        ("min_size: 20", "min_size: yes", ":18: slices.min_size: expected a number, got a boolean"),
+        ("alpha: 0.05", "alpha: true", ":19: gate.alpha: expected a number, got a boolean"),
+        ("[1, 3, 6]", "[on, 3]", ":17: slices.query_length.bins: expected a number, got a bool"),
+        (
+            "max_drop: 0.05, min: 0.6",
+            "min: .inf",
+            ":13: metrics.recall@10.min: Input should be a finite",
+        ),
+        ("alpha: 0.05", "alpha: .nan", ":19: gate.alpha: Input should be a finite number"),
+        (
+            "max_drop: 2pt",
+            "max_drop: .inf",
+            ":12: metrics.NDCG@10.max_drop: Value error, expected a finite",
+        ),
+        ("max_drop: 2pt", "max_drop: true", ":12: metrics.NDCG@10.max_drop:"),
+    ],
+)
+def test_booleans_are_not_numbers_and_numbers_are_finite(
+    tmp_path: Path, old: str, new: str, where: str
+) -> None:
+    assert old in GOOD
+    assert where in error_of(tmp_path, GOOD.replace(old, new))
+
+
+def test_ints_still_count_as_floats_and_strings_as_drops(tmp_path: Path) -> None:
+    text = GOOD.replace("max_drop: 0.05, min: 0.6", "max_drop: 0, min: 0").replace(
+        "seed: 0", "seed: 7"
+    )
+    config = load(write(tmp_path, text), environ={"TOKEN": "t", "K": "20"})
+    assert config.metrics["recall@10"].min == 0.0
+    assert config.metrics["NDCG@10"].max_drop is not None
+    assert config.metrics["NDCG@10"].max_drop.value == 0.02
+    assert config.gate.seed == 7
+    config = load(
+        write(tmp_path, GOOD.replace("k: 10", "k: ${K}")), environ={"TOKEN": "t", "K": "20"}
+    )
+    assert config.k == 20
+
+
+@pytest.mark.parametrize(
+    "name", ["../x", "a/b", "", ".hidden", "a b", "a\tb", "x" * 65, "x" * 1_000_000]
+)
+def test_the_name_is_a_short_slug(tmp_path: Path, name: str) -> None:
+    message = error_of(tmp_path, GOOD.replace("name: support-search", f"name: {json.dumps(name)}"))
+    assert (
+        ":2: name: the name names folders, files and the PR comment, so it must be a short slug: "
+        "1-64 letters, digits, '-', '_' or '.', not starting with '.'" in message
+    )
+    assert len(message) < 1000
+
+
+@pytest.mark.parametrize("name", ["a", "support-search", "v1.2_beta", "-x", "x" * 64])
+def test_slug_names_load(tmp_path: Path, name: str) -> None:
+    text = GOOD.replace("name: support-search", f"name: {json.dumps(name)}")
+    assert load(write(tmp_path, text), environ={"TOKEN": "t"}).name == name
+
+
+def test_a_utf8_bom_is_accepted_and_lines_stay_right(tmp_path: Path) -> None:
+    path = tmp_path / "retrieval-gate.yaml"
+    path.write_bytes(b"\xef\xbb\xbf" + GOOD.encode())
+    assert load(path, environ={"TOKEN": "t"}).name == "support-search"
+    path.write_bytes(b"\xef\xbb\xbf" + GOOD.replace("k: 10", "k: ten").encode())
+    with pytest.raises(InputError, match=r"retrieval-gate\.yaml:10: k: Input should be"):
+        load(path, environ={"TOKEN": "t"})
+
+
+def test_cli_validate_refuses_duplicates_and_bombs_with_exit_2(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TOKEN", "t")
+    for text, expected in [
+        (GOOD + "k: 20\n", ":20: (top level): duplicate key 'k' (first at line 10)"),
+        ("a: &a [x, x]\nb: [*a, *a]\n" + GOOD, ":2: aliases (*a) are not allowed"),
+        (GOOD.replace("k: 10", "k: true"), ":10: k: expected a number, got a boolean"),
+    ]:
+        path = write(tmp_path, text)
+        out, err = io.StringIO(), io.StringIO()
+        assert main(["config", "validate", "-c", str(path)], stdout=out, stderr=err) == 2
+        assert expected in err.getvalue()
