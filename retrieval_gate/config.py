@@ -29,21 +29,14 @@ from pydantic_core import PydanticCustomError
 from retrieval_gate import DEFAULT_CONFIG
 from retrieval_gate.adapters import AdapterConfig
 from retrieval_gate.errors import InputError, MetricError
+from retrieval_gate.names import NAME_PATTERN, NAME_RULE, valid_name
 
 CONFIG_VERSION = 1
 _ENV = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 _POINTS = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*(pt|pts|point|points)\s*$", re.IGNORECASE)
 _PERCENT = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*%\s*$")
-_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,63}")
-NAME_RULE = "1-64 letters, digits, '-', '_' or '.', not starting with '.'"
 MAX_CONFIG_BYTES = 1024 * 1024
 MAX_DEPTH = 64
-
-
-def valid_name(name: str) -> bool:
-    """Whether `name` is a gate name: a short slug (NAME_RULE); it names folders, files and
-    the PR comment marker."""
-    return _NAME.fullmatch(name) is not None
 
 
 class StrictModel(BaseModel):
@@ -309,7 +302,7 @@ class GateConfig(StrictModel):
         "retrieval-gate",
         description="names the PR comment, report folders and files; keep it unique. "
         f"A short slug: {NAME_RULE}",
-        json_schema_extra={"pattern": r"^[A-Za-z0-9_-][A-Za-z0-9._-]{0,63}$"},
+        json_schema_extra={"pattern": f"^{NAME_PATTERN}$"},
     )
     dataset: DatasetConfig
     retriever: AdapterConfig

@@ -13,6 +13,7 @@ import yaml
 
 from retrieval_gate import DEFAULT_CONFIG, __version__
 from retrieval_gate.errors import GateError, InputError
+from retrieval_gate.names import NAME_RULE, valid_name
 
 if TYPE_CHECKING:
     import jinja2
@@ -166,8 +167,8 @@ def _check(options: InitOptions) -> None:
         )
     if not options.dataset.strip():
         raise InputError("--dataset: give the folder of the labelled set, e.g. eval")
-    if not options.name.strip():
-        raise InputError("--name: give the gate a name, e.g. search")
+    if not valid_name(options.name):
+        raise InputError(f"--name: {options.name!r} is not a gate name: {NAME_RULE}, e.g. search")
     if not ACTION.fullmatch(options.action):
         raise InputError(
             f"--action: {options.action!r} is not OWNER/REPO@REF, e.g. {DEFAULT_ACTION}"

@@ -115,7 +115,8 @@ def test_existing_files_are_kept_without_force(tmp_path: Path) -> None:
     [
         (["--retriever", "solr"], "--retriever: unknown type 'solr'; choose one of bm25, http"),
         (["--action", "retrieval-gate"], "--action: 'retrieval-gate' is not OWNER/REPO@REF"),
-        (["--name", " "], "--name: give the gate a name"),
+        (["--name", " "], "--name: ' ' is not a gate name"),
+        (["--name", "../x"], "--name: '../x' is not a gate name"),
         (["--dir", "missing"], "is not a folder"),
     ],
 )
@@ -128,7 +129,7 @@ def test_bad_options_are_exit_2(tmp_path: Path, argv: list[str], message: str) -
 
 
 def test_names_and_action_are_written_as_given(tmp_path: Path) -> None:
-    name = "search: prod #1"
+    name = "search-prod_1.v2"
     action = "acme/retrieval-gate@0123456789abcdef0123456789abcdef01234567"
     code, out, _ = run_cli("init", "--dir", str(tmp_path), "--name", name, "--action", action)
     assert code == 0
