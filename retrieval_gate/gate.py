@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import re
 from collections.abc import Mapping, Sequence, Set
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -216,9 +217,16 @@ class GateResult:
         return canonical_json(self.document())
 
 
+_C1 = re.compile("[\x80-\x9f]")
+
+
 def canonical_json(document: dict[str, Any]) -> str:
-    """A result document as the JSON report: indented, key order as built, one newline."""
-    return json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    """A result document as the JSON report: indented, key order as built, one newline.
+
+    Text stays readable UTF-8, but C1 control characters (json leaves them raw; a terminal
+    may act on them) are escaped as \\u0080-\\u009f, which only strings can hold."""
+    text = json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False)
+    return _C1.sub(lambda found: f"\\u{ord(found.group()):04x}", text) + "\n"
 
 
 def error_document(name: str, message: str) -> dict[str, Any]:
@@ -278,7 +286,7 @@ def record_current(
     if run_path is not None:  # a saved run is the run_file retriever, cached by its hash
         from retrieval_gate.adapters.run_file import RunFileConfig
 
-        saved = RunFileConfig(path=Path(run_path).resolve())
+        saved = RunFileConfig.given(run_path, "--run")  # messages name --run, not a field
         config = config.model_copy(update={"retriever": saved})
     execution = execute(config, cache=cache, refresh_cache=refresh_cache, progress=progress)
     scores, dataset, warnings = execution.scores, execution.dataset, execution.warnings

@@ -11,7 +11,7 @@ from retrieval_gate.config import GateConfig, load
 from retrieval_gate.datasets import Dataset, assemble, load_labels
 from retrieval_gate.metrics import Scores, evaluate
 from retrieval_gate.runner import RunResult
-from retrieval_gate.wording import plural
+from retrieval_gate.wording import one_line, plural
 
 FAILURES_SHOWN = 5
 
@@ -40,11 +40,14 @@ def execute(
 
     A labelled set with errors `retrieval-gate lint` would report (duplicate judgments, ids
     that match nothing, annotators below an enforced agreement floor) is an InputError before
-    the retriever is called. More failed queries than `gate.error_budget` is a GateError
-    (exit 2); fewer are scored 0 and listed in the warnings. Progress goes to `progress` when
-    given; nothing else prints.
+    the retriever is called. So is a saved run (the `run_file` retriever, `--run FILE`) that
+    answers none of the labelled queries or fewer than `gate.min_coverage` of them: its
+    missing queries would score 0 and read as a regression (a CoverageError, exit 2). More
+    failed queries than `gate.error_budget` is a GateError (exit 2); fewer are scored 0 and
+    listed in the warnings. Progress goes to `progress` when given; nothing else prints.
     """
     from retrieval_gate.adapters import build_retriever
+    from retrieval_gate.adapters.run_file import RunFileRetriever
     from retrieval_gate.cache import ResultCache
     from retrieval_gate.lint import refuse_broken
     from retrieval_gate.runner import RunSettings, check_budget, make_progress, run_queries
@@ -54,6 +57,12 @@ def execute(
     refuse_broken(config, labels)
     dataset = assemble(labels, combine=config.dataset.annotators.combine)
     retriever = build_retriever(config.retriever, base_dir=config.base_dir, corpus=dataset.corpus)
+    if isinstance(retriever, RunFileRetriever):  # before the cache: it is keyed by the hash
+        try:
+            retriever.check_coverage([q.id for q in dataset.queries], config.gate.min_coverage)
+        except BaseException:
+            retriever.close()
+            raise
     description = dict(retriever.describe())
     settings = RunSettings(
         concurrency=config.retriever.concurrency,
@@ -82,7 +91,9 @@ def execute(
     scores = evaluate(result.run, dataset.qrels, list(config.metrics))
     warnings = [str(warning) for warning in dataset.warnings]
     if result.failures:
-        shown = "; ".join(f"{f.query_id}: {f.error}" for f in result.failures[:FAILURES_SHOWN])
+        shown = "; ".join(
+            f"{one_line(f.query_id)}: {one_line(f.error)}" for f in result.failures[:FAILURES_SHOWN]
+        )
         more = len(result.failures) - FAILURES_SHOWN
         warnings.append(
             f"{plural(len(result.failures), 'query')} failed and score 0 "

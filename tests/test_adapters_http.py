@@ -5,8 +5,11 @@ from __future__ import annotations
 import json
 import socket
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+from email.utils import format_datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -15,7 +18,7 @@ import pytest
 
 from retrieval_gate.adapters import HttpConfig, Query, RetrieverError, fingerprint
 from retrieval_gate.adapters.base import Hit
-from retrieval_gate.adapters.http import HttpRetriever
+from retrieval_gate.adapters.http import MAX_RETRY_AFTER, HttpRetriever, retry_after_seconds
 from retrieval_gate.errors import GateError
 
 SECRET = "Bearer s3cr3t-t0ken"
@@ -28,6 +31,8 @@ class Seen:
     requests: list[dict[str, Any]] = field(default_factory=list)
     failures: list[int] = field(default_factory=lambda: [500, 429])
     release: threading.Event = field(default_factory=threading.Event)
+    retry_after: list[str] = field(default_factory=list)
+    times: list[float] = field(default_factory=list)
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -70,6 +75,13 @@ class Handler(BaseHTTPRequestHandler):
         elif url.path == "/flaky":
             status = self.seen.failures.pop(0) if self.seen.failures else 200
             self.reply(status, {"hits": [{"id": "ok"}]} if status == 200 else "busy, try later")
+        elif url.path == "/limited":  # 429 with the scripted Retry-After values, then 200
+            self.seen.times.append(time.monotonic())
+            if self.seen.retry_after:
+                header = {"Retry-After": self.seen.retry_after.pop(0)}
+                self.reply(429, "slow down", headers=header)
+            else:
+                self.reply(200, {"hits": [{"id": "ok"}]})
         elif url.path == "/slow":
             self.seen.release.wait(5.0)  # bounded; the fixture releases it on teardown
             self.reply(200, {"hits": []})
@@ -80,10 +92,14 @@ class Handler(BaseHTTPRequestHandler):
         else:
             self.reply(404, {"error": "no such route"})
 
-    def reply(self, status: int, payload: Any, *, raw: bool = False) -> None:
+    def reply(
+        self, status: int, payload: Any, *, raw: bool = False, headers: dict[str, str] | None = None
+    ) -> None:
         data = (payload if raw else json.dumps(payload)).encode()
         try:
             self.send_response(status)
+            for name, value in (headers or {}).items():
+                self.send_header(name, value)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()
@@ -290,3 +306,54 @@ def test_fingerprint_follows_url_params_and_body() -> None:
     assert print_of(url="http://h/v2/search") != base
     assert print_of(params={"index": "v2"}) != base
     assert print_of(body={"q": "{query}"}) != base
+
+
+def test_retry_after_seconds_is_waited_for_before_the_next_request(
+    server: tuple[str, Seen], make: Any
+) -> None:
+    url, seen = server
+    seen.retry_after = ["1"]
+    retriever = make(url=f"{url}/limited")
+    with pytest.raises(
+        RetrieverError, match=r"HTTP 429 \(Retry-After: the next request waits 1s\)"
+    ):
+        retriever.search(QUERY, 3)
+    started = time.monotonic()
+    assert retriever.search(QUERY, 3) == [Hit("ok")]
+    assert time.monotonic() - started >= 0.9
+    assert seen.times[1] - seen.times[0] >= 0.9
+
+
+def test_the_runner_retry_honours_retry_after(server: tuple[str, Seen], make: Any) -> None:
+    from retrieval_gate.runner import RunSettings, run_queries
+
+    url, seen = server
+    seen.retry_after = ["1"]
+    retriever = make(url=f"{url}/limited")
+    started = time.monotonic()
+    result = run_queries(retriever, [QUERY], 3, RunSettings(retries=2, timeout=10.0))
+    elapsed = time.monotonic() - started
+    assert not result.failures
+    assert [hit.doc_id for hit in result.hits["q1"]] == ["ok"]
+    assert len(seen.times) == 2  # one 429, then one request after the wait: no early retries
+    assert seen.times[1] - seen.times[0] >= 0.9
+    assert 0.9 <= elapsed < 5.0
+
+
+def test_retry_after_as_an_http_date_and_its_bounds(server: tuple[str, Seen], make: Any) -> None:
+    now = datetime(2026, 1, 1, 12, 0, 0, tzinfo=timezone.utc)
+    date = format_datetime(now + timedelta(seconds=7), usegmt=True)
+    assert retry_after_seconds(date, now) == 7.0
+    assert retry_after_seconds(format_datetime(now - timedelta(hours=1), usegmt=True), now) == 0
+    assert retry_after_seconds("120", now) == 120.0
+    assert retry_after_seconds("soon", now) is None
+    assert retry_after_seconds(None, now) is None
+    assert MAX_RETRY_AFTER == 30.0
+    url, seen = server
+    seen.retry_after = ["3600"]  # an hour: cut to half the timeout (and never past 30 s)
+    retriever = make(url=f"{url}/limited", timeout=1.0)
+    with pytest.raises(RetrieverError, match=r"the next request waits 0.5s"):
+        retriever.search(QUERY, 3)
+    started = time.monotonic()
+    assert retriever.search(QUERY, 3) == [Hit("ok")]
+    assert 0.4 <= time.monotonic() - started < 5.0

@@ -257,3 +257,91 @@ def test_description_redacts_secret_kwargs(module: str) -> None:
     assert "sk-live-123" not in str(described)
     assert described["kwargs"] == {"index": "v2", "api_key": "<redacted>"}
     assert fingerprint(described) != fingerprint(build("plain").describe())
+
+
+EXITING = {
+    "exits_on_import": "import sys\nsys.exit(5)\n\ndef search(query, k):\n    return []\n",
+    "exits_in_search": "import sys\n\ndef search(query, k):\n    sys.exit(5)\n",
+    "exits_in_init": (
+        "import sys\n\nclass Searcher:\n    def __init__(self):\n        sys.exit('no index')\n"
+        "    def search(self, query, k):\n        return []\n"
+    ),
+    "base_in_search": (
+        "class Stop(BaseException):\n    pass\n\ndef search(query, k):\n"
+        "    raise Stop('giving up')\n"
+    ),
+    "interrupted_on_import": "raise KeyboardInterrupt\n",
+}
+
+
+@pytest.fixture
+def gate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """The bundled tiny gate with the EXITING modules beside it; runs `run` with a target."""
+    import io
+    import shutil
+
+    from retrieval_gate.cli import main
+
+    folder = tmp_path / "tiny"
+    shutil.copytree(Path(__file__).resolve().parents[1] / "configs" / "tiny", folder)
+    for name, text in EXITING.items():
+        (folder / f"{name}.py").write_text(text, encoding="utf-8")
+    monkeypatch.chdir(folder)
+    template = (folder / "retrieval-gate.yaml").read_text(encoding="utf-8")
+
+    def run(target: str) -> tuple[int, str]:
+        config = folder / "python.yaml"
+        config.write_text(template.replace("type: bm25", f"type: python\n  target: {target}"))
+        out, err = io.StringIO(), io.StringIO()
+        code = main(["run", "-c", str(config), "--quiet", "--no-cache"], stdout=out, stderr=err)
+        return code, err.getvalue()
+
+    yield run
+    for name in EXITING:
+        sys.modules.pop(name, None)
+
+
+def test_sys_exit_while_importing_is_exit_2_naming_the_retriever(gate: Any) -> None:
+    code, err = gate("exits_on_import:search")
+    assert code == 2, err
+    assert (
+        "retriever python (target exits_on_import:search): the module called sys.exit(5) "
+        "while importing; " in err
+    )
+
+
+def test_sys_exit_while_creating_the_class_is_exit_2(gate: Any) -> None:
+    code, err = gate("exits_in_init:Searcher")
+    assert code == 2, err
+    assert (
+        "retriever python (target exits_in_init:Searcher): the class called "
+        "sys.exit('no index') while creating it with retriever.kwargs" in err
+    )
+
+
+def test_sys_exit_or_a_base_exception_in_search_is_exit_2_naming_the_retriever(
+    gate: Any,
+) -> None:
+    code, err = gate("exits_in_search:search")
+    assert code == 2, err
+    assert (
+        "reset-password: retriever python (target exits_in_search:search): the retriever "
+        "called sys.exit(5) while searching" in err
+    )
+    code, err = gate("base_in_search:search")
+    assert code == 2, err
+    assert "the retriever raised Stop: giving up while searching, which is a BaseException" in err
+
+
+def test_a_real_keyboard_interrupt_is_still_an_interrupt(gate: Any) -> None:
+    code, err = gate("interrupted_on_import:search")
+    assert code == 130, err
+    assert "interrupted" in err
+
+
+def test_framework_adapters_name_the_retriever_when_user_code_exits(gate: Any) -> None:
+    from retrieval_gate.adapters import LangchainConfig
+    from retrieval_gate.adapters.frameworks import LangchainRetriever
+
+    with pytest.raises(GateError, match=r"^retriever langchain \(target exits_on_import:search\)"):
+        LangchainRetriever(LangchainConfig(target="exits_on_import:search"), base_dir=Path.cwd())

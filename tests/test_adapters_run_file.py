@@ -9,8 +9,8 @@ import pytest
 
 from retrieval_gate.adapters import Query, RunFileConfig, fingerprint
 from retrieval_gate.adapters.base import Hit
-from retrieval_gate.adapters.run_file import RunFileRetriever
-from retrieval_gate.errors import GateError
+from retrieval_gate.adapters.run_file import CoverageError, RunFileRetriever
+from retrieval_gate.errors import GateError, InputError
 
 TREC = """\
 q1 Q0 d1 1 1.5 run
@@ -66,8 +66,10 @@ def test_beir_results_json_named_explicitly(tmp_path: Path) -> None:
 
 def test_missing_file_is_a_clear_error(tmp_path: Path) -> None:
     config = RunFileConfig(path=Path("nope.txt"))
-    with pytest.raises(GateError, match=r"run file not found: .*nope\.txt"):
+    with pytest.raises(GateError, match=r"retriever.path nope\.txt: no such file \(.*nope\.txt"):
         RunFileRetriever(config, base_dir=tmp_path)
+    with pytest.raises(InputError, match=r"^--run runs/nope\.trec: no such file \("):
+        RunFileRetriever(RunFileConfig.given("runs/nope.trec", "--run"))
 
 
 def test_description_changes_with_the_file_contents(tmp_path: Path) -> None:
@@ -75,3 +77,37 @@ def test_description_changes_with_the_file_contents(tmp_path: Path) -> None:
     assert first["path"] == "run.txt"
     second = build(tmp_path, "run.txt", TREC.replace("1.5", "1.6")).describe()
     assert fingerprint(first) != fingerprint(second)
+
+
+@pytest.mark.parametrize(
+    ("run_ids", "cause"),
+    [
+        (["Q1", "Q2", "Q3"], r"3 of the ids differ only in letter case \('Q1' in the file, 'q1'"),
+        (
+            ["run-q1", "run-q2", "run-q3"],
+            r"the file's query ids carry a prefix 'run-' that the labelled set's do not",
+        ),
+        (["q1.0", "q2.0", "q3.0"], r"the file's query ids carry a suffix '\.0'"),
+        (["1", "2", "3"], r"numbers \('1'\) where the labelled set's are names \('q1'\)"),
+    ],
+)
+def test_coverage_error_names_the_likely_cause(
+    tmp_path: Path, run_ids: list[str], cause: str
+) -> None:
+    text = "".join(f"{query} Q0 d1 1 1.0 run\n" for query in run_ids)
+    retriever = build(tmp_path, "run.txt", text)
+    with pytest.raises(CoverageError, match=cause) as caught:
+        retriever.check_coverage(["q1", "q2", "q3"], 0.9)
+    assert str(caught.value).startswith(
+        "retriever.path run.txt: shares no query id with the labelled set (3 queries)"
+    )
+
+
+def test_coverage_counts_queries_with_rows_against_min_coverage(tmp_path: Path) -> None:
+    retriever = build(tmp_path, "run.txt", TREC)  # answers q1 and q2
+    retriever.check_coverage(["q1", "q2"], 1.0)
+    retriever.check_coverage(["q1", "q2", "q3"], 0.6)
+    with pytest.raises(CoverageError, match=r"answers 2 of 3 labelled queries \(67%\), below "):
+        retriever.check_coverage(["q1", "q2", "q3"], 0.9)
+    with pytest.raises(CoverageError, match=r"\(66\.7%\), below gate.min_coverage 67%"):
+        retriever.check_coverage(["q1", "q2", "q3"], 0.67)

@@ -103,3 +103,26 @@ def test_bad_query_lines_name_the_line(tmp_path: Path) -> None:
     (tmp_path / "q.jsonl").write_text('{"id": "a", "text": "t", "qrels": {"d": 1}}\n{"id": "b"}\n')
     with pytest.raises(InputError, match=r"q\.jsonl:2: no query text"):
         load(DatasetConfig(queries="q.jsonl"), tmp_path)
+
+
+def test_a_leading_utf8_bom_is_accepted_in_every_dataset_file(tmp_path: Path) -> None:
+    """Queries (JSON Lines, TSV, TREC topics), qrels and corpus files saved by an editor that
+    writes a byte-order mark read as the same files without one."""
+    folder = beir_folder(tmp_path)
+    for path in [folder / "corpus.jsonl", folder / "queries.jsonl", folder / "qrels" / "test.tsv"]:
+        path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
+    dataset = load(DatasetConfig(path="kb"), tmp_path)
+    assert [q.id for q in dataset.queries] == ["q1", "q2"]
+    assert dataset.corpus is not None
+    assert sorted(dataset.corpus) == ["d1", "d2"]
+    assert list(dataset.qrels.query_ids) == ["q1", "q2"]
+    bom = "\ufeff"
+    (tmp_path / "qrels.txt").write_text(bom + "301 0 FBIS3-1 1\n", encoding="utf-8")
+    (tmp_path / "queries.tsv").write_text(bom + "301\tcrime orgs\n", encoding="utf-8")
+    dataset = load(DatasetConfig(queries="queries.tsv", qrels="qrels.txt"), tmp_path)
+    assert [(q.id, q.text) for q in dataset.queries] == [("301", "crime orgs")]
+    (tmp_path / "topics.txt").write_text(
+        bom + "<top>\n<num> Number: 301\n<title> Organized Crime\n</top>\n", encoding="utf-8"
+    )
+    dataset = load(DatasetConfig(queries="topics.txt", qrels="qrels.txt"), tmp_path)
+    assert [(q.id, q.text) for q in dataset.queries] == [("301", "Organized Crime")]

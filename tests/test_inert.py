@@ -257,3 +257,12 @@ def test_a_command_retrievers_error_text_is_inert(tmp_path: Path) -> None:
     assert "set-output name=verdict::pass" in err  # shown, defused
     assert_console_inert(out)
     assert_console_inert(err)
+
+
+def test_the_json_result_escapes_c0_and_c1_controls() -> None:
+    from retrieval_gate.gate import canonical_json
+
+    text = canonical_json({"query": "a\x1b[2Jb\x9b31mc\x85d é"})
+    assert not any(("\x00" <= ch < " " and ch != "\n") or "\x80" <= ch <= "\x9f" for ch in text)
+    assert "é" in text  # readable UTF-8 otherwise
+    assert json.loads(text) == {"query": "a\x1b[2Jb\x9b31mc\x85d é"}

@@ -473,10 +473,11 @@ def test_label_queue_reads_a_run_file_as_check_does(configs: Path) -> None:
     assert (configs / "from-run.jsonl").read_bytes() == (configs / "direct.jsonl").read_bytes()
     empty = configs / "empty.trec"
     empty.write_text("")
+    # An empty run answered no labelled query: bad input, not a queue with nothing in it.
     code, out, err = cli("label-queue", "-c", config, "--run", empty, "--quiet")
-    assert code == 0, err
+    assert code == 2
     assert out == ""
-    assert err.endswith("retrieval-gate: no unjudged documents in the top 10\n")
+    assert "empty.trec: shares no query id with the labelled set" in err
 
 
 def test_label_queue_bad_input_is_exit_2(configs: Path) -> None:

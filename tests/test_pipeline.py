@@ -49,9 +49,20 @@ def test_second_run_is_answered_from_the_cache(tiny: Path) -> None:
     assert execute(config, cache=False).run.cached == 0
 
 
+def with_gate(text: str, **settings: object) -> str:
+    """The tiny config's text with `settings` added to its `gate:` block."""
+    import yaml
+
+    document = yaml.safe_load(text)
+    document.setdefault("gate", {}).update(settings)
+    return yaml.safe_dump(document, sort_keys=False)
+
+
 def test_run_file_retriever_scores_exactly_like_evaluate(tiny: Path) -> None:
     text = (tiny / "retrieval-gate.yaml").read_text()
-    (tiny / "file.yaml").write_text(text.replace("type: bm25", "type: run_file\n  path: run.txt"))
+    text = text.replace("type: bm25", "type: run_file\n  path: run.txt")
+    # The bundled run leaves out one of the 5 labelled queries on purpose.
+    (tiny / "file.yaml").write_text(with_gate(text, min_coverage=0.8))
     execution = execute(tiny / "file.yaml", cache=False)
     expected = evaluate(read_run(tiny / "run.txt"), read_qrels(tiny / "qrels.txt"),
                         list(execution.config.metrics))  # fmt: skip
@@ -84,8 +95,9 @@ def test_failures_within_the_budget_are_scored_0_and_listed(tiny: Path) -> None:
     text = (tiny / "retrieval-gate.yaml").read_text()
     config = tiny / "flaky.yaml"
     config.write_text(
-        text.replace("type: bm25", "type: python\n  target: shard:search")
-        + "gate: {error_budget: 0.5}\n"
+        with_gate(
+            text.replace("type: bm25", "type: python\n  target: shard:search"), error_budget=0.5
+        )
     )
     execution = execute(config, cache=False)
     assert [f.query_id for f in execution.run.failures] == ["sso-okta"]
@@ -127,3 +139,14 @@ def test_in_process_retrievers_are_never_cached(tiny: Path) -> None:
     execute(config)
     assert execute(config).run.cached == 0
     assert not (tiny / ".retrieval-gate" / "cache.sqlite").exists()
+
+
+def test_a_run_file_below_min_coverage_is_refused_before_any_query(tiny: Path) -> None:
+    from retrieval_gate.adapters.run_file import CoverageError
+
+    text = (tiny / "retrieval-gate.yaml").read_text()
+    text = text.replace("type: bm25", "type: run_file\n  path: run.txt")
+    (tiny / "file.yaml").write_text(with_gate(text, min_coverage=0.9))
+    with pytest.raises(CoverageError, match=r"^retriever.path run.txt: answers 4 of 5 labelled"):
+        execute(tiny / "file.yaml")
+    assert not list(tiny.glob("**/cache.sqlite*"))  # refused before the cache was opened

@@ -230,3 +230,51 @@ def test_qrels_without_judgments_is_an_error_but_an_empty_run_is_not(tmp_path: P
     with pytest.raises(InputError, match="no judgments found"):
         read_qrels(write(tmp_path / "qrels.txt", "# only a comment\n"))
     assert len(read_run(write(tmp_path / "run.txt", ""))) == 0
+
+
+BOM = "\ufeff"
+
+
+@pytest.mark.parametrize("compress", [False, True], ids=["plain", "gzip"])
+def test_a_leading_utf8_bom_is_accepted_by_every_qrels_and_run_reader(
+    tmp_path: Path, compress: bool
+) -> None:
+    """Windows editors and Excel start files with a byte-order mark; the config loader
+    accepts one, so every reader does too (formats detected or named)."""
+
+    def bom(name: str, text: str) -> Path:
+        data = (BOM + text).encode("utf-8")
+        path = tmp_path / name
+        path.write_bytes(gzip.compress(data) if compress else data)
+        return path
+
+    qrels_jsonl = "".join(
+        json.dumps({"query_id": q, "doc_id": d, "relevance": g}) + "\n"
+        for q, docs in EXPECTED_QRELS.items()
+        for d, g in docs.items()
+    )
+    run_jsonl = "".join(
+        json.dumps({"query_id": q, "doc_id": d, "score": s}) + "\n"
+        for q, docs in EXPECTED_RUN.items()
+        for d, s in docs.items()
+    )
+    beir_tsv = "query-id\tcorpus-id\tscore\n" + "".join(
+        f"{q}\t{d}\t{int(g)}\n" for q, docs in EXPECTED_QRELS.items() for d, g in docs.items()
+    )
+    for name, text, format in [
+        ("qrels.txt", TREC_QRELS.removeprefix("# comment line\n"), None),
+        ("qrels.txt", TREC_QRELS, "trec"),
+        ("qrels.tsv", beir_tsv, None),
+        ("qrels.tsv", beir_tsv, "beir"),
+        ("qrels.data", qrels_jsonl, None),
+        ("qrels.jsonl", qrels_jsonl, None),
+        ("qrels.json", json.dumps(EXPECTED_QRELS), None),
+    ]:
+        assert read_qrels(bom(name, text), format).to_dict() == EXPECTED_QRELS, (name, format)
+    for name, text, format in [
+        ("run.txt", TREC_RUN, None),
+        ("run.jsonl", run_jsonl, None),
+        ("run.data", run_jsonl, None),
+        ("results.json", json.dumps(EXPECTED_RUN), None),
+    ]:
+        assert read_run(bom(name, text), format).to_dict() == EXPECTED_RUN, (name, format)

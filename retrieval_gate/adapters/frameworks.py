@@ -12,6 +12,7 @@ from pydantic import Field
 from retrieval_gate.adapters.adapter import Adapter
 from retrieval_gate.adapters.base import Document, Hit, Query, RetrieverError
 from retrieval_gate.adapters.hits import doc_id, score, to_hits
+from retrieval_gate.adapters.python import user_exits
 from retrieval_gate.adapters.settings import AdapterSettings
 from retrieval_gate.adapters.targets import load_target, user_errors
 from retrieval_gate.errors import GateError
@@ -80,10 +81,16 @@ class _FrameworkRetriever(Adapter[F]):
         super().__init__(config, base_dir=base_dir, corpus=corpus)
         self.where = f"retriever.target {config.target!r}"
         expected = f"a {self.framework} object with a {self.method} method"
-        value = load_target(config.target, expected, search_dir=base_dir)
+        kind = getattr(config, "type", "framework")
+        self.named = f"retriever {kind} (target {config.target})"
+        with user_exits(self.named, "the module", "while importing"):
+            value = load_target(config.target, expected, search_dir=base_dir)
         if inspect.isclass(value) or inspect.isfunction(value):
             try:
-                value = value()
+                with user_exits(self.named, "the target", "while making the retriever"):
+                    value = value()
+            except GateError:
+                raise
             except Exception as error:
                 raise GateError(
                     f"{self.where}: calling it to make the retriever failed: "
@@ -99,7 +106,8 @@ class _FrameworkRetriever(Adapter[F]):
         )
 
     def search(self, query: Query, k: int) -> list[Hit]:
-        with user_errors(self.where):
+        exits = user_exits(self.named, "the retriever", "while searching", RetrieverError)
+        with exits, user_errors(self.where):
             items = self._retrieve(query.text, k)
         return to_hits(self._hits(items), k, self.where)
 

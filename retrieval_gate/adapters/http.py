@@ -5,7 +5,11 @@ from __future__ import annotations
 import contextlib
 import json
 import re
+import threading
+import time
 from collections.abc import Mapping, Sequence
+from datetime import datetime, timezone
+from email.utils import parsedate_to_datetime
 from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
@@ -23,6 +27,9 @@ from retrieval_gate.wording import excerpt
 FIELD = re.compile(r"\{(query|queries|k|id|metadata\.[^{}]+)\}")
 SINGLE_BODY = {"query": "{query}", "k": "{k}"}
 BATCH_BODY = {"queries": "{queries}", "k": "{k}"}
+MAX_RETRY_AFTER = 30.0
+"""The longest wait, in seconds, a `Retry-After` header gets; also at most half the
+retriever's timeout, since the wait is spent inside the next call and counts against it."""
 
 
 class HttpConfig(AdapterSettings):
@@ -68,6 +75,12 @@ class HttpRetriever(Adapter[HttpConfig]):
     HTTP 429 and 5xx are retryable errors; other 4xx, bodies that are not JSON and missing
     fields are not. A hit that is a bare string or number is its own id.
 
+    A 429 or 503 with `Retry-After` (seconds or an HTTP date) makes every later request of
+    this retriever, the runner's retry and other queries' calls alike, wait until that time
+    first; the wait is bounded by `MAX_RETRY_AFTER` (30 s) and by half of
+    `retriever.timeout`. A longer or unreadable `Retry-After` is cut to that bound or
+    ignored, and the runner's own backoff still applies.
+
     Batches (`batch_size > 1`): one POST per batch whose body holds `{queries}` (a list of
     `{"id", "text"}` objects); `results` then selects one list of hits per query, in order,
     e.g. `results[*]` for `{"results": [[hits of q1], [hits of q2]]}`."""
@@ -100,6 +113,8 @@ class HttpRetriever(Adapter[HttpConfig]):
         # Keep a connection alive per concurrent caller: httpx's default of 20 idle
         # connections makes callers beyond 20 reconnect on every request.
         connections = max(config.concurrency, 1)
+        self._resume_at = 0.0  # time.monotonic() before which no request is sent
+        self._resume_lock = threading.Lock()
         self._client = httpx.Client(
             timeout=config.timeout,
             follow_redirects=True,
@@ -153,6 +168,7 @@ class HttpRetriever(Adapter[HttpConfig]):
         url = httpx.URL(fields.fill(config.url, quote_values=True)).copy_merge_params(params)
         headers = {name: fields.fill(value) for name, value in config.headers.items()}
         body = fields.fill_json(self.body) if self.body is not None else None
+        self._hold_off()
         try:
             response = self._client.request(config.method, url, headers=headers, json=body)
         except httpx.TimeoutException:
@@ -167,8 +183,12 @@ class HttpRetriever(Adapter[HttpConfig]):
             raise RetrieverError(f"{self.name}: {type(error).__name__}: {error}") from None
         if response.status_code >= 400:
             retryable = response.status_code == 429 or response.status_code >= 500
+            wait = None
+            if response.status_code in (429, 503):
+                wait = self._retry_after(response.headers.get("Retry-After"))
+            after = "" if wait is None else f" (Retry-After: the next request waits {wait:.3g}s)"
             raise RetrieverError(
-                f"{self.name}: HTTP {response.status_code}: {excerpt(response.text)}",
+                f"{self.name}: HTTP {response.status_code}{after}: {excerpt(response.text)}",
                 retryable=retryable,
             )
         try:
@@ -177,6 +197,23 @@ class HttpRetriever(Adapter[HttpConfig]):
             raise RetrieverError(
                 f"{self.name}: response is not JSON: {excerpt(response.text)}"
             ) from None
+
+    def _hold_off(self) -> None:
+        """Sleep until the time the last `Retry-After` named, if it is still ahead."""
+        delay = self._resume_at - time.monotonic()
+        if delay > 0:
+            time.sleep(delay)
+
+    def _retry_after(self, header: str | None) -> float | None:
+        """The bounded wait a `Retry-After` header asks for, now recorded for every later
+        request; None when there is no readable header."""
+        wait = retry_after_seconds(header)
+        if wait is None:
+            return None
+        wait = min(wait, MAX_RETRY_AFTER, self.config.timeout / 2)
+        with self._resume_lock:
+            self._resume_at = max(self._resume_at, time.monotonic() + wait)
+        return wait
 
     def _select(self, data: Any) -> list[Any]:
         path = self.config.results
@@ -265,6 +302,24 @@ class _Fields:
         if isinstance(template, list):
             return [self.fill_json(value) for value in template]
         return template
+
+
+def retry_after_seconds(header: str | None, now: datetime | None = None) -> float | None:
+    """Seconds a `Retry-After` value asks to wait: a number of seconds, or an HTTP date
+    (a date in the past is 0). None when absent or unreadable. Not bounded here."""
+    if header is None or not header.strip():
+        return None
+    text = header.strip()
+    if text.isdigit():
+        return float(text)
+    try:
+        when = parsedate_to_datetime(text)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=timezone.utc)
+    now = now or datetime.now(timezone.utc)
+    return max(0.0, (when - now).total_seconds())
 
 
 def _one(item: Any, steps: tuple[Step, ...], path: str) -> Any:

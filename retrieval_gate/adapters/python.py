@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal
 
@@ -73,12 +74,17 @@ class PythonRetriever(Adapter[PythonConfig]):
     ) -> None:
         super().__init__(config, base_dir=base_dir, corpus=corpus)
         self.where = f"retriever.target {config.target!r}"
-        value = load_target(config.target, EXPECTED, search_dir=base_dir)
+        self.named = f"retriever python (target {config.target})"
+        with user_exits(self.named, "the module", "while importing"):
+            value = load_target(config.target, EXPECTED, search_dir=base_dir)
         self._owned: Any = None
         bound = config.kwargs
         if inspect.isclass(value):
             try:
-                value = self._owned = value(**config.kwargs)
+                with user_exits(self.named, "the class", "while creating it with retriever.kwargs"):
+                    value = self._owned = value(**config.kwargs)
+            except GateError:
+                raise
             except Exception as error:
                 raise GateError(
                     f"could not create {config.target} with retriever.kwargs: "
@@ -133,7 +139,8 @@ class PythonRetriever(Adapter[PythonConfig]):
         return [to_hits(result, k, self.where) for result in results]
 
     def _run(self, query: Any, k: int, metadata: Any) -> Any:
-        with user_errors(self.where):
+        exits = user_exits(self.named, "the retriever", "while searching", RetrieverError)
+        with exits, user_errors(self.where):
             result = self._call(query, k, metadata)
             if inspect.isawaitable(result):
                 result = asyncio.run(_wait(result))
@@ -142,7 +149,37 @@ class PythonRetriever(Adapter[PythonConfig]):
     def close(self) -> None:
         close = getattr(self._owned, "close", None)
         if callable(close):
-            close()
+            with user_exits(self.named, "its close method", "while closing"):
+                close()
+
+
+@contextmanager
+def user_exits(
+    named: str, who: str, doing: str, error: type[GateError] = GateError
+) -> Iterator[None]:
+    """`sys.exit()` (SystemExit) or another BaseException that is not an Exception, raised by
+    user code, as an `error` naming the retriever: otherwise it would end the tool with the
+    user's exit code and no message. A KeyboardInterrupt is a real interrupt: it passes.
+
+    `named` is the retriever (`retriever python (target m:f)`), `who` what called exit (`the
+    module`), `doing` when (`while importing`). Search calls use RetrieverError, so the runner
+    counts the query as failed, under the error budget, like any other exception."""
+    try:
+        yield
+    except (KeyboardInterrupt, Exception):
+        raise
+    except SystemExit as stop:
+        code = "" if stop.code is None else repr(stop.code)
+        raise error(
+            f"{named}: {who} called sys.exit({code}) {doing}; retriever code must return "
+            "results or raise an exception, not exit the process"
+        ) from None
+    except BaseException as other:
+        text = f": {other}" if str(other) else ""
+        raise error(
+            f"{named}: {who} raised {type(other).__name__}{text} {doing}, which is a "
+            "BaseException, not an Exception; raise an Exception subclass instead"
+        ) from None
 
 
 def _method(value: Any, names: Sequence[str]) -> Callable[..., Any] | None:

@@ -666,7 +666,7 @@ def read_smart(path: Path) -> list[SmartRecord]:
 def _read_text(path: Path) -> str:
     """The file's text without carriage returns; an InputError unless it is UTF-8."""
     try:
-        return path.read_bytes().replace(b"\r", b"").decode("utf-8")
+        return path.read_bytes().replace(b"\r", b"").decode("utf-8-sig")
     except UnicodeDecodeError as error:
         raise InputError(f"not UTF-8 text ({error})", source=str(path)) from None
 

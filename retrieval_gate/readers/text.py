@@ -16,6 +16,9 @@ from retrieval_gate.errors import InputError
 from retrieval_gate.ids import FloatArray
 
 GZIP_MAGIC = b"\x1f\x8b"
+ENCODING = "utf-8-sig"
+"""UTF-8 that drops a leading byte-order mark (and reads files without one unchanged)."""
+BOM = b"\xef\xbb\xbf"
 
 
 def is_gzip(path: Path) -> bool:
@@ -25,12 +28,15 @@ def is_gzip(path: Path) -> bool:
 
 
 def open_text(path: str | Path) -> IO[str]:
-    """A UTF-8 text handle on `path`, decompressing gzip; an InputError if it cannot be read."""
+    """A UTF-8 text handle on `path`, decompressing gzip; an InputError if it cannot be read.
+
+    A leading UTF-8 byte-order mark (Windows editors and Excel write one) is dropped, so every
+    reader (queries, qrels, corpus, runs) accepts it as the config loader does."""
     path = Path(path)
     try:
         if is_gzip(path):
-            return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8", newline="")
-        return path.open(encoding="utf-8", newline="")
+            return io.TextIOWrapper(gzip.open(path, "rb"), encoding=ENCODING, newline="")
+        return path.open(encoding=ENCODING, newline="")
     except FileNotFoundError:
         raise InputError("file not found; check the path", source=str(path)) from None
     except IsADirectoryError:
