@@ -152,6 +152,13 @@ def build_parser() -> argparse.ArgumentParser:
     _add_config_option(check)
     _add_source_options(check)
     check.add_argument("--baseline", help="baseline file (default: the config's `baseline`)")
+    check.add_argument(
+        "--cache",
+        action="store_true",
+        dest="trust_cache",
+        help="use cached answers even when nothing proves them current (an http retriever "
+        "without retriever.version); the reports count them",
+    )
     _add_report_options(check)
     check.set_defaults(handler=_check)
 
@@ -526,6 +533,7 @@ def _check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             baseline_path=args.baseline,
             cache=not args.no_cache,
             refresh_cache=args.refresh_cache,
+            trust_cache=args.trust_cache,
             progress=None if args.quiet else err,
         )
     except GateError as error:  # the reports say why the gate could not decide

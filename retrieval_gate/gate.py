@@ -247,15 +247,23 @@ def check(
     baseline_path: str | Path | None = None,
     cache: bool = True,
     refresh_cache: bool = False,
+    trust_cache: bool = False,
     progress: TextIO | None = None,
 ) -> GateResult:
     """Run (or read `run_path`), score, and compare with the baseline. No printing.
 
-    Raises NotComparableError when the baseline cannot be compared (exit 2).
+    Cached answers are read only when the retriever's description proves them current,
+    unless `trust_cache` (then the result's warnings count them). Raises NotComparableError
+    when the baseline cannot be compared (exit 2).
     """
     config = config if isinstance(config, GateConfig) else load(config)
     current = record_current(
-        config, run_path=run_path, cache=cache, refresh_cache=refresh_cache, progress=progress
+        config,
+        run_path=run_path,
+        cache=cache,
+        refresh_cache=refresh_cache,
+        prove_cache=not trust_cache,
+        progress=progress,
     )
     baseline = read_baseline(
         Path(baseline_path) if baseline_path else config.resolve(config.baseline)
@@ -276,6 +284,7 @@ def record_current(
     run_path: str | Path | None = None,
     cache: bool = True,
     refresh_cache: bool = False,
+    prove_cache: bool = False,
     progress: TextIO | None = None,
     repo_dir: Path | None = None,
 ) -> CurrentRun:
@@ -288,7 +297,13 @@ def record_current(
 
         saved = RunFileConfig.given(run_path, "--run")  # messages name --run, not a field
         config = config.model_copy(update={"retriever": saved})
-    execution = execute(config, cache=cache, refresh_cache=refresh_cache, progress=progress)
+    execution = execute(
+        config,
+        cache=cache,
+        refresh_cache=refresh_cache,
+        prove_cache=prove_cache,
+        progress=progress,
+    )
     scores, dataset, warnings = execution.scores, execution.dataset, execution.warnings
     top_k = {q: _ranked(hits) for q, hits in execution.run.hits.items()}
     description = dict(execution.retriever)

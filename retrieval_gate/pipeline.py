@@ -34,6 +34,7 @@ def execute(
     *,
     cache: bool = True,
     refresh_cache: bool = False,
+    prove_cache: bool = False,
     progress: TextIO | None = None,
 ) -> Execution:
     """Run the configured retriever on every labelled query and score it.
@@ -44,9 +45,14 @@ def execute(
     answers none of the labelled queries or fewer than `gate.min_coverage` of them: its
     missing queries would score 0 and read as a regression (a CoverageError, exit 2). More
     failed queries than `gate.error_budget` is a GateError (exit 2); fewer are scored 0 and
-    listed in the warnings. Progress goes to `progress` when given; nothing else prints.
+    listed in the warnings. With `prove_cache` (what `check` does), cached answers are read
+    only when the retriever's description proves them current; otherwise the retriever is
+    called again and a warning says why. Cached answers that cannot be proven current are
+    counted in the warnings whenever they are used. Progress goes to `progress` when given;
+    nothing else prints.
     """
     from retrieval_gate.adapters import build_retriever
+    from retrieval_gate.adapters.adapter import Adapter
     from retrieval_gate.adapters.run_file import RunFileRetriever
     from retrieval_gate.cache import ResultCache
     from retrieval_gate.lint import refuse_broken
@@ -73,6 +79,15 @@ def execute(
     )
     cached = cache and bool(getattr(retriever, "cacheable", False))
     store = ResultCache(config.resolve(config.cache)) if cached else None
+    notes: list[str] = []
+    # Like `cacheable`, an adapter's own attribute: custom Retriever objects are never cached.
+    unproven = retriever.unproven_cache() if isinstance(retriever, Adapter) and cached else None
+    if unproven and prove_cache and not refresh_cache:
+        refresh_cache = True
+        notes.append(
+            f"{unproven}: called it for every query (set retriever.version, or pass --cache "
+            "to use the cached answers anyway)"
+        )
     try:
         result = run_queries(
             retriever,
@@ -89,7 +104,12 @@ def execute(
             store.close()
     check_budget(result, len(dataset.queries), settings.error_budget)
     scores = evaluate(result.run, dataset.qrels, list(config.metrics))
-    warnings = [str(warning) for warning in dataset.warnings]
+    warnings = [str(warning) for warning in dataset.warnings] + notes
+    if unproven and result.cached:
+        warnings.append(
+            f"{plural(result.cached, 'query', 'queries')} of {len(dataset.queries)} answered "
+            f"from the cache, not proven current: {unproven}"
+        )
     if result.failures:
         shown = "; ".join(
             f"{one_line(f.query_id)}: {one_line(f.error)}" for f in result.failures[:FAILURES_SHOWN]

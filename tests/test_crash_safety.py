@@ -126,20 +126,23 @@ def test_sigkill_while_writing_reports_leaves_each_report_old_or_whole(configs: 
 
 
 def test_sigkill_while_caching_leaves_a_cache_the_next_run_reads(configs: Path) -> None:
-    # The command retriever is cached (in-process retrievers are not).
-    argv = ("run", "-c", "adapters/command.yaml", "--quiet", "-o", "run.trec")
+    # The built-in bm25 retriever is cached, keyed by its corpus.
+    argv = ("run", "-c", "example.yaml", "--quiet", "-o", "run.trec")
     clean = start(*argv[:-1], "clean.trec", "--no-cache", cwd=configs)
     _, err = clean.communicate(timeout=120)
     assert clean.returncode == 0, err.decode()
     expected = (configs / "clean.trec").read_text()
+    caches = list(configs.glob("**/cache.sqlite"))
+    assert not caches
 
     def check(trial: int) -> None:
         again = start(*argv, cwd=configs)
         _, err = again.communicate(timeout=120)
         assert again.returncode == 0, err.decode()
         assert (configs / "run.trec").read_text() == expected
+        assert list(configs.glob("**/cache.sqlite"))  # the answers are cached
         if trial % 2:
-            for cache in (configs / "adapters" / ".retrieval-gate").glob("cache.sqlite*"):
+            for cache in configs.glob("**/cache.sqlite*"):
                 cache.unlink()
 
     killed_at_random(argv, configs, check, seed=3)

@@ -37,6 +37,11 @@ class Adapter(Generic[C]):
     def describe(self) -> Mapping[str, Any]:
         raise NotImplementedError
 
+    def unproven_cache(self) -> str | None:
+        """Why answers cached under `describe()` cannot be proven current, or None when they
+        can (the description covers all that decides the answers)."""
+        return None
+
     def search(self, query: Query, k: int) -> list[Hit]:
         raise NotImplementedError
 

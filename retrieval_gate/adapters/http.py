@@ -68,6 +68,14 @@ class HttpConfig(AdapterSettings):
         default="score",
         description="Path to the score within a hit, when it has one; null for none.",
     )
+    version: str | None = Field(
+        default=None,
+        description=(
+            "What the service behind the URL is: an index build id, a model version. Part "
+            "of the cache key; without it `check` cannot prove cached answers current and "
+            "calls the service for every query."
+        ),
+    )
 
 
 class HttpRetriever(Adapter[HttpConfig]):
@@ -133,7 +141,16 @@ class HttpRetriever(Adapter[HttpConfig]):
             "results": config.results,
             "id": config.id,
             "score": config.score,
+            **({"version": config.version} if config.version is not None else {}),
         }
+
+    def unproven_cache(self) -> str | None:
+        if self.config.version is not None:
+            return None
+        return (
+            "the http retriever declares no retriever.version, so answers cached earlier "
+            "cannot be proven current (the service behind the URL may have changed)"
+        )
 
     def batch_size(self) -> int:
         return self.config.batch_size

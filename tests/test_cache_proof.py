@@ -1,0 +1,120 @@
+"""`check` reads cached answers only when it can prove them current: a real HTTP service whose
+answers get worse behind the same URL."""
+
+from __future__ import annotations
+
+import io
+import json
+import shutil
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from retrieval_gate.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def cli(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    return main(list(argv), stdout=out, stderr=err), out.getvalue(), err.getvalue()
+
+
+@pytest.fixture
+def service() -> Iterator[tuple[str, dict[str, Any]]]:
+    """A search service on 127.0.0.1: the judged relevant documents of each query while
+    `state["good"]`, off-topic ones after."""
+    folder = ROOT / "configs" / "tiny"
+    text = {
+        row["text"]: row["_id"]
+        for row in map(json.loads, (folder / "queries.jsonl").read_text().splitlines())
+    }
+    relevant: dict[str, list[str]] = {}
+    for line in (folder / "qrels.txt").read_text().splitlines():
+        if line.strip() and not line.startswith("#"):
+            query, _, doc, grade = line.split()
+            if int(grade) > 0:
+                relevant.setdefault(query, []).append(doc)
+    state: dict[str, Any] = {"good": True, "calls": 0}
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            state["calls"] += 1
+            query = text.get(body["query"], "")
+            docs = relevant.get(query, []) if state["good"] else ["kb-999", "kb-998"]
+            answer = json.dumps({"hits": [{"id": d, "score": 10 - i} for i, d in enumerate(docs)]})
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.end_headers()
+            self.wfile.write(answer.encode())
+
+        def log_message(self, *args: object) -> None:
+            return None
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}/search", state
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+def gate(tmp_path: Path, url: str, version: str | None = None) -> Path:
+    folder = tmp_path / "tiny"
+    if not folder.exists():
+        shutil.copytree(ROOT / "configs" / "tiny", folder)
+    config = folder / "retrieval-gate.yaml"
+    text = (ROOT / "configs" / "tiny" / "retrieval-gate.yaml").read_text()
+    retriever = f"type: http\n  url: {url}\n  concurrency: 1"
+    if version is not None:
+        retriever += f"\n  version: {version}"
+    config.write_text(text.replace("type: bm25", retriever))
+    return config
+
+
+def test_a_worse_service_behind_the_same_url_is_caught_not_read_from_cache(
+    tmp_path: Path, service: tuple[str, dict[str, Any]]
+) -> None:
+    url, state = service
+    config = gate(tmp_path, url)
+    code, _, err = cli("baseline", "-c", str(config), "--quiet")
+    assert code == 0, err
+    assert state["calls"] == 5  # answers cached on the way
+    state["good"] = False
+    # --cache: the old answers are used, and every report says they were not proven current.
+    result = tmp_path / "result.json"
+    code, out, err = cli("check", "-c", str(config), "--quiet", "--cache", "--json", str(result))
+    assert state["calls"] == 5
+    assert code == 0, out + err  # the stale pass the default refuses to give
+    assert "5 queries of 5 answered from the cache, not proven current" in err
+    warnings = json.loads(result.read_text())["warnings"]
+    assert any("answered from the cache, not proven current" in w for w in warnings)
+    code, out, err = cli("check", "-c", str(config), "--quiet")
+    assert code == 1, out + err
+    assert state["calls"] == 10  # called again: nothing proves the cache current
+    assert "declares no retriever.version" in err
+    assert "called it for every query" in err
+
+
+def test_a_declared_version_keys_the_cache(
+    tmp_path: Path, service: tuple[str, dict[str, Any]]
+) -> None:
+    url, state = service
+    config = gate(tmp_path, url, version="index-2026-11-01")
+    assert cli("baseline", "-c", str(config), "--quiet")[0] == 0
+    code, _, err = cli("check", "-c", str(config), "--quiet")
+    assert code == 0, err
+    assert state["calls"] == 5  # proven by the declared version: read from the cache
+    assert "retriever.version" not in err
+    state["good"] = False
+    config = gate(tmp_path, url, version="index-2026-11-23")  # the index was rebuilt
+    code, out, err = cli("check", "-c", str(config), "--quiet")
+    assert state["calls"] == 10  # another version, another key
+    assert code == 1, out + err
