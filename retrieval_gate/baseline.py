@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from retrieval_gate.errors import InputError
 from retrieval_gate.files import write_text_atomic
 from retrieval_gate.ids import FloatArray
+from retrieval_gate.redaction import scrubbed
 
 SCHEMA_VERSION = 1
 # Still 1 with `fingerprints.queries`: the field is optional, files without it read as before.
@@ -191,7 +192,8 @@ def write_baseline(baseline: Baseline, path: Path) -> None:
     equal bytes. Serialisation happens first: a ValueError (non-finite score) leaves any
     existing file untouched.
     """
-    text = json.dumps(baseline_document(baseline), indent=2, ensure_ascii=False, allow_nan=False)
+    document = scrubbed(baseline_document(baseline))
+    text = json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False)
     write_text_atomic(Path(path), text + "\n")
 
 

@@ -26,7 +26,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-from retrieval_gate import DEFAULT_CONFIG
+from retrieval_gate import DEFAULT_CONFIG, redaction
 from retrieval_gate.adapters import AdapterConfig
 from retrieval_gate.errors import InputError, MetricError
 from retrieval_gate.names import NAME_PATTERN, NAME_RULE, valid_name
@@ -357,6 +357,7 @@ def load(path: str | Path, *, environ: typing.Mapping[str, str] | None = None) -
         raise InputError(
             "expected a mapping at the top (version: 1, dataset: ..., ...)", source=source, line=1
         )
+    redaction.forget()  # this config's secrets, not an earlier one's
     data = _expand_env(data, (), root, source, os.environ if environ is None else environ)
     try:
         config = GateConfig.model_validate(data)
@@ -566,6 +567,8 @@ def _expand_env(
     def substitute(match: re.Match[str]) -> str:
         name, default = match[1], match[2]
         if name in environ:
+            # Any value from the environment may be a credential: never echoed.
+            redaction.register(environ[name])
             return environ[name]
         if default is not None:
             return default

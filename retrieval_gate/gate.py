@@ -29,6 +29,7 @@ from retrieval_gate.errors import GateError
 from retrieval_gate.ids import FloatArray, IntArray
 from retrieval_gate.metrics import parse_metric
 from retrieval_gate.qrels import is_judged
+from retrieval_gate.redaction import scrubbed
 from retrieval_gate.slicing import slice_definition, slice_queries
 
 if TYPE_CHECKING:
@@ -225,7 +226,7 @@ def canonical_json(document: dict[str, Any]) -> str:
 
     Text stays readable UTF-8, but C1 control characters (json leaves them raw; a terminal
     may act on them) are escaped as \\u0080-\\u009f, which only strings can hold."""
-    text = json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False)
+    text = json.dumps(scrubbed(document), indent=2, ensure_ascii=False, allow_nan=False)
     return _C1.sub(lambda found: f"\\u{ord(found.group()):04x}", text) + "\n"
 
 

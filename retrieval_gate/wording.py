@@ -7,6 +7,8 @@ import re
 from collections.abc import Sequence
 from typing import Any, TextIO
 
+from retrieval_gate.redaction import redacted
+
 
 def plural(count: int, noun: str, nouns: str | None = None) -> str:
     """`count` and `noun`, or `nouns` (default: noun + s, or -ies for a consonant + y)."""
@@ -73,7 +75,7 @@ def one_line(value: object) -> str:
 def console_text(text: str) -> str:
     """`text` safe to print to a terminal or a CI log: control characters shown as `?`
     (newlines kept) and no line that GitHub's runner would read as a workflow command."""
-    text = visible_controls(text).replace(_OLD_COMMAND, "#" + COMMAND_MARK + "#[")
+    text = visible_controls(redacted(text)).replace(_OLD_COMMAND, "#" + COMMAND_MARK + "#[")
     return "\n".join(_defused(line) for line in text.split("\n"))
 
 

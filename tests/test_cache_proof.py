@@ -6,13 +6,12 @@ from __future__ import annotations
 import io
 import json
 import shutil
-import threading
-from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 import pytest
+from local_server import Answer, serving
 
 from retrieval_gate.cli import main
 
@@ -41,29 +40,15 @@ def service() -> Iterator[tuple[str, dict[str, Any]]]:
                 relevant.setdefault(query, []).append(doc)
     state: dict[str, Any] = {"good": True, "calls": 0}
 
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            state["calls"] += 1
-            query = text.get(body["query"], "")
-            docs = relevant.get(query, []) if state["good"] else ["kb-999", "kb-998"]
-            answer = json.dumps({"hits": [{"id": d, "score": 10 - i} for i, d in enumerate(docs)]})
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.end_headers()
-            self.wfile.write(answer.encode())
+    def respond(method: str, path: str, headers: Mapping[str, str], body: bytes) -> Answer:
+        state["calls"] += 1
+        query = text.get(json.loads(body)["query"], "")
+        docs = relevant.get(query, []) if state["good"] else ["kb-999", "kb-998"]
+        hits = [{"id": d, "score": 10 - i} for i, d in enumerate(docs)]
+        return 200, {"Content-Type": "application/json"}, json.dumps({"hits": hits}).encode()
 
-        def log_message(self, *args: object) -> None:
-            return None
-
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}/search", state
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
+    with serving(respond) as url:
+        yield f"{url}/search", state
 
 
 def gate(tmp_path: Path, url: str, version: str | None = None) -> Path:

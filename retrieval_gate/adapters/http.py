@@ -16,6 +16,7 @@ from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
 from pydantic import Field
 
+from retrieval_gate import redaction
 from retrieval_gate.adapters.adapter import Adapter
 from retrieval_gate.adapters.base import Document, Hit, Query, RetrieverError
 from retrieval_gate.adapters.hits import doc_id, score
@@ -123,9 +124,19 @@ class HttpRetriever(Adapter[HttpConfig]):
         connections = max(config.concurrency, 1)
         self._resume_at = 0.0  # time.monotonic() before which no request is sent
         self._resume_lock = threading.Lock()
+        # Header values and URL user info are credentials wherever they came from: never
+        # echoed (the config's ${VARS} are registered when it is loaded).
+        for value in config.headers.values():
+            if "{" not in value:
+                redaction.register(value)
+        password = httpx.URL(config.url).password if "{" not in config.url else None
+        if password:
+            redaction.register(password)
+        # Redirects are not followed: httpx would send custom headers (an X-Api-Key) to
+        # whatever origin a redirect names.
         self._client = httpx.Client(
             timeout=config.timeout,
-            follow_redirects=True,
+            follow_redirects=False,
             limits=httpx.Limits(max_connections=connections, max_keepalive_connections=connections),
         )
 
@@ -198,6 +209,13 @@ class HttpRetriever(Adapter[HttpConfig]):
             ) from None
         except (httpx.HTTPError, httpx.InvalidURL) as error:
             raise RetrieverError(f"{self.name}: {type(error).__name__}: {error}") from None
+        if response.is_redirect:
+            raise RetrieverError(
+                f"{self.name}: HTTP {response.status_code}: redirected to "
+                f"{_public_url(response.headers.get('Location', '?'))}; redirects are not "
+                "followed (headers would go to another origin): set retriever.url to the "
+                "final address"
+            )
         if response.status_code >= 400:
             retryable = response.status_code == 429 or response.status_code >= 500
             wait = None
@@ -353,10 +371,14 @@ def _as_list(value: Any, path: str) -> list[Any]:
 
 
 def _public_url(url: str) -> str:
-    """`url` with credential-looking query parameters (api_key=...) redacted."""
+    """`url` with its user info's password and credential-looking query parameters
+    (api_key=...) redacted."""
     parts = urlsplit(url)
+    if parts.password is not None:
+        host = parts.netloc.rsplit("@", 1)[1]
+        parts = parts._replace(netloc=f"{parts.username}:<redacted>@{host}")
     if not parts.query:
-        return url
+        return urlunsplit(parts)
     pairs = [
         (name, "<redacted>" if is_secret(name) else value)
         for name, value in parse_qsl(parts.query, keep_blank_values=True)

@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 from retrieval_gate.compare import Comparison
 from retrieval_gate.errors import InputError
 from retrieval_gate.gate import LabellingGap, QueryChange, Status, Unjudged
+from retrieval_gate.redaction import scrubbed
 
 
 class _Model(BaseModel):
@@ -85,6 +86,7 @@ class ResultRecord(_Model):
 
 def validate_result(document: Mapping[str, Any], source: str = "result") -> ResultRecord:
     """`document` checked field by field; an InputError names the first bad fields."""
+    document = scrubbed(document)  # a result written before a secret was known to us, too
     try:
         record = ResultRecord.model_validate(document)
     except ValidationError as error:

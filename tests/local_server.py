@@ -1,0 +1,44 @@
+"""A real HTTP server on 127.0.0.1 for tests: each request is answered by a Python function."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+Answer = tuple[int, Mapping[str, str], bytes]
+"""Status, headers and body of a response."""
+Respond = Callable[[str, str, Mapping[str, str], bytes], Answer]
+"""(method, path, request headers, request body) -> the answer."""
+
+
+@contextmanager
+def serving(respond: Respond) -> Iterator[str]:
+    """The server's base URL (http://127.0.0.1:PORT) while the block runs."""
+
+    class Handler(BaseHTTPRequestHandler):
+        def _answer(self) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            body = self.rfile.read(length) if length else b""
+            status, headers, payload = respond(self.command, self.path, dict(self.headers), body)
+            self.send_response(status)
+            for name, value in headers.items():
+                self.send_header(name, value)
+            self.send_header("Content-Length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload)
+
+        do_GET = do_POST = _answer  # noqa: N815 (http.server's names)
+
+        def log_message(self, *args: object) -> None:
+            return None
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
