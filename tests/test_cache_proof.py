@@ -38,9 +38,11 @@ def service() -> Iterator[tuple[str, dict[str, Any]]]:
             query, _, doc, grade = line.split()
             if int(grade) > 0:
                 relevant.setdefault(query, []).append(doc)
-    state: dict[str, Any] = {"good": True, "calls": 0}
+    state: dict[str, Any] = {"good": True, "calls": 0, "index": 1}
 
     def respond(method: str, path: str, headers: Mapping[str, str], body: bytes) -> Answer:
+        if path == "/version":
+            return 200, {"Content-Type": "text/plain"}, f"index-{state['index']}\n".encode()
         state["calls"] += 1
         query = text.get(json.loads(body)["query"], "")
         docs = relevant.get(query, []) if state["good"] else ["kb-999", "kb-998"]
@@ -52,6 +54,7 @@ def service() -> Iterator[tuple[str, dict[str, Any]]]:
 
 
 def gate(tmp_path: Path, url: str, version: str | None = None) -> Path:
+    """The tiny gate over the service at `url`, with `version` (YAML) when given."""
     folder = tmp_path / "tiny"
     if not folder.exists():
         shutil.copytree(ROOT / "configs" / "tiny", folder)
@@ -103,3 +106,34 @@ def test_a_declared_version_keys_the_cache(
     code, out, err = cli("check", "-c", str(config), "--quiet")
     assert state["calls"] == 10  # another version, another key
     assert code == 1, out + err
+
+
+@pytest.mark.parametrize("source", ["url", "command"])
+def test_a_version_read_from_a_url_or_a_command_keys_the_cache(
+    tmp_path: Path, service: tuple[str, dict[str, Any]], source: str
+) -> None:
+    url, state = service
+    if source == "url":
+        version = "{url: " + url.replace("/search", "/version") + "}"
+    else:
+        (tmp_path / "index_id.txt").write_text("index-1\n")
+        version = "{command: [cat, " + str(tmp_path / "index_id.txt") + "]}"
+    config = gate(tmp_path, url, version=version)
+    assert cli("baseline", "-c", str(config), "--quiet")[0] == 0
+    assert cli("check", "-c", str(config), "--quiet")[0] == 0
+    assert state["calls"] == 5  # the version answered the same: the cache is current
+    state["good"], state["index"] = False, 2  # a rebuilt, worse index
+    (tmp_path / "index_id.txt").write_text("index-2\n")
+    code, out, err = cli("check", "-c", str(config), "--quiet")
+    assert state["calls"] == 10
+    assert code == 1, out + err
+
+
+def test_a_version_source_that_fails_is_exit_2_naming_it(
+    tmp_path: Path, service: tuple[str, dict[str, Any]]
+) -> None:
+    url, _ = service
+    config = gate(tmp_path, url, version='{command: ["false"]}')
+    code, _, err = cli("check", "-c", str(config), "--quiet")
+    assert code == 2
+    assert "retriever.version.command exited 1" in err

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
-from pydantic import Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from retrieval_gate import redaction
 from retrieval_gate.adapters.adapter import Adapter
@@ -31,6 +31,26 @@ BATCH_BODY = {"queries": "{queries}", "k": "{k}"}
 MAX_RETRY_AFTER = 30.0
 """The longest wait, in seconds, a `Retry-After` header gets; also at most half the
 retriever's timeout, since the wait is spent inside the next call and counts against it."""
+
+
+class VersionSource(BaseModel):
+    """Where the service's version is read when the gate starts: a command's output or a URL's
+    body (an index build id, a deployed model's name)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    command: list[str] | None = Field(
+        default=None, description="argv of a command (no shell) that prints the version."
+    )
+    url: str | None = Field(default=None, description="A URL whose body (GET) is the version.")
+
+    @model_validator(mode="after")
+    def _one_source(self) -> VersionSource:
+        if (self.command is None) == (self.url is None):
+            raise ValueError("give exactly one of command or url")
+        if self.command is not None and not self.command:
+            raise ValueError("command needs at least the program")
+        return self
 
 
 class HttpConfig(AdapterSettings):
@@ -69,12 +89,13 @@ class HttpConfig(AdapterSettings):
         default="score",
         description="Path to the score within a hit, when it has one; null for none.",
     )
-    version: str | None = Field(
+    version: str | VersionSource | None = Field(
         default=None,
         description=(
-            "What the service behind the URL is: an index build id, a model version. Part "
-            "of the cache key; without it `check` cannot prove cached answers current and "
-            "calls the service for every query."
+            "What the service behind the URL is: an index build id, a model version, or "
+            "{command: [...]} / {url: ...} that answers it when the gate starts. Part of the "
+            "cache key; without it `check` cannot prove cached answers current and calls the "
+            "service for every query."
         ),
     )
 
@@ -117,6 +138,7 @@ class HttpRetriever(Adapter[HttpConfig]):
         self.id_path = parse_path(config.id, "id")
         self.score_path = None if config.score is None else parse_path(config.score, "score")
         self.name = f"{config.method} {_public_url(config.url)}"
+        self.version = _read_version(config.version, config.timeout, base_dir)
         import httpx
 
         # Keep a connection alive per concurrent caller: httpx's default of 20 idle
@@ -152,11 +174,11 @@ class HttpRetriever(Adapter[HttpConfig]):
             "results": config.results,
             "id": config.id,
             "score": config.score,
-            **({"version": config.version} if config.version is not None else {}),
+            **({"version": self.version} if self.version is not None else {}),
         }
 
     def unproven_cache(self) -> str | None:
-        if self.config.version is not None:
+        if self.version is not None:
             return None
         return (
             "the http retriever declares no retriever.version, so answers cached earlier "
@@ -384,3 +406,49 @@ def _public_url(url: str) -> str:
         for name, value in parse_qsl(parts.query, keep_blank_values=True)
     ]
     return urlunsplit(parts._replace(query=urlencode(pairs, safe="<>{}")))
+
+
+VERSION_LIMIT = 200
+"""Characters of a version answer kept: a build id or a model name, not a page."""
+
+
+def _read_version(
+    version: str | VersionSource | None, timeout: float, base_dir: Path | None
+) -> str | None:
+    """The declared version, or the answer of its command or URL (stripped, at most
+    VERSION_LIMIT characters); a source that fails is a GateError naming retriever.version."""
+    if version is None or isinstance(version, str):
+        return version
+    if version.command is not None:
+        import subprocess
+
+        try:
+            done = subprocess.run(
+                version.command,
+                cwd=base_dir,
+                capture_output=True,
+                text=True,
+                timeout=timeout,
+                check=False,
+            )
+        except (OSError, subprocess.TimeoutExpired) as error:
+            raise GateError(f"retriever.version.command: {error}") from None
+        if done.returncode != 0:
+            raise GateError(
+                f"retriever.version.command exited {done.returncode}: {excerpt(done.stderr)}"
+            )
+        answer = done.stdout
+    else:
+        import httpx
+
+        try:
+            response = httpx.get(version.url or "", timeout=timeout, follow_redirects=False)
+        except httpx.HTTPError as error:
+            raise GateError(f"retriever.version.url: {type(error).__name__}: {error}") from None
+        if response.status_code != 200:
+            raise GateError(f"retriever.version.url: HTTP {response.status_code}")
+        answer = response.text
+    answer = answer.strip()[:VERSION_LIMIT]
+    if not answer:
+        raise GateError("retriever.version: the command or URL answered nothing")
+    return answer
