@@ -16,11 +16,9 @@ import yaml
 from pydantic import (
     BaseModel,
     BeforeValidator,
-    ConfigDict,
     Field,
     PrivateAttr,
     ValidationError,
-    ValidationInfo,
     WithJsonSchema,
     field_validator,
 )
@@ -30,6 +28,7 @@ from retrieval_gate import DEFAULT_CONFIG, redaction
 from retrieval_gate.adapters import AdapterConfig
 from retrieval_gate.errors import InputError, MetricError
 from retrieval_gate.names import NAME_PATTERN, NAME_RULE, valid_name
+from retrieval_gate.strict import StrictModel
 
 CONFIG_VERSION = 1
 _ENV = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
@@ -37,63 +36,6 @@ _POINTS = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*(pt|pts|point|points)\s*$", re.IG
 _PERCENT = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*%\s*$")
 MAX_CONFIG_BYTES = 1024 * 1024
 MAX_DEPTH = 64
-
-
-class StrictModel(BaseModel):
-    """Unknown keys are errors; values are immutable once loaded; numbers are numbers: a
-    boolean (true, yes, on) is not an int or a float, and a float must be finite."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
-
-    @field_validator("*", mode="before")
-    @classmethod
-    def _no_bool_for_numbers(cls, value: Any, info: ValidationInfo) -> Any:
-        if info.field_name is not None and _bool_where_not_allowed(
-            cls.model_fields[info.field_name].annotation, value
-        ):
-            raise PydanticCustomError(
-                "bool_not_number",
-                "expected a number, got a boolean (YAML reads true/false, yes/no and on/off "
-                "as booleans); write a number",
-            )
-        return value
-
-
-def _bool_where_not_allowed(annotation: Any, value: Any) -> bool:
-    """Whether `value` holds a bool (itself, or an item of a list) where `annotation` takes none."""
-    if isinstance(value, bool):
-        return not _takes_bool(annotation)
-    if isinstance(value, list) and value:
-        item = _list_item(annotation)
-        return item is not None and any(_bool_where_not_allowed(item, v) for v in value)
-    return False
-
-
-def _takes_bool(annotation: Any) -> bool:
-    if annotation is bool or annotation is Any:
-        return True
-    origin = typing.get_origin(annotation)
-    args = typing.get_args(annotation)
-    if origin is Annotated:
-        return _takes_bool(args[0])
-    if origin in (typing.Union, types.UnionType):
-        return any(_takes_bool(a) for a in args)
-    if origin is Literal:
-        return any(isinstance(a, bool) for a in args)
-    return False
-
-
-def _list_item(annotation: Any) -> Any:
-    origin = typing.get_origin(annotation)
-    args = typing.get_args(annotation)
-    if origin is Annotated:
-        return _list_item(args[0])
-    if origin in (typing.Union, types.UnionType):
-        items = [i for i in (_list_item(a) for a in args) if i is not None]
-        return items[0] if len(items) == 1 else None
-    if origin is list and args:
-        return args[0]
-    return None
 
 
 class Drop(StrictModel):

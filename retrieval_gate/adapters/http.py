@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
 
 from retrieval_gate import redaction
 from retrieval_gate.adapters.adapter import Adapter
@@ -23,6 +23,7 @@ from retrieval_gate.adapters.hits import doc_id, score
 from retrieval_gate.adapters.paths import PathError, Step, parse_path, select
 from retrieval_gate.adapters.settings import AdapterSettings, is_secret, redact
 from retrieval_gate.errors import GateError
+from retrieval_gate.strict import StrictModel
 from retrieval_gate.wording import excerpt
 
 FIELD = re.compile(r"\{(query|queries|k|id|metadata\.[^{}]+)\}")
@@ -33,11 +34,9 @@ MAX_RETRY_AFTER = 30.0
 retriever's timeout, since the wait is spent inside the next call and counts against it."""
 
 
-class VersionSource(BaseModel):
+class VersionSource(StrictModel):
     """Where the service's version is read when the gate starts: a command's output or a URL's
     body (an index build id, a deployed model's name)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     command: list[str] | None = Field(
         default=None, description="argv of a command (no shell) that prints the version."

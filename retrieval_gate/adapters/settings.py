@@ -6,7 +6,9 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
+
+from retrieval_gate.strict import no_bool_for_numbers
 
 # Name parts that usually mean a credential; their values never reach a description.
 SECRET_PART = re.compile(r"(api)?key|token|secret|passw(or)?d|auth(orization)?|credentials?|cookie")
@@ -14,9 +16,11 @@ SECRET_PART = re.compile(r"(api)?key|token|secret|passw(or)?d|auth(orization)?|c
 
 class AdapterSettings(BaseModel):
     """How the runner calls a retriever. None of these change results, so none of them are
-    part of a retriever's description (and fingerprint)."""
+    part of a retriever's description (and fingerprint). Numbers are finite, and the runner's
+    settings take no booleans (StrictModel's rule; the `type` discriminator rules out its
+    validator on every field)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     concurrency: int = Field(
         default=8, ge=1, description="Calls in flight at once (worker threads in the runner)."
@@ -34,6 +38,11 @@ class AdapterSettings(BaseModel):
         ge=1,
         description="Queries per call for retrievers that take batches; 1 sends one at a time.",
     )
+
+    @field_validator("concurrency", "timeout", "retries", "batch_size", mode="before")
+    @classmethod
+    def _no_bool_for_numbers(cls, value: Any, info: ValidationInfo) -> Any:
+        return no_bool_for_numbers(cls, value, info)
 
 
 def is_secret(name: str) -> bool:
