@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from retrieval_gate.errors import InputError
 from retrieval_gate.files import write_text_atomic
 from retrieval_gate.ids import FloatArray
-from retrieval_gate.redaction import scrubbed
+from retrieval_gate.wording import json_text
 
 SCHEMA_VERSION = 1
 # Still 1 with `fingerprints.queries`: the field is optional, files without it read as before.
@@ -192,9 +192,7 @@ def write_baseline(baseline: Baseline, path: Path) -> None:
     equal bytes. Serialisation happens first: a ValueError (non-finite score) leaves any
     existing file untouched.
     """
-    document = scrubbed(baseline_document(baseline))
-    text = json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False)
-    write_text_atomic(Path(path), text + "\n")
+    write_text_atomic(Path(path), json_text(baseline_document(baseline)) + "\n")
 
 
 def read_baseline(path: Path, *, config: str | Path | None = None) -> Baseline:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import re
 from collections.abc import Mapping, Sequence, Set
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -29,8 +28,8 @@ from retrieval_gate.errors import GateError
 from retrieval_gate.ids import FloatArray, IntArray
 from retrieval_gate.metrics import parse_metric
 from retrieval_gate.qrels import is_judged
-from retrieval_gate.redaction import scrubbed
 from retrieval_gate.slicing import slice_definition, slice_queries
+from retrieval_gate.wording import json_text
 
 if TYPE_CHECKING:
     from retrieval_gate.adapters.base import Hit
@@ -218,16 +217,9 @@ class GateResult:
         return canonical_json(self.document())
 
 
-_C1 = re.compile("[\x80-\x9f]")
-
-
 def canonical_json(document: dict[str, Any]) -> str:
-    """A result document as the JSON report: indented, key order as built, one newline.
-
-    Text stays readable UTF-8, but C1 control characters (json leaves them raw; a terminal
-    may act on them) are escaped as \\u0080-\\u009f, which only strings can hold."""
-    text = json.dumps(scrubbed(document), indent=2, ensure_ascii=False, allow_nan=False)
-    return _C1.sub(lambda found: f"\\u{ord(found.group()):04x}", text) + "\n"
+    """A result document as the JSON report: indented, key order as built, one newline."""
+    return json_text(document) + "\n"
 
 
 def error_document(name: str, message: str) -> dict[str, Any]:

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Literal, TextIO, TypeAlias
 from retrieval_gate.errors import InputError
 from retrieval_gate.metrics.spec import format_value
 from retrieval_gate.qrels import is_judged
+from retrieval_gate.wording import json_text
 
 if TYPE_CHECKING:
     from retrieval_gate.baseline import Baseline
@@ -174,7 +175,7 @@ def render_queue(items: Sequence[QueueItem], fmt: QueueFormat) -> str:
     """The queue as JSON Lines (one object per line, columns in order) or CSV (a header row,
     RFC 4180 quoting, empty cells for None, `true`/`false`). Equal items give equal text."""
     if fmt == "jsonl":
-        return "".join(json.dumps(item.row(), ensure_ascii=False) + "\n" for item in items)
+        return "".join(json_text(item.row(), indent=None) + "\n" for item in items)
     if fmt == "csv":
         buffer = io.StringIO()
         writer = csv.writer(buffer, lineterminator="\r\n")

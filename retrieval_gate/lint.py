@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import difflib
-import json
 import math
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -17,7 +16,7 @@ from retrieval_gate.detectability import POWER, TARGET
 from retrieval_gate.errors import GateError, InputError
 from retrieval_gate.metrics import MetricSpec, parse_metric
 from retrieval_gate.metrics.spec import format_value
-from retrieval_gate.wording import plural
+from retrieval_gate.wording import json_text, plural
 
 if TYPE_CHECKING:
     from retrieval_gate.agreement import Agreement
@@ -119,7 +118,7 @@ class LintReport:
 
     def to_json(self) -> str:
         """`document()` as indented JSON with one trailing newline."""
-        return json.dumps(self.document(), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+        return json_text(self.document()) + "\n"
 
     def to_text(self) -> str:
         """Findings grouped by severity, each with its fix, then a one-line summary."""

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 
 from retrieval_gate.metrics import REGISTRY, Scores
-from retrieval_gate.wording import aligned, plural
+from retrieval_gate.wording import aligned, json_text, plural
 
 PREVIEW = 5
 """Query ids listed in a coverage note before it says `and N more`."""
@@ -74,7 +73,7 @@ def format_json(scores: Scores, per_query: bool) -> str:
         "missing_queries": list(scores.missing_queries),
         "ignored_queries": list(scores.ignored_queries),
     }
-    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+    return json_text(document) + "\n"
 
 
 FORMATS: dict[str, Callable[[Scores, bool], str]] = {

@@ -3,11 +3,22 @@ the one place that makes untrusted text inert for the console, the CI log and th
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Sequence
 from typing import Any, TextIO
 
-from retrieval_gate.redaction import redacted
+from retrieval_gate.redaction import redacted, scrubbed
+
+_C1 = re.compile("[\x80-\x9f]")
+
+
+def json_text(value: Any, *, indent: int | None = 2) -> str:
+    """`value` as JSON for any file or stream we write: readable UTF-8, registered secrets
+    redacted, and control characters escaped, C1 too (json leaves U+0080-U+009F raw, and a
+    terminal may act on them; only strings can hold them, so the escape is exact)."""
+    text = json.dumps(scrubbed(value), indent=indent, ensure_ascii=False, allow_nan=False)
+    return _C1.sub(lambda found: f"\\u{ord(found.group()):04x}", text)
 
 
 def plural(count: int, noun: str, nouns: str | None = None) -> str:

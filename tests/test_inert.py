@@ -266,3 +266,30 @@ def test_the_json_result_escapes_c0_and_c1_controls() -> None:
     assert not any(("\x00" <= ch < " " and ch != "\n") or "\x80" <= ch <= "\x9f" for ch in text)
     assert "é" in text  # readable UTF-8 otherwise
     assert json.loads(text) == {"query": "a\x1b[2Jb\x9b31mc\x85d é"}
+
+
+HOSTILE_DOCS = """\
+def search(query, k, metadata):
+    # Document ids a retriever controls: C0 and C1 controls and a workflow command.
+    return [f"d{metadata['n']}", "::error::doc\\x1b[2J", "csi\\x9b31m\\x85nel"]
+"""
+
+
+def test_document_ids_from_a_retriever_are_escaped_in_every_json_file(tmp_path: Path) -> None:
+    config = make_gate(tmp_path, "docs")
+    (tmp_path / "docs.py").write_text(HOSTILE_DOCS)
+    code, out, err = run_cli("baseline", "-c", str(config), "--quiet", "--no-cache")
+    assert code == 0, err
+    code, out, err = run_cli(
+        "check", "-c", str(config), "--quiet", "--no-cache", "--json", str(tmp_path / "r.json")
+    )
+    assert code in (0, 1), err
+    queue = tmp_path / "queue.jsonl"
+    code, _, err = run_cli("label-queue", "-c", str(config), "-o", str(queue), "--quiet")
+    assert code == 0, err
+    baseline = tmp_path / ".retrieval-gate" / "baseline.json"
+    for path in (baseline, tmp_path / "r.json", queue):
+        text = path.read_text(encoding="utf-8")
+        assert not re.search("[\x00-\x09\x0b-\x1f\x7f-\x9f]", text), path.name
+        assert "csi\\u009b31m\\u0085nel" in text  # escaped, not lost
+    assert_console_inert(out + err)
