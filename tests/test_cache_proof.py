@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import json
 import shutil
+import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -56,8 +57,8 @@ def service() -> Iterator[tuple[str, dict[str, Any]]]:
 def gate(tmp_path: Path, url: str, version: str | None = None) -> Path:
     """The tiny gate over the service at `url`, with `version` (YAML) when given."""
     folder = tmp_path / "tiny"
-    if not folder.exists():
-        shutil.copytree(ROOT / "configs" / "tiny", folder)
+    if not (folder / "queries.jsonl").exists():
+        shutil.copytree(ROOT / "configs" / "tiny", folder, dirs_exist_ok=True)
     config = folder / "retrieval-gate.yaml"
     text = (ROOT / "configs" / "tiny" / "retrieval-gate.yaml").read_text()
     retriever = f"type: http\n  url: {url}\n  concurrency: 1"
@@ -137,3 +138,25 @@ def test_a_version_source_that_fails_is_exit_2_naming_it(
     code, _, err = cli("check", "-c", str(config), "--quiet")
     assert code == 2
     assert "retriever.version.command exited 1" in err
+
+
+def test_a_hostile_version_answer_is_cut_and_inert(
+    tmp_path: Path, service: tuple[str, dict[str, Any]]
+) -> None:
+    url, _ = service
+    (tmp_path / "tiny").mkdir()
+    script = tmp_path / "tiny" / "version.py"
+    script.write_text("print('v1\\x1b[2J\\n::error::forged\\x9b' + 'x' * 100000)\n")
+    config = gate(tmp_path, url, version='{command: ["' + sys.executable + '", version.py]}')
+    code, _, err = cli("baseline", "-c", str(config), "--quiet")
+    assert code == 0, err
+    baseline = (tmp_path / "tiny" / ".retrieval-gate" / "baseline.json").read_text()
+    version = json.loads(baseline)["retriever"]["version"]
+    assert version.startswith("v1\x1b[2J\n::error::forged\x9b")
+    assert len(version) == 200  # a build id, not a page
+    assert "\x1b" not in baseline
+    assert "\x9b" not in baseline
+    code, out, err = cli("check", "-c", str(config), "--quiet")
+    assert code == 0, err
+    assert not any(line.lstrip().startswith("::") for line in (out + err).splitlines())
+    assert "\x1b" not in out + err

@@ -129,3 +129,19 @@ def test_a_missing_run_file_names_the_option_the_user_wrote(tiny: Path) -> None:
         assert code == 2, err
         assert "error: --run missing.trec: no such file" in err
         assert "retriever.path" not in err
+
+
+def test_hostile_unmatched_ids_are_inert_in_the_error_and_its_reports(tiny: Path) -> None:
+    hostile = {q: f"::error::{q}\x1b[2J\x9b" for q in LABELLED}
+    rewrite(tiny, "hostile.trec", LABELLED, hostile)
+    code, out, err = cli(
+        "check", "--quiet", "--no-cache", "--run", "hostile.trec",
+        "--json", "r.json", "--markdown", "r.md", "--junit", "r.xml", "--html", "r.html",
+    )  # fmt: skip
+    assert code == 2, err
+    assert "shares no query id with the labelled set" in err
+    assert not any(line.lstrip().startswith("::") for line in (out + err).splitlines())
+    for text in (out, err, *((tiny / name).read_text() for name in ("r.json", "r.md", "r.xml"))):
+        assert "\x1b" not in text
+        assert "\x9b" not in text
+    assert "\x1b" not in (tiny / "r.html").read_text()
