@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 import json
-import time
 from pathlib import Path
 
 import pytest
@@ -160,9 +159,10 @@ def test_duplicate_keys_name_both_lines(tmp_path: Path) -> None:
 def test_an_alias_bomb_is_refused_at_once(tmp_path: Path) -> None:
     levels = ["a0: &a0 [x, x, x, x, x, x, x, x, x]"]
     levels += [f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 9)}]" for i in range(1, 10)]
-    started = time.perf_counter()
+    # Refused at the first alias, line 2, before anything is expanded: 9^10 strings would
+    # never fit in memory (the previous loader ran out of it), so reaching this line at all
+    # is the proof; no wall-clock limit.
     message = error_of(tmp_path, "\n".join(levels) + "\n" + GOOD)
-    assert time.perf_counter() - started < 0.5
     assert "retrieval-gate.yaml:2: aliases (*a0) are not allowed in retrieval-gate.yaml" in message
 
 
