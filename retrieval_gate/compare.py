@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
@@ -448,26 +448,16 @@ def _comparison(
         verdict = None if verdict is None else "pass"
     detectable = needed = None
     if gated and max_drop is not None and n >= 2:
-        sd = float(diff.std(ddof=1))
-        tested = level if settings.require_significance else None
-        t_test = settings.test == "t"
-        detectable = detectable_drop(
-            sd=sd,
-            n=n,
-            level=tested,
-            max_drop=max_drop,
-            resamples=settings.resamples,
-            t_test=t_test,
-            power=settings.power,
-        )
-        needed = queries_needed(
-            sd=sd,
-            level=tested,
-            max_drop=max_drop,
-            resamples=settings.resamples,
-            t_test=t_test,
-            power=settings.power,
-        )
+        rule: dict[str, Any] = {
+            "sd": float(diff.std(ddof=1)),
+            "level": level if settings.require_significance else None,
+            "max_drop": max_drop,
+            "resamples": settings.resamples,
+            "t_test": settings.test == "t",
+            "power": settings.power,
+        }
+        detectable = detectable_drop(n=n, **rule)
+        needed = queries_needed(**rule)
     ci = interval(diff, t_test=settings.test == "t") if n else None
     return Comparison(
         metric=cell.metric,

@@ -128,14 +128,9 @@ def queries_needed(
 
     def enough(n: int) -> bool:
         found = detectable_drop(
-            sd=sd,
-            n=n,
-            level=level,
-            max_drop=max_drop,
-            resamples=resamples,
-            t_test=t_test,
+            sd=sd, n=n, level=level, max_drop=max_drop, resamples=resamples, t_test=t_test,
             power=power,
-        )
+        )  # fmt: skip
         return found is not None and found <= goal * (1 + 1e-12)
 
     if not enough(_MAX_QUERIES):
