@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from retrieval_gate.compare import Comparison
+from retrieval_gate.diagnostics import LabellingGap
 from retrieval_gate.errors import GateError
-from retrieval_gate.gate import LabellingGap
 from retrieval_gate.report.document import ResultRecord
 
 SECTIONS = ("slices", "warnings", "chart", "queries")

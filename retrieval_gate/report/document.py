@@ -16,8 +16,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from retrieval_gate.compare import Comparison
+from retrieval_gate.diagnostics import LabellingGap, QueryChange, Unjudged
 from retrieval_gate.errors import InputError
-from retrieval_gate.gate import LabellingGap, QueryChange, Status, Unjudged
+from retrieval_gate.gate import Status
 from retrieval_gate.redaction import scrubbed
 
 

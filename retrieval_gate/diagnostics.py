@@ -1,0 +1,268 @@
+"""Per-query diagnostics of a comparison: queries that moved, hits lost, judged@k, label gaps."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence, Set
+from dataclasses import dataclass
+
+import numpy as np
+
+from retrieval_gate.baseline import Baseline
+from retrieval_gate.compare import Comparison
+from retrieval_gate.datasets import Dataset
+from retrieval_gate.ids import FloatArray, IntArray
+from retrieval_gate.qrels import is_judged
+
+QUERY_CHANGES = 10
+"""Most-regressed queries listed in a result."""
+JUDGED_DROP = 0.01
+"""The fall of mean judged@k on a failing check's queries (1 point), with a rise of the share of
+unjudged documents in their top k by as much, from which the reports call the failure a possible
+labelling gap. Unjudged documents count as non-relevant, so a retriever that ranks documents
+nobody judged loses points whether or not they are relevant. judged@k alone also falls when a
+retriever returns fewer documents, which is no labelling gap; hence the second condition. A
+smaller change (less than one document in ten queries at k = 10) is not worth the note. The
+check fails either way; the note only says where to look before blaming the retriever."""
+
+
+@dataclass(frozen=True)
+class DocMove:
+    """Where a relevant document sat in the baseline's and the current top k (None: absent)."""
+
+    doc_id: str
+    grade: float
+    before: int | None
+    after: int | None
+
+
+@dataclass(frozen=True)
+class QueryChange:
+    """One query's value of a metric before and after, and its relevant documents' moves."""
+
+    query_id: str
+    text: str
+    metric: str
+    before: float
+    after: float
+    moves: tuple[DocMove, ...]
+
+    @property
+    def delta(self) -> float:
+        """after - before."""
+        return self.after - self.before
+
+
+@dataclass(frozen=True)
+class Unjudged:
+    """Documents in the current top k that no judgment covers: they count as non-relevant.
+
+    Judged means what the judged@k metric counts: the query's qrels grade the document >= 0
+    (a grade < 0 marks a document that was pooled but not judged)."""
+
+    retrieved: int
+    """Documents in every query's current top k."""
+    unjudged: int
+    """Of them, documents not judged for the query."""
+    new: int
+    """Unjudged documents that were not in the query's baseline top k."""
+    queries: tuple[str, ...]
+    """Queries with at least one new unjudged document, sorted."""
+    baseline_unjudged: int
+    """Unjudged documents in the baseline's top k, for comparison."""
+    judged_before: float
+    """Mean judged@k (k = the config's k) of the baseline's top k over the labelled queries."""
+    judged_after: float
+    """Mean judged@k of the current top k over the labelled queries."""
+
+
+@dataclass(frozen=True)
+class LabellingGap:
+    """A failing check whose queries' mean judged@k fell by JUDGED_DROP or more as unjudged
+    documents entered their top k: part of the drop may be documents nobody judged rather than
+    a worse retriever."""
+
+    metric: str
+    slice: str
+    judged_before: float
+    """Mean judged@k of the baseline's top k over the slice's queries."""
+    judged_after: float
+    """Mean judged@k of the current top k over the slice's queries."""
+
+
+def judged_at_k(
+    record: Baseline, query_ids: Sequence[str], dataset: Dataset, k: int
+) -> tuple[FloatArray, FloatArray]:
+    """judged@k of each query's stored top k (aligned with `query_ids`), judged docs / k, and
+    the share of unjudged docs, unjudged docs / k (the rest of k is what was not returned)."""
+    qrels = dataset.qrels
+    judged = []
+    returned = []
+    for query_id in query_ids:
+        docs = record.top_k.get(query_id, ())
+        judgments = qrels.by_query[qrels.position[query_id]]
+        judged.append(sum(is_judged(judgments, doc) for doc in docs))
+        returned.append(len(docs))
+    judged_at_k = np.asarray(judged, dtype=np.float64) / float(k)
+    unjudged_at_k = (np.asarray(returned, dtype=np.float64) - judged) / float(k)
+    return judged_at_k, unjudged_at_k
+
+
+def unjudged_summary(
+    baseline: Baseline,
+    current: Baseline,
+    dataset: Dataset,
+    judged_before: FloatArray,
+    judged_after: FloatArray,
+) -> Unjudged:
+    retrieved = unjudged = new = old = 0
+    queries = []
+    for query_id in current.query_ids:
+        judgments = dataset.qrels.by_query[dataset.qrels.position[query_id]]
+        before = baseline.top_k.get(query_id, ())
+        after = current.top_k.get(query_id, ())
+        old += sum(not is_judged(judgments, doc) for doc in before)
+        retrieved += len(after)
+        missing = [doc for doc in after if not is_judged(judgments, doc)]
+        unjudged += len(missing)
+        fresh = len(set(missing) - set(before))
+        new += fresh
+        if fresh:
+            queries.append(query_id)
+    return Unjudged(
+        retrieved,
+        unjudged,
+        new,
+        tuple(queries),
+        old,
+        _mean(judged_before),
+        _mean(judged_after),
+    )
+
+
+def labelling_gaps(
+    failures: Sequence[Comparison],
+    slices: Mapping[str, IntArray],
+    judged: tuple[FloatArray, FloatArray],
+    unjudged: tuple[FloatArray, FloatArray],
+    explainable: Set[tuple[str, str]],
+) -> tuple[LabellingGap, ...]:
+    """Each failing check whose queries' mean judged@k fell by JUDGED_DROP or more while their
+    share of unjudged documents rose by as much (`judged` and `unjudged`: before, after), and
+    whose verdict the unjudged documents could change (`explainable`: (metric, slice))."""
+    gaps = []
+    for failure in failures:
+        rows = slices[failure.slice]
+        if not len(rows) or (failure.metric, failure.slice) not in explainable:
+            continue
+        before, after = _mean(judged[0][rows]), _mean(judged[1][rows])
+        entered = _mean(unjudged[1][rows]) - _mean(unjudged[0][rows])
+        # Rounded: means of k-ths can miss an exact 1-point change by a float rounding error.
+        if round(before - after, 12) >= JUDGED_DROP and round(entered, 12) >= JUDGED_DROP:
+            gaps.append(LabellingGap(failure.metric, failure.slice, before, after))
+    return tuple(gaps)
+
+
+def explainable_failures(
+    failures: Sequence[Comparison],
+    baseline: Baseline,
+    current: Baseline,
+    dataset: Dataset,
+    slices: Mapping[str, IntArray],
+) -> set[tuple[str, str]]:
+    """(metric, slice) of the failing checks that would pass if every document nobody judged
+    in either top k were relevant at the highest grade given: only those can be labelling
+    gaps. A check that fails even then is a worse retriever, whatever the missing labels say.
+    """
+    if not failures:
+        return set()
+    from retrieval_gate.metrics import evaluate
+    from retrieval_gate.readers import qrels_from_dict, run_from_dict
+
+    qrels = dataset.qrels
+    best = max(float(qrels.grade.max()) if len(qrels) else 1.0, 1.0)
+    augmented = {}
+    for query_id in current.query_ids:
+        judgments = dict(qrels.by_query[qrels.position[query_id]])
+        for doc in (*baseline.top_k.get(query_id, ()), *current.top_k.get(query_id, ())):
+            if not is_judged(judgments, doc):
+                judgments[doc] = best
+        augmented[query_id] = judgments
+    optimistic = qrels_from_dict(augmented)
+    metrics = sorted({failure.metric for failure in failures})
+    before, after = (
+        evaluate(run_from_dict({q: list(d) for q, d in r.top_k.items()}), optimistic, metrics)
+        for r in (baseline, current)
+    )
+    if before.query_ids != tuple(current.query_ids):
+        return set()  # not aligned with the slices: claim nothing
+    found = set()
+    for failure in failures:
+        rows = slices[failure.slice]
+        if not len(rows):
+            continue
+        old = _mean(before.values[failure.metric][rows])
+        new = _mean(after.values[failure.metric][rows])
+        within = failure.max_drop is None or old - new <= failure.max_drop + 1e-12
+        above = failure.floor is None or new >= failure.floor - 1e-12
+        if within and above:
+            found.add((failure.metric, failure.slice))
+    return found
+
+
+def _mean(values: FloatArray) -> float:
+    return float(values.mean()) if len(values) else 0.0
+
+
+def _relevant(dataset: Dataset, query_id: str) -> dict[str, float]:
+    judged = dataset.qrels.by_query[dataset.qrels.position[query_id]]
+    return {doc: grade for doc, grade in judged.items() if grade >= 1}
+
+
+def query_changes(
+    baseline: Baseline, current: Baseline, dataset: Dataset, metric: str
+) -> tuple[QueryChange, ...]:
+    before, after = baseline.scores[metric], current.scores[metric]
+    order = np.argsort(after - before, kind="stable")
+    changes = []
+    for i in order[:QUERY_CHANGES].tolist():
+        if after[i] >= before[i]:
+            break
+        query_id = current.query_ids[i]
+        old = _positions(baseline.top_k.get(query_id, ()))
+        new = _positions(current.top_k.get(query_id, ()))
+        moves = tuple(
+            DocMove(doc, grade, old.get(doc), new.get(doc))
+            for doc, grade in sorted(_relevant(dataset, query_id).items(), key=lambda d: -d[1])
+            if old.get(doc) != new.get(doc)
+        )
+        changes.append(
+            QueryChange(
+                query_id,
+                dataset.query(query_id).text,
+                metric,
+                float(before[i]),
+                float(after[i]),
+                moves,
+            )
+        )
+    return tuple(changes)
+
+
+def _positions(docs: Sequence[str]) -> dict[str, int]:
+    return {doc: rank for rank, doc in enumerate(docs, 1)}
+
+
+def hit_changes(
+    baseline: Baseline, current: Baseline, dataset: Dataset
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """Queries whose top k went from holding a relevant doc to none (lost), and back (gained)."""
+    lost, gained = [], []
+    for query_id in current.query_ids:
+        relevant = _relevant(dataset, query_id)
+        before = any(doc in relevant for doc in baseline.top_k.get(query_id, ()))
+        after = any(doc in relevant for doc in current.top_k.get(query_id, ()))
+        if before and not after:
+            lost.append(query_id)
+        elif after and not before:
+            gained.append(query_id)
+    return tuple(lost), tuple(gained)
