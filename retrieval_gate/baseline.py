@@ -50,6 +50,29 @@ class Fingerprints:
 
 
 @dataclass(frozen=True, eq=False)
+class Repeats:
+    """A record made of repeated runs of one retriever: each run's per-query scores (the
+    record's scores are their mean) and the queries whose top k differed between runs."""
+
+    runs: tuple[Mapping[str, FloatArray], ...]
+    """Metric -> per-query values aligned with the record's `query_ids`, one mapping per run."""
+    varying: tuple[str, ...]
+    """Sorted ids of the queries whose top k was not the same in every run."""
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Repeats):
+            return NotImplemented
+        return (
+            self.varying == other.varying
+            and len(self.runs) == len(other.runs)
+            and all(
+                a.keys() == b.keys() and all(np.array_equal(a[m], b[m]) for m in a)
+                for a, b in zip(self.runs, other.runs, strict=True)
+            )
+        )
+
+
+@dataclass(frozen=True, eq=False)
 class Baseline:
     """A retriever's per-query record on the labelled set, and where it came from.
 
@@ -71,7 +94,10 @@ class Baseline:
     scores: Mapping[str, FloatArray]
     """Metric -> per-query values aligned with `query_ids` (read-only arrays)."""
     top_k: Mapping[str, tuple[str, ...]]
-    """Query id -> doc ids as ranked (at most k); absent queries retrieved nothing."""
+    """Query id -> doc ids as ranked (at most k); absent queries retrieved nothing. The first
+    run's, in a record of repeated runs."""
+    repeats: Repeats | None = None
+    """The runs `scores` is the mean of, when the record repeated the retriever."""
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Baseline):
@@ -147,18 +173,7 @@ def baseline_document(baseline: Baseline, *, clock: bool = True) -> dict[str, An
     ids = baseline.query_ids
     metrics = [m for m in fp.metrics if m in baseline.scores]
     metrics += sorted(set(baseline.scores) - set(metrics))
-    columns: dict[str, list[float]] = {}
-    for metric in metrics:
-        values = np.asarray(baseline.scores[metric], dtype=np.float64)
-        if values.shape != (len(ids),):
-            raise ValueError(f"scores[{metric!r}] has shape {values.shape}, not ({len(ids)},)")
-        bad = np.flatnonzero(~np.isfinite(values))
-        if len(bad):
-            raise ValueError(
-                f"scores[{metric!r}] of query {ids[bad[0]]!r} is {values[bad[0]]}; "
-                "a baseline holds finite scores only"
-            )
-        columns[metric] = values.tolist()
+    columns = {metric: _finite(baseline.scores[metric], metric, ids).tolist() for metric in metrics}
     document: dict[str, Any] = {
         "schema_version": baseline.schema_version,
         "tool_version": baseline.tool_version,
@@ -182,7 +197,28 @@ def baseline_document(baseline: Baseline, *, clock: bool = True) -> dict[str, An
         "scores": columns,
         "top_k": {q: list(docs) for q, docs in sorted(baseline.top_k.items())},
     }
+    if baseline.repeats is not None:
+        document["repeats"] = {
+            "runs": [
+                {metric: _finite(run[metric], metric, ids).tolist() for metric in metrics}
+                for run in baseline.repeats.runs
+            ],
+            "varying": list(baseline.repeats.varying),
+        }
     return document
+
+
+def _finite(scores: npt.ArrayLike, metric: str, ids: Sequence[str]) -> FloatArray:
+    values = np.asarray(scores, dtype=np.float64)
+    if values.shape != (len(ids),):
+        raise ValueError(f"scores[{metric!r}] has shape {values.shape}, not ({len(ids)},)")
+    bad = np.flatnonzero(~np.isfinite(values))
+    if len(bad):
+        raise ValueError(
+            f"scores[{metric!r}] of query {ids[bad[0]]!r} is {values[bad[0]]}; "
+            "a baseline holds finite scores only"
+        )
+    return values
 
 
 def write_baseline(baseline: Baseline, path: Path) -> None:
@@ -306,6 +342,11 @@ class _FingerprintsFile(_FileModel):
     retriever: str
 
 
+class _RepeatsFile(_FileModel):
+    runs: list[dict[str, list[float]]] = Field(min_length=2)
+    varying: list[str]
+
+
 class _BaselineFile(_FileModel):
     """The file layout; field order is the order written."""
 
@@ -320,6 +361,7 @@ class _BaselineFile(_FileModel):
     query_ids: list[str]
     scores: dict[str, list[float]]
     top_k: dict[str, list[str]]
+    repeats: _RepeatsFile | None = None
 
 
 def _read_json(path: Path, missing: str) -> Any:
@@ -377,11 +419,13 @@ def _from_document(data: Any, source: str, where: str, *, clock: bool) -> Baseli
             "invalid baseline:\n  " + "\n  ".join(problems) + f"\n{RECREATE}", source=source
         )
     fp = model.fingerprints
-    scores = {}
-    for metric in fp.metrics:
-        values = np.array(model.scores[metric], dtype=np.float64)
-        values.flags.writeable = False
-        scores[metric] = values
+    scores = _read_only(model.scores, fp.metrics)
+    repeats = None
+    if model.repeats is not None:
+        repeats = Repeats(
+            tuple(_read_only(run, fp.metrics) for run in model.repeats.runs),
+            tuple(model.repeats.varying),
+        )
     return Baseline(
         schema_version=model.schema_version,
         tool_version=model.tool_version,
@@ -401,7 +445,17 @@ def _from_document(data: Any, source: str, where: str, *, clock: bool) -> Baseli
         query_ids=tuple(model.query_ids),
         scores=scores,
         top_k={q: tuple(docs) for q, docs in sorted(model.top_k.items()) if docs},
+        repeats=repeats,
     )
+
+
+def _read_only(columns: Mapping[str, list[float]], metrics: Sequence[str]) -> dict[str, FloatArray]:
+    arrays = {}
+    for metric in metrics:
+        values = np.array(columns[metric], dtype=np.float64)
+        values.flags.writeable = False
+        arrays[metric] = values
+    return arrays
 
 
 def _consistency_problems(model: _BaselineFile, prefix: str) -> list[str]:
@@ -415,23 +469,38 @@ def _consistency_problems(model: _BaselineFile, prefix: str) -> list[str]:
     repeated = sorted({m for m in fp.metrics if fp.metrics.count(m) > 1})
     if repeated:
         problems.append(f"{prefix}fingerprints.metrics: {', '.join(repeated)} listed twice")
-    for metric in fp.metrics:
-        if metric not in model.scores:
-            problems.append(f"{prefix}scores: no scores for {metric}")
-    for metric, values in model.scores.items():
-        if metric not in fp.metrics:
-            problems.append(f"{prefix}scores.{metric}: not one of fingerprints.metrics")
-        elif len(values) != len(ids):
-            problems.append(
-                f"{prefix}scores.{metric}: {len(values)} values for {len(ids)} query_ids"
-            )
+    problems += _column_problems(model.scores, fp.metrics, len(ids), f"{prefix}scores")
     labelled = set(ids)
+    if model.repeats is not None:
+        where = f"{prefix}repeats"
+        for r, run in enumerate(model.repeats.runs):
+            problems += _column_problems(run, fp.metrics, len(ids), f"{where}.runs[{r}]")
+        if not problems:
+            for metric in fp.metrics:
+                mean = np.mean([run[metric] for run in model.repeats.runs], axis=0)
+                if not np.allclose(mean, model.scores[metric], rtol=0, atol=1e-9):
+                    problems.append(f"{prefix}scores.{metric}: not the mean of {where}.runs")
+        strays = sorted(set(model.repeats.varying) - labelled)
+        if strays:
+            problems.append(f"{where}.varying: {_some(strays)} not in query_ids")
     unknown = sorted(set(model.top_k) - labelled)
     if unknown:
         problems.append(f"{prefix}top_k: {_some(unknown)} not in query_ids")
     for query_id, docs in sorted(model.top_k.items()):
         if len(docs) > fp.k:
             problems.append(f"{prefix}top_k.{query_id}: {len(docs)} doc ids, more than k = {fp.k}")
+    return problems
+
+
+def _column_problems(
+    columns: Mapping[str, list[float]], metrics: Sequence[str], size: int, where: str
+) -> list[str]:
+    problems = [f"{where}: no scores for {metric}" for metric in metrics if metric not in columns]
+    for metric, values in columns.items():
+        if metric not in metrics:
+            problems.append(f"{where}.{metric}: not one of fingerprints.metrics")
+        elif len(values) != size:
+            problems.append(f"{where}.{metric}: {len(values)} values for {size} query_ids")
     return problems
 
 

@@ -159,6 +159,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="use cached answers even when nothing proves them current (an http retriever "
         "without retriever.version); the reports count them",
     )
+    _add_repeats_option(check)
     _add_report_options(check)
     check.set_defaults(handler=_check)
 
@@ -173,6 +174,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_source_options(baseline)
     baseline.add_argument("-o", "--output", help="where to write (default: the config's)")
     baseline.add_argument("--force", action="store_true", help="replace an unlike baseline")
+    _add_repeats_option(baseline)
     baseline.set_defaults(handler=_baseline)
 
     compare = commands.add_parser(
@@ -297,6 +299,26 @@ def _add_source_options(parser: argparse.ArgumentParser) -> None:
         "--refresh-cache", action="store_true", help="call the retriever again, then cache"
     )
     parser.add_argument("--quiet", action="store_true", help="no progress output")
+
+
+def _add_repeats_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--repeats",
+        type=_repeats,
+        metavar="N",
+        help="run the retriever N times (default: gate.repeats) to measure its run-to-run "
+        "noise, which the test then allows for; never from the cache",
+    )
+
+
+def _repeats(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number of runs, got {text!r}") from None
+    if not 1 <= value <= 100:
+        raise argparse.ArgumentTypeError(f"expected 1 to 100 runs, got {value}")
+    return value
 
 
 def _add_config_option(parser: argparse.ArgumentParser) -> None:
@@ -535,6 +557,7 @@ def _check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             refresh_cache=args.refresh_cache,
             trust_cache=args.trust_cache,
             progress=None if args.quiet else err,
+            repeats=args.repeats,
         )
     except GateError as error:  # the reports say why the gate could not decide
         _write_reports(validate_result(error_document(config.name, str(error))), targets, err)
@@ -561,6 +584,7 @@ def _baseline(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         cache=not args.no_cache,
         refresh_cache=args.refresh_cache,
         progress=None if args.quiet else err,
+        repeats=args.repeats or config.gate.repeats,
     )
     record = current.record
     if path.exists() and not args.force:
@@ -576,6 +600,7 @@ def _baseline(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     out.write(
         f"wrote {path}: {len(record.query_ids)} queries, metrics "
         f"{', '.join(record.fingerprints.metrics)}, k = {record.fingerprints.k}"
+        + (f", mean of {len(record.repeats.runs)} runs" if record.repeats else "")
         + (f", commit {record.git_commit[:12]}" if record.git_commit else "")
         + (" (uncommitted changes)" if record.git_dirty else "")
         + "\n"

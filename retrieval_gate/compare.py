@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -19,9 +19,13 @@ from retrieval_gate.significance import (
     paired_t,
     sign_flip,
     smallest_p,
+    t_cdf,
+    t_quantile,
 )
 from retrieval_gate.slicing import ALL, small_slices
 
+Runs = Sequence[Mapping[str, FloatArray]]
+"""Repeated runs of one side: metric -> per-query values, one mapping per run."""
 Verdict = Literal["pass", "regressed", "inconclusive", "improved", "below_floor"]
 TestName = Literal["randomization", "t"]
 OnInconclusive = Literal["pass", "fail"]
@@ -161,6 +165,10 @@ class Comparison:
     """None for report-only metrics (no max_drop, no floor)."""
     failed: bool
     """Whether this check fails the gate."""
+    run_sd: float | None = None
+    """The sd of this check's mean between runs of one unchanged retriever, pooled over the
+    repeats of both sides; None without repeats. Above 0, the test, interval and detectable
+    drop include that run-wide noise."""
 
 
 def verdict_for(
@@ -260,6 +268,17 @@ class _Cell:
     rows: IntArray
     threshold: Threshold
     reason: str
+    noise: RunNoise | None = None
+
+
+@dataclass(frozen=True)
+class RunNoise:
+    """What repeated runs say about one check: the run-to-run sd of its mean, the variance of
+    its mean delta that run-wide noise adds, and the degrees of freedom of that estimate."""
+
+    spread: float
+    variance: float
+    df: int
 
 
 def family_levels(
@@ -306,17 +325,64 @@ def _levels(members: Mapping[int, tuple[str, int]], settings: GateSettings) -> d
     return levels
 
 
+def run_noise(runs: tuple[Runs, Runs], metric: str, rows: IntArray) -> RunNoise | None:
+    """The run-to-run noise of one check from each side's repeated runs (None when neither
+    side has two runs, or its runs agree exactly).
+
+    The check's mean is taken in every run; its variance between runs of one side, pooled over
+    the sides with repeats (degrees of freedom: runs - 1 per side), is the run-to-run
+    variance B. The mean delta of R_ref and R_cur averaged runs carries B (1/R_ref + 1/R_cur)
+    of it, the reference's share assumed equal to the current's when only one side repeats.
+    B also holds per-query noise that the sign flips already see: counted twice, on the safe
+    side."""
+    squares = 0.0
+    df = 0
+    for side in runs:
+        if len(side) < 2:
+            continue
+        means = np.asarray([float(run[metric][rows].mean()) for run in side])
+        squares += float(np.square(means - means.mean()).sum())
+        df += len(side) - 1
+    if not df or not rows.size:
+        return None
+    spread = math.sqrt(squares / df)
+    if not spread > _EPS:
+        return None
+    variance = spread**2 * (1.0 / len(runs[0]) + 1.0 / len(runs[1]))
+    return RunNoise(spread, variance, df)
+
+
 def _p_values(
     diffs: FloatArray, cells: list[_Cell], settings: GateSettings
 ) -> tuple[FloatArray, FloatArray, np.ndarray]:
     if settings.test == "t":
-        pairs = [paired_t(diffs[cell.rows, c]) for c, cell in enumerate(cells)]
+        pairs = [_paired_t(diffs[cell.rows, c], cell.noise) for c, cell in enumerate(cells)]
         drop = np.asarray([p for p, _ in pairs], dtype=np.float64)
         rise = np.asarray([p for _, p in pairs], dtype=np.float64)
         return drop, rise, np.zeros(len(cells), dtype=bool)
     rng = np.random.default_rng([settings.seed, _TEST_STREAM])
-    found = sign_flip(diffs, resamples=settings.resamples, rng=rng)
+    # On the scale of a column's sum: its slice's size times the sd of its mean.
+    run_sd = np.asarray(
+        [cell.rows.size * math.sqrt(cell.noise.variance) if cell.noise else 0.0 for cell in cells]
+    )
+    run_df = np.asarray([cell.noise.df if cell.noise else 0 for cell in cells], dtype=np.int64)
+    found = sign_flip(diffs, resamples=settings.resamples, rng=rng, run_sd=run_sd, run_df=run_df)
     return found.drop, found.rise, found.bound
+
+
+def _paired_t(diff: FloatArray, noise: RunNoise | None) -> tuple[float, float]:
+    """The paired t-test, with run-wide noise added to the variance of the mean and Welch-
+    Satterthwaite degrees of freedom (rounded down) when there is some."""
+    if noise is None:
+        return paired_t(diff)
+    n = diff.size
+    within = float(diff.var(ddof=1)) / n if n >= 2 else 0.0
+    variance = within + noise.variance
+    spread = within**2 / (n - 1) if n >= 2 else 0.0
+    df = variance**2 / (spread + noise.variance**2 / noise.df)
+    t = float(diff.mean()) / math.sqrt(variance)
+    whole = max(1, int(df))
+    return float(t_cdf(t, whole)), float(t_cdf(-t, whole))
 
 
 def compare(
@@ -328,6 +394,7 @@ def compare(
     settings: GateSettings,
     *,
     strict: bool = True,
+    runs: tuple[Runs, Runs] | None = None,
 ) -> tuple[Comparison, ...]:
     """Compare every metric of `thresholds` on every slice, query by query.
 
@@ -343,11 +410,20 @@ def compare(
     Raises GateError when an overall check could never fail (too few queries for its share of
     alpha): the gate would pass every change. With `strict` off, such a check is reported as
     not gated instead (for `power` and `lint`, which say why).
+
+    `runs` are the repeated runs of each side (reference, current), whose means `baseline` and
+    `current` are: their run-to-run noise enters each check's test (`run_noise`).
     """
     arrays = {
         m: (_scores("baseline", baseline, m), _scores("current", current, m)) for m in thresholds
     }
     index = _check_inputs(arrays, slices, thresholds, overrides)
+    size = next(iter(arrays.values()))[0].size if arrays else 0
+    for side, name in zip(runs or ((), ()), ("baseline", "current"), strict=True):
+        for run in side:
+            for metric in arrays:
+                if _scores(f"a {name} run", run, metric).size != size:
+                    raise GateError(f"every {name} run must score the same {size} queries")
     order = [ALL, *sorted(name for name in index if name != ALL)]
     small = small_slices(index, settings.min_size)
     total = next(iter(arrays.values()))[0].size if arrays else 0
@@ -363,7 +439,8 @@ def compare(
                 if not rows.size
                 else small.get(name, "")
             )
-            cells.append(_Cell(metric, name, rows, threshold, reason))
+            noise = run_noise(runs, metric, rows) if runs else None
+            cells.append(_Cell(metric, name, rows, threshold, reason, noise))
     # One column per check, zero outside its slice: every test runs on one matrix.
     diffs = np.zeros((total, len(cells)), dtype=np.float64)
     for c, cell in enumerate(cells):
@@ -455,10 +532,18 @@ def _comparison(
             "resamples": settings.resamples,
             "t_test": settings.test == "t",
             "power": settings.power,
+            "run_variance": cell.noise.variance if cell.noise else 0.0,
+            "run_df": cell.noise.df if cell.noise else None,
         }
         detectable = detectable_drop(n=n, **rule)
         needed = queries_needed(**rule)
     ci = interval(diff, t_test=settings.test == "t") if n else None
+    if ci is not None and cell.noise is not None:
+        # The run-wide shift's own 95% half-width, added in quadrature.
+        extra = t_quantile(0.975, cell.noise.df) * math.sqrt(cell.noise.variance)
+        middle, half = (ci[0] + ci[1]) / 2.0, (ci[1] - ci[0]) / 2.0
+        half = math.sqrt(half**2 + extra**2)
+        ci = (middle - half, middle + half)
     return Comparison(
         metric=cell.metric,
         slice=cell.slice,
@@ -483,4 +568,5 @@ def _comparison(
         reason=reason,
         verdict=verdict,
         failed=gated and fails(verdict, settings),
+        run_sd=cell.noise.spread if cell.noise else None,
     )

@@ -213,6 +213,14 @@ class GateSettings(StrictModel):
     error_budget: float = Field(
         0.01, ge=0, le=1, description="fraction of queries the retriever may fail on"
     )
+    repeats: int = Field(
+        1,
+        ge=1,
+        le=100,
+        description="runs of the retriever per side (check --repeats, baseline --repeats): 2 "
+        "or more measure its run-to-run noise, which the test then allows for; the record "
+        "compared is the mean of the runs",
+    )
 
 
 class ReportConfig(StrictModel):

@@ -35,7 +35,8 @@ from retrieval_gate.diagnostics import (
 )
 from retrieval_gate.errors import GateError
 from retrieval_gate.metrics import parse_metric
-from retrieval_gate.slicing import slice_definition, slice_queries
+from retrieval_gate.repeats import Noise, averaged, noise_of, runs_of
+from retrieval_gate.slicing import ALL, slice_definition, slice_queries
 from retrieval_gate.wording import json_text
 
 if TYPE_CHECKING:
@@ -90,6 +91,8 @@ class GateResult:
     context: GateContext
     baseline: Baseline
     current: Baseline
+    noise: Noise
+    """The repeats of both sides: without them, the retriever's own noise is not measured."""
 
     @property
     def failures(self) -> tuple[Comparison, ...]:
@@ -127,6 +130,12 @@ class GateResult:
             "failed_queries": list(self.failed_queries),
             "unjudged": asdict(self.unjudged),
             "labelling_gaps": [asdict(gap) for gap in self.labelling_gaps],
+            "noise": {
+                **asdict(self.noise),
+                "spread": {
+                    c.metric: c.run_sd for c in self.comparisons if c.slice == ALL and c.run_sd
+                },
+            },
             "config": {
                 "file": self.context.config_file,
                 "sha256": self.context.config_sha256,
@@ -141,6 +150,7 @@ class GateResult:
                 "retriever": dict(self.baseline.retriever),
                 "fingerprints": asdict(self.baseline.fingerprints),
                 "scores": _aligned_scores(self.baseline, self.current.query_ids),
+                **({"runs": len(self.baseline.repeats.runs)} if self.baseline.repeats else {}),
             },
             "current": baseline_document(self.current, clock=False),
         }
@@ -175,12 +185,14 @@ def check(
     refresh_cache: bool = False,
     trust_cache: bool = False,
     progress: TextIO | None = None,
+    repeats: int | None = None,
 ) -> GateResult:
     """Run (or read `run_path`), score, and compare with the baseline. No printing.
 
     Cached answers are read only when the retriever's description proves them current,
-    unless `trust_cache` (then the result's warnings count them). Raises NotComparableError
-    when the baseline cannot be compared (exit 2).
+    unless `trust_cache` (then the result's warnings count them). `repeats` (default
+    gate.repeats) runs the retriever that many times. Raises NotComparableError when the
+    baseline cannot be compared (exit 2).
     """
     config = config if isinstance(config, GateConfig) else load(config)
     current = record_current(
@@ -190,6 +202,7 @@ def check(
         refresh_cache=refresh_cache,
         prove_cache=not trust_cache,
         progress=progress,
+        repeats=config.gate.repeats if repeats is None else repeats,
     )
     baseline = read_baseline(
         Path(baseline_path) if baseline_path else config.resolve(config.baseline)
@@ -213,22 +226,63 @@ def record_current(
     prove_cache: bool = False,
     progress: TextIO | None = None,
     repo_dir: Path | None = None,
+    retriever_dir: Path | None = None,
+    repeats: int = 1,
 ) -> CurrentRun:
-    """The current retriever's record in baseline form, the labelled set, and warnings."""
-    from retrieval_gate.adapters import fingerprint
-    from retrieval_gate.pipeline import execute
+    """The current retriever's record in baseline form, the labelled set, and warnings.
 
+    With `repeats` above 1 the retriever is run that many times, never from the cache, and the
+    record is their mean (`repeats.averaged`). `retriever_dir` is where the retriever's
+    relative paths start (a checkout of another commit), when not the config's folder.
+    """
+    if repeats > 1 and run_path is not None:
+        raise GateError(
+            f"repeats {repeats} needs a retriever to call again: a saved run (--run) is one "
+            "run; drop --repeats (or set gate.repeats: 1) to gate on it"
+        )
     if run_path is not None:  # a saved run is the run_file retriever, cached by its hash
         from retrieval_gate.adapters.run_file import RunFileConfig
 
         saved = RunFileConfig.given(run_path, "--run")  # messages name --run, not a field
         config = config.model_copy(update={"retriever": saved})
+    runs = [
+        _record_once(
+            config,
+            cache=cache and repeats == 1,
+            refresh_cache=refresh_cache,
+            prove_cache=prove_cache,
+            progress=progress,
+            repo_dir=repo_dir,
+            retriever_dir=retriever_dir,
+        )
+        for _ in range(repeats)
+    ]
+    warnings = tuple(dict.fromkeys(w for run in runs for w in run.warnings))
+    failed = tuple(sorted({q for run in runs for q in run.failed_queries}))
+    record = averaged([run.record for run in runs])
+    return CurrentRun(record, runs[0].dataset, warnings, failed)
+
+
+def _record_once(
+    config: GateConfig,
+    *,
+    cache: bool,
+    refresh_cache: bool,
+    prove_cache: bool,
+    progress: TextIO | None,
+    repo_dir: Path | None,
+    retriever_dir: Path | None,
+) -> CurrentRun:
+    from retrieval_gate.adapters import fingerprint
+    from retrieval_gate.pipeline import execute
+
     execution = execute(
         config,
         cache=cache,
         refresh_cache=refresh_cache,
         prove_cache=prove_cache,
         progress=progress,
+        retriever_dir=retriever_dir,
     )
     scores, dataset, warnings = execution.scores, execution.dataset, execution.warnings
     top_k = {q: _ranked(hits) for q, hits in execution.run.hits.items()}
@@ -286,7 +340,16 @@ def decide(
             f"slices.overrides names slices that do not exist: {', '.join(unknown)}",
         )
     settings = gate_settings(config)
-    comparisons = compare(baseline.scores, current.scores, slices, thresholds, overrides, settings)
+    repeated = baseline.repeats is not None or current.repeats is not None
+    comparisons = compare(
+        baseline.scores,
+        current.scores,
+        slices,
+        thresholds,
+        overrides,
+        settings,
+        runs=(runs_of(baseline), runs_of(current)) if repeated else None,
+    )
     primary = next(iter(thresholds))
     changes = query_changes(baseline, current, dataset, primary)
     lost, gained = hit_changes(baseline, current, dataset)
@@ -306,6 +369,7 @@ def decide(
         context,
         baseline,
         current,
+        noise_of(baseline, current),
     )
     gaps = labelling_gaps(
         result.failures,
@@ -331,10 +395,12 @@ def comparable_baseline(
         return baseline, None
     if _judgments_changed_only(baseline, current, dataset):
         before = baseline.fingerprints.dataset
+        first = " (its first run's: the other runs keep scores, not rankings)"
         return rescored_baseline(baseline, dataset), (
             f"the judgments changed since the baseline (dataset {before[:12]} -> "
             f"{dataset.fingerprint[:12]}); the baseline's stored top-{baseline.fingerprints.k} "
-            "rankings were re-scored with the current judgments"
+            f"rankings{first if baseline.repeats else ''} were re-scored with the current "
+            "judgments"
         )
     raise NotComparableError(
         "the baseline cannot be compared with this run:\n  - "
@@ -366,7 +432,7 @@ def rescored_baseline(baseline: Baseline, dataset: Dataset) -> Baseline:
         column.flags.writeable = False
         values[metric] = column
     fingerprints = dataclasses.replace(baseline.fingerprints, dataset=dataset.fingerprint)
-    return dataclasses.replace(baseline, fingerprints=fingerprints, scores=values)
+    return dataclasses.replace(baseline, fingerprints=fingerprints, scores=values, repeats=None)
 
 
 def _judgments_changed_only(baseline: Baseline, current: Baseline, dataset: Dataset) -> bool:

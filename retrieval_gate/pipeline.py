@@ -36,6 +36,7 @@ def execute(
     refresh_cache: bool = False,
     prove_cache: bool = False,
     progress: TextIO | None = None,
+    retriever_dir: Path | None = None,
 ) -> Execution:
     """Run the configured retriever on every labelled query and score it.
 
@@ -49,7 +50,8 @@ def execute(
     only when the retriever's description proves them current; otherwise the retriever is
     called again and a warning says why. Cached answers that cannot be proven current are
     counted in the warnings whenever they are used. Progress goes to `progress` when given;
-    nothing else prints.
+    nothing else prints. The retriever's relative paths start at `retriever_dir` when given
+    (a checkout of another commit), else at the config's folder, as the labelled set's do.
     """
     from retrieval_gate.adapters import build_retriever
     from retrieval_gate.adapters.adapter import Adapter
@@ -62,7 +64,9 @@ def execute(
     labels = load_labels(config.dataset, config.base_dir)
     refuse_broken(config, labels)
     dataset = assemble(labels, combine=config.dataset.annotators.combine)
-    retriever = build_retriever(config.retriever, base_dir=config.base_dir, corpus=dataset.corpus)
+    retriever = build_retriever(
+        config.retriever, base_dir=retriever_dir or config.base_dir, corpus=dataset.corpus
+    )
     if isinstance(retriever, RunFileRetriever):  # before the cache: it is keyed by the hash
         try:
             retriever.check_coverage([q.id for q in dataset.queries], config.gate.min_coverage)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -10,7 +11,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from retrieval_gate.ids import FloatArray
+from retrieval_gate.ids import FloatArray, IntArray
 
 Correction = Literal["holm", "bh", "none"]
 
@@ -67,6 +68,8 @@ def sign_flip(
     resamples: int,
     rng: np.random.Generator,
     stop: int = STOP_EXCEEDANCES,
+    run_sd: FloatArray | None = None,
+    run_df: IntArray | None = None,
 ) -> OneSided:
     """One-sided paired sign-flip randomization tests of each column of `diffs` (queries x
     checks; a query outside a check's slice holds 0, which no sign changes).
@@ -78,6 +81,11 @@ def sign_flip(
     min(1 / (1 + resamples), exp(-S^2 / (2 sum d^2))): Hoeffding's inequality bounds the exact
     sign-flip p-value, so a check whose evidence is past the Monte Carlo resolution can still
     fail. Every p-value is valid: P(p <= u) <= u when the differences are symmetric about 0.
+
+    A column with `run_sd` > 0 (the sd of a run-wide shift of its sum, estimated from repeated
+    runs with `run_df` degrees of freedom) is tested against the sign flips plus that shift:
+    p = P(sum* + run_sd * T <= S), T Student's t with run_df degrees of freedom, averaged over
+    the sign vectors (`noisy_sign_flip`).
     """
     values = _as_columns(diffs)
     if resamples < 1:
@@ -86,13 +94,28 @@ def sign_flip(
     drop = np.ones(columns)
     rise = np.ones(columns)
     bound = np.zeros(columns, dtype=bool)
+    noisy = np.zeros(columns, dtype=bool)
+    if run_sd is not None:
+        noisy = np.asarray(run_sd, dtype=np.float64) > 0
+        if run_df is None or not bool(np.all(np.asarray(run_df)[noisy] >= 1)):
+            raise ValueError("run_df must give 1 or more degrees of freedom per noisy column")
+    if noisy.any():
+        index = np.flatnonzero(noisy)
+        found = noisy_sign_flip(
+            values[:, index],
+            np.asarray(run_sd, dtype=np.float64)[index],
+            np.asarray(run_df, dtype=np.int64)[index],
+            resamples=resamples,
+            rng=copy.deepcopy(rng),  # the plain columns' stream stays as it would be
+        )
+        drop[index], rise[index] = found.drop, found.rise
     nonzero = np.count_nonzero(values, axis=0)
     total = values.sum(axis=0)
     tolerance = _TIE_TOLERANCE * np.abs(values).sum(axis=0)
     sampled = []
     for c in range(columns):
         m = int(nonzero[c])
-        if m == 0:
+        if m == 0 or noisy[c]:
             continue
         if m < 63 and (1 << m) <= resamples:
             drop[c], rise[c] = _exact(values[:, c][values[:, c] != 0], float(tolerance[c]))
@@ -179,6 +202,114 @@ def _monte_carlo(
         p[tail, none] = np.minimum(p[tail, none], hoeffding[none])
         at_limit[tail] = none
     return p[0], p[1], at_limit[0]
+
+
+def noisy_sign_flip(
+    diffs: FloatArray | Sequence[float],
+    run_sd: FloatArray | Sequence[float],
+    run_df: IntArray | Sequence[int],
+    *,
+    resamples: int,
+    rng: np.random.Generator,
+) -> OneSided:
+    """One-sided tests of each column's sum S against the sign flips of its differences plus a
+    run-wide shift: p_drop = P(sum* + run_sd * T <= S), T ~ Student's t with run_df degrees of
+    freedom, p_rise the mirror.
+
+    Repeated runs of one retriever differ by noise shared across queries (an index rebuilt,
+    an endpoint changed), which the sign flips cannot see; its size is estimated from the
+    runs' means, hence Student's t rather than a normal (exact when the shift dominates and is
+    normal). The probability is averaged over every sign vector when 2^m <= resamples (m the
+    non-zero differences), else over `resamples` random ones: the t distribution is
+    integrated exactly, so p has no Monte Carlo floor and is never an upper bound.
+    """
+    values = _as_columns(diffs)
+    sd = np.asarray(run_sd, dtype=np.float64)
+    df = np.asarray(run_df, dtype=np.int64)
+    n, columns = values.shape
+    if sd.shape != (columns,) or df.shape != (columns,):
+        raise ValueError("run_sd and run_df need one value per column")
+    if not bool(np.all(sd > 0)) or not bool(np.all(df >= 1)):
+        raise ValueError("run_sd must be positive and run_df 1 or more")
+    drop = np.empty(columns)
+    rise = np.empty(columns)
+    nonzero = np.count_nonzero(values, axis=0)
+    sampled = []
+    for c in range(columns):
+        m = int(nonzero[c])
+        if m < 63 and (1 << m) <= resamples:
+            kept = values[:, c][values[:, c] != 0]
+            shifts = np.arange(m, dtype=np.int64)
+            codes = np.arange(1 << m, dtype=np.int64)
+            # S - sum* = 2 * (b @ d) for the bit vector b of the flipped signs.
+            gap = 2.0 * (((codes[:, None] >> shifts) & 1).astype(np.float64) @ kept)
+            drop[c] = float(t_cdf(gap / sd[c], int(df[c])).mean())
+            rise[c] = float(t_cdf(-gap / sd[c], int(df[c])).mean())
+        else:
+            sampled.append(c)
+    if sampled:
+        index = np.asarray(sampled)
+        low = np.zeros(index.size)
+        high = np.zeros(index.size)
+        width = (n + 7) // 8
+        cap = max(1, _CHUNK_CELLS // max(n, 1))
+        drawn = 0
+        while drawn < resamples:
+            size = min(cap, resamples - drawn)
+            packed = rng.integers(0, 256, size=(size, width), dtype=np.uint8)
+            bits = np.unpackbits(packed, axis=1, count=n).astype(np.float64)
+            gap = 2.0 * (bits @ values[:, index]) / sd[index]
+            for j, c in enumerate(index.tolist()):
+                low[j] += float(t_cdf(gap[:, j], int(df[c])).sum())
+                high[j] += float(t_cdf(-gap[:, j], int(df[c])).sum())
+            drawn += size
+        drop[index] = low / drawn
+        rise[index] = high / drawn
+    return OneSided(np.minimum(drop, 1.0), np.minimum(rise, 1.0), np.zeros(columns, dtype=bool))
+
+
+def t_cdf(x: FloatArray | float, df: int) -> FloatArray:
+    """Student's t distribution function for a whole number of degrees of freedom, in closed
+    form (Abramowitz and Stegun 26.7.3-4): no scipy on the check path."""
+    if df < 1:
+        raise ValueError(f"degrees of freedom must be 1 or more, got {df}")
+    values = np.asarray(x, dtype=np.float64)
+    theta = np.arctan(values / math.sqrt(df))
+    cos2 = np.cos(theta) ** 2
+    term = np.ones_like(values)
+    total = np.ones_like(values)
+    # Even df: sin(theta) (1 + 1/2 cos^2 + 1.3/(2.4) cos^4 + ...); odd: (2 / pi) (theta +
+    # sin cos (1 + 2/3 cos^2 + 2.4/(3.5) cos^4 + ...)), to the power df - 2 of cos.
+    for j in range(1 if df % 2 == 0 else 2, df - 1, 2):
+        term = term * cos2 * (j / (j + 1))
+        total = total + term
+    if df % 2 == 0:
+        share = np.sin(theta) * total
+    elif df == 1:
+        share = (2.0 / math.pi) * theta
+    else:
+        share = (2.0 / math.pi) * (theta + np.sin(theta) * np.cos(theta) * total)
+    return np.clip(0.5 + 0.5 * share, 0.0, 1.0)
+
+
+def t_quantile(p: float, df: float) -> float:
+    """Student's t quantile; a fractional df is rounded down (a heavier tail, never a lighter
+    one), above 10^6 the normal quantile."""
+    if not 0 < p < 1:
+        raise ValueError(f"p must be within (0, 1), got {p}")
+    if df >= 1e6:
+        return normal_quantile(p)
+    whole = max(1, int(df))
+    low, high = -1e12, 1e12
+    for _ in range(200):
+        middle = (low + high) / 2.0
+        if float(t_cdf(middle, whole)) < p:
+            low = middle
+        else:
+            high = middle
+        if high - low <= 1e-12 * max(1.0, abs(middle)):
+            break
+    return (low + high) / 2.0
 
 
 def paired_t(diffs: FloatArray | Sequence[float]) -> tuple[float, float]:

@@ -470,3 +470,88 @@ def test_a_set_too_small_to_ever_fail_is_refused_unless_significance_is_off() ->
         (True, "regressed", True),
         (True, "pass", False),
     ]
+
+
+# --------------------------------------------------------------------------------------------
+# Repeated runs: run-wide noise
+# --------------------------------------------------------------------------------------------
+
+
+def repeated_runs(base: FloatArray, shifts: list[float], seed: int) -> list[FloatArray]:
+    """Runs of one retriever: a run-wide shift shared by every query, plus per-query noise."""
+    rng = np.random.default_rng(seed)
+    return [np.clip(base + shift + rng.normal(0.0, 0.02, base.size), 0, 1) for shift in shifts]
+
+
+def noisy(
+    reference: list[FloatArray], current: list[FloatArray], threshold: Threshold, **options: object
+) -> Comparison:
+    means = [np.mean(side, axis=0) for side in (reference, current)]
+    return compare(
+        {METRIC: means[0]},
+        {METRIC: means[1]},
+        {"all": np.arange(means[0].size)},
+        {METRIC: threshold},
+        {},
+        GateSettings(**options),  # type: ignore[arg-type]
+        runs=([{METRIC: r} for r in reference], [{METRIC: r} for r in current]),
+    )[0]
+
+
+def test_identical_runs_change_nothing() -> None:
+    base = baseline_scores(200)
+    cur = shifted(base, -0.03, 0.1)
+    plain = run(base, cur, Threshold(max_drop=0.02))[0]
+    repeated = noisy([base] * 3, [cur] * 3, Threshold(max_drop=0.02))
+    assert repeated.run_sd is None
+    assert plain.p_value == repeated.p_value
+    assert (plain.ci_low, plain.ci_high) == (repeated.ci_low, repeated.ci_high)
+    assert plain.detectable_drop == repeated.detectable_drop
+
+
+def test_a_run_wide_shift_makes_an_unchanged_retriever_fail_without_repeats_only() -> None:
+    base = baseline_scores(300)
+    # The first runs of each side happen to sit 3.4 points apart; the means of three, 1.2.
+    reference = repeated_runs(base, [0.012, -0.01, 0.004], seed=5)
+    current = repeated_runs(base, [-0.022, 0.006, -0.014], seed=6)
+    threshold = Threshold(max_drop=0.02)
+    single = run(reference[0], current[0], threshold)[0]
+    assert single.verdict == "regressed"
+    three = noisy(reference, current, threshold)
+    assert three.run_sd is not None
+    assert three.run_sd > 0.005
+    assert not three.failed
+    assert three.p_value > single.p_value
+    assert three.ci_high - three.ci_low > single.ci_high - single.ci_low
+    assert three.detectable_drop > single.detectable_drop
+
+
+def test_a_real_drop_still_regresses_through_run_noise() -> None:
+    base = baseline_scores(500)
+    reference = repeated_runs(base, [0.004, -0.003, 0.0], seed=7)
+    current = repeated_runs(base, [-0.062, -0.058, -0.06], seed=8)
+    for test in ("randomization", "t"):
+        found = noisy(reference, current, Threshold(max_drop=0.02), test=test)
+        assert found.verdict == "regressed", test
+
+
+def test_one_repeated_side_lends_its_noise_to_the_other() -> None:
+    base = baseline_scores(200)
+    current = repeated_runs(base, [0.01, -0.01, 0.0, 0.02], seed=9)
+    found = noisy([base], current, Threshold(max_drop=0.02))
+    spreads = [float(r.mean()) for r in current]
+    assert found.run_sd == pytest.approx(float(np.std(spreads, ddof=1)), rel=1e-12)
+
+
+def test_runs_that_score_other_queries_are_refused() -> None:
+    base = baseline_scores(50)
+    with pytest.raises(GateError, match="every current run must score the same 50 queries"):
+        compare(
+            {METRIC: base},
+            {METRIC: base},
+            {"all": np.arange(50)},
+            {METRIC: Threshold(max_drop=0.02)},
+            {},
+            GateSettings(),
+            runs=([{METRIC: base}], [{METRIC: base}, {METRIC: base[:40]}]),
+        )

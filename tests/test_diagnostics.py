@@ -9,9 +9,9 @@ from typing import Any
 
 import numpy as np
 import pytest
+from test_gate import QUERIES, cli, make_project, write_config
 
 from retrieval_gate.baseline import read_baseline
-from tests.test_gate import QUERIES, cli, make_project, write_config
 
 # --- judged@k and labelling gaps -----------------------------------------------------------
 

@@ -15,9 +15,12 @@ from retrieval_gate.significance import (
     STOP_EXCEEDANCES,
     adjust_p_values,
     interval,
+    noisy_sign_flip,
     paired_t,
     sign_flip,
     smallest_p,
+    t_cdf,
+    t_quantile,
 )
 
 
@@ -257,3 +260,83 @@ def test_adjusted_p_values_are_bounded_and_monotone(pairs: list[tuple[float, flo
     )
     assert equal == pytest.approx(list(stats.false_discovery_control(p, method="bh")), abs=1e-12)
     assert adjust_p_values(p, "holm", [1.0] * len(p)) == adjust_p_values(p, "holm")
+
+
+# --- run-wide noise: the sign flips plus a Student-t shift ------------------------------------
+
+
+@pytest.mark.parametrize("df", [1, 2, 3, 4, 5, 8, 11, 40])
+def test_t_cdf_matches_scipy_for_whole_degrees_of_freedom(df: int) -> None:
+    x = np.linspace(-40.0, 40.0, 801)
+    assert np.abs(t_cdf(x, df) - stats.t.cdf(x, df)).max() < 1e-14
+    for p in (0.001, 0.0125, 0.5, 0.975):
+        assert t_quantile(p, df) == pytest.approx(stats.t.ppf(p, df), abs=1e-9)
+
+
+def test_t_quantile_rounds_a_fractional_df_down_to_the_heavier_tail() -> None:
+    assert t_quantile(0.975, 4.9) == pytest.approx(stats.t.ppf(0.975, 4), abs=1e-9)
+    assert t_quantile(0.975, 1e7) == pytest.approx(stats.norm.ppf(0.975), abs=1e-12)
+
+
+def test_noisy_p_value_is_the_sign_flips_convolved_with_the_shift_by_hand() -> None:
+    # Three differences: 8 sign vectors, each a sum*; p = mean of F_t((S - sum*) / sd).
+    diff = np.asarray([-0.3, -0.1, 0.2])
+    total = diff.sum()
+    sums = [float(np.dot(signs, diff)) for signs in itertools.product([1, -1], repeat=3)]
+    sd, df = 0.25, 4
+    expected = np.mean([stats.t.cdf((total - s) / sd, df) for s in sums])
+    found = noisy_sign_flip(diff, [sd], [df], resamples=10_000, rng=np.random.default_rng(0))
+    assert float(found.drop[0]) == pytest.approx(expected, abs=1e-14)
+    assert float(found.rise[0]) == pytest.approx(1 - expected, abs=1e-14)
+    assert not found.bound[0]
+
+
+def test_noisy_monte_carlo_agrees_with_enumeration() -> None:
+    rng = np.random.default_rng(3)
+    diff = rng.normal(-0.05, 0.2, 14)
+    exact = noisy_sign_flip(diff, [0.3], [4], resamples=2**14, rng=np.random.default_rng(0))
+    sampled = noisy_sign_flip(diff, [0.3], [4], resamples=2**14 - 1, rng=np.random.default_rng(1))
+    assert float(sampled.drop[0]) == pytest.approx(float(exact.drop[0]), abs=0.01)
+
+
+def test_sign_flip_routes_noisy_columns_and_leaves_the_others_alone() -> None:
+    rng = np.random.default_rng(4)
+    diffs = rng.normal(-0.02, 0.1, (60, 3))
+    plain = sign_flip(diffs, resamples=2_000, rng=np.random.default_rng(9))
+    mixed = sign_flip(
+        diffs,
+        resamples=2_000,
+        rng=np.random.default_rng(9),
+        run_sd=np.asarray([0.0, 0.5, 0.0]),
+        run_df=np.asarray([0, 4, 0]),
+    )
+    assert mixed.drop[0] == plain.drop[0]
+    assert mixed.drop[2] == plain.drop[2]
+    assert mixed.drop[1] > plain.drop[1]  # the shift widens the null: less evidence
+    with pytest.raises(ValueError, match="run_df"):
+        sign_flip(diffs, resamples=10, rng=np.random.default_rng(0), run_sd=np.ones(3))
+
+
+def test_with_a_shared_shift_only_the_noisy_test_keeps_its_level() -> None:
+    # Every run of an unchanged retriever moves all queries together by N(0, 0.01^2): the sign
+    # flips alone read that shift as evidence; with 3 runs a side the t shift absorbs it.
+    rng = np.random.default_rng(11)
+    n, runs, trials = 200, 3, 800
+    base = rng.uniform(0.2, 0.8, n)
+    plain = noisy = 0
+    for _ in range(trials):
+        sides = [
+            base + rng.normal(0, 0.01, (runs, 1)) + rng.normal(0, 0.05, (runs, n)) for _ in range(2)
+        ]
+        means = [side.mean(axis=0) for side in sides]
+        spread = np.var([side.mean(axis=1) for side in sides], ddof=1, axis=1).mean()
+        sd = n * np.sqrt(spread * (2 / runs))
+        diff = means[1] - means[0]
+        found = sign_flip(
+            diff, resamples=1_000, rng=rng, run_sd=np.asarray([sd]), run_df=np.asarray([4])
+        )
+        noisy += float(found.drop[0]) <= 0.05
+        plain += flip(sides[1][0] - sides[0][0], resamples=1_000)[0] <= 0.05
+    assert plain / trials > 0.2
+    # At most alpha plus 3 Monte Carlo standard errors of the simulation.
+    assert noisy / trials <= 0.05 + 3 * math.sqrt(0.05 * 0.95 / trials)

@@ -84,6 +84,7 @@ def report_context(result: ResultRecord) -> dict[str, Any]:
         "warnings": result.warnings,
         "unjudged": result.unjudged,
         "gaps": _gaps(result),
+        "noise": result.noise,
         "config": result.config,
         "baseline": result.baseline,
         "current": result.current,

@@ -57,6 +57,16 @@ class CurrentRecord(_Model):
     scores: dict[str, list[float]]
 
 
+class NoiseRecord(_Model):
+    """The repeats of both sides (`repeats.Noise`) and each gated metric's run-to-run sd."""
+
+    reference_runs: int
+    current_runs: int
+    queries: int
+    varying: list[str]
+    spread: dict[str, float] = Field(default_factory=dict)
+
+
 class ResultRecord(_Model):
     """A whole result: a decided gate, or `status: error` with the reason it could not run."""
 
@@ -73,6 +83,7 @@ class ResultRecord(_Model):
     warnings: list[str] = Field(default_factory=list)
     unjudged: Unjudged | None = None
     labelling_gaps: list[LabellingGap] = Field(default_factory=list)
+    noise: NoiseRecord | None = None
     config: ConfigRecord | None = None
     baseline: BaselineRecord | None = None
     current: CurrentRecord | None = None
