@@ -47,7 +47,9 @@ def test_every_key_is_documented_once_with_a_description() -> None:
     assert by_title["`retriever`"] == {f"retriever.{name}" for name in AdapterSettings.model_fields}
     for kind, adapter in ADAPTERS.items():
         expected = set(adapter.config_class.model_fields) - set(AdapterSettings.model_fields)
-        assert by_title[f"`retriever.type: {kind}`"] == {f"retriever.{name}" for name in expected}
+        # A nested model's field is documented by its own dotted keys (retriever.serve.command).
+        fields = {key.split(".")[1] for key in by_title[f"`retriever.type: {kind}`"]}
+        assert fields == expected, kind
 
 
 def test_nested_keys_are_dotted() -> None:

@@ -1,5 +1,7 @@
 """An example search service for http.yaml: POST {"query", "top_k"} -> {"hits": [{id, score}]}.
 
+GET /health answers 200 once it listens: http.yaml's `serve.ready` can poll it.
+
 Start it with `python3 configs/adapters/my_server.py [PORT]` (default 8000), then run
 `retrieval-gate run -c configs/adapters/http.yaml` in another shell.
 """
@@ -16,7 +18,14 @@ from my_retriever import search
 
 
 class SearchHandler(BaseHTTPRequestHandler):
-    """POST /search with a JSON body {"query": text, "top_k": k}."""
+    """POST /search with a JSON body {"query": text, "top_k": k}; GET /health."""
+
+    def do_GET(self) -> None:
+        """Answer the readiness check."""
+        if self.path.split("?")[0] != "/health":
+            self._send(404, {"error": f"no route {self.path}; GET /health"})
+            return
+        self._send(200, {"status": "ok"})
 
     def do_POST(self) -> None:
         """Answer one search request, or 400 on a malformed one."""

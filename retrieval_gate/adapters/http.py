@@ -21,6 +21,7 @@ from retrieval_gate.adapters.adapter import Adapter
 from retrieval_gate.adapters.base import Document, Hit, Query, RetrieverError
 from retrieval_gate.adapters.hits import doc_id, score
 from retrieval_gate.adapters.paths import PathError, Step, parse_path, select
+from retrieval_gate.adapters.serve import ServeConfig, Service
 from retrieval_gate.adapters.settings import AdapterSettings, is_secret, redact
 from retrieval_gate.errors import GateError
 from retrieval_gate.strict import StrictModel
@@ -97,6 +98,14 @@ class HttpConfig(AdapterSettings):
             "service for every query."
         ),
     )
+    serve: ServeConfig | None = Field(
+        default=None,
+        description=(
+            "Start the service from the config's folder for the run (in a `check --against` "
+            "each side's own checkout): {command: [...], ready: URL, timeout, env}. The gate "
+            "runs the command, waits until `ready` answers 2xx, runs the queries and stops it."
+        ),
+    )
 
 
 class HttpRetriever(Adapter[HttpConfig]):
@@ -112,7 +121,11 @@ class HttpRetriever(Adapter[HttpConfig]):
 
     Batches (`batch_size > 1`): one POST per batch whose body holds `{queries}` (a list of
     `{"id", "text"}` objects); `results` then selects one list of hits per query, in order,
-    e.g. `results[*]` for `{"results": [[hits of q1], [hits of q2]]}`."""
+    e.g. `results[*]` for `{"results": [[hits of q1], [hits of q2]]}`.
+
+    With `serve`, the service is started from the config's folder when the retriever is
+    built (before `version` is read, which may ask it) and stopped by `close()`; a build
+    that fails after the start stops it too (see adapters/serve.py)."""
 
     config_class = HttpConfig
     cacheable = True
@@ -137,14 +150,8 @@ class HttpRetriever(Adapter[HttpConfig]):
         self.id_path = parse_path(config.id, "id")
         self.score_path = None if config.score is None else parse_path(config.score, "score")
         self.name = f"{config.method} {_public_url(config.url)}"
-        self.version = _read_version(config.version, config.timeout, base_dir)
         import httpx
 
-        # Keep a connection alive per concurrent caller: httpx's default of 20 idle
-        # connections makes callers beyond 20 reconnect on every request.
-        connections = max(config.concurrency, 1)
-        self._resume_at = 0.0  # time.monotonic() before which no request is sent
-        self._resume_lock = threading.Lock()
         # Header values and URL user info are credentials wherever they came from: never
         # echoed (the config's ${VARS} are registered when it is loaded).
         for value in config.headers.values():
@@ -153,13 +160,32 @@ class HttpRetriever(Adapter[HttpConfig]):
         password = httpx.URL(config.url).password if "{" not in config.url else None
         if password:
             redaction.register(password)
-        # Redirects are not followed: httpx would send custom headers (an X-Api-Key) to
-        # whatever origin a redirect names.
-        self._client = httpx.Client(
-            timeout=config.timeout,
-            follow_redirects=False,
-            limits=httpx.Limits(max_connections=connections, max_keepalive_connections=connections),
-        )
+        self._service: Service | None = None
+        if config.serve is not None:
+            # Started before the version is read: retriever.version.url may ask the service.
+            self._service = Service(
+                config.serve, base_dir=base_dir, ready_shown=_public_url(config.serve.ready)
+            )
+            self._service.start()
+        try:
+            self.version = _read_version(config.version, config.timeout, base_dir)
+            # Keep a connection alive per concurrent caller: httpx's default of 20 idle
+            # connections makes callers beyond 20 reconnect on every request.
+            connections = max(config.concurrency, 1)
+            self._resume_at = 0.0  # time.monotonic() before which no request is sent
+            self._resume_lock = threading.Lock()
+            # Redirects are not followed: httpx would send custom headers (an X-Api-Key) to
+            # whatever origin a redirect names.
+            self._client = httpx.Client(
+                timeout=config.timeout,
+                follow_redirects=False,
+                limits=httpx.Limits(
+                    max_connections=connections, max_keepalive_connections=connections
+                ),
+            )
+        except BaseException:
+            self._stop_service()  # never an orphan: nobody can close a retriever not built
+            raise
 
     def describe(self) -> Mapping[str, Any]:
         config = self.config
@@ -174,6 +200,7 @@ class HttpRetriever(Adapter[HttpConfig]):
             "id": config.id,
             "score": config.score,
             **({"version": self.version} if self.version is not None else {}),
+            **({"serve": self._service.description()} if self._service is not None else {}),
         }
 
     def unproven_cache(self) -> str | None:
@@ -206,7 +233,15 @@ class HttpRetriever(Adapter[HttpConfig]):
         return [self._hits(_as_list(hits, self.config.results), k) for hits in lists]
 
     def close(self) -> None:
-        self._client.close()
+        """Close the connections, and stop the service `serve` started (idempotent)."""
+        try:
+            self._client.close()
+        finally:
+            self._stop_service()
+
+    def _stop_service(self) -> None:
+        if self._service is not None:
+            self._service.stop()
 
     def _request(self, fields: _Fields) -> Any:
         import httpx
