@@ -153,6 +153,14 @@ def build_parser() -> argparse.ArgumentParser:
     _add_source_options(check)
     check.add_argument("--baseline", help="baseline file (default: the config's `baseline`)")
     check.add_argument(
+        "--against",
+        metavar="REF",
+        help="compare with the retriever at the merge-base of HEAD and REF (a branch, tag or "
+        "commit), run now in a git worktree, instead of the committed baseline: the "
+        "labelled set, metrics and thresholds are the working tree's, the retriever section "
+        "and its code each side's own",
+    )
+    check.add_argument(
         "--cache",
         action="store_true",
         dest="trust_cache",
@@ -558,6 +566,7 @@ def _check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             trust_cache=args.trust_cache,
             progress=None if args.quiet else err,
             repeats=args.repeats,
+            against=args.against,
         )
     except GateError as error:  # the reports say why the gate could not decide
         _write_reports(validate_result(error_document(config.name, str(error))), targets, err)

@@ -297,8 +297,16 @@ class GateConfig(StrictModel):
         return candidate if candidate.is_absolute() else self.base_dir / candidate
 
 
-def load(path: str | Path, *, environ: typing.Mapping[str, str] | None = None) -> GateConfig:
-    """The config at `path`; every problem is an InputError naming the file, line and field."""
+def load(
+    path: str | Path,
+    *,
+    environ: typing.Mapping[str, str] | None = None,
+    keep_secrets: bool = False,
+) -> GateConfig:
+    """The config at `path`; every problem is an InputError naming the file, line and field.
+
+    Its secrets replace those of configs loaded before, unless `keep_secrets` (two configs in
+    use at once, as `check --against` has)."""
     path = Path(path)
     source = str(path)
     text = _read(path, source)
@@ -307,7 +315,8 @@ def load(path: str | Path, *, environ: typing.Mapping[str, str] | None = None) -
         raise InputError(
             "expected a mapping at the top (version: 1, dataset: ..., ...)", source=source, line=1
         )
-    redaction.forget()  # this config's secrets, not an earlier one's
+    if not keep_secrets:
+        redaction.forget()  # this config's secrets, not an earlier one's
     data = _expand_env(data, (), root, source, os.environ if environ is None else environ)
     try:
         config = GateConfig.model_validate(data)

@@ -61,6 +61,9 @@ class GateContext:
     """sha256 of the validated config as canonical JSON."""
     k: int
     settings: GateSettings
+    reference: str = ""
+    """Where the reference record came from: "baseline PATH", "a run at REF (...)"; "" when
+    the caller did not say (compare)."""
 
 
 @dataclass(frozen=True)
@@ -143,6 +146,7 @@ class GateResult:
                 "gate": asdict(self.context.settings),
             },
             "baseline": {
+                "source": self.context.reference,
                 "created_at": self.baseline.created_at,
                 "git_commit": self.baseline.git_commit,
                 "git_dirty": self.baseline.git_dirty,
@@ -186,15 +190,26 @@ def check(
     trust_cache: bool = False,
     progress: TextIO | None = None,
     repeats: int | None = None,
+    against: str | None = None,
 ) -> GateResult:
-    """Run (or read `run_path`), score, and compare with the baseline. No printing.
+    """Run (or read `run_path`), score, and compare with the reference. No printing.
 
+    The reference is the committed baseline, or with `against` a run of the retriever at the
+    merge-base of HEAD and that git ref (`against.py`), made now in the same environment.
     Cached answers are read only when the retriever's description proves them current,
     unless `trust_cache` (then the result's warnings count them). `repeats` (default
-    gate.repeats) runs the retriever that many times. Raises NotComparableError when the
-    baseline cannot be compared (exit 2).
+    gate.repeats) runs the retriever that many times a side. Raises NotComparableError when
+    the baseline cannot be compared (exit 2).
     """
     config = config if isinstance(config, GateConfig) else load(config)
+    times = config.gate.repeats if repeats is None else repeats
+    if against is not None:
+        if run_path is not None or baseline_path is not None:
+            raise GateError(
+                "--against runs the retriever at both commits: it takes neither --run nor "
+                "--baseline"
+            )
+        return _check_against(config, against, repeats=times, progress=progress)
     current = record_current(
         config,
         run_path=run_path,
@@ -202,18 +217,40 @@ def check(
         refresh_cache=refresh_cache,
         prove_cache=not trust_cache,
         progress=progress,
-        repeats=config.gate.repeats if repeats is None else repeats,
+        repeats=times,
     )
-    baseline = read_baseline(
-        Path(baseline_path) if baseline_path else config.resolve(config.baseline)
-    )
+    source = Path(baseline_path) if baseline_path else config.resolve(config.baseline)
     return decide(
-        baseline,
+        read_baseline(source),
         current.record,
         config,
         current.dataset,
         current.warnings,
         failed_queries=current.failed_queries,
+        reference=f"baseline {_shown_path(source)}",
+    )
+
+
+def _check_against(
+    config: GateConfig, ref: str, *, repeats: int, progress: TextIO | None
+) -> GateResult:
+    """The retriever at REF (a worktree, a subprocess) then the working tree's, uncached."""
+    from retrieval_gate.against import record_at, repository_root, resolve_reference, worktree
+
+    repo = repository_root(config.base_dir)
+    reference = resolve_reference(repo, ref)
+    with worktree(repo, reference.commit) as tree:
+        record, notes = record_at(reference, tree, config, repo, repeats=repeats, progress=progress)
+    current = record_current(config, cache=False, progress=progress, repeats=repeats)
+    warnings = (*(f"at {reference.label}: {note}" for note in notes), *current.warnings)
+    return decide(
+        record,
+        current.record,
+        config,
+        current.dataset,
+        warnings,
+        failed_queries=current.failed_queries,
+        reference=f"a run at {reference.label}",
     )
 
 
@@ -320,6 +357,7 @@ def decide(
     warnings: Sequence[str] = (),
     *,
     failed_queries: Sequence[str] = (),
+    reference: str = "",
 ) -> GateResult:
     """Compare two records under `config`'s thresholds; NotComparableError if unlike.
 
@@ -353,7 +391,9 @@ def decide(
     primary = next(iter(thresholds))
     changes = query_changes(baseline, current, dataset, primary)
     lost, gained = hit_changes(baseline, current, dataset)
-    context = GateContext(_config_file(config), _config_sha256(config), config.k, settings)
+    context = GateContext(
+        _config_file(config), _config_sha256(config), config.k, settings, reference
+    )
     judged_before, unjudged_before = judged_at_k(baseline, current.query_ids, dataset, config.k)
     judged_after, unjudged_after = judged_at_k(current, current.query_ids, dataset, config.k)
     result = GateResult(
@@ -460,7 +500,12 @@ def _ranked(hits: Sequence[Hit]) -> tuple[str, ...]:
 
 def _config_file(config: GateConfig) -> str:
     """The config's path relative to the working directory when inside it (as CI shows it)."""
-    path = config.path.resolve()
+    return _shown_path(config.path)
+
+
+def _shown_path(path: Path) -> str:
+    """`path` relative to the working directory when inside it, else its name."""
+    path = path.resolve()
     try:
         return path.relative_to(Path.cwd().resolve()).as_posix()
     except ValueError:
