@@ -267,6 +267,7 @@ class Runner:
     temp: Path
     event_name: str = "pull_request"
     api_url: str = ""
+    extra_env: dict[str, str] = field(default_factory=dict)
 
     def run(self, inputs: Mapping[str, str]) -> ActionRun:
         unknown = set(inputs) - set(ACTION["inputs"])
@@ -351,6 +352,7 @@ class Runner:
             "GITHUB_RUN_ID": "1",
             "RUNNER_TEMP": str(self.temp),
             "PIP_DISABLE_PIP_VERSION_CHECK": "1",
+            **self.extra_env,
         }
         if _setuptools_builds_wheels():
             # Build with the setuptools already here, offline. (pip reads the negative
@@ -540,6 +542,63 @@ def test_regression(
     else:
         assert final.conclusion == "success", run.log
         assert not run.failed, run.log
+
+
+def _git(root: Path, *args: str) -> None:
+    subprocess.run(
+        [
+            "git",
+            "-C",
+            str(root),
+            "-c",
+            "user.email=gate@example.org",
+            "-c",
+            "user.name=gate",
+            *args,
+        ],
+        check=True,
+        capture_output=True,
+    )
+
+
+def test_against_base_compares_with_the_retriever_at_the_base_branch(
+    make_runner: Callable[..., Runner], workspace: Path
+) -> None:
+    _git(workspace, "init", "-q", "-b", "feature")
+    _git(workspace, "add", "-A")
+    _git(workspace, "commit", "-qm", "base")
+    # What actions/checkout with fetch-depth: 0 leaves: the base branch as origin/main.
+    _git(workspace, "update-ref", "refs/remotes/origin/main", "HEAD")
+    _make_worse(workspace)
+    _git(workspace, "add", "-A")
+    _git(workspace, "commit", "-qm", "a worse retriever")
+    with FakeGitHub(token=TOKEN, repos={SLUG: [PR]}) as gh:
+        runner = make_runner(gh.url)
+        runner.extra_env = {"GITHUB_BASE_REF": "main"}
+        run = runner.run({"config": CONFIG, "against": "base", "repeats": "2"})
+        assert run.outputs["exit-code"] == "1", run.log
+        result = json.loads(Path(run.outputs["result-path"]).read_text(encoding="utf-8"))
+        assert result["baseline"]["source"].startswith("a run at origin/main (")
+        assert result["noise"]["reference_runs"] == 2
+        assert "retriever noise:" in _comments(gh)[0]["body"]
+
+
+@pytest.mark.parametrize(
+    ("inputs", "complaint"),
+    [
+        ({"against": "base"}, "against: base needs a pull request"),
+        ({"repeats": "three"}, "input repeats must be a whole number"),
+        ({"repeats": "0"}, "input repeats must be a whole number"),
+    ],
+)
+def test_against_and_repeats_inputs_are_checked(
+    make_runner: Callable[..., Runner], inputs: dict[str, str], complaint: str
+) -> None:
+    with FakeGitHub(token=TOKEN, repos={SLUG: [PR]}) as gh:
+        run = make_runner(gh.url).run({"config": CONFIG, **inputs})
+    install = run.step("Install retrieval-gate")
+    assert install.returncode == 2, run.log
+    assert complaint in install.stdout
 
 
 def _extra_package(root: Path) -> Path:
