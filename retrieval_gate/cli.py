@@ -631,6 +631,7 @@ def _compare(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         read_record(Path(args.result_file)),
         config,
         dataset,
+        reference=f"baseline {args.baseline_file}",
     )
     record = validate_result(result.document())
     _write_reports(record, _report_targets(args, config), err)

@@ -257,3 +257,11 @@ def test_an_http_service_is_started_from_each_side_s_checkout(repo: Path) -> Non
     assert overall["recall@10"]["baseline_mean"] > 0  # HEAD~1's service.py answered
     assert overall["recall@10"]["current_mean"] == 0
     assert document["baseline"]["retriever"]["serve"]["command"][1] == "service.py"
+
+
+def test_the_reports_name_the_reference_run(repo: Path) -> None:
+    markdown = repo / "report.md"
+    code, _, err, _ = check(repo, "--against", "HEAD", "--markdown", str(markdown))
+    assert code == 0, err
+    short = git(repo, "rev-parse", "HEAD")[:12]
+    assert f"reference: a run at HEAD ({short})" in markdown.read_text()

@@ -45,6 +45,8 @@ class BaselineRecord(_Model):
     tool_version: str
     fingerprints: dict[str, Any]
     scores: dict[str, list[float]] = Field(default_factory=dict)
+    source: str = ""
+    """Where the reference came from: "baseline PATH" or "a run at REF (...)"."""
 
 
 class CurrentRecord(_Model):
