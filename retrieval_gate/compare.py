@@ -418,15 +418,14 @@ def compare(
         m: (_scores("baseline", baseline, m), _scores("current", current, m)) for m in thresholds
     }
     index = _check_inputs(arrays, slices, thresholds, overrides)
-    size = next(iter(arrays.values()))[0].size if arrays else 0
+    total = next(iter(arrays.values()))[0].size if arrays else 0
     for side, name in zip(runs or ((), ()), ("baseline", "current"), strict=True):
         for run in side:
             for metric in arrays:
-                if _scores(f"a {name} run", run, metric).size != size:
-                    raise GateError(f"every {name} run must score the same {size} queries")
+                if _scores(f"a {name} run", run, metric).size != total:
+                    raise GateError(f"every {name} run must score the same {total} queries")
     order = [ALL, *sorted(name for name in index if name != ALL)]
     small = small_slices(index, settings.min_size)
-    total = next(iter(arrays.values()))[0].size if arrays else 0
     cells = []
     for metric in arrays:
         for name in order:
