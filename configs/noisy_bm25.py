@@ -81,8 +81,11 @@ class NoisyBM25:
       (equal perturbed scores) are broken at random by the same generator. 0 turns the
       jitter off (ties are still broken at random).
     - `lost`: the share of the corpus (rounded to a whole number of docs) that this run
-      cannot see at all, chosen once per run from the seed: a run-wide recall loss, the same
-      for every query of the run. 0 loses nothing.
+      cannot see at all, chosen once per run from the seed: 0 loses nothing. A fixed share
+      loses other docs in each run, but each query's loss is its own, so the run's mean
+      moves little. A pair [low, high] draws the share itself per run, uniformly: an index
+      whose recall varies from build to build, which moves every query of a run at once
+      (the run-wide noise a gate must allow for).
     - `candidates`: how many of the best BM25 hits (after removing lost docs) are re-scored
       per query; at least k are. A doc beyond them cannot jitter its way into the top k.
     - `corpus`: the BEIR corpus.jsonl to index, relative to this file's folder unless
@@ -98,14 +101,17 @@ class NoisyBM25:
         corpus: str = "example/corpus.jsonl",
         seed: int | None = None,
         jitter: float = 0.05,
-        lost: float = 0.03,
+        lost: float | Sequence[float] = 0.03,
         candidates: int = 100,
         index: BM25Index | None = None,
     ) -> None:
         if not (jitter >= 0 and np.isfinite(jitter)):
             raise ValueError(f"jitter must be a finite number >= 0, not {jitter!r}")
-        if not 0 <= lost <= 1:
-            raise ValueError(f"lost must be a share between 0 and 1, not {lost!r}")
+        low, high = (lost, lost) if isinstance(lost, (int, float)) else tuple(lost)
+        if not 0 <= low <= high <= 1:
+            raise ValueError(
+                f"lost must be a share between 0 and 1, or a pair [low, high], not {lost!r}"
+            )
         if candidates < 1:
             raise ValueError(f"candidates must be at least 1, not {candidates!r}")
         self.seed: int = _pick_seed(seed)
@@ -115,8 +121,11 @@ class NoisyBM25:
             path = Path(corpus).expanduser()
             index = BM25Index.from_jsonl(path if path.is_absolute() else HERE / path)
         self.index = index
-        count = max(0, round(lost * len(index.ids)))
-        chosen = np.random.default_rng(self.seed).choice(len(index.ids), size=count, replace=False)
+        rng = np.random.default_rng(self.seed)
+        self.lost_share = float(low if low == high else rng.uniform(low, high))
+        """The share of the corpus this run lost."""
+        count = max(0, round(self.lost_share * len(index.ids)))
+        chosen = rng.choice(len(index.ids), size=count, replace=False)
         self.lost: frozenset[str] = frozenset(index.ids[i] for i in chosen.tolist())
         """The doc ids this run never returns."""
 

@@ -259,3 +259,18 @@ def test_the_synthetic_set_loads_with_distinct_queries_each_with_a_target(
     assert all(found.count(3) == 1 for found in grades.values())
     assert all(2 <= len(found) <= 5 for found in grades.values())
     assert all(set(found) <= {1, 2, 3} for found in grades.values())
+
+
+def test_a_lost_range_draws_each_run_s_share_from_its_seed(noisy: ModuleType, index: Any) -> None:
+    runs = [noisy.NoisyBM25(seed=seed, lost=[0.0, 0.3], index=index) for seed in range(12)]
+    shares = [run.lost_share for run in runs]
+    assert all(0.0 <= share <= 0.3 for share in shares)
+    assert len(set(shares)) == len(shares)  # a share per run
+    for run in runs:
+        assert len(run.lost) == round(run.lost_share * len(index.ids))
+    again = noisy.NoisyBM25(seed=3, lost=[0.0, 0.3], index=index)
+    assert again.lost == runs[3].lost
+    fixed = noisy.NoisyBM25(seed=3, lost=0.1, index=index)
+    assert fixed.lost_share == 0.1
+    with pytest.raises(ValueError, match="pair"):
+        noisy.NoisyBM25(seed=3, lost=[0.3, 0.1], index=index)
