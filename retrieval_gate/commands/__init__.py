@@ -1,0 +1,1 @@
+"""The subcommands of `retrieval-gate`: each module declares one (`add_parser`) and runs it."""

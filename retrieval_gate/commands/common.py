@@ -1,0 +1,99 @@
+"""What several commands share: option declarations, report writing, the raw stream."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, TextIO
+
+from retrieval_gate import DEFAULT_CONFIG
+
+if TYPE_CHECKING:
+    from retrieval_gate.config import GateConfig
+    from retrieval_gate.report import Format, ResultRecord
+
+
+def add_config_option(parser: argparse.ArgumentParser) -> None:
+    """-c/--config, the config file."""
+    parser.add_argument(
+        "-c", "--config", default=DEFAULT_CONFIG, help="config file (default: %(default)s)"
+    )
+
+
+def add_source_options(parser: argparse.ArgumentParser) -> None:
+    """Where the results come from: --run, the cache options and --quiet."""
+    parser.add_argument("--run", help="score this run file instead of calling the retriever")
+    parser.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
+    parser.add_argument(
+        "--refresh-cache", action="store_true", help="call the retriever again, then cache"
+    )
+    parser.add_argument("--quiet", action="store_true", help="no progress output")
+
+
+def add_repeats_option(parser: argparse.ArgumentParser) -> None:
+    """--repeats N, the number of retriever runs."""
+    parser.add_argument(
+        "--repeats",
+        type=_repeats,
+        metavar="N",
+        help="run the retriever N times (default: gate.repeats) to measure its run-to-run "
+        "noise, which the test then allows for; never from the cache",
+    )
+
+
+def _repeats(text: str) -> int:
+    """The --repeats value: a whole number from 1 to 100."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number of runs, got {text!r}") from None
+    if not 1 <= value <= 100:
+        raise argparse.ArgumentTypeError(f"expected 1 to 100 runs, got {value}")
+    return value
+
+
+def add_report_options(parser: argparse.ArgumentParser) -> None:
+    """The report paths: --json, --markdown, --junit, --html."""
+    group = parser.add_argument_group("reports (default: the config's `report` paths)")
+    group.add_argument("--json", metavar="PATH", help="write the JSON result")
+    group.add_argument("--markdown", metavar="PATH", help="write the Markdown report")
+    group.add_argument("--junit", metavar="PATH", help="write JUnit XML (one testcase per check)")
+    group.add_argument("--html", metavar="PATH", help="write a self-contained HTML report")
+
+
+def report_targets(args: argparse.Namespace, config: GateConfig) -> dict[Format, Path]:
+    """Report format -> path: options relative to the working directory, config paths to it."""
+    configured = config.report
+    choices: tuple[tuple[Format, str | None, str | None], ...] = (
+        ("json", args.json, configured.json_path),
+        ("markdown", args.markdown, configured.markdown),
+        ("junit", args.junit, configured.junit),
+        ("html", args.html, configured.html),
+    )
+    targets: dict[Format, Path] = {}
+    for fmt, option, setting in choices:
+        if option:
+            targets[fmt] = Path(option)
+        elif setting:
+            targets[fmt] = config.resolve(setting)
+    return targets
+
+
+def write_reports(record: ResultRecord, targets: Mapping[Format, Path], err: TextIO) -> None:
+    """Render and write each report atomically."""
+    if not targets:
+        return
+    from retrieval_gate.files import write_text_atomic
+    from retrieval_gate.report import render
+
+    for fmt, path in targets.items():
+        write_text_atomic(path, render(record, fmt))
+        print(f"retrieval-gate: wrote {path}", file=err)
+
+
+def raw(stream: TextIO) -> TextIO:
+    """The stream beneath the CLI's InertStream: for data formats and workflow commands."""
+    from retrieval_gate.wording import raw_stream
+
+    return raw_stream(stream)

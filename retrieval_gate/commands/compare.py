@@ -1,0 +1,52 @@
+"""`retrieval-gate compare`: re-decide a saved result against a baseline."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import TextIO
+
+from retrieval_gate.commands.common import (
+    add_config_option,
+    add_report_options,
+    report_targets,
+    write_reports,
+)
+
+
+def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Declare `compare`: a baseline file, a result file, config and reports."""
+    parser = commands.add_parser(
+        "compare",
+        help="re-decide a saved result against a baseline without calling the retriever",
+    )
+    parser.add_argument("baseline_file", metavar="BASELINE", help="baseline file")
+    parser.add_argument(
+        "result_file", metavar="RESULT", help="a JSON result of `check` (or a baseline file)"
+    )
+    add_config_option(parser)
+    add_report_options(parser)
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """Decide a saved result against a baseline and write the reports."""
+    from retrieval_gate.baseline import read_baseline, read_record
+    from retrieval_gate.config import load
+    from retrieval_gate.datasets import load as load_dataset
+    from retrieval_gate.gate import decide
+    from retrieval_gate.report import summary_of, validate_result
+
+    config = load(args.config)
+    dataset = load_dataset(config.dataset, config.base_dir)
+    result = decide(
+        read_baseline(Path(args.baseline_file)),
+        read_record(Path(args.result_file)),
+        config,
+        dataset,
+        reference=f"baseline {args.baseline_file}",
+    )
+    record = validate_result(result.document())
+    write_reports(record, report_targets(args, config), err)
+    out.write(summary_of(record))
+    return result.exit_code
