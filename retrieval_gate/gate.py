@@ -100,8 +100,7 @@ class GateResult:
     @property
     def failures(self) -> tuple[Comparison, ...]:
         """Every failing (metric, slice), regressions first."""
-        failed = [c for c in self.comparisons if c.failed]
-        return tuple(sorted(failed, key=lambda c: (c.verdict != "regressed", c.verdict, c.delta)))
+        return failing_checks(self.comparisons)
 
     @property
     def status(self) -> Status:
@@ -162,6 +161,12 @@ class GateResult:
     def to_json(self) -> str:
         """`document()` as indented JSON, one trailing newline."""
         return canonical_json(self.document())
+
+
+def failing_checks(comparisons: Sequence[Comparison]) -> tuple[Comparison, ...]:
+    """The failing checks, regressions first, each kind by its delta (the worst first)."""
+    failed = [c for c in comparisons if c.failed]
+    return tuple(sorted(failed, key=lambda c: (c.verdict != "regressed", c.verdict, c.delta)))
 
 
 def canonical_json(document: dict[str, Any]) -> str:
@@ -388,8 +393,10 @@ def decide(
         settings,
         runs=(runs_of(baseline), runs_of(current)) if repeated else None,
     )
-    primary = next(iter(thresholds))
-    changes = query_changes(baseline, current, dataset, primary)
+    # The most regressed queries of the worst failure's metric, else of the first metric.
+    failing = failing_checks(comparisons)
+    shown = failing[0].metric if failing else next(iter(thresholds))
+    changes = query_changes(baseline, current, dataset, shown)
     lost, gained = hit_changes(baseline, current, dataset)
     context = GateContext(
         _config_file(config), _config_sha256(config), config.k, settings, reference

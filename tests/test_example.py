@@ -93,7 +93,7 @@ def test_regressed_gate_fails_and_names_the_slices(configs: Path) -> None:
     assert "FAIL" in summary
     assert "on intent=" in summary
     assert "on segment=" in summary
-    assert "regression" in report.read_text(encoding="utf-8")
+    assert "## ❌ FAIL · retrieval-gate · example-regressed" in report.read_text(encoding="utf-8")
 
 
 def test_both_configs_compare_with_the_same_baseline() -> None:

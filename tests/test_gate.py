@@ -200,7 +200,7 @@ def test_check_writes_every_report_from_the_one_result(project: Path) -> None:
     for fmt in ("markdown", "junit", "html"):
         assert paths[fmt].read_text(encoding="utf-8") == render(document, fmt)  # type: ignore[arg-type]
         assert f"wrote {paths[fmt]}" in err
-    assert "❌ retrieval-gate · generated: regression" in paths["markdown"].read_text()
+    assert "## ❌ FAIL · retrieval-gate · generated" in paths["markdown"].read_text()
 
 
 def test_the_config_names_report_paths_relative_to_itself(project: Path) -> None:
@@ -209,7 +209,9 @@ def test_the_config_names_report_paths_relative_to_itself(project: Path) -> None
     config.write_text(text)
     assert cli("check", "-c", str(config), "--quiet")[0] == 0
     assert json.loads((project / "reports" / "gate.json").read_text())["status"] == "pass"
-    assert "✅ retrieval-gate · generated: pass" in (project / "reports" / "gate.md").read_text()
+    assert (
+        "## ✅ PASS · retrieval-gate · generated" in (project / "reports" / "gate.md").read_text()
+    )
 
 
 def test_a_check_that_cannot_decide_still_reports_why(project: Path) -> None:

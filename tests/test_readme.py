@@ -114,7 +114,7 @@ def test_the_readme_excerpt_of_a_pr_comment_is_the_real_report(
 
     text = (ROOT / "README.md").read_text(encoding="utf-8")
     excerpt = re.findall(r"^> (.*)$", text.split("## ", 1)[0], flags=re.M)
-    assert excerpt[0].startswith("**❌ retrieval-gate · example-regressed")
+    assert excerpt[0].startswith("**❌ FAIL · retrieval-gate · example-regressed")
     shutil.copytree(
         ROOT / "configs", tmp_path / "configs", ignore=shutil.ignore_patterns("cache.sqlite*")
     )

@@ -8,7 +8,10 @@ from retrieval_gate.compare import Comparison
 from retrieval_gate.diagnostics import LabellingGap
 from retrieval_gate.errors import GateError
 from retrieval_gate.report.document import ResultRecord
+from retrieval_gate.report.forest import forest_axis, forest_rows, forest_text
 
+FOREST_ROWS = 12
+"""Rows of the forest plot drawn as text in the Markdown report (the HTML draws them all)."""
 SECTIONS = ("slices", "warnings", "chart", "queries")
 """Sections the Markdown may drop to fit a comment, in the order they are dropped: the slice
 table first, the one that grows without bound (its failing rows are also listed above it)."""
@@ -55,7 +58,10 @@ def report_context(result: ResultRecord) -> dict[str, Any]:
     )
     inconclusive = [c for c in comparisons if _inconclusive(c) and not c.failed]
     primary = overall[0].metric if overall else None
-    deltas = _query_deltas(result, primary)
+    # The per-query chart shows the metric of the worst failure, else the first metric.
+    charted = result.failures[0].metric if result.failures else primary
+    deltas = _query_deltas(result, charted)
+    forest = forest_rows(comparisons)
     gate = {**_GATE_DEFAULTS, **(result.config.gate if result.config else {})}
     return {
         "name": result.name,
@@ -76,7 +82,13 @@ def report_context(result: ResultRecord) -> dict[str, Any]:
         "family": _family(comparisons),
         "caveats": _caveats(gate),
         "primary": primary,
+        "charted": charted,
         "deltas": deltas,
+        "groups": failure_groups(result.failures),
+        "forest": forest,
+        "forest_axis": forest_axis(forest) if forest else None,
+        "forest_text": forest_text(forest[:FOREST_ROWS]),
+        "forest_cut": max(0, len(forest) - FOREST_ROWS),
         "histogram": _histogram(deltas),
         "query_changes": result.query_changes,
         "hits_lost": result.hits_lost,
@@ -92,6 +104,24 @@ def report_context(result: ResultRecord) -> dict[str, Any]:
         "show": dict.fromkeys(SECTIONS, True),
         "cut": [],
     }
+
+
+def failure_groups(failures: list[Comparison]) -> list[dict[str, Any]]:
+    """The failing checks grouped: overall first, then by slice dimension (intent, segment,
+    ...; in order of their worst check), each sorted by how far past its threshold."""
+    groups: dict[str, list[Comparison]] = {}
+    for c in sorted(failures, key=_past):
+        title = "overall" if c.slice == "all" else f"by {c.slice.split('=', 1)[0]}"
+        groups.setdefault(title, []).append(c)
+    ordered = sorted(groups.items(), key=lambda item: item[0] != "overall")
+    return [{"title": title, "checks": checks} for title, checks in ordered]
+
+
+def _past(c: Comparison) -> float:
+    """How far a failing check is past its threshold or floor (negated: farthest first)."""
+    if c.verdict == "below_floor" and c.floor is not None:
+        return c.current_mean - c.floor
+    return c.delta + (c.max_drop or 0.0)
 
 
 def _gaps(result: ResultRecord) -> dict[str, dict[str, LabellingGap]]:
