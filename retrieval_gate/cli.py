@@ -25,6 +25,7 @@ def build_parser() -> argparse.ArgumentParser:
         check,
         comment,
         compare,
+        completion,
         config,
         datasets,
         evaluate,
@@ -57,6 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
     label_queue.add_parser(commands)
     qrels.add_parser(commands)
     datasets.add_parser(commands)
+    completion.add_parser(commands)
     return parser
 
 
