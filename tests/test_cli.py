@@ -177,7 +177,7 @@ def published(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     config = ROOT / "configs" / "tiny" / "retrieval-gate.yaml"
     code, _, err = run_cli(
         "check", "-c", str(config), "--run", TINY_RUN, "--no-cache", "--quiet",
-        "--json", str(result),
+        "--no-reports", "--json", str(result),
     )  # fmt: skip
     assert code in (0, 1), err
     event = tmp_path / "event.json"

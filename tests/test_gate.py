@@ -194,13 +194,80 @@ def test_check_writes_every_report_from_the_one_result(project: Path) -> None:
     formats = ("json", "markdown", "junit", "html")
     paths = {fmt: project / "out" / f"report.{fmt}" for fmt in formats}
     options = [item for fmt, path in paths.items() for item in (f"--{fmt}", str(path))]
-    code, _, err = cli("check", "-c", str(config), "--quiet", *options)
+    code, _, err = cli("check", "-c", str(config), *options)
     assert code == 1
     document = json.loads(paths["json"].read_text(encoding="utf-8"))
     for fmt in ("markdown", "junit", "html"):
         assert paths[fmt].read_text(encoding="utf-8") == render(document, fmt)  # type: ignore[arg-type]
-        assert f"wrote {paths[fmt]}" in err
+        assert f"retrieval-gate: wrote {paths[fmt]}\n" in err
     assert "## ❌ FAIL · retrieval-gate · generated" in paths["markdown"].read_text()
+    assert not (project / ".retrieval-gate" / "generated").exists()  # options replace defaults
+
+
+DEFAULTS = ("result.json", "report.md", "report.html")
+
+
+def test_check_and_compare_write_the_default_reports_beside_the_config(
+    project: Path, tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without a `report:` block: result.json, report.md and report.html in
+    .retrieval-gate/<name>/ beside the config, wherever the command runs; no JUnit XML."""
+    monkeypatch.chdir(tmp_path_factory.mktemp("elsewhere"))
+    folder = project / ".retrieval-gate" / "generated"
+    code, _, err = cli("check", "-c", str(project / "gate.yaml"))
+    assert code == 0
+    assert sorted(path.name for path in folder.iterdir()) == sorted(DEFAULTS)
+    assert [line for line in err.splitlines() if "wrote" in line] == [
+        f"retrieval-gate: wrote {folder / name}" for name in DEFAULTS
+    ]
+    assert json.loads((folder / "result.json").read_text())["status"] == "pass"
+    assert "## ✅ PASS · retrieval-gate · generated" in (folder / "report.md").read_text()
+    assert list(Path.cwd().iterdir()) == []
+    # compare re-decides the saved result and writes the same reports, --quiet without a word
+    saved = project / "saved.json"
+    saved.write_bytes((folder / "result.json").read_bytes())
+    for path in folder.iterdir():
+        path.unlink()
+    baseline = str(project / ".retrieval-gate" / "baseline.json")
+    code, out, err = cli(
+        "compare", baseline, str(saved), "-c", str(project / "gate.yaml"), "--quiet"
+    )
+    assert (code, err) == (0, "")
+    assert "PASS" in out
+    assert sorted(path.name for path in folder.iterdir()) == sorted(DEFAULTS)
+
+
+def test_quiet_prints_no_wrote_lines_but_the_summary_warnings_and_errors(project: Path) -> None:
+    with (project / "queries.jsonl").open("a") as handle:
+        handle.write(json.dumps({"id": "unjudged", "text": "plan", "intent": "billing"}) + "\n")
+    code, out, err = cli("check", "-c", str(project / "gate.yaml"), "--quiet")
+    assert code == 0
+    assert out.startswith("retrieval-gate generated: PASS")
+    assert err == "retrieval-gate: warning: 1 query with no judgments not run: unjudged\n"
+    assert (project / ".retrieval-gate" / "generated" / "report.html").is_file()
+    config = write_config(project, "good_search", k=20, name="k20.yaml")
+    code, out, err = cli("check", "-c", str(config), "--quiet")
+    assert (code, out) == (2, "")
+    assert err.startswith("retrieval-gate: error: ")
+    assert "wrote" not in err
+    result = json.loads((project / ".retrieval-gate" / "generated" / "result.json").read_text())
+    assert result["status"] == "error"  # the reports still say why, quietly
+
+
+def test_no_reports_writes_only_the_reports_named_by_options(project: Path) -> None:
+    config = project / "gate.yaml"
+    code, _, err = cli("check", "-c", str(config), "--no-reports")
+    assert code == 0
+    assert "wrote" not in err
+    assert not (project / ".retrieval-gate" / "generated").exists()
+    config.write_text(config.read_text() + "report: {markdown: reports/gate.md}\n")
+    code, _, err = cli(
+        "check", "-c", str(config), "--no-reports", "--json", str(project / "r.json")
+    )
+    assert code == 0
+    assert json.loads((project / "r.json").read_text())["status"] == "pass"
+    assert not (project / "reports").exists()
+    assert not (project / ".retrieval-gate" / "generated").exists()
 
 
 def test_the_config_names_report_paths_relative_to_itself(project: Path) -> None:
@@ -212,6 +279,16 @@ def test_the_config_names_report_paths_relative_to_itself(project: Path) -> None
     assert (
         "## ✅ PASS · retrieval-gate · generated" in (project / "reports" / "gate.md").read_text()
     )
+    # a `report:` block says exactly what is written: no default reports beside it
+    assert sorted(path.name for path in (project / "reports").iterdir()) == ["gate.json", "gate.md"]
+    assert not (project / ".retrieval-gate" / "generated").exists()
+    config.write_text(
+        text.replace("report: {markdown: reports/gate.md, json: reports/gate.json}", "report: {}")
+    )
+    code, _, err = cli("check", "-c", str(config))
+    assert code == 0
+    assert "wrote" not in err
+    assert not (project / ".retrieval-gate" / "generated").exists()
 
 
 def test_a_check_that_cannot_decide_still_reports_why(project: Path) -> None:

@@ -22,7 +22,11 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "check",
         help="run, score and compare with the baseline; exit 1 on a regression",
         description="Score the retriever (or --run FILE), compare every metric and slice "
-        "with the baseline query by query, print the summary and write the JSON result. "
+        "with the baseline query by query, print the summary and write the reports: the "
+        "paths of the config's `report:` block or, without one, result.json (the JSON "
+        "result), report.md and report.html in .retrieval-gate/NAME/ beside the config, "
+        "NAME being the config's `name` (JUnit XML only with --junit or report.junit). "
+        "--json/--markdown/--junit/--html PATH replace one; --no-reports writes only those. "
         "Exit 0 pass, 1 regression or floor breached, 2 bad input or a baseline that "
         "cannot be compared.",
     )
@@ -70,10 +74,11 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             against=args.against,
         )
     except GateError as error:  # the reports say why the gate could not decide
-        write_reports(validate_result(error_document(config.name, str(error))), targets, err)
+        document = validate_result(error_document(config.name, str(error)))
+        write_reports(document, targets, err, quiet=args.quiet)
         raise
     record = validate_result(result.document())
-    write_reports(record, targets, err)
+    write_reports(record, targets, err, quiet=args.quiet)
     for warning in result.warnings:
         print(f"retrieval-gate: warning: {warning}", file=err)
     out.write(summary_of(record))

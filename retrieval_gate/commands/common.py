@@ -28,7 +28,17 @@ def add_source_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--refresh-cache", action="store_true", help="call the retriever again, then cache"
     )
-    parser.add_argument("--quiet", action="store_true", help="no progress output")
+    add_quiet_option(parser)
+
+
+def add_quiet_option(parser: argparse.ArgumentParser) -> None:
+    """--quiet: no progress and no "wrote PATH" lines of reports; the rest still prints."""
+    parser.add_argument(
+        "--quiet",
+        action="store_true",
+        help='no progress output and no "wrote PATH" lines of reports; warnings, errors '
+        "and the summary still print",
+    )
 
 
 def add_repeats_option(parser: argparse.ArgumentParser) -> None:
@@ -53,26 +63,65 @@ def _repeats(text: str) -> int:
     return value
 
 
+# What `check` and `compare` write when the config has no `report:` block: these files in
+# .retrieval-gate/<name>/ beside the config (JUnit XML only when asked for).
+DEFAULT_REPORTS: dict[Format, str] = {
+    "json": "result.json",
+    "markdown": "report.md",
+    "html": "report.html",
+}
+
+
+def default_report_paths(name: str) -> dict[Format, str]:
+    """The report paths of a config named `name` without a `report:` block, relative to it."""
+    return {fmt: f".retrieval-gate/{name}/{file}" for fmt, file in DEFAULT_REPORTS.items()}
+
+
 def add_report_options(parser: argparse.ArgumentParser) -> None:
-    """The report paths: --json, --markdown, --junit, --html."""
-    group = parser.add_argument_group("reports (default: the config's `report` paths)")
+    """The report paths: --json, --markdown, --junit, --html and --no-reports."""
+    group = parser.add_argument_group(
+        "reports",
+        "Default: the paths of the config's `report:` block; without one, result.json, "
+        "report.md and report.html in .retrieval-gate/NAME/ beside the config (NAME: the "
+        "config's `name`). Each option below replaces one of them.",
+    )
     group.add_argument("--json", metavar="PATH", help="write the JSON result")
     group.add_argument("--markdown", metavar="PATH", help="write the Markdown report")
     group.add_argument("--junit", metavar="PATH", help="write JUnit XML (one testcase per check)")
     group.add_argument("--html", metavar="PATH", help="write a self-contained HTML report")
+    group.add_argument(
+        "--no-reports",
+        action="store_true",
+        help="write none of the config's or the default reports, only those named by the "
+        "options above",
+    )
 
 
 def report_targets(args: argparse.Namespace, config: GateConfig) -> dict[Format, Path]:
-    """Report format -> path: options relative to the working directory, config paths to it."""
-    configured = config.report
-    choices: tuple[tuple[Format, str | None, str | None], ...] = (
-        ("json", args.json, configured.json_path),
-        ("markdown", args.markdown, configured.markdown),
-        ("junit", args.junit, configured.junit),
-        ("html", args.html, configured.html),
-    )
+    """Report format -> path: options relative to the working directory; the config's
+    `report:` paths (or, without that block, the default ones) relative to the config."""
+    settings: Mapping[Format, str | None]
+    if args.no_reports:
+        settings = {}
+    elif "report" in config.model_fields_set:  # a `report:` block says exactly what to write
+        configured = config.report
+        settings = {
+            "json": configured.json_path,
+            "markdown": configured.markdown,
+            "junit": configured.junit,
+            "html": configured.html,
+        }
+    else:
+        settings = default_report_paths(config.name)
+    options: dict[Format, str | None] = {
+        "json": args.json,
+        "markdown": args.markdown,
+        "junit": args.junit,
+        "html": args.html,
+    }
     targets: dict[Format, Path] = {}
-    for fmt, option, setting in choices:
+    for fmt, option in options.items():
+        setting = settings.get(fmt)
         if option:
             targets[fmt] = Path(option)
         elif setting:
@@ -80,8 +129,10 @@ def report_targets(args: argparse.Namespace, config: GateConfig) -> dict[Format,
     return targets
 
 
-def write_reports(record: ResultRecord, targets: Mapping[Format, Path], err: TextIO) -> None:
-    """Render and write each report atomically."""
+def write_reports(
+    record: ResultRecord, targets: Mapping[Format, Path], err: TextIO, *, quiet: bool = False
+) -> None:
+    """Render and write each report atomically; say which unless `quiet`."""
     if not targets:
         return
     from retrieval_gate.files import write_text_atomic
@@ -89,7 +140,8 @@ def write_reports(record: ResultRecord, targets: Mapping[Format, Path], err: Tex
 
     for fmt, path in targets.items():
         write_text_atomic(path, render(record, fmt))
-        print(f"retrieval-gate: wrote {path}", file=err)
+        if not quiet:
+            print(f"retrieval-gate: wrote {path}", file=err)
 
 
 def raw(stream: TextIO) -> TextIO:

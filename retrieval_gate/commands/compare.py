@@ -8,6 +8,7 @@ from typing import TextIO
 
 from retrieval_gate.commands.common import (
     add_config_option,
+    add_quiet_option,
     add_report_options,
     report_targets,
     write_reports,
@@ -19,12 +20,17 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser = commands.add_parser(
         "compare",
         help="re-decide a saved result against a baseline without calling the retriever",
+        description="Re-decide a saved result against a baseline under the config's current "
+        "thresholds, print the summary and write the reports, as `check` does: the paths of "
+        "the config's `report:` block or, without one, result.json, report.md and "
+        "report.html in .retrieval-gate/NAME/ beside the config.",
     )
     parser.add_argument("baseline_file", metavar="BASELINE", help="baseline file")
     parser.add_argument(
         "result_file", metavar="RESULT", help="a JSON result of `check` (or a baseline file)"
     )
     add_config_option(parser)
+    add_quiet_option(parser)
     add_report_options(parser)
     parser.set_defaults(handler=run)
 
@@ -47,6 +53,6 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         reference=f"baseline {args.baseline_file}",
     )
     record = validate_result(result.document())
-    write_reports(record, report_targets(args, config), err)
+    write_reports(record, report_targets(args, config), err, quiet=args.quiet)
     out.write(summary_of(record))
     return result.exit_code
