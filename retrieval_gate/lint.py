@@ -180,6 +180,10 @@ class LintInput:
         """Config key as written -> its metric."""
         return {key: parse_metric(key) for key in self.config.metrics}
 
+    def name(self, key: str) -> str:
+        """The metric of config key `key` as the reports name it (`mrr(rel=1)@10` is rr@10)."""
+        return str(self.specs[key])
+
     @cached_property
     def slices(self) -> dict[str, Any] | None:
         """Slice -> query indices of the assembled set, None when it cannot be sliced."""
@@ -574,7 +578,7 @@ def _binary_cut(given: LintInput) -> Iterator[Draft]:
         rel = int(spec.param("rel"))
         stricter = MetricSpec(spec.name, (("rel", rel + 1),), spec.k)
         yield Draft(
-            f"{key} counts every grade >= {rel} as relevant on grades 0-"
+            f"{spec} counts every grade >= {rel} as relevant on grades 0-"
             f"{format_value(given.top_grade)}: a grade-{rel} document counts as much as a grade-"
             f"{format_value(given.top_grade)} one",
             f"say which grades count: write {_with_rel(key, rel)} to keep this cut, or "
@@ -599,7 +603,7 @@ def _gain(given: LintInput) -> Iterator[Draft]:
         if not given.graded:
             if explicit:
                 yield Draft(
-                    f"{key}: the gain makes no difference on binary labels (2^1 - 1 = 1)",
+                    f"{spec}: the gain makes no difference on binary labels (2^1 - 1 = 1)",
                     "nothing to do; it matters once grades above 1 are used",
                     given.at("metrics", key),
                 )
@@ -609,7 +613,7 @@ def _gain(given: LintInput) -> Iterator[Draft]:
         described = "exponential gain 2^g - 1" if gain == "exp" else "linear gain g"
         other = "linear" if gain == "exp" else "exp"
         yield Draft(
-            f"{key} uses {described}{'' if explicit else ' (the default)'}: a grade-"
+            f"{spec} uses {described}{'' if explicit else ' (the default)'}: a grade-"
             f"{format_value(top)} document is worth {worth:g} grade-1 documents"
             + (" (trec_eval's ndcg_cut uses linear gain)" if gain == "exp" else ""),
             (
@@ -631,7 +635,7 @@ def _deep_cutoff(given: LintInput) -> Iterator[Draft]:
     for key, spec in given.specs.items():
         if spec.k is not None and spec.k > k:
             yield Draft(
-                f"{key} looks {spec.k} deep but the retriever is asked for k = {k}: ranks "
+                f"{spec} looks {spec.k} deep but the retriever is asked for k = {k}: ranks "
                 f"{k + 1}-{spec.k} are never seen",
                 f"raise k to {spec.k}, or use {MetricSpec(spec.name, spec.params, k)}",
                 given.at("metrics", key),
@@ -644,7 +648,7 @@ def _no_cutoff(given: LintInput) -> Iterator[Draft]:
     for key, spec in given.specs.items():
         if spec.k is None and spec.measure.cutoff == "optional":
             yield Draft(
-                f"{key} has no cutoff: it reads all k = {k} results, so its meaning changes "
+                f"{spec} has no cutoff: it reads all k = {k} results, so its meaning changes "
                 "whenever k does",
                 f"pin the depth: write {MetricSpec(spec.name, spec.params, k)}",
                 given.at("metrics", key),
@@ -667,7 +671,7 @@ def _no_recall(given: LintInput) -> Iterator[Draft]:
     if names & set(RECALL) or not names & set(RANKING):
         return
     yield Draft(
-        f"only ranking metrics ({', '.join(given.config.metrics)}): a change that drops "
+        f"only ranking metrics ({', '.join(map(str, given.specs.values()))}): a change that drops "
         "relevant documents out of the top k while keeping the first hit passes unseen",
         f"add recall@{given.config.k} with a max_drop such as 5pt",
         given.at("metrics"),
@@ -743,8 +747,8 @@ def _below_mde(given: LintInput) -> Iterator[Draft]:
         level = f"level {check.level:.2g}, " if check.level is not None else ""
         widest = _enforceable(given, check)
         yield Draft(
-            f"{key}: max_drop {threshold}, but {plural(check.n, 'query', 'queries')} detect "
-            f"{_detects(check)} ({level}alpha {alpha:g}): a true drop of 1.5x max_drop "
+            f"{check.metric}: max_drop {threshold}, but {plural(check.n, 'query', 'queries')} "
+            f"detect {_detects(check)} ({level}alpha {alpha:g}): a true drop of 1.5x max_drop "
             f"({_points(TARGET * check.max_drop)}) fails the gate {_chance(check)} of the time",
             _more_queries(check)
             + (f", or raise max_drop to {_points(widest)} or more" if widest is not None else ""),
@@ -792,7 +796,7 @@ def _slices_below_mde(given: LintInput) -> Iterator[Draft]:
         if parts:
             fix = "; ".join(fixes) if fixes else "label more queries there"
             yield Draft(
-                f"{key}: " + "; ".join(parts),
+                f"{given.name(key)}: " + "; ".join(parts),
                 f"{fix}, or set a wider max_drop for them in slices.overrides",
                 given.at("metrics", key),
             )

@@ -46,9 +46,11 @@ def execute(
     answers none of the labelled queries or fewer than `gate.min_coverage` of them: its
     missing queries would score 0 and read as a regression (a CoverageError, exit 2). More
     failed queries than `gate.error_budget` is a GateError (exit 2); fewer are scored 0 and
-    listed in the warnings. With `prove_cache` (what `check` does), cached answers are read
-    only when the retriever's description proves them current; otherwise the retriever is
-    called again and a warning says why. Cached answers that cannot be proven current are
+    listed in the warnings. When the first queries all fail the same way (10 of them, or more
+    when the budget allows more), the rest are not run: a GateError says so (exit 2). With
+    `prove_cache` (what `check` does), cached answers are read only when the retriever's
+    description proves them current; otherwise the retriever is called again and a warning
+    says why. Cached answers that cannot be proven current are
     counted in the warnings whenever they are used. Progress goes to `progress` when given;
     nothing else prints. The retriever's relative paths start at `retriever_dir` when given
     (a checkout of another commit), else at the config's folder, as the labelled set's do.

@@ -31,6 +31,9 @@ _STUCK_MIN = 16
 _STUCK_PER_WORKER = 4
 _CACHE_FLUSH_EVERY = 256
 _LISTED_FAILURES = 5
+STOP_AFTER = 10
+"""Queries that must all fail the same way, as the first to settle, before a run stops early
+(more when the error budget allows more failures: a stop never changes the verdict)."""
 
 
 @dataclass(frozen=True)
@@ -94,6 +97,9 @@ class RunResult:
     """Retriever calls made, retries included (a `search_batch` call counts once)."""
     fingerprint: str = ""
     """Fingerprint of the retriever's description."""
+    stopped: str = ""
+    """Why the run stopped early (the first queries all failed the same way), or "". The
+    queries it never ran are neither in `run` nor in `failures`; `check_budget` raises it."""
 
     def within_budget(self, total: int, budget: float) -> bool:
         """Whether at most `budget` (a fraction) of `total` queries failed."""
@@ -228,6 +234,11 @@ def run_queries(
     A query that fails after its retries is recorded in `failures` and left out of the run;
     no exception from the retriever escapes. Answers are read from `cache` (unless
     `refresh_cache`) and written back to it. The retriever is not closed: the caller owns it.
+
+    When the first queries to settle (STOP_AFTER of them, or one more than the error budget
+    of `settings` allows, whichever is more) all failed with the same error, the rest are
+    not run: `stopped` says why, and `check_budget` raises it. One success or one other error
+    among them, and every query runs.
     """
     if k < 1:
         raise GateError(f"k must be at least 1, got {k}")
@@ -250,6 +261,8 @@ def run_queries(
             units = [_Unit(tuple(todo[i : i + size]), True) for i in range(0, len(todo), size)]
         else:
             units = [_Unit((query,), False) for query in todo]
+        limit = max(STOP_AFTER, _allowed_failures(len(queries), settings.error_budget) + 1)
+        sink.stop_after = limit if len(todo) > limit else None  # else nothing left to spare
         calls = _execute(retriever, units, k, settings, sink)
     finally:
         sink.flush()
@@ -263,11 +276,15 @@ def run_queries(
         cached=sink.cached,
         calls=calls,
         fingerprint=fp,
+        stopped=sink.stopped,
     )
 
 
 def check_budget(result: RunResult, total: int, budget: float) -> None:
-    """Raise a GateError listing the first failures when more than `budget` of `total` failed."""
+    """Raise a GateError listing the first failures when more than `budget` of `total` failed,
+    or saying why the run stopped early (`RunResult.stopped`)."""
+    if result.stopped:
+        raise GateError(result.stopped)
     if result.within_budget(total, budget):
         return
     failed = len(result.failures)
@@ -342,6 +359,12 @@ class _Sink:
     failures: list[QueryFailure] = field(default_factory=list)
     cached: int = 0
     pending: list[CacheEntry] = field(default_factory=list)
+    stop_after: int | None = None
+    """Stop once this many queries failed the same way before any other outcome."""
+    same_error: str | None = None
+    """The error every query settled so far failed with; None once one did not."""
+    settled: int = 0
+    stopped: str = ""
 
     def read_cache(self, cache: ResultCache, queries: Sequence[Query]) -> list[Query]:
         """Take cached answers; return the queries still to run."""
@@ -358,6 +381,7 @@ class _Sink:
         return todo
 
     def answered(self, unit: _Unit, answers: list[Answer]) -> None:
+        self._settle(None, len(unit.queries))
         for query, hits in zip(unit.queries, answers, strict=True):
             self.answers[query.id] = hits
             if self.cache is not None:
@@ -370,10 +394,37 @@ class _Sink:
     def failed(self, unit: _Unit, error: str) -> None:
         if unit.batched:
             error = f"{error} (in a batch of {len(unit.queries)} queries)"
+        self._settle(error, len(unit.queries))
         for query in unit.queries:
             self.failures.append(QueryFailure(query.id, error, unit.attempts))
         if self.progress is not None:
             self.progress.advance(len(unit.queries), failed=True)
+
+    def _settle(self, error: str | None, count: int) -> None:
+        """Note `count` queries settled (answered when `error` is None); stop when the first
+        `stop_after` all failed with one error."""
+        if self.settled and self.same_error != error:
+            self.same_error = None
+        elif not self.settled:
+            self.same_error = error
+        self.settled += count
+        if (
+            self.stop_after is not None
+            and self.same_error is not None
+            and self.settled >= self.stop_after
+            and not self.stopped
+        ):
+            self.stopped = (
+                f"the first {self.settled} queries all failed the same way: "
+                f"{one_line(self.same_error)}; stopped (nothing was judged)"
+            )
+
+    def probing(self, started: int) -> bool:
+        """Whether to hold back new queries: `started` have been, every one settled so far
+        failed the same way, and they are enough to stop the run if the rest fail so too."""
+        if self.stop_after is None or started < self.stop_after:
+            return False
+        return self.settled == 0 or self.same_error is not None
 
     def flush(self) -> None:
         # Written as the run goes, so an interrupted run resumes from what it already has.
@@ -400,6 +451,7 @@ def _execute(
     stuck: set[Future[list[Answer]]] = set()
     stuck_limit = max(_STUCK_MIN, _STUCK_PER_WORKER * settings.concurrency)
     calls = 0
+    started = 0  # queries given a first attempt
     order = 0  # tie-breaker so the heap never compares units
 
     def settle(unit: _Unit, error: str, retryable: bool) -> None:
@@ -416,6 +468,8 @@ def _execute(
     )
     try:
         while ready or delayed or inflight:
+            if sink.stopped:  # calls in flight are abandoned, like calls past their timeout
+                break
             now = time.monotonic()
             while delayed and delayed[0][0] <= now:
                 ready.append(heapq.heappop(delayed)[2])
@@ -430,7 +484,15 @@ def _execute(
                 ready.clear()
                 delayed.clear()
             while ready and len(inflight) < settings.concurrency:
+                if sink.probing(started):
+                    # The first queries have yet to show the retriever works: only retries.
+                    retry = next((unit for unit in ready if unit.attempts), None)
+                    if retry is None:
+                        break
+                    ready.remove(retry)
+                    ready.appendleft(retry)
                 unit = ready.popleft()
+                started += 0 if unit.attempts else len(unit.queries)
                 unit.attempts += 1
                 calls += 1
                 future = pool.submit(_attempt, retriever, unit, k)

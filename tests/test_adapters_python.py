@@ -10,10 +10,13 @@ from typing import Any
 
 import pytest
 
+from retrieval_gate import redaction
 from retrieval_gate.adapters import PythonConfig, Query, RetrieverError, fingerprint
 from retrieval_gate.adapters.base import Hit
+from retrieval_gate.adapters.hits import SHAPES
 from retrieval_gate.adapters.python import PythonRetriever
 from retrieval_gate.errors import GateError
+from retrieval_gate.wording import console_text
 
 MODULE = "rg_python_helpers"
 HELPERS = textwrap.dedent(
@@ -98,6 +101,29 @@ HELPERS = textwrap.dedent(
 
     def needs_four(a, b, c, d):
         return []
+
+    def parallel(query, k):
+        return {"ids": ["kb-1", "kb-2"], "scores": [0.9, 0.8]}
+
+    def chroma(query, k):
+        return {"ids": [["kb-1"]], "distances": [[0.1]], "documents": [["text"]], "uris": None}
+
+    def wrapped(query, k):
+        return {"hits": [{"id": "kb-1"}], "total": 1}
+
+    def no_id(query, k):
+        return [{"doc": "kb-1101", "score": ["kb-1101"]}]
+
+    def bad_score(query, k):
+        return [{"id": "kb-1101", "score": ["kb-1101"]}]
+
+    HOSTILE = "\\x1b[2J\\n::error::owned sk-secret-123 " + "x" * 500
+
+    def hostile_item(query, k):
+        return [{HOSTILE: HOSTILE}]
+
+    def hostile_dict(query, k):
+        return {"ids": [HOSTILE], "scores": [HOSTILE], HOSTILE: 1}
 
     not_callable = 42
     """
@@ -226,8 +252,60 @@ def test_timeout_from_user_code_is_retryable(module: str) -> None:
 def test_none_and_bad_items_are_clear_errors(module: str) -> None:
     with pytest.raises(RetrieverError, match="returned None; expected a list"):
         build("returns_none").search(QUERY, 3)
-    with pytest.raises(RetrieverError, match=r"result 2: got a float"):
+    with pytest.raises(RetrieverError) as caught:
         build("bad_item").search(QUERY, 3)
+    assert str(caught.value) == (
+        "retriever.target 'rg_python_helpers:bad_item': result 2 is a float 1.5: it has no id, "
+        f"doc_id or _id attribute; each result must be {SHAPES}"
+    )
+
+
+def message_of(target: str) -> str:
+    with pytest.raises(RetrieverError) as caught:
+        build(target).search(QUERY, 3)
+    return str(caught.value)
+
+
+def test_another_key_layout_names_what_came_back_and_the_shapes(module: str) -> None:
+    where = "retriever.target 'rg_python_helpers:"
+    assert message_of("no_id") == (
+        f"{where}no_id': result 1 is a dict {{'doc': 'kb-1101', 'score': ['kb-1101']}}: it "
+        "has no 'id', 'doc_id' or '_id' key (its keys: 'doc', 'score'); if 'doc' is the doc "
+        f"id, name it 'id'; each result must be {SHAPES}"
+    )
+    assert message_of("bad_score") == (
+        f"{where}bad_score': result 1 is a dict {{'id': 'kb-1101', 'score': ['kb-1101']}}: "
+        f"score ['kb-1101'] is not a number; each result must be {SHAPES}"
+    )
+
+
+def test_a_dict_of_parallel_lists_says_how_to_convert_it(module: str) -> None:
+    assert message_of("parallel") == (
+        "retriever.target 'rg_python_helpers:parallel' returned a dict {'ids': ['kb-1', "
+        "'kb-2'], 'scores': [0.9, 0.8]}, parallel lists rather than a list of results; convert "
+        'it: return list(zip(result["ids"], result["scores"])); '
+        f"each result must be {SHAPES}"
+    )
+    # Chroma: one list per query text, and distances, smaller for a better match.
+    assert (
+        'return [(doc, -distance) for doc, distance in zip(result["ids"][0], '
+        'result["distances"][0])]' in message_of("chroma")
+    )
+    assert 'return the list inside it: return result["hits"]' in message_of("wrapped")
+
+
+def test_what_came_back_is_quoted_inert_short_and_redacted(module: str) -> None:
+    redaction.register("sk-secret-123")
+    try:
+        messages = [message_of("hostile_item"), message_of("hostile_dict")]
+    finally:
+        redaction.forget()
+    for message in messages:
+        assert message.isprintable()  # no escape sequence, no newline: no line to start with ::
+        assert console_text(message) == message
+        assert "sk-secret-123" not in message
+        assert "<redacted>" in message
+        assert len(message) < 1000  # quoted in short, not 500 characters at a time
 
 
 def test_missing_module_names_the_target() -> None:
@@ -238,6 +316,68 @@ def test_missing_module_names_the_target() -> None:
         "could not import module 'rg_no_such_module' for retriever.target "
         "'rg_no_such_module:search': No module named 'rg_no_such_module'"
     )
+
+
+MODULE_NAME = (
+    "write 'svc.search:search' (svc/search.py under the config's folder, which is importable)"
+)
+
+
+@pytest.mark.parametrize(
+    ("written", "suggested"),
+    [
+        ("svc/search.py", MODULE_NAME),
+        ("svc/search", MODULE_NAME),
+        ("./svc/search.py", MODULE_NAME),
+        ("svc\\search.py", MODULE_NAME),
+        ("svc.search.py", MODULE_NAME),
+        (
+            "my-svc/search.py",
+            "rename my-svc/search so each part is a Python name (letters, digits, _), then "
+            "write 'my_svc.search:search' (the config's folder is importable)",
+        ),
+    ],
+)
+def test_a_file_path_target_suggests_the_module_name(
+    tmp_path: Path, written: str, suggested: str
+) -> None:
+    (tmp_path / "svc").mkdir()
+    (tmp_path / "svc" / "search.py").write_text("def search(query, k):\n    return ['a']\n")
+    with pytest.raises(GateError) as caught:
+        PythonRetriever(PythonConfig(target=f"{written}:search"), base_dir=tmp_path)
+    assert str(caught.value) == (
+        f"could not import retriever.target {written + ':search'!r}: {written!r} is a file "
+        f"path, but a target names a module; {suggested}"
+    )
+
+
+def test_the_suggested_module_name_imports(tmp_path: Path) -> None:
+    (tmp_path / "svc").mkdir()
+    (tmp_path / "svc" / "search.py").write_text("def search(query, k):\n    return ['a']\n")
+    try:
+        retriever = PythonRetriever(PythonConfig(target="svc.search:search"), base_dir=tmp_path)
+        assert ids(retriever.search(QUERY, 3)) == ["a"]
+    finally:
+        sys.modules.pop("svc.search", None)
+        sys.modules.pop("svc", None)
+
+
+def test_an_absolute_path_inside_the_config_folder_is_made_relative(tmp_path: Path) -> None:
+    with pytest.raises(GateError, match=r"write 'svc\.search:search'"):
+        PythonRetriever(PythonConfig(target=f"{tmp_path}/svc/search.py:search"), base_dir=tmp_path)
+    with pytest.raises(GateError, match="write its dotted name from an importable folder"):
+        PythonRetriever(PythonConfig(target="../other/search.py:search"), base_dir=tmp_path)
+
+
+def test_a_hostile_path_target_stays_inert(tmp_path: Path) -> None:
+    # The module part cannot hold a colon (the first one ends it); the attribute can.
+    target = "x\x1b[2J\n\x9b31m/search.py:\n::error::owned"
+    with pytest.raises(GateError) as caught:
+        PythonRetriever(PythonConfig(target=target), base_dir=tmp_path)
+    message = str(caught.value)
+    assert "is a file path, but a target names a module; rename x?[2J ?31m/search so" in message
+    assert message.isprintable()  # no escape sequence, no newline: no line starts with ::
+    assert console_text(message) == message
 
 
 def test_missing_attribute_and_wrong_kinds(module: str) -> None:

@@ -247,7 +247,7 @@ def test_ap_and_rr_on_graded_labels_need_rel(tmp_path: Path) -> None:
     metrics = {**METRICS, "map@10": {}, "mrr@10": {}}
     report = run_lint(labelled_set(tmp_path, metrics=metrics))
     found = [f for f in report.findings if f.code == "implicit-binary-cut"]
-    assert [f.message.split(" ")[0] for f in found] == ["map@10", "mrr@10"]
+    assert [f.message.split(" ")[0] for f in found] == ["ap@10", "rr@10"]  # as reports say
     assert "ap(rel=1)@10 to keep this cut, or ap(rel=2)@10" in found[0].fix
     line = path_line(tmp_path / "gate.yaml", "map@10")
     assert found[0].where == f"{tmp_path / 'gate.yaml'}:{line}"
@@ -300,6 +300,33 @@ def test_no_recall_metric(tmp_path: Path) -> None:
     report = run_lint(labelled_set(tmp_path, metrics={"ndcg@10": {}, "mrr@10": {}}))
     assert "add recall@10" in next(f.fix for f in report.findings if f.code == "no-recall-metric")
     assert "no-recall-metric" not in codes(run_lint(labelled_set(tmp_path / "ok")))
+
+
+def test_findings_name_metrics_as_the_reports_do(tmp_path: Path) -> None:
+    metrics = {
+        "NDCG(gain=exp)": {"max_drop": "2pt"},
+        "mrr(rel=1)@20": {"max_drop": "2pt"},
+        "map": {},
+        "ndcg(gain=linear)@10": {},
+    }
+    report = run_lint(labelled_set(tmp_path, metrics=metrics))
+    messages = {f.code: [m.message for m in report.findings if m.code == f.code]
+                for f in report.findings}  # fmt: skip
+    assert messages["no-recall-metric"][0].startswith(
+        "only ranking metrics (ndcg, rr@20, ap, ndcg(gain=linear)@10):"
+    )
+    assert [m.split(" ")[0] for m in messages["no-cutoff"]] == ["ndcg", "ap"]
+    assert messages["cutoff-deeper-than-k"][0].startswith("rr@20 looks 20 deep")
+    assert messages["implicit-binary-cut"][0].startswith("ap counts every grade >= 1")
+    assert [m.split(" ")[0] for m in messages["ndcg-gain"]] == ["ndcg", "ndcg(gain=linear)@10"]
+    # Every metric named in a message is named canonically, never as written in the config.
+    text = " ".join(f.message for f in report.findings)
+    for written in ("NDCG", "mrr", "map", "(gain=exp)", "(rel=1)"):
+        assert written not in text, written
+    # The finding still points at the line of the key as written.
+    line = path_line(tmp_path / "gate.yaml", "mrr(rel=1)@20")
+    where = next(f.where for f in report.findings if f.code == "cutoff-deeper-than-k")
+    assert where == f"{tmp_path / 'gate.yaml'}:{line}"
 
 
 def test_unsliced_when_the_queries_carry_metadata(tmp_path: Path) -> None:
@@ -359,7 +386,7 @@ def test_threshold_below_the_detectable_effect(tmp_path: Path) -> None:
     drop = expected(values, list(range(80)), levels[0], 0.02)
     assert drop > 1.5 * 0.02
     assert message.startswith(
-        f"ndcg(gain=exp)@10: max_drop 2pt, but 80 queries detect about {drop * 100:.1f}pt "
+        f"ndcg@10: max_drop 2pt, but 80 queries detect about {drop * 100:.1f}pt "
         f"with 80% power (level {levels[0]:.2g}, alpha 0.05)"
     )
     fix = next(f.fix for f in report.findings if f.code == "threshold-below-mde")

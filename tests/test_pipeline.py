@@ -106,6 +106,71 @@ def test_failures_within_the_budget_are_scored_0_and_listed(tiny: Path) -> None:
                for w in execution.warnings)  # fmt: skip
 
 
+def many_queries(folder: Path, target: str, count: int = 30) -> Path:
+    """A labelled set of `count` queries and a config calling the python `target` on it."""
+    import json
+
+    folder.mkdir(parents=True, exist_ok=True)
+    with (folder / "queries.jsonl").open("w") as file:
+        for i in range(count):
+            file.write(json.dumps({"_id": f"q{i:02d}", "text": f"query {i}"}) + "\n")
+    (folder / "qrels.txt").write_text("".join(f"q{i:02d} 0 d{i} 1\n" for i in range(count)))
+    config = folder / "gate.yaml"
+    config.write_text(
+        "version: 1\n"
+        "dataset: {queries: queries.jsonl, qrels: qrels.txt}\n"
+        f"retriever: {{type: python, target: '{target}', retries: 1, concurrency: 3}}\n"
+        "metrics: {ndcg@10: {max_drop: 2pt}}\n"
+    )
+    return config
+
+
+COUNTING = """\
+import pathlib
+
+CALLS = pathlib.Path(__file__).with_name("calls.txt")
+
+
+def search(query, k):
+    with CALLS.open("a") as calls:
+        calls.write(query + "\\n")
+    number = int(query.split()[-1])
+    if FAILS(number):
+        raise ConnectionRefusedError("[Errno 111] Connection refused")
+    return ["d%d" % number]
+"""
+
+
+def test_a_retriever_failing_every_query_the_same_way_is_stopped_early(tmp_path: Path) -> None:
+    (tmp_path / "all_down.py").write_text(COUNTING.replace("FAILS(number)", "True"))
+    config = many_queries(tmp_path, "all_down:search")
+    code, out, err = run_cli("run", "-c", str(config), "--quiet", "--no-cache")
+    assert code == 2
+    assert out == ""
+    assert err == (
+        "retrieval-gate: error: the first 10 queries all failed the same way: retriever.target "
+        "'all_down:search' raised ConnectionRefusedError: [Errno 111] Connection refused; stopped "
+        "(nothing was judged)\n"
+    )
+    calls = (tmp_path / "calls.txt").read_text().splitlines()
+    assert len(calls) == 20  # 10 queries, each tried twice (retries: 1); 20 never called
+    assert len(set(calls)) == 10
+
+
+def test_a_retriever_failing_some_queries_runs_them_all(tmp_path: Path) -> None:
+    (tmp_path / "every_third_down.py").write_text(
+        COUNTING.replace("FAILS(number)", "number % 3 == 0")
+    )
+    config = many_queries(tmp_path, "every_third_down:search")
+    code, _, err = run_cli("run", "-c", str(config), "--quiet", "--no-cache")
+    assert code == 2
+    assert "10 of 30 queries failed (33.3%), more than the error budget of 1%" in err
+    assert "stopped" not in err
+    calls = (tmp_path / "calls.txt").read_text().splitlines()
+    assert len(set(calls)) == 30  # every query asked; the failing ones twice
+    assert len(calls) == 40
+
+
 @pytest.mark.parametrize(
     ("mutation", "fragment"),
     [

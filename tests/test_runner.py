@@ -8,6 +8,7 @@ import re
 import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import replace
 from io import StringIO
 from pathlib import Path
 from typing import Any
@@ -427,10 +428,76 @@ def test_error_budget_boundaries() -> None:
 
 def test_budget_arithmetic_survives_float_rounding() -> None:
     failing = {f"q{i:03d}": RetrieverError("x") for i in range(29)}
-    result = run_queries(Picky(failing), queries(100), 3, FAST)
+    # A budget of 29%: the first 29 failing the same way are no reason to stop early.
+    result = run_queries(Picky(failing), queries(100), 3, replace(FAST, error_budget=0.29))
+    assert not result.stopped
     assert result.within_budget(100, 0.29)  # 0.29 * 100 == 28.999999999999996
     assert not result.within_budget(100, 0.28)
     assert result.within_budget(29, 1.0)
+
+
+def test_the_first_ten_failing_the_same_way_stop_the_run() -> None:
+    down = RetrieverError("HTTP 503: connection refused", retryable=True)
+    retriever = Picky({query.id: down for query in queries(50)})
+    result = run_queries(retriever, queries(50), 3, FAST)
+    # The first 10 queries, each tried 1 + 3 times; no other query was started.
+    assert retriever.calls == result.calls == 40
+    assert len(result.failures) == 10
+    assert [f.query_id for f in result.failures] == [f"q{i:03d}" for i in range(10)]
+    assert result.stopped == (
+        "the first 10 queries all failed the same way: HTTP 503: connection refused; stopped "
+        "(nothing was judged)"
+    )
+    with pytest.raises(GateError) as caught:
+        check_budget(result, 50, FAST.error_budget)
+    assert str(caught.value) == result.stopped
+    assert caught.value.exit_code == 2
+
+
+def test_a_larger_error_budget_needs_more_failures_to_stop() -> None:
+    retriever = Picky({query.id: RetrieverError("down") for query in queries(40)})
+    settings = replace(FAST, concurrency=1, error_budget=0.5)  # 20 of 40 may fail
+    result = run_queries(retriever, queries(40), 3, settings)
+    assert retriever.calls == 21  # one failure past the budget, so the verdict is the same
+    assert result.stopped.startswith("the first 21 queries all failed the same way: down;")
+
+
+def test_batches_stop_after_the_batch_that_reaches_ten() -> None:
+    retriever = Picky({query.id: RetrieverError("down") for query in queries(40)}, batch=4)
+    result = run_queries(retriever, queries(40), 3, replace(FAST, concurrency=1))
+    assert retriever.batch_calls == 3
+    assert result.stopped == (
+        "the first 12 queries all failed the same way: down (in a batch of 4 queries); stopped "
+        "(nothing was judged)"
+    )
+
+
+@pytest.mark.parametrize(
+    "errors",
+    [
+        # One success among the failures: every query runs.
+        {f"q{i:03d}": RetrieverError("down") for i in range(30) if i != 4},
+        # The first to settle succeed, then everything fails.
+        {f"q{i:03d}": RetrieverError("down") for i in range(2, 30)},
+        # Failures that differ: every query runs.
+        {f"q{i:03d}": RetrieverError(f"down ({i % 2})") for i in range(30)},
+    ],
+    ids=["one-success", "late-failures", "different-errors"],
+)
+def test_mixed_or_different_failures_never_stop_early(errors: dict[str, BaseException]) -> None:
+    retriever = Picky(errors)
+    result = run_queries(retriever, queries(30), 3, replace(FAST, concurrency=2))
+    assert retriever.calls == 30
+    assert not result.stopped
+    assert len(result.failures) == len(errors)
+    with pytest.raises(GateError, match=rf"^{len(errors)} of 30 queries failed"):
+        check_budget(result, 30, FAST.error_budget)
+
+
+def test_no_early_stop_when_nothing_is_left_to_spare() -> None:
+    retriever = Picky({query.id: RetrieverError("down") for query in queries(10)})
+    result = run_queries(retriever, queries(10), 3, FAST)
+    assert (retriever.calls, len(result.failures), result.stopped) == (10, 10, "")
 
 
 def test_budget_message_lists_the_first_five() -> None:
