@@ -49,25 +49,52 @@ class Drop(StrictModel):
         return self.text
 
 
+_DROP_FORMS = "write points (2pt, 0.02) or a percentage of the baseline (3%)"
+_SIGNED = re.compile(r"^\s*-\s*([0-9]*\.?[0-9]+)\s*(pt|pts|point|points|%)?\s*$", re.IGNORECASE)
+
+
 def _parse_drop(raw: Any) -> Any:
-    """`2pt` -> 0.02 points, a bare `0.02` -> 0.02 points, `3%` -> 3% of the baseline value."""
+    """`2pt` -> 0.02 points, a bare `0.02` -> 0.02 points, `3%` -> 3% of the baseline value.
+    Anything else is a `drop_*` error that quotes what was written (see `_describe_errors`)."""
     if isinstance(raw, dict | Drop):
         return raw
-    if isinstance(raw, bool):
-        raise ValueError("expected a drop such as 2pt, 0.02 or 3%")
-    if isinstance(raw, int | float):
+    if isinstance(raw, int | float) and not isinstance(raw, bool):
         if not math.isfinite(raw):
-            raise ValueError(f"expected a finite drop such as 2pt, 0.02 or 3%, got {raw!r}")
+            raise _drop_error(f"{raw} is not a finite drop; {_DROP_FORMS}")
+        if raw < 0:
+            raise _drop_error(f"{raw:g} is negative; a drop is 0 or more: {_DROP_FORMS}")
+        if raw > 1:
+            raise _drop_error(
+                f"{raw:g} would allow a drop of {raw * 100:g}pt, past the whole metric (a bare "
+                f"number is a fraction of the 0-1 scale); write {raw:g}pt for {raw:g} points, "
+                f"or {raw:g}% for a share of the baseline"
+            )
         return {"value": float(raw), "text": f"{float(raw) * 100:g}pt"}
     if isinstance(raw, str):
+        written = _shorten(" ".join(raw.split()))
         if match := _POINTS.match(raw):
-            return {"value": float(match[1]) / 100, "text": f"{float(match[1]):g}pt"}
+            points = float(match[1])
+            if points > 100:
+                raise _drop_error(
+                    f"{written} would allow a drop past the whole metric; a drop in points is "
+                    "at most 100pt (the whole 0-1 scale)"
+                )
+            return {"value": points / 100, "text": f"{points:g}pt"}
         if match := _PERCENT.match(raw):
+            if float(match[1]) > 100:
+                raise _drop_error(
+                    f"{written} would allow a drop past the whole metric; a relative drop is "
+                    "at most 100%"
+                )
             return {"value": float(match[1]) / 100, "relative": True, "text": f"{match[1]}%"}
-    raise ValueError(
-        f"expected a drop such as 2pt (points), 0.02 (a fraction of the 0-1 scale) or 3% "
-        f"(relative to the baseline), got {raw!r}"
-    )
+        if _SIGNED.match(raw):
+            raise _drop_error(f"{written} is negative; a drop is 0 or more: {_DROP_FORMS}")
+    raise _drop_error(f"{_shorten(repr(raw))} is not a drop; {_DROP_FORMS}")
+
+
+def _drop_error(message: str) -> PydanticCustomError:
+    # The message is formatted already: braces in what the user wrote stay as written.
+    return PydanticCustomError("drop_invalid", "{message}", {"message": message})
 
 
 DropSpec = Annotated[
@@ -130,6 +157,9 @@ class DatasetConfig(StrictModel):
     )
     qrels: str | None = Field(None, description="qrels: TREC, BEIR .tsv or JSONL (.gz too)")
     corpus: str | None = Field(None, description="corpus.jsonl (needed by the bm25 retriever)")
+    ir_datasets: str | None = Field(
+        None, description="an ir_datasets id (cranfield, beir/scifact/test) instead of files"
+    )
     split: str = Field("test", description="BEIR qrels split: qrels/<split>.tsv")
     format: Literal["auto", "beir", "trec", "jsonl"] = Field(
         "auto", description="layout of the labelled set; auto detects it"
@@ -224,7 +254,9 @@ class GateSettings(StrictModel):
 
 
 class ReportConfig(StrictModel):
-    """Report files written by `check` (paths; omitted ones are not written)."""
+    """Report files written by `check` and `compare`. Without this block: result.json,
+    report.md and report.html in .retrieval-gate/<name>/ beside the config; with it, exactly
+    the paths given."""
 
     markdown: str | None = Field(None, description="the Markdown report")
     json_path: str | None = Field(
@@ -541,6 +573,10 @@ def _expand_env(
     return _ENV.sub(substitute, value)
 
 
+_QUOTES_INPUT = frozenset({"drop_invalid", "bool_not_number"})
+"""Error types whose message already says what was written: no `(got ...)` after them."""
+
+
 def _describe_errors(error: ValidationError, root: yaml.Node | None, source: str) -> str:
     lines = []
     for item in error.errors():
@@ -566,7 +602,8 @@ def _describe_errors(error: ValidationError, root: yaml.Node | None, source: str
             lines.append(f"{where}: {field}.type: {what}; available: {expected}")
         else:
             given = item.get("input")
-            shown = "" if isinstance(given, dict | list) else f" (got {_shorten(repr(given))})"
+            quiet = isinstance(given, dict | list) or item["type"] in _QUOTES_INPUT
+            shown = "" if quiet else f" (got {_shorten(repr(given))})"
             lines.append(f"{where}: {field}: {item['msg']}{shown}")
     return "invalid config:\n  " + "\n  ".join(lines)
 

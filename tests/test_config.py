@@ -91,8 +91,7 @@ def test_wrong_types_name_field_and_value(tmp_path: Path) -> None:
     assert ":10: k: Input should be a valid integer" in message
     assert "(got 'ten')" in message
     message = error_of(tmp_path, GOOD.replace("max_drop: 2pt", "max_drop: lots"))
-    assert ":12: metrics.NDCG@10.max_drop" in message
-    assert "expected a drop such as 2pt" in message
+    assert ":12: metrics.NDCG@10.max_drop: 'lots' is not a drop; write points" in message
     message = error_of(tmp_path, GOOD.replace("bins: [1, 3, 6]", "bins: [3, 1]"))
     assert "strictly increasing" in message
 
@@ -205,7 +204,7 @@ def test_a_config_over_1_mib_is_refused_unparsed(tmp_path: Path) -> None:
         (
             "max_drop: 2pt",
             "max_drop: .inf",
-            ":12: metrics.NDCG@10.max_drop: Value error, expected a finite",
+            ":12: metrics.NDCG@10.max_drop: inf is not a finite drop; write points",
         ),
         ("max_drop: 2pt", "max_drop: true", ":12: metrics.NDCG@10.max_drop:"),
     ],
@@ -215,6 +214,58 @@ def test_booleans_are_not_numbers_and_numbers_are_finite(
 ) -> None:
     assert old in GOOD
     assert where in error_of(tmp_path, GOOD.replace(old, new))
+
+
+DROP_FORMS = "write points (2pt, 0.02) or a percentage of the baseline (3%)"
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("six", f"'six' is not a drop; {DROP_FORMS}"),
+        ("150%", "150% would allow a drop past the whole metric; a relative drop is at most 100%"),
+        (
+            "300pt",
+            "300pt would allow a drop past the whole metric; a drop in points is at most "
+            "100pt (the whole 0-1 scale)",
+        ),
+        (
+            "1.5",
+            "1.5 would allow a drop of 150pt, past the whole metric (a bare number is a "
+            "fraction of the 0-1 scale); write 1.5pt for 1.5 points, or 1.5% for a share "
+            "of the baseline",
+        ),
+        ("-2pt", f"-2pt is negative; a drop is 0 or more: {DROP_FORMS}"),
+        ("-0.02", f"-0.02 is negative; a drop is 0 or more: {DROP_FORMS}"),
+        ("'{x}'", f"'{{x}}' is not a drop; {DROP_FORMS}"),
+    ],
+)
+def test_a_bad_drop_says_what_is_wrong_and_what_to_write(
+    tmp_path: Path, written: str, said: str
+) -> None:
+    message = error_of(tmp_path, GOOD.replace("max_drop: 2pt", f"max_drop: {written}"))
+    where = f"{tmp_path / 'retrieval-gate.yaml'}:12"
+    assert message.splitlines()[1:] == [f"  {where}: metrics.NDCG@10.max_drop: {said}"]
+    assert "(got" not in message  # what was written is quoted once
+
+
+def test_a_bad_drop_in_a_slice_override_names_its_line(tmp_path: Path) -> None:
+    override = "  overrides:\n    intent=billing:\n      recall@10: {max_drop: 120%}\n"
+    text = GOOD.replace("  min_size: 20\n", "  min_size: 20\n" + override)
+    message = error_of(tmp_path, text)
+    assert (
+        ":21: slices.overrides.intent=billing.recall@10.max_drop: 120% would allow a drop past "
+        "the whole metric" in message
+    )
+
+
+def test_drops_at_the_edges_still_load(tmp_path: Path) -> None:
+    edges = [("100%", 1.0, True), ("100pt", 1.0, False), ("1", 1.0, False), ("0pt", 0.0, False)]
+    for written, value, relative in edges:
+        text = GOOD.replace("max_drop: 2pt", f"max_drop: {written}")
+        drop = load(write(tmp_path, text), environ={"TOKEN": "t"}).metrics["NDCG@10"].max_drop
+        assert drop is not None
+        assert (drop.value, drop.relative) == (value, relative), written
 
 
 def test_ints_still_count_as_floats_and_strings_as_drops(tmp_path: Path) -> None:

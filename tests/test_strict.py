@@ -44,3 +44,13 @@ def test_good_retriever_settings_still_load(tmp_path: Path) -> None:
     config = load(path, environ={})
     assert config.retriever.concurrency == 4
     assert config.retriever.timeout == 2.0
+
+
+def test_a_boolean_drop_is_refused_once_with_its_line(tmp_path: Path) -> None:
+    path = tmp_path / "gate.yaml"
+    path.write_text(BASE.format(setting="timeout: 2").replace("max_drop: 2pt", "max_drop: yes"))
+    with pytest.raises(InputError) as error:
+        load(path, environ={})
+    message = str(error.value)
+    assert f"{path}:4: metrics.ndcg@10.max_drop: expected a number, got a boolean" in message
+    assert "(got True)" not in message  # the message says what was written already

@@ -32,6 +32,10 @@ def load(spec: DatasetConfig, base_dir: Path) -> Dataset:
 
 def load_labels(spec: DatasetConfig, base_dir: Path) -> Labels:
     """The labelled set's files as read (every judgment row kept), before any check."""
+    if spec.ir_datasets is not None:
+        from retrieval_gate.datasets.ir_datasets_source import load_ir_datasets
+
+        return load_ir_datasets(spec, base_dir)
     layout = spec.format if spec.format != "auto" else _detect(spec)
     return LOADERS[layout](spec, base_dir)
 

@@ -49,6 +49,9 @@ class Labels:
     corpus: Mapping[str, Document] | None
     source: str
     layout: str
+    notes: tuple[DataWarning, ...] = ()
+    """Warnings the source itself calls for (e.g. a known flaw in a published collection);
+    they come first among the Dataset's warnings."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -94,7 +97,7 @@ def assemble(labels: Labels, *, combine: Combine = "median") -> Dataset:
     corpus = labels.corpus
     texts = {q.id: q for q in labels.queries}
     judged = set(qrels.query_ids.tolist())
-    warnings: list[DataWarning] = []
+    warnings: list[DataWarning] = list(labels.notes)
 
     no_text = sorted(judged - texts.keys())
     _warn(warnings, "qrels_without_query", "judged query", "with no query text left out", no_text)
