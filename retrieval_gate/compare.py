@@ -156,7 +156,8 @@ class Comparison:
     rule; None for report-only checks, below 2 queries, or when it can catch none."""
     queries_needed: int | None
     """Queries with which it would catch 1.5x max_drop with that power; None without a
-    positive max_drop or with no variation."""
+    positive max_drop, with no variation, or with run-wide noise (which more queries do not
+    remove: more repeats do)."""
     gated: bool
     """False for report-only metrics and slices too small to gate: reported, never failing."""
     reason: str
@@ -535,7 +536,8 @@ def _comparison(
             "run_df": cell.noise.df if cell.noise else None,
         }
         detectable = detectable_drop(n=n, **rule)
-        needed = queries_needed(**rule)
+        # Run-wide noise does not shrink with more queries: no honest count to give.
+        needed = None if cell.noise else queries_needed(**rule)
     ci = interval(diff, t_test=settings.test == "t") if n else None
     if ci is not None and cell.noise is not None:
         # The run-wide shift's own 95% half-width, added in quadrature.

@@ -12,6 +12,7 @@ usually exceed, so the estimate errs on the cautious side.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -20,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from retrieval_gate.compare import GateSettings, Threshold, compare
+from retrieval_gate.compare import GateSettings, RunNoise, Threshold, compare, run_noise
 from retrieval_gate.detectability import TARGET, detectable_drop, fail_probability, queries_needed
 from retrieval_gate.ids import FloatArray, IntArray
 from retrieval_gate.metrics import parse_metric
@@ -287,8 +288,15 @@ def estimate(
     thresholds: Mapping[str, Threshold],
     overrides: Mapping[str, Mapping[str, Threshold]],
     settings: GateSettings,
+    *,
+    runs: Sequence[Mapping[str, FloatArray]] = (),
+    current_runs: int = 1,
 ) -> tuple[CheckPower, ...]:
     """What each check with a max_drop can see, in `compare`'s order.
+
+    `runs` are the baseline's repeated runs (aligned with `scores`), when it has them: each
+    check then carries the run-to-run noise `check` will allow for, with `current_runs` runs
+    of the change (gate.repeats) beside them.
 
     `scores` are the baseline's per-query values (one array per metric of `thresholds`) and
     `slices` index them. The checks, their sizes, which are gated and at what level come from
@@ -309,15 +317,19 @@ def estimate(
         if c.gated and not (sd is not None and sd > 0):
             chances = None
         elif c.gated and sd is not None:
+            noise = _expected_noise(runs, c.metric, slices[c.slice], current_runs)
             common: dict[str, Any] = {
                 "sd": sd,
                 "level": c.level if settings.require_significance else None,
                 "max_drop": c.max_drop,
                 "resamples": settings.resamples,
                 "t_test": t_test,
+                "run_variance": noise.variance if noise else 0.0,
+                "run_df": noise.df if noise else None,
             }
             detectable = detectable_drop(n=c.n, power=settings.power, **common)
-            needed = queries_needed(power=settings.power, **common)
+            # Run-wide noise does not shrink with more queries: no honest count to give.
+            needed = None if noise else queries_needed(power=settings.power, **common)
             chances = tuple(fail_probability(m * c.max_drop, n=c.n, **common) for m in MULTIPLES)
         text = f"{threshold.max_drop * 100:g}" + ("%" if threshold.relative else "pt")
         found.append(
@@ -337,6 +349,21 @@ def estimate(
             )
         )
     return tuple(found)
+
+
+def _expected_noise(
+    runs: Sequence[Mapping[str, FloatArray]], metric: str, rows: IntArray, current_runs: int
+) -> RunNoise | None:
+    """The noise `check` will find with `current_runs` runs of the change beside the
+    baseline's `runs`: the baseline's run-to-run spread, the variance it adds to the mean
+    delta, and the degrees of freedom both sides' runs will give."""
+    if len(runs) < 2:
+        return None
+    found = run_noise((runs, runs[:1]), metric, rows)
+    if found is None:
+        return None
+    variance = found.spread**2 * (1.0 / len(runs) + 1.0 / current_runs)
+    return RunNoise(found.spread, variance, found.df + max(0, current_runs - 1))
 
 
 def power_report(
@@ -359,7 +386,27 @@ def power_report(
     if unknown:
         warnings.append(f"slices.overrides names slices that do not exist: {', '.join(unknown)}")
     scores, view = baseline_view(baseline, dataset.queries, slices)
-    checks = estimate(scores, view, thresholds, overrides, gate_settings(config))
+    runs = []
+    if baseline.repeats is not None:
+        for run in baseline.repeats.runs:
+            aligned, _ = baseline_view(
+                dataclasses.replace(baseline, scores=run), dataset.queries, {}
+            )
+            runs.append(aligned)
+        warnings.append(
+            f"the figures include the retriever's run-to-run noise, measured on the baseline's "
+            f"{len(runs)} runs, with gate.repeats = {config.gate.repeats} run"
+            f"{'s' if config.gate.repeats != 1 else ''} of the change"
+        )
+    checks = estimate(
+        scores,
+        view,
+        thresholds,
+        overrides,
+        gate_settings(config),
+        runs=runs,
+        current_runs=config.gate.repeats,
+    )
     tested = {c.metric for c in checks}
     return PowerReport(
         config=str(config.path),

@@ -248,3 +248,35 @@ def test_a_small_set_names_the_checks_that_cannot_be_gated(tmp_path: Path) -> No
     document = power_json(config)
     assert not any(c["gated"] for c in document["checks"])
     assert all(c["detectable_drop"] is None for c in document["checks"])
+
+
+def test_a_baseline_of_repeats_adds_its_run_noise_to_what_power_states(tmp_path: Path) -> None:
+    import shutil
+
+    from test_cli import run_cli
+
+    root = Path(__file__).resolve().parents[1]
+    shutil.copytree(
+        root / "configs", tmp_path / "configs", ignore=shutil.ignore_patterns("cache.sqlite*")
+    )
+    config = tmp_path / "configs" / "example-noisy.yaml"
+    base = tmp_path / "b.json"
+    code, _, err = run_cli(
+        "baseline", "-c", str(config), "--quiet", "--repeats", "3", "-o", str(base)
+    )
+    assert code == 0, err
+    plain = tmp_path / "plain.json"
+    code, _, err = run_cli("baseline", "-c", str(config), "--quiet", "-o", str(plain))
+    assert code == 0, err
+    code, noisy_out, err = run_cli(
+        "power", "-c", str(config), "--baseline", str(base), "-f", "json"
+    )
+    assert code == 0, err
+    assert "run-to-run noise, measured on the baseline's 3 runs" in err
+    code, plain_out, _ = run_cli("power", "-c", str(config), "--baseline", str(plain), "-f", "json")
+    noisy = {(c["metric"], c["slice"]): c for c in json.loads(noisy_out)["checks"]}
+    single = {(c["metric"], c["slice"]): c for c in json.loads(plain_out)["checks"]}
+    overall = noisy[("ndcg@10", "all")]
+    assert overall["queries_needed"] is None  # more queries do not remove run-wide noise
+    assert overall["detectable_drop"] is not None
+    assert single[("ndcg@10", "all")]["detectable_drop"] is not None
