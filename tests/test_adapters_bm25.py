@@ -113,3 +113,13 @@ def test_configuration_errors() -> None:
         BM25Retriever(BM25Config(stemmer="klingon"), corpus=CORPUS)
     with pytest.raises(GateError, match=r"retriever\.stopwords"):
         BM25Retriever(BM25Config(stopwords="klingon"), corpus=CORPUS)
+
+
+@pytest.mark.parametrize("field", ["k1", "b"])
+def test_bm25_parameters_take_no_booleans(field: str) -> None:
+    from pydantic import ValidationError
+
+    from retrieval_gate.adapters.bm25 import BM25Config
+
+    with pytest.raises(ValidationError, match=field):
+        BM25Config(**{field: True})

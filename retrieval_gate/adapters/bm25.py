@@ -9,12 +9,13 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, ValidationInfo, field_validator
 
 from retrieval_gate.adapters.adapter import Adapter
 from retrieval_gate.adapters.base import Document, Hit, Query
 from retrieval_gate.adapters.settings import AdapterSettings
 from retrieval_gate.errors import GateError
+from retrieval_gate.strict import no_bool_for_numbers
 
 
 class BM25Config(AdapterSettings):
@@ -34,6 +35,11 @@ class BM25Config(AdapterSettings):
         min_length=1,
         description="Document fields indexed, joined with a space.",
     )
+
+    @field_validator("k1", "b", mode="before")
+    @classmethod
+    def _no_bool_for_parameters(cls, value: Any, info: ValidationInfo) -> Any:
+        return no_bool_for_numbers(cls, value, info)
 
 
 class BM25Retriever(Adapter[BM25Config]):
