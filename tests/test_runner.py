@@ -171,12 +171,9 @@ def test_every_query_answered_in_a_run() -> None:
 def test_concurrency_is_bounded_and_used() -> None:
     retriever = Echo(delay=0.02)
     settings = RunSettings(concurrency=4, timeout=5.0)
-    started = time.perf_counter()
     result = run_queries(retriever, queries(40), 3, settings)
-    elapsed = time.perf_counter() - started
     assert result.failures == ()
-    assert retriever.max_active == 4
-    assert elapsed < 40 * 0.02 / 2  # well under serial time
+    assert retriever.max_active == 4  # four calls were in flight at once, never more
 
 
 def test_concurrency_one_is_serial() -> None:
