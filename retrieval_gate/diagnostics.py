@@ -92,8 +92,9 @@ class LabellingGap:
 def judged_at_k(
     record: Baseline, query_ids: Sequence[str], dataset: Dataset, k: int
 ) -> tuple[FloatArray, FloatArray]:
-    """judged@k of each query's stored top k (aligned with `query_ids`), judged docs / k, and
-    the share of unjudged docs, unjudged docs / k (the rest of k is what was not returned)."""
+    """judged@k of each query's stored top k (aligned with `query_ids`) as the judged@k metric
+    and trec_eval define it, 1 - unjudged docs / k (ranks a short list leaves empty are not
+    unjudged), and the share of unjudged docs, unjudged docs / k."""
     qrels = dataset.qrels
     judged = []
     returned = []
@@ -102,9 +103,8 @@ def judged_at_k(
         judgments = qrels.by_query[qrels.position[query_id]]
         judged.append(sum(is_judged(judgments, doc) for doc in docs))
         returned.append(len(docs))
-    judged_at_k = np.asarray(judged, dtype=np.float64) / float(k)
     unjudged_at_k = (np.asarray(returned, dtype=np.float64) - judged) / float(k)
-    return judged_at_k, unjudged_at_k
+    return 1.0 - unjudged_at_k, unjudged_at_k
 
 
 def unjudged_summary(

@@ -90,7 +90,8 @@ def coverage_notes(scores: Scores) -> list[str]:
     if missing:
         notes.append(
             f"{len(missing)} of {plural(len(scores.query_ids), 'labelled query')} "
-            f"retrieved nothing and {'scores' if len(missing) == 1 else 'score'} 0: "
+            f"retrieved nothing: {'it scores' if len(missing) == 1 else 'they score'} as under "
+            "trec_eval -c (0; 1 for judged@k, as nothing unjudged came back): "
             f"{_preview(missing)}"
         )
     if ignored:

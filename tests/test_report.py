@@ -463,7 +463,7 @@ def test_every_format_puts_the_labelling_gap_next_to_its_failing_check(
 def test_the_unjudged_note_shows_judged_at_k_before_and_after(regressed: dict[str, Any]) -> None:
     unjudged = regressed["unjudged"]
     assert unjudged["judged_before"] > unjudged["judged_after"]
-    shown = "part of a drop there may be a labelling gap (judged@10 0.20 → 0.17; 486 of 590"
+    shown = "part of a drop there may be a labelling gap (judged@10 0.20 → 0.19; 486 of 590"
     assert shown in render(regressed, "markdown")
     assert shown in render(regressed, "html")
 

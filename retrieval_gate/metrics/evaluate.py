@@ -25,7 +25,7 @@ class Scores:
     metrics: tuple[MetricSpec, ...]
     values: dict[str, FloatArray]
     missing_queries: tuple[str, ...]
-    """Labelled queries the run retrieved nothing for; they score 0."""
+    """Labelled queries the run retrieved nothing for; they score 0 (judged@k: 1)."""
     ignored_queries: tuple[str, ...]
     """Run queries absent from the qrels; not scored."""
 

@@ -265,14 +265,34 @@ def rbp(spec: MetricSpec, ranked: RankedJudgments) -> FloatArray:
 
 @measure(
     "judged",
-    "fraction of the top k that is judged (grade >= 0 in the qrels)",
+    "1 - unjudged docs in the top k / k (trec_eval's 1 - unj_k); judged = grade >= 0",
+    params=(
+        Param(
+            "of",
+            "choice",
+            "k",
+            "k = trec_eval's 1 - unj_k (ranks past a short list count as judged); "
+            "retrieved = ir_measures' Judged@k: judged / min(k, retrieved), 0 if none",
+            choices=("k", "retrieved"),
+        ),
+    ),
     cutoff="required",
     example="judged@10",
 )
 def judged(spec: MetricSpec, ranked: RankedJudgments) -> FloatArray:
-    """Judged docs in the top k, divided by k."""
+    """trec_eval 10's `unj` turned round: judged@k = 1 - unj_k, unj_k = unjudged docs among
+    the top k / k (m_unjudged.c). A doc is unjudged when the qrels lack it or grade it < 0;
+    ranks past the end of a short list are not unjudged, and a query nothing was retrieved
+    for scores 1 (trec_eval -c sets its unj to 0). `of=retrieved` is ir_measures' Judged@k:
+    judged docs in the top k / min(k, docs retrieved), 0 when nothing was retrieved (its
+    Measure.DEFAULT); unlike ir_measures, a grade < 0 still counts as unjudged here.
+    """
     assert spec.k is not None
-    return _floats((ranked.top(spec.k) >= 0).sum(axis=1) / float(spec.k))
+    judged_docs = _floats((ranked.top(spec.k) >= 0).sum(axis=1))
+    retrieved = _floats(np.minimum(ranked.num_ret, spec.k))
+    if spec.param("of") == "retrieved":
+        return _divide(judged_docs, retrieved)
+    return _floats(1.0 - (retrieved - judged_docs) / float(spec.k))
 
 
 @measure("num_ret", "docs retrieved (within k when given)", integer=True)
