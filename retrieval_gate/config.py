@@ -292,6 +292,12 @@ class GateConfig(StrictModel):
     metrics: dict[str, MetricGate] = Field(
         min_length=1, description="canonical metric -> thresholds, e.g. ndcg@10: {max_drop: 2pt}"
     )
+    metrics_dialect: Literal["trec_eval", "ir_measures", "ranx"] | None = Field(
+        None,
+        description="read the metrics keys as this tool names them, with its meaning (trec_eval: "
+        "ndcg_cut_10 is ndcg(gain=linear)@10); reports use our names. One key can say it "
+        "instead: trec_eval:ndcg_cut_10. `retrieval-gate metrics --dialect NAME` lists them",
+    )
     slices: SlicesConfig = Field(default_factory=lambda: SlicesConfig())
     gate: GateSettings = Field(default_factory=lambda: GateSettings())
     baseline: str = Field(".retrieval-gate/baseline.json", description="baseline file")
@@ -300,6 +306,7 @@ class GateConfig(StrictModel):
     lint: LintConfig = Field(default_factory=lambda: LintConfig())
 
     _path: Path = PrivateAttr(default=Path(DEFAULT_CONFIG))
+    _notes: tuple[str, ...] = PrivateAttr(default=())
 
     @field_validator("name")
     @classmethod
@@ -317,6 +324,12 @@ class GateConfig(StrictModel):
     def path(self) -> Path:
         """The file this config was loaded from."""
         return self._path
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        """What to know about the metric names as written (deprecated, or read differently
+        by other tools), for `config validate`; not errors."""
+        return self._notes
 
     @property
     def base_dir(self) -> Path:
@@ -354,8 +367,8 @@ def load(
         config = GateConfig.model_validate(data)
     except ValidationError as error:
         raise InputError(_describe_errors(error, root, source)) from None
+    config = _check_metrics(config, root, source)
     config._path = path
-    _check_metrics(config, root, source)
     return config
 
 
@@ -518,26 +531,67 @@ def json_schema() -> dict[str, Any]:
     return schema
 
 
-def _check_metrics(config: GateConfig, root: yaml.Node | None, source: str) -> None:
+def _check_metrics(config: GateConfig, root: yaml.Node | None, source: str) -> GateConfig:
+    """`config` with its metric keys read (in `metrics_dialect`, or a `dialect:` prefix) and
+    written as our canonical names where a dialect read them; every problem is one error."""
     from retrieval_gate.metrics import parse_metric
+    from retrieval_gate.metrics.dialects import notes, split_prefix
 
+    dialect = config.metrics_dialect
     problems: list[str] = []
+    found: list[str] = []
     seen: dict[str, str] = {}
-    for key in config.metrics:
+    metrics: dict[str, MetricGate] = {}
+    for key, gate in config.metrics.items():
         line = line_of(root, ("metrics", key))
         where = f"{source}:{line}" if line else source
         try:
-            canonical = str(parse_metric(key))
+            spec = parse_metric(key, dialect=dialect)
+            found.extend(f"{where}: metrics.{key}: {note}" for note in notes(key, dialect))
         except MetricError as error:
             problems.append(f"{where}: metrics.{key}: {error}")
             continue
+        canonical = str(spec)
         if canonical in seen:
             problems.append(
                 f"{where}: metrics.{key}: the same metric as {seen[canonical]!r} ({canonical})"
             )
         seen[canonical] = key
+        if spec.measure.integer and gate.max_drop is not None:
+            problems.append(f"{where}: metrics.{key}: {_count_drop(canonical, gate)}")
+        translated = dialect is not None or split_prefix(key)[0] is not None
+        metrics[canonical if translated else key] = gate
+    overrides: dict[str, dict[str, MetricGate]] = {}
+    for name, gates in config.slices.overrides.items():
+        overrides[name] = {}
+        for key, gate in gates.items():
+            try:
+                spec = parse_metric(key, dialect=dialect)
+            except MetricError:  # reported where the overrides are used, as before
+                overrides[name][key] = gate
+                continue
+            if spec.measure.integer and gate.max_drop is not None:
+                line = line_of(root, ("slices", "overrides", name, key))
+                where = f"{source}:{line}" if line else source
+                problems.append(
+                    f"{where}: slices.overrides.{name}.{key}: {_count_drop(str(spec), gate)}"
+                )
+            translated = dialect is not None or split_prefix(key)[0] is not None
+            overrides[name][str(spec) if translated else key] = gate
     if problems:
         raise InputError("\n".join(problems))
+    slices = config.slices.model_copy(update={"overrides": overrides})
+    checked = config.model_copy(update={"metrics": metrics, "slices": slices})
+    checked._notes = tuple(found)
+    return checked
+
+
+def _count_drop(canonical: str, gate: MetricGate) -> str:
+    return (
+        f"{canonical} is a count (docs per query), not on the 0-1 scale, so max_drop "
+        f"{gate.max_drop} cannot apply to it; leave it report-only ({canonical}: {{}}), or "
+        "set min: a floor in its own units"
+    )
 
 
 def _expand_env(

@@ -45,6 +45,8 @@ def run_validate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     dataset = load_dataset(config.dataset, config.base_dir)
     for warning in dataset.warnings:
         print(f"retrieval-gate: warning: {warning}", file=err)
+    for note in config.notes:
+        print(f"retrieval-gate: note: {note}", file=err)
     corpus = f", {len(dataset.corpus)} documents" if dataset.corpus is not None else ""
     out.write(
         f"{args.config}: valid; {len(dataset.queries)} labelled queries, "

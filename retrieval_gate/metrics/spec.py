@@ -117,10 +117,58 @@ class MetricSpec:
         return dict(self.params)[name]
 
 
-def parse_metric(text: str | MetricSpec) -> MetricSpec:
-    """The spec named by `text`, e.g. `NDCG@10`, `ndcg(gain=linear)@10`, `ap(rel=2)@100`."""
+def parse_metric(text: str | MetricSpec, *, dialect: str | None = None) -> MetricSpec:
+    """The spec named by `text`, e.g. `NDCG@10`, `ndcg(gain=linear)@10`, `ap(rel=2)@100`.
+
+    With `dialect` (trec_eval, ir_measures, ranx), or a `dialect:` prefix on `text`, a name
+    of that tool is read with the tool's meaning: `trec_eval:ndcg_cut_10` is
+    `ndcg(gain=linear)@10`. Without one, a name only another tool uses is refused with our
+    spelling of it."""
     if isinstance(text, MetricSpec):
         return text
+    if dialect is not None or ":" in text:
+        from retrieval_gate.metrics.dialects import split_prefix, translate
+
+        prefix, rest = split_prefix(text)
+        if prefix is not None or dialect is not None:
+            ours = translate(rest, prefix or str(dialect))
+            if ours is not None:
+                try:
+                    return _parse(ours)
+                except MetricError as error:
+                    raise MetricError(f"{text.strip()} (read as {ours}): {error}") from None
+            text = rest
+    try:
+        return _parse(text)
+    except MetricError as error:
+        from retrieval_gate.metrics.dialects import foreign, possessive, refusal
+
+        match = _SPEC.match(text)
+        if match and _known(match["name"]):
+            raise  # our name, wrongly written: our error says how
+        found = foreign(text)
+        if not found:
+            refused = refusal(text)
+            if refused is not None:
+                raise refused from error
+            raise
+        ways = "; or ".join(
+            f"{ours!r} (or declare `metrics_dialect: {tool}`, or write {tool}:{text.strip()})"
+            for tool, ours in ((t, str(_parse(o))) for t, o in found)
+        )
+        tools = " and ".join(possessive(tool) for tool, _ in found)
+        raise MetricError(f"{text.strip()!r} is {tools} name, not ours: write {ways}") from error
+
+
+def _known(raw: str) -> bool:
+    from retrieval_gate.metrics.measures import ALIASES, REGISTRY
+
+    name = raw.lower().replace("-", "_")
+    return name in REGISTRY or name in ALIASES
+
+
+def _parse(text: str) -> MetricSpec:
+    """`text` in our own spelling."""
     from retrieval_gate.metrics.measures import ALIASES, REGISTRY
 
     match = _SPEC.match(text)
@@ -154,13 +202,15 @@ def parse_metric(text: str | MetricSpec) -> MetricSpec:
     return MetricSpec(name, tuple(params), _cutoff(match["k"], measure, text))
 
 
-def parse_metrics(texts: Iterable[str | MetricSpec]) -> tuple[MetricSpec, ...]:
+def parse_metrics(
+    texts: Iterable[str | MetricSpec], *, dialect: str | None = None
+) -> tuple[MetricSpec, ...]:
     """Distinct specs in the order given; every bad name is reported in one MetricError."""
     specs: list[MetricSpec] = []
     problems: list[str] = []
     for text in texts:
         try:
-            specs.append(parse_metric(text))
+            specs.append(parse_metric(text, dialect=dialect))
         except MetricError as error:
             problems.append(str(error))
     if problems:
