@@ -205,10 +205,10 @@ def test_our_names_stay_ours_and_our_errors_stay_ours() -> None:
     [
         ("precision", "ranx", "without @k it scores the whole run"),
         ("ndcg@10-l2", "ranx", "-l2 drops the grades below 2"),
-        ("f1", "ranx", "we have no F1 yet"),
+        ("rbp", "ranx", "its rbp is not verified against ours yet"),
         ("ERR@10", "ir_measures", "ir_measures' name, but we have no equivalent"),
-        ("nDCG(judged_only=True)@10", "ir_measures", "cannot read its parameter"),
-        ("infAP", "trec_eval", "we have no equivalent yet"),
+        ("Bpref(judged_only=True)", "ir_measures", "cannot read its parameter"),
+        ("gm_map", "trec_eval", "we have no equivalent yet"),
     ],
 )
 def test_dialect_names_we_cannot_read_are_refused(name: str, dialect: str, says: str) -> None:

@@ -1,5 +1,9 @@
 """The metric engine: trec_eval-exact measures computed as numpy reductions."""
 
+from retrieval_gate.metrics import (  # noqa: F401  (their measures register on import)
+    incomplete,
+    set_measures,
+)
 from retrieval_gate.metrics.evaluate import Scores, evaluate
 from retrieval_gate.metrics.measures import REGISTRY, Measure
 from retrieval_gate.metrics.spec import MetricSpec, available_metrics, parse_metric, parse_metrics

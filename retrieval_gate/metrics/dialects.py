@@ -22,7 +22,10 @@ Where each tool defines its names (commits read):
   is 2^g - 1), ranx/metrics/hits.py:12-34 (hits is the COUNT of relevant docs in the top k),
   ranx/metrics/hit_rate.py:12-31 (1 if any), ranx/metrics/precision.py:12-17 (divides by
   k), ranx/metrics/recall.py:22 and average_precision.py:42 (divide by R, as trec_eval),
-  ranx/metrics/r_precision.py:19.
+  ranx/metrics/r_precision.py:19, ranx/metrics/f1.py:12-28 (f1@k = 2 P@k R@k / (P@k + R@k);
+  f1 without @k takes k = docs retrieved: trec_eval's set_F).
+- trec_eval's set_P, set_recall, set_F (and set_F_x, printed for `-m set_F.x`): see
+  retrieval_gate/metrics/set_measures.py for the C source read.
 """
 
 from __future__ import annotations
@@ -66,12 +69,17 @@ TREC_EVAL: tuple[Rule, ...] = (
     Rule("num_ret", "num_ret", ("num_ret",)),
     Rule("num_rel", "num_rel", ("num_rel",)),
     Rule("num_rel_ret", "num_rel_ret", ("num_rel_ret",)),
+    Rule("set_P", "set_precision", ("set_P",)),
+    Rule("set_recall", "set_recall", ("set_recall",)),
+    Rule("set_F", "set_f", ("set_F",)),
+    Rule(r"set_F_(?P<x>[0-9]+(?:\.[0-9]+)?)", "set_f(weight={x})", ("set_F_0.5",)),
+    Rule("infAP", "infap", ("infAP",)),  # m_infap.c: our infap (metrics/incomplete.py)
     Rule(
-        r"gm_map|gm_bpref|infAP|iprec_at_recall_.*|Rprec_mult_.*|utility|11pt_avg|set_.*"
+        r"gm_map|gm_bpref|iprec_at_recall_.*|Rprec_mult_.*|utility|11pt_avg|set_.*"
         r"|ndcg_rel|Rndcg|binG|G|relstring|num_q|runid|relative_P_.*|.*_avgjg|.*_avgjg_.*"
         r"|ndcg_p|ndcg_cut|P|recall|success|map_cut",
         None,
-        ("gm_map", "infAP", "iprec_at_recall_0.10", "set_F", "ndcg_rel", "Rndcg"),
+        ("gm_map", "iprec_at_recall_0.10", "set_map", "ndcg_rel", "Rndcg"),
         "we have no equivalent yet",
     ),
 )
@@ -101,10 +109,11 @@ IR_MEASURES: dict[str, tuple[str, bool]] = {
     "NumRet": ("num_ret", True),  # NumRet(rel=N) is trec_eval's num_rel_ret
     "NumRel": ("num_rel", True),
     "NumRelRet": ("num_rel_ret", True),
+    "infAP": ("infap", True),  # measures/infap.py: trec_eval's infAP via pytrec_eval
 }
 IR_MEASURES_REFUSED = frozenset(
     {
-        "ERR", "RBP", "infAP", "SDCG", "IPrec", "NERR8", "NERR9", "NERR10", "NERR11", "INST",
+        "ERR", "RBP", "SDCG", "IPrec", "NERR8", "NERR9", "NERR10", "NERR11", "INST",
         "INSQ", "SetP", "SetRelP", "SetR", "SetF", "SetAP", "BPM", "Compat", "Accuracy",
         "ERR_IA", "nERR_IA", "alpha_DCG", "alpha_nDCG", "NRBP", "nNRBP", "AP_IA", "MAP_IA",
         "P_IA", "StRecall", "NumQ",
@@ -112,7 +121,8 @@ IR_MEASURES_REFUSED = frozenset(
 )  # fmt: skip
 IR_MEASURES_EXAMPLES = (
     "nDCG@10", "nDCG(dcg=exp-log2)@10", "AP@100", "RR@10", "P@10", "P(rel=2)@10", "R@100",
-    "Success@10", "Judged@10", "Rprec", "Bpref", "NumRelRet",
+    "Success@10", "Judged@10", "Rprec", "Bpref", "NumRelRet", "infAP",
+    "nDCG(judged_only=True)@10", "AP(judged_only=True)",
 )  # fmt: skip
 
 # ranx: name@k-lN; lower case; no @k is the whole run.
@@ -133,11 +143,12 @@ RANX: dict[str, tuple[str, str, bool]] = {
     "hits": ("num_rel_ret", "optional", True),
     "r-precision": ("r_precision", "none", True),
     "bpref": ("bpref", "none", True),
+    "f1": ("f1", "optional", True),  # without @k: k = docs retrieved, trec_eval's set_F
 }
-RANX_REFUSED = {"f1": "we have no F1 yet", "rbp": "its rbp is not verified against ours yet"}
+RANX_REFUSED = {"rbp": "its rbp is not verified against ours yet"}
 RANX_EXAMPLES = (
     "ndcg@10", "ndcg_burges@10", "dcg@10", "map@100", "mrr@10", "precision@10", "recall@100",
-    "hit_rate@10", "hits@5", "r-precision", "bpref", "map@100-l2",
+    "hit_rate@10", "hits@5", "r-precision", "bpref", "map@100-l2", "f1@10", "f1",
 )  # fmt: skip
 
 
@@ -195,6 +206,7 @@ def _ir_measures(text: str) -> str | None:
         return None
     ours, takes_rel = IR_MEASURES[name]
     params: list[str] = []
+    judged_only = False
     for item in (match["params"] or "").split(","):
         if not item.strip():
             continue
@@ -207,15 +219,26 @@ def _ir_measures(text: str) -> str | None:
             params.append("gain=" + ("linear" if value == "log2" else "exp"))
         elif key == "judged_only" and value in ("False", "false", "0"):
             continue
+        elif key == "judged_only" and value in ("True", "true", "1") and _condensable(ours):
+            judged_only = True  # pytrec_eval_provider.py:204: trec_eval -J, a condensed list
         else:
             raise _refuse(text, "ir_measures", f"we cannot read its parameter {item.strip()!r}")
     if ours == "judged":
         params.append(_judged_of_retrieved(text))
     if ours == "ndcg" and not any(p.startswith("gain=") for p in params):
         params.append("gain=linear")  # ndcg.py:19: dcg='log2' by default, gain = the grade
+    if judged_only:
+        ours = f"{ours}_condensed"
     shown = f"({','.join(params)})" if params else ""
     cutoff = f"@{match['k']}" if match["k"] is not None else ""
     return f"{ours}{shown}{cutoff}"
+
+
+def _condensable(ours: str) -> bool:
+    """Whether `ours` has a judged-only twin `<ours>_condensed` (metrics/incomplete.py)."""
+    from retrieval_gate.metrics.measures import REGISTRY
+
+    return f"{ours}_condensed" in REGISTRY
 
 
 def _judged_of_retrieved(text: str) -> str:
@@ -248,6 +271,8 @@ def _ranx(text: str) -> str | None:
         raise _refuse(
             text, "ranx", f"without @k it scores the whole run; write {name}@k with your k"
         )
+    if name == "f1" and k is None:  # f1.py:18: no k is the whole run, so trec_eval's set_F
+        ours = "set_f"
     if rel is not None and not takes_rel:
         raise _refuse(
             text,
@@ -289,7 +314,7 @@ def mapping(dialect: str) -> list[tuple[str, str]]:
     if dialect == "trec_eval":
         examples = [e for rule in TREC_EVAL for e in rule.examples]
     elif dialect == "ir_measures":
-        examples = [*IR_MEASURES_EXAMPLES, "ERR@10", "RBP(p=0.8)", "infAP", "SDCG@10", "SetF"]
+        examples = [*IR_MEASURES_EXAMPLES, "ERR@10", "RBP(p=0.8)", "SDCG@10", "SetF"]
     elif dialect == "ranx":
         examples = [*RANX_EXAMPLES, *RANX_REFUSED]
     else:

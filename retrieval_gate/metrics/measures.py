@@ -185,7 +185,7 @@ def recall(spec: MetricSpec, ranked: RankedJudgments) -> FloatArray:
     "1 if any relevant doc is in the top k",
     params=(REL,),
     cutoff="required",
-    aliases=("success", "hits"),
+    aliases=("success", "hit", "hits"),
     example="hit_rate@10",
 )
 def hit_rate(spec: MetricSpec, ranked: RankedJudgments) -> FloatArray:
