@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from retrieval_gate.errors import GateError, InputError
+from retrieval_gate.git import git_output, run_git
 
 if TYPE_CHECKING:
     from retrieval_gate.baseline import Baseline
@@ -262,24 +263,11 @@ def _labels_changed(fingerprint: str, at_ref: GateConfig) -> bool:
 
 
 def _git(repo: Path, *args: str) -> str | None:
-    done = _git_run(repo, *args)
-    return done.stdout if done.returncode == 0 else None
+    return git_output(repo, *args, timeout=GIT_TIMEOUT)
 
 
 def _git_run(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    try:
-        return subprocess.run(
-            ["git", "-C", str(repo), *args],
-            capture_output=True,
-            stdin=subprocess.DEVNULL,
-            text=True,
-            encoding="utf-8",
-            errors="replace",
-            timeout=GIT_TIMEOUT,
-            check=False,
-        )
-    except (OSError, subprocess.SubprocessError) as error:
-        return subprocess.CompletedProcess(["git", *args], 1, "", str(error))
+    return run_git(repo, *args, timeout=GIT_TIMEOUT)
 
 
 def _tail(text: str) -> str:

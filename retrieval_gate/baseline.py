@@ -5,8 +5,6 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import os
-import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -310,23 +308,9 @@ def git_state(repo_dir: Path) -> tuple[str | None, bool | None]:
 
 
 def _git(repo_dir: Path, *args: str) -> str | None:
-    # GIT_OPTIONAL_LOCKS=0: `git status` must not take the index lock from a concurrent git.
-    environment = {**os.environ, "GIT_OPTIONAL_LOCKS": "0"}
-    try:
-        done = subprocess.run(
-            ["git", "-C", str(repo_dir), *args],
-            capture_output=True,
-            stdin=subprocess.DEVNULL,
-            text=True,
-            encoding="utf-8",
-            errors="replace",
-            timeout=GIT_TIMEOUT,
-            env=environment,
-            check=False,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return done.stdout if done.returncode == 0 else None
+    from retrieval_gate.git import git_output
+
+    return git_output(repo_dir, *args, timeout=GIT_TIMEOUT)
 
 
 class _FileModel(BaseModel):
