@@ -54,6 +54,8 @@ class Rule:
 
 
 _DIGITS = r"(?P<k>[1-9][0-9]*)"
+_NUMBER = r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
+_PAIRS = rf"[0-9]+={_NUMBER}(?:,[0-9]+={_NUMBER})*"
 
 TREC_EVAL: tuple[Rule, ...] = (
     Rule("ndcg", "ndcg(gain=linear)", ("ndcg",)),
@@ -74,6 +76,13 @@ TREC_EVAL: tuple[Rule, ...] = (
     Rule("set_F", "set_f", ("set_F",)),
     Rule(r"set_F_(?P<x>[0-9]+(?:\.[0-9]+)?)", "set_f(weight={x})", ("set_F_0.5",)),
     Rule("infAP", "infap", ("infAP",)),  # m_infap.c: our infap (metrics/incomplete.py)
+    # `-m ndcg.1=3,2=9,4=4.5` prints as ndcg_1=3,2=9,4=4.5 (meas_init.c
+    # te_init_meas_s_double_p_pair: name + "_" + the raw parameter text; values read by atof):
+    # level=gain pairs, unlisted levels keep gain = level (gain_init.c setup_gains), the same
+    # gains for the ideal ranking (m_ndcg.c). Matched per query in tests/test_metrics_gains.py.
+    Rule(rf"ndcg_(?P<gains>{_PAIRS})", "ndcg(gain=linear,gains={gains})", ("ndcg_1=3,2=9,4=4.5",)),
+    Rule(rf"dcg_(?P<gains>{_PAIRS})", "dcg(gain=linear,gains={gains})", ("dcg_1=3,2=9",)),
+    Rule("dcg", "dcg(gain=linear)", ("dcg",)),  # m_ndcg.c te_meas_dcg: the same loop's sum
     Rule(
         r"gm_map|gm_bpref|iprec_at_recall_.*|Rprec_mult_.*|utility|11pt_avg|set_.*"
         r"|ndcg_rel|Rndcg|binG|G|relstring|num_q|runid|relative_P_.*|.*_avgjg|.*_avgjg_.*"
@@ -110,11 +119,18 @@ IR_MEASURES: dict[str, tuple[str, bool]] = {
     "NumRel": ("num_rel", True),
     "NumRelRet": ("num_rel_ret", True),
     "infAP": ("infap", True),  # measures/infap.py: trec_eval's infAP via pytrec_eval
+    # measures/set_measures.py: SetP(rel, relative, judged_only), SetR(rel), SetF(rel, beta,
+    # judged_only); pytrec_eval_provider.py:128-150 computes them as trec_eval's set_P,
+    # set_recall and set_F (beta passed as set_F's parameter). tests/test_metrics_gains.py
+    # compares them with ir_measures itself.
+    "SetP": ("set_precision", True),
+    "SetR": ("set_recall", True),
+    "SetF": ("set_f", True),
 }
 IR_MEASURES_REFUSED = frozenset(
     {
         "ERR", "RBP", "SDCG", "IPrec", "NERR8", "NERR9", "NERR10", "NERR11", "INST",
-        "INSQ", "SetP", "SetRelP", "SetR", "SetF", "SetAP", "BPM", "Compat", "Accuracy",
+        "INSQ", "SetRelP", "SetAP", "BPM", "Compat", "Accuracy",
         "ERR_IA", "nERR_IA", "alpha_DCG", "alpha_nDCG", "NRBP", "nNRBP", "AP_IA", "MAP_IA",
         "P_IA", "StRecall", "NumQ",
     }
@@ -122,7 +138,8 @@ IR_MEASURES_REFUSED = frozenset(
 IR_MEASURES_EXAMPLES = (
     "nDCG@10", "nDCG(dcg=exp-log2)@10", "AP@100", "RR@10", "P@10", "P(rel=2)@10", "R@100",
     "Success@10", "Judged@10", "Rprec", "Bpref", "NumRelRet", "infAP",
-    "nDCG(judged_only=True)@10", "AP(judged_only=True)",
+    "nDCG(judged_only=True)@10", "AP(judged_only=True)", "nDCG(gains={0:0,1:1,2:3})@10",
+    "SetP", "SetR", "SetF", "SetF(beta=0.5)",
 )  # fmt: skip
 
 # ranx: name@k-lN; lower case; no @k is the whole run.
@@ -187,7 +204,10 @@ def _trec_eval(text: str) -> str | None:
             continue
         if rule.ours is None:
             return _raise(_refuse(name, "trec_eval", rule.why))
-        return rule.ours.format(**match.groupdict())
+        groups = match.groupdict()
+        if groups.get("gains"):  # trec_eval's 1=3,2=9 is our gains=1:3;2:9
+            groups["gains"] = groups["gains"].replace(",", ";").replace("=", ":")
+        return rule.ours.format(**groups)
     return None
 
 
@@ -207,11 +227,17 @@ def _ir_measures(text: str) -> str | None:
     ours, takes_rel = IR_MEASURES[name]
     params: list[str] = []
     judged_only = False
-    for item in (match["params"] or "").split(","):
+    for item in _split_outside_braces(match["params"] or ""):
         if not item.strip():
             continue
         key, _, value = (part.strip() for part in item.partition("="))
-        if key == "rel" and takes_rel:
+        if key == "gains" and ours == "ndcg":
+            params.append(f"gains={_ir_measures_gains(text, value)}")
+        elif key == "beta" and ours == "set_f":
+            params.append(f"weight={value}")  # pytrec_eval_provider.py:135: set_F's parameter
+        elif key == "relative" and ours == "set_precision" and value in ("False", "false", "0"):
+            continue
+        elif key == "rel" and takes_rel:
             if name == "NumRet":
                 ours = "num_rel_ret"  # ir_measures: NumRet(rel=N) is num_rel_ret
             params.append(f"rel={value}")
@@ -232,6 +258,37 @@ def _ir_measures(text: str) -> str | None:
     shown = f"({','.join(params)})" if params else ""
     cutoff = f"@{match['k']}" if match["k"] is not None else ""
     return f"{ours}{shown}{cutoff}"
+
+
+def _split_outside_braces(text: str) -> list[str]:
+    """`text` split at the commas outside `{...}`: gains={0:0,1:1},judged_only=False."""
+    items, depth, start = [], 0, 0
+    for i, char in enumerate(text):
+        depth += {"{": 1, "}": -1}.get(char, 0)
+        if char == "," and depth == 0:
+            items.append(text[start:i])
+            start = i + 1
+    items.append(text[start:])
+    return items
+
+
+def _ir_measures_gains(text: str, value: str) -> str:
+    """Our gains=0:0;1:1;2:3 for ir_measures' gains={0:0,1:1,2:3}.
+
+    pytrec_eval_provider.py:168-172 relabels each qrels grade g to gains.get(g, g) and runs
+    trec_eval's ndcg / ndcg_cut_k on the result: an unlisted grade keeps gain g, as ours with
+    gain=linear; the ideal ranking uses the new labels. pytrec_eval reads the labels as
+    integers and trec_eval treats a label < 0 as unjudged, so only gains >= 0 whole numbers
+    mean the same thing."""
+    match = re.fullmatch(r"\{\s*(.*?)\s*\}", value)
+    pairs = [p.strip() for p in match[1].split(",") if p.strip()] if match else []
+    if not match or not all(re.fullmatch(r"[0-9]+\s*:\s*[0-9]+", p) for p in pairs) or not pairs:
+        raise _refuse(
+            text,
+            "ir_measures",
+            f"we read only gains={{grade:gain,...}} with whole numbers >= 0, got {value!r}",
+        )
+    return ";".join(p.replace(" ", "") for p in pairs)
 
 
 def _condensable(ours: str) -> bool:

@@ -10,7 +10,7 @@ import numpy as np
 
 from retrieval_gate.ids import FloatArray
 from retrieval_gate.metrics.ranking import RankedJudgments
-from retrieval_gate.metrics.spec import Cutoff, MetricSpec, Param
+from retrieval_gate.metrics.spec import Cutoff, MetricSpec, Param, parse_gains
 
 Compute = Callable[[MetricSpec, RankedJudgments], FloatArray]
 
@@ -37,6 +37,13 @@ ALIASES: dict[str, str] = {}
 REL = Param("rel", "int", 1, "grades >= rel count as relevant")
 GAIN = Param(
     "gain", "choice", "exp", "gain of grade g: exp = 2^g - 1, linear = g", choices=("exp", "linear")
+)
+GAINS = Param(
+    "gains",
+    "gains",
+    "",
+    "gains of the listed grades (others keep `gain`), e.g. gains=1:3;2:9 (trec_eval's "
+    "ndcg.1=3,2=9 with gain=linear); the ideal ranking sorts by these gains",
 )
 
 
@@ -88,25 +95,51 @@ def _discount(width: int) -> FloatArray:
     return 1.0 / np.log2(np.arange(2, width + 2, dtype=np.float64))
 
 
-def _gain(grades: FloatArray, kind: str) -> FloatArray:
+def _gain(grades: FloatArray, spec: MetricSpec) -> FloatArray:
+    """Gain of each grade: `gain`'s function, replaced by `gains` for the grades it lists.
+
+    As trec_eval's gain_init.c (usnistgov/trec_eval, setup_gains/get_gain): a listed level
+    gets its given gain (0 or negative allowed, level 0 too), an unlisted one its default;
+    an unjudged or unretrieved doc gains 0."""
     positive = np.where(grades > 0, grades, 0.0)
-    return np.exp2(positive) - 1.0 if kind == "exp" else positive
+    gain = np.exp2(positive) - 1.0 if spec.param("gain") == "exp" else positive
+    for grade, value in parse_gains(spec.param("gains")).items():
+        gain = np.where(grades == grade, value, gain)
+    return _floats(gain)
 
 
 def _dcg(spec: MetricSpec, ranked: RankedJudgments) -> FloatArray:
     top = ranked.top(spec.k)
-    return _gain(top, str(spec.param("gain"))) @ _discount(top.shape[1])
+    return _gain(top, spec) @ _discount(top.shape[1])
 
 
 def _ideal_dcg(spec: MetricSpec, ranked: RankedJudgments) -> FloatArray:
-    ideal = ranked.ideal if spec.k is None else ranked.ideal[:, : spec.k]
-    return _gain(ideal, str(spec.param("gain"))) @ _discount(ideal.shape[1])
+    if not spec.param("gains"):
+        ideal = ranked.ideal if spec.k is None else ranked.ideal[:, : spec.k]
+        return _gain(ideal, spec) @ _discount(ideal.shape[1])
+    # Custom gains can reorder the grades and give grade 0 a gain: rank every judged qrel
+    # (grade >= 0) by its gain, descending, keeping the positive ones, as m_ndcg.c's ideal
+    # loop does (it stops at the first gain <= 0 of its levels sorted by gain).
+    judged = ranked.qrels_grade >= 0
+    query = ranked.qrels_query[judged]
+    gain = _gain(ranked.qrels_grade[judged], spec)
+    keep = gain > 0
+    query, gain = query[keep], gain[keep]
+    order = np.lexsort((-gain, query))
+    query, gain = query[order], gain[order]
+    counts = np.bincount(query, minlength=len(ranked.query_ids))
+    rank = np.arange(len(query)) - np.repeat(np.cumsum(counts) - counts, counts)
+    inside = rank < (len(query) if spec.k is None else spec.k)
+    weights = gain[inside] / np.log2(rank[inside] + 2.0)
+    return np.bincount(query[inside], weights=weights, minlength=len(ranked.query_ids)).astype(
+        np.float64
+    )
 
 
 @measure(
     "ndcg",
     "normalised DCG; log2(rank+1) discount, ideal ranking from all the qrels",
-    params=(GAIN,),
+    params=(GAIN, GAINS),
     example="ndcg@10",
 )
 def ndcg(spec: MetricSpec, ranked: RankedJudgments) -> FloatArray:
@@ -115,7 +148,10 @@ def ndcg(spec: MetricSpec, ranked: RankedJudgments) -> FloatArray:
 
 
 @measure(
-    "dcg", "discounted cumulative gain, log2(rank+1) discount", params=(GAIN,), example="dcg@10"
+    "dcg",
+    "discounted cumulative gain, log2(rank+1) discount",
+    params=(GAIN, GAINS),
+    example="dcg@10",
 )
 def dcg(spec: MetricSpec, ranked: RankedJudgments) -> FloatArray:
     """Sum of gain / log2(rank + 1) over the first k ranks."""

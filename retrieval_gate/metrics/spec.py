@@ -26,7 +26,7 @@ class Param:
     """A metric parameter: its type, default (None when it must be given) and allowed values."""
 
     name: str
-    kind: Literal["int", "float", "choice"]
+    kind: Literal["int", "float", "choice", "gains"]
     default: ParamValue | None
     help: str
     choices: tuple[str, ...] = ()
@@ -39,6 +39,8 @@ class Param:
         """`name` with what it accepts and its default, for error messages and `--help`."""
         if self.kind == "choice":
             accepts = "|".join(self.choices)
+        elif self.kind == "gains":
+            accepts = "grade:gain;grade:gain;... (grades >= 0)"
         else:
             accepts = "integer" if self.kind == "int" else "number"
             if self.low is not None or self.high is not None:
@@ -47,7 +49,11 @@ class Param:
                 low = "-inf" if self.low is None else format_value(self.low)
                 high = "inf" if self.high is None else format_value(self.high)
                 accepts += f" in {left}{low}, {high}{right}"
-        default = "required" if self.default is None else f"default {format_value(self.default)}"
+        default = (
+            "required"
+            if self.default is None
+            else f"default {format_value(self.default) or 'none'}"
+        )
         return f"{self.name}={accepts} ({default}): {self.help}"
 
     def convert(self, raw: str, metric: str) -> ParamValue:
@@ -57,6 +63,8 @@ class Param:
         try:
             if self.kind == "int":
                 value = int(text)
+            elif self.kind == "gains":
+                value = _gains(text)
             elif self.kind == "float":
                 value = float(text)
                 if value != value or value in (float("inf"), float("-inf")):
@@ -79,6 +87,27 @@ class Param:
         return not (
             self.high is not None and (value >= self.high if self.high_open else value > self.high)
         )
+
+
+def _gains(text: str) -> str:
+    """Canonical `grade:gain;...` (grades ascending, shortest numbers) of a gain mapping, or
+    ValueError. Semicolons, since `,` separates a metric's parameters."""
+    mapping: dict[int, float] = {}
+    for item in text.split(";"):
+        grade_text, sep, gain_text = item.partition(":")
+        grade, gain = int(grade_text), float(gain_text)
+        if not sep or grade < 0 or grade in mapping or gain != gain or abs(gain) == float("inf"):
+            raise ValueError(text)
+        mapping[grade] = gain
+    return ";".join(f"{g}:{format_value(mapping[g])}" for g in sorted(mapping))
+
+
+def parse_gains(value: ParamValue) -> dict[int, float]:
+    """The mapping of a canonical `gains` parameter value ({} for the empty default)."""
+    text = str(value)
+    if not text:
+        return {}
+    return {int(g): float(v) for g, _, v in (item.partition(":") for item in text.split(";"))}
 
 
 def format_value(value: ParamValue) -> str:
