@@ -47,6 +47,11 @@ class Fingerprints:
     made before it was recorded."""
 
 
+def _same_columns(a: Mapping[str, FloatArray], b: Mapping[str, FloatArray]) -> bool:
+    """Whether two metric -> per-query arrays mappings hold equal values."""
+    return a.keys() == b.keys() and all(np.array_equal(a[m], b[m]) for m in a)
+
+
 @dataclass(frozen=True, eq=False)
 class Repeats:
     """A record made of repeated runs of one retriever: each run's per-query scores (the
@@ -63,10 +68,7 @@ class Repeats:
         return (
             self.varying == other.varying
             and len(self.runs) == len(other.runs)
-            and all(
-                a.keys() == b.keys() and all(np.array_equal(a[m], b[m]) for m in a)
-                for a, b in zip(self.runs, other.runs, strict=True)
-            )
+            and all(_same_columns(a, b) for a, b in zip(self.runs, other.runs, strict=True))
         )
 
 
@@ -101,10 +103,8 @@ class Baseline:
         if not isinstance(other, Baseline):
             return NotImplemented
         plain = [f.name for f in dataclasses.fields(self) if f.name != "scores"]
-        return (
-            all(getattr(self, name) == getattr(other, name) for name in plain)
-            and self.scores.keys() == other.scores.keys()
-            and all(np.array_equal(self.scores[m], other.scores[m]) for m in self.scores)
+        return all(getattr(self, name) == getattr(other, name) for name in plain) and _same_columns(
+            self.scores, other.scores
         )
 
 

@@ -281,6 +281,13 @@ class RunNoise:
     variance: float
     df: int
 
+    @classmethod
+    def of(cls, spread: float, df: int, *, reference_runs: int, current_runs: int) -> RunNoise:
+        """The noise of a mean delta of `reference_runs` and `current_runs` averaged runs:
+        B (1/R_ref + 1/R_cur), the reference's share assumed equal to the current's when only
+        one side repeats."""
+        return cls(spread, spread**2 * (1.0 / reference_runs + 1.0 / current_runs), df)
+
 
 def family_levels(
     cells: list[tuple[str, int]], settings: GateSettings
@@ -328,17 +335,24 @@ def _levels(members: Mapping[int, tuple[str, int]], settings: GateSettings) -> d
 
 def run_noise(runs: tuple[Runs, Runs], metric: str, rows: IntArray) -> RunNoise | None:
     """The run-to-run noise of one check from each side's repeated runs (None when neither
-    side has two runs, or its runs agree exactly).
+    side has two runs, or its runs agree exactly): `run_spread` over both sides, carried by
+    the mean delta of their averaged runs (`RunNoise.of`)."""
+    found = run_spread(runs, metric, rows)
+    if found is None:
+        return None
+    return RunNoise.of(*found, reference_runs=len(runs[0]), current_runs=len(runs[1]))
 
-    The check's mean is taken in every run; its variance between runs of one side, pooled over
-    the sides with repeats (degrees of freedom: runs - 1 per side), is the run-to-run
-    variance B. The mean delta of R_ref and R_cur averaged runs carries B (1/R_ref + 1/R_cur)
-    of it, the reference's share assumed equal to the current's when only one side repeats.
-    B also holds per-query noise that the sign flips already see: counted twice, on the safe
-    side."""
+
+def run_spread(sides: Sequence[Runs], metric: str, rows: IntArray) -> tuple[float, int] | None:
+    """The sd of one check's mean between runs of one side, pooled over the `sides` with two
+    or more runs, and its degrees of freedom (runs - 1 per side); None without repeats or
+    when the runs agree exactly.
+
+    B = spread^2 also holds per-query noise that the sign flips already see: counted twice,
+    on the safe side."""
     squares = 0.0
     df = 0
-    for side in runs:
+    for side in sides:
         if len(side) < 2:
             continue
         means = np.asarray([float(run[metric][rows].mean()) for run in side])
@@ -347,10 +361,7 @@ def run_noise(runs: tuple[Runs, Runs], metric: str, rows: IntArray) -> RunNoise 
     if not df or not rows.size:
         return None
     spread = math.sqrt(squares / df)
-    if not spread > _EPS:
-        return None
-    variance = spread**2 * (1.0 / len(runs[0]) + 1.0 / len(runs[1]))
-    return RunNoise(spread, variance, df)
+    return (spread, df) if spread > _EPS else None
 
 
 def _p_values(

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from retrieval_gate.compare import GateSettings, RunNoise, Threshold, compare, run_noise
+from retrieval_gate.compare import GateSettings, RunNoise, Threshold, compare, run_spread
 from retrieval_gate.detectability import TARGET, detectable_drop, fail_probability, queries_needed
 from retrieval_gate.ids import FloatArray, IntArray
 from retrieval_gate.metrics import parse_metric
@@ -357,13 +357,13 @@ def _expected_noise(
     """The noise `check` will find with `current_runs` runs of the change beside the
     baseline's `runs`: the baseline's run-to-run spread, the variance it adds to the mean
     delta, and the degrees of freedom both sides' runs will give."""
-    if len(runs) < 2:
-        return None
-    found = run_noise((runs, runs[:1]), metric, rows)
+    found = run_spread((runs,), metric, rows)
     if found is None:
         return None
-    variance = found.spread**2 * (1.0 / len(runs) + 1.0 / current_runs)
-    return RunNoise(found.spread, variance, found.df + max(0, current_runs - 1))
+    spread, df = found
+    return RunNoise.of(
+        spread, df + max(0, current_runs - 1), reference_runs=len(runs), current_runs=current_runs
+    )
 
 
 def power_report(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -27,13 +27,6 @@ class Noise:
     def measured(self) -> bool:
         """Whether either side ran twice or more (else nothing is known of the noise)."""
         return max(self.reference_runs, self.current_runs) >= 2
-
-
-def repeated(record: Callable[[], Baseline], times: int) -> Baseline:
-    """`record()` called `times` times, as one record (`averaged`)."""
-    if times < 1:
-        raise GateError(f"repeats must be 1 or more, got {times}")
-    return averaged([record() for _ in range(times)])
 
 
 def averaged(records: Sequence[Baseline]) -> Baseline:

@@ -134,13 +134,11 @@ def _exact(values: FloatArray, tolerance: float) -> tuple[float, float]:
     m = int(values.size)
     count = 1 << m
     total = float(values.sum())
-    shifts = np.arange(m, dtype=np.int64)
     rows = max(1, _CHUNK_CELLS // m)
     low = high = 0
     # Each sign vector is a bit vector b (1 = flipped): sum* = total - 2 * (b @ values).
     for start in range(0, count, rows):
-        codes = np.arange(start, min(start + rows, count), dtype=np.int64)
-        bits = ((codes[:, None] >> shifts) & 1).astype(np.float64)
+        bits = _enumerated_bits(start, min(start + rows, count), m)
         sums = total - 2.0 * (bits @ values)
         low += int(np.count_nonzero(sums <= total + tolerance))
         high += int(np.count_nonzero(sums >= total - tolerance))
@@ -159,7 +157,6 @@ def _monte_carlo(
     # Per tail (0 = drop, 1 = rise): draws as extreme so far, and the draw that stopped it.
     extreme = np.zeros((2, columns), dtype=np.int64)
     stopped_at = np.zeros((2, columns), dtype=np.int64)
-    width = (n + 7) // 8
     drawn = 0
     block = _FIRST_BLOCK
     cap = max(1, _CHUNK_CELLS // max(n, 1))
@@ -169,11 +166,9 @@ def _monte_carlo(
         if not active.size:
             break
         size = min(block, cap, resamples - drawn)
-        # Random bytes unpacked to bits: 8x fewer draws than one integer per sign. The stream
-        # is the same whichever columns are still open, so a column's p-value never depends
-        # on the others.
-        packed = rng.integers(0, 256, size=(size, width), dtype=np.uint8)
-        bits = np.unpackbits(packed, axis=1, count=n).astype(np.float64)
+        # The stream is the same whichever columns are still open, so a column's p-value
+        # never depends on the others.
+        bits = _random_bits(rng, size, n)
         flipped = bits @ values[:, active]  # sum* = total - 2 * flipped
         half = tolerance[active] / 2.0
         for tail, hits in enumerate((flipped >= -half, flipped <= half)):
@@ -239,10 +234,8 @@ def noisy_sign_flip(
         m = int(nonzero[c])
         if m < 63 and (1 << m) <= resamples:
             kept = values[:, c][values[:, c] != 0]
-            shifts = np.arange(m, dtype=np.int64)
-            codes = np.arange(1 << m, dtype=np.int64)
             # S - sum* = 2 * (b @ d) for the bit vector b of the flipped signs.
-            gap = 2.0 * (((codes[:, None] >> shifts) & 1).astype(np.float64) @ kept)
+            gap = 2.0 * (_enumerated_bits(0, 1 << m, m) @ kept)
             drop[c] = float(t_cdf(gap / sd[c], int(df[c])).mean())
             rise[c] = float(t_cdf(-gap / sd[c], int(df[c])).mean())
         else:
@@ -251,14 +244,11 @@ def noisy_sign_flip(
         index = np.asarray(sampled)
         low = np.zeros(index.size)
         high = np.zeros(index.size)
-        width = (n + 7) // 8
         cap = max(1, _CHUNK_CELLS // max(n, 1))
         drawn = 0
         while drawn < resamples:
             size = min(cap, resamples - drawn)
-            packed = rng.integers(0, 256, size=(size, width), dtype=np.uint8)
-            bits = np.unpackbits(packed, axis=1, count=n).astype(np.float64)
-            gap = 2.0 * (bits @ values[:, index]) / sd[index]
+            gap = 2.0 * (_random_bits(rng, size, n) @ values[:, index]) / sd[index]
             for j, c in enumerate(index.tolist()):
                 low[j] += float(t_cdf(gap[:, j], int(df[c])).sum())
                 high[j] += float(t_cdf(-gap[:, j], int(df[c])).sum())
@@ -266,6 +256,20 @@ def noisy_sign_flip(
         drop[index] = low / drawn
         rise[index] = high / drawn
     return OneSided(np.minimum(drop, 1.0), np.minimum(rise, 1.0), np.zeros(columns, dtype=bool))
+
+
+def _enumerated_bits(start: int, stop: int, m: int) -> FloatArray:
+    """Sign vectors number start..stop-1 of all 2^m, as rows of bits (1 = flipped)."""
+    codes = np.arange(start, stop, dtype=np.int64)
+    return ((codes[:, None] >> np.arange(m, dtype=np.int64)) & 1).astype(np.float64)
+
+
+def _random_bits(rng: np.random.Generator, size: int, n: int) -> FloatArray:
+    """`size` random sign vectors over `n` queries, as rows of bits (1 = flipped). Random
+    bytes unpacked to bits: 8x fewer draws than one integer per sign, and the same stream
+    whichever columns are tested."""
+    packed = rng.integers(0, 256, size=(size, (n + 7) // 8), dtype=np.uint8)
+    return np.unpackbits(packed, axis=1, count=n).astype(np.float64)
 
 
 def t_cdf(x: FloatArray | float, df: int) -> FloatArray:
