@@ -287,18 +287,20 @@ def record_current(
 
         saved = RunFileConfig.given(run_path, "--run")  # messages name --run, not a field
         config = config.model_copy(update={"retriever": saved})
-    runs = [
-        _record_once(
-            config,
-            cache=cache and repeats == 1,
-            refresh_cache=refresh_cache,
-            prove_cache=prove_cache,
-            progress=progress,
-            repo_dir=repo_dir,
-            retriever_dir=retriever_dir,
+    runs: list[CurrentRun] = []
+    for _ in range(repeats):
+        runs.append(
+            _record_once(
+                config,
+                cache=cache and repeats == 1,
+                refresh_cache=refresh_cache,
+                prove_cache=prove_cache,
+                progress=progress,
+                repo_dir=repo_dir,
+                retriever_dir=retriever_dir,
+                dataset=runs[0].dataset if runs else None,  # read and checked once
+            )
         )
-        for _ in range(repeats)
-    ]
     warnings = tuple(dict.fromkeys(w for run in runs for w in run.warnings))
     failed = tuple(sorted({q for run in runs for q in run.failed_queries}))
     record = averaged([run.record for run in runs])
@@ -314,6 +316,7 @@ def _record_once(
     progress: TextIO | None,
     repo_dir: Path | None,
     retriever_dir: Path | None,
+    dataset: Dataset | None,
 ) -> CurrentRun:
     from retrieval_gate.adapters import fingerprint
     from retrieval_gate.pipeline import execute
@@ -325,6 +328,7 @@ def _record_once(
         prove_cache=prove_cache,
         progress=progress,
         retriever_dir=retriever_dir,
+        dataset=dataset,
     )
     scores, dataset, warnings = execution.scores, execution.dataset, execution.warnings
     top_k = {q: _ranked(hits) for q, hits in execution.run.hits.items()}

@@ -37,6 +37,7 @@ def execute(
     prove_cache: bool = False,
     progress: TextIO | None = None,
     retriever_dir: Path | None = None,
+    dataset: Dataset | None = None,
 ) -> Execution:
     """Run the configured retriever on every labelled query and score it.
 
@@ -54,6 +55,8 @@ def execute(
     counted in the warnings whenever they are used. Progress goes to `progress` when given;
     nothing else prints. The retriever's relative paths start at `retriever_dir` when given
     (a checkout of another commit), else at the config's folder, as the labelled set's do.
+    `dataset`, when given, is the labelled set an earlier execution of `config` loaded and
+    checked: repeated runs read it once.
     """
     from retrieval_gate.adapters import build_retriever
     from retrieval_gate.adapters.adapter import Adapter
@@ -63,9 +66,10 @@ def execute(
     from retrieval_gate.runner import RunSettings, check_budget, make_progress, run_queries
 
     config = config if isinstance(config, GateConfig) else load(config)
-    labels = load_labels(config.dataset, config.base_dir)
-    refuse_broken(config, labels)
-    dataset = assemble(labels, combine=config.dataset.annotators.combine)
+    if dataset is None:
+        labels = load_labels(config.dataset, config.base_dir)
+        refuse_broken(config, labels)
+        dataset = assemble(labels, combine=config.dataset.annotators.combine)
     retriever = build_retriever(
         config.retriever, base_dir=retriever_dir or config.base_dir, corpus=dataset.corpus
     )

@@ -160,3 +160,28 @@ def test_repeats_come_from_the_config_and_are_bounded(tmp_path: Path) -> None:
     code, _, err = cli("check", "-c", str(config), "--repeats", "0")
     assert code == 2
     assert "expected 1 to 100 runs" in err
+
+
+EDITING_RETRIEVER = """\
+from pathlib import Path
+
+
+def search(query, k, metadata):
+    # Touches the labelled set while it runs: a second read would see another query set.
+    path = Path(__file__).with_name("queries.jsonl")
+    if "q-added" not in path.read_text():
+        added = '{"id": "q-added", "text": "added", "intent": "billing", "n": 0, "qrels": {"d0": 1}}'
+        path.write_text(path.read_text() + added + "\\n")
+    return [f"d{int(metadata['n'])}"]
+"""
+
+
+def test_repeats_read_and_check_the_labelled_set_once(tmp_path: Path) -> None:
+    project = make_project(tmp_path)
+    (project / "editing_search.py").write_text(EDITING_RETRIEVER)
+    config = write_config(project, "editing_search", name="editing.yaml")
+    before = (project / "queries.jsonl").read_text()
+    code, out, err = cli("check", "-c", str(config), "--quiet", "--repeats", "3", "--no-reports")
+    assert (project / "queries.jsonl").read_text() != before  # the set changed mid-run
+    assert code in (0, 1), err  # yet all three runs scored the one set read at the start
+    assert "(1 reference, 3 current runs)" in out
