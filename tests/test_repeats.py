@@ -170,7 +170,7 @@ def search(query, k, metadata):
     # Touches the labelled set while it runs: a second read would see another query set.
     path = Path(__file__).with_name("queries.jsonl")
     if "q-added" not in path.read_text():
-        added = '{"id": "q-added", "text": "added", "intent": "billing", "n": 0, "qrels": {"d0": 1}}'
+        added = '{"id": "q-added", "text": "x", "intent": "billing", "n": 0, "qrels": {"d0": 1}}'
         path.write_text(path.read_text() + added + "\\n")
     return [f"d{int(metadata['n'])}"]
 """
