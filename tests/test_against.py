@@ -265,3 +265,35 @@ def test_the_reports_name_the_reference_run(repo: Path) -> None:
     assert code == 0, err
     short = git(repo, "rev-parse", "HEAD")[:12]
     assert f"reference: a run at HEAD ({short})" in markdown.read_text()
+
+
+def test_what_the_reference_side_prints_is_relayed_inert_and_redacted(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    secret = "tok-ref-7f3a9c"
+    monkeypatch.setenv("GATE_REF_TOKEN", secret)
+    module = repo / "search" / "loud_search.py"
+    module.write_text(
+        "def search(query, k, token):\n"
+        "    print(f'::error::forged {token} \\x1b[31m', flush=True)\n"
+        "    return ['kb-1101']\n"
+    )
+    git(repo, "add", "search/loud_search.py")
+    python = (
+        "  type: python\n  target: loud_search:search\n"
+        '  kwargs: {token: "${GATE_REF_TOKEN}"}\n  concurrency: 1\n'
+    )
+    commit_config(repo, "  type: bm25\n", python, "a retriever that prints")
+    module.write_text("def search(query, k, token):\n    return ['kb-1101']\n")
+    git(repo, "commit", "-qam", "quiet again")
+    result = repo / "result.json"
+    code, out, err = run_cli(
+        "check", "-c", str(repo / "search" / "gate.yaml"), "--against", "HEAD~1",
+        "--json", str(result),
+    )  # fmt: skip
+    assert code in (0, 1), err
+    assert "forged" in err  # relayed, as progress is
+    for text in (out, err, result.read_text()):
+        assert secret not in text
+        assert "\x1b" not in text
+        assert not any(line.lstrip().startswith("::") for line in text.splitlines())

@@ -845,3 +845,19 @@ def test_an_overall_check_that_is_not_gated_says_why(regressed: dict[str, Any]) 
     ) in markdown
     assert "<li>ndcg@10 is not gated: 5 queries" in render(record, "html")
     assert f"\nndcg@10 is not gated: {reason}\n" in summary_of(record)
+
+
+def test_a_hostile_slice_name_cannot_leave_the_forest_plot(regressed: dict[str, Any]) -> None:
+    document = json.loads(json.dumps(regressed))
+    hostile = "intent=x```\n::error::forged\x1b[31m`"
+    for key in ("comparisons", "failures"):
+        for c in document[key]:
+            if c["slice"] == "intent=billing":
+                c["slice"] = hostile
+    markdown = render(validate_result(document), "markdown")
+    start = markdown.index("```text\n") + len("```text\n")
+    block = markdown[start : markdown.index("\n```\n", start)]
+    assert "`" not in block
+    assert "\x1b" not in block
+    assert not any(line.lstrip().startswith("::") for line in block.splitlines())
+    assert "intent=x'''" in block  # the label is there, its backticks made harmless

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from retrieval_gate.compare import Comparison
-from retrieval_gate.wording import visible_controls
+from retrieval_gate.wording import one_line
 
 _ORDER = {"regressed": 0, "below_floor": 0, "inconclusive": 1, "pass": 2, "improved": 3}
 
@@ -98,7 +98,7 @@ def _tick_step(span: float) -> float:
 def forest_text(rows: Sequence[Row], *, width: int = 40, label: int = 30) -> list[str]:
     """The plot as monospace lines for a code block: per row its label, then `width` columns
     with the interval `─`, the delta `●`, 0 `│` and the threshold `┊`, then the verdict.
-    Labels are cut to `label` characters with their controls made visible and backticks
+    Labels are put on one line and cut to `label` characters, controls made visible and backticks
     replaced, so nothing in them can end the code block."""
     if not rows:
         return []
@@ -124,7 +124,7 @@ def forest_text(rows: Sequence[Row], *, width: int = 40, label: int = 30) -> lis
             cells[column(row.threshold)] = "┊"
         cells[column(0.0)] = "│"
         cells[column(row.delta)] = "●"
-        name = visible_controls(row.label).replace("`", "'")
+        name = one_line(row.label).replace("`", "'")
         name = name if len(name) <= label else name[: label - 1] + "…"
         verdict = str(row.check.verdict).replace("_", " ")
         lines.append(f"{name:<{label}}  {''.join(cells)}  {verdict}")
