@@ -19,10 +19,12 @@ JUDGED_DROP = 0.01
 """The fall of mean judged@k on a failing check's queries (1 point), with a rise of the share of
 unjudged documents in their top k by as much, from which the reports call the failure a possible
 labelling gap. Unjudged documents count as non-relevant, so a retriever that ranks documents
-nobody judged loses points whether or not they are relevant. judged@k alone also falls when a
-retriever returns fewer documents, which is no labelling gap; hence the second condition. A
-smaller change (less than one document in ten queries at k = 10) is not worth the note. The
-check fails either way; the note only says where to look before blaming the retriever."""
+nobody judged loses points whether or not they are relevant. judged@k is trec_eval's (1 - the
+unjudged share), so a retriever returning fewer documents does not lower it and, from
+`judged_at_k`, the two conditions agree; `labelling_gaps` keeps both for records whose judged
+and unjudged shares were measured apart. A smaller change (less than one document in ten
+queries at k = 10) is not worth the note. The check fails either way; the note only says
+where to look before blaming the retriever."""
 
 
 @dataclass(frozen=True)
