@@ -156,6 +156,12 @@ class DatasetConfig(StrictModel):
         None, description="queries: BEIR/JSONL .jsonl, TREC topics, or qid<TAB>text .tsv"
     )
     qrels: str | None = Field(None, description="qrels: TREC, BEIR .tsv or JSONL (.gz too)")
+    subtopics: str | None = Field(
+        None,
+        description="subtopic (intent) qrels, 'topic subtopic docno judgment' lines as the TREC "
+        "Web track's diversity qrels (.gz too); needed by the diversity metrics (alpha_ndcg@k, "
+        "err_ia@k, ...)",
+    )
     corpus: str | None = Field(None, description="corpus.jsonl (needed by the bm25 retriever)")
     ir_datasets: str | None = Field(
         None, description="an ir_datasets id (cranfield, beir/scifact/test) instead of files"
@@ -536,6 +542,7 @@ def _check_metrics(config: GateConfig, root: yaml.Node | None, source: str) -> G
     written as our canonical names where a dialect read them; every problem is one error."""
     from retrieval_gate.metrics import parse_metric
     from retrieval_gate.metrics.dialects import notes, split_prefix
+    from retrieval_gate.metrics.diversity import DIVERSITY
 
     dialect = config.metrics_dialect
     problems: list[str] = []
@@ -559,6 +566,11 @@ def _check_metrics(config: GateConfig, root: yaml.Node | None, source: str) -> G
         seen[canonical] = key
         if spec.measure.integer and gate.max_drop is not None:
             problems.append(f"{where}: metrics.{key}: {_count_drop(canonical, gate)}")
+        if spec.name in DIVERSITY and config.dataset.subtopics is None:
+            problems.append(
+                f"{where}: metrics.{key}: a diversity measure needs subtopic judgments; set "
+                "dataset.subtopics to a qrels file 'topic subtopic docno judgment', or drop it"
+            )
         translated = dialect is not None or split_prefix(key)[0] is not None
         metrics[canonical if translated else key] = gate
     overrides: dict[str, dict[str, MetricGate]] = {}

@@ -175,9 +175,14 @@ def explainable_failures(
     in either top k were relevant at the highest grade given: only those can be labelling
     gaps. A check that fails even then is a worse retriever, whatever the missing labels say.
     """
+    from retrieval_gate.metrics import evaluate, parse_metric
+    from retrieval_gate.metrics.diversity import DIVERSITY
+
+    # Diversity measures judge docs per subtopic: "relevant at the highest grade" has no
+    # subtopic to be relevant to, so their failures are never claimed as labelling gaps.
+    failures = [f for f in failures if parse_metric(f.metric).name not in DIVERSITY]
     if not failures:
         return set()
-    from retrieval_gate.metrics import evaluate
     from retrieval_gate.readers import qrels_from_dict, run_from_dict
 
     qrels = dataset.qrels

@@ -474,7 +474,7 @@ def rescored_baseline(baseline: Baseline, dataset: Dataset) -> Baseline:
 
     run = run_from_dict({query: list(docs) for query, docs in baseline.top_k.items()})
     metrics = baseline.fingerprints.metrics
-    scores = evaluate(run, dataset.qrels, metrics)
+    scores = evaluate(run, dataset.qrels, metrics, dataset.subtopics)
     if scores.query_ids != baseline.query_ids:
         raise ValueError("the baseline's query ids are not the labelled set's")
     values = {}

@@ -113,7 +113,7 @@ def execute(
         if store is not None:
             store.close()
     check_budget(result, len(dataset.queries), settings.error_budget)
-    scores = evaluate(result.run, dataset.qrels, list(config.metrics))
+    scores = evaluate(result.run, dataset.qrels, list(config.metrics), dataset.subtopics)
     warnings = [str(warning) for warning in dataset.warnings] + notes
     if unproven and result.cached:
         warnings.append(

@@ -26,7 +26,7 @@ def spellings(draw: st.DrawFn) -> str:
             value = str(draw(st.integers(0, 4)))
         elif param.kind == "gains":
             value = draw(st.sampled_from(["1:3;2:9", "2:9;1:3.0", "0:1", "4:4.5;0:0"]))
-        elif param.name == "p":
+        elif param.name in ("p", "alpha", "beta"):
             value = format_value(draw(st.sampled_from([0.5, 0.8, 0.95, 0.9])))
         else:
             value = str(draw(st.integers(1, 5)))

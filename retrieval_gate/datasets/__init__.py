@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -19,6 +20,7 @@ from retrieval_gate.datasets.files import (
 from retrieval_gate.errors import InputError
 from retrieval_gate.judgments import Judgments
 from retrieval_gate.readers import read_judgments
+from retrieval_gate.readers.subtopics import read_subtopics
 from retrieval_gate.readers.text import json_lines, logical_name
 
 if TYPE_CHECKING:
@@ -31,13 +33,19 @@ def load(spec: DatasetConfig, base_dir: Path) -> Dataset:
 
 
 def load_labels(spec: DatasetConfig, base_dir: Path) -> Labels:
-    """The labelled set's files as read (every judgment row kept), before any check."""
+    """The labelled set's files as read (every judgment row kept), before any check; with
+    the subtopic qrels of `dataset.subtopics` when given."""
     if spec.ir_datasets is not None:
         from retrieval_gate.datasets.ir_datasets_source import load_ir_datasets
 
-        return load_ir_datasets(spec, base_dir)
-    layout = spec.format if spec.format != "auto" else _detect(spec)
-    return LOADERS[layout](spec, base_dir)
+        labels = load_ir_datasets(spec, base_dir)
+    else:
+        layout = spec.format if spec.format != "auto" else _detect(spec)
+        labels = LOADERS[layout](spec, base_dir)
+    if spec.subtopics:
+        path = _path(spec.subtopics, base_dir, "dataset.subtopics")
+        labels = dataclasses.replace(labels, subtopics=read_subtopics(path))
+    return labels
 
 
 def _load_beir(spec: DatasetConfig, base_dir: Path) -> Labels:

@@ -7,7 +7,7 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -16,6 +16,9 @@ from retrieval_gate.ids import object_array
 from retrieval_gate.judgments import Combine, Judgments
 from retrieval_gate.qrels import Qrels
 from retrieval_gate.wording import plural
+
+if TYPE_CHECKING:
+    from retrieval_gate.readers.subtopics import SubtopicQrels
 
 EXAMPLES = 5
 """Ids quoted in a data warning before it says `and N more`."""
@@ -52,6 +55,8 @@ class Labels:
     notes: tuple[DataWarning, ...] = ()
     """Warnings the source itself calls for (e.g. a known flaw in a published collection);
     they come first among the Dataset's warnings."""
+    subtopics: SubtopicQrels | None = None
+    """Judgments per intent (dataset.subtopics), for the diversity metrics."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -64,12 +69,18 @@ class Dataset:
     layout: str
     warnings: tuple[DataWarning, ...]
     source: str
+    subtopics: SubtopicQrels | None = None
+    """Judgments per intent (dataset.subtopics), for the diversity metrics."""
 
     @cached_property
     def fingerprint(self) -> str:
-        """sha256 over the layout, each query (id, text, metadata) and each judgment, sorted;
-        computed when first asked for (lint never asks)."""
-        return _fingerprint(self.queries, self.qrels, self.layout)
+        """sha256 over the layout, each query (id, text, metadata) and each judgment, sorted,
+        then each subtopic judgment when there are some; computed when first asked for (lint
+        never asks)."""
+        fingerprint = _fingerprint(self.queries, self.qrels, self.layout)
+        if self.subtopics is None:
+            return fingerprint
+        return _subtopics_fingerprint(fingerprint, self.subtopics)
 
     @cached_property
     def queries_fingerprint(self) -> str:
@@ -116,7 +127,23 @@ def assemble(labels: Labels, *, combine: Combine = "median") -> Dataset:
         missing = sorted({d for d in qrels.docs.tolist() if d not in corpus})
         _warn(warnings, "judged_doc_not_in_corpus", "judged document", "missing from the corpus",
               missing)  # fmt: skip
-    return Dataset(labelled, qrels, corpus, labels.layout, tuple(warnings), labels.source)
+    if labels.subtopics is not None:
+        ids = [q.id for q in labelled]
+        judged_topics = set(labels.subtopics.query_ids.tolist())
+        _warn(warnings, "query_without_subtopics", "query",
+              "with no subtopic judgments, scoring 0 on the diversity metrics",
+              [q for q in ids if q not in judged_topics])  # fmt: skip
+        _warn(warnings, "subtopics_without_query", "subtopic-judged topic",
+              "not in the labelled set left out", sorted(judged_topics - set(ids)))  # fmt: skip
+    return Dataset(
+        labelled,
+        qrels,
+        corpus,
+        labels.layout,
+        tuple(warnings),
+        labels.source,
+        labels.subtopics,
+    )
 
 
 def _warn(warnings: list[DataWarning], kind: str, noun: str, what: str, ids: Sequence[str]) -> None:
@@ -147,6 +174,23 @@ def _fingerprint(queries: Sequence[Query], qrels: Qrels, layout: str) -> str:
         strict=True,
     ):
         digest.update(f"{qrels.query_ids[q]}\t{d}\t{g!r}\n".encode())
+    return digest.hexdigest()
+
+
+def _subtopics_fingerprint(fingerprint: str, subtopics: SubtopicQrels) -> str:
+    """sha256 over `fingerprint` and each subtopic judgment, sorted."""
+    digest = hashlib.sha256(f"retrieval-gate subtopics v1 {fingerprint}\n".encode())
+    rows = sorted(
+        zip(
+            subtopics.query_ids[subtopics.query].tolist(),
+            subtopics.subtopic.tolist(),
+            subtopics.docs.tolist(),
+            subtopics.judgment.tolist(),
+            strict=True,
+        )
+    )
+    for q, s, d, j in rows:
+        digest.update(f"{q}\t{s}\t{d}\t{j!r}\n".encode())
     return digest.hexdigest()
 
 

@@ -126,20 +126,40 @@ IR_MEASURES: dict[str, tuple[str, bool]] = {
     "SetP": ("set_precision", True),
     "SetR": ("set_recall", True),
     "SetF": ("set_f", True),
+    # measures/diversity.py and providers/pyndeval_provider.py:30-55: pyndeval (ndeval.c)
+    # computes them from the qrels' iteration column as the subtopic; alpha and beta are
+    # ndeval's -alpha/-beta (ERR_IA, nERR_IA and P_IA run with alpha = 0.5, our default).
+    # tests/test_metrics_diversity.py compares each with ir_measures itself.
+    "alpha_nDCG": ("alpha_ndcg", True),
+    "alpha_DCG": ("alpha_dcg", True),
+    "ERR_IA": ("err_ia", True),
+    "nERR_IA": ("nerr_ia", True),
+    "P_IA": ("p_ia", True),
+    "StRecall": ("s_recall", True),
+    "NRBP": ("nrbp", True),
+    "nNRBP": ("nnrbp", True),
+    "AP_IA": ("ap_ia", True),
+    "MAP_IA": ("ap_ia", True),
 }
+IR_MEASURES_PASSED: dict[str, tuple[str, ...]] = {
+    "alpha_ndcg": ("alpha",),
+    "alpha_dcg": ("alpha",),
+    "nrbp": ("alpha", "beta"),
+    "nnrbp": ("alpha", "beta"),
+}
+"""ir_measures parameters that are ours too, under the same name and meaning."""
 IR_MEASURES_REFUSED = frozenset(
     {
         "ERR", "RBP", "SDCG", "IPrec", "NERR8", "NERR9", "NERR10", "NERR11", "INST",
-        "INSQ", "SetRelP", "SetAP", "BPM", "Compat", "Accuracy",
-        "ERR_IA", "nERR_IA", "alpha_DCG", "alpha_nDCG", "NRBP", "nNRBP", "AP_IA", "MAP_IA",
-        "P_IA", "StRecall", "NumQ",
+        "INSQ", "SetRelP", "SetAP", "BPM", "Compat", "Accuracy", "NumQ",
     }
 )  # fmt: skip
 IR_MEASURES_EXAMPLES = (
     "nDCG@10", "nDCG(dcg=exp-log2)@10", "AP@100", "RR@10", "P@10", "P(rel=2)@10", "R@100",
     "Success@10", "Judged@10", "Rprec", "Bpref", "NumRelRet", "infAP",
     "nDCG(judged_only=True)@10", "AP(judged_only=True)", "nDCG(gains={0:0,1:1,2:3})@10",
-    "SetP", "SetR", "SetF", "SetF(beta=0.5)",
+    "SetP", "SetR", "SetF", "SetF(beta=0.5)", "alpha_nDCG@20", "alpha_nDCG(alpha=0.7)@20",
+    "ERR_IA@20", "nERR_IA@20", "P_IA@10", "StRecall@20", "NRBP", "nNRBP(beta=0.8)", "AP_IA",
 )  # fmt: skip
 
 # ranx: name@k-lN; lower case; no @k is the whole run.
@@ -235,6 +255,8 @@ def _ir_measures(text: str) -> str | None:
             params.append(f"gains={_ir_measures_gains(text, value)}")
         elif key == "beta" and ours == "set_f":
             params.append(f"weight={value}")  # pytrec_eval_provider.py:135: set_F's parameter
+        elif key in IR_MEASURES_PASSED.get(ours, ()):
+            params.append(f"{key}={value}")
         elif key == "relative" and ours == "set_precision" and value in ("False", "false", "0"):
             continue
         elif key == "rel" and takes_rel:

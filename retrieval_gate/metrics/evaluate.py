@@ -5,7 +5,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from retrieval_gate.errors import MetricError
 from retrieval_gate.ids import FloatArray
+from retrieval_gate.metrics.diversity import (
+    DIVERSITY,
+    NEEDS_SUBTOPICS,
+    SubtopicsLike,
+    diversity_scores,
+)
 from retrieval_gate.metrics.ranking import rank_judgments
 from retrieval_gate.metrics.spec import MetricSpec, parse_metrics
 from retrieval_gate.qrels import Qrels
@@ -45,11 +52,18 @@ class Scores:
         }
 
 
-def evaluate(run: RunLike, qrels: QrelsLike, metrics: Iterable[str | MetricSpec]) -> Scores:
+def evaluate(
+    run: RunLike,
+    qrels: QrelsLike,
+    metrics: Iterable[str | MetricSpec],
+    subtopics: SubtopicsLike | None = None,
+) -> Scores:
     """Score every labelled query of `qrels` on `metrics`; a query missing from `run` scores 0.
 
     Metrics follow trec_eval (see DESIGN): ranking by score descending with ties broken by
-    doc id descending, grades < 0 judged-unjudged, R from all the qrels rows.
+    doc id descending, grades < 0 judged-unjudged, R from all the qrels rows. The diversity
+    measures (alpha_ndcg, err_ia, ...: metrics/diversity.py) need `subtopics`, the
+    per-intent qrels; a labelled query absent from them scores 0 on those.
     """
     from retrieval_gate.readers.dicts import qrels_from_dict, run_from_dict, scored_mapping
 
@@ -57,8 +71,15 @@ def evaluate(run: RunLike, qrels: QrelsLike, metrics: Iterable[str | MetricSpec]
     mapping = None if isinstance(run, Run) else scored_mapping(run)
     results = run if isinstance(run, Run) else mapping or run_from_dict(run)
     qrels = qrels if isinstance(qrels, Qrels) else qrels_from_dict(qrels)
-    ranked = rank_judgments(results, qrels, _depth(specs))
-    values = {str(spec): spec.measure.compute(spec, ranked) for spec in specs}
+    diverse = [spec for spec in specs if spec.name in DIVERSITY]
+    if diverse and subtopics is None:
+        raise MetricError(f"{', '.join(map(str, diverse))}: {NEEDS_SUBTOPICS}")
+    plain = [spec for spec in specs if spec.name not in DIVERSITY]
+    ranked = rank_judgments(results, qrels, _depth(plain))
+    values = {str(spec): spec.measure.compute(spec, ranked) for spec in plain}
+    if diverse and subtopics is not None:
+        values.update(diversity_scores(results, ranked.query_ids, subtopics, diverse))
+        values = {str(spec): values[str(spec)] for spec in specs}
     return Scores(
         tuple(str(q) for q in ranked.query_ids),
         specs,
