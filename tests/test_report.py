@@ -861,3 +861,50 @@ def test_a_hostile_slice_name_cannot_leave_the_forest_plot(regressed: dict[str, 
     assert "\x1b" not in block
     assert not any(line.lstrip().startswith("::") for line in block.splitlines())
     assert "intent=x'''" in block  # the label is there, its backticks made harmless
+
+
+# --------------------------------------------------------------------------------------------
+# The main branch's trend (report/trend.py): pinned here so one command regenerates every golden
+# --------------------------------------------------------------------------------------------
+
+
+def trend_points(count: int, *, start: float = 0.86, step: float = 0.0013) -> list[Any]:
+    """`count` main-branch points of a metric drifting around `start`, deterministic, the
+    fourth one without a value; commits and PR numbers follow the index."""
+    from retrieval_gate.history.record import TrendPoint
+
+    return [
+        TrendPoint(
+            commit=f"{i:04x}" + "c0ffee" * 6,
+            pr=300 + i if i % 7 else None,
+            time=f"2026-10-{1 + i % 30:02d}T12:00:00Z",
+            value=float("nan") if i == 3 else start + step * ((i * 37) % 11 - 5) + 0.004 * (i / 10),
+        )
+        for i in range(count)
+    ]
+
+
+def with_golden_trend(document: dict[str, Any]) -> dict[str, Any]:
+    """`document` with 30 merges of ndcg@10 and recall@10 and 1 of rr@10 on main."""
+    from retrieval_gate.report.trend import with_trend
+
+    return with_trend(
+        document,
+        {
+            "ndcg@10": trend_points(30),
+            "recall@10": trend_points(30, start=0.64, step=0.002),
+            "rr@10": trend_points(1, start=0.97),
+        },
+    )
+
+
+def test_a_result_with_a_trend_is_pinned_in_every_format() -> None:
+    document = json.loads((GOLDEN / "regressed.json").read_text(encoding="utf-8"))
+    record = validate_result(with_golden_trend(document))
+    check_golden("trend.md", render(record, "markdown"))
+    check_golden("trend.html", render(record, "html"))
+    check_golden("trend.summary.txt", summary_of(record))
+    # JUnit and annotations carry no trend: the same bytes as without one.
+    plain = validate_result(document)
+    assert render(record, "junit") == render(plain, "junit")
+    assert annotations_of(record) == annotations_of(plain)

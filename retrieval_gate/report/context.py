@@ -9,6 +9,7 @@ from retrieval_gate.diagnostics import LabellingGap
 from retrieval_gate.errors import GateError
 from retrieval_gate.report.document import ResultRecord
 from retrieval_gate.report.forest import forest_axis, forest_rows, forest_text
+from retrieval_gate.report.trend import trend_views
 
 FOREST_ROWS = 12
 """Rows of the forest plot drawn as text in the Markdown report (the HTML draws them all)."""
@@ -90,6 +91,7 @@ def report_context(result: ResultRecord) -> dict[str, Any]:
         "forest_text": forest_text(forest[:FOREST_ROWS]),
         "forest_cut": max(0, len(forest) - FOREST_ROWS),
         "histogram": _histogram(deltas),
+        "trend": trend_views(result),
         "query_changes": result.query_changes,
         "hits_lost": result.hits_lost,
         "hits_gained": result.hits_gained,

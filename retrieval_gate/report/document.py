@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, StrictInt, ValidationError
 
 from retrieval_gate.compare import Comparison
 from retrieval_gate.diagnostics import LabellingGap, QueryChange, Unjudged
@@ -69,6 +69,32 @@ class NoiseRecord(_Model):
     spread: dict[str, float] = Field(default_factory=dict)
 
 
+class TrendPointRecord(_Model):
+    """One result of the main branch in a trend: its commit, the pull request that merged it
+    (None when not known), its time (ISO 8601) and the metric's mean (None when missing)."""
+
+    commit: str
+    pr: StrictInt | None = None
+    time: str = ""
+    value: float | None = None
+    """Not a finite number (NaN from a hand-written file, too) is shown as missing."""
+
+
+class TrendSeriesRecord(_Model):
+    """One metric's values on the main branch, oldest first."""
+
+    metric: str
+    points: list[TrendPointRecord] = Field(default_factory=list)
+
+
+class TrendRecord(_Model):
+    """The main branch's recent results (`report.trend.with_trend` adds them); absent in
+    results without a history, which then show no trend."""
+
+    branch: str = "main"
+    series: list[TrendSeriesRecord] = Field(default_factory=list)
+
+
 class ResultRecord(_Model):
     """A whole result: a decided gate, or `status: error` with the reason it could not run."""
 
@@ -89,6 +115,7 @@ class ResultRecord(_Model):
     config: ConfigRecord | None = None
     baseline: BaselineRecord | None = None
     current: CurrentRecord | None = None
+    trend: TrendRecord | None = None
 
     _document: Mapping[str, Any] = PrivateAttr(default_factory=dict)
 

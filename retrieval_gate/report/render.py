@@ -18,6 +18,7 @@ from retrieval_gate.report.filters import (
     shown_p,
     xml_text,
 )
+from retrieval_gate.report.trend import MARKERS_MAX, trend_svg
 from retrieval_gate.wording import aligned, console_text, plural, visible_controls
 
 if TYPE_CHECKING:
@@ -113,6 +114,7 @@ def _template(fmt: str) -> jinja2.Template:
         "p_phrase": p_phrase,
         "plural": plural,
         "aligned": aligned,
+        "trend_svg": trend_svg,
     }
     environment.tests["underpowered"] = underpowered
     # ASCII in the terminal and the log; the markup formats take the typographic signs.
@@ -120,6 +122,8 @@ def _template(fmt: str) -> jinja2.Template:
         "ARROW": "->" if plain else "→",
         "TIMES": "x" if plain else "\u00d7",  # multiplication sign
         "ALPHA": "alpha" if plain else "\u03b1",  # Greek small alpha
+        "DASH": "-" if plain else "\u2013",  # en dash, of a range of values
+        "MARKERS_MAX": MARKERS_MAX,
     }
     return environment.get_template(_TEMPLATES[fmt])
 
