@@ -29,6 +29,7 @@ def build_parser() -> argparse.ArgumentParser:
         config,
         datasets,
         evaluate,
+        history,
         init,
         label_queue,
         lint,
@@ -59,6 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
     qrels.add_parser(commands)
     datasets.add_parser(commands)
     completion.add_parser(commands)
+    history.add_parser(commands)
     return parser
 
 

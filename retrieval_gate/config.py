@@ -208,6 +208,22 @@ class SlicesConfig(StrictModel):
     )
 
 
+class DriftConfig(StrictModel):
+    """The drift budget: how far the main branch may fall below a reference over many merges,
+    each of which passed its own gate (`retrieval-gate history drift`)."""
+
+    reference: str | None = Field(
+        None,
+        description="what the newest result of the main branch is compared with: a tag or "
+        "commit in the history, or baseline (the committed baseline's commit); unset: the "
+        "first record of the history. An acceptance (history accept) moves it forward",
+    )
+    max_drop: DropSpec = Field(
+        description="largest tolerated drop of every gated metric since the reference: 3pt "
+        "(points), 0.03 (fraction) or 5% (relative)"
+    )
+
+
 class GateSettings(StrictModel):
     """The statistics of the gate."""
 
@@ -256,6 +272,11 @@ class GateSettings(StrictModel):
         description="runs of the retriever per side (check --repeats, baseline --repeats): 2 "
         "or more measure its run-to-run noise, which the test then allows for; the record "
         "compared is the mean of the runs",
+    )
+    drift: DriftConfig | None = Field(
+        None,
+        description="drift budget over many merges, checked against the history branch: "
+        "{reference: v2.3, max_drop: 3pt}; unset: no drift check",
     )
 
 

@@ -1,0 +1,332 @@
+"""The drift budget: the newest main-branch result against a reference, with the merges named."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from retrieval_gate.baseline import Baseline, comparability_problems, read_baseline
+from retrieval_gate.compare import Comparison
+from retrieval_gate.config import DriftConfig, GateConfig, MetricGate
+from retrieval_gate.datasets import Dataset
+from retrieval_gate.errors import InputError
+from retrieval_gate.gate import GateResult, decide, rescored_baseline
+from retrieval_gate.history.record import AcceptEntry, Entry, ResultEntry
+from retrieval_gate.slicing import ALL, slice_queries
+from retrieval_gate.wording import plural
+
+SHOWN_STEPS = 12
+"""Merges named per drifting check; the rest are counted."""
+_HEX = re.compile(r"^[0-9a-f]{4,64}$")
+
+
+@dataclass(frozen=True, eq=False)
+class Point:
+    """One record of the chain the drift is measured along (re-scored when it had to be)."""
+
+    label: str
+    """`#41 (abc1234)`, or `the baseline (abc1234)` for the committed baseline."""
+    short: str
+    """`#41`, or the short sha when no pull request is known: how a merge is named in a list."""
+    pr: int | None
+    commit: str
+    record: Baseline
+
+
+@dataclass(frozen=True)
+class Attribution:
+    """How one drifting check's drop splits between the merges since the reference."""
+
+    metric: str
+    slice: str
+    total: float
+    """Current mean minus the reference's (negative: a drop), in points of the 0-1 scale."""
+    steps: tuple[tuple[str, float], ...]
+    """(merge, its change of the mean), oldest first: the changes sum to `total`."""
+
+
+@dataclass(frozen=True, eq=False)
+class DriftReport:
+    """What `history drift` decided: the comparison, and which merges the drift came from."""
+
+    config: str
+    reference: str
+    """How the reference is named to the user (the tag, commit, baseline, an acceptance)."""
+    budget: str
+    merges: int
+    """Records after the reference, up to and including the newest."""
+    result: GateResult
+    attributions: tuple[Attribution, ...]
+    notes: tuple[str, ...]
+
+    @property
+    def exit_code(self) -> int:
+        """1 when a gated check drifted past the budget (with evidence), else 0."""
+        return self.result.exit_code
+
+
+def check_drift(
+    entries: Sequence[Entry],
+    config: GateConfig,
+    dataset: Dataset,
+    *,
+    resolve: Callable[[str], str | None] = lambda ref: None,
+) -> DriftReport:
+    """Compare the newest result of `config` in `entries` with the drift reference.
+
+    The rule is a pull request's (`gate.decide`) with gate.drift.max_drop as every gated
+    metric's tolerance. Records made under other judgments but the same queries are re-scored
+    from their stored top k; a record made with other queries, k, metrics or slices ends the
+    chain, and the drift counts from the first record after it. `resolve` turns a tag or
+    commit (gate.drift.reference) into a full sha, None when git does not know it. Raises
+    InputError when there is nothing to compare or the reference is not in the history.
+    """
+    budget = config.gate.drift
+    if budget is None:
+        raise InputError(
+            f"{config.path}: gate.drift is not set; add e.g. `drift: {{max_drop: 3pt}}` to the "
+            "gate section to check the drift"
+        )
+    mine = [e for e in entries if e.config == config.name]
+    results = [e for e in mine if isinstance(e, ResultEntry)]
+    if not results:
+        raise InputError(
+            f"the history holds no result of {config.name!r} yet; the Action appends one on "
+            "each push to the default branch (history: true)"
+        )
+    chain, notes = _chain(results, dataset)
+    start, label, extra = _reference(budget, chain, results, config, dataset, resolve)
+    notes += extra
+    start, accepted = _accepted(mine, chain, start)
+    if accepted:
+        label = chain[start].label
+        notes.insert(0, f"the reference was moved to {label} by an acceptance: {accepted}")
+    reference = chain[start]
+    newest = chain[-1]
+    result = decide(
+        reference.record,
+        newest.record,
+        _drift_config(config, budget),
+        dataset,
+        reference=f"the drift reference {label}",
+    )
+    segment = chain[start:]
+    slices = slice_queries(
+        dataset.queries, config.slices.by, config.slices.combine, config.slices.query_length.bins
+    )
+    attributions = tuple(
+        _attribution(check, segment, slices[check.slice])
+        for check in result.failures
+        if check.slice in slices
+    )
+    return DriftReport(
+        config.name,
+        label,
+        budget.max_drop.text,
+        len(segment) - 1,
+        result,
+        attributions,
+        tuple(notes),
+    )
+
+
+def _chain(results: Sequence[ResultEntry], dataset: Dataset) -> tuple[list[Point], list[str]]:
+    """The newest records that can be compared under the current labelled set, oldest first."""
+    newest = results[-1].record
+    points: list[Point] = []
+    rescored = 0
+    notes = []
+    for entry in reversed(results):
+        record, changed = _usable(entry.record, newest, dataset)
+        if record is None:
+            if not points:
+                raise InputError(
+                    f"the newest result in the history ({entry.label}) was not made with the "
+                    f"labelled set of {dataset.source}: record a result of this commit first"
+                )
+            notes.append(
+                f"the drift restarts at {points[0].label}: the record before it "
+                f"({entry.label}) was made with other queries, k, metrics or slices"
+            )
+            break
+        rescored += changed
+        short = f"#{entry.pr}" if entry.pr is not None else entry.commit[:7]
+        points.append(Point(entry.label, short, entry.pr, entry.commit, record))
+    if rescored:
+        notes.append(
+            f"{plural(rescored, 'record')} made under other judgments re-scored from their "
+            "stored top k under the current ones"
+        )
+    return points[::-1], notes
+
+
+def _usable(record: Baseline, newest: Baseline, dataset: Dataset) -> tuple[Baseline | None, bool]:
+    """`record` as it scores under `dataset`'s judgments (re-scored when they changed), and
+    whether it was re-scored; None when it cannot be compared with the newest record."""
+    old, new = record.fingerprints, newest.fingerprints
+    if comparability_problems(dataclasses.replace(old, dataset=new.dataset), new):
+        return None, False
+    if record.query_ids != tuple(q.id for q in dataset.queries):
+        return None, False
+    if old.dataset == dataset.fingerprint:
+        return record, False
+    if old.queries is not None and old.queries == dataset.queries_fingerprint:
+        return rescored_baseline(record, dataset), True
+    return None, False
+
+
+def _reference(
+    budget: DriftConfig,
+    chain: list[Point],
+    results: Sequence[ResultEntry],
+    config: GateConfig,
+    dataset: Dataset,
+    resolve: Callable[[str], str | None],
+) -> tuple[int, str, list[str]]:
+    """The chain index of the reference, how to name it, and notes. The committed baseline,
+    when its commit has no record, is put before the chain."""
+    wanted = budget.reference
+    if wanted is None:
+        return 0, chain[0].label, []
+    if wanted == "baseline":
+        path = config.resolve(config.baseline)
+        baseline = read_baseline(path)
+        commit = baseline.git_commit
+        found = _find(chain, commit) if commit else None
+        if found is not None:
+            return found, f"the baseline ({chain[found].label})", []
+        record, _ = _usable(baseline, chain[-1].record, dataset)
+        if record is None:
+            raise InputError(
+                f"gate.drift.reference baseline: {path} was not made with the current "
+                "labelled set, k, metrics and slices; recreate it or name a tag or commit"
+            )
+        label = f"the baseline ({commit[:7] if commit else 'no commit'})"
+        chain.insert(0, Point(label, label, None, commit or "", record))
+        return 0, label, []
+    commit = resolve(wanted)
+    if commit is None and _HEX.match(wanted):
+        prefixed = [e.commit for e in results if e.commit.startswith(wanted)]
+        commit = prefixed[-1] if prefixed else None
+    found = _find(chain, commit) if commit else None
+    if found is not None:
+        return found, wanted, []
+    if commit and any(e.commit == commit for e in results):
+        return (
+            0,
+            chain[0].label,
+            [
+                f"the reference {wanted} was recorded before the drift restarted; counting from "
+                f"{chain[0].label}"
+            ],
+        )
+    raise InputError(
+        f"gate.drift.reference {wanted!r}: "
+        + ("git does not know it" if commit is None else f"commit {commit[:12]} has no record")
+        + " in the history; name a tag or commit of the main branch that has one, or "
+        "`baseline`, or leave it unset to count from the first record"
+    )
+
+
+def _accepted(entries: Sequence[Entry], chain: Sequence[Point], start: int) -> tuple[int, str]:
+    """The reference after acceptances (the latest accepted record at or after `start`) and
+    the reason given for it; "" when none moved it."""
+    label = ""
+    for entry in entries:
+        if isinstance(entry, AcceptEntry):
+            found = _find(chain, entry.commit)
+            if found is not None and found >= start:
+                start = found
+                label = entry.reason
+    return start, label
+
+
+def _find(chain: Sequence[Point], commit: str) -> int | None:
+    found = [i for i, point in enumerate(chain) if point.commit == commit]
+    return found[-1] if found else None
+
+
+def _drift_config(config: GateConfig, budget: DriftConfig) -> GateConfig:
+    """`config` with the drift budget as every gated metric's tolerance: no floor (a floor is
+    each pull request's), no per-slice override."""
+    metrics = {
+        key: MetricGate(max_drop=budget.max_drop)
+        if gate.max_drop is not None or gate.min is not None
+        else MetricGate()
+        for key, gate in config.metrics.items()
+    }
+    slices = config.slices.model_copy(update={"overrides": {}})
+    return config.model_copy(update={"metrics": metrics, "slices": slices})
+
+
+def _attribution(check: Comparison, segment: Sequence[Point], rows: np.ndarray) -> Attribution:
+    means = [float(point.record.scores[check.metric][rows].mean()) for point in segment]
+    steps = tuple(
+        (point.short, after - before)
+        for point, before, after in zip(segment[1:], means, means[1:], strict=False)
+    )
+    return Attribution(check.metric, check.slice, means[-1] - means[0], steps)
+
+
+# ------------------------------------------------------------------------------------------
+# Wording
+
+
+def describe(report: DriftReport) -> list[str]:
+    """The console lines of a drift report: a verdict line, one line per gated check, the
+    merges each drift came from, and the notes."""
+    result = report.result
+    gated = [c for c in result.comparisons if c.gated and c.slice == ALL]
+    verdict = "FAIL" if report.exit_code else "PASS"
+    lines = [
+        f"{verdict} drift of {report.config} since {report.reference} "
+        f"({plural(report.merges, 'merge')}; budget {report.budget})"
+    ]
+    for check in gated:
+        detectable = (
+            f", detectable {check.detectable_drop * 100:.1f} pt"
+            if check.detectable_drop is not None
+            else ""
+        )
+        lines.append(
+            f"  {check.metric}: {check.baseline_mean:.4f} -> {check.current_mean:.4f} "
+            f"({_points(check.delta)}) {check.verdict}{detectable}"
+        )
+    for item in report.attributions:
+        where = "" if item.slice == ALL else f" on {item.slice}"
+        shown = [f"{label} {delta * 100:+.1f}" for label, delta in item.steps[:SHOWN_STEPS]]
+        if len(item.steps) > SHOWN_STEPS:
+            shown.append(f"and {len(item.steps) - SHOWN_STEPS} more")
+        lines.append(
+            f"{item.metric}{where} is {-item.total * 100:.1f} pt below {report.reference} "
+            f"over {plural(len(item.steps), 'merge')}: {', '.join(shown) or 'none'}"
+        )
+    if report.exit_code:
+        lines.append(
+            "to accept the drop as a trade-off: retrieval-gate history accept --reason TEXT "
+            "--push (the reference moves to the newest record)"
+        )
+    lines += [f"note: {note}" for note in report.notes]
+    return lines
+
+
+def _points(delta: float) -> str:
+    return f"{delta * 100:+.1f} pt"
+
+
+def resolver(repo: Path) -> Callable[[str], str | None]:
+    """A function from a tag or commit to its full sha in `repo` (None when git has none)."""
+    from retrieval_gate.git import run_git
+
+    def resolve(ref: str) -> str | None:
+        if ref.startswith("-"):
+            return None
+        done = run_git(repo, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}", timeout=30)
+        return (done.stdout.strip() or None) if done.returncode == 0 else None
+
+    return resolve

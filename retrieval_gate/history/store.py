@@ -1,0 +1,356 @@
+"""The history branch: one JSON Lines file per config, appended with git plumbing, merge-safe."""
+
+from __future__ import annotations
+
+import os
+import random
+import subprocess
+import tempfile
+import time as clock
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+from retrieval_gate.errors import GateError, InputError
+from retrieval_gate.git import run_git
+from retrieval_gate.history.defaults import DEFAULT_BRANCH, DEFAULT_REMOTE
+from retrieval_gate.history.record import Entry, parse_entry
+
+GIT_TIMEOUT = 60.0
+"""Seconds a git call may take: a fetch or push crosses the network."""
+ATTEMPTS = 8
+"""Pushes tried before giving up: each lost race re-fetches and re-appends onto the new tip."""
+SUFFIX = ".jsonl"
+IDENTITY = ("-c", "user.name=retrieval-gate", "-c", "user.email=retrieval-gate@users.noreply")
+# A push refused because the branch moved (or was being moved) under us: worth a retry.
+_RACE_MARKS = ("non-fast-forward", "fetch first", "cannot lock", "failed to update ref",
+               "incorrect old value")  # fmt: skip
+
+
+@dataclass(frozen=True)
+class BranchSource:
+    """A history branch of the git repository around `repo`: the local branch when there is
+    one, else the remote-tracking branch `remote/branch` (what a pull request's job fetched)."""
+
+    repo: Path
+    branch: str = DEFAULT_BRANCH
+    remote: str = DEFAULT_REMOTE
+
+
+HistorySource = Path | BranchSource
+"""A history to read: a JSON Lines file, a folder of them (`NAME.jsonl`), or a branch."""
+
+
+@dataclass(frozen=True)
+class Appended:
+    """What an append did: whether the record was new, and the branch's tip after it."""
+
+    appended: bool
+    tip: str
+    attempts: int
+
+
+def file_name(config: str) -> str:
+    """The history file of the gate named `config` (names are slugs: a safe file name)."""
+    return f"{config}{SUFFIX}"
+
+
+def parse_history(text: str, source: str) -> list[Entry]:
+    """Every record of a history file, in order; blank lines are skipped."""
+    entries = []
+    for number, line in enumerate(text.split("\n"), 1):
+        if line.strip():
+            entries.append(parse_entry(line, source, number))
+    return entries
+
+
+def read_history(source: HistorySource, config: str | None = None) -> list[Entry]:
+    """The records of `config` (every config's, in name order, when None) at `source`; a
+    source without a history file for it holds no records."""
+    texts = _texts(source, config)
+    entries: list[Entry] = []
+    for label, text in texts:
+        entries += [e for e in parse_history(text, label) if config is None or e.config == config]
+    return entries
+
+
+def _texts(source: HistorySource, config: str | None) -> list[tuple[str, str]]:
+    if isinstance(source, BranchSource):
+        tip = branch_tip(source)
+        if tip is None:
+            return []
+        names = [file_name(config)] if config else _names_at(source.repo, tip)
+        found = []
+        for name in names:
+            text = _blob_text(source.repo, tip, name)
+            if text is not None:
+                found.append((f"{source.branch}:{name}", text))
+        return found
+    path = Path(source)
+    if path.is_dir():
+        files = [path / file_name(config)] if config else sorted(path.glob(f"*{SUFFIX}"))
+        return [(str(f), _read(f)) for f in files if f.is_file()]
+    if not path.exists():
+        raise InputError(f"no history file or folder at {path}")
+    return [(str(path), _read(path))]
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise InputError(f"cannot read the history: {error}", source=str(path)) from None
+
+
+def branch_tip(source: BranchSource) -> str | None:
+    """The commit the history branch points at: the local branch, else the remote-tracking
+    one; None when neither exists."""
+    check_branch_name(source.repo, source.branch)
+    for ref in (f"refs/heads/{source.branch}", f"refs/remotes/{source.remote}/{source.branch}"):
+        tip = _tip(source.repo, ref)
+        if tip is not None:
+            return tip
+    return None
+
+
+def check_branch_name(repo: Path, branch: str) -> None:
+    """An InputError unless `branch` is a valid branch name."""
+    if branch.startswith("-") or _git(repo, "check-ref-format", "--branch", branch).returncode:
+        raise InputError(f"--branch {branch!r} is not a valid git branch name")
+
+
+# ------------------------------------------------------------------------------------------
+# Appending
+
+
+def append(
+    repo: Path,
+    entry: Entry,
+    line: str,
+    *,
+    branch: str = DEFAULT_BRANCH,
+    remote: str = DEFAULT_REMOTE,
+    push: bool = False,
+    attempts: int = ATTEMPTS,
+) -> Appended:
+    """Append `line` (the JSON of `entry`) to the config's file on the history branch.
+
+    Never touches the working tree or the index: the new file is a blob, the tree and commit
+    are written with plumbing, and the branch ref moves by compare-and-swap. With `push` the
+    base is the remote's branch (fetched), and a push refused because another job pushed
+    first fetches again and re-appends onto the new tip, up to `attempts` times. A record whose
+    key (kind, config, commit) is already there is not appended again. Raises GateError.
+    """
+    check_branch_name(repo, branch)
+    if push:
+        _check_remote(repo, remote)
+    name = file_name(entry.config)
+    local = f"refs/heads/{branch}"
+    tracking = f"refs/remotes/{remote}/{branch}"
+    problem = ""
+    for attempt in range(1, attempts + 1):
+        mine = None if push else _tip(repo, local)
+        base = _fetch(repo, remote, branch) if push else mine or _tip(repo, tracking)
+        text = _blob_text(repo, base, name) if base else None
+        text = text or ""
+        source = f"{branch}:{name}"
+        # A corrupted history is refused, not appended to: its lines name the fault.
+        if any(e.key == entry.key for e in parse_history(text, source)):
+            if base is not None:
+                _follow(repo, local, base)
+            return Appended(False, base or "", attempt)
+        if text and not text.endswith("\n"):
+            text += "\n"
+        commit = _commit(repo, base, name, text + line + "\n", _message(entry))
+        if push:
+            done = _git(repo, "push", "--porcelain", remote, f"{commit}:{local}")
+            if done.returncode == 0:
+                _update_ref(repo, tracking, commit, None)
+                _follow(repo, local, commit)
+                return Appended(True, commit, attempt)
+            problem = (done.stderr + done.stdout).strip()
+            moved = _remote_moved(repo, remote, branch, base)
+            if not moved and not any(mark in problem for mark in _RACE_MARKS):
+                raise GateError(f"cannot push the history branch {branch} to {remote}: {problem}")
+        else:
+            # Compare-and-swap: the local branch must still be what it was (or still absent).
+            done = _git(repo, "update-ref", local, commit, mine or "0" * len(commit))
+            if done.returncode == 0:
+                return Appended(True, commit, attempt)
+            problem = done.stderr.strip()
+        # Another job won the race: let it finish, then start again from its tip.
+        clock.sleep(random.uniform(0.05, 0.2) * attempt)
+    raise GateError(
+        f"could not append to the history branch {branch} after {attempts} attempts: it kept "
+        f"moving under this job ({problem or 'no message'}); run the job again"
+    )
+
+
+def refresh(repo: Path, remote: str, branch: str) -> str | None:
+    """Fetch the remote's history branch into `remote/branch`; its tip, None if it has none."""
+    check_branch_name(repo, branch)
+    _check_remote(repo, remote)
+    return _fetch(repo, remote, branch)
+
+
+def _message(entry: Entry) -> str:
+    what = "accept" if entry.kind == "accept" else "result"
+    return f"retrieval-gate history: {entry.config} {what} {entry.commit[:12]}"
+
+
+def _check_remote(repo: Path, remote: str) -> None:
+    done = _git(repo, "remote")
+    if done.returncode != 0:
+        raise GateError(f"not a git repository: {repo}")
+    if remote not in done.stdout.split():
+        raise InputError(
+            f"--remote {remote!r} is not a remote of this repository (git remote add it first)"
+        )
+
+
+def _fetch(repo: Path, remote: str, branch: str) -> str | None:
+    """The remote's branch tip after fetching it into the remote-tracking ref; None when the
+    remote has no such branch yet."""
+    tracking = f"refs/remotes/{remote}/{branch}"
+    done = _git(repo, "fetch", "--quiet", "--no-tags", remote, f"+refs/heads/{branch}:{tracking}")
+    if done.returncode != 0:
+        if "couldn't find remote ref" in done.stderr.lower():
+            _git(repo, "update-ref", "-d", tracking)  # the branch is gone or not made yet
+            return None
+        raise GateError(f"cannot fetch the history branch {branch} from {remote}: "
+                        f"{done.stderr.strip()}")  # fmt: skip
+    return _tip(repo, tracking)
+
+
+def _remote_moved(repo: Path, remote: str, branch: str, base: str | None) -> bool:
+    done = _git(repo, "ls-remote", "--heads", remote, f"refs/heads/{branch}")
+    if done.returncode != 0:
+        return False
+    tips = [line.split()[0] for line in done.stdout.splitlines() if line.strip()]
+    return (tips[0] if tips else None) != base
+
+
+def _commit(repo: Path, parent: str | None, name: str, text: str, message: str) -> str:
+    """A commit of `parent`'s tree with file `name` holding `text`, made without an index."""
+    blob = _hash_object(repo, text.encode("utf-8"), "blob")
+    entries = _tree_entries(repo, parent) if parent else []
+    entries = [e for e in entries if e[3] != name] + [("100644", "blob", blob, name)]
+    tree = _hash_object(repo, _tree_bytes(entries), "tree")
+    args = ["commit-tree", tree, *(["-p", parent] if parent else []), "-m", message]
+    done = _git(repo, *IDENTITY, *args)
+    if done.returncode != 0:
+        raise GateError(f"git commit-tree failed: {done.stderr.strip()}")
+    return done.stdout.strip()
+
+
+def _hash_object(repo: Path, data: bytes, kind: str) -> str:
+    # hash-object reads a file here: the git runner gives no stdin.
+    handle, path = tempfile.mkstemp(prefix="retrieval-gate-history-")
+    try:
+        with os.fdopen(handle, "wb") as file:
+            file.write(data)
+        done = _git(repo, "hash-object", "-w", "--no-filters", "-t", kind, "--", path)
+    finally:
+        os.unlink(path)
+    if done.returncode != 0:
+        raise GateError(f"git hash-object failed: {done.stderr.strip()}")
+    return done.stdout.strip()
+
+
+def _tree_entries(repo: Path, commit: str) -> list[tuple[str, str, str, str]]:
+    """(mode, type, object, name) of the top level of `commit`'s tree."""
+    done = _git(repo, "ls-tree", "-z", commit)
+    if done.returncode != 0:
+        raise GateError(f"git ls-tree {commit} failed: {done.stderr.strip()}")
+    entries = []
+    for item in done.stdout.split("\0"):
+        if item:
+            meta, name = item.split("\t", 1)
+            mode, kind, sha = meta.split()
+            entries.append((mode, kind, sha, name))
+    return entries
+
+
+def _tree_bytes(entries: Sequence[tuple[str, str, str, str]]) -> bytes:
+    """A tree object's content: entries sorted as git sorts them (a tree as `name/`)."""
+
+    def order(entry: tuple[str, str, str, str]) -> bytes:
+        return (entry[3] + ("/" if entry[1] == "tree" else "")).encode("utf-8")
+
+    return b"".join(
+        mode.lstrip("0").encode() + b" " + name.encode("utf-8") + b"\0" + bytes.fromhex(sha)
+        for mode, _, sha, name in sorted(entries, key=order)
+    )
+
+
+def _names_at(repo: Path, commit: str) -> list[str]:
+    return sorted(e[3] for e in _tree_entries(repo, commit) if e[3].endswith(SUFFIX))
+
+
+def _blob_text(repo: Path, commit: str, name: str) -> str | None:
+    done = _git(repo, "cat-file", "-e", f"{commit}:{name}")
+    if done.returncode != 0:
+        return None
+    done = _git(repo, "cat-file", "blob", f"{commit}:{name}")
+    if done.returncode != 0:
+        raise GateError(f"cannot read {name} at {commit[:12]}: {done.stderr.strip()}")
+    return done.stdout
+
+
+def _tip(repo: Path, ref: str) -> str | None:
+    done = _git(repo, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
+    return (done.stdout.strip() or None) if done.returncode == 0 else None
+
+
+def _update_ref(repo: Path, ref: str, new: str, old: str | None) -> None:
+    args = ["update-ref", ref, new, *([old] if old else [])]
+    done = _git(repo, *args)
+    if done.returncode != 0:
+        raise GateError(f"cannot move {ref}: {done.stderr.strip()}")
+
+
+def _follow(repo: Path, local: str, commit: str) -> None:
+    """Move the local branch to the pushed `commit`, unless it holds records the remote does
+    not (appended without --push): those stay where they are, never dropped."""
+    old = _tip(repo, local)
+    if old is None or _git(repo, "merge-base", "--is-ancestor", old, commit).returncode == 0:
+        _update_ref(repo, local, commit, None)
+
+
+def _git(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return run_git(repo, *args, timeout=GIT_TIMEOUT)
+
+
+# ------------------------------------------------------------------------------------------
+# What a record needs from the repository
+
+
+@dataclass(frozen=True)
+class CommitInfo:
+    """A commit of the repository: its full sha, committer time (UTC) and message."""
+
+    sha: str
+    time: str
+    message: str
+
+
+def commit_info(repo: Path, commit: str) -> CommitInfo:
+    """The commit `commit` names in `repo`; an InputError when it is not there."""
+    done = _git(repo, "show", "-s", "--format=%H%n%cI%n%B", f"{commit}^{{commit}}", "--")
+    if done.returncode != 0 or not done.stdout.strip():
+        raise InputError(
+            f"commit {commit[:40]!r} is not in the repository at {repo}; run the history "
+            "command in the checkout that made the result"
+        )
+    sha, stamp, message = [*done.stdout.split("\n", 2), "", ""][:3]
+    moment = datetime.fromisoformat(stamp.strip()).astimezone(timezone.utc)
+    return CommitInfo(sha.strip(), moment.strftime("%Y-%m-%dT%H:%M:%SZ"), message.strip())
+
+
+def current_ref(repo: Path) -> str:
+    """What was checked out: $GITHUB_REF in a workflow, else HEAD's branch; "" when detached."""
+    if os.environ.get("GITHUB_REF"):
+        return os.environ["GITHUB_REF"]
+    done = _git(repo, "symbolic-ref", "--quiet", "HEAD")
+    return done.stdout.strip() if done.returncode == 0 else ""

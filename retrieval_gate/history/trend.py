@@ -1,0 +1,26 @@
+"""A metric's trend on the main branch, read from the history for a pull request's check."""
+
+from __future__ import annotations
+
+from retrieval_gate.history.record import ResultEntry, TrendPoint
+from retrieval_gate.history.store import HistorySource, read_history
+from retrieval_gate.metrics import parse_metric
+
+
+def load_trend(
+    history_source: HistorySource, config_name: str, metric: str, last_n: int
+) -> list[TrendPoint]:
+    """The last `last_n` results of `config_name` in `history_source`, oldest first, as
+    (commit, pr, time, mean of `metric`) points; records without the metric are skipped.
+
+    `history_source` is a JSON Lines file, a folder of them, or a `BranchSource` (a branch
+    of a local clone: the local branch, else `origin/BRANCH` as a pull request fetched it).
+    An empty list when there is no history yet; an InputError for a corrupted one.
+    """
+    name = str(parse_metric(metric))
+    points = [
+        TrendPoint(entry.commit, entry.pr, entry.time, entry.means[name])
+        for entry in read_history(history_source, config_name)
+        if isinstance(entry, ResultEntry) and name in entry.means
+    ]
+    return points[-last_n:] if last_n > 0 else []

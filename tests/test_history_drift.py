@@ -1,0 +1,265 @@
+"""The drift budget: eight merges that each pass their own gate, and the drift that trips."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_cli import run_cli
+from test_history_store import git
+
+QUERIES = 600
+STEPS = [14, 16, 14, 16, 14, 16, 14, 16]
+"""Queries each merge breaks: 14 or 16 of 600, about 1.3 or 1.5 pt of ndcg@10 each."""
+BUDGET = 3.0
+"""gate.drift.max_drop in points."""
+RETRIEVER = """\
+def search(query, k, metadata, broken=0):
+    # The relevant doc of query n is d<n>; the first `broken` queries of a fixed permutation
+    # rank it 7th instead of 1st.
+    n = int(metadata["n"])
+    docs = [f"d{(n + j) % @COUNT@}" for j in range(1, k)]
+    docs.insert(6 if (n * 7919) % @COUNT@ < broken else 0, f"d{n}")
+    return docs[:k]
+"""
+CONFIG = """\
+version: 1
+name: drifting
+dataset: {{queries: queries.jsonl}}
+retriever: {{type: python, target: "drifting_search:search", kwargs: {{broken: {broken}}}}}
+k: 10
+metrics:
+  ndcg@10: {{max_drop: 2pt}}
+  recall@10: {{max_drop: 5pt}}
+gate:
+  resamples: 2000
+  drift: {{{drift}}}
+baseline: .retrieval-gate/baseline.json
+"""
+
+
+def write_set(root: Path, extra: dict[int, dict[str, int]] | None = None, text: str = "") -> None:
+    """QUERIES queries, query n judging d<n> 2 and d<n+7> 1; `extra` adds judgments."""
+    with (root / "queries.jsonl").open("w", encoding="utf-8") as handle:
+        for n in range(QUERIES):
+            qrels = {f"d{n}": 2, f"d{(n + 7) % QUERIES}": 1, **(extra or {}).get(n, {})}
+            row = {"id": f"q{n:03d}", "text": f"query {n}{text}", "n": n, "qrels": qrels}
+            handle.write(json.dumps(row) + "\n")
+
+
+def write_config(root: Path, broken: int, drift: str) -> Path:
+    path = root / "gate.yaml"
+    path.write_text(CONFIG.format(broken=broken, drift=drift), encoding="utf-8")
+    return path
+
+
+class Main:
+    """A repository whose main branch the Action's history steps follow, merge by merge."""
+
+    def __init__(self, root: Path, drift: str) -> None:
+        self.root = root
+        self.remote = root / "remote.git"
+        self.work = root / "work"
+        self.drift = drift
+        self.broken = 0
+        subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(self.remote)], check=True)
+        self.work.mkdir()
+        git(self.work, "init", "-q", "-b", "main")
+        write_set(self.work)
+        (self.work / "drifting_search.py").write_text(
+            RETRIEVER.replace("@COUNT@", str(QUERIES)), encoding="utf-8"
+        )
+        (self.work / ".gitignore").write_text(".retrieval-gate/\n__pycache__/\n", "utf-8")
+        self.config = write_config(self.work, 0, drift)
+        git(self.work, "add", "-A")
+        git(self.work, "commit", "-qm", "The search service")
+        git(self.work, "tag", "v1")
+        git(self.work, "remote", "add", "origin", str(self.remote))
+        git(self.work, "push", "-q", "origin", "main")
+
+    def gate(self) -> tuple[int, dict[str, Any]]:
+        """`check` against the baseline (the predecessor's record): a pull request's gate."""
+        out = self.root / "result.json"
+        code, _, err = run_cli(
+            "check", "-c", str(self.config), "--quiet", "--no-cache", "--json", str(out)
+        )
+        assert code in (0, 1), err
+        return code, json.loads(out.read_text(encoding="utf-8"))
+
+    def record(self, *, refresh: bool = True) -> tuple[int, str]:
+        """What the Action does on a push to main: check, append, drift; then the baseline is
+        refreshed (the blind spot the drift budget covers) unless `refresh` is false."""
+        if not (self.work / ".retrieval-gate" / "baseline.json").exists():
+            self.refresh()
+        self.gate()
+        result = str(self.root / "result.json")
+        history = ["--repo", str(self.work)]
+        code, _, err = run_cli("history", "append", "--result", result, *history, "--push")
+        assert code == 0, err
+        code, out, err = run_cli("history", "drift", "-c", str(self.config), *history)
+        assert code in (0, 1), err
+        if refresh:
+            self.refresh()
+        return code, out
+
+    def refresh(self) -> None:
+        code, _, err = run_cli("baseline", "-c", str(self.config), "--quiet", "--force")
+        assert code == 0, err
+
+    def merge(self, number: int, broken: int, message: str = "") -> None:
+        self.broken = broken
+        self.config = write_config(self.work, broken, self.drift)
+        git(
+            self.work,
+            "commit",
+            "-qam",
+            message or f"Merge pull request #{number} from dev/{number}",
+        )
+
+
+def _means(main: Main) -> list[float]:
+    code, out, err = run_cli("history", "export", "--repo", str(main.work), "--name", "drifting")
+    assert code == 0, err
+    return [item["means"]["ndcg@10"] for item in json.loads(out) if item["kind"] == "result"]
+
+
+def test_eight_merges_each_passing_their_gate_trip_the_drift_budget(tmp_path: Path) -> None:
+    main = Main(tmp_path, f"reference: v1, max_drop: {BUDGET:g}pt")
+    code, out = main.record()
+    assert code == 0, out
+    broken, drifts, gates = 0, [], []
+    for step, count in enumerate(STEPS, 1):
+        broken += count
+        main.merge(100 + step, broken)
+        # The pull request's own gate against its predecessor: a small drop, a pass.
+        code, result = main.gate()
+        delta = next(c["delta"] for c in result["comparisons"]
+                     if c["metric"] == "ndcg@10" and c["slice"] == "all")  # fmt: skip
+        gates.append((code, delta))
+        if step == 5:  # the team acknowledges the trade-off: the reference moves to #105
+            drifts.append(main.record())
+            code, out, err = run_cli(
+                "history", "accept", "-c", str(main.config), "--repo", str(main.work),
+                "--reason", "a faster index, worth 5 points", "--push",
+            )  # fmt: skip
+            assert code == 0, err
+            code, out, err = run_cli(
+                "history", "drift", "-c", str(main.config), "--repo", str(main.work)
+            )
+            drifts[-1] = (code, out)
+            continue
+        drifts.append(main.record())
+    # Every merge passed its own gate with a drop of 1-1.5 points.
+    assert [code for code, _ in gates] == [0] * len(STEPS)
+    for _, delta in gates:
+        assert -0.015 <= delta <= -0.01
+    means = _means(main)
+    assert len(means) == len(STEPS) + 1
+    total = [(means[0] - mean) * 100 for mean in means]
+    crossing = next(step for step in range(1, len(means)) if total[step] > BUDGET)
+    assert crossing == 3
+    tripped = next(step for step, (code, _) in enumerate(drifts, 1) if code == 1)
+    # The documented lag: the drift trips once the drop is past the budget and the test shows
+    # it; a set whose detectable drop exceeds the budget needs that much more.
+    detectable = float(re.findall(r"ndcg@10: .* detectable ([0-9.]+) pt", drifts[0][1])[0])
+    smallest_step = min(STEPS) / QUERIES * 55.1
+    lag = math.ceil(max(0.0, detectable - BUDGET) / smallest_step)
+    assert crossing <= tripped <= crossing + lag
+    assert [code for code, _ in drifts[: crossing - 1]] == [0] * (crossing - 1)
+    report = drifts[tripped - 1][1]
+    assert report.startswith("FAIL drift of drifting since v1")
+    named = re.findall(r"ndcg@10 is ([0-9.]+) pt below v1 over (\d) merges: (.*)", report)
+    assert named, report
+    drop, merges, steps = named[0]
+    assert float(drop) == pytest.approx(total[tripped], abs=0.05)
+    assert int(merges) == tripped
+    assert [label.split()[0] for label in steps.split(", ")] == [
+        f"#{100 + n}" for n in range(1, tripped + 1)
+    ]
+    # The trip stays until it is accepted: #104 still fails, #105 was accepted.
+    assert drifts[3][0] == 1
+    assert drifts[4][0] == 0, drifts[4][1]
+    assert "moved to #105 (" in drifts[4][1]
+    assert "by an acceptance: a faster index, worth 5 points" in drifts[4][1]
+    # From #105 the drift counts again: three more merges cross the budget once more.
+    since = [(means[5] - mean) * 100 for mean in means[5:]]
+    again = next(n for n in range(1, len(since)) if since[n] > BUDGET)
+    assert [code for code, _ in drifts[5 : 5 + again - 1]] == [0] * (again - 1)
+    assert drifts[4 + again][0] == 1
+    assert "ndcg@10 is 4.2 pt below #105 (" in drifts[7][1]
+    assert "over 3 merges: #106 -1.5, #107 -1.3, #108 -1.5" in drifts[7][1]
+
+
+def test_changed_judgments_are_re_scored_and_changed_queries_restart_the_drift(
+    tmp_path: Path,
+) -> None:
+    main = Main(tmp_path, f"max_drop: {BUDGET:g}pt")
+    main.record()
+    main.merge(101, 16)
+    assert main.record()[0] == 0
+    # Labellers add judgments: the stored top k of the older records is re-scored.
+    write_set(main.work, extra={n: {f"d{(n + 3) % QUERIES}": 1} for n in range(0, QUERIES, 10)})
+    main.merge(102, 16, "Judge more documents (#102)")
+    code, out = main.record()
+    assert code == 0, out
+    assert "note: 2 records made under other judgments re-scored from their stored top k" in out
+    main.merge(103, 48)
+    code, out = main.record()
+    assert code == 1, out
+    assert "over 3 merges" in out
+    # The queries change: older records cannot be compared; the drift restarts.
+    write_set(main.work, text=" (reworded)")
+    main.merge(104, 48, "Reword the queries (#104)")
+    main.refresh()
+    code, out = main.record()
+    assert code == 0, out
+    assert "(0 merges;" in out
+    assert re.search(r"note: the drift restarts at #104 \([0-9a-f]{7}\): the record before it "
+                     r"\(#103 \([0-9a-f]{7}\)\) was made with other queries", out), out  # fmt: skip
+
+
+def test_a_reference_the_history_lacks_is_exit_2(tmp_path: Path) -> None:
+    main = Main(tmp_path, f"reference: v9, max_drop: {BUDGET:g}pt")
+    main.refresh()
+    main.gate()
+    code, _, err = run_cli(
+        "history", "append", "--result", str(tmp_path / "result.json"),
+        "--repo", str(main.work), "--push",
+    )  # fmt: skip
+    assert code == 0, err
+    code, _, err = run_cli("history", "drift", "-c", str(main.config), "--repo", str(main.work))
+    assert code == 2
+    assert "gate.drift.reference 'v9': git does not know it" in err
+    # A config without a drift budget has nothing to check.
+    write_config(main.work, 0, "").write_text(
+        (main.work / "gate.yaml").read_text(encoding="utf-8").replace("  drift: {}\n", ""),
+        encoding="utf-8",
+    )
+    code, out, _ = run_cli("history", "drift", "-c", str(main.config), "--repo", str(main.work))
+    assert code == 0
+    assert "no drift budget" in out
+
+
+def test_the_committed_baseline_as_the_reference(tmp_path: Path) -> None:
+    main = Main(tmp_path, f"reference: baseline, max_drop: {BUDGET:g}pt")
+    main.record(refresh=False)  # the baseline stays the first commit's
+    for step, broken in enumerate((16, 32, 48), 1):
+        main.merge(100 + step, broken)
+        code, out = main.record(refresh=False)
+    assert code == 1, out
+    first = git(main.work, "rev-list", "--max-parents=0", "HEAD").strip()
+    header = out.splitlines()[0]
+    assert (
+        header == f"FAIL drift of drifting since the baseline ({first[:7]}) (3 merges; budget 3pt)"
+    )
+    assert "over 3 merges: #101 -1.5, #102 -1.5, #103 -1.5" in out
+    # Refreshed after every merge, the baseline hides the drift: the blind spot.
+    main.refresh()
+    code, out, _ = run_cli("history", "drift", "-c", str(main.config), "--repo", str(main.work))
+    assert code == 0, out
+    assert "(0 merges;" in out

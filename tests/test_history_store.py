@@ -1,0 +1,428 @@
+"""The history branch: appends with plumbing to a real bare remote, races, duplicates, bad lines."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_cli import run_cli
+
+from retrieval_gate.errors import GateError
+from retrieval_gate.history import store
+from retrieval_gate.history.record import (
+    HISTORY_SCHEMA_VERSION,
+    ResultEntry,
+    entry_line,
+    pr_number,
+    result_entry,
+)
+from retrieval_gate.history.store import BranchSource, append, read_history
+
+REPO = Path(__file__).resolve().parents[1]
+TINY = REPO / "configs" / "tiny"
+BRANCH = "retrieval-gate-history"
+IDENTITY = ["-c", "user.email=gate@example.org", "-c", "user.name=gate"]
+
+
+def git(root: Path, *args: str) -> str:
+    """`git -C root ARGS` with an identity; its output."""
+    done = subprocess.run(
+        ["git", "-C", str(root), *IDENTITY, *args],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return done.stdout
+
+
+def make_repo(root: Path) -> tuple[Path, Path]:
+    """A bare remote and a clone of it on `main` holding configs/tiny's labelled set and
+    config (reports and baseline git-ignored), pushed."""
+    remote, work = root / "remote.git", root / "work"
+    subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(remote)], check=True)
+    work.mkdir()
+    git(work, "init", "-q", "-b", "main")
+    for name in ("corpus.jsonl", "qrels.txt", "queries.jsonl", "retrieval-gate.yaml"):
+        shutil.copy2(TINY / name, work / name)
+    (work / ".gitignore").write_text(".retrieval-gate/\n", encoding="utf-8")
+    git(work, "add", "-A")
+    git(work, "commit", "-qm", "Add the gate (#1)")
+    git(work, "remote", "add", "origin", str(remote))
+    git(work, "push", "-q", "origin", "main")
+    return work, remote
+
+
+def clone(remote: Path, dest: Path) -> Path:
+    subprocess.run(["git", "clone", "-q", str(remote), str(dest)], check=True)
+    return dest
+
+
+def check_result(work: Path, out: Path) -> dict[str, Any]:
+    """A `check` JSON result of the checked-out commit (a baseline made first)."""
+    config = str(work / "retrieval-gate.yaml")
+    code, _, err = run_cli("baseline", "-c", config, "--quiet", "--force")
+    assert code == 0, err
+    code, _, err = run_cli("check", "-c", config, "--quiet", "--no-cache", "--json", str(out))
+    assert code == 0, err
+    document: dict[str, Any] = json.loads(out.read_text(encoding="utf-8"))
+    return document
+
+
+def result_at(document: dict[str, Any], commit: str, path: Path) -> Path:
+    """`document` as if `check` had run at `commit` (the scores are the same)."""
+    moved = json.loads(json.dumps(document))
+    moved["current"]["git_commit"] = commit
+    path.write_text(json.dumps(moved), encoding="utf-8")
+    return path
+
+
+def commits(work: Path, count: int, subject: str = "Merge pull request #{n} from a/b") -> list[str]:
+    """`count` new empty commits on main, pushed; their shas, oldest first."""
+    made = []
+    for n in range(count):
+        git(work, "commit", "-q", "--allow-empty", "-m", subject.format(n=100 + n))
+        made.append(git(work, "rev-parse", "HEAD").strip())
+    git(work, "push", "-q", "origin", "main")
+    return made
+
+
+def remote_lines(remote: Path, name: str = "tiny") -> list[dict[str, Any]]:
+    text = git(remote, "show", f"{BRANCH}:{name}.jsonl")
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+def snapshot(work: Path) -> tuple[str, str, str, str]:
+    """What a user sees of their checkout: status, HEAD, the index and the branch checked out."""
+    return (
+        git(work, "status", "--porcelain", "--untracked-files=all"),
+        git(work, "rev-parse", "HEAD"),
+        git(work, "ls-files", "-s"),
+        git(work, "symbolic-ref", "HEAD"),
+    )
+
+
+@pytest.fixture
+def world(tmp_path: Path) -> tuple[Path, Path, dict[str, Any]]:
+    work, remote = make_repo(tmp_path)
+    return work, remote, check_result(work, tmp_path / "result.json")
+
+
+def test_pr_numbers_come_from_merge_and_squash_subjects() -> None:
+    assert pr_number("Merge pull request #41 from octo/fix\n\nbody") == 41
+    assert pr_number("Faster reranker (#44)") == 44
+    assert pr_number("Faster reranker (#44)\n\nsee (#45)") == 44
+    assert pr_number("Fix #44 in the reranker") is None
+    assert pr_number("") is None
+
+
+def test_append_pushes_one_line_and_leaves_the_checkout_alone(
+    world: tuple[Path, Path, dict[str, Any]], tmp_path: Path
+) -> None:
+    work, remote, document = world
+    head = git(work, "rev-parse", "HEAD").strip()
+    (work / "untracked.txt").write_text("mine\n", encoding="utf-8")
+    git(work, "add", "untracked.txt")  # staged, not committed: the index must keep it
+    before = snapshot(work)
+    path = result_at(document, head, tmp_path / "r.json")
+    code, out, err = run_cli(
+        "history", "append", "--result", str(path), "--repo", str(work), "--push"
+    )
+    assert code == 0, err
+    assert "appended tiny" in out
+    assert snapshot(work) == before
+    lines = remote_lines(remote)
+    assert len(lines) == 1
+    line = lines[0]
+    assert line["history_schema"] == HISTORY_SCHEMA_VERSION
+    assert (line["kind"], line["config"], line["commit"], line["pr"]) == ("result", "tiny", head, 1)
+    stamp = int(git(work, "show", "-s", "--format=%ct", head).strip())
+    assert line["time"] == datetime.fromtimestamp(stamp, timezone.utc).strftime(
+        "%Y-%m-%dT%H:%M:%SZ"
+    )
+    assert line["ref"] == "refs/heads/main"
+    assert set(line["fingerprints"]) == {"labelled_set", "queries", "config"}
+    assert set(line["means"]) == {"ndcg@10", "recall@10", "rr@10", "ap@10"}
+    assert "intent=billing" in line["slices"]
+    assert line["record"]["query_ids"] == document["current"]["query_ids"]
+    assert line["record"]["top_k"] == document["current"]["top_k"]
+    # The local branch follows the remote; the history commit has only the history file.
+    tip = git(work, "rev-parse", BRANCH).strip()
+    assert tip == git(remote, "rev-parse", BRANCH).strip()
+    assert git(work, "ls-tree", "--name-only", tip).split() == ["tiny.jsonl"]
+
+
+def test_a_record_is_appended_once(
+    world: tuple[Path, Path, dict[str, Any]], tmp_path: Path
+) -> None:
+    work, remote, document = world
+    head = git(work, "rev-parse", "HEAD").strip()
+    path = result_at(document, head, tmp_path / "r.json")
+    argv = ["history", "append", "--result", str(path), "--repo", str(work), "--push"]
+    assert run_cli(*argv)[0] == 0
+    tip = git(remote, "rev-parse", BRANCH)
+    code, out, _ = run_cli(*argv)
+    assert code == 0
+    assert "already in" in out
+    assert git(remote, "rev-parse", BRANCH) == tip
+    assert len(remote_lines(remote)) == 1
+
+
+def test_append_without_push_moves_the_local_branch_only(
+    world: tuple[Path, Path, dict[str, Any]], tmp_path: Path
+) -> None:
+    work, remote, document = world
+    first, second = commits(work, 2)
+    for sha in (first, second):
+        path = result_at(document, sha, tmp_path / f"{sha}.json")
+        assert run_cli("history", "append", "--result", str(path), "--repo", str(work))[0] == 0
+    entries = read_history(BranchSource(work), "tiny")
+    assert [e.commit for e in entries] == [first, second]
+    assert [e.pr for e in entries if isinstance(e, ResultEntry)] == [100, 101]
+    no_branch = subprocess.run(
+        ["git", "-C", str(remote), "rev-parse", "--verify", "--quiet", BRANCH],
+        capture_output=True,
+        check=False,
+    )
+    assert no_branch.returncode != 0
+    # A later --push carries the local records along: they are on the branch it pushes.
+    third = commits(work, 1)[0]
+    path = result_at(document, third, tmp_path / "third.json")
+    run_cli("history", "append", "--result", str(path), "--repo", str(work), "--push")
+    assert [line["commit"] for line in remote_lines(remote)] == [third]
+    # The local branch kept its two records the remote never had: nothing was dropped.
+    assert [e.commit for e in read_history(BranchSource(work), "tiny")] == [first, second]
+
+
+def test_a_lost_race_re_appends_onto_the_new_tip(
+    world: tuple[Path, Path, dict[str, Any]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    work, remote, document = world
+    mine, theirs = commits(work, 2)
+    other = clone(remote, tmp_path / "other")
+    their_entry = _entry(document, other, theirs, tmp_path / "theirs.json")
+    my_entry = _entry(document, work, mine, tmp_path / "mine.json")
+    real_commit = store._commit
+    calls = []
+
+    def commit_then_lose_the_race(*args: Any) -> str:
+        made = real_commit(*args)
+        calls.append(made)
+        if len(calls) == 1:  # another job pushes between our fetch and our push
+            monkeypatch.setattr(store, "_commit", real_commit)
+            append(other, their_entry, entry_line(their_entry), push=True)
+            monkeypatch.setattr(store, "_commit", commit_then_lose_the_race)
+        return made
+
+    monkeypatch.setattr(store, "_commit", commit_then_lose_the_race)
+    done = append(work, my_entry, entry_line(my_entry), push=True)
+    assert done.appended
+    assert done.attempts == 2
+    assert [line["commit"] for line in remote_lines(remote)] == [theirs, mine]
+
+
+def _entry(document: dict[str, Any], repo: Path, sha: str, path: Path) -> ResultEntry:
+    info = store.commit_info(repo, sha)
+    moved = json.loads(result_at(document, sha, path).read_text(encoding="utf-8"))
+    return result_entry(
+        moved, str(path), commit=info.sha, time=info.time, ref="refs/heads/main",
+        subject=info.message,
+    )  # fmt: skip
+
+
+RACER = """\
+import sys, time
+from pathlib import Path
+from retrieval_gate.cli import main
+
+go, repo, *results = sys.argv[1:]
+while not Path(go).exists():
+    time.sleep(0.005)
+codes = [main(["history", "append", "--result", r, "--repo", repo, "--push"]) for r in results]
+sys.exit(max(codes))
+"""
+
+
+def test_two_jobs_racing_lose_and_duplicate_nothing(
+    world: tuple[Path, Path, dict[str, Any]], tmp_path: Path
+) -> None:
+    work, remote, document = world
+    shas = commits(work, 8)
+    jobs = [clone(remote, tmp_path / "job_a"), clone(remote, tmp_path / "job_b")]
+    # Each job appends four commits' records; both append the first one (a re-run job).
+    shares = [shas[:4], [shas[0], *shas[4:]]]
+    script = tmp_path / "racer.py"
+    script.write_text(RACER, encoding="utf-8")
+    go = tmp_path / "go"
+    processes = []
+    for job, share in zip(jobs, shares, strict=True):
+        results = [str(result_at(document, sha, tmp_path / f"{job.name}-{sha}.json"))
+                   for sha in share]  # fmt: skip
+        processes.append(
+            subprocess.Popen(
+                [sys.executable, str(script), str(go), str(job), *results],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+        )
+    go.write_text("", encoding="utf-8")
+    outputs = []
+    for process in processes:
+        out, err = process.communicate(timeout=300)
+        assert process.returncode == 0, out + err
+        outputs.append(out)
+    print("".join(outputs))  # how often a job lost the race, for -s
+    appended = [line["commit"] for line in remote_lines(remote)]
+    assert sorted(appended) == sorted(shas)
+    # Both jobs' branches agree with the remote, and `history list` reads every record.
+    git(work, "fetch", "-q", "origin", f"+{BRANCH}:refs/remotes/origin/{BRANCH}")
+    code, out, err = run_cli("history", "list", "--repo", str(work))
+    assert code == 0, err
+    listed = [line.split()[1] for line in out.splitlines()[1:]]
+    assert sorted(listed) == sorted(sha[:12] for sha in shas)
+
+
+def test_a_push_refused_for_another_reason_is_an_error_at_once(
+    world: tuple[Path, Path, dict[str, Any]], tmp_path: Path
+) -> None:
+    work, remote, document = world
+    hook = remote / "hooks" / "pre-receive"
+    hook.write_text("#!/bin/sh\necho 'pushes are frozen' >&2\nexit 1\n", encoding="utf-8")
+    hook.chmod(0o755)
+    head = git(work, "rev-parse", "HEAD").strip()
+    path = result_at(document, head, tmp_path / "r.json")
+    code, _, err = run_cli(
+        "history", "append", "--result", str(path), "--repo", str(work), "--push"
+    )
+    assert code == 2
+    assert "cannot push the history branch" in err
+    assert "pushes are frozen" in err
+
+
+def test_an_unknown_remote_and_a_bad_branch_name_are_usage_errors(
+    world: tuple[Path, Path, dict[str, Any]], tmp_path: Path
+) -> None:
+    work, _, document = world
+    path = result_at(document, git(work, "rev-parse", "HEAD").strip(), tmp_path / "r.json")
+    base = ["history", "append", "--result", str(path), "--repo", str(work)]
+    code, _, err = run_cli(*base, "--push", "--remote", "upstream")
+    assert code == 2
+    assert "'upstream' is not a remote" in err
+    code, _, err = run_cli(*base, "--branch", "bad..name")
+    assert code == 2
+    assert "not a valid git branch name" in err
+
+
+def test_a_result_of_a_dirty_tree_or_an_unknown_commit_is_refused(
+    world: tuple[Path, Path, dict[str, Any]], tmp_path: Path
+) -> None:
+    work, _, document = world
+    dirty = json.loads(json.dumps(document))
+    dirty["current"]["git_dirty"] = True
+    path = tmp_path / "dirty.json"
+    path.write_text(json.dumps(dirty), encoding="utf-8")
+    code, _, err = run_cli("history", "append", "--result", str(path), "--repo", str(work))
+    assert code == 2
+    assert "uncommitted changes" in err
+    path = result_at(document, "f" * 40, tmp_path / "unknown.json")
+    code, _, err = run_cli("history", "append", "--result", str(path), "--repo", str(work))
+    assert code == 2
+    assert "is not in the repository" in err
+
+
+def test_a_corrupted_history_names_its_line_and_is_not_appended_to(
+    world: tuple[Path, Path, dict[str, Any]], tmp_path: Path
+) -> None:
+    work, _, document = world
+    first, second = commits(work, 2)
+    path = result_at(document, first, tmp_path / "first.json")
+    assert run_cli("history", "append", "--result", str(path), "--repo", str(work))[0] == 0
+    # Someone edits the branch by hand: a line cut short.
+    text = git(work, "show", f"{BRANCH}:tiny.jsonl")
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text(text + text[: len(text) // 2] + "\n", encoding="utf-8")
+    blob = git(work, "hash-object", "-w", str(broken)).strip()
+    tree = subprocess.run(
+        ["git", "-C", str(work), "mktree"],
+        input=f"100644 blob {blob}\ttiny.jsonl\n",
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    commit = git(work, "commit-tree", tree, "-p", BRANCH, "-m", "hand edit").strip()
+    git(work, "update-ref", f"refs/heads/{BRANCH}", commit)
+    code, _, err = run_cli("history", "list", "--repo", str(work))
+    assert code == 2
+    assert f"{BRANCH}:tiny.jsonl:2: not valid JSON" in err
+    path = result_at(document, second, tmp_path / "second.json")
+    code, _, err = run_cli("history", "append", "--result", str(path), "--repo", str(work))
+    assert code == 2
+    assert "tiny.jsonl:2" in err
+    assert git(work, "rev-parse", BRANCH).strip() == commit
+
+
+def test_a_record_of_a_newer_schema_is_refused_with_the_reason(
+    world: tuple[Path, Path, dict[str, Any]], tmp_path: Path
+) -> None:
+    work, _, document = world
+    head = git(work, "rev-parse", "HEAD").strip()
+    line = json.loads(entry_line(_entry(document, work, head, tmp_path / "r.json")))
+    line["history_schema"] = HISTORY_SCHEMA_VERSION + 1
+    history = tmp_path / "tiny.jsonl"
+    history.write_text("\n" + json.dumps(line) + "\n", encoding="utf-8")
+    code, _, err = run_cli("history", "list", "--from", str(history))
+    assert code == 2
+    assert f"{history}:2: history_schema {HISTORY_SCHEMA_VERSION + 1}" in err
+    assert "newer retrieval-gate" in err
+
+
+def test_a_missing_field_is_named(world: tuple[Path, Path, dict[str, Any]], tmp_path: Path) -> None:
+    work, _, document = world
+    head = git(work, "rev-parse", "HEAD").strip()
+    line = json.loads(entry_line(_entry(document, work, head, tmp_path / "r.json")))
+    del line["means"]
+    line["record"]["scores"]["ndcg@10"] = [0.5]
+    history = tmp_path / "tiny.jsonl"
+    history.write_text(json.dumps(line) + "\n", encoding="utf-8")
+    code, _, err = run_cli("history", "show", head, "--from", str(history))
+    assert code == 2
+    assert f"{history}:1: means: missing; expected an object" in err
+    line["means"] = {}
+    history.write_text(json.dumps(line) + "\n", encoding="utf-8")
+    code, _, err = run_cli("history", "show", head, "--from", str(tmp_path))
+    assert code == 2
+    assert f"{history}:1: record:" in err
+    assert "scores.ndcg@10: 1 values for 5 query_ids" in err
+
+
+def test_reading_a_history_nobody_wrote_yet(tmp_path: Path) -> None:
+    work, _ = make_repo(tmp_path)
+    assert read_history(BranchSource(work), "tiny") == []
+    code, out, _ = run_cli("history", "list", "--repo", str(work))
+    assert code == 0
+    assert out.strip() == "no records"
+    with pytest.raises(GateError):
+        read_history(tmp_path / "absent.jsonl")
+
+
+def test_a_clone_with_only_the_fetched_branch_appends_on_top_of_it(
+    world: tuple[Path, Path, dict[str, Any]], tmp_path: Path
+) -> None:
+    work, remote, document = world
+    first, second = commits(work, 2)
+    path = result_at(document, first, tmp_path / "first.json")
+    assert (
+        run_cli("history", "append", "--result", str(path), "--repo", str(work), "--push")[0] == 0
+    )
+    other = clone(remote, tmp_path / "other")
+    git(other, "fetch", "-q", "origin", f"+{BRANCH}:refs/remotes/origin/{BRANCH}")
+    path = result_at(document, second, tmp_path / "second.json")
+    code, _, err = run_cli("history", "append", "--result", str(path), "--repo", str(other))
+    assert code == 0, err
+    assert [e.commit for e in read_history(BranchSource(other), "tiny")] == [first, second]
