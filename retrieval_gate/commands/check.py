@@ -48,6 +48,13 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="use cached answers even when nothing proves them current (an http retriever "
         "without retriever.version); the reports count them",
     )
+    parser.add_argument(
+        "--history",
+        metavar="SOURCE",
+        help="the main branch's history, for its trend and drift in the reports: a branch of "
+        "this repository, or a .jsonl file or folder (default: $RETRIEVAL_GATE_HISTORY_BRANCH, "
+        "else retrieval-gate-history when the repository has it)",
+    )
     add_repeats_option(parser)
     add_report_options(parser)
     parser.set_defaults(handler=run)
@@ -77,9 +84,15 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         document = validate_result(error_document(config.name, str(error)))
         write_reports(document, targets, err, quiet=args.quiet)
         raise
-    record = validate_result(result.document())
+    from retrieval_gate.history.shown import history_source, with_history
+
+    source, named = history_source(args.history, config)
+    document, notes = with_history(result.document(), config, source, named=named)
+    if notes:
+        document["warnings"] = [*document["warnings"], *notes]
+    record = validate_result(document)
     write_reports(record, targets, err, quiet=args.quiet)
-    for warning in result.warnings:
+    for warning in [*result.warnings, *notes]:
         print(f"retrieval-gate: warning: {warning}", file=err)
     out.write(summary_of(record))
     return result.exit_code
