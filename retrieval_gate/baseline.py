@@ -5,15 +5,15 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import numpy as np
 import numpy.typing as npt
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, ValidationError
 
 from retrieval_gate.errors import InputError
 from retrieval_gate.files import write_text_atomic
@@ -26,6 +26,11 @@ GIT_TIMEOUT = 10.0
 """Seconds a git call may take; provenance is not worth stalling a CI job for."""
 
 RECREATE = "recreate it with `retrieval-gate baseline --force`"
+
+TOP_K_INLINE = 1000
+"""Most queries whose top-k ids the JSON holds itself; past it they go to a side file
+`NAME.top_k.jsonl` beside it (one line per query), read only when used, so that the JSON stays
+small to write, read and diff (benchmarks/bench_check.py)."""
 
 
 @dataclass(frozen=True)
@@ -226,7 +231,36 @@ def write_baseline(baseline: Baseline, path: Path) -> None:
     equal bytes. Serialisation happens first: a ValueError (non-finite score) leaves any
     existing file untouched.
     """
-    write_text_atomic(Path(path), json_text(baseline_document(baseline)) + "\n")
+    path = Path(path)
+    write_text_atomic(path, json_text(with_top_k_file(baseline_document(baseline), path)) + "\n")
+
+
+def top_k_path(path: Path) -> Path:
+    """The side file holding the top-k ids of the JSON at `path`."""
+    return path.with_name(path.name.removesuffix(".json") + ".top_k.jsonl")
+
+
+def with_top_k_file(document: dict[str, Any], path: Path) -> dict[str, Any]:
+    """`document` (a baseline, or a result holding one as `current`) as written to `path`:
+    with more than TOP_K_INLINE queries, the top-k ids are written to `top_k_path(path)`
+    (atomically, first) and the document names that file and its sha256 instead.
+
+    The two files are replaced one after the other: a crash between the two renames leaves
+    a JSON whose side file does not match, which reading refuses (exit 2), never uses."""
+    inner = document.get("current") if "current" in document else document
+    if not isinstance(inner, dict):
+        return document
+    top_k = inner.get("top_k")
+    if not isinstance(top_k, dict) or len(top_k) <= TOP_K_INLINE:
+        return document
+    side = top_k_path(path)
+    text = "".join(json_text([query, docs], indent=None) + "\n" for query, docs in top_k.items())
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    write_text_atomic(side, text)
+    reference = {"file": side.name, "sha256": digest, "queries": len(top_k)}
+    if inner is document:
+        return {**document, "top_k": reference}
+    return {**document, "current": {**inner, "top_k": reference}}
 
 
 def read_baseline(path: Path, *, config: str | Path | None = None) -> Baseline:
@@ -331,6 +365,19 @@ class _RepeatsFile(_FileModel):
     varying: list[str]
 
 
+def _top_k_kind(value: Any) -> str:
+    """Which `top_k` a file holds: the ids, or where they are (a string sha256: no id list)."""
+    return "side" if isinstance(value, dict) and isinstance(value.get("sha256"), str) else "inline"
+
+
+class _TopKFile(_FileModel):
+    """Where the top-k ids are when the JSON does not hold them (`with_top_k_file`)."""
+
+    file: str = Field(pattern=r"^[^/\\]+\.top_k\.jsonl$")
+    sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+    queries: int = Field(ge=0)
+
+
 class _BaselineFile(_FileModel):
     """The file layout; field order is the order written."""
 
@@ -344,7 +391,10 @@ class _BaselineFile(_FileModel):
     slice_definition: dict[str, Any]
     query_ids: list[str]
     scores: dict[str, list[float]]
-    top_k: dict[str, list[str]]
+    top_k: Annotated[
+        Annotated[dict[str, list[str]], Tag("inline")] | Annotated[_TopKFile, Tag("side")],
+        Discriminator(_top_k_kind),
+    ]
     repeats: _RepeatsFile | None = None
 
 
@@ -428,9 +478,80 @@ def _from_document(data: Any, source: str, where: str, *, clock: bool) -> Baseli
         slice_definition=model.slice_definition,
         query_ids=tuple(model.query_ids),
         scores=scores,
-        top_k={q: tuple(docs) for q, docs in sorted(model.top_k.items()) if docs},
+        top_k=(
+            {q: tuple(docs) for q, docs in sorted(model.top_k.items()) if docs}
+            if isinstance(model.top_k, dict)
+            else SideTopK(Path(source).parent, model.top_k, set(model.query_ids), fp.k, source)
+        ),
         repeats=repeats,
     )
+
+
+class SideTopK(Mapping[str, tuple[str, ...]]):
+    """The top-k ids of a JSON file kept in its side file, read and checked on first use."""
+
+    def __init__(
+        self, folder: Path, reference: _TopKFile, labelled: set[str], k: int, source: str
+    ) -> None:
+        self._path = folder / reference.file
+        self._reference = reference
+        self._labelled = labelled
+        self._k = k
+        self._source = source
+        self._top_k: dict[str, tuple[str, ...]] | None = None
+
+    def _loaded(self) -> dict[str, tuple[str, ...]]:
+        if self._top_k is None:
+            self._top_k = self._read()
+        return self._top_k
+
+    def _read(self) -> dict[str, tuple[str, ...]]:
+        side = str(self._path)
+        fix = f"the two files belong together: restore both from git, or {RECREATE}"
+        try:
+            data = self._path.read_bytes()
+        except OSError as error:
+            raise InputError(
+                f"cannot read the top-k side file {self._path.name} that {self._source} names "
+                f"({error.strerror or error}); {fix}",
+                source=self._source,
+            ) from None
+        if hashlib.sha256(data).hexdigest() != self._reference.sha256:
+            raise InputError(
+                f"the top-k side file {self._path.name} does not match {self._source} (its "
+                f"sha256 differs from the one recorded): one was replaced without the other; "
+                f"{fix}",
+                source=self._source,
+            )
+        top_k: dict[str, tuple[str, ...]] = {}
+        lines = data.decode("utf-8").splitlines()
+        for number, line in enumerate(lines, 1):
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as error:
+                raise InputError(f"not valid JSON: {error.msg}", source=side, line=number) from None
+            if not (isinstance(row, list) and len(row) == 2 and isinstance(row[0], str)):
+                raise InputError("expected [query id, [doc ids]]", source=side, line=number)
+            docs = row[1]
+            if not (isinstance(docs, list) and all(isinstance(d, str) for d in docs)):
+                raise InputError("expected a list of doc ids", source=side, line=number)
+            if docs:
+                top_k[row[0]] = tuple(docs)
+        problems = _top_k_problems(top_k, self._labelled, self._k, "top_k")
+        if len(lines) != self._reference.queries:
+            problems.append(f"{len(lines)} queries, {self._reference.queries} recorded")
+        if problems:
+            raise InputError("invalid top-k side file:\n  " + "\n  ".join(problems), source=side)
+        return top_k
+
+    def __getitem__(self, query_id: str) -> tuple[str, ...]:
+        return self._loaded()[query_id]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._loaded())
+
+    def __len__(self) -> int:
+        return len(self._loaded())
 
 
 def _read_only(columns: Mapping[str, list[float]], metrics: Sequence[str]) -> dict[str, FloatArray]:
@@ -467,12 +588,21 @@ def _consistency_problems(model: _BaselineFile, prefix: str) -> list[str]:
         strays = sorted(set(model.repeats.varying) - labelled)
         if strays:
             problems.append(f"{where}.varying: {_some(strays)} not in query_ids")
-    unknown = sorted(set(model.top_k) - labelled)
+    if isinstance(model.top_k, dict):
+        problems += _top_k_problems(model.top_k, labelled, fp.k, f"{prefix}top_k")
+    return problems
+
+
+def _top_k_problems(
+    top_k: Mapping[str, Sequence[str]], labelled: set[str], k: int, where: str
+) -> list[str]:
+    problems = []
+    unknown = sorted(set(top_k) - labelled)
     if unknown:
-        problems.append(f"{prefix}top_k: {_some(unknown)} not in query_ids")
-    for query_id, docs in sorted(model.top_k.items()):
-        if len(docs) > fp.k:
-            problems.append(f"{prefix}top_k.{query_id}: {len(docs)} doc ids, more than k = {fp.k}")
+        problems.append(f"{where}: {_some(unknown)} not in query_ids")
+    for query_id, docs in sorted(top_k.items()):
+        if len(docs) > k:
+            problems.append(f"{where}.{query_id}: {len(docs)} doc ids, more than k = {k}")
     return problems
 
 

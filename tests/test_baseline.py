@@ -450,3 +450,79 @@ def test_a_dataset_difference_says_what_changed_when_it_can(
     )
     # An old baseline without the field stays comparable with a run that has it.
     assert comparability_problems(dataclasses.replace(FINGERPRINTS, queries=None), old) == []
+
+
+def many_queries(count: int) -> Baseline:
+    ids = tuple(f"q{i:05d}" for i in range(count))
+    return make(
+        query_ids=ids,
+        scores={"ndcg@10": np.linspace(0, 1, count), "recall@10": np.zeros(count)},
+        top_k={q: [f"d{i}", "d\n::error::x", "é"] for i, q in enumerate(ids)},
+    )
+
+
+def test_a_large_top_k_goes_to_a_side_file_read_on_first_use(tmp_path: Path) -> None:
+    from retrieval_gate.baseline import TOP_K_INLINE, SideTopK
+
+    path = tmp_path / "baseline.json"
+    baseline = many_queries(TOP_K_INLINE + 1)
+    write_baseline(baseline, path)
+    side = tmp_path / "baseline.top_k.jsonl"
+    document = json.loads(path.read_text())
+    assert document["top_k"]["file"] == "baseline.top_k.jsonl"
+    assert document["top_k"]["queries"] == TOP_K_INLINE + 1
+    lines = side.read_text().splitlines()
+    assert lines[0] == '["q00000", ["d0", "d\\n::error::x", "é"]]'  # one line per query, inert
+    again = read_baseline(path)
+    assert isinstance(again.top_k, SideTopK)
+    assert dict(again.top_k) == dict(baseline.top_k)
+    # Byte-identical on rewrite: the same inputs give the same two files.
+    before = path.read_bytes(), side.read_bytes()
+    write_baseline(again, path)
+    assert (path.read_bytes(), side.read_bytes()) == before
+
+
+def test_a_small_top_k_stays_inline(tmp_path: Path) -> None:
+    path = tmp_path / "baseline.json"
+    write_baseline(make(), path)
+    assert json.loads(path.read_text())["top_k"] == {"q1": ["d1"], "q3": ["d9", "d1", "d2"]}
+    assert not (tmp_path / "baseline.top_k.jsonl").exists()
+
+
+@pytest.mark.parametrize(
+    ("damage", "message"),
+    [
+        ("delete", "cannot read the top-k side file baseline.top_k.jsonl"),
+        ("edit", "does not match"),
+        ("swap", "does not match"),
+    ],
+)
+def test_a_side_file_that_does_not_belong_is_refused(
+    tmp_path: Path, damage: str, message: str
+) -> None:
+    path = tmp_path / "baseline.json"
+    write_baseline(many_queries(1001), path)
+    side = tmp_path / "baseline.top_k.jsonl"
+    if damage == "delete":
+        side.unlink()
+    elif damage == "edit":
+        side.write_text(side.read_text().replace('"d7"', '"d8"', 1))
+    else:  # another baseline's side file, its JSON not replaced
+        other = tmp_path / "other" / "baseline.json"
+        other.parent.mkdir()
+        write_baseline(many_queries(1002), other)
+        shutil.copy(other.parent / "baseline.top_k.jsonl", side)
+    baseline = read_baseline(path)  # the JSON alone reads: the ids are read when used
+    with pytest.raises(InputError, match=message) as caught:
+        dict(baseline.top_k)
+    assert "restore both from git" in str(caught.value)
+
+
+def test_a_side_file_name_cannot_leave_the_folder(tmp_path: Path) -> None:
+    path = tmp_path / "baseline.json"
+    write_baseline(many_queries(1001), path)
+    document = json.loads(path.read_text())
+    document["top_k"]["file"] = "../secret.top_k.jsonl"
+    write_json(path, document)
+    with pytest.raises(InputError, match=r"top_k\.side\.file: String should match pattern"):
+        read_baseline(path)

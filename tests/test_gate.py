@@ -452,3 +452,34 @@ def test_baseline_replaces_a_baseline_whose_judgments_alone_changed(example_copy
     assert code == 2
     assert f"{path} is kept: the baseline cannot be compared with this run" in err
     assert "the queries changed" in err
+
+
+def test_a_large_top_k_leaves_the_json_result_and_compare_reads_it_back(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import retrieval_gate.baseline
+
+    monkeypatch.setattr(retrieval_gate.baseline, "TOP_K_INLINE", 10)  # QUERIES is more
+    config = write_config(project, "worse_search")
+    result = project / "result.json"
+    code, _, err = cli("check", "-c", str(config), "--quiet", "--json", str(result))
+    assert code == 1, err
+    document = json.loads(result.read_text())
+    assert document["current"]["top_k"]["file"] == "result.top_k.jsonl"
+    assert (project / "result.top_k.jsonl").is_file()
+    # Re-deciding the saved result reads the side file: the same diagnostics, the same bytes.
+    again = project / "again.json"
+    baseline = project / ".retrieval-gate" / "baseline.json"
+    args = ("-c", str(config), "--quiet", "--no-reports", "--json", str(again))
+    assert cli("compare", str(baseline), str(result), *args)[0] == 1
+    first, second = json.loads(result.read_text()), json.loads(again.read_text())
+    for one in (first, second):
+        del one["baseline"]["source"], one["current"]["top_k"]["file"]  # the paths given
+    assert first == second
+    assert (project / "again.top_k.jsonl").read_bytes() == (
+        project / "result.top_k.jsonl"
+    ).read_bytes()
+    (project / "result.top_k.jsonl").unlink()
+    code, _, err = cli("compare", str(baseline), str(result), *args)
+    assert code == 2
+    assert "cannot read the top-k side file result.top_k.jsonl" in err

@@ -139,7 +139,13 @@ def write_reports(
     from retrieval_gate.report import render
 
     for fmt, path in targets.items():
-        write_text_atomic(path, render(record, fmt))
+        if fmt == "json":  # a large top k goes to a side file beside it, written first
+            from retrieval_gate.baseline import with_top_k_file
+            from retrieval_gate.gate import canonical_json
+
+            write_text_atomic(path, canonical_json(with_top_k_file(dict(record.document), path)))
+        else:
+            write_text_atomic(path, render(record, fmt))
         if not quiet:
             print(f"retrieval-gate: wrote {path}", file=err)
 
