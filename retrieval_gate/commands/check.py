@@ -87,10 +87,10 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from retrieval_gate.history.shown import history_source, with_history
 
     source, named = history_source(args.history, config)
-    document, notes = with_history(result.document(), config, source, named=named)
+    decided, notes = with_history(result.document(), config, source, named=named)
     if notes:
-        document["warnings"] = [*document["warnings"], *notes]
-    record = validate_result(document)
+        decided["warnings"] = [*decided["warnings"], *notes]
+    record = validate_result(decided)
     write_reports(record, targets, err, quiet=args.quiet)
     for warning in [*result.warnings, *notes]:
         print(f"retrieval-gate: warning: {warning}", file=err)
