@@ -1,16 +1,20 @@
-"""GitHub Actions: the event's pull request, the step summary, annotations, the sticky comment."""
+"""GitHub Actions: the event's pull request, the step summary, annotations, the sticky comment,
+the ratchet's pull request."""
 
 from __future__ import annotations
 
+import argparse
 import json
+import os
 import re
 import secrets
+import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from retrieval_gate import __version__
 from retrieval_gate.errors import InputError
@@ -199,6 +203,10 @@ class _Target:
     number: int
     timeout: float
     summary: bool  # whether a step summary exists to point readers at
+    doing: str  # what a warning says cannot be done: "comment on pull request #7"
+    forbidden: str  # why a 403 may happen
+    advice: str  # what to do about a 403
+    missing: str  # what a 404 may mean
 
 
 class _GiveUpError(Exception):
@@ -247,11 +255,41 @@ def upsert_comment(
         env.pr_number,
         timeout,
         env.step_summary is not None,
+        doing=f"comment on pull request #{env.pr_number}",
+        forbidden="a pull request from a fork gets a read-only token",
+        advice="See the fork-safe workflow in the README.",
+        missing="the repository or pull request does not exist, or the token cannot see it",
     )
+    done = _with_retries(
+        env.token,
+        target,
+        lambda client: _upsert_once(client, target, marker, posted),
+        retries=retries,
+        backoff=backoff,
+        doing="not commenting",
+    )
+    return _skipped(done) if isinstance(done, str) else done
+
+
+_Done = TypeVar("_Done")
+
+
+def _with_retries(
+    token: str,
+    target: _Target,
+    once: Callable[[httpx.Client], _Done],
+    *,
+    retries: int,
+    backoff: float,
+    doing: str,
+) -> _Done | str:
+    """What `once` returned, or the warning (token scrubbed) when it failed for good.
+
+    `once` is tried again, from the start, after a transient failure."""
     import httpx
 
     headers = {
-        "Authorization": f"Bearer {env.token}",
+        "Authorization": f"Bearer {token}",
         "Accept": "application/vnd.github+json",
         "X-GitHub-Api-Version": API_VERSION,
         "User-Agent": f"retrieval-gate/{__version__}",
@@ -259,23 +297,24 @@ def upsert_comment(
     attempts = max(retries, 0) + 1
     problem = ""
     try:
-        with httpx.Client(headers=headers, timeout=timeout, follow_redirects=True) as client:
+        with httpx.Client(headers=headers, timeout=target.timeout, follow_redirects=True) as client:
             for attempt in range(attempts):
                 if attempt and backoff > 0:
                     time.sleep(backoff * 2 ** (attempt - 1))
                 # Each attempt starts over from the listing: a POST whose answer was lost may
-                # have created the comment, and the next attempt then finds and updates it.
+                # have created the comment (or pull request), and the next attempt then finds
+                # and updates it.
                 try:
-                    return _upsert_once(client, target, marker, posted)
+                    return once(client)
                 except _TransientError as error:
                     problem = str(error)
     except _GiveUpError as error:
-        return _skipped(_scrub(str(error), env.token))
+        return _scrub(str(error), token)
     except httpx.InvalidURL as error:
-        return _skipped(_scrub(f"not commenting: invalid GitHub API URL: {error}", env.token))
+        return _scrub(f"{doing}: invalid GitHub API URL: {error}", token)
     tries = "once" if attempts == 1 else f"on {attempts} attempts"
     warning = f"{_cannot(target)}: {problem} {tries}{_summary_note(target)}."
-    return _skipped(_scrub(warning, env.token))
+    return _scrub(warning, token)
 
 
 def _skipped(warning: str) -> CommentOutcome:
@@ -287,7 +326,7 @@ def _scrub(text: str, token: str) -> str:
 
 
 def _cannot(target: _Target) -> str:
-    return f"cannot comment on pull request #{target.number} in {target.repository}"
+    return f"cannot {target.doing} in {target.repository}"
 
 
 def _summary_note(target: _Target) -> str:
@@ -298,11 +337,15 @@ def _upsert_once(client: httpx.Client, target: _Target, marker: str, posted: str
     existing = _find_comment(client, target, marker)
     issue = f"{target.api_url}/repos/{target.repository}/issues"
     if existing is None:
-        response = _send(client, target, "POST", f"{issue}/{target.number}/comments", posted)
+        response = _send(
+            client, target, "POST", f"{issue}/{target.number}/comments", {"body": posted}
+        )
         return CommentOutcome("created", _html_url(_json_or_none(response)), None)
     if existing.get("body") == posted:
         return CommentOutcome("updated", _html_url(existing), None)
-    response = _send(client, target, "PATCH", f"{issue}/comments/{existing['id']}", posted)
+    response = _send(
+        client, target, "PATCH", f"{issue}/comments/{existing['id']}", {"body": posted}
+    )
     return CommentOutcome("updated", _html_url(_json_or_none(response)), None)
 
 
@@ -348,12 +391,148 @@ def _is_marked(body: object, marker: str) -> bool:
     return rest == "" or rest.startswith(("\n", "\r\n"))
 
 
+PULL_TITLE = "Ratchet the retrieval-gate baseline"
+"""The ratchet pull request's title, and its commit's subject line."""
+PULL_LIMIT = 65_536  # GitHub's maximum pull request body length in characters
+OUTPUT_ROOM = PULL_LIMIT - 1_000  # what the command's output may fill; the rest is prose
+
+
+@dataclass(frozen=True)
+class PullRequestOutcome:
+    """What `upsert_pull_request` did; `warning` is one line, meant for a ::warning command."""
+
+    action: Literal["created", "updated", "skipped"]
+    url: str | None
+    number: int | None
+    warning: str | None
+
+
+def ratchet_body(output: str, *, token: str | None = None) -> str:
+    """The ratchet pull request's Markdown: what it is, then `output` (the baseline command's)
+    made inert: console-safe (`wording.console_text`), `token` scrubbed, cut to fit, in a code
+    block whose fence is longer than any run of backticks in it, so nothing can close it."""
+    text = console_text(output)
+    if token:
+        text = _scrub(text, token)
+    text = text.rstrip("\n")
+    if len(text) > OUTPUT_ROOM:
+        text = text[:OUTPUT_ROOM] + "\n... (cut)"
+    longest = max((len(run) for run in re.findall("`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return (
+        "retrieval-gate's ratchet (`retrieval-gate baseline --if-improved`) found the retriever "
+        "on the default branch significantly better than the committed baseline on a gated "
+        "check, with no gated check failing or inconclusive. Merging this pull request makes "
+        "the current run the baseline that later pull requests are compared with.\n\n"
+        f"{fence}text\n{text}\n{fence}\n"
+    )
+
+
+def upsert_pull_request(
+    env: GitHubEnvironment,
+    *,
+    head: str,
+    base: str,
+    title: str,
+    body: str,
+    timeout: float = 30.0,
+    retries: int = 2,
+    backoff: float = 1.0,
+) -> PullRequestOutcome:
+    """Opens a pull request from branch `head` (of this repository) to `base`, or updates the
+    title and body of the open one from `head`; returns what happened."""
+    if len(body) > PULL_LIMIT:
+        raise ValueError(f"body is {len(body)} characters; GitHub allows at most {PULL_LIMIT}")
+    missing = []
+    if env.repository is None:
+        missing.append("no repository: GITHUB_REPOSITORY is not set")
+    if env.token is None:
+        missing.append(
+            "no token: set GITHUB_TOKEN (e.g. `env: GITHUB_TOKEN: ${{ github.token }}` with "
+            "`permissions: pull-requests: write`)"
+        )
+    if env.repository is None or env.token is None:
+        return _pull_skipped("not opening the ratchet pull request: " + "; ".join(missing))
+    if not env.token.isascii() or not env.token.isprintable() or " " in env.token:
+        return _pull_skipped(
+            "not opening the ratchet pull request: GITHUB_TOKEN holds characters no HTTP "
+            "header can carry"
+        )
+    target = _Target(
+        env.api_url,
+        env.repository,
+        0,
+        timeout,
+        summary=False,
+        doing=f"open the ratchet pull request from {head}",
+        forbidden="the job needs `pull-requests: write`, and the repository must allow GitHub "
+        "Actions to create pull requests",
+        advice="See the ratchet paragraph in the README.",
+        missing="the repository or a branch does not exist, or the token cannot see it",
+    )
+    done = _with_retries(
+        env.token,
+        target,
+        lambda client: _upsert_pull_once(client, target, head, base, title, body),
+        retries=retries,
+        backoff=backoff,
+        doing="not opening the ratchet pull request",
+    )
+    return _pull_skipped(done) if isinstance(done, str) else done
+
+
+def _pull_skipped(warning: str) -> PullRequestOutcome:
+    return PullRequestOutcome("skipped", None, None, " ".join(warning.split()))
+
+
+def _upsert_pull_once(
+    client: httpx.Client, target: _Target, head: str, base: str, title: str, body: str
+) -> PullRequestOutcome:
+    import httpx
+
+    pulls = f"{target.api_url}/repos/{target.repository}/pulls"
+    owner = target.repository.split("/")[0]
+    # GitHub filters by "owner:branch"; at most one pull request is open from a branch to
+    # one base, and the ratchet's branch is its own, so the first page holds it.
+    query = {"head": f"{owner}:{head}", "state": "open", "per_page": str(PER_PAGE)}
+    response = _send(client, target, "GET", str(httpx.URL(pulls, params=query)))
+    page = _json_or_none(response)
+    if not isinstance(page, list):
+        raise _GiveUpError(f"{_cannot(target)}: GitHub's pull request list is not a JSON list")
+    existing = next((pull for pull in page if _is_from(pull, head)), None)
+    if existing is None:
+        payload = {"title": title, "head": head, "base": base, "body": body}
+        created = _json_or_none(_send(client, target, "POST", pulls, payload))
+        return PullRequestOutcome("created", _html_url(created), _pull_number(created), None)
+    number = existing["number"]
+    if existing.get("title") == title and existing.get("body") == body:
+        return PullRequestOutcome("updated", _html_url(existing), number, None)
+    payload = {"title": title, "body": body}
+    updated = _json_or_none(_send(client, target, "PATCH", f"{pulls}/{number}", payload))
+    return PullRequestOutcome("updated", _html_url(updated), number, None)
+
+
+def _is_from(pull: object, head: str) -> bool:
+    """Whether `pull` is a listed pull request, with a number, from branch `head`."""
+    if not isinstance(pull, dict) or _pull_number(pull) is None:
+        return False
+    source = pull.get("head")
+    return isinstance(source, dict) and source.get("ref") == head
+
+
+def _pull_number(pull: object) -> int | None:
+    return _number(pull) if isinstance(pull, dict) else None
+
+
 def _send(
-    client: httpx.Client, target: _Target, method: str, url: str, posted: str | None = None
+    client: httpx.Client,
+    target: _Target,
+    method: str,
+    url: str,
+    payload: dict[str, str] | None = None,
 ) -> httpx.Response:
     import httpx
 
-    payload = None if posted is None else {"body": posted}
     try:
         response = client.request(method, url, json=payload)
     except httpx.TimeoutException:
@@ -397,15 +576,11 @@ def _describe(response: httpx.Response, target: _Target) -> str:
         )
     if status == 403:
         return (
-            f"{_cannot(target)}: the token may not write to it ({said}; a pull request from a "
-            f"fork gets a read-only token){_summary_note(target)}. "
-            "See the fork-safe workflow in the README."
+            f"{_cannot(target)}: the token may not write to it ({said}; {target.forbidden})"
+            f"{_summary_note(target)}. {target.advice}"
         )
     if status == 404:
-        return (
-            f"{_cannot(target)}: not found ({said}): the repository or pull request does not "
-            "exist, or the token cannot see it."
-        )
+        return f"{_cannot(target)}: not found ({said}): {target.missing}."
     return f"{_cannot(target)}: GitHub answered {said}."
 
 
@@ -427,3 +602,44 @@ def _json_or_none(response: httpx.Response) -> Any:
 def _html_url(comment: object) -> str | None:
     url = comment.get("html_url") if isinstance(comment, dict) else None
     return url if isinstance(url, str) else None
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """`python -m retrieval_gate.github ratchet-pr`, the Action's ratchet step: open or update
+    the ratchet's pull request, print what happened (fenced) or a ::warning, and write
+    `ratchet-pr=URL` to $GITHUB_OUTPUT. Exit 0, or 2 when the output file cannot be read."""
+    parser = argparse.ArgumentParser(prog="python -m retrieval_gate.github")
+    commands = parser.add_subparsers(dest="command", required=True)
+    ratchet = commands.add_parser(
+        "ratchet-pr",
+        help="open or update the pull request from the ratchet's branch",
+        description="The repository, API and token come from GITHUB_REPOSITORY, GITHUB_API_URL "
+        "and GITHUB_TOKEN. A refusal (no permission, a rate limit) is a ::warning, exit 0.",
+    )
+    ratchet.add_argument("--head", required=True, help="the ratchet's branch")
+    ratchet.add_argument("--base", required=True, help="the default branch")
+    ratchet.add_argument("--output", required=True, help="a file: the baseline command's output")
+    args = parser.parse_args(argv)
+    try:
+        env = read_environment(os.environ)
+        output = Path(args.output).read_text(encoding="utf-8", errors="replace")
+    except (InputError, OSError) as error:
+        sys.stdout.write(fenced(f"retrieval-gate: error: {error}"))
+        return 2
+    body = ratchet_body(output, token=env.token)
+    outcome = upsert_pull_request(env, head=args.head, base=args.base, title=PULL_TITLE, body=body)
+    if outcome.warning:
+        print(workflow_command("warning", outcome.warning, title="retrieval-gate ratchet"))
+        return 0
+    url = outcome.url or ""
+    sys.stdout.write(fenced(f"retrieval-gate: {outcome.action} the ratchet pull request {url}"))
+    target = os.environ.get("GITHUB_OUTPUT")
+    # The URL is GitHub's answer: one line of printable text, or it could forge other outputs.
+    if target and re.fullmatch(r"https?://[!-~]+", url):
+        with open(target, "a", encoding="utf-8") as outputs:
+            outputs.write(f"ratchet-pr={url}\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

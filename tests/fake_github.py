@@ -1,4 +1,5 @@
-"""A real HTTP server on 127.0.0.1 that speaks the GitHub REST endpoints for issue comments."""
+"""A real HTTP server on 127.0.0.1 that speaks the GitHub REST endpoints for issue comments
+and pull requests."""
 
 from __future__ import annotations
 
@@ -16,6 +17,8 @@ from urllib.parse import parse_qsl, urlencode, urlsplit
 BOT = {"login": "github-actions[bot]", "type": "Bot"}
 LIST_OR_CREATE = re.compile(r"/repos/([^/]+/[^/]+)/issues/(\d+)/comments")
 ONE_COMMENT = re.compile(r"/repos/([^/]+/[^/]+)/issues/comments/(\d+)")
+PULLS = re.compile(r"/repos/([^/]+/[^/]+)/pulls")
+ONE_PULL = re.compile(r"/repos/([^/]+/[^/]+)/pulls/(\d+)")
 DEFAULT_PER_PAGE = 30  # GitHub's page size when the request names none
 
 
@@ -46,6 +49,7 @@ class _State:
     per_page_max: int
     known: set[tuple[str, int]]
     comments: dict[tuple[str, int], list[dict[str, Any]]] = field(default_factory=dict)
+    pulls: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     requests: list[Request] = field(default_factory=list)
     injected: list[_Injected] = field(default_factory=list)
     next_id: int = 1
@@ -97,6 +101,11 @@ class FakeGitHub:
     def comments(self) -> dict[tuple[str, int], list[dict[str, Any]]]:
         """Comments per (repository "owner/name", issue number), oldest first."""
         return self._state.comments
+
+    @property
+    def pulls(self) -> dict[str, list[dict[str, Any]]]:
+        """Pull requests per repository "owner/name", oldest first."""
+        return self._state.pulls
 
     @property
     def requests(self) -> list[Request]:
@@ -203,6 +212,10 @@ class FakeGitHub:
                 if not isinstance(body, dict) or not isinstance(body.get("body"), str):
                     return 422, {}, _message('Invalid request.\n\n"body" wasn\'t supplied.')
                 return 201, {}, self._create(key[0], key[1], body["body"])
+        elif (match := PULLS.fullmatch(path)) is not None:
+            return self._pulls(method, match[1], query, body)
+        elif (match := ONE_PULL.fullmatch(path)) is not None:
+            return self._one_pull(method, match[1], int(match[2]), body)
         elif (match := ONE_COMMENT.fullmatch(path)) is not None:
             found = self._find(match[1], int(match[2]))
             if found is None:
@@ -215,6 +228,72 @@ class FakeGitHub:
                 found["body"] = body["body"]
                 return 200, {}, found
         return 404, {}, _message("Not Found")
+
+    def _pulls(
+        self, method: str, repo: str, query: dict[str, str], body: Any
+    ) -> tuple[int, dict[str, str], Any]:
+        """GET lists (filters `head` "owner:branch" and `state`, default open); POST creates."""
+        state = self._state
+        if not any(known == repo for known, _ in state.known):
+            return 404, {}, _message("Not Found")
+        pulls = state.pulls.setdefault(repo, [])
+        if method == "GET":
+            wanted = query.get("state", "open")
+            found = [
+                dict(pull)
+                for pull in pulls
+                if wanted in ("all", pull["state"])
+                and query.get("head", pull["head"]["label"]) == pull["head"]["label"]
+            ]
+            return 200, {}, found
+        if method != "POST":
+            return 404, {}, _message("Not Found")
+        if state.read_only:
+            return 403, {}, _message("Resource not accessible by integration")
+        fields = ("title", "head", "base")
+        if not isinstance(body, dict) or not all(isinstance(body.get(k), str) for k in fields):
+            return 422, {}, _message("Validation Failed")
+        owner = repo.split("/")[0]
+        label = f"{owner}:{body['head']}"
+        for pull in pulls:
+            if (pull["state"], pull["head"]["label"]) == ("open", label):
+                return 422, {}, _message(f"A pull request already exists for {label}.")
+        number = state.next_id
+        state.next_id += 1
+        pull = {
+            "number": number,
+            "state": "open",
+            "title": body["title"],
+            "body": body.get("body"),
+            "html_url": f"https://github.com/{repo}/pull/{number}",
+            "url": f"{self.url}/repos/{repo}/pulls/{number}",
+            "head": {"ref": body["head"], "label": label},
+            "base": {"ref": body["base"], "label": f"{owner}:{body['base']}"},
+            "user": dict(BOT),
+        }
+        pulls.append(pull)
+        return 201, {}, dict(pull)
+
+    def _one_pull(
+        self, method: str, repo: str, number: int, body: Any
+    ) -> tuple[int, dict[str, str], Any]:
+        """GET reads one pull request; PATCH changes its title, body or state."""
+        state = self._state
+        found = next((p for p in state.pulls.get(repo, []) if p["number"] == number), None)
+        if found is None:
+            return 404, {}, _message("Not Found")
+        if method == "GET":
+            return 200, {}, dict(found)
+        if method != "PATCH":
+            return 404, {}, _message("Not Found")
+        if state.read_only:
+            return 403, {}, _message("Resource not accessible by integration")
+        if not isinstance(body, dict):
+            return 422, {}, _message("Validation Failed")
+        for key in ("title", "body", "state"):
+            if isinstance(body.get(key), str):
+                found[key] = body[key]
+        return 200, {}, dict(found)
 
     def _find(self, repo: str, comment_id: int) -> dict[str, Any] | None:
         for (owner_name, _), comments in self._state.comments.items():

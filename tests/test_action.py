@@ -704,7 +704,7 @@ def test_run_steps_read_inputs_through_env_only() -> None:
         assert step["shell"] == "bash", step["name"]
         assert step["run"].startswith("set -euo pipefail\n"), step["name"]
     with_token = [step["name"] for step in RUN_STEPS if "GITHUB_TOKEN" in step.get("env", {})]
-    assert with_token == ["Publish the result"]
+    assert with_token == ["Publish the result", "Ratchet the baseline"]
     assert ACTION["inputs"]["github-token"]["default"] == "${{ github.token }}"
 
 
