@@ -6,6 +6,7 @@ import dataclasses
 import html.parser
 import json
 import os
+import random
 import re
 from pathlib import Path
 from typing import Any
@@ -384,6 +385,36 @@ def test_the_histogram_counts_every_query_once(regressed: dict[str, Any]) -> Non
     unchanged = next(b for b in context["histogram"] if b["low"] == b["high"] == 0.0)
     assert unchanged["count"] == sum(1 for d in context["deltas"] if d["delta"] == 0)
     assert re.search(r"bar \[" + ", ".join(map(str, counts)) + r"\]", render(regressed, "markdown"))
+
+
+def test_the_per_query_chart_has_a_bar_per_query_up_to_a_pixel_each(
+    regressed: dict[str, Any],
+) -> None:
+    from retrieval_gate.report.context import CHART_BARS, report_context
+
+    small = report_context(validate_result(regressed))["chart"]
+    assert small["per_bar"] == 1
+    assert len(small["bars"]) == len(regressed["current"]["query_ids"])
+    # 20,000 queries: the HTML holds at most CHART_BARS bars, each the mean of a run of them.
+    rng = random.Random(3)
+    ids = [f"q{i:05d}" for i in range(20_000)]
+    metric = regressed["failures"][0]["metric"]
+    before = [rng.random() for _ in ids]
+    after = [b + rng.choice([-0.1, 0.0, 0.0, 0.05]) for b in before]
+    document = {
+        **regressed,
+        "current": {**regressed["current"], "query_ids": ids, "scores": {metric: after}},
+        "baseline": {**regressed["baseline"], "scores": {metric: before}},
+    }
+    chart = report_context(validate_result(document))["chart"]
+    assert len(chart["bars"]) <= CHART_BARS
+    assert chart["per_bar"] == 23
+    worse = sum(1 for b, a in zip(before, after, strict=True) if a < b)
+    assert chart["worse"] == worse
+    html = render(document, "html")
+    assert html.count("<rect x=") <= CHART_BARS + 200  # the bars, and the other charts' few
+    assert f"{worse} worse" in html
+    assert "a bar is the mean of 23 queries" in html
 
 
 def test_thousands_of_failing_slices_still_fit_a_comment(regressed: dict[str, Any]) -> None:

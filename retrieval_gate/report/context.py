@@ -85,6 +85,7 @@ def report_context(result: ResultRecord) -> dict[str, Any]:
         "primary": primary,
         "charted": charted,
         "deltas": deltas,
+        "chart": _chart(deltas),
         "groups": failure_groups(result.failures),
         "forest": forest,
         "forest_axis": forest_axis(forest) if forest else None,
@@ -190,6 +191,10 @@ def _caveats(gate: dict[str, Any]) -> list[str]:
     return caveats
 
 
+CHART_BARS = 900
+"""Most bars of the HTML per-query chart: about one per pixel of its 900-pixel plot area."""
+
+
 def _query_deltas(result: ResultRecord, metric: str | None) -> list[dict[str, Any]]:
     """Per-query change of `metric`, most regressed first (ties by query id)."""
     if metric is None or result.current is None or result.baseline is None:
@@ -204,6 +209,37 @@ def _query_deltas(result: ResultRecord, metric: str | None) -> list[dict[str, An
         for q, b, a in zip(ids, before, after, strict=True)
     ]
     return sorted(rows, key=lambda row: (row["delta"], row["query_id"]))
+
+
+def _chart(deltas: list[dict[str, Any]]) -> dict[str, Any]:
+    """The per-query chart: one bar per query, or past CHART_BARS queries one per run of
+    consecutive queries (in chart order) holding their mean, so the HTML grows with what a
+    960-pixel chart can show, not with the labelled set; and how many got worse or better."""
+    changes = [row["delta"] for row in deltas]
+    size = -(-len(deltas) // CHART_BARS) if deltas else 1
+    if size == 1:
+        bars = deltas
+    else:
+        bars = []
+        for start in range(0, len(deltas), size):
+            group = deltas[start : start + size]
+            first, last = group[0]["query_id"], group[-1]["query_id"]
+            bars.append(
+                {
+                    "query_id": f"{first} … {last} ({len(group)} queries, mean)",
+                    "before": sum(row["before"] for row in group) / len(group),
+                    "after": sum(row["after"] for row in group) / len(group),
+                    "delta": sum(row["delta"] for row in group) / len(group),
+                }
+            )
+    return {
+        "bars": bars,
+        "per_bar": size,
+        "top": max((abs(bar["delta"]) for bar in bars), default=0.0),
+        "worse": sum(1 for change in changes if change < 0),
+        "unchanged": sum(1 for change in changes if change == 0),
+        "better": sum(1 for change in changes if change > 0),
+    }
 
 
 def _histogram(deltas: list[dict[str, Any]]) -> list[dict[str, Any]]:
