@@ -47,18 +47,24 @@ def slice_queries(
     _check_fields(queries, by, combine)
     if QUERY_LENGTH in fields:
         _check_bins(bins)
-    labels = {field: [_labels(query, field, bins) for query in queries] for field in fields}
+    labels = {field: _column(queries, field, bins) for field in fields}
 
-    # Sets, not lists: a one-field combination repeats a `by` slice, and a value holding
-    # `&` can spell another slice's name; both must add each query once.
+    # Grouped by the values first (a tuple per query is cheap; a name per query is not), then
+    # named. Sets, not lists: a one-field combination repeats a `by` slice, and a value
+    # holding `&` can spell another slice's name; both must add each query once.
     members: dict[str, set[int]] = {}
     for group in groups:
-        for index in range(len(queries)):
-            for values in itertools.product(*(labels[field][index] for field in group)):
-                name = "&".join(
-                    f"{field}={value}" for field, value in zip(group, values, strict=True)
-                )
-                members.setdefault(name, set()).add(index)
+        by_values: dict[tuple[str, ...], list[int]] = {}
+        columns = [labels[field] for field in group]
+        for index, cells in enumerate(zip(*columns, strict=True)):
+            if all(len(cell) == 1 for cell in cells):
+                by_values.setdefault(tuple(cell[0] for cell in cells), []).append(index)
+                continue
+            for values in itertools.product(*cells):
+                by_values.setdefault(values, []).append(index)
+        for values, indices in by_values.items():
+            name = "&".join(f"{field}={value}" for field, value in zip(group, values, strict=True))
+            members.setdefault(name, set()).update(indices)
 
     slices: dict[str, IntArray] = {ALL: np.arange(len(queries), dtype=np.int64)}
     for name in sorted(members):
@@ -157,6 +163,28 @@ def _check_bins(bins: Sequence[int]) -> None:
         raise GateError(
             "slices.query_length.bins must be positive and strictly increasing, e.g. [1, 3, 6]"
         )
+
+
+def _column(queries: Sequence[Query], field: str, bins: Sequence[int]) -> list[tuple[str, ...]]:
+    """`_labels` of every query; text values and lengths, the common cases, looked up once."""
+    if field == QUERY_LENGTH:
+        by_tokens: dict[int, tuple[str, ...]] = {}
+        out = []
+        for query in queries:
+            tokens = len(query.text.split())
+            if tokens not in by_tokens:
+                by_tokens[tokens] = (query_length_label(tokens, bins),)
+            out.append(by_tokens[tokens])
+        return out
+    texts: dict[str, tuple[str, ...]] = {}
+    column = []
+    for query in queries:
+        value = query.metadata.get(field)
+        if type(value) is str:
+            column.append(texts.setdefault(value, (value,)))
+        else:
+            column.append(_labels(query, field, bins))
+    return column
 
 
 def _labels(query: Query, field: str, bins: Sequence[int]) -> tuple[str, ...]:
