@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any, TextIO
 
 from retrieval_gate.redaction import redacted, scrubbed
@@ -18,6 +18,15 @@ def json_text(value: Any, *, indent: int | None = 2) -> str:
     redacted, and control characters escaped, C1 too (json leaves U+0080-U+009F raw, and a
     terminal may act on them; only strings can hold them, so the escape is exact)."""
     text = json.dumps(scrubbed(value), indent=indent, ensure_ascii=False, allow_nan=False)
+    return _C1.sub(lambda found: f"\\u{ord(found.group()):04x}", text)
+
+
+def json_lines(rows: Iterable[Any]) -> str:
+    """`rows` as JSON Lines, one compact value per line, with `json_text`'s guarantees:
+    redacted once for the whole, control characters escaped."""
+    text = "".join(
+        json.dumps(row, ensure_ascii=False, allow_nan=False) + "\n" for row in scrubbed(list(rows))
+    )
     return _C1.sub(lambda found: f"\\u{ord(found.group()):04x}", text)
 
 
