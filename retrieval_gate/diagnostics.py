@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence, Set
 from dataclasses import dataclass
 
@@ -10,8 +11,9 @@ import numpy as np
 from retrieval_gate.baseline import Baseline
 from retrieval_gate.compare import Comparison
 from retrieval_gate.datasets import Dataset
-from retrieval_gate.ids import FloatArray, IntArray
-from retrieval_gate.qrels import is_judged
+from retrieval_gate.ids import FloatArray, IntArray, object_array
+from retrieval_gate.qrels import Qrels
+from retrieval_gate.run import Run
 
 QUERY_CHANGES = 10
 """Most-regressed queries listed in a result."""
@@ -91,21 +93,34 @@ class LabellingGap:
     """Mean judged@k of the current top k over the slice's queries."""
 
 
+@functools.lru_cache(maxsize=2)
+def judged_pairs(qrels: Qrels) -> frozenset[tuple[str, str]]:
+    """(query, doc) of every judgment the judged@k metric counts (`qrels.is_judged`: grade
+    >= 0): one hashed join answers "judged?" for every doc of every top k."""
+    names = qrels.query_ids[qrels.query].tolist()
+    pairs = zip(names, qrels.docs.tolist(), strict=True)
+    return frozenset(
+        pair for pair, grade in zip(pairs, qrels.grade.tolist(), strict=True) if grade >= 0
+    )
+
+
 def judged_at_k(
     record: Baseline, query_ids: Sequence[str], dataset: Dataset, k: int
 ) -> tuple[FloatArray, FloatArray]:
     """judged@k of each query's stored top k (aligned with `query_ids`) as the judged@k metric
     and trec_eval define it, 1 - unjudged docs / k (ranks a short list leaves empty are not
     unjudged), and the share of unjudged docs, unjudged docs / k."""
-    qrels = dataset.qrels
-    judged = []
-    returned = []
-    for query_id in query_ids:
-        docs = record.top_k.get(query_id, ())
-        judgments = qrels.by_query[qrels.position[query_id]]
-        judged.append(sum(is_judged(judgments, doc) for doc in docs))
-        returned.append(len(docs))
-    unjudged_at_k = (np.asarray(returned, dtype=np.float64) - judged) / float(k)
+    judged = judged_pairs(dataset.qrels)
+    top_k = record.top_k
+    unjudged = np.fromiter(
+        (
+            sum((query_id, doc) not in judged for doc in top_k.get(query_id, ()))
+            for query_id in query_ids
+        ),
+        dtype=np.float64,
+        count=len(query_ids),
+    )
+    unjudged_at_k = unjudged / float(k)
     return 1.0 - unjudged_at_k, unjudged_at_k
 
 
@@ -116,17 +131,17 @@ def unjudged_summary(
     judged_before: FloatArray,
     judged_after: FloatArray,
 ) -> Unjudged:
+    judged = judged_pairs(dataset.qrels)
     retrieved = unjudged = new = old = 0
     queries = []
     for query_id in current.query_ids:
-        judgments = dataset.qrels.by_query[dataset.qrels.position[query_id]]
         before = baseline.top_k.get(query_id, ())
         after = current.top_k.get(query_id, ())
-        old += sum(not is_judged(judgments, doc) for doc in before)
+        old += sum((query_id, doc) not in judged for doc in before)
         retrieved += len(after)
-        missing = [doc for doc in after if not is_judged(judgments, doc)]
+        missing = [doc for doc in after if (query_id, doc) not in judged]
         unjudged += len(missing)
-        fresh = len(set(missing) - set(before))
+        fresh = len(set(missing).difference(before)) if missing else 0
         new += fresh
         if fresh:
             queries.append(query_id)
@@ -183,22 +198,11 @@ def explainable_failures(
     failures = [f for f in failures if parse_metric(f.metric).name not in DIVERSITY]
     if not failures:
         return set()
-    from retrieval_gate.readers import qrels_from_dict, run_from_dict
-
     qrels = dataset.qrels
-    best = max(float(qrels.grade.max()) if len(qrels) else 1.0, 1.0)
-    augmented = {}
-    for query_id in current.query_ids:
-        judgments = dict(qrels.by_query[qrels.position[query_id]])
-        for doc in (*baseline.top_k.get(query_id, ()), *current.top_k.get(query_id, ())):
-            if not is_judged(judgments, doc):
-                judgments[doc] = best
-        augmented[query_id] = judgments
-    optimistic = qrels_from_dict(augmented)
+    optimistic = _optimistic(qrels, (baseline.top_k, current.top_k))
     metrics = sorted({failure.metric for failure in failures})
     before, after = (
-        evaluate(run_from_dict({q: list(d) for q, d in r.top_k.items()}), optimistic, metrics)
-        for r in (baseline, current)
+        evaluate(_ranked_run(r.top_k), optimistic, metrics) for r in (baseline, current)
     )
     if before.query_ids != tuple(current.query_ids):
         return set()  # not aligned with the slices: claim nothing
@@ -214,6 +218,38 @@ def explainable_failures(
         if within and above:
             found.add((failure.metric, failure.slice))
     return found
+
+
+def _optimistic(qrels: Qrels, top_ks: Sequence[Mapping[str, Sequence[str]]]) -> Qrels:
+    """`qrels` with every doc of `top_ks` that nobody judged (absent, or graded < 0) judged
+    relevant at the highest grade given (at least 1)."""
+    best = max(float(qrels.grade.max()) if len(qrels) else 1.0, 1.0)
+    docs = qrels.docs.tolist()
+    pairs = list(zip(qrels.query_ids[qrels.query].tolist(), docs, strict=True))
+    judged = judged_pairs(qrels)
+    added = {
+        (query, doc): None
+        for top_k in top_ks
+        for query, ranked in top_k.items()
+        for doc in ranked
+        if (query, doc) not in judged
+    }
+    kept = [i for i, pair in enumerate(pairs) if pair not in added]
+    position = qrels.position
+    query = np.concatenate(
+        [qrels.query[kept], np.fromiter((position[q] for q, _ in added), np.int64, len(added))]
+    )
+    all_docs = object_array([*(docs[i] for i in kept), *(d for _, d in added)])
+    grade = np.concatenate([qrels.grade[kept], np.full(len(added), best)])
+    return Qrels(qrels.query_ids, query, all_docs, grade, qrels.source)
+
+
+def _ranked_run(top_k: Mapping[str, Sequence[str]]) -> Run:
+    """A run holding each query's ranked doc ids, scored so that they keep their order."""
+    queries = [query for query, ranked in top_k.items() for _ in ranked]
+    docs = [doc for ranked in top_k.values() for doc in ranked]
+    scores = [-float(rank) for ranked in top_k.values() for rank in range(len(ranked))]
+    return Run.from_rows(queries, docs, scores)
 
 
 def _mean(values: FloatArray) -> float:
