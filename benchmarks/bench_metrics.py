@@ -1,4 +1,6 @@
 """Benchmark retrieval_gate's metric engine against pytrec_eval, ranx and ir_measures."""
+# Modes: files and dicts time the work inside one child process; process times the whole
+# command a user runs (`retrieval-gate evaluate`) beside pytrec_eval's whole process.
 
 from __future__ import annotations
 
@@ -29,8 +31,11 @@ SIZES: dict[str, tuple[int, int]] = {
     "small": (10_000, 100),
     "medium": (100_000, 100),
     "large": (1_000, 1_000),
+    "xlarge": (300_000, 100),
+    "huge": (1_000_000, 100),
 }
-MODES = ("files", "dicts")
+MODES = ("files", "dicts", "process")
+PROCESS_TOOLS = ("ours", "pytrec_eval")
 TOOLS = ("ours", "pytrec_eval", "ranx", "ir_measures")
 TOOL_MODULES = {
     "ours": "retrieval_gate",
@@ -43,7 +48,6 @@ MEAN_JUDGED = 5.0  # judged docs per query (Poisson, at least one)
 RETRIEVED_SHARE = 0.6  # share of the judged docs that the run retrieves
 TIE_RATE = 0.01  # share of adjacent run entries forced to tie on score
 DATA_VERSION = 1  # bump when the generator changes, so cached data are rebuilt
-NO_ARROW_ENV = "RETRIEVAL_GATE_NO_ARROW"
 NUMBA_CACHE_ENV = "NUMBA_CACHE_DIR"
 RESULT_PREFIX = "BENCH_RESULT "
 AGREE_TOL = 1e-9
@@ -209,8 +213,10 @@ def qid(index: int) -> str:
     return str(1001 + index)
 
 
-def build_dataset(paths: DataPaths, seed: int, queries: int, depth: int) -> None:
-    """Write the TREC files and the pickled dicts of one data set."""
+def build_dataset(
+    paths: DataPaths, seed: int, queries: int, depth: int, pickles: bool = True
+) -> None:
+    """Write the TREC files and (when `pickles`) the pickled dicts of one data set."""
     docs, ticks, q_all, doc_all, grade_all = generate(seed, queries, depth)
     paths.root.mkdir(parents=True, exist_ok=True)
     run: dict[str, dict[str, float]] = {}
@@ -226,22 +232,27 @@ def build_dataset(paths: DataPaths, seed: int, queries: int, depth: int) -> None
                     for n, r, t in zip(names, ranks, row, strict=True)
                 )
             )
-            run[q] = dict(zip(names, (ticks[i] / 10000.0).tolist(), strict=True))
+            if pickles:
+                run[q] = dict(zip(names, (ticks[i] / 10000.0).tolist(), strict=True))
     qrels: dict[str, dict[str, int]] = {qid(i): {} for i in range(queries)}
     with paths.qrels.open("w", encoding="ascii", newline="\n") as out:
         for qi, d, g in zip(q_all.tolist(), doc_all.tolist(), grade_all.tolist(), strict=True):
             q = qid(qi)
             out.write(f"{q} 0 d{d:06d} {g}\n")
             qrels[q][f"d{d:06d}"] = g
+    if not pickles:
+        return
     with paths.run_pickle.open("wb") as f:
         pickle.dump(run, f, protocol=pickle.HIGHEST_PROTOCOL)
     with paths.qrels_pickle.open("wb") as f:
         pickle.dump(qrels, f, protocol=pickle.HIGHEST_PROTOCOL)
 
 
-def dataset_ready(paths: DataPaths, want: Json) -> bool:
+def dataset_ready(paths: DataPaths, want: Json, pickles: bool = True) -> bool:
     """Whether the files of a data set exist and were built with the same parameters."""
-    files = [paths.qrels, paths.run, paths.qrels_pickle, paths.run_pickle]
+    files = [paths.qrels, paths.run]
+    if pickles:
+        files += [paths.qrels_pickle, paths.run_pickle]
     if not (paths.meta.is_file() and all(p.is_file() for p in files)):
         return False
     try:
@@ -256,7 +267,7 @@ def child_build(spec: Json) -> Json:
     want = _meta(spec["seed"], spec["queries"], spec["depth"])
     paths.meta.unlink(missing_ok=True)
     start = time.perf_counter()
-    build_dataset(paths, spec["seed"], spec["queries"], spec["depth"])
+    build_dataset(paths, spec["seed"], spec["queries"], spec["depth"], spec.get("pickles", True))
     paths.meta.write_text(json.dumps(want))
     return {"seconds": time.perf_counter() - start}
 
@@ -288,9 +299,6 @@ def _ours_mean_by_request(scores: Any) -> dict[str, float]:
 def ours_work(mode: str, paths: DataPaths, data: Any) -> Work:
     from retrieval_gate.metrics import evaluate
     from retrieval_gate.readers import read_qrels, read_run
-
-    if mode == "files" and os.environ.get(NO_ARROW_ENV) != "1" and _has("pyarrow"):
-        import pyarrow.csv  # noqa: F401  (import cost is not part of the measurement)
 
     def files() -> Mapping[str, float]:
         qrels = read_qrels(str(paths.qrels))
@@ -477,34 +485,13 @@ def child_measure(spec: Json) -> Json:
 
 
 def child_probe(spec: Json) -> Json:
-    """Is our package importable, and does read_run/read_qrels call into pyarrow.csv?
-
-    Use a data set whose run file is large enough for the arrow path (small files are read by
-    the pure reader whatever the environment says).
-    """
-    paths = DataPaths(Path(spec["data"]))
-    calls: dict[str, int] = {}
-    if _has("pyarrow"):
-        import pyarrow.csv as pa_csv
-
-        def counting(name: str, func: Callable[..., Any]) -> Callable[..., Any]:
-            def wrapper(*args: Any, **kwargs: Any) -> Any:
-                calls[name] = calls.get(name, 0) + 1
-                return func(*args, **kwargs)
-
-            return wrapper
-
-        for name in ("read_csv", "open_csv"):
-            if hasattr(pa_csv, name):
-                setattr(pa_csv, name, counting(name, getattr(pa_csv, name)))
+    """Is our package importable?"""
     try:
         from retrieval_gate.metrics import evaluate  # noqa: F401
-        from retrieval_gate.readers import read_qrels, read_run
+        from retrieval_gate.readers import read_qrels, read_run  # noqa: F401
     except ImportError as exc:
         return {"importable": False, "error": f"{type(exc).__name__}: {exc}"}
-    read_run(str(paths.run))
-    read_qrels(str(paths.qrels))
-    return {"importable": True, "arrow_calls": calls}
+    return {"importable": True}
 
 
 def child_verify(spec: Json) -> Json:
@@ -556,7 +543,6 @@ class Row:
     mode: str
     tool: str
     label: str
-    no_arrow: bool = False
     seconds: list[float] = field(default_factory=list)
     peak_mb: list[float] = field(default_factory=list)
     base_mb: list[float] = field(default_factory=list)
@@ -572,7 +558,6 @@ def run_child(
     spec: Json,
     *,
     timeout: float,
-    no_arrow: bool = False,
     env_extra: Mapping[str, str] | None = None,
 ) -> Json:
     """Run this script with --child in a fresh interpreter and return its result.
@@ -582,9 +567,6 @@ def run_child(
     """
     env = dict(os.environ)
     env.setdefault("PYTHONHASHSEED", "0")  # reproducible set and dict orders in the tools
-    env.pop(NO_ARROW_ENV, None)
-    if no_arrow:
-        env[NO_ARROW_ENV] = "1"
     env.update(env_extra or {})
     cmd = [sys.executable, str(Path(__file__).resolve()), "--child", json.dumps(spec)]
     try:
@@ -601,22 +583,99 @@ def run_child(
     return {"error": tail[-1] if tail else f"child exited with {proc.returncode}"}
 
 
-def plan_rows(
-    sizes: Sequence[str], tools: Sequence[str], arrow_rows: Sequence[tuple[str, bool]]
-) -> list[Row]:
+def plan_rows(sizes: Sequence[str], tools: Sequence[str], modes: Sequence[str]) -> list[Row]:
     """The rows to measure, in table order."""
     rows: list[Row] = []
     for size in sizes:
-        for mode in MODES:
+        for mode in modes:
             for tool in tools:
-                if tool == "ours" and mode == "files":
-                    rows.extend(
-                        Row(size, mode, tool, label, no_arrow=no_arrow)
-                        for label, no_arrow in arrow_rows
-                    )
-                else:
+                if mode != "process":
                     rows.append(Row(size, mode, tool, tool))
+                elif tool in PROCESS_TOOLS:
+                    label = "retrieval-gate evaluate" if tool == "ours" else "pytrec_eval script"
+                    rows.append(Row(size, mode, tool, label))
     return rows
+
+
+# The whole process a pytrec_eval user runs: parse both files, evaluate, average.
+PYTREC_SCRIPT = """\
+import sys, pytrec_eval
+with open(sys.argv[1]) as f:
+    qrels = pytrec_eval.parse_qrel(f)
+with open(sys.argv[2]) as f:
+    run = pytrec_eval.parse_run(f)
+measures = set(sys.argv[3].split())
+per_query = pytrec_eval.RelevanceEvaluator(qrels, measures).evaluate(run)
+names = sorted({m for values in per_query.values() for m in values})
+for m in names:
+    print(m, sum(v[m] for v in per_query.values()) / len(per_query))
+"""
+
+
+def process_command(tool: str, paths: DataPaths) -> list[str]:
+    """The command a user runs: `retrieval-gate evaluate`, or a pytrec_eval script."""
+    if tool == "ours":
+        script = shutil.which("retrieval-gate", path=str(Path(sys.executable).parent))
+        head = [script] if script else [sys.executable, "-m", "retrieval_gate"]
+        return [*head, "evaluate", str(paths.qrels), str(paths.run), "-m", *OUR_METRICS]
+    measures = " ".join(PYTREC_MEASURES)
+    return [sys.executable, "-c", PYTREC_SCRIPT, str(paths.qrels), str(paths.run), measures]
+
+
+def time_process(command: list[str], timeout: float) -> Json:
+    """Wall seconds and peak RSS (this child's own ru_maxrss, from wait4) of one command."""
+    env = dict(os.environ)
+    env.setdefault("PYTHONHASHSEED", "0")
+    start = time.perf_counter()
+    proc = subprocess.Popen(
+        command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, text=True
+    )
+    deadline = start + timeout
+    while True:
+        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+        if pid:
+            break
+        if time.perf_counter() > deadline:
+            proc.kill()
+            os.wait4(proc.pid, 0)
+            return {"error": f"timed out after {timeout:.0f}s"}
+        time.sleep(0.002)
+    seconds = time.perf_counter() - start
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode:
+        tail = [ln for ln in (proc.stderr.read() if proc.stderr else "").splitlines() if ln]
+        return {"error": tail[-1] if tail else f"exit {proc.returncode}"}
+    scale = 2**20 if sys.platform == "darwin" else 1024
+    return {
+        "seconds": seconds,
+        "cpu": usage.ru_utime + usage.ru_stime,
+        "peak_mb": usage.ru_maxrss / scale,
+    }
+
+
+def process_report(rows: Sequence[Row], datasets: Mapping[str, DataPaths]) -> list[str]:
+    """Per size: ours / pytrec_eval whole-process time (median of the paired runs' ratios)
+    and our peak RSS against the run file's size."""
+    lines = []
+    for size in dict.fromkeys(r.size for r in rows if r.mode == "process"):
+        pair = {r.tool: r for r in rows if r.mode == "process" and r.size == size}
+        ours, theirs = pair.get("ours"), pair.get("pytrec_eval")
+        run_mb = datasets[size].run.stat().st_size / 2**20
+        if ours is None or not ours.seconds:
+            continue
+        text = (
+            f"process {size}: ours peak RSS {max(ours.peak_mb):,.0f} MB = "
+            f"{max(ours.peak_mb) / run_mb:.2f}x the run file ({run_mb:,.0f} MB)"
+        )
+        if theirs is not None and len(theirs.seconds) == len(ours.seconds):
+            ratios = [a / b for a, b in zip(ours.seconds, theirs.seconds, strict=True)]
+            text += (
+                f"; ours / pytrec_eval whole process {statistics.median(ratios):.3f} "
+                f"(median of {len(ratios)} paired runs, range {min(ratios):.3f}-"
+                f"{max(ratios):.3f}); pytrec_eval peak {max(theirs.peak_mb):,.0f} MB"
+            )
+        lines.append(text)
+    return lines
 
 
 def _fmt_seconds(value: float) -> str:
@@ -639,11 +698,8 @@ def table_cells(rows: Sequence[Row]) -> tuple[list[str], list[list[str]]]:
     ]
     baselines: dict[tuple[str, str], float] = {}
     for row in rows:
-        if row.tool == "ours" and row.seconds and not row.no_arrow:
-            baselines[(row.size, row.mode)] = statistics.median(row.seconds)
-    for row in rows:  # no arrow row when pyarrow is absent: the pure reader is the baseline
         if row.tool == "ours" and row.seconds:
-            baselines.setdefault((row.size, row.mode), statistics.median(row.seconds))
+            baselines[(row.size, row.mode)] = statistics.median(row.seconds)
     cells: list[list[str]] = []
     for row in rows:
         queries, depth = SIZES[row.size]
@@ -660,7 +716,7 @@ def table_cells(rows: Sequence[Row]) -> tuple[list[str], list[list[str]]]:
                 _fmt_seconds(median),
                 _fmt_seconds(min(row.seconds)),
                 f"{max(row.peak_mb):,.0f}",
-                f"{statistics.median(row.base_mb):,.0f}",
+                f"{statistics.median(row.base_mb):,.0f}" if row.base_mb else "-",
                 speedup,
                 row.note,
             ]
@@ -816,7 +872,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--sizes",
         default="small",
-        help="comma-separated of small,medium,large, or all (default: small)",
+        help="comma-separated of small,medium,large,xlarge,huge, or all (default: small)",
     )
     parser.add_argument("--repeat", type=int, default=3, help="timed runs per row (median)")
     parser.add_argument(
@@ -824,7 +880,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         default="all",
         help="comma-separated of ours,pytrec_eval,ranx,ir_measures (default: all)",
     )
-    parser.add_argument("--modes", default="all", help="files,dicts or all (default: all)")
+    parser.add_argument(
+        "--modes", default="files,dicts", help="files,dicts,process or all (default: files,dicts)"
+    )
     parser.add_argument(
         "--workdir",
         type=Path,
@@ -864,10 +922,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         else:
             notes.append(f"{tool}: not installed ({TOOL_MODULES[tool]}), skipped")
     builds = [("tiny", 7, 16, 20)] + [(s, args.seed, *SIZES[s]) for s in sizes]
+    # Pickled dicts (slow to write, large) only for the modes that read them.
+    pickles = "dicts" in modes or ("files" in modes and "pytrec_eval" in available)
     datasets: dict[str, DataPaths] = {}
     for name, seed, queries, depth in builds:
         datasets[name] = DataPaths(workdir / name)
-        if dataset_ready(datasets[name], _meta(seed, queries, depth)):
+        wanted = pickles or name == "tiny"
+        if dataset_ready(datasets[name], _meta(seed, queries, depth), wanted):
             continue
         say(f"[data] building {name}: {queries} queries x {depth} docs in {workdir / name}")
         spec = {
@@ -876,47 +937,25 @@ def main(argv: Sequence[str] | None = None) -> int:
             "seed": seed,
             "queries": queries,
             "depth": depth,
+            "pickles": wanted,
         }
         result = run_child(spec, timeout=args.timeout)
         if "error" in result:
             raise SystemExit(f"building the {name} data failed: {result['error']}")
         say(f"[data] {name} built in {result['seconds']:.1f}s")
     tiny = str(datasets["tiny"].root)
-    probe_data = str(datasets[sizes[0]].root)
-    arrow_rows: list[tuple[str, bool]] = [("ours", False)]
     if "ours" in available:
-        probe = run_child({"task": "probe", "data": probe_data}, timeout=args.timeout)
+        probe = run_child({"task": "probe"}, timeout=args.timeout)
         if not probe.get("importable"):
             notes.append(f"ours: not importable ({probe.get('error')}), skipped")
             available.remove("ours")
-        elif _has("pyarrow"):
-            pure = run_child(
-                {"task": "probe", "data": probe_data}, timeout=args.timeout, no_arrow=True
-            )
-            with_arrow = sum(probe.get("arrow_calls", {}).values())
-            without = sum(pure.get("arrow_calls", {}).values()) if "error" not in pure else 1
-            if not with_arrow:
-                notes.append(
-                    "ours: read_run/read_qrels made no pyarrow.csv call with pyarrow "
-                    "installed; the 'ours (arrow)' row may not use pyarrow"
-                )
-            if without:
-                notes.append(
-                    f"ours: {NO_ARROW_ENV}=1 is not honoured (pyarrow.csv still "
-                    "called); the pure-reader row is skipped"
-                )
-                arrow_rows = [("ours (arrow)", False)]
-            else:
-                arrow_rows = [("ours (arrow)", False), ("ours (pure)", True)]
-        else:
-            notes.append("pyarrow not installed: only the pure-Python reader is timed")
     available = [t for t in TOOLS if t in available]
-    rows = [r for r in plan_rows(sizes, available, arrow_rows) if r.mode in modes]
+    rows = plan_rows(sizes, available, modes)
     for row in rows:
-        if row.no_arrow:
-            row.note = f"{NO_ARROW_ENV}=1"
-        elif row.tool != "ours":
-            row.note = TOOL_NOTES.get(row.tool, "")
+        if row.tool != "ours":
+            row.note = TOOL_NOTES.get(row.tool, "") if row.mode != "process" else "whole process"
+        elif row.mode == "process":
+            row.note = "whole process"
 
     started = time.perf_counter()
     fingerprint = source_fingerprint(TOOL_MODULES["ours"]) if "ours" in available else None
@@ -934,6 +973,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             ranx_cold = result["seconds"]
             say(f"[ranx] cold numba compile on a tiny input: {ranx_cold:.1f}s")
     for index, row in enumerate(rows, 1):
+        if row.mode == "process":
+            continue  # measured in pairs below
         for rep in range(args.repeat):
             spec = {
                 "task": "measure",
@@ -943,10 +984,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "tiny": tiny,
             }
             result = run_child(
-                spec,
-                timeout=args.timeout,
-                no_arrow=row.no_arrow,
-                env_extra=ranx_env if row.tool == "ranx" else None,
+                spec, timeout=args.timeout, env_extra=ranx_env if row.tool == "ranx" else None
             )
             if "error" in result:
                 row.error = f"error: {result['error']}"
@@ -967,8 +1005,26 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"{result['seconds']:.3f}s, peak {result['peak_mb']:.0f} MB "
                 f"({time.perf_counter() - started:.0f}s elapsed)"
             )
+    for size in sizes:
+        # Whole processes in turn (ours, pytrec_eval, ours, ...): a drift in the machine's
+        # speed then moves both sides of each pair's ratio alike.
+        pair = [r for r in rows if r.mode == "process" and r.size == size]
+        for rep in range(args.repeat + 1):  # the first round warms the page cache, untimed
+            for row in pair:
+                if row.error:
+                    continue
+                result = time_process(process_command(row.tool, datasets[size]), args.timeout)
+                if "error" in result:
+                    row.error = f"error: {result['error']}"
+                elif rep:
+                    row.seconds.append(result["seconds"])
+                    row.peak_mb.append(result["peak_mb"])
+                say(
+                    f"[process] {size} {row.label} run {rep}: "
+                    + (row.error or f"{result['seconds']:.3f}s, peak {result['peak_mb']:.0f} MB")
+                )
     verify: dict[str, Json] = {}
-    if "ours" in available and "pytrec_eval" in available:
+    if "ours" in available and "pytrec_eval" in available and pickles:
         for size in sizes:
             result = run_child(
                 {"task": "verify", "data": str(datasets[size].root)}, timeout=args.timeout
@@ -1004,6 +1060,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "section (interpreter, imports and, for dicts, the input dicts)."
     )
     for line in agreement_report(rows, verify):
+        print(line)
+    for line in process_report(rows, datasets):
         print(line)
     warm = [w for r in rows for w in r.warmup]
     if ranx_cold is not None:

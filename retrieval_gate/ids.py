@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from itertools import pairwise
 
 import numpy as np
 import numpy.typing as npt
+
+try:
+    from numpy._core import multiarray as np_multiarray
+except ImportError:  # numpy < 2
+    from numpy.core import multiarray as np_multiarray  # type: ignore[no-redef]
 
 from retrieval_gate.errors import InputError
 
@@ -80,9 +87,15 @@ def check_unique(
     source: str,
     lines: Sequence[int] | None,
     what: str,
+    doc_bytes: ByteIds | None = None,
 ) -> None:
-    """Nothing, or an error naming both rows of the first repeated (query, doc)."""
-    duplicate = first_duplicate(query, docs)
+    """Nothing, or an error naming both rows of the first repeated (query, doc); `doc_bytes`
+    (the same ids as bytes), when given, finds it without hashing Python strings."""
+    if doc_bytes is None:
+        duplicate = first_duplicate(query, docs)
+    else:
+        keys = sorted_keys(pair_keys(query, doc_bytes.hashes(keep=False), in_place=True))
+        duplicate = first_duplicate_bytes(query, doc_bytes, keys)
     if duplicate is None:
         return
     earlier, later = duplicate
@@ -97,3 +110,283 @@ def check_unique(
         source=source,
         line=lines[later],
     )
+
+
+U8Array = npt.NDArray[np.uint8]
+U64Array = npt.NDArray[np.uint64]
+
+_PAD = 16
+"""Zero bytes after the last id: hashing reads two aligned 8-byte words past any start."""
+_WORD = np.dtype("<u8")
+"""Bytes read as little-endian words, so hashes do not depend on the machine."""
+_MASK = (1 << 64) - 1
+_CACHED = 1 << 16
+"""Rows of 8 bytes per step of a chain of numpy operations: each step's temporaries stay
+in the CPU's cache and are reused instead of being fresh memory every time."""
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
+_MIX2 = np.uint64(0x94D049BB133111EB)
+
+
+class ByteIds:
+    """Ids as one UTF-8 buffer and row offsets: no Python object per row.
+
+    Id `i` is `data[offsets[i]:offsets[i + 1]]`. Comparisons are on bytes, which orders
+    UTF-8 text as code points do (so as Python strings and as trec_eval's strcmp). `width` is
+    the length of every id when they all have one (None: not known to); then the offsets are
+    only built if asked for.
+    """
+
+    __slots__ = ("_count", "_hashes", "_offsets", "data", "width")
+
+    def __init__(self, data: U8Array, offsets: IntArray, width: int | None = None) -> None:
+        size = int(offsets[-1])
+        if len(data) < size + _PAD:
+            padded = np.zeros(size + _PAD, dtype=np.uint8)
+            padded[:size] = data[:size]
+            data = padded
+        self.data = data
+        self._offsets: IntArray | None = offsets
+        self._count = len(offsets) - 1
+        self.width = width
+        self._hashes: U64Array | None = None
+
+    @classmethod
+    def of_width(cls, data: U8Array, count: int, width: int) -> ByteIds:
+        """`count` ids of `width` bytes each, back to back in `data` (padded: see _PAD)."""
+        ids = cls.__new__(cls)
+        ids.data = data
+        ids._offsets = None
+        ids._count = count
+        ids.width = width
+        ids._hashes = None
+        return ids
+
+    @property
+    def offsets(self) -> IntArray:
+        """Where each id starts, and the end of the last one."""
+        if self._offsets is None:
+            assert self.width is not None  # of_width sets it
+            self._offsets = np.arange(self._count + 1, dtype=np.int64) * self.width
+        return self._offsets
+
+    @classmethod
+    def from_strings(cls, ids: Sequence[str] | ObjectArray) -> ByteIds:
+        """The UTF-8 bytes of `ids`."""
+        items: list[str] = ids.tolist() if isinstance(ids, np.ndarray) else list(ids)
+        joined = "".join(items)
+        raw = joined.encode()
+        if len(raw) == len(joined):  # ASCII: character counts are byte counts
+            lengths = np.fromiter(map(len, items), dtype=np.int64, count=len(items))
+        else:
+            encoded = [item.encode() for item in items]
+            lengths = np.fromiter(map(len, encoded), dtype=np.int64, count=len(items))
+        offsets = np.zeros(len(items) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=offsets[1:])
+        data = np.zeros(len(raw) + _PAD, dtype=np.uint8)
+        data[: len(raw)] = np.frombuffer(raw, dtype=np.uint8)
+        same = len(lengths) > 0 and bool((lengths == lengths[0]).all())
+        return cls(data, offsets, int(lengths[0]) if same else None)
+
+    def __len__(self) -> int:
+        return self._count
+
+    @property
+    def lengths(self) -> IntArray:
+        """Byte length of each id."""
+        return np.diff(self.offsets)
+
+    def strings(self) -> ObjectArray:
+        """The ids as Python strings."""
+        if self.width and len(self) and int(self.data.max()) < 0x80:  # ASCII, one width: in C
+            fixed = self.data[: len(self) * self.width].view(f"S{self.width}")
+            return fixed.astype(f"U{self.width}").astype(object)
+        text = self.data[: int(self.offsets[-1])].tobytes()
+        bounds = self.offsets.tolist()
+        return object_array(text[a:b].decode() for a, b in pairwise(bounds))
+
+    def fixed(self, rows: IntArray) -> npt.NDArray[np.bytes_]:
+        """The ids of `rows` as a fixed-width bytes array (sorts and compares in C)."""
+        if self.width:  # rows of the (ids, width) matrix: one gather of whole rows
+            matrix = self.data[: self._count * self.width].reshape(self._count, self.width)
+            return matrix[rows].view(f"S{self.width}").reshape(-1)
+        if self.width == 0:
+            return np.zeros(len(rows), dtype="S1")
+        starts = self.offsets[rows]
+        lengths = self.offsets[rows + 1] - starts
+        width = max(int(lengths.max()) if len(rows) else 1, 1)
+        column = np.arange(width, dtype=np.int64)
+        index = np.minimum(starts[:, None] + column, len(self.data) - 1)
+        matrix = np.where(column < lengths[:, None], self.data[index], 0).astype(np.uint8)
+        return np.ascontiguousarray(matrix).view(f"S{width}").reshape(-1)
+
+    def hashes(self, *, keep: bool = True) -> U64Array:
+        """A 64-bit hash of each id (equal ids hash equal; others collide rarely); kept for
+        the next call unless `keep` is False (then the caller owns the array)."""
+        if self._hashes is not None:
+            return self._hashes if keep else self._hashes.copy()
+        if self.width is not None and len(self):
+            hashes = hash_fixed(self.data, len(self), self.width)
+        else:
+            hashes = hash_bytes(self.data, self.offsets)
+        if keep:
+            self._hashes = hashes
+        return hashes
+
+
+def mix(values: U64Array) -> U64Array:
+    """splitmix64's finaliser, in place: every input bit moves every output bit."""
+    for start in range(0, len(values), _CACHED):  # blocks that stay in the CPU's cache
+        block = values[start : start + _CACHED]
+        block ^= block >> np.uint64(30)
+        block *= _MIX1
+        block ^= block >> np.uint64(27)
+        block *= _MIX2
+        block ^= block >> np.uint64(31)
+    return values
+
+
+def hash_fixed(data: U8Array, rows: int, width: int) -> U64Array:
+    """`hash_bytes` of `rows` ids of `width` bytes each, back to back in `data` (padded):
+    each 8-byte word is read in place through a strided view, then its excess bytes cut."""
+    out: U64Array = np.empty(rows, dtype=np.uint64)
+    seed = np.uint64((width * int(_GOLDEN)) & _MASK)
+    for start in range(0, rows, _CACHED):
+        block = out[start : start + _CACHED]
+        block[:] = seed
+        for at in range(0, width, 8):
+            words = np.ndarray(
+                (len(block),), dtype=_WORD, buffer=data, offset=start * width + at, strides=(width,)
+            )
+            take = min(width - at, 8)
+            block ^= words if take == 8 else words & np.uint64((1 << (8 * take)) - 1)
+            mix(block)
+    return out
+
+
+def hash_bytes(data: U8Array, offsets: IntArray) -> U64Array:
+    """Hashes of the byte strings `data[offsets[i]:offsets[i + 1]]`, 8 bytes per numpy pass.
+
+    `data` must hold 16 bytes past the last string (ByteIds pads it so).
+    """
+    n = len(offsets) - 1
+    lengths = np.diff(offsets)
+    out: U64Array = lengths.astype(np.uint64) * _GOLDEN
+    if n == 0:
+        return out
+    words = data[: len(data) // 8 * 8].view(_WORD)
+    rows: IntArray | None = None  # None: every row is still being hashed
+    starts, remaining = offsets[:-1].copy(), lengths.copy()
+    longest = int(lengths.max())
+    for _ in range(0, longest, 8):
+        active = remaining > 0
+        if not active.all():  # long ids are rare: hash only those still running
+            keep = np.flatnonzero(active)
+            rows = keep if rows is None else rows[keep]
+            starts, remaining = starts[keep], remaining[keep]
+        at = (starts >> 3).astype(np.int64)
+        shift = (starts & 7).astype(np.uint64) * np.uint64(8)
+        word = (words[at] >> shift) | (words[at + 1] << (np.uint64(64) - shift))
+        take = np.minimum(remaining, 8).astype(np.uint64) * np.uint64(8)
+        word &= np.where(take == 64, ~np.uint64(0), (np.uint64(1) << take) - np.uint64(1))
+        if rows is None:
+            out ^= word
+            mix(out)
+        else:
+            part = out[rows] ^ word
+            out[rows] = mix(part)
+        starts += 8
+        remaining -= 8
+    return out
+
+
+@contextmanager
+def small_pages() -> Iterator[None]:
+    """Within: numpy does not ask the kernel for huge pages for its large arrays.
+
+    Where the kernel compacts memory to provide them (Linux's default `defrag=madvise`), the
+    first touch of every fresh 2 MB costs more than all the arithmetic on it: reading a
+    large run file took 40% less system time without them. Restored on exit.
+    """
+    toggle = getattr(np_multiarray, "_set_madvise_hugepage", None)
+    previous = toggle(False) if toggle is not None else None
+    try:
+        yield
+    finally:
+        if toggle is not None:
+            toggle(previous)
+
+
+_BLOCK = 1 << 20
+"""Rows per step of the loops below: their temporaries stay small and are reused."""
+
+
+def pair_keys(query: IntArray, doc_hashes: U64Array, *, in_place: bool = False) -> U64Array:
+    """One 64-bit hash of each (query code, doc hash) pair (written over `doc_hashes` when
+    `in_place`)."""
+    key = doc_hashes if in_place else doc_hashes.copy()
+    for start in range(0, len(key), _CACHED):
+        block = key[start : start + _CACHED]
+        block += query[start : start + _CACHED].astype(np.uint64) * _GOLDEN
+    return mix(key)
+
+
+def row_bits(rows: int) -> int:
+    """Low bits that hold a row index in a sorted key (see `sorted_keys`)."""
+    return max(rows - 1, 1).bit_length()
+
+
+def sorted_keys(keys: U64Array) -> U64Array:
+    """`keys`, in place, with their row index in the low `row_bits` bits, sorted: one plain
+    sort (no argsort) groups equal keys and says which rows they came from."""
+    bits = np.uint64(row_bits(len(keys)))
+    keys >>= bits
+    keys <<= bits
+    for start in range(0, len(keys), _CACHED):
+        block = keys[start : start + _CACHED]
+        block |= np.arange(start, start + len(block), dtype=np.uint64)
+    keys.sort()
+    return keys
+
+
+def key_collisions(ordered: U64Array) -> list[IntArray]:
+    """Rows sharing a key's high bits, one ascending array per group of `ordered`
+    (from `sorted_keys`); candidates only: equal keys may come from different ids."""
+    bits = np.uint64(row_bits(len(ordered)))
+    limit = np.uint64(1) << bits
+    found = []
+    for start in range(0, len(ordered) - 1, _BLOCK):
+        block = ordered[start : start + _BLOCK + 1]
+        # Equal high bits: the xor of neighbours is below the row bits.
+        same = np.flatnonzero((block[1:] ^ block[:-1]) < limit)
+        found.append(same + start)
+    same = np.concatenate(found) if found else np.zeros(0, dtype=np.int64)
+    if len(same) == 0:
+        return []
+    low = (np.uint64(1) << bits) - np.uint64(1)
+    groups = []
+    for start in same[np.r_[True, same[1:] != same[:-1] + 1]].tolist():
+        end = start + 1
+        key = ordered[start] >> bits
+        while end < len(ordered) and (ordered[end] >> bits) == key:
+            end += 1
+        groups.append((ordered[start:end] & low).astype(np.int64))
+    return groups
+
+
+def first_duplicate_bytes(
+    query: IntArray, docs: ByteIds, ordered: U64Array
+) -> tuple[int, int] | None:
+    """Row indices (earlier, later) of the first repeated (query, doc) in row order, from the
+    sorted pair keys of `sorted_keys(pair_keys(query, docs.hashes()))`."""
+    found: tuple[int, int] | None = None
+    for rows in key_collisions(ordered):
+        names = docs.fixed(rows).tolist()
+        seen: dict[tuple[int, bytes], int] = {}
+        for row, code, name in zip(rows.tolist(), query[rows].tolist(), names, strict=True):
+            earlier = seen.setdefault((code, name), row)
+            if earlier != row:
+                if found is None or row < found[1]:
+                    found = (earlier, row)
+                break
+    return found

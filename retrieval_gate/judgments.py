@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 import numpy as np
 
 from retrieval_gate.errors import InputError
 from retrieval_gate.ids import (
+    ByteIds,
     FloatArray,
     IntArray,
     ObjectArray,
@@ -40,6 +41,8 @@ class Judgments:
     lines: IntArray | None
     """1-based line of each row in `source`, when it has lines."""
     source: str
+    doc_bytes: ByteIds | None = field(default=None, repr=False)
+    """`docs` as UTF-8 bytes, when the reader built them (joins and checks use them)."""
 
     @classmethod
     def from_rows(
@@ -100,7 +103,13 @@ class Judgments:
         lines = None if self.lines is None else self.lines.tolist()
         if self.annotator is None:
             return Qrels.checked(
-                self.query_ids, self.query, self.docs, self.grade, self.source, lines
+                self.query_ids,
+                self.query,
+                self.docs,
+                self.grade,
+                self.source,
+                lines,
+                self.doc_bytes,
             )
         groups = self.duplicate_groups()
         if groups:

@@ -9,6 +9,7 @@ from functools import cached_property
 import numpy as np
 
 from retrieval_gate.ids import (
+    ByteIds,
     FloatArray,
     IntArray,
     ObjectArray,
@@ -39,10 +40,17 @@ class Qrels:
         grades: Sequence[float] | FloatArray,
         source: str,
         lines: Sequence[int] | None,
+        doc_bytes: ByteIds | None = None,
     ) -> Qrels:
-        """Qrels from encoded columns, after checking no (query, doc) is judged twice."""
-        check_unique(query, query_ids, docs, source=source, lines=lines, what="judgment")
-        return cls(query_ids, query, docs, np.asarray(grades, dtype=np.float64), source)
+        """Qrels from encoded columns, after checking no (query, doc) is judged twice;
+        `doc_bytes`, when the reader has it, is `docs` as bytes."""
+        check_unique(
+            query, query_ids, docs, source=source, lines=lines, what="judgment", doc_bytes=doc_bytes
+        )
+        qrels = cls(query_ids, query, docs, np.asarray(grades, dtype=np.float64), source)
+        if doc_bytes is not None:
+            qrels.__dict__["doc_bytes"] = doc_bytes  # already built: seed the cached property
+        return qrels
 
     def __len__(self) -> int:
         return len(self.grade)
@@ -51,6 +59,11 @@ class Qrels:
     def position(self) -> dict[str, int]:
         """Index of each query id in `query_ids`."""
         return {q: i for i, q in enumerate(self.query_ids.tolist())}
+
+    @cached_property
+    def doc_bytes(self) -> ByteIds:
+        """`docs` as UTF-8 bytes, for joins on hashed ids."""
+        return ByteIds.from_strings(self.docs)
 
     @cached_property
     def by_query(self) -> list[dict[str, float]]:

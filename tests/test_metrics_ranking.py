@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from retrieval_gate.errors import InputError
+from retrieval_gate.ids import ByteIds, first_duplicate_bytes
 from retrieval_gate.metrics import evaluate
 from retrieval_gate.metrics.ranking import rank_judgments
 from retrieval_gate.qrels import Qrels
@@ -76,3 +77,71 @@ def test_mappings_are_scored_exactly_like_runs(seed: int) -> None:
 def test_bad_scores_in_a_mapping_are_reported_like_a_file_error() -> None:
     with pytest.raises(InputError, match="'q', doc 'b': score 'x' is not a finite number"):
         evaluate({"q": {"a": 1.0, "b": "x"}}, {"q": {"a": 1}}, ["rr"])
+
+
+def as_bytes(run: Run) -> Run:
+    """The same run holding its doc ids as one UTF-8 buffer, as the TREC reader builds it."""
+    return Run(run.query_ids, run.query, ByteIds.from_strings(run.docs), run.score)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_doc_ids_held_as_bytes_score_exactly_like_strings(seed: int) -> None:
+    run, qrels = random_case(seed)
+    expected = evaluate(run, qrels, METRICS).values
+    got = evaluate(as_bytes(shuffled(run, seed)), qrels, METRICS).values
+    for name, values in expected.items():
+        np.testing.assert_array_equal(got[name], values, err_msg=name)
+
+
+def test_ties_compare_utf8_bytes_as_trec_eval_compares_them() -> None:
+    docs = ["é", "z", "ÿ", "a", "☃", "Z"]
+    run = Run.from_rows(["q"] * len(docs), docs, [1.0] * len(docs))
+    qrels = qrels_from_dict({"q": {d: float(i) for i, d in enumerate(docs)}})
+    ranked = rank_judgments(as_bytes(run), qrels, None)
+    by_bytes = sorted(docs, key=str.encode, reverse=True)  # strcmp on UTF-8, descending
+    np.testing.assert_array_equal(ranked.grades[0], [float(docs.index(d)) for d in by_bytes])
+    np.testing.assert_array_equal(rank_judgments(run, qrels, None).grades, ranked.grades)
+
+
+def test_the_join_and_the_duplicate_check_confirm_every_hash_match(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Hashes are only candidates: with every doc id hashing alike, grades and duplicates
+    still come from comparing the ids themselves."""
+    run, qrels = random_case(7)
+    expected = evaluate(run, qrels, METRICS).values
+    monkeypatch.setattr(
+        ByteIds, "hashes", lambda self, keep=True: np.zeros(len(self), dtype=np.uint64)
+    )
+    got = evaluate(as_bytes(run), qrels, METRICS).values
+    for name, values in expected.items():
+        np.testing.assert_array_equal(got[name], values, err_msg=name)
+    doubled = Run.from_rows(["q", "q", "q"], ["a", "b", "c"], [1.0, 2.0, 3.0])
+    assert first_duplicate_bytes(doubled.query, doubled.doc_bytes, doubled.keys) is None
+    again = as_bytes(Run.from_rows(["q", "r", "q"], ["a", "a", "b"], [1.0, 2.0, 3.0]))
+    again.query[2] = 0
+    again.doc_bytes.data[2] = ord("a")  # row 2 now repeats row 0's (q, a)
+    assert first_duplicate_bytes(again.query, again.doc_bytes, again.keys) == (0, 2)
+
+
+@pytest.mark.parametrize("depth", [None, 3, 50])
+def test_unlabelled_queries_change_nothing_however_many_results_they_have(
+    depth: int | None,
+) -> None:
+    run, qrels = random_case(3)
+    results = run.to_dict()
+    alone = rank_judgments(run, qrels, depth)
+    for extra in ({"zz": {f"x{i}": float(i) for i in range(40)}}, {"00": {"a": 1.0}}):
+        mixed = rank_judgments(as_bytes(run_from_dict({**extra, **results})), qrels, depth)
+        np.testing.assert_array_equal(mixed.grades, alone.grades)
+        np.testing.assert_array_equal(mixed.num_ret, alone.num_ret)
+        assert mixed.ignored_queries == tuple(extra)
+
+
+def test_docs_at_reads_only_the_rows_asked_for() -> None:
+    run = Run.from_rows(["q", "q", "r"], ["é", "b", "c"], [1.0, 2.0, 3.0])
+    held = as_bytes(run)
+    rows = np.array([2, 0])
+    assert held.docs_at(rows).tolist() == ["c", "é"]
+    assert held._docs is None  # no string was built for the other rows
+    assert run.docs_at(rows).tolist() == ["c", "é"]

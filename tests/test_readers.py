@@ -4,14 +4,25 @@ from __future__ import annotations
 
 import gzip
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 import pytest
 
 from retrieval_gate.errors import InputError
-from retrieval_gate.readers import arrow, read_qrels, read_run, run_from_dict
+from retrieval_gate.judgments import Judgments
+from retrieval_gate.qrels import Qrels
+from retrieval_gate.readers import read_qrels, read_run, run_from_dict
 from retrieval_gate.readers.dicts import qrels_from_dict
+from retrieval_gate.readers.trec import (
+    exact_trec_judgments,
+    exact_trec_run,
+    fast_trec_judgments,
+    fast_trec_run,
+)
+from retrieval_gate.run import Run
 
 TREC_QRELS = """\
 # comment line
@@ -26,6 +37,7 @@ TREC_RUN = """\
 10\tQ0\td10\t2\t  1.25\ttag
 2 Q0 d1 1 -0.5 last-tag
 """
+BOM = "\ufeff"
 EXPECTED_QRELS = {"10": {"d2": 1.0, "d10": 0.0}, "2": {"d1": 3.0, "d#3": -1.0}}
 EXPECTED_RUN = {"10": {"d2": 3.5, "d10": 1.25}, "2": {"d1": -0.5}}
 
@@ -180,59 +192,210 @@ def synthetic_run(path: Path, queries: int, docs: int) -> None:
                 handle.write(f"q{q} Q0 d{doc} {rank} {score} run\n")
 
 
-@pytest.mark.skipif(not arrow.available(), reason="pyarrow not installed")
-def test_arrow_path_reads_what_the_exact_reader_reads(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+def same_run(fast: Run, exact: Run) -> None:
+    np.testing.assert_array_equal(fast.query_ids, exact.query_ids)
+    np.testing.assert_array_equal(fast.query, exact.query)
+    np.testing.assert_array_equal(fast.docs, exact.docs)
+    assert fast.score.tobytes() == exact.score.tobytes()  # bit for bit, -0.0 included
+    assert fast.name == exact.name
+    assert fast.source == exact.source
+
+
+def same_judgments(fast: Judgments, exact: Judgments) -> None:
+    np.testing.assert_array_equal(fast.query_ids, exact.query_ids)
+    np.testing.assert_array_equal(fast.query, exact.query)
+    np.testing.assert_array_equal(fast.docs, exact.docs)
+    assert fast.grade.tobytes() == exact.grade.tobytes()
+    assert fast.annotator is None
+    assert exact.annotator is None
+    assert fast.lines is not None
+    assert exact.lines is not None
+    np.testing.assert_array_equal(fast.lines, exact.lines)
+
+
+def store(path: Path, text: str, *, compress: bool = False, bom: bool = False) -> Path:
+    data = (BOM if bom else "").encode() + text.encode("utf-8")
+    path.write_bytes(gzip.compress(data) if compress else data)
+    return path
+
+
+CLEAN_RUNS = {
+    "sorted": "",  # synthetic_run
+    "tabs": "1\tQ0\td1\t1\t2.5\tt\n1\tQ0\td2\t2\t-0\tt\n",
+    "numbers": "".join(
+        f"q Q0 d{i} {i} {s} tag\n"
+        for i, s in enumerate(
+            [
+                "1e5",
+                "-3.25E-2",
+                "+7",
+                ".5",
+                "5.",
+                "-.125",
+                "0.000000000000001",
+                "123456789012345",
+                "1234567890123456789",
+                "3.141592653589793",
+                "-0.0",
+                "00012.50",
+                "1_000",
+                "2.5e+300",
+                "12.3456",
+                "-7.25",
+            ]
+        )
+    ),
+    "widths": "b Q0 doc-long-id-here 1 1 t\na Q0 x 1 2 t\na Q0 ÿé 2 1 t\nb Q0 ☃ 2 0.5 t\n",
+    "no final newline": "2 Q0 d1 1 1.0 t\n1 Q0 d1 1 1.0 last",
+    "interleaved": "1 Q0 a 1 1 t\n2 Q0 a 1 1 t\n1 Q0 b 2 0 t\n2 Q0 b 2 0 t\n",
+}
+
+
+@pytest.mark.parametrize("variant", list(CLEAN_RUNS))
+@pytest.mark.parametrize(("compress", "bom"), [(False, False), (True, False), (False, True)])
+def test_the_fast_run_reader_reads_what_the_exact_reader_reads(
+    tmp_path: Path, variant: str, compress: bool, bom: bool
 ) -> None:
     path = tmp_path / "run.txt"
-    synthetic_run(path, 40, 30)
-    monkeypatch.setattr(arrow, "MIN_BYTES", 0)
-    fast = arrow.read_columns(path, 6, {0: "str", 2: "str", 4: "float"})
+    if variant == "sorted":
+        synthetic_run(path, 40, 30)
+        text = path.read_text()
+    else:
+        text = CLEAN_RUNS[variant]
+    store(path, text, compress=compress, bom=bom)
+    fast = fast_trec_run(path)
     assert fast is not None
-    fast_run = read_run(path)
-    monkeypatch.setenv(arrow.DISABLE_ENV, "1")
-    exact_run = read_run(path)
-    assert fast_run.to_dict() == exact_run.to_dict()
-    assert fast_run.name == exact_run.name == "run"
+    same_run(fast, exact_trec_run(path))
+    same_run(read_run(path), exact_trec_run(path))
 
 
-@pytest.mark.skipif(not arrow.available(), reason="pyarrow not installed")
 @pytest.mark.parametrize(
     "text",
     [
-        "# a comment\n1 Q0 d1 1 2.0 t\n",
-        "1 Q0 d1 1 2.0 t\n1  Q0 d2 2 1.0 t\n",
-        "1 Q0 d1 1 2.0 t\n1 Q0 d2 2 1.0 t x\n",
-        "1\tQ0\td1\t1\t2.0\tt\n1\tQ0\td 2\t2\t1.0\tt\n",
-        "1 Q0 d1 1 inf t\n",
+        "10 0 d2 1\n10 0 d10 0\n2 0 d1 3\n2 0 d#3 -1\n",
+        "q\t0\td1\t1\nq\t0\td2\t2.5\nr\t0\tdé\t0\n",
+        "b 0 x 1\na 0 y 2\nb 0 z 0",
     ],
 )
-def test_arrow_path_declines_what_it_cannot_read_exactly(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str
+@pytest.mark.parametrize(("compress", "bom"), [(False, False), (True, False), (False, True)])
+def test_the_fast_qrels_reader_reads_what_the_exact_reader_reads(
+    tmp_path: Path, text: str, compress: bool, bom: bool
 ) -> None:
-    monkeypatch.setattr(arrow, "MIN_BYTES", 0)
-    path = write(tmp_path / "run.txt", text)
-    assert arrow.read_columns(path, 6, {0: "str", 2: "str", 4: "float"}) is None
+    path = store(tmp_path / "qrels.txt", text, compress=compress, bom=bom)
+    fast = fast_trec_judgments(path)
+    assert fast is not None
+    same_judgments(fast, exact_trec_judgments(path))
+    assert read_qrels(path).to_dict() == exact_trec_judgments(path).qrels().to_dict()
 
 
-@pytest.mark.skipif(not arrow.available(), reason="pyarrow not installed")
-def test_duplicates_found_on_the_arrow_path_still_name_both_lines(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+HUGE = "d" * 100_000
+MALFORMED_RUNS = {
+    "missing field": "1 Q0 d1 1 2.0 t\n1 Q0 d2 2 1.0\n",
+    "extra fields": "1 Q0 d1 1 2.0 t\n1 Q0 d2 2 1.0 t x y\n",
+    "bad number": "1 Q0 d1 1 2.0 t\n1 Q0 d2 2 1,5 t\n",
+    "nan": "1 Q0 d1 1 2.0 t\n1 Q0 d2 2 nan t\n",
+    "inf": "1 Q0 d1 1 -inf t\n",
+    "huge number": "1 Q0 d1 1 1e400 t\n",
+    "duplicate": "1 Q0 d1 1 2.0 t\n1 Q0 d2 2 1.0 t\n1 Q0 d1 3 0.5 t\n",
+    "duplicate far apart": "1 Q0 d1 1 2 t\n2 Q0 d1 1 2 t\n1 Q0 d1 2 1 t\n",
+    "crlf": "1 Q0 d1 1 2.0 t\r\n1 Q0 d2 2 x t\r\n",
+    "lone cr": "1 Q0 d1 1 2.0 t\r1 Q0 d2 2 1.0 t\n",
+    "doubled spaces": "1 Q0 d1 1 2.0 t\n1  Q0 d2 2 1.0 t\n",
+    "leading space": " 1 Q0 d1 1 2.0 t\n",
+    "mixed tabs": "1\tQ0 d1 1 2.0\tt\n",
+    "blank line": "1 Q0 d1 1 2.0 t\n\n1 Q0 d2 2 1.0 t\n",
+    "comment": "# made by hand\n1 Q0 d1 1 2.0 t\n",
+    "comment mid-file": "1 Q0 d1 1 2.0 t\n#1 Q0 d2 2 1.0 t\n",
+    "empty": "",
+    "only blank": "\n\n",
+    "control character": "1 Q0 d\x011 1 2.0 t\n1 Q0 d\x0b2 2 1.0 t\n",
+    "unicode space": "1 Q0 d\u00a01 1 2.0 t\n",
+    "huge line": f"1 Q0 {HUGE} 1 2.0 t\n1 Q0 d2 2 1.0 t\n",
+    "huge line, one field": f"1 Q0 d1 1 2.0 t\n{HUGE}\n",
+}
+
+
+def outcome(read: Callable[[Path], object], path: Path) -> str:
+    try:
+        result = read(path)
+    except InputError as error:
+        return f"error: {error}"
+    if isinstance(result, Run):
+        return f"run: {result.to_dict()} {result.name}"
+    return f"qrels: {cast(Qrels, result).to_dict()}"
+
+
+@pytest.mark.parametrize("variant", list(MALFORMED_RUNS))
+@pytest.mark.parametrize("compress", [False, True], ids=["plain", "gzip"])
+def test_unusual_runs_give_the_exact_readers_result_or_error(
+    tmp_path: Path, variant: str, compress: bool
 ) -> None:
-    monkeypatch.setattr(arrow, "MIN_BYTES", 0)
-    path = write(tmp_path / "run.txt", "1 Q0 d1 1 2.0 t\n1 Q0 d2 2 1.0 t\n1 Q0 d1 3 0.5 t\n")
-    assert arrow.read_columns(path, 6, {0: "str", 2: "str", 4: "float"}) is not None
-    with pytest.raises(InputError, match=r"run\.txt:3: .*already given on line 1"):
-        read_run(path)
+    path = store(tmp_path / "run.txt", MALFORMED_RUNS[variant], compress=compress)
+    assert outcome(read_run, path) == outcome(exact_trec_run, path)
+
+
+def test_non_utf8_runs_and_qrels_name_the_line(tmp_path: Path) -> None:
+    path = tmp_path / "run.txt"
+    path.write_bytes(b"1 Q0 d1 1 2.0 t\n1 Q0 d\xff 2 1.0 t\n")
+    assert fast_trec_run(path) is None
+    assert outcome(lambda p: read_run(p, "trec"), path) == f"error: {path}:2: is not UTF-8 text"
+    path = tmp_path / "qrels.txt"
+    path.write_bytes(b"1 0 d1 1\n1 0 d\xe9 1\n")
+    assert fast_trec_judgments(path) is None
+    assert outcome(lambda p: read_qrels(p, "trec"), path) == f"error: {path}:2: is not UTF-8 text"
+
+
+MALFORMED_QRELS = {
+    "missing field": "1 0 d1 1\n1 0 d2\n",
+    "extra field": "1 0 d1 1\n1 0 d2 1 extra\n",
+    "bad grade": "1 0 d1 1\n1 0 d2 high\n",
+    "nan": "1 0 d1 nan\n",
+    "duplicate": "1 0 d1 1\n2 0 d1 1\n1 0 d1 0\n",
+    "annotators": "1 a d1 1\n1 b d1 2\n",
+    "crlf": "1 0 d1 1\r\n1 0 d2 x\r\n",
+    "tabs and spaces": "1\t0 d1 1\n",
+    "comment": "# qrels\n1 0 d1 1\n",
+    "empty": "",
+    "control character": "1 0 d\x7f1 1\n1 0 d\x1c2 1\n",
+    "no final newline": "1 0 d1 1\n1 0 d2",
+    "huge line": f"1 0 {HUGE} 1\n",
+}
+
+
+@pytest.mark.parametrize("variant", list(MALFORMED_QRELS))
+@pytest.mark.parametrize("compress", [False, True], ids=["plain", "gzip"])
+def test_unusual_qrels_give_the_exact_readers_result_or_error(
+    tmp_path: Path, variant: str, compress: bool
+) -> None:
+    path = store(tmp_path / "qrels.txt", MALFORMED_QRELS[variant], compress=compress)
+
+    def exact(path: Path) -> Qrels:
+        judgments = exact_trec_judgments(path)
+        if len(judgments) == 0:
+            raise InputError(
+                "no judgments found (read as trec); a labelled set needs at least one "
+                "'query doc grade' row",
+                source=str(path),
+            )
+        return judgments.qrels()
+
+    assert outcome(lambda p: read_qrels(p, "trec"), path) == outcome(exact, path)
+
+
+def test_a_truncated_gzip_file_is_left_to_the_exact_reader(tmp_path: Path) -> None:
+    path = tmp_path / "run.txt.gz"
+    path.write_bytes(gzip.compress(b"1 Q0 d1 1 2.0 t\n" * 1000)[:-20])
+    assert fast_trec_run(path) is None
+    assert outcome(read_run, path) == outcome(exact_trec_run, path)
+    assert outcome(read_run, path) == f"error: {path}: is a truncated or damaged gzip file; " + (
+        "compress it again"
+    )
 
 
 def test_qrels_without_judgments_is_an_error_but_an_empty_run_is_not(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="no judgments found"):
         read_qrels(write(tmp_path / "qrels.txt", "# only a comment\n"))
     assert len(read_run(write(tmp_path / "run.txt", ""))) == 0
-
-
-BOM = "\ufeff"
 
 
 @pytest.mark.parametrize("compress", [False, True], ids=["plain", "gzip"])
@@ -278,3 +441,21 @@ def test_a_leading_utf8_bom_is_accepted_by_every_qrels_and_run_reader(
         ("results.json", json.dumps(EXPECTED_RUN), None),
     ]:
         assert read_run(bom(name, text), format).to_dict() == EXPECTED_RUN, (name, format)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_scores_parse_bit_for_bit_as_float_does(tmp_path: Path, seed: int) -> None:
+    """The fast reader's integer arithmetic on digits must give float()'s correctly rounded
+    value for every plain decimal, and hand anything else to numpy's own conversion."""
+    rng = np.random.default_rng(seed)
+    values = rng.random(3000) * 10.0 ** rng.integers(-8, 16, 3000)
+    places = rng.integers(0, 18, 3000)
+    signs = rng.choice(["", "-", "+"], 3000)
+    texts = [f"{sign}{value:.{p}f}" for sign, value, p in zip(signs, values, places, strict=True)]
+    path = write(
+        tmp_path / "run.txt", "".join(f"q Q0 d{i} {i} {t} t\n" for i, t in enumerate(texts))
+    )
+    fast = fast_trec_run(path)
+    assert fast is not None
+    expected = np.array([float(t) for t in texts])
+    assert fast.score.tobytes() == expected.tobytes()

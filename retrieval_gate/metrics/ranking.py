@@ -7,8 +7,16 @@ from dataclasses import dataclass, field
 from itertools import chain, repeat
 
 import numpy as np
+import numpy.typing as npt
 
-from retrieval_gate.ids import FloatArray, IntArray, ObjectArray
+from retrieval_gate.ids import (
+    FloatArray,
+    IntArray,
+    ObjectArray,
+    pair_keys,
+    row_bits,
+    small_pages,
+)
 from retrieval_gate.qrels import Qrels
 from retrieval_gate.readers.dicts import run_from_dict
 from retrieval_gate.run import Run
@@ -69,9 +77,14 @@ class _Rows:
     query: IntArray
     score: FloatArray
     grade: FloatArray
-    docs: Callable[[IntArray], list[str]]
-    """Doc ids of the given rows, fetched only for rows whose scores tie."""
+    docs: Callable[[IntArray], list[str] | npt.NDArray[np.bytes_]]
+    """Doc ids of the given rows (str, or UTF-8 bytes), fetched only for rows whose scores
+    tie."""
     ignored: tuple[str, ...]
+    extra: int = 0
+    """Query codes from len(query_ids) on: unlabelled queries kept in place (their rows are
+    ranked, then dropped with their rows of the grade matrix), which costs less than copying
+    every column without them."""
 
 
 ResultsMapping = Mapping[str, Mapping[str, float]]
@@ -79,6 +92,11 @@ ResultsMapping = Mapping[str, Mapping[str, float]]
 
 def rank_judgments(run: Run | ResultsMapping, qrels: Qrels, depth: int | None) -> RankedJudgments:
     """Rank every labelled query's results and look up their grades, `depth` ranks deep."""
+    with small_pages():
+        return _rank_judgments(run, qrels, depth)
+
+
+def _rank_judgments(run: Run | ResultsMapping, qrels: Qrels, depth: int | None) -> RankedJudgments:
     labelled = qrels.query_ids
     num_queries = len(labelled)
     rows = _mapping_rows(run, qrels) if isinstance(run, Mapping) else _run_rows(run, qrels)
@@ -88,20 +106,28 @@ def rank_judgments(run: Run | ResultsMapping, qrels: Qrels, depth: int | None) -
         query, grade = query[order], grade[order]
     if ties is not None:  # tied rows share query and score: only their grades move
         positions, sources = ties
-        grade = grade.copy()
-        grade[positions] = grade[sources]
+        grade[positions] = grade[sources]  # (grade is this call's own array)
 
-    num_ret = np.bincount(query, minlength=num_queries).astype(np.int64)
+    all_ret = np.bincount(query, minlength=num_queries + rows.extra).astype(np.int64)
+    num_ret = all_ret[:num_queries]
     starts, lengths = _segments(query)
-    rank = np.arange(len(query), dtype=np.int64) - np.repeat(starts, lengths)
-    longest = int(num_ret.max()) if num_queries else 0
+    longest = int(all_ret.max()) if len(all_ret) else 0
     width = longest if depth is None else min(depth, longest)
-    grades = np.full((num_queries, width), NOT_RETRIEVED)
-    if width < longest:  # ranks past the depth are never looked at
-        inside = rank < width
-        grades[query[inside], rank[inside]] = grade[inside]
+    grades = np.full((num_queries + rows.extra, width), NOT_RETRIEVED)
+    if len(lengths) and (lengths == longest).all():
+        # Every query retrieved as many docs (the usual run file): rows are a matrix.
+        grades[query[starts]] = grade.reshape(len(starts), longest)[:, :width]
     else:
-        grades[query, rank] = grade
+        rank = np.arange(len(query), dtype=np.int64) - np.repeat(starts, lengths)
+        if width < longest:  # ranks past the depth are never looked at
+            inside = rank < width
+            grades[query[inside], rank[inside]] = grade[inside]
+        else:
+            grades[query, rank] = grade
+    grades = grades[:num_queries]  # the leading rows: still one contiguous block
+    labelled_longest = int(num_ret.max()) if num_queries else 0
+    if width > labelled_longest:  # only unlabelled queries reached that far
+        grades = np.ascontiguousarray(grades[:, :labelled_longest])
 
     missing = tuple(str(q) for q in labelled[num_ret == 0])
     return RankedJudgments(
@@ -117,33 +143,81 @@ def rank_judgments(run: Run | ResultsMapping, qrels: Qrels, depth: int | None) -
 
 
 def _run_rows(run: Run, qrels: Qrels) -> _Rows:
+    """Rows of the labelled queries with their grades, joined on integer keys: the qrels'
+    (query, doc) keys are looked up in the run's sorted keys (`Run.keys`), which the
+    duplicate check already built, and each hit is confirmed on the doc id's bytes."""
     position = qrels.position
     to_labelled = np.fromiter(
         map(position.get, run.query_ids.tolist(), repeat(-1)),
         dtype=np.int64,
         count=len(run.query_ids),
     )
-    query, score, docs = to_labelled[run.query], run.score, run.docs
-    keep = query >= 0
-    if not keep.all():
-        query, score, docs = query[keep], score[keep], docs[keep]
-    starts, lengths = _segments(query)
-    judged = qrels.by_query
-    doc_list = docs.tolist()
-    lookups = (
-        map(judged[q].get, doc_list[start : start + length], repeat(UNJUDGED))
-        for q, start, length in zip(
-            query[starts].tolist(), starts.tolist(), lengths.tolist(), strict=True
+    doc_bytes = run.doc_bytes
+    grade = np.full(len(run), UNJUDGED)
+    if len(run) and len(qrels):
+        rows, judged = _find_judged(run, qrels)
+        grade[rows] = qrels.grade[judged]
+    unlabelled = np.flatnonzero(to_labelled < 0)
+    ignored = tuple(str(q) for q in run.query_ids[unlabelled])
+    extra = 0
+    if len(unlabelled):
+        dropped = int(np.bincount(run.query, minlength=len(to_labelled))[unlabelled].sum())
+        if dropped * 4 < len(run):  # a few rows: rank them under codes of their own
+            extra = len(unlabelled)
+            to_labelled[unlabelled] = len(qrels.query_ids) + np.arange(extra)
+    same_codes = np.array_equal(to_labelled, np.arange(len(to_labelled)))
+    query = run.query if same_codes else to_labelled[run.query]  # (only read below)
+    score = run.score
+    kept: IntArray | None = None
+    if not (query >= 0).all():
+        kept = np.flatnonzero(query >= 0)
+        query, score, grade = query[kept], score[kept], grade[kept]
+
+    def docs(rows: IntArray) -> npt.NDArray[np.bytes_]:
+        return doc_bytes.fixed(rows if kept is None else kept[rows])
+
+    return _Rows(query, score, grade, docs, ignored, extra)
+
+
+def _find_judged(run: Run, qrels: Qrels) -> tuple[IntArray, IntArray]:
+    """(run row, qrels row) of every judged (query, doc) the run retrieved."""
+    run_position = {q: i for i, q in enumerate(run.query_ids.tolist())}
+    to_run = np.fromiter(
+        map(run_position.get, qrels.query_ids.tolist(), repeat(-1)),
+        dtype=np.int64,
+        count=len(qrels.query_ids),
+    )
+    query = to_run[qrels.query]
+    judged = np.flatnonzero(query >= 0)
+    doc_bytes = qrels.doc_bytes
+    wanted = pair_keys(query[judged], doc_bytes.hashes()[judged])
+    ordered = run.keys
+    bits = np.uint64(row_bits(len(ordered)))
+    low = (np.uint64(1) << bits) - np.uint64(1)
+    wanted >>= bits
+    # Sorted needles walk the sorted keys in one direction: far fewer cache misses.
+    by_key = np.argsort(wanted)
+    wanted, judged = wanted[by_key], judged[by_key]
+    at = np.searchsorted(ordered, wanted << bits)
+    found_run: list[IntArray] = []
+    found_qrels: list[IntArray] = []
+    # Each candidate is checked exactly; a key shared by other docs moves on to the next one.
+    while len(at):
+        inside = at < len(ordered)
+        at, wanted, judged = at[inside], wanted[inside], judged[inside]
+        same = (ordered[at] >> bits) == wanted
+        at, wanted, judged = at[same], wanted[same], judged[same]
+        rows = (ordered[at] & low).astype(np.int64)
+        match = (run.query[rows] == query[judged]) & (
+            run.doc_bytes.fixed(rows) == doc_bytes.fixed(judged)
         )
-    )
-    grade = np.fromiter(chain.from_iterable(lookups), dtype=np.float64, count=len(doc_list))
-    return _Rows(
-        query,
-        score,
-        grade,
-        lambda rows: [doc_list[i] for i in rows.tolist()],
-        tuple(str(q) for q in run.query_ids[to_labelled < 0]),
-    )
+        found_run.append(rows[match])
+        found_qrels.append(judged[match])
+        miss = ~match
+        at, wanted, judged = at[miss] + 1, wanted[miss], judged[miss]
+    if not found_run:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    return np.concatenate(found_run), np.concatenate(found_qrels)
 
 
 def _mapping_rows(run: ResultsMapping, qrels: Qrels) -> _Rows:
@@ -185,7 +259,9 @@ def _mapping_rows(run: ResultsMapping, qrels: Qrels) -> _Rows:
 
 
 def ranking_order(
-    query: IntArray, score: FloatArray, docs: Callable[[IntArray], list[str]]
+    query: IntArray,
+    score: FloatArray,
+    docs: Callable[[IntArray], list[str] | npt.NDArray[np.bytes_]],
 ) -> tuple[IntArray | None, tuple[IntArray, IntArray] | None]:
     """The row order grouping queries with score descending (None: already so, as run files
     usually are), and the moves `(positions, sources)` that then put tied scores in doc id
@@ -210,8 +286,10 @@ def ranking_order(
     member[1:] |= tied
     member[:-1] |= tied
     rows = np.flatnonzero(member)
-    # A fixed-width unicode array sorts in C, in the same (code point) order as str.
-    names = np.array(docs(rows if order is None else order[rows]), dtype=str)
+    # Fixed-width unicode or UTF-8 bytes arrays sort in C, both in code point order (as
+    # Python's str and trec_eval's strcmp on UTF-8 bytes).
+    fetched = docs(rows if order is None else order[rows])
+    names = fetched if isinstance(fetched, np.ndarray) else np.array(fetched, dtype=str)
     group = np.cumsum(~np.concatenate(([False], tied))[rows]) - 1
     distinct_names, inverse = np.unique(names, return_inverse=True)
     descending = len(distinct_names) - 1 - inverse.reshape(-1)

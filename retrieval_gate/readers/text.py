@@ -6,6 +6,7 @@ import gzip
 import io
 import json
 import math
+import zlib
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any
@@ -71,7 +72,28 @@ def numbered(handle: IO[str], source: str) -> Iterator[tuple[int, str]]:
         for number, line in enumerate(handle, 1):
             yield number, line
     except UnicodeDecodeError:
-        raise InputError("is not UTF-8 text", source=source, line=number + 1) from None
+        # The decoder reads ahead in blocks: the line it was on is not the one at fault.
+        at = _first_undecodable_line(source) or number + 1
+        raise InputError("is not UTF-8 text", source=source, line=at) from None
+    except (EOFError, gzip.BadGzipFile, zlib.error):
+        raise InputError(
+            "is a truncated or damaged gzip file; compress it again", source=source
+        ) from None
+
+
+def _first_undecodable_line(source: str) -> int | None:
+    """The first line of the file `source` that is not UTF-8, if it is a readable file."""
+    path = Path(source)
+    try:
+        with gzip.open(path, "rb") if is_gzip(path) else path.open("rb") as handle:
+            for number, raw in enumerate(handle, 1):
+                try:
+                    raw.decode("utf-8")
+                except UnicodeDecodeError:
+                    return number
+    except OSError:
+        return None
+    return None
 
 
 def numbers(texts: list[str], lines: list[int], source: str, field: str, hint: str) -> FloatArray:

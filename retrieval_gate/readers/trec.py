@@ -7,9 +7,16 @@ from pathlib import Path
 import numpy as np
 
 from retrieval_gate.errors import InputError
-from retrieval_gate.ids import factorize, first_duplicate, object_array
+from retrieval_gate.ids import (
+    IntArray,
+    ObjectArray,
+    factorize,
+    first_duplicate_bytes,
+    object_array,
+    small_pages,
+)
 from retrieval_gate.judgments import Judgments
-from retrieval_gate.readers import arrow
+from retrieval_gate.readers import fast
 from retrieval_gate.readers.text import numbered, numbers, open_text
 from retrieval_gate.run import Run
 
@@ -23,13 +30,54 @@ def read_trec_judgments(path: str | Path) -> Judgments:
     The second column names the annotator when it holds more than one value (it is the
     unused `iter` column, usually all `0`, otherwise).
     """
+    with small_pages():
+        return fast_trec_judgments(path) or exact_trec_judgments(path)
+
+
+def read_trec_run(path: str | Path) -> Run:
+    """TREC run; fields after the 6th are ignored and the rank column too, as trec_eval does."""
+    with small_pages():
+        return fast_trec_run(path) or exact_trec_run(path)
+
+
+def fast_trec_judgments(path: str | Path) -> Judgments | None:
+    """The judgments of a clean qrels file read with numpy alone (`readers.fast`), or None
+    when the exact reader must read it (annotators named, duplicates, anything unusual)."""
+    table = fast.read_table(path, 4, ids=(2,), numbers=(3,), constant=(1,))
+    if table is None:
+        return None
+    codes, query_ids = _query_codes(table)
+    docs = table.ids[2]
+    lines = np.arange(1, len(codes) + 1, dtype=np.int64)  # a clean file has no skipped line
+    # Duplicates are found when the judgments become qrels, naming both lines as the exact
+    # reader's rows would.
+    return Judgments(
+        query_ids, codes, docs.strings(), table.numbers[3], None, lines, str(path), docs
+    )
+
+
+def fast_trec_run(path: str | Path) -> Run | None:
+    """A clean run file read with numpy alone (`readers.fast`), or None when the exact
+    reader must read it (more than 6 fields, duplicates, anything unusual)."""
+    table = fast.read_table(path, 6, ids=(2,), numbers=(4,))
+    if table is None:
+        return None
+    codes, query_ids = _query_codes(table)
+    run = Run(query_ids, codes, table.ids[2], table.numbers[4], table.last_row[5], str(path))
+    if first_duplicate_bytes(codes, run.doc_bytes, run.keys) is not None:
+        return None
+    return run
+
+
+def _query_codes(table: fast.Table) -> tuple[IntArray, ObjectArray]:
+    """Codes into the sorted query ids, per row."""
+    group_codes, query_ids = factorize(table.group_ids, sort=True)
+    return np.repeat(group_codes, table.group_rows), query_ids
+
+
+def exact_trec_judgments(path: str | Path) -> Judgments:
+    """TREC qrels read line by line: errors name the line."""
     source = str(path)
-    fast = arrow.read_columns(path, 4, {0: "ids", 1: "ids", 2: "str", 3: "float"})
-    if fast is not None and len(fast.ids[1][1]) == 1:
-        query, query_ids = fast.ids[0]
-        # A duplicate falls through to the exact reader, whose error names both lines.
-        if first_duplicate(query, fast.strings[2]) is None:
-            return Judgments(query_ids, query, fast.strings[2], fast.numbers[3], None, None, source)
     queries: list[str] = []
     annotators: list[str] = []
     docs: list[str] = []
@@ -58,15 +106,9 @@ def read_trec_judgments(path: str | Path) -> Judgments:
     )
 
 
-def read_trec_run(path: str | Path) -> Run:
-    """TREC run; fields after the 6th are ignored and the rank column too, as trec_eval does."""
+def exact_trec_run(path: str | Path) -> Run:
+    """A TREC run read line by line: errors name the line."""
     source = str(path)
-    fast = arrow.read_columns(path, 6, {0: "ids", 2: "str", 4: "float"})
-    if fast is not None:
-        query, query_ids = fast.ids[0]
-        docs = fast.strings[2]
-        if first_duplicate(query, docs) is None:
-            return Run(query_ids, query, docs, fast.numbers[4], fast.last_row[5], source)
     # Rows of one query are usually contiguous: keep one entry per group of rows, not per row.
     group_queries: list[str] = []
     group_starts: list[int] = []
