@@ -8,7 +8,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TextIO
+from typing import Any, Literal, TextIO
 
 from retrieval_gate import __version__
 from retrieval_gate.baseline import (
@@ -38,9 +38,6 @@ from retrieval_gate.metrics import parse_metric
 from retrieval_gate.repeats import Noise, averaged, noise_of, runs_of
 from retrieval_gate.slicing import ALL, slice_definition, slice_queries
 from retrieval_gate.wording import json_text
-
-if TYPE_CHECKING:
-    from retrieval_gate.adapters.base import Hit
 
 RESULT_SCHEMA_VERSION = 2
 """2: the one-sided rule (inconclusive, detectable_drop, level, p_bound, failed per check)."""
@@ -320,6 +317,7 @@ def _record_once(
 ) -> CurrentRun:
     from retrieval_gate.adapters import fingerprint
     from retrieval_gate.pipeline import execute
+    from retrieval_gate.top_k import top_k_ids
 
     execution = execute(
         config,
@@ -331,7 +329,6 @@ def _record_once(
         dataset=dataset,
     )
     scores, dataset, warnings = execution.scores, execution.dataset, execution.warnings
-    top_k = {q: _ranked(hits) for q, hits in execution.run.hits.items()}
     description = dict(execution.retriever)
     slices = config.slices
     definition = slice_definition(
@@ -350,7 +347,7 @@ def _record_once(
         slice_definition=definition,
         query_ids=scores.query_ids,
         scores=scores.values,
-        top_k={q: docs[: config.k] for q, docs in sorted(top_k.items())},
+        top_k=top_k_ids(execution.run.run, config.k),
         tool_version=__version__,
         repo_dir=repo_dir if repo_dir is not None else config.base_dir,
     )
@@ -497,16 +494,6 @@ def _judgments_changed_only(baseline: Baseline, current: Baseline, dataset: Data
         and baseline.query_ids == current.query_ids
         and not comparability_problems(dataclasses.replace(old, dataset=new.dataset), new)
     )
-
-
-def _ranked(hits: Sequence[Hit]) -> tuple[str, ...]:
-    """Doc ids in the order the metrics rank them: score descending, doc id descending on ties
-    (DESIGN); hits without scores keep the retriever's order (`runner.ranked_scores`)."""
-    from retrieval_gate.runner import ranked_scores
-
-    pairs = sorted(zip((h.doc_id for h in hits), ranked_scores(hits), strict=True), reverse=True)
-    pairs.sort(key=lambda pair: pair[1], reverse=True)  # stable: ties stay by doc id descending
-    return tuple(doc for doc, _ in pairs)
 
 
 def _config_file(config: GateConfig) -> str:

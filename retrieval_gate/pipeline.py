@@ -5,13 +5,17 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from retrieval_gate.config import GateConfig, load
 from retrieval_gate.datasets import Dataset, assemble, load_labels
 from retrieval_gate.metrics import Scores, evaluate
-from retrieval_gate.runner import RunResult
+from retrieval_gate.runner import RunResult, RunSettings
 from retrieval_gate.wording import one_line, plural
+
+if TYPE_CHECKING:
+    from retrieval_gate.adapters.base import Retriever
+    from retrieval_gate.cache import ResultCache
 
 FAILURES_SHOWN = 5
 
@@ -60,10 +64,11 @@ def execute(
     """
     from retrieval_gate.adapters import build_retriever
     from retrieval_gate.adapters.adapter import Adapter
+    from retrieval_gate.adapters.base import fingerprint
     from retrieval_gate.adapters.run_file import RunFileRetriever
     from retrieval_gate.cache import ResultCache
     from retrieval_gate.lint import refuse_broken
-    from retrieval_gate.runner import RunSettings, check_budget, make_progress, run_queries
+    from retrieval_gate.runner import check_budget, read_saved
 
     config = config if isinstance(config, GateConfig) else load(config)
     if dataset is None:
@@ -98,20 +103,12 @@ def execute(
             f"{unproven}: called it for every query (set retriever.version, or pass --cache "
             "to use the cached answers anyway)"
         )
-    try:
-        result = run_queries(
-            retriever,
-            dataset.queries,
-            config.k,
-            settings,
-            cache=store,
-            refresh_cache=refresh_cache,
-            progress=make_progress(progress, enabled=True) if progress is not None else None,
-        )
-    finally:
+    if isinstance(retriever, RunFileRetriever):  # nothing to call: its arrays are the answers
         retriever.close()
-        if store is not None:
-            store.close()
+        result = read_saved(retriever.run, dataset.queries, config.k, fingerprint(description))
+        del retriever  # frees the whole file's arrays: only each query's top k goes on
+    else:
+        result = _call(retriever, dataset, config.k, settings, store, refresh_cache, progress)
     check_budget(result, len(dataset.queries), settings.error_budget)
     scores = evaluate(result.run, dataset.qrels, list(config.metrics), dataset.subtopics)
     warnings = [str(warning) for warning in dataset.warnings] + notes
@@ -130,3 +127,31 @@ def execute(
             f"(within the error budget): {shown}" + (f"; and {more} more" if more > 0 else "")
         )
     return Execution(config, dataset, result, scores, tuple(warnings), description)
+
+
+def _call(
+    retriever: Retriever,
+    dataset: Dataset,
+    k: int,
+    settings: RunSettings,
+    store: ResultCache | None,
+    refresh_cache: bool,
+    progress: TextIO | None,
+) -> RunResult:
+    """Every labelled query through the runner; the retriever and the cache are closed after."""
+    from retrieval_gate.runner import make_progress, run_queries
+
+    try:
+        return run_queries(
+            retriever,
+            dataset.queries,
+            k,
+            settings,
+            cache=store,
+            refresh_cache=refresh_cache,
+            progress=make_progress(progress, enabled=True) if progress is not None else None,
+        )
+    finally:
+        retriever.close()
+        if store is not None:
+            store.close()

@@ -7,7 +7,7 @@ import math
 import random
 import time
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -88,7 +88,7 @@ class RunResult:
     """Every answered query; one answered with no hits is an empty query of the run."""
     failures: tuple[QueryFailure, ...]
     """Sorted by query id."""
-    hits: dict[str, Answer]
+    hits: Mapping[str, Answer]
     """Answered query id -> hits as returned (first of duplicate doc ids kept), at most k."""
     elapsed: float
     cached: int
@@ -277,6 +277,24 @@ def run_queries(
         calls=calls,
         fingerprint=fp,
         stopped=sink.stopped,
+    )
+
+
+def read_saved(run: Run, queries: Sequence[Query], k: int, fp: str) -> RunResult:
+    """A saved run's answers to `queries`: each one's top `k` rows, ranked, cut from the run's
+    arrays (no call, no cache, no object per row); a query the run lacks retrieved nothing."""
+    from retrieval_gate.top_k import RankedHits, top_k_run
+
+    started = time.perf_counter()
+    cut = top_k_run(run, [query.id for query in queries], k)
+    return RunResult(
+        run=cut,
+        failures=(),
+        hits=RankedHits(cut),
+        elapsed=time.perf_counter() - started,
+        cached=0,
+        calls=0,
+        fingerprint=fp,
     )
 
 

@@ -6,7 +6,7 @@ import hashlib
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, PrivateAttr
 
@@ -14,6 +14,9 @@ from retrieval_gate.adapters.adapter import Adapter
 from retrieval_gate.adapters.base import Document, Hit, Query
 from retrieval_gate.adapters.settings import AdapterSettings
 from retrieval_gate.errors import InputError
+
+if TYPE_CHECKING:
+    from retrieval_gate.top_k import RankedHits
 
 SHOWN = 5
 """Unmatched ids shown on each side when a saved run does not cover the labelled set."""
@@ -62,10 +65,10 @@ class RunFileRetriever(Adapter[RunFileConfig]):
     description holds the file's hash, so a changed file is a different retriever.
 
     `check_coverage` refuses a file that was not made for the labelled set (the pipeline
-    calls it before any query is scored)."""
+    calls it before any query is scored). Not cached: the pipeline cuts the answers from
+    `run`'s arrays (`runner.read_saved`), which is faster than reading them back."""
 
     config_class = RunFileConfig
-    cacheable = True
 
     def __init__(
         self,
@@ -84,11 +87,15 @@ class RunFileRetriever(Adapter[RunFileConfig]):
             raise InputError(f"{config.named}: {problem}{where}")
         self.path = path
         self.sha256 = _sha256(path)
-        self.ranked: dict[str, list[Hit]] = {}
-        for query, scores in read_run(path, config.format).to_dict().items():
-            by_doc = sorted(scores.items(), reverse=True)  # sorts are stable: ties keep this
-            ranked = sorted(by_doc, key=lambda item: item[1], reverse=True)
-            self.ranked[query] = [Hit(doc, score) for doc, score in ranked]
+        self.run = read_run(path, config.format)
+        self._ranked: RankedHits | None = None
+
+    @property
+    def answered(self) -> set[str]:
+        """Query ids the file has at least one row for."""
+        import numpy as np
+
+        return set(self.run.query_ids[np.unique(self.run.query)].tolist())
 
     def describe(self) -> Mapping[str, Any]:
         return {
@@ -99,21 +106,26 @@ class RunFileRetriever(Adapter[RunFileConfig]):
         }
 
     def search(self, query: Query, k: int) -> list[Hit]:
-        return self.ranked.get(query.id, [])[:k]
+        if self._ranked is None:  # one ranking of the whole file, on first use
+            from retrieval_gate.top_k import RankedHits
+
+            self._ranked = RankedHits(self.run)
+        return list(self._ranked.get(query.id, ())[:k])
 
     def check_coverage(self, labelled: Sequence[str], min_coverage: float) -> None:
         """A CoverageError unless the file answers (has at least one row for) at least
         `min_coverage` of the `labelled` query ids, and at least one of them. The message
         names the file, the counts, the first unmatched ids on each side and, when one is
         visible, why the ids differ (numbers for names, a prefix or suffix, letter case)."""
-        answered = [query for query in labelled if self.ranked.get(query)]
+        present = self.answered
+        answered = [query for query in labelled if query in present]
         total = len(labelled)
         share = len(answered) / total if total else 1.0
         if total == 0 or (answered and share >= min_coverage - 1e-9):
             return
         wanted = set(labelled)
         missing = sorted(set(labelled) - set(answered))
-        extra = sorted(query for query, hits in self.ranked.items() if hits and query not in wanted)
+        extra = sorted(present - wanted)
         if not answered:
             what = f"shares no query id with the labelled set ({total} queries)"
         else:
@@ -126,7 +138,7 @@ class RunFileRetriever(Adapter[RunFileConfig]):
             f"labelled queries it does not answer: {_ids(missing)}",
             f"query ids in the file that are not labelled: {_ids(extra)}",
         ]
-        cause = _likely_cause(extra, missing, has_rows=bool(self.ranked))
+        cause = _likely_cause(extra, missing, has_rows=len(self.run) > 0)
         if cause:
             parts.append(f"likely cause: {cause}")
         text = "; ".join(parts)

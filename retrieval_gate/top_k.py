@@ -1,0 +1,112 @@
+"""Each query's top k of a run, in the order the metrics rank them, taken from its arrays."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+
+import numpy as np
+
+from retrieval_gate.adapters.base import Hit
+from retrieval_gate.ids import ByteIds, IntArray, object_array
+from retrieval_gate.metrics.ranking import ranking_order
+from retrieval_gate.run import Run
+
+
+def ranked_rows(run: Run) -> IntArray | None:
+    """The run's rows grouped by query (query code order) and ranked within each query as
+    trec_eval ranks them: score descending, doc id descending on ties (DESIGN); None when the
+    rows already are (a run file written in rank order)."""
+    order, ties = ranking_order(run.query, run.score, run.doc_bytes.fixed)
+    if order is None and ties is None:
+        rows = None
+    else:
+        rows = np.arange(len(run), dtype=np.int64) if order is None else order.astype(np.int64)
+        if ties is not None:
+            positions, sources = ties
+            rows[positions] = rows[sources]
+    query = run.query if rows is None else run.query[rows]
+    if len(query) and bool(np.any(query[1:] < query[:-1])):  # grouped, not in code order
+        by_query = np.argsort(query, kind="stable")
+        rows = by_query if rows is None else rows[by_query]
+    return rows
+
+
+def top_rows(run: Run, k: int) -> IntArray:
+    """The rows of each query's top `k`, grouped by query code and ranked. Past the ranking,
+    memory is proportional to queries x k, not to the run's rows."""
+    rows = ranked_rows(run)
+    query = run.query if rows is None else run.query[rows]
+    n = len(query)
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    starts = np.flatnonzero(np.concatenate(([True], query[1:] != query[:-1])))
+    ends = np.append(starts[1:], n)
+    positions = starts[:, None] + np.arange(k, dtype=np.int64)
+    positions = positions[positions < ends[:, None]]
+    return positions if rows is None else rows[positions]
+
+
+def top_k_run(run: Run, query_ids: Sequence[str], k: int) -> Run:
+    """The rows of `run` that rank in the top `k` of the queries `query_ids`, ranked; every
+    one of `query_ids` is a query of the result, those the run lacks retrieving nothing."""
+    rows = top_rows(run, k)
+    wanted = object_array(sorted(set(query_ids)))
+    at = np.searchsorted(wanted, run.query_ids)
+    at[at == len(wanted)] = 0
+    code = np.where(wanted[at] == run.query_ids, at, -1) if len(wanted) else at - 1
+    query = code[run.query[rows]]
+    kept = query >= 0
+    rows, query = rows[kept], query[kept]
+    return Run(wanted, query, _take(run.doc_bytes, rows), run.score[rows], run.name, run.source)
+
+
+def top_k_ids(run: Run, k: int) -> dict[str, tuple[str, ...]]:
+    """`{query: doc ids of its top k}` for every query of `run` that retrieved something."""
+    rows = top_rows(run, k)
+    if len(rows) == 0:
+        return {}
+    query = run.query[rows]
+    docs = [doc.decode() for doc in run.doc_bytes.fixed(rows).tolist()]
+    bounds = np.flatnonzero(np.diff(query)) + 1
+    starts = [0, *bounds.tolist()]
+    ends = [*bounds.tolist(), len(rows)]
+    names = run.query_ids[query[starts]].tolist()
+    return {
+        name: tuple(docs[start:end]) for name, start, end in zip(names, starts, ends, strict=True)
+    }
+
+
+def _take(ids: ByteIds, rows: IntArray) -> ByteIds:
+    """The ids of `rows`, copied into a buffer of their own."""
+    starts = ids.offsets[rows]
+    lengths = ids.offsets[rows + 1] - starts
+    offsets = np.zeros(len(rows) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    index = np.repeat(starts - offsets[:-1], lengths) + np.arange(offsets[-1], dtype=np.int64)
+    return ByteIds(ids.data[index], offsets)
+
+
+class RankedHits(Mapping[str, tuple[Hit, ...]]):
+    """`{query: its hits, ranked}` over a run's arrays; each query's tuple is built when read."""
+
+    def __init__(self, run: Run) -> None:
+        self._run = run
+        rows = ranked_rows(run)
+        self._rows = np.arange(len(run), dtype=np.int64) if rows is None else rows
+        query = run.query[self._rows]
+        codes = np.arange(len(run.query_ids))
+        self._starts = np.searchsorted(query, codes, side="left")
+        self._ends = np.searchsorted(query, codes, side="right")
+        self._position = {q: i for i, q in enumerate(run.query_ids.tolist())}
+
+    def __getitem__(self, query_id: str) -> tuple[Hit, ...]:
+        code = self._position[query_id]
+        rows = self._rows[self._starts[code] : self._ends[code]]
+        docs = [doc.decode() for doc in self._run.doc_bytes.fixed(rows).tolist()]
+        return tuple(map(Hit, docs, self._run.score[rows].tolist()))
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._position)
+
+    def __len__(self) -> int:
+        return len(self._position)

@@ -1,0 +1,82 @@
+"""Each query's top k cut from a run's arrays equals ranking its rows one by one in Python."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from retrieval_gate.adapters.base import Hit
+from retrieval_gate.run import Run
+from retrieval_gate.top_k import RankedHits, top_k_ids, top_k_run
+
+
+def random_run(seed: int) -> Run:
+    """Rows in a shuffled order, many tied scores, ids of varied length and a non-ASCII one."""
+    rng = random.Random(seed)
+    queries, docs, scores = [], [], []
+    for q in range(rng.randint(0, 12)):
+        names = rng.sample(
+            ["a", "b", "ab", "d10", "d9", "é", "zz", "d1", "x" * 30], rng.randint(0, 9)
+        )
+        for name in names:
+            queries.append(f"q{q}")
+            docs.append(name)
+            scores.append(float(rng.choice([1, 2, 2, 3, 0.5, -1])))
+    rows = list(zip(queries, docs, scores, strict=True))
+    rng.shuffle(rows)
+    return Run.from_rows(
+        [r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows], empty_queries=["q99"]
+    )
+
+
+def expected(run: Run, k: int) -> dict[str, list[tuple[str, float]]]:
+    """trec_eval's order (DESIGN): score descending, doc id descending on ties."""
+    out: dict[str, list[tuple[str, float]]] = {}
+    for query, results in run.to_dict().items():
+        ranked = sorted(results.items(), key=lambda item: (item[1], item[0]), reverse=True)
+        if ranked:
+            out[query] = ranked[:k]
+    return out
+
+
+@pytest.mark.parametrize("seed", range(40))
+@pytest.mark.parametrize("k", [1, 3, 100])
+def test_top_k_ids_rank_as_trec_eval(seed: int, k: int) -> None:
+    run = random_run(seed)
+    want = {q: tuple(doc for doc, _ in ranked) for q, ranked in expected(run, k).items()}
+    assert top_k_ids(run, k) == want
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_top_k_run_keeps_the_asked_queries_ranked_and_cut(seed: int) -> None:
+    run = random_run(seed)
+    asked = ["q1", "q3", "q5", "missing"]
+    cut = top_k_run(run, asked, 2)
+    assert cut.query_ids.tolist() == sorted(asked)
+    want = {q: ranked for q, ranked in expected(run, 2).items() if q in asked}
+    got = {
+        q: sorted(r.items(), key=lambda i: (i[1], i[0]), reverse=True)
+        for q, r in cut.to_dict().items()
+    }
+    assert {q: r for q, r in got.items() if r} == want
+    # Rows come out grouped by query and ranked: the order the hits are read in.
+    hits = RankedHits(cut)
+    assert {q: [(h.doc_id, h.score) for h in hits[q]] for q in asked if hits[q]} == want
+    assert hits["missing"] == ()
+
+
+def test_ranked_hits_map_every_query_of_the_run() -> None:
+    run = Run.from_rows(["q2", "q1", "q2"], ["a", "b", "c"], [1.0, 5.0, 1.0], empty_queries=["q0"])
+    hits = RankedHits(run)
+    assert list(hits) == ["q0", "q1", "q2"]
+    assert hits["q2"] == (Hit("c", 1.0), Hit("a", 1.0))
+    assert hits["q0"] == ()
+    with pytest.raises(KeyError):
+        hits["q9"]
+
+
+def test_an_empty_run_has_no_top_k() -> None:
+    run = Run.from_rows([], [], [], empty_queries=["q1"])
+    assert top_k_ids(run, 10) == {}
+    assert len(top_k_run(run, ["q1"], 10)) == 0
