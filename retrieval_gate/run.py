@@ -3,35 +3,90 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
 from retrieval_gate.ids import (
+    ByteIds,
     FloatArray,
     IntArray,
     ObjectArray,
+    U64Array,
     check_unique,
     factorize,
     object_array,
+    pair_keys,
+    sorted_keys,
 )
 
 
-@dataclass(frozen=True, eq=False)
 class Run:
-    """Results: `docs[i]` retrieved for query `query_ids[query[i]]` with `score[i]`.
+    """Results: doc `docs[i]` retrieved for query `query_ids[query[i]]` with `score[i]`.
 
     Rows may be in any order; ranking (score descending, doc id descending on ties) happens
-    at evaluation. `query_ids` is sorted and may hold queries that retrieved nothing. Doc ids
-    are kept per row: runs are mostly distinct docs, so a vocabulary would not pay for itself.
+    at evaluation. `query_ids` is sorted and may hold queries that retrieved nothing.
+
+    Doc ids are held either as Python strings (`docs`, from mappings and small readers) or as
+    one UTF-8 buffer with offsets (`doc_bytes`, from the TREC reader: no object per row); each
+    form is built from the other on first use.
     """
 
     query_ids: ObjectArray
     query: IntArray
-    docs: ObjectArray
     score: FloatArray
-    name: str | None = None
-    source: str = "<run>"
+    name: str | None
+    source: str
+
+    def __init__(
+        self,
+        query_ids: ObjectArray,
+        query: IntArray,
+        docs: ObjectArray | ByteIds,
+        score: FloatArray,
+        name: str | None = None,
+        source: str = "<run>",
+    ) -> None:
+        self.query_ids = query_ids
+        self.query = query
+        self.score = score
+        self.name = name
+        self.source = source
+        self._docs: ObjectArray | None = None if isinstance(docs, ByteIds) else docs
+        self._doc_bytes: ByteIds | None = docs if isinstance(docs, ByteIds) else None
+        self._keys: U64Array | None = None
+
+    def __repr__(self) -> str:
+        return f"Run({len(self)} rows, {len(self.query_ids)} queries, source={self.source!r})"
+
+    @property
+    def docs(self) -> ObjectArray:
+        """Doc id of each row, as Python strings (built on first use from `doc_bytes`)."""
+        if self._docs is None:
+            assert self._doc_bytes is not None  # one of the two forms is always held
+            self._docs = self._doc_bytes.strings()
+        return self._docs
+
+    def docs_at(self, rows: IntArray) -> ObjectArray:
+        """`docs[rows]`, without building every row's string when the run holds bytes."""
+        if self._docs is not None or self._doc_bytes is None:
+            return self.docs[rows]
+        return object_array(name.decode() for name in self._doc_bytes.fixed(rows).tolist())
+
+    @property
+    def doc_bytes(self) -> ByteIds:
+        """Doc id of each row as UTF-8 bytes (built on first use from `docs`)."""
+        if self._doc_bytes is None:
+            self._doc_bytes = ByteIds.from_strings(self.docs)
+        return self._doc_bytes
+
+    @property
+    def keys(self) -> U64Array:
+        """Sorted 64-bit (query, doc) keys with the row in their low bits (`ids.sorted_keys`):
+        the duplicate check and the join with the qrels share this one sort."""
+        if self._keys is None:
+            hashes = self.doc_bytes.hashes(keep=False)  # the keys take its place
+            self._keys = sorted_keys(pair_keys(self.query, hashes, in_place=True))
+        return self._keys
 
     @classmethod
     def from_rows(
