@@ -231,8 +231,8 @@ def _ranked(run: Run, labelled: list[str], depth: int | None) -> dict[str, list[
     wanted = set(labelled)
     run_ids = run.query_ids.tolist()
     keep_query = np.fromiter((q in wanted for q in run_ids), dtype=bool, count=len(run_ids))
-    rows = keep_query[run.query] if len(run.query) else np.zeros(0, dtype=bool)
-    query, docs, score = run.query[rows], run.docs[rows], run.score[rows]
+    rows = np.flatnonzero(keep_query[run.query]) if len(run.query) else np.zeros(0, np.int64)
+    query, docs, score = run.query[rows], run.docs_at(rows), run.score[rows]
     codes, _ = factorize(docs, sort=True)  # code order is Python's str order: strcmp's
     order = np.lexsort((-codes, -score, query))
     query, docs = query[order], docs[order].tolist()
