@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
 from typing import Any, Literal
@@ -24,9 +24,15 @@ level a gate tests at, and a check that did not move costs a few hundred draws, 
 # the float error of any signed sum): sums equal in exact arithmetic count as ties.
 _TIE_TOLERANCE = 1e-10
 # Sign matrices are built this many cells at a time, so memory stays bounded (~16 MB of
-# float64) whatever the number of queries and resamples.
+# float64) whatever the number of queries and resamples. It also sets the sizes in which random
+# bytes are drawn (`_draw_sizes`): changing it changes every seeded Monte Carlo p-value.
 _CHUNK_CELLS = 2_000_000
 _FIRST_BLOCK = 128
+# Random sign vectors are summed in blocks of at most this many packed bytes (16 MB): big
+# blocks make each matrix product read the differences once per many sign vectors.
+_BLOCK_BYTES = 16_000_000
+# A tail is not sampled when this bounds the chance that sampling would change its p-value.
+_SKIP_RISK = 1e-6
 _NORMAL = NormalDist()
 
 
@@ -39,8 +45,9 @@ class OneSided:
     rise: FloatArray
     """P(a mean this high or higher | no change)."""
     bound: np.ndarray[Any, np.dtype[np.bool_]]
-    """Whether `drop` is an upper bound at the Monte Carlo resolution: no draw was as extreme,
-    so the exact p-value is below 1 / (resamples + 1) (and below Hoeffding's bound)."""
+    """Whether `drop` is an upper bound at the Monte Carlo resolution: no draw was as extreme
+    (or none was drawn, the tail being far past it), so the exact p-value is below
+    1 / (resamples + 1) (and below Hoeffding's bound)."""
 
 
 def normal_quantile(p: float) -> float:
@@ -80,7 +87,11 @@ def sign_flip(
     p-value), else p = (1 + extreme) / (1 + resamples). When no draw is as extreme, p is
     min(1 / (1 + resamples), exp(-S^2 / (2 sum d^2))): Hoeffding's inequality bounds the exact
     sign-flip p-value, so a check whose evidence is past the Monte Carlo resolution can still
-    fail. Every p-value is valid: P(p <= u) <= u when the differences are symmetric about 0.
+    fail. A tail with resamples * exp(-S^2 / (2 sum d^2)) below 1e-6 is not sampled at all: its
+    p-value is that bound, which is what sampling gives unless one of the draws is as extreme,
+    and that has probability below 1e-6 (each draw at most the bound: a union bound). The
+    other tail of such a column stops within a few hundred draws. Every p-value is valid:
+    P(p <= u) <= u when the differences are symmetric about 0.
 
     A column with `run_sd` > 0 (the sd of a run-wide shift of its sum, estimated from repeated
     runs with `run_df` degrees of freedom) is tested against the sign flips plus that shift:
@@ -123,9 +134,10 @@ def sign_flip(
             sampled.append(c)
     if sampled:
         index = np.asarray(sampled)
-        d, r, b = _monte_carlo(
-            values[:, index], total[index], tolerance[index], resamples, rng, stop
-        )
+        # Each column contiguous (as indexing copies them anyway): the sums of squares behind
+        # Hoeffding's p-values then keep their last bits, which reports print in full.
+        columnwise = np.asfortranarray(values[:, index])
+        d, r, b = _monte_carlo(columnwise, total[index], tolerance[index], resamples, rng, stop)
         drop[index], rise[index], bound[index] = d, r, b
     return OneSided(drop, rise, bound)
 
@@ -154,22 +166,44 @@ def _monte_carlo(
     stop: int,
 ) -> tuple[FloatArray, FloatArray, np.ndarray[Any, np.dtype[np.bool_]]]:
     n, columns = values.shape
+    square = np.einsum("ij,ij->j", values, values)
+    # Hoeffding: P(sum* <= S) <= exp(-S^2 / (2 sum d^2)) for S < 0, per tail (and the mirror).
+    hoeffding = np.ones((2, columns))
+    for tail, sign in ((0, -1.0), (1, 1.0)):
+        directed = np.where(sign * total > 0, total, 0.0)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            hoeffding[tail] = np.exp(-(directed**2) / (2.0 * square))
+    # A tail this far out is not sampled: its p-value is Hoeffding's bound, as when no draw is
+    # as extreme, and a draw could only change that with probability <= resamples * bound.
+    skipped = hoeffding * resamples < _SKIP_RISK
     # Per tail (0 = drop, 1 = rise): draws as extreme so far, and the draw that stopped it.
     extreme = np.zeros((2, columns), dtype=np.int64)
     stopped_at = np.zeros((2, columns), dtype=np.int64)
     drawn = 0
-    block = _FIRST_BLOCK
-    cap = max(1, _CHUNK_CELLS // max(n, 1))
+    sizes = _draw_sizes(resamples, n)
+    target = _FIRST_BLOCK
+    # Blocks of at most 16 MB of packed bits and 2,000,000 sums (but at least one call's rows).
+    most = max(1, min(_BLOCK_BYTES // max((n + 7) // 8, 1), _CHUNK_CELLS // columns))
+    active = np.arange(columns)
+    subset = values  # the differences of the active columns
     while drawn < resamples:
-        open_tail = stopped_at == 0
-        active = np.flatnonzero(open_tail.any(axis=0))
-        if not active.size:
+        open_tail = (stopped_at == 0) & ~skipped
+        now = np.flatnonzero(open_tail.any(axis=0))
+        if not now.size:
             break
-        size = min(block, cap, resamples - drawn)
-        # The stream is the same whichever columns are still open, so a column's p-value
-        # never depends on the others.
-        bits = _random_bits(rng, size, n)
-        flipped = bits @ values[:, active]  # sum* = total - 2 * flipped
+        if now.size < active.size:  # columns only ever close: copy the fewer that stay open
+            # compress copies columns several times faster than fancy indexing does.
+            subset = subset.compress(np.isin(active, now), axis=1)
+            active = now
+        # The stream is the same whichever columns are still open, so a column's p-value never
+        # depends on the others. Its bytes are drawn in the call sizes of `_draw_sizes` (other
+        # sizes give other bytes, and other seeded p-values), then summed in bigger blocks.
+        packed = []
+        size = 0
+        while size < min(target, most) and drawn + size < resamples:
+            packed.append(rng.integers(0, 256, size=(next(sizes), (n + 7) // 8), dtype=np.uint8))
+            size += packed[-1].shape[0]
+        flipped = _flipped_sums(np.concatenate(packed), subset)  # sum* = total - 2 * flipped
         half = tolerance[active] / 2.0
         for tail, hits in enumerate((flipped >= -half, flipped <= half)):
             running = np.cumsum(hits, axis=0) + extreme[tail, active]
@@ -180,23 +214,43 @@ def _monte_carlo(
             keep = open_tail[tail, active]
             extreme[tail, active[keep]] = running[-1][keep]
         drawn += size
-        block *= 2
-    square = np.einsum("ij,ij->j", values, values)
+        target *= 2
     p = np.ones((2, columns))
-    at_limit = np.zeros((2, columns), dtype=bool)
-    for tail, sign in ((0, -1.0), (1, 1.0)):
-        done = stopped_at[tail] > 0
-        p[tail, done] = stop / stopped_at[tail, done]
-        rest = ~done
-        p[tail, rest] = (1.0 + extreme[tail, rest]) / (1.0 + drawn)
-        none = rest & (extreme[tail] == 0)
-        # Hoeffding: P(sum* <= S) <= exp(-S^2 / (2 sum d^2)) for S < 0 (and the mirror).
-        directed = np.where(sign * total > 0, total, 0.0)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            hoeffding = np.exp(-(directed**2) / (2.0 * square))
-        p[tail, none] = np.minimum(p[tail, none], hoeffding[none])
-        at_limit[tail] = none
+    done = stopped_at > 0
+    p[done] = stop / stopped_at[done]
+    rest = ~done
+    p[rest] = (1.0 + extreme[rest]) / (1.0 + drawn)
+    at_limit = rest & (extreme == 0)
+    p[at_limit] = np.minimum(p[at_limit], hoeffding[at_limit])
     return p[0], p[1], at_limit[0]
+
+
+def _draw_sizes(resamples: int, n: int) -> Iterator[int]:
+    """The rows of each call for random bytes: 128, doubling, at most 2,000,000 / n. Calls of
+    other sizes give other bytes: these are the sizes the test has always used, so seeded
+    p-values stay what they were."""
+    cap = max(1, _CHUNK_CELLS // max(n, 1))
+    block = _FIRST_BLOCK
+    drawn = 0
+    while drawn < resamples:
+        size = min(block, cap, resamples - drawn)
+        yield size
+        drawn += size
+        block *= 2
+
+
+def _flipped_sums(packed: np.ndarray[Any, np.dtype[np.uint8]], values: FloatArray) -> FloatArray:
+    """bits @ values for sign vectors given as packed bits (rows of bytes, 8 queries each),
+    unpacked a slice of queries at a time so memory stays bounded."""
+    size = packed.shape[0]
+    n = values.shape[0]
+    step = max(8, _CHUNK_CELLS // size // 8 * 8)
+    out = np.zeros((size, values.shape[1]))
+    for start in range(0, n, step):
+        end = min(start + step, n)
+        bits = np.unpackbits(packed[:, start // 8 : (end + 7) // 8], axis=1, count=end - start)
+        out += bits.astype(np.float64) @ values[start:end]
+    return out
 
 
 def noisy_sign_flip(

@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
+from retrieval_gate import significance
 from retrieval_gate.significance import (
     STOP_EXCEEDANCES,
     adjust_p_values,
@@ -24,7 +25,9 @@ from retrieval_gate.significance import (
 )
 
 
-def flip(diff: list[float] | np.ndarray, resamples: int = 10_000, seed: int = 0) -> tuple:
+def flip(
+    diff: list[float] | np.ndarray, resamples: int = 10_000, seed: int = 0
+) -> tuple[float, float, bool]:
     found = sign_flip(
         np.asarray(diff, dtype=float), resamples=resamples, rng=np.random.default_rng(seed)
     )
@@ -124,6 +127,98 @@ def test_past_the_resolution_hoeffding_bounds_the_p_value() -> None:
     p, _, at_limit = flip(weak, resamples=50)
     assert at_limit
     assert p == 1 / 51
+
+
+def straightforward_monte_carlo(
+    values: np.ndarray, resamples: int, seed: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The sequential Monte Carlo as first written: one call for random bytes per block (128
+    rows, doubling, at most 2,000,000 / n), every open column summed over every query, no
+    tail decided by Hoeffding's bound alone."""
+    rng = np.random.default_rng(seed)
+    n, columns = values.shape
+    total = values.sum(axis=0)
+    half = 1e-10 * np.abs(values).sum(axis=0) / 2
+    extreme = np.zeros((2, columns), dtype=np.int64)
+    stopped_at = np.zeros((2, columns), dtype=np.int64)
+    drawn, block = 0, 128
+    while drawn < resamples and (stopped_at == 0).any():
+        size = min(block, max(1, 2_000_000 // n), resamples - drawn)
+        packed = rng.integers(0, 256, size=(size, (n + 7) // 8), dtype=np.uint8)
+        flipped = np.unpackbits(packed, axis=1, count=n).astype(float) @ values
+        for tail, hits in enumerate((flipped >= -half, flipped <= half)):
+            running = np.cumsum(hits, axis=0) + extreme[tail]
+            for c in np.flatnonzero(stopped_at[tail] == 0):
+                if running[-1, c] >= STOP_EXCEEDANCES:
+                    stopped_at[tail, c] = drawn + np.argmax(running[:, c] >= STOP_EXCEEDANCES) + 1
+                extreme[tail, c] = running[-1, c]
+        drawn += size
+        block *= 2
+    p = np.where(stopped_at > 0, STOP_EXCEEDANCES / np.maximum(stopped_at, 1), 1.0)
+    none = (stopped_at == 0) & (extreme == 0)
+    p = np.where(stopped_at > 0, p, (1.0 + extreme) / (1.0 + drawn))
+    square = np.square(values).sum(axis=0)
+    for tail, sign in ((0, -1.0), (1, 1.0)):
+        hoeffding = np.exp(-(np.where(sign * total > 0, total, 0.0) ** 2) / (2 * square))
+        p[tail] = np.where(none[tail], np.minimum(p[tail], hoeffding), p[tail])
+    return p[0], p[1], none[0]
+
+
+@pytest.mark.parametrize(("n", "resamples"), [(61, 3_000), (301, 10_000), (20_011, 1_500)])
+def test_blocked_monte_carlo_gives_the_straightforward_p_values(n: int, resamples: int) -> None:
+    # Null, moderate (run to the end), strong (decided by Hoeffding's bound) and slice-only
+    # columns; 20,011 queries make the calls for random bytes smaller than the first block.
+    rng = np.random.default_rng(n)
+    means = (0.0, 0.0, -2.5, 3.0, -8.0, 12.0, -0.5)
+    values = np.stack([rng.normal(m / math.sqrt(n), 1.0, n) for m in means], axis=1)
+    values[rng.random(values.shape) < 0.3] = 0.0
+    values[: n // 2, 1] = 0.0
+    values[n // 3 :, 6] = 0.0
+    assert np.count_nonzero(values, axis=0).min() > math.log2(resamples)  # none tested exactly
+    found = sign_flip(values, resamples=resamples, rng=np.random.default_rng(5))
+    drop, rise, bound = straightforward_monte_carlo(values, resamples, 5)
+    # Counts of draws agree exactly; Hoeffding's bound up to the last bits of sum(d^2).
+    assert found.drop == pytest.approx(drop, rel=1e-12)
+    assert found.rise == pytest.approx(rise, rel=1e-12)
+    assert found.bound.tolist() == bound.tolist()
+
+
+def test_a_tail_past_hoeffding_s_skip_threshold_is_what_full_sampling_gives(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Strong drops and rises (z from 7 to 40) beside ordinary columns: with the skip rule off
+    # every tail is sampled, no draw is as extreme, and the p-values are the same.
+    rng = np.random.default_rng(14)
+    columns = np.stack(
+        [rng.normal(z / math.sqrt(500), 1.0, 500) for z in (-40, -9, -7, 0, 1.5, 7, 9, 40)],
+        axis=1,
+    )
+    skipping = sign_flip(columns, resamples=10_000, rng=np.random.default_rng(2))
+    total, square = columns.sum(axis=0), np.square(columns).sum(axis=0)
+    hoeffding = np.exp(-(total**2) / (2 * square))
+    decided = hoeffding * 10_000 < 1e-6
+    assert decided.sum() == 5
+    strong_drop = decided & (total < 0)
+    assert skipping.drop[strong_drop] == pytest.approx(hoeffding[strong_drop], rel=1e-12)
+    assert skipping.bound[strong_drop].all()
+    monkeypatch.setattr(significance, "_SKIP_RISK", 0.0)
+    sampling = sign_flip(columns, resamples=10_000, rng=np.random.default_rng(2))
+    assert skipping.drop.tolist() == sampling.drop.tolist()
+    assert skipping.rise.tolist() == sampling.rise.tolist()
+    assert skipping.bound.tolist() == sampling.bound.tolist()
+
+
+@pytest.mark.parametrize(("n", "cells"), [(1, 8), (13, 40), (100, 64), (1_003, 2_000_000)])
+def test_flipped_sums_in_slices_of_queries_equal_one_product(
+    monkeypatch: pytest.MonkeyPatch, n: int, cells: int
+) -> None:
+    monkeypatch.setattr(significance, "_CHUNK_CELLS", cells)
+    rng = np.random.default_rng(n)
+    packed = rng.integers(0, 256, size=(9, (n + 7) // 8), dtype=np.uint8)
+    values = rng.normal(0.0, 1.0, (n, 4))
+    expected = np.unpackbits(packed, axis=1, count=n).astype(float) @ values
+    found = significance._flipped_sums(packed, values)
+    assert found == pytest.approx(expected, rel=1e-12, abs=1e-12)
 
 
 def test_p_values_are_valid_when_nothing_changed() -> None:
