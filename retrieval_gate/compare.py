@@ -19,8 +19,8 @@ from retrieval_gate.significance import (
     paired_t,
     sign_flip,
     smallest_p,
-    t_cdf,
     t_quantile,
+    t_tail,
 )
 from retrieval_gate.slicing import ALL, small_slices
 
@@ -394,7 +394,7 @@ def _paired_t(diff: FloatArray, noise: RunNoise | None) -> tuple[float, float]:
     df = variance**2 / (spread + noise.variance**2 / noise.df)
     t = float(diff.mean()) / math.sqrt(variance)
     whole = max(1, int(df))
-    return float(t_cdf(t, whole)), float(t_cdf(-t, whole))
+    return t_tail(-t, whole), t_tail(t, whole)
 
 
 def compare(

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import itertools
 import math
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -22,6 +24,7 @@ from retrieval_gate.significance import (
     smallest_p,
     t_cdf,
     t_quantile,
+    t_tail,
 )
 
 
@@ -435,3 +438,25 @@ def test_with_a_shared_shift_only_the_noisy_test_keeps_its_level() -> None:
     assert plain / trials > 0.2
     # At most alpha plus 3 Monte Carlo standard errors of the simulation.
     assert noisy / trials <= 0.05 + 3 * math.sqrt(0.05 * 0.95 / trials)
+
+
+@pytest.mark.parametrize("df", [1, 3, 7.5, 40, 19_999, 200_000])
+def test_t_tail_matches_scipy_into_the_far_tails(df: float) -> None:
+    for t in (-60.0, -8.0, -1.3, -1e-9, 0.0, 2e-9, 0.7, 3.0, 12.0, 60.0):
+        expected = float(stats.t.sf(t, df))
+        # abs: scipy rounds the tail within 1e-9 of 0.5 to 0.5 (Cauchy, t = 2e-9: 0.5 - 6.4e-10)
+        assert t_tail(t, df) == pytest.approx(expected, rel=1e-9, abs=1e-9), (df, t)
+    # Student's t with 1 degree of freedom is Cauchy: P(T >= t) = 1/2 - atan(t) / pi, exactly.
+    if df == 1:
+        for t in (-1e-9, 2e-9, 0.5, 1e6):
+            assert t_tail(t, 1) == pytest.approx(0.5 - math.atan(t) / math.pi, rel=1e-13)
+
+
+def test_the_t_test_path_needs_no_scipy() -> None:
+    code = (
+        "import sys, numpy as np; from retrieval_gate.significance import paired_t, interval; "
+        "d = np.random.default_rng(1).normal(-0.01, 0.1, 500); paired_t(d); "
+        "interval(d, t_test=True); print('scipy' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"
