@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import ItemsView, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -546,6 +546,17 @@ class SideTopK(Mapping[str, tuple[str, ...]]):
 
     def __getitem__(self, query_id: str) -> tuple[str, ...]:
         return self._loaded()[query_id]
+
+    # The dict's own methods: Mapping's generic ones raise and catch a KeyError per miss, and
+    # diagnostics ask for every query's top k on both sides.
+    def get(self, query_id: str, default: Any = None) -> Any:
+        return self._loaded().get(query_id, default)
+
+    def __contains__(self, query_id: object) -> bool:
+        return query_id in self._loaded()
+
+    def items(self) -> ItemsView[str, tuple[str, ...]]:
+        return self._loaded().items()
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._loaded())

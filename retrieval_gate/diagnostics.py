@@ -94,14 +94,14 @@ class LabellingGap:
 
 
 @functools.lru_cache(maxsize=2)
-def judged_pairs(qrels: Qrels) -> frozenset[tuple[str, str]]:
-    """(query, doc) of every judgment the judged@k metric counts (`qrels.is_judged`: grade
-    >= 0): one hashed join answers "judged?" for every doc of every top k."""
-    names = qrels.query_ids[qrels.query].tolist()
-    pairs = zip(names, qrels.docs.tolist(), strict=True)
-    return frozenset(
-        pair for pair, grade in zip(pairs, qrels.grade.tolist(), strict=True) if grade >= 0
-    )
+def judged_docs(qrels: Qrels) -> dict[str, frozenset[str]]:
+    """Each labelled query's docs the judged@k metric counts as judged (`qrels.is_judged`:
+    grade >= 0), built once: "judged?" is then one set lookup per doc of every top k."""
+    empty: frozenset[str] = frozenset()
+    return {
+        query: frozenset(doc for doc, grade in judgments.items() if grade >= 0) or empty
+        for query, judgments in zip(qrels.query_ids.tolist(), qrels.by_query, strict=True)
+    }
 
 
 def judged_at_k(
@@ -110,11 +110,11 @@ def judged_at_k(
     """judged@k of each query's stored top k (aligned with `query_ids`) as the judged@k metric
     and trec_eval define it, 1 - unjudged docs / k (ranks a short list leaves empty are not
     unjudged), and the share of unjudged docs, unjudged docs / k."""
-    judged = judged_pairs(dataset.qrels)
+    judged = judged_docs(dataset.qrels)
     top_k = record.top_k
     unjudged = np.fromiter(
         (
-            sum((query_id, doc) not in judged for doc in top_k.get(query_id, ()))
+            len(set(top_k.get(query_id, ())).difference(judged.get(query_id, ())))
             for query_id in query_ids
         ),
         dtype=np.float64,
@@ -131,15 +131,16 @@ def unjudged_summary(
     judged_before: FloatArray,
     judged_after: FloatArray,
 ) -> Unjudged:
-    judged = judged_pairs(dataset.qrels)
+    judged = judged_docs(dataset.qrels)
     retrieved = unjudged = new = old = 0
     queries = []
     for query_id in current.query_ids:
         before = baseline.top_k.get(query_id, ())
         after = current.top_k.get(query_id, ())
-        old += sum((query_id, doc) not in judged for doc in before)
+        known = judged.get(query_id, frozenset())
+        old += len(set(before).difference(known))
         retrieved += len(after)
-        missing = [doc for doc in after if (query_id, doc) not in judged]
+        missing = [doc for doc in after if doc not in known]
         unjudged += len(missing)
         fresh = len(set(missing).difference(before)) if missing else 0
         new += fresh
@@ -225,23 +226,27 @@ def _optimistic(qrels: Qrels, top_ks: Sequence[Mapping[str, Sequence[str]]]) -> 
     relevant at the highest grade given (at least 1)."""
     best = max(float(qrels.grade.max()) if len(qrels) else 1.0, 1.0)
     docs = qrels.docs.tolist()
-    pairs = list(zip(qrels.query_ids[qrels.query].tolist(), docs, strict=True))
-    judged = judged_pairs(qrels)
-    added = {
-        (query, doc): None
-        for top_k in top_ks
-        for query, ranked in top_k.items()
-        for doc in ranked
-        if (query, doc) not in judged
-    }
-    kept = [i for i, pair in enumerate(pairs) if pair not in added]
+    judged = judged_docs(qrels)
+    unjudged: dict[str, set[str]] = {}
+    for top_k in top_ks:
+        for query, ranked in top_k.items():
+            missing = set(ranked).difference(judged.get(query, ()))
+            if missing:
+                unjudged.setdefault(query, set()).update(missing)
+    added = {(query, doc): None for query, missing in unjudged.items() for doc in sorted(missing)}
+    names = qrels.query_ids[qrels.query].tolist()
+    kept = [
+        i
+        for i, (name, doc) in enumerate(zip(names, docs, strict=True))
+        if name not in unjudged or doc not in unjudged[name]
+    ]
     position = qrels.position
-    query = np.concatenate(
-        [qrels.query[kept], np.fromiter((position[q] for q, _ in added), np.int64, len(added))]
-    )
+    codes = np.fromiter((position[q] for q, _ in added), np.int64, len(added))
     all_docs = object_array([*(docs[i] for i in kept), *(d for _, d in added)])
     grade = np.concatenate([qrels.grade[kept], np.full(len(added), best)])
-    return Qrels(qrels.query_ids, query, all_docs, grade, qrels.source)
+    return Qrels(
+        qrels.query_ids, np.concatenate([qrels.query[kept], codes]), all_docs, grade, qrels.source
+    )
 
 
 def _ranked_run(top_k: Mapping[str, Sequence[str]]) -> Run:
