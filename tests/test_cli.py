@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -85,6 +86,25 @@ def test_console_script_runs_in_a_subprocess() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[0].startswith("ndcg@10")
+
+
+def test_check_of_a_saved_run_imports_only_what_it_uses(tmp_path: Path) -> None:
+    # No retriever client, no framework, no scipy: a saved run needs the readers, the
+    # statistics and the reports.
+    shutil.copytree(ROOT / "configs" / "tiny", tmp_path / "tiny")
+    config, run = tmp_path / "tiny" / "retrieval-gate.yaml", tmp_path / "tiny" / "run.txt"
+    unused = ("scipy", "httpx", "bm25s", "Stemmer", "tqdm", "langchain_core", "llama_index",
+              "haystack", "ir_datasets", "pyarrow", "pandas")  # fmt: skip
+    script = (
+        "import sys\n"
+        "from retrieval_gate.cli import main\n"
+        f"code = main(['check', '-c', {str(config)!r}, '--run', {str(run)!r}, '--quiet'])\n"
+        f"print(code, sorted(m for m in {unused!r} if m in sys.modules), file=sys.stderr)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=False
+    )
+    assert done.stderr.strip().splitlines()[-1] in ("0 []", "1 []"), done.stderr
 
 
 @pytest.mark.parametrize("argv", [["--help"], ["power", "--help"]])
