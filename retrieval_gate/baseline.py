@@ -525,9 +525,13 @@ class SideTopK(Mapping[str, tuple[str, ...]]):
             )
         top_k: dict[str, tuple[str, ...]] = {}
         lines = data.decode("utf-8").splitlines()
+        try:  # one parse of the whole file: JSON escapes newlines inside strings
+            rows = json.loads("[" + ",".join(lines) + "]")
+        except json.JSONDecodeError:
+            rows = None
         for number, line in enumerate(lines, 1):
             try:
-                row = json.loads(line)
+                row = json.loads(line) if rows is None else rows[number - 1]
             except json.JSONDecodeError as error:
                 raise InputError(f"not valid JSON: {error.msg}", source=side, line=number) from None
             if not (isinstance(row, list) and len(row) == 2 and isinstance(row[0], str)):
