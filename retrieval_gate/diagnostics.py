@@ -165,19 +165,35 @@ def labelling_gaps(
     explainable: Set[tuple[str, str]],
 ) -> tuple[LabellingGap, ...]:
     """Each failing check whose queries' mean judged@k fell by JUDGED_DROP or more while their
-    share of unjudged documents rose by as much (`judged` and `unjudged`: before, after), and
-    whose verdict the unjudged documents could change (`explainable`: (metric, slice))."""
-    gaps = []
+    share of unjudged documents rose by as much (`judged_drops`), and whose verdict the
+    unjudged documents could change (`explainable`: (metric, slice))."""
+    return tuple(
+        LabellingGap(failure.metric, failure.slice, before, after)
+        for failure, before, after in judged_drops(failures, slices, judged, unjudged)
+        if (failure.metric, failure.slice) in explainable
+    )
+
+
+def judged_drops(
+    failures: Sequence[Comparison],
+    slices: Mapping[str, IntArray],
+    judged: tuple[FloatArray, FloatArray],
+    unjudged: tuple[FloatArray, FloatArray],
+) -> list[tuple[Comparison, float, float]]:
+    """(failure, judged@k before, after) of the failing checks whose queries' mean judged@k
+    fell by JUDGED_DROP or more while their share of unjudged documents rose by as much
+    (`judged` and `unjudged`: before, after): the only ones that can be labelling gaps."""
+    found = []
     for failure in failures:
         rows = slices[failure.slice]
-        if not len(rows) or (failure.metric, failure.slice) not in explainable:
+        if not len(rows):
             continue
         before, after = _mean(judged[0][rows]), _mean(judged[1][rows])
         entered = _mean(unjudged[1][rows]) - _mean(unjudged[0][rows])
         # Rounded: means of k-ths can miss an exact 1-point change by a float rounding error.
         if round(before - after, 12) >= JUDGED_DROP and round(entered, 12) >= JUDGED_DROP:
-            gaps.append(LabellingGap(failure.metric, failure.slice, before, after))
-    return tuple(gaps)
+            found.append((failure, before, after))
+    return found
 
 
 def explainable_failures(

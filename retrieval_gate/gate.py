@@ -29,6 +29,7 @@ from retrieval_gate.diagnostics import (
     explainable_failures,
     hit_changes,
     judged_at_k,
+    judged_drops,
     labelling_gaps,
     query_changes,
     unjudged_summary,
@@ -419,13 +420,14 @@ def decide(
         current,
         noise_of(baseline, current),
     )
-    gaps = labelling_gaps(
-        result.failures,
-        slices,
-        (judged_before, judged_after),
-        (unjudged_before, unjudged_after),
-        explainable_failures(result.failures, baseline, current, dataset, slices),
-    )
+    judged = (judged_before, judged_after)
+    unjudged = (unjudged_before, unjudged_after)
+    # Re-scoring under optimistic labels is the costly part: only for checks it can change.
+    suspects = [
+        failure for failure, _, _ in judged_drops(result.failures, slices, judged, unjudged)
+    ]
+    explainable = explainable_failures(suspects, baseline, current, dataset, slices)
+    gaps = labelling_gaps(suspects, slices, judged, unjudged, explainable)
     return dataclasses.replace(result, labelling_gaps=gaps)
 
 
