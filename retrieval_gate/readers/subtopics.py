@@ -18,7 +18,7 @@ from retrieval_gate.ids import (
     first_duplicate,
     object_array,
 )
-from retrieval_gate.readers.text import numbered, numbers, open_text
+from retrieval_gate.readers.text import field_lines, numbers, quoted
 
 LAYOUT = "'topic subtopic docno judgment' (4 whitespace-separated fields)"
 MAX_FIELD = 1000
@@ -106,29 +106,19 @@ def read_subtopics(path: str | Path) -> SubtopicQrels:
     columns: tuple[list[str], list[str], list[str]] = ([], [], [])
     texts: list[str] = []
     lines: list[int] = []
-    with open_text(path) as handle:
-        for number, line in numbered(handle, source):
-            parts = line.split()
-            if not parts or parts[0].startswith("#"):
-                continue
-            if len(parts) != 4:
-                raise InputError(
-                    f"expected {LAYOUT}, got {len(parts)} fields: {_excerpt(line)}",
-                    source=source,
-                    line=number,
-                )
-            for name, value, column in zip(_FIELDS, parts, columns, strict=False):
-                _check_id(name, value, source, number)
-                column.append(value)
-            if len(parts[3]) > MAX_FIELD:
-                raise InputError(
-                    f"judgment {_excerpt(parts[3])} is {len(parts[3])} characters long; "
-                    "expected a number such as 0 or 1",
-                    source=source,
-                    line=number,
-                )
-            texts.append(parts[3])
-            lines.append(number)
+    for number, parts in field_lines(path, LAYOUT, 4):
+        for name, value, column in zip(_FIELDS, parts, columns, strict=False):
+            _check_id(name, value, source, number)
+            column.append(value)
+        if len(parts[3]) > MAX_FIELD:
+            raise InputError(
+                f"judgment {quoted(parts[3])} is {len(parts[3])} characters long; "
+                "expected a number such as 0 or 1",
+                source=source,
+                line=number,
+            )
+        texts.append(parts[3])
+        lines.append(number)
     if not lines:
         raise InputError(
             f"no subtopic judgments found; expected lines of {LAYOUT}, e.g. '51 1 doc-17 1'",
@@ -188,19 +178,13 @@ def _check_id(name: str, value: str, source: str, line: int) -> None:
     """An InputError for an id too long to be one or holding a control character."""
     if len(value) > MAX_FIELD:
         raise InputError(
-            f"{name} {_excerpt(value)} is {len(value)} characters long; ids are at most "
-            f"{MAX_FIELD}",
+            f"{name} {quoted(value)} is {len(value)} characters long; ids are at most {MAX_FIELD}",
             source=source,
             line=line,
         )
     if _CONTROL.search(value):
         raise InputError(
-            f"{name} {_excerpt(value)} holds a control character; ids are printable text",
+            f"{name} {quoted(value)} holds a control character; ids are printable text",
             source=source,
             line=line,
         )
-
-
-def _excerpt(text: str) -> str:
-    text = text.strip()
-    return repr(text if len(text) <= 80 else text[:77] + "...")

@@ -96,6 +96,34 @@ def _first_undecodable_line(source: str) -> int | None:
     return None
 
 
+def field_lines(
+    path: str | Path, layout: str, count: int, *, at_least: bool = False
+) -> Iterator[tuple[int, list[str]]]:
+    """(line number, whitespace-separated fields) of a columnar text file such as TREC qrels
+    and runs; `#` comments and blank lines skipped. A line with another number of fields (or,
+    with `at_least`, fewer) is an error naming the line and quoting it."""
+    source = str(path)
+    with open_text(path) as handle:
+        for number, line in numbered(handle, source):
+            parts = line.split()
+            if not parts or parts[0].startswith("#"):
+                continue
+            if len(parts) < count or (len(parts) > count and not at_least):
+                raise InputError(
+                    f"expected {layout}, got {len(parts)} fields: {quoted(line)}",
+                    source=source,
+                    line=number,
+                )
+            yield number, parts
+
+
+def quoted(text: str) -> str:
+    """`text` stripped, cut to 80 characters and quoted as a Python literal (so a control
+    character shows as its escape), for an error message about a file's content."""
+    text = text.strip()
+    return repr(text if len(text) <= 80 else text[:77] + "...")
+
+
 def numbers(texts: list[str], lines: list[int], source: str, field: str, hint: str) -> FloatArray:
     """Finite floats of `texts`; the first bad one is an error naming its line."""
     try:

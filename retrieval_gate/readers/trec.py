@@ -6,7 +6,6 @@ from pathlib import Path
 
 import numpy as np
 
-from retrieval_gate.errors import InputError
 from retrieval_gate.ids import (
     IntArray,
     ObjectArray,
@@ -17,7 +16,7 @@ from retrieval_gate.ids import (
 )
 from retrieval_gate.judgments import Judgments
 from retrieval_gate.readers import fast
-from retrieval_gate.readers.text import numbered, numbers, open_text
+from retrieval_gate.readers.text import field_lines, numbers
 from retrieval_gate.run import Run
 
 QRELS_LAYOUT = "'qid iter docno rel' (4 whitespace-separated fields)"
@@ -83,22 +82,12 @@ def exact_trec_judgments(path: str | Path) -> Judgments:
     docs: list[str] = []
     grades: list[str] = []
     lines: list[int] = []
-    with open_text(path) as handle:
-        for number, line in numbered(handle, source):
-            parts = line.split()
-            if not parts or parts[0].startswith("#"):
-                continue
-            if len(parts) != 4:
-                raise InputError(
-                    f"expected {QRELS_LAYOUT}, got {len(parts)} fields: {_excerpt(line)}",
-                    source=source,
-                    line=number,
-                )
-            queries.append(parts[0])
-            annotators.append(parts[1])
-            docs.append(parts[2])
-            grades.append(parts[3])
-            lines.append(number)
+    for number, parts in field_lines(path, QRELS_LAYOUT, 4):
+        queries.append(parts[0])
+        annotators.append(parts[1])
+        docs.append(parts[2])
+        grades.append(parts[3])
+        lines.append(number)
     values = numbers(grades, lines, source, "rel (the grade)", "an integer grade such as 0, 1, 2")
     named = len(set(annotators)) > 1
     return Judgments.from_rows(
@@ -117,32 +106,17 @@ def exact_trec_run(path: str | Path) -> Run:
     scores: list[str] = []
     lines: list[int] = []
     name = None
-    with open_text(path) as handle:
-        for number, line in numbered(handle, source):
-            parts = line.split()
-            if not parts or parts[0].startswith("#"):
-                continue
-            if len(parts) < 6:
-                raise InputError(
-                    f"expected {RUN_LAYOUT}, got {len(parts)} fields: {_excerpt(line)}",
-                    source=source,
-                    line=number,
-                )
-            if parts[0] != current:
-                current = parts[0]
-                group_queries.append(current)
-                group_starts.append(len(docs_list))
-            docs_list.append(parts[2])
-            scores.append(parts[4])
-            lines.append(number)
-            name = parts[5]
+    for number, parts in field_lines(path, RUN_LAYOUT, 6, at_least=True):
+        if parts[0] != current:
+            current = parts[0]
+            group_queries.append(current)
+            group_starts.append(len(docs_list))
+        docs_list.append(parts[2])
+        scores.append(parts[4])
+        lines.append(number)
+        name = parts[5]
     values = numbers(scores, lines, source, "score", "a number such as 12.5")
     group_codes, query_ids = factorize(group_queries, sort=True)
     lengths = np.diff(np.append(np.asarray(group_starts, dtype=np.int64), len(docs_list)))
     query = np.repeat(group_codes, lengths)
     return Run.checked(query_ids, query, object_array(docs_list), values, source, lines, name)
-
-
-def _excerpt(line: str) -> str:
-    text = line.strip()
-    return repr(text if len(text) <= 80 else text[:77] + "...")
