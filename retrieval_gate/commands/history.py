@@ -7,7 +7,7 @@ import csv
 import io
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from retrieval_gate.cli import EXIT_OK
 from retrieval_gate.commands.common import add_config_option, raw
@@ -247,32 +247,12 @@ def run_show(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 def run_export(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """The records as JSON (one object each) or CSV (one row per metric and slice)."""
-    from retrieval_gate.history.record import AcceptEntry
+    from retrieval_gate.history.record import AcceptEntry, entry_summary
     from retrieval_gate.wording import json_text
 
     entries = _entries(args, args.name)
     if args.format == "json":
-        items: list[dict[str, Any]] = []
-        for entry in entries:
-            item: dict[str, Any] = {
-                "config": entry.config,
-                "kind": entry.kind,
-                "commit": entry.commit,
-                "time": entry.time,
-            }
-            if isinstance(entry, AcceptEntry):
-                item["reason"] = entry.reason
-            else:
-                item |= {
-                    "ref": entry.ref,
-                    "pr": entry.pr,
-                    "subject": entry.subject,
-                    "status": entry.status,
-                    "fingerprints": dict(entry.fingerprints),
-                    "means": dict(entry.means),
-                    "slices": {name: dict(means) for name, means in entry.slices.items()},
-                }
-            items.append(item)
+        items = [entry_summary(entry) for entry in entries]
         # Data, written beneath the console's filter; JSON escapes every control character,
         # and "##[" (a workflow command anywhere in a line) is escaped the JSON way.
         raw(out).write(json_text(items).replace("##[", "##\\u005b") + "\n")

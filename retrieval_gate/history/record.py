@@ -202,30 +202,35 @@ def accept_entry(config: str, commit: str, time: str, reason: str) -> AcceptEntr
     return AcceptEntry(config=config, commit=commit, time=time, reason=_text(reason))
 
 
-def entry_line(entry: Entry) -> str:
-    """`entry` as one line of JSON: compact, ASCII only (no control character, no line
-    separator can reach a reader raw), registered secrets redacted. No trailing newline."""
-    document: dict[str, Any] = {
-        "history_schema": HISTORY_SCHEMA_VERSION,
+def entry_summary(entry: Entry) -> dict[str, Any]:
+    """`entry`'s fields as JSON values, without its per-query record: what `history export`
+    prints, and the head of a history line."""
+    summary: dict[str, Any] = {
         "kind": entry.kind,
         "config": entry.config,
         "commit": entry.commit,
         "time": entry.time,
     }
     if isinstance(entry, AcceptEntry):
-        document["reason"] = entry.reason
-    else:
-        document |= {
-            "ref": entry.ref,
-            "pr": entry.pr,
-            "subject": entry.subject,
-            "status": entry.status,
-            "tool_version": entry.tool_version,
-            "fingerprints": dict(entry.fingerprints),
-            "means": dict(entry.means),
-            "slices": {name: dict(means) for name, means in entry.slices.items()},
-            "record": baseline_document(entry.record, clock=False),
-        }
+        return summary | {"reason": entry.reason}
+    return summary | {
+        "ref": entry.ref,
+        "pr": entry.pr,
+        "subject": entry.subject,
+        "status": entry.status,
+        "tool_version": entry.tool_version,
+        "fingerprints": dict(entry.fingerprints),
+        "means": dict(entry.means),
+        "slices": {name: dict(means) for name, means in entry.slices.items()},
+    }
+
+
+def entry_line(entry: Entry) -> str:
+    """`entry` as one line of JSON: compact, ASCII only (no control character, no line
+    separator can reach a reader raw), registered secrets redacted. No trailing newline."""
+    document = {"history_schema": HISTORY_SCHEMA_VERSION, **entry_summary(entry)}
+    if isinstance(entry, ResultEntry):
+        document["record"] = baseline_document(entry.record, clock=False)
     return json.dumps(scrubbed(document), separators=(",", ":"), ensure_ascii=True, allow_nan=False)
 
 
