@@ -25,7 +25,7 @@ from test_action import (  # noqa: F401  (the module's fixtures: one venv, one a
     python_bin,
 )
 from test_cli import run_cli
-from test_history_action import HistoryRunner
+from test_history_action import HistoryRunner, tiny_repository
 from test_history_store import git
 
 from retrieval_gate.github import (
@@ -79,30 +79,14 @@ def repo(
     counter = iter(range(1000))
 
     def setup(improvable: bool) -> Path:
-        remote = tmp_path / "remote.git"
-        subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(remote)], check=True)
-        workspace = tmp_path / "workspace"
-        tiny = workspace / "configs" / "tiny"
-        tiny.mkdir(parents=True)
-        for name in ("corpus.jsonl", "qrels.txt", "queries.jsonl", "retrieval-gate.yaml"):
-            (tiny / name).write_bytes((REPO / "configs" / "tiny" / name).read_bytes())
-        baseline = workspace / BASELINE
-        baseline.parent.mkdir()
-        if improvable:
-            code, _, err = run_cli(
-                "baseline", "-c", str(workspace / CONFIG), "--run", str(_worse_run(tmp_path))
-            )
+        def worse_baseline(workspace: Path) -> None:
+            run = str(_worse_run(tmp_path))
+            code, _, err = run_cli("baseline", "-c", str(workspace / CONFIG), "--run", run)
             assert code == 0, err
-        else:
-            baseline.write_bytes(
-                (REPO / "configs" / "tiny" / ".retrieval-gate" / "baseline.json").read_bytes()
-            )
-        (workspace / ".gitignore").write_text("cache.sqlite*\n", encoding="utf-8")
-        git(workspace, "init", "-q", "-b", "main")
-        git(workspace, "add", "-A")
-        git(workspace, "commit", "-qm", "A gate with a baseline")
-        git(workspace, "remote", "add", "origin", str(remote))
-        git(workspace, "push", "-q", "origin", "main")
+
+        workspace, remote = tiny_repository(
+            tmp_path, "A gate with a baseline", worse_baseline if improvable else None
+        )
         made["workspace"], made["remote"] = workspace, remote
         return workspace
 

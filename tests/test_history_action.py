@@ -40,6 +40,35 @@ class HistoryRunner(Runner):
         return env | {"GITHUB_REF": self.ref}
 
 
+def tiny_repository(
+    root: Path, message: str, write_baseline: Callable[[Path], None] | None = None
+) -> tuple[Path, Path]:
+    """configs/tiny in a git repository `root/workspace`, committed with `message` and pushed
+    to a bare remote `root/remote.git`; its baseline is the bundled one unless
+    `write_baseline(workspace)` writes another. (workspace, remote)."""
+    remote = root / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(remote)], check=True)
+    workspace = root / "workspace"
+    tiny = workspace / "configs" / "tiny"
+    tiny.mkdir(parents=True)
+    for name in ("corpus.jsonl", "qrels.txt", "queries.jsonl", "retrieval-gate.yaml"):
+        (tiny / name).write_bytes((REPO / "configs" / "tiny" / name).read_bytes())
+    baseline = tiny / ".retrieval-gate" / "baseline.json"
+    baseline.parent.mkdir()
+    if write_baseline is None:
+        bundled = REPO / "configs" / "tiny" / ".retrieval-gate" / "baseline.json"
+        baseline.write_bytes(bundled.read_bytes())
+    else:
+        write_baseline(workspace)
+    (workspace / ".gitignore").write_text("cache.sqlite*\n", encoding="utf-8")
+    git(workspace, "init", "-q", "-b", "main")
+    git(workspace, "add", "-A")
+    git(workspace, "commit", "-qm", message)
+    git(workspace, "remote", "add", "origin", str(remote))
+    git(workspace, "push", "-q", "origin", "main")
+    return workspace, remote
+
+
 @pytest.fixture
 def repo(
     python_bin: Path,  # noqa: F811
@@ -47,24 +76,7 @@ def repo(
     tmp_path: Path,
 ) -> Callable[..., tuple[HistoryRunner, Path]]:
     """A workspace that is a git repository pushed to a bare remote, and a runner in it."""
-    remote = tmp_path / "remote.git"
-    subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(remote)], check=True)
-    workspace = tmp_path / "workspace"
-    tiny = workspace / "configs" / "tiny"
-    tiny.mkdir(parents=True)
-    for name in ("corpus.jsonl", "qrels.txt", "queries.jsonl", "retrieval-gate.yaml"):
-        (tiny / name).write_bytes((REPO / "configs" / "tiny" / name).read_bytes())
-    baseline = tiny / ".retrieval-gate" / "baseline.json"
-    baseline.parent.mkdir()
-    baseline.write_bytes(
-        (REPO / "configs" / "tiny" / ".retrieval-gate" / "baseline.json").read_bytes()
-    )
-    (workspace / ".gitignore").write_text("cache.sqlite*\n", encoding="utf-8")
-    git(workspace, "init", "-q", "-b", "main")
-    git(workspace, "add", "-A")
-    git(workspace, "commit", "-qm", "Merge pull request #5 from octo/gate")
-    git(workspace, "remote", "add", "origin", str(remote))
-    git(workspace, "push", "-q", "origin", "main")
+    workspace, remote = tiny_repository(tmp_path, "Merge pull request #5 from octo/gate")
     counter = iter(range(1000))
 
     def make(api_url: str, event_name: str = "push") -> tuple[HistoryRunner, Path]:
