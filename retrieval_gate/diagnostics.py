@@ -13,7 +13,6 @@ from retrieval_gate.compare import Comparison
 from retrieval_gate.datasets import Dataset
 from retrieval_gate.ids import FloatArray, IntArray, object_array
 from retrieval_gate.qrels import Qrels
-from retrieval_gate.run import Run
 
 QUERY_CHANGES = 10
 """Most-regressed queries listed in a result."""
@@ -209,6 +208,7 @@ def explainable_failures(
     """
     from retrieval_gate.metrics import evaluate, parse_metric
     from retrieval_gate.metrics.diversity import DIVERSITY
+    from retrieval_gate.readers import run_from_dict
 
     # Diversity measures judge docs per subtopic: "relevant at the highest grade" has no
     # subtopic to be relevant to, so their failures are never claimed as labelling gaps.
@@ -219,7 +219,7 @@ def explainable_failures(
     optimistic = _optimistic(qrels, (baseline.top_k, current.top_k))
     metrics = sorted({failure.metric for failure in failures})
     before, after = (
-        evaluate(_ranked_run(r.top_k), optimistic, metrics) for r in (baseline, current)
+        evaluate(run_from_dict(r.top_k), optimistic, metrics) for r in (baseline, current)
     )
     if before.query_ids != tuple(current.query_ids):
         return set()  # not aligned with the slices: claim nothing
@@ -263,14 +263,6 @@ def _optimistic(qrels: Qrels, top_ks: Sequence[Mapping[str, Sequence[str]]]) -> 
     return Qrels(
         qrels.query_ids, np.concatenate([qrels.query[kept], codes]), all_docs, grade, qrels.source
     )
-
-
-def _ranked_run(top_k: Mapping[str, Sequence[str]]) -> Run:
-    """A run holding each query's ranked doc ids, scored so that they keep their order."""
-    queries = [query for query, ranked in top_k.items() for _ in ranked]
-    docs = [doc for ranked in top_k.values() for doc in ranked]
-    scores = [-float(rank) for ranked in top_k.values() for rank in range(len(ranked))]
-    return Run.from_rows(queries, docs, scores)
 
 
 def _mean(values: FloatArray) -> float:
