@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from retrieval_gate.config import GateConfig
 from retrieval_gate.errors import InputError
 from retrieval_gate.history.defaults import DEFAULT_BRANCH
-from retrieval_gate.history.record import ResultEntry, TrendPoint
+from retrieval_gate.history.record import ResultEntry
 from retrieval_gate.history.store import BranchSource, HistorySource, read_history
+from retrieval_gate.history.trend import trend_points
 
 BRANCH_ENV = "RETRIEVAL_GATE_HISTORY_BRANCH"
 """Set by the Action's history fetch step on pull requests: the branch it fetched."""
@@ -54,21 +54,10 @@ def with_history(
     if not entries:
         return document, []
     metrics = [c["metric"] for c in document.get("comparisons", []) if c.get("slice") == "all"]
-    trend = _trend(entries[-TREND_POINTS:], metrics)
+    trend = {metric: trend_points(entries[-TREND_POINTS:], metric) for metric in metrics}
     branch = source.branch if isinstance(source, BranchSource) else "main"
     warnings = _drift(entries, config) if config.gate.drift is not None else []
     return with_trend(document, trend, branch=_shown_branch(branch)), warnings
-
-
-def _trend(entries: list[ResultEntry], metrics: list[str]) -> Mapping[str, list[TrendPoint]]:
-    return {
-        metric: [
-            TrendPoint(e.commit, e.pr, e.time, e.means[metric])
-            for e in entries
-            if metric in e.means
-        ]
-        for metric in metrics
-    }
 
 
 def _shown_branch(history_branch: str) -> str:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from retrieval_gate.history.record import ResultEntry, TrendPoint
+from collections.abc import Sequence
+
+from retrieval_gate.history.record import Entry, ResultEntry, TrendPoint
 from retrieval_gate.history.store import HistorySource, read_history
 from retrieval_gate.metrics import parse_metric
 
@@ -17,10 +19,16 @@ def load_trend(
     of a local clone: the local branch, else `origin/BRANCH` as a pull request fetched it).
     An empty list when there is no history yet; an InputError for a corrupted one.
     """
+    points = trend_points(read_history(history_source, config_name), metric)
+    return points[-last_n:] if last_n > 0 else []
+
+
+def trend_points(entries: Sequence[Entry], metric: str) -> list[TrendPoint]:
+    """(commit, pr, time, mean of `metric`) of each result in `entries`, in their order;
+    results without the metric are skipped."""
     name = str(parse_metric(metric))
-    points = [
+    return [
         TrendPoint(entry.commit, entry.pr, entry.time, entry.means[name])
-        for entry in read_history(history_source, config_name)
+        for entry in entries
         if isinstance(entry, ResultEntry) and name in entry.means
     ]
-    return points[-last_n:] if last_n > 0 else []
