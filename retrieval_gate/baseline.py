@@ -419,6 +419,10 @@ def _read_json(path: Path, missing: str) -> Any:
             source=source,
             line=error.lineno,
         ) from None
+    except RecursionError:
+        raise InputError(
+            f"nested too deeply to be a baseline or a result; {RECREATE}", source=source
+        ) from None
 
 
 def _from_document(data: Any, source: str, where: str, *, clock: bool) -> Baseline:
@@ -524,16 +528,21 @@ class SideTopK(Mapping[str, tuple[str, ...]]):
                 source=self._source,
             )
         top_k: dict[str, tuple[str, ...]] = {}
-        lines = data.decode("utf-8").splitlines()
+        try:
+            lines = data.decode("utf-8").splitlines()
+        except UnicodeDecodeError:
+            raise InputError("is not UTF-8 text", source=side) from None
         try:  # one parse of the whole file: JSON escapes newlines inside strings
             rows = json.loads("[" + ",".join(lines) + "]")
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):
             rows = None
         for number, line in enumerate(lines, 1):
             try:
                 row = json.loads(line) if rows is None else rows[number - 1]
             except json.JSONDecodeError as error:
                 raise InputError(f"not valid JSON: {error.msg}", source=side, line=number) from None
+            except RecursionError:
+                raise InputError("nested too deeply", source=side, line=number) from None
             if not (isinstance(row, list) and len(row) == 2 and isinstance(row[0], str)):
                 raise InputError("expected [query id, [doc ids]]", source=side, line=number)
             docs = row[1]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 import shutil
 import subprocess
 from datetime import datetime, timedelta, timezone
@@ -525,4 +526,45 @@ def test_a_side_file_name_cannot_leave_the_folder(tmp_path: Path) -> None:
     document["top_k"]["file"] = "../secret.top_k.jsonl"
     write_json(path, document)
     with pytest.raises(InputError, match=r"top_k\.side\.file: String should match pattern"):
+        read_baseline(path)
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("[" * 100_000 + "]" * 100_000, "nested too deeply"),
+        ('["q00001", ["d1"]', "not valid JSON"),
+        ('{"q00001": "d1"}', "expected [query id, [doc ids]]"),
+        ('["q00001", [1, 2]]', "expected a list of doc ids"),
+        ('["q00001", ["d1\\u001b[31m::error::x"]]', None),  # escapes stay data
+    ],
+)
+def test_a_hand_made_side_file_with_a_matching_sha256_is_still_checked(
+    tmp_path: Path, line: str, message: str | None
+) -> None:
+    import hashlib
+
+    path = tmp_path / "baseline.json"
+    write_baseline(many_queries(1001), path)
+    side = tmp_path / "baseline.top_k.jsonl"
+    rows = side.read_text().splitlines()
+    rows[1] = line
+    text = "\n".join(rows) + "\n"
+    side.write_text(text)
+    document = json.loads(path.read_text())
+    document["top_k"]["sha256"] = hashlib.sha256(text.encode()).hexdigest()
+    write_json(path, document)
+    baseline = read_baseline(path)
+    if message is None:
+        assert baseline.top_k["q00001"] == ("d1\x1b[31m::error::x",)
+        return
+    with pytest.raises(InputError, match=re.escape(message)) as caught:
+        dict(baseline.top_k)
+    assert caught.value.line == 2
+
+
+def test_a_baseline_nested_too_deeply_is_bad_input(tmp_path: Path) -> None:
+    path = tmp_path / "baseline.json"
+    path.write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(InputError, match="nested too deeply"):
         read_baseline(path)
