@@ -62,3 +62,23 @@ def test_without_a_history_nothing_is_shown_and_a_named_one_must_exist(tmp_path:
     code, _, err = run_cli(*args, "--history", str(broken))
     assert code == 2
     assert "broken.jsonl:1" in err
+
+
+def test_a_hostile_history_name_is_refused_inertly(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    main = Main(tmp_path, f"max_drop: {BUDGET:g}pt")
+    main.refresh()
+    hostile = "x\n::error::owned\x1b[31m"
+    args = ("check", "-c", str(main.config), "--quiet", "--no-reports")
+    for how in ("option", "environment"):
+        if how == "option":
+            code, out, err = run_cli(*args, "--history", hostile)
+        else:
+            monkeypatch.setenv("RETRIEVAL_GATE_HISTORY_BRANCH", hostile)
+            code, out, err = run_cli(*args)
+        assert code == 2, how
+        assert "the history branch 'x\\n::error::owned\\x1b[31m' is not a valid" in err
+        for stream in (out, err):
+            assert "\x1b" not in stream
+            assert not any(line.startswith("::") for line in stream.splitlines())

@@ -32,6 +32,7 @@ def history_source(given: str | None, config: GateConfig) -> tuple[HistorySource
                 f"--history {given}: no such file; give a history file, folder or branch"
             )
         return BranchSource(config.base_dir, given), True
+    # Named by the Action's fetch step: what it names must be readable, as an option's is.
     branch = os.environ.get(BRANCH_ENV, "").strip()
     return BranchSource(config.base_dir, branch or DEFAULT_BRANCH), bool(branch)
 

@@ -117,7 +117,7 @@ def branch_tip(source: BranchSource) -> str | None:
 def check_branch_name(repo: Path, branch: str) -> None:
     """An InputError unless `branch` is a valid branch name."""
     if branch.startswith("-") or _git(repo, "check-ref-format", "--branch", branch).returncode:
-        raise InputError(f"--branch {branch!r} is not a valid git branch name")
+        raise InputError(f"the history branch {branch!r} is not a valid git branch name")
 
 
 # ------------------------------------------------------------------------------------------
