@@ -101,7 +101,8 @@ def _template(fmt: str) -> jinja2.Template:
         trim_blocks=True,
         lstrip_blocks=True,
         keep_trailing_newline=True,
-        # Compiling the templates costs a third of a second on every run. Jinja's default
+        # Compiling the templates cost 0.21 s of CPU on every check (benchmarks/README.md,
+        # Reports). Jinja's default
         # cache folder is private to the user (it checks owner and mode); the pattern keeps
         # each format's compiled macros apart, since autoescape is compiled in.
         bytecode_cache=jinja2.FileSystemBytecodeCache(pattern=f"__retrieval_gate_{fmt}_%s.cache"),
