@@ -94,6 +94,9 @@ class GateResult:
     current: Baseline
     noise: Noise
     """The repeats of both sides: without them, the retriever's own noise is not measured."""
+    dataset: Dataset | None = None
+    """The labelled set it was decided on, for what reads it again (main's drift); not part
+    of the document."""
 
     @property
     def failures(self) -> tuple[Comparison, ...]:
@@ -419,6 +422,7 @@ def decide(
         baseline,
         current,
         noise_of(baseline, current),
+        dataset,
     )
     judged = (judged_before, judged_after)
     unjudged = (unjudged_before, unjudged_after)

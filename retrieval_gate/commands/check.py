@@ -87,7 +87,9 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from retrieval_gate.history.shown import history_source, with_history
 
     source, named = history_source(args.history, config)
-    decided, notes = with_history(result.document(), config, source, named=named)
+    decided, notes = with_history(
+        result.document(), config, source, named=named, dataset=result.dataset
+    )
     if notes:
         decided["warnings"] = [*decided["warnings"], *notes]
     record = validate_result(decided)

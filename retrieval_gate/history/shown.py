@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from retrieval_gate.config import GateConfig
+from retrieval_gate.datasets import Dataset
 from retrieval_gate.errors import InputError
 from retrieval_gate.history.defaults import DEFAULT_BRANCH
 from retrieval_gate.history.record import ResultEntry
@@ -38,7 +39,12 @@ def history_source(given: str | None, config: GateConfig) -> tuple[HistorySource
 
 
 def with_history(
-    document: dict[str, Any], config: GateConfig, source: HistorySource, *, named: bool
+    document: dict[str, Any],
+    config: GateConfig,
+    source: HistorySource,
+    *,
+    named: bool,
+    dataset: Dataset | None = None,
 ) -> tuple[dict[str, Any], list[str]]:
     """`document` with main's trend of each overall metric attached, and warning lines naming
     a drift of main past `gate.drift` (the merges it came from). A history that cannot be
@@ -57,7 +63,7 @@ def with_history(
     metrics = [c["metric"] for c in document.get("comparisons", []) if c.get("slice") == "all"]
     trend = {metric: trend_points(entries[-TREND_POINTS:], metric) for metric in metrics}
     branch = source.branch if isinstance(source, BranchSource) else "main"
-    warnings = _drift(entries, config) if config.gate.drift is not None else []
+    warnings = _drift(entries, config, dataset) if config.gate.drift is not None else []
     return with_trend(document, trend, branch=_shown_branch(branch)), warnings
 
 
@@ -66,13 +72,14 @@ def _shown_branch(history_branch: str) -> str:
     return "main" if history_branch == DEFAULT_BRANCH else history_branch
 
 
-def _drift(entries: list[ResultEntry], config: GateConfig) -> list[str]:
+def _drift(entries: list[ResultEntry], config: GateConfig, dataset: Dataset | None) -> list[str]:
     """The drift report's lines when main's newest result is past the budget, else none."""
     from retrieval_gate.datasets import load as load_dataset
     from retrieval_gate.history.drift import check_drift, describe, resolver
 
     try:
-        dataset = load_dataset(config.dataset, config.base_dir)
+        if dataset is None:  # the labelled set the check decided on, else read it
+            dataset = load_dataset(config.dataset, config.base_dir)
         report = check_drift(entries, config, dataset, resolve=resolver(config.base_dir))
     except InputError as error:
         return [f"main's drift not checked: {error}"]
