@@ -220,6 +220,15 @@ class ByteIds:
         matrix = np.where(column < lengths[:, None], self.data[index], 0).astype(np.uint8)
         return np.ascontiguousarray(matrix).view(f"S{width}").reshape(-1)
 
+    def take(self, rows: IntArray) -> ByteIds:
+        """The ids of `rows`, in that order, copied into a buffer of their own."""
+        starts = self.offsets[rows]
+        lengths = self.offsets[rows + 1] - starts
+        offsets = np.zeros(len(rows) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=offsets[1:])
+        index = np.repeat(starts - offsets[:-1], lengths) + np.arange(offsets[-1], dtype=np.int64)
+        return ByteIds(self.data[index], offsets)
+
     def hashes(self, *, keep: bool = True) -> U64Array:
         """A 64-bit hash of each id (equal ids hash equal; others collide rarely); kept for
         the next call unless `keep` is False (then the caller owns the array)."""

@@ -7,7 +7,7 @@ from collections.abc import Iterator, Mapping, Sequence
 import numpy as np
 
 from retrieval_gate.adapters.base import Hit
-from retrieval_gate.ids import ByteIds, IntArray, object_array
+from retrieval_gate.ids import IntArray, object_array
 from retrieval_gate.metrics.ranking import ranking_order
 from retrieval_gate.run import Run
 
@@ -57,7 +57,7 @@ def top_k_run(run: Run, query_ids: Sequence[str], k: int) -> Run:
     query = code[run.query[rows]]
     kept = query >= 0
     rows, query = rows[kept], query[kept]
-    return Run(wanted, query, _take(run.doc_bytes, rows), run.score[rows], run.name, run.source)
+    return Run(wanted, query, run.doc_bytes.take(rows), run.score[rows], run.name, run.source)
 
 
 def top_k_ids(run: Run, k: int) -> dict[str, tuple[str, ...]]:
@@ -74,16 +74,6 @@ def top_k_ids(run: Run, k: int) -> dict[str, tuple[str, ...]]:
     return {
         name: tuple(docs[start:end]) for name, start, end in zip(names, starts, ends, strict=True)
     }
-
-
-def _take(ids: ByteIds, rows: IntArray) -> ByteIds:
-    """The ids of `rows`, copied into a buffer of their own."""
-    starts = ids.offsets[rows]
-    lengths = ids.offsets[rows + 1] - starts
-    offsets = np.zeros(len(rows) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=offsets[1:])
-    index = np.repeat(starts - offsets[:-1], lengths) + np.arange(offsets[-1], dtype=np.int64)
-    return ByteIds(ids.data[index], offsets)
 
 
 class RankedHits(Mapping[str, tuple[Hit, ...]]):
