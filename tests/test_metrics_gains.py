@@ -9,29 +9,27 @@ import pytest
 from retrieval_gate.metrics import evaluate, parse_metric
 from retrieval_gate.readers import read_qrels, read_run
 
-DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "trec_eval_test"
 
-
-def _scores(qrels: str, run: str, metric: str) -> dict[str, float]:
-    scores = evaluate(read_run(DATA / run), read_qrels(DATA / qrels), [metric])
+def _scores(data: Path, qrels: str, run: str, metric: str) -> dict[str, float]:
+    scores = evaluate(read_run(data / run), read_qrels(data / qrels), [metric])
     name = str(scores.metrics[0])
     values = {q: row[name] for q, row in scores.per_query().items()}
     values["all"] = scores.mean()[name]
     return values
 
 
-def test_meas_params_oracle() -> None:
+def test_meas_params_oracle(trec_eval_test: Path) -> None:
     """out.test.meas_params (`trec_eval -q -mndcg.1=3,2=9,4=4.5 ...`): every printed row."""
     rows = [
         line.split("\t")
-        for line in (DATA / "out.test.meas_params").read_text().splitlines()
+        for line in (trec_eval_test / "out.test.meas_params").read_text().splitlines()
         if line.startswith("ndcg_1=")
     ]
     assert len(rows) == 4
     measure = rows[0][0].strip()
     ours = parse_metric(f"trec_eval:{measure}")
     assert str(ours) == "ndcg(gain=linear,gains=1:3;2:9;4:4.5)"
-    got = _scores("qrels.test", "results.test", str(ours))
+    got = _scores(trec_eval_test, "qrels.test", "results.test", str(ours))
     for _, qid, value in rows:
         assert f"{got[qid]:.4f}" == value.strip()
 
@@ -55,8 +53,9 @@ GRADED = {
 
 
 @pytest.mark.parametrize("measure", sorted(GRADED))
-def test_graded_gains_match_trec_eval(measure: str) -> None:
-    got = _scores("qrels.rel_level", "results.test", str(parse_metric(f"trec_eval:{measure}")))
+def test_graded_gains_match_trec_eval(trec_eval_test: Path, measure: str) -> None:
+    ours = str(parse_metric(f"trec_eval:{measure}"))
+    got = _scores(trec_eval_test, "qrels.rel_level", "results.test", ours)
     for qid, value in GRADED[measure].items():
         assert got[qid] == pytest.approx(value, abs=1e-9)
 
@@ -92,17 +91,19 @@ ir_measures = pytest.importorskip("ir_measures")
         ("SetF(rel=2)", "qrels.comment.test", "results.comment.test"),
     ],
 )
-def test_ir_measures_names_match_ir_measures(theirs: str, qrels: str, run: str) -> None:
+def test_ir_measures_names_match_ir_measures(
+    trec_eval_test: Path, theirs: str, qrels: str, run: str
+) -> None:
     measure = ir_measures.parse_measure(theirs)
     expected = {
         m.query_id: m.value
         for m in ir_measures.iter_calc(
             [measure],
-            ir_measures.read_trec_qrels(str(DATA / qrels)),
-            ir_measures.read_trec_run(str(DATA / run)),
+            ir_measures.read_trec_qrels(str(trec_eval_test / qrels)),
+            ir_measures.read_trec_run(str(trec_eval_test / run)),
         )
     }
-    got = _scores(qrels, run, str(parse_metric(f"ir_measures:{theirs}")))
+    got = _scores(trec_eval_test, qrels, run, str(parse_metric(f"ir_measures:{theirs}")))
     assert expected
     for qid, value in expected.items():
         assert got[qid] == pytest.approx(value, abs=1e-9), qid
