@@ -548,6 +548,9 @@ class SideTopK(Mapping[str, tuple[str, ...]]):
             docs = row[1]
             if not (isinstance(docs, list) and all(isinstance(d, str) for d in docs)):
                 raise InputError("expected a list of doc ids", source=side, line=number)
+            if len(set(docs)) != len(docs):
+                problem = _top_k_problems({row[0]: docs}, {row[0]}, len(docs), "top_k")[0]
+                raise InputError(problem, source=side, line=number)
             if docs:
                 top_k[row[0]] = tuple(docs)
         problems = _top_k_problems(top_k, self._labelled, self._k, "top_k")
@@ -627,6 +630,11 @@ def _top_k_problems(
     for query_id, docs in sorted(top_k.items()):
         if len(docs) > k:
             problems.append(f"{where}.{query_id}: {len(docs)} doc ids, more than k = {k}")
+        if len(set(docs)) != len(docs):
+            twice = next(doc for i, doc in enumerate(docs) if doc in docs[:i])
+            problems.append(
+                f"{where}.{query_id}: lists {twice!r} twice (a ranking holds a doc once)"
+            )
     return problems
 
 

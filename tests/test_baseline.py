@@ -267,6 +267,7 @@ def test_non_finite_scores_written_by_hand_are_rejected(tmp_path: Path) -> None:
         (lambda d: d.update(query_ids=["q1", "q3", "q2"]), "query_ids: 'q2' at position 2"),
         (lambda d: d["top_k"].update(q9=["d1"]), "top_k: 'q9' not in query_ids"),
         (lambda d: d["top_k"].update(q2=["a", "b", "c", "d"]), "top_k.q2: 4 doc ids, more than"),
+        (lambda d: d["top_k"].update(q2=["a", "b", "a"]), "top_k.q2: lists 'a' twice"),
         (
             lambda d: d["fingerprints"].update(metrics=["ndcg@10", "recall@10", "ndcg@10"]),
             "fingerprints.metrics: ndcg@10 listed twice",
@@ -536,6 +537,7 @@ def test_a_side_file_name_cannot_leave_the_folder(tmp_path: Path) -> None:
         ('["q00001", ["d1"]', "not valid JSON"),
         ('{"q00001": "d1"}', "expected [query id, [doc ids]]"),
         ('["q00001", [1, 2]]', "expected a list of doc ids"),
+        ('["q00001", ["d1", "d1"]]', "top_k.q00001: lists 'd1' twice"),
         ('["q00001", ["d1\\u001b[31m::error::x"]]', None),  # escapes stay data
     ],
 )
