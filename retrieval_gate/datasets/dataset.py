@@ -7,7 +7,7 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -77,7 +77,7 @@ class Dataset:
         """sha256 over the layout, each query (id, text, metadata) and each judgment, sorted,
         then each subtopic judgment when there are some; computed when first asked for (lint
         never asks)."""
-        fingerprint = _fingerprint(self.queries, self.qrels, self.layout)
+        fingerprint = _fingerprint(self._queries_text, self.qrels, self.layout)
         if self.subtopics is None:
             return fingerprint
         return _subtopics_fingerprint(fingerprint, self.subtopics)
@@ -85,9 +85,12 @@ class Dataset:
     @cached_property
     def queries_fingerprint(self) -> str:
         """sha256 over the queries alone (id, text, metadata): equal when only judgments changed."""
-        digest = hashlib.sha256(b"retrieval-gate queries v1\n")
-        _digest_queries(digest, self.queries)
-        return digest.hexdigest()
+        return hashlib.sha256(b"retrieval-gate queries v1\n" + self._queries_text).hexdigest()
+
+    @cached_property
+    def _queries_text(self) -> bytes:
+        """What both fingerprints hash of the queries: a JSON line per query."""
+        return _queries_text(self.queries)
 
     def query(self, query_id: str) -> Query:
         """The query with id `query_id`."""
@@ -162,10 +165,10 @@ def _subset(qrels: Qrels, keep_queries: np.ndarray) -> Qrels:
     )
 
 
-def _fingerprint(queries: Sequence[Query], qrels: Qrels, layout: str) -> str:
+def _fingerprint(queries_text: bytes, qrels: Qrels, layout: str) -> str:
     """sha256 over the layout, each query (id, text, metadata) and each judgment, sorted."""
     digest = hashlib.sha256(f"retrieval-gate dataset v1 {layout}\n".encode())
-    _digest_queries(digest, queries)
+    digest.update(queries_text)
     order = np.lexsort((qrels.docs.astype(str), qrels.query))
     for q, d, g in zip(
         qrels.query[order].tolist(),
@@ -194,8 +197,10 @@ def _subtopics_fingerprint(fingerprint: str, subtopics: SubtopicQrels) -> str:
     return digest.hexdigest()
 
 
-def _digest_queries(digest: Any, queries: Sequence[Query]) -> None:
-    for query in queries:
-        record = [query.id, query.text, dict(sorted(query.metadata.items()))]
-        digest.update(json.dumps(record, ensure_ascii=False, default=str).encode())
-        digest.update(b"\n")
+def _queries_text(queries: Sequence[Query]) -> bytes:
+    """A JSON line [id, text, metadata with sorted keys] per query, in order."""
+    encode = json.JSONEncoder(ensure_ascii=False, default=str).encode  # json.dumps's, built once
+    lines = [
+        encode([query.id, query.text, dict(sorted(query.metadata.items()))]) for query in queries
+    ]
+    return ("\n".join(lines) + "\n").encode() if lines else b""
