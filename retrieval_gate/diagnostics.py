@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
-import functools
+import math
 from collections.abc import Mapping, Sequence, Set
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 
 from retrieval_gate.baseline import Baseline
 from retrieval_gate.compare import Comparison
 from retrieval_gate.datasets import Dataset
 from retrieval_gate.ids import FloatArray, IntArray, object_array
 from retrieval_gate.qrels import Qrels
+from retrieval_gate.run import Run
+from retrieval_gate.top_k import listed_run
+
+BoolArray = npt.NDArray[np.bool_]
 
 QUERY_CHANGES = 10
 """Most-regressed queries listed in a result."""
@@ -92,65 +97,73 @@ class LabellingGap:
     """Mean judged@k of the current top k over the slice's queries."""
 
 
-@functools.lru_cache(maxsize=2)
-def judged_docs(qrels: Qrels) -> dict[str, frozenset[str]]:
-    """Each labelled query's docs the judged@k metric counts as judged (`qrels.is_judged`:
-    grade >= 0), built once: "judged?" is then one set lookup per doc of every top k."""
-    empty: frozenset[str] = frozenset()
-    return {
-        query: frozenset(doc for doc, grade in judgments.items() if grade >= 0) or empty
-        for query, judgments in zip(qrels.query_ids.tolist(), qrels.by_query, strict=True)
-    }
+@dataclass(frozen=True)
+class GradedTopK:
+    """A record's stored top k over the labelled queries as a run ranked as listed
+    (`top_k.listed_run`), with each row's grade in the qrels (NaN: not in the query's qrels):
+    every diagnostic below is a vectorised pass over these rows."""
+
+    run: Run
+    grade: FloatArray
+
+    @property
+    def unjudged(self) -> BoolArray:
+        """Rows the judged@k metric counts as unjudged: no grade, or a grade < 0."""
+        return ~(self.grade >= 0)  # NaN compares false
+
+    def per_query(self, rows: BoolArray) -> IntArray:
+        """How many of each query's rows `rows` selects."""
+        return np.bincount(self.run.query[rows], minlength=len(self.run.query_ids))
 
 
-def judged_at_k(
-    record: Baseline, query_ids: Sequence[str], dataset: Dataset, k: int
-) -> tuple[FloatArray, FloatArray]:
-    """judged@k of each query's stored top k (aligned with `query_ids`) as the judged@k metric
-    and trec_eval define it, 1 - unjudged docs / k (ranks a short list leaves empty are not
-    unjudged), and the share of unjudged docs, unjudged docs / k."""
-    judged = judged_docs(dataset.qrels)
-    top_k = record.top_k
-    unjudged = np.fromiter(
+def graded_top_k(
+    top_k: Mapping[str, Sequence[str]], query_ids: Sequence[str], qrels: Qrels
+) -> GradedTopK:
+    """A record's `top_k` over the sorted labelled `query_ids`, graded by `qrels`."""
+    run = listed_run(top_k, query_ids)
+    position, by_query = qrels.position, qrels.by_query
+    none: dict[str, float] = {}
+    lists = [top_k.get(query_id, ()) for query_id in query_ids]
+    grades = [by_query[position[q]] if q in position else none for q in query_ids]
+    grade = np.fromiter(
         (
-            len(set(top_k.get(query_id, ())).difference(judged.get(query_id, ())))
-            for query_id in query_ids
+            graded.get(doc, math.nan)
+            for graded, docs in zip(grades, lists, strict=True)
+            for doc in docs
         ),
         dtype=np.float64,
-        count=len(query_ids),
+        count=len(run),
     )
-    unjudged_at_k = unjudged / float(k)
+    return GradedTopK(run, grade)
+
+
+def judged_at_k(top_k: GradedTopK, k: int) -> tuple[FloatArray, FloatArray]:
+    """judged@k of each query's stored top k (aligned with its labelled queries) as the
+    judged@k metric and trec_eval define it, 1 - unjudged docs / k (ranks a short list leaves
+    empty are not unjudged), and the share of unjudged docs, unjudged docs / k."""
+    unjudged_at_k = top_k.per_query(top_k.unjudged) / float(k)
     return 1.0 - unjudged_at_k, unjudged_at_k
 
 
 def unjudged_summary(
-    baseline: Baseline,
-    current: Baseline,
-    dataset: Dataset,
-    judged_before: FloatArray,
-    judged_after: FloatArray,
+    before: GradedTopK, after: GradedTopK, judged_before: FloatArray, judged_after: FloatArray
 ) -> Unjudged:
-    judged = judged_docs(dataset.qrels)
-    retrieved = unjudged = new = old = 0
-    queries = []
-    for query_id in current.query_ids:
-        before = baseline.top_k.get(query_id, ())
-        after = current.top_k.get(query_id, ())
-        known = judged.get(query_id, frozenset())
-        old += len(set(before).difference(known))
-        retrieved += len(after)
-        missing = [doc for doc in after if doc not in known]
-        unjudged += len(missing)
-        fresh = len(set(missing).difference(before)) if missing else 0
-        new += fresh
-        if fresh:
-            queries.append(query_id)
+    old, new = before.unjudged, after.unjudged
+    known = set(zip(before.run.query[old].tolist(), before.run.docs[old].tolist(), strict=True))
+    fresh = [
+        query
+        for query, doc in zip(
+            after.run.query[new].tolist(), after.run.docs[new].tolist(), strict=True
+        )
+        if (query, doc) not in known
+    ]
+    names = after.run.query_ids
     return Unjudged(
-        retrieved,
-        unjudged,
-        new,
-        tuple(queries),
-        old,
+        len(after.run),
+        int(new.sum()),
+        len(fresh),
+        tuple(names[query] for query in sorted(set(fresh))),
+        int(old.sum()),
         _mean(judged_before),
         _mean(judged_after),
     )
@@ -197,9 +210,9 @@ def judged_drops(
 
 def explainable_failures(
     failures: Sequence[Comparison],
-    baseline: Baseline,
-    current: Baseline,
-    dataset: Dataset,
+    before: GradedTopK,
+    after: GradedTopK,
+    qrels: Qrels,
     slices: Mapping[str, IntArray],
 ) -> set[tuple[str, str]]:
     """(metric, slice) of the failing checks that would pass if every document nobody judged
@@ -208,28 +221,24 @@ def explainable_failures(
     """
     from retrieval_gate.metrics import evaluate, parse_metric
     from retrieval_gate.metrics.diversity import DIVERSITY
-    from retrieval_gate.readers import run_from_dict
 
     # Diversity measures judge docs per subtopic: "relevant at the highest grade" has no
     # subtopic to be relevant to, so their failures are never claimed as labelling gaps.
     failures = [f for f in failures if parse_metric(f.metric).name not in DIVERSITY]
     if not failures:
         return set()
-    qrels = dataset.qrels
-    optimistic = _optimistic(qrels, (baseline.top_k, current.top_k))
+    optimistic = _optimistic(qrels, (before, after))
     metrics = sorted({failure.metric for failure in failures})
-    before, after = (
-        evaluate(run_from_dict(r.top_k), optimistic, metrics) for r in (baseline, current)
-    )
-    if before.query_ids != tuple(current.query_ids):
+    old_scores, new_scores = (evaluate(top_k.run, optimistic, metrics) for top_k in (before, after))
+    if old_scores.query_ids != tuple(after.run.query_ids.tolist()):
         return set()  # not aligned with the slices: claim nothing
     found = set()
     for failure in failures:
         rows = slices[failure.slice]
         if not len(rows):
             continue
-        old = _mean(before.values[failure.metric][rows])
-        new = _mean(after.values[failure.metric][rows])
+        old = _mean(old_scores.values[failure.metric][rows])
+        new = _mean(new_scores.values[failure.metric][rows])
         within = failure.max_drop is None or old - new <= failure.max_drop + 1e-12
         above = failure.floor is None or new >= failure.floor - 1e-12
         if within and above:
@@ -237,28 +246,27 @@ def explainable_failures(
     return found
 
 
-def _optimistic(qrels: Qrels, top_ks: Sequence[Mapping[str, Sequence[str]]]) -> Qrels:
+def _optimistic(qrels: Qrels, top_ks: Sequence[GradedTopK]) -> Qrels:
     """`qrels` with every doc of `top_ks` that nobody judged (absent, or graded < 0) judged
     relevant at the highest grade given (at least 1)."""
     best = max(float(qrels.grade.max()) if len(qrels) else 1.0, 1.0)
-    docs = qrels.docs.tolist()
-    judged = judged_docs(qrels)
-    unjudged: dict[str, set[str]] = {}
-    for top_k in top_ks:
-        for query, ranked in top_k.items():
-            missing = set(ranked).difference(judged.get(query, ()))
-            if missing:
-                unjudged.setdefault(query, set()).update(missing)
-    added = {(query, doc): None for query, missing in unjudged.items() for doc in sorted(missing)}
-    names = qrels.query_ids[qrels.query].tolist()
-    kept = [
-        i
-        for i, (name, doc) in enumerate(zip(names, docs, strict=True))
-        if name not in unjudged or doc not in unjudged[name]
-    ]
+    added = dict.fromkeys(
+        pair
+        for top_k in top_ks
+        for pair in zip(
+            top_k.run.query_ids[top_k.run.query[top_k.unjudged]].tolist(),
+            top_k.run.docs[top_k.unjudged].tolist(),
+            strict=True,
+        )
+    )
+    # A row graded < 0 (pooled, not judged) that a top k holds is replaced by the added one.
+    kept = qrels.grade >= 0
+    names = qrels.query_ids
+    for i in np.flatnonzero(~kept).tolist():
+        kept[i] = (names[qrels.query[i]], qrels.docs[i]) not in added
     position = qrels.position
     codes = np.fromiter((position[q] for q, _ in added), np.int64, len(added))
-    all_docs = object_array([*(docs[i] for i in kept), *(d for _, d in added)])
+    all_docs = object_array([*qrels.docs[kept].tolist(), *(d for _, d in added)])
     grade = np.concatenate([qrels.grade[kept], np.full(len(added), best)])
     return Qrels(
         qrels.query_ids, np.concatenate([qrels.query[kept], codes]), all_docs, grade, qrels.source
@@ -308,17 +316,11 @@ def _positions(docs: Sequence[str]) -> dict[str, int]:
     return {doc: rank for rank, doc in enumerate(docs, 1)}
 
 
-def hit_changes(
-    baseline: Baseline, current: Baseline, dataset: Dataset
-) -> tuple[tuple[str, ...], tuple[str, ...]]:
+def hit_changes(before: GradedTopK, after: GradedTopK) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """Queries whose top k went from holding a relevant doc to none (lost), and back (gained)."""
-    lost, gained = [], []
-    for query_id in current.query_ids:
-        relevant = _relevant(dataset, query_id)
-        before = any(doc in relevant for doc in baseline.top_k.get(query_id, ()))
-        after = any(doc in relevant for doc in current.top_k.get(query_id, ()))
-        if before and not after:
-            lost.append(query_id)
-        elif after and not before:
-            gained.append(query_id)
-    return tuple(lost), tuple(gained)
+    had = before.per_query(before.grade >= 1) > 0
+    has = after.per_query(after.grade >= 1) > 0
+    names = after.run.query_ids
+    lost = tuple(names[np.flatnonzero(had & ~has)].tolist())
+    gained = tuple(names[np.flatnonzero(has & ~had)].tolist())
+    return lost, gained

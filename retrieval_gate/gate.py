@@ -27,6 +27,7 @@ from retrieval_gate.diagnostics import (
     QueryChange,
     Unjudged,
     explainable_failures,
+    graded_top_k,
     hit_changes,
     judged_at_k,
     judged_drops,
@@ -402,12 +403,15 @@ def decide(
     failing = failing_checks(comparisons)
     shown = failing[0].metric if failing else next(iter(thresholds))
     changes = query_changes(baseline, current, dataset, shown)
-    lost, gained = hit_changes(baseline, current, dataset)
+    before, after = (
+        graded_top_k(r.top_k, current.query_ids, dataset.qrels) for r in (baseline, current)
+    )
+    lost, gained = hit_changes(before, after)
     context = GateContext(
         _config_file(config), _config_sha256(config), config.k, settings, reference
     )
-    judged_before, unjudged_before = judged_at_k(baseline, current.query_ids, dataset, config.k)
-    judged_after, unjudged_after = judged_at_k(current, current.query_ids, dataset, config.k)
+    judged_before, unjudged_before = judged_at_k(before, config.k)
+    judged_after, unjudged_after = judged_at_k(after, config.k)
     result = GateResult(
         config.name,
         comparisons,
@@ -416,7 +420,7 @@ def decide(
         gained,
         tuple(warnings),
         tuple(failed_queries),
-        unjudged_summary(baseline, current, dataset, judged_before, judged_after),
+        unjudged_summary(before, after, judged_before, judged_after),
         (),
         context,
         baseline,
@@ -430,7 +434,7 @@ def decide(
     suspects = [
         failure for failure, _, _ in judged_drops(result.failures, slices, judged, unjudged)
     ]
-    explainable = explainable_failures(suspects, baseline, current, dataset, slices)
+    explainable = explainable_failures(suspects, before, after, dataset.qrels, slices)
     gaps = labelling_gaps(suspects, slices, judged, unjudged, explainable)
     return dataclasses.replace(result, labelling_gaps=gaps)
 
@@ -473,9 +477,9 @@ def rescored_baseline(baseline: Baseline, dataset: Dataset) -> Baseline:
     when the baseline's queries are not `dataset`'s.
     """
     from retrieval_gate.metrics import evaluate
-    from retrieval_gate.readers import run_from_dict
+    from retrieval_gate.top_k import listed_run
 
-    run = run_from_dict({query: list(docs) for query, docs in baseline.top_k.items()})
+    run = listed_run(baseline.top_k, baseline.query_ids)
     metrics = baseline.fingerprints.metrics
     scores = evaluate(run, dataset.qrels, metrics, dataset.subtopics)
     if scores.query_ids != baseline.query_ids:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
+from itertools import chain
 
 import numpy as np
 
@@ -74,6 +75,18 @@ def top_k_ids(run: Run, k: int) -> dict[str, tuple[str, ...]]:
     return {
         name: tuple(docs[start:end]) for name, start, end in zip(names, starts, ends, strict=True)
     }
+
+
+def listed_run(top_k: Mapping[str, Sequence[str]], query_ids: Sequence[str]) -> Run:
+    """Stored top-k lists as a run ranked as listed (each doc scores minus its rank), over the
+    sorted `query_ids`; a query without a list retrieved nothing. The lists hold each doc once
+    (`baseline` refuses a record that repeats one)."""
+    lists = [top_k.get(query_id, ()) for query_id in query_ids]
+    counts = np.fromiter(map(len, lists), dtype=np.int64, count=len(lists))
+    query = np.repeat(np.arange(len(lists), dtype=np.int64), counts)
+    rank = np.arange(1, len(query) + 1, dtype=np.int64) - (np.cumsum(counts) - counts)[query]
+    docs = object_array(chain.from_iterable(lists))
+    return Run(object_array(query_ids), query, docs, -rank.astype(np.float64))
 
 
 class RankedHits(Mapping[str, tuple[Hit, ...]]):

@@ -201,3 +201,74 @@ def test_a_failure_unjudged_documents_cannot_explain_gets_no_hint(pooled: Path) 
     ndcg = [i for i, line in enumerate(lines) if "x ndcg@10 fell" in line]
     assert ndcg
     assert all("labelling gap" not in lines[i + 1] for i in ndcg)  # the hint follows its check
+
+
+# --- the vectorised diagnostics against per-query sets ---------------------------------------
+
+
+def random_records(seed: int) -> tuple[Any, list[str], dict[str, list[str]], dict[str, list[str]]]:
+    """Seeded qrels (grades -1 to 3, some queries without judgments) and two top-10 maps that
+    share docs, leave queries out and rank docs the qrels never name."""
+    from retrieval_gate.readers import qrels_from_dict
+
+    rng = np.random.default_rng(seed)
+    query_ids = [f"q{i:03d}" for i in range(40)]
+    judgments = {
+        q: {f"d{int(d)}": float(rng.integers(-1, 4)) for d in rng.choice(30, 8, replace=False)}
+        for q in query_ids
+    }
+    tops = []
+    for _ in range(2):
+        tops.append(
+            {
+                q: [f"d{int(d)}" for d in rng.choice(30, int(rng.integers(1, 11)), replace=False)]
+                for q in query_ids
+                if rng.random() < 0.85
+            }
+        )
+    return qrels_from_dict(judgments), query_ids, tops[0], tops[1]
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_the_vectorised_diagnostics_equal_per_query_sets(seed: int) -> None:
+    from retrieval_gate.diagnostics import (
+        _optimistic,
+        graded_top_k,
+        hit_changes,
+        judged_at_k,
+        unjudged_summary,
+    )
+
+    qrels, query_ids, old, new = random_records(seed)
+    graded = dict(zip(query_ids, qrels.by_query, strict=True))
+    before, after = (graded_top_k(top, query_ids, qrels) for top in (old, new))
+
+    def unjudged(top: dict[str, list[str]], q: str) -> set[str]:
+        return {d for d in top.get(q, []) if graded[q].get(d, -1.0) < 0}
+
+    for top, table in ((old, before), (new, after)):
+        expected = np.array([len(unjudged(top, q)) / 10 for q in query_ids])
+        judged, share = judged_at_k(table, 10)
+        np.testing.assert_array_equal(share, expected)
+        np.testing.assert_array_equal(judged, 1.0 - expected)
+    summary = unjudged_summary(before, after, np.zeros(1), np.ones(1))
+    assert summary.retrieved == sum(len(new.get(q, [])) for q in query_ids)
+    assert summary.unjudged == sum(len(unjudged(new, q)) for q in query_ids)
+    assert summary.baseline_unjudged == sum(len(unjudged(old, q)) for q in query_ids)
+    fresh = {q: unjudged(new, q) - set(old.get(q, [])) for q in query_ids}
+    assert summary.new == sum(map(len, fresh.values()))
+    assert summary.queries == tuple(q for q in query_ids if fresh[q])
+
+    def hit(top: dict[str, list[str]], q: str) -> bool:
+        return any(graded[q].get(d, 0.0) >= 1 for d in top.get(q, []))
+
+    lost = tuple(q for q in query_ids if hit(old, q) and not hit(new, q))
+    gained = tuple(q for q in query_ids if hit(new, q) and not hit(old, q))
+    assert hit_changes(before, after) == (lost, gained)
+
+    optimistic = _optimistic(qrels, (before, after))
+    best = max(float(qrels.grade.max()), 1.0)
+    for q, judgments in zip(optimistic.query_ids.tolist(), optimistic.by_query, strict=True):
+        expected_grades = dict(graded[q])
+        expected_grades.update(dict.fromkeys(unjudged(old, q) | unjudged(new, q), best))
+        assert judgments == expected_grades, q

@@ -8,7 +8,7 @@ import pytest
 
 from retrieval_gate.adapters.base import Hit
 from retrieval_gate.run import Run
-from retrieval_gate.top_k import RankedHits, top_k_ids, top_k_run
+from retrieval_gate.top_k import RankedHits, listed_run, top_k_ids, top_k_run
 
 
 def random_run(seed: int) -> Run:
@@ -80,3 +80,14 @@ def test_an_empty_run_has_no_top_k() -> None:
     run = Run.from_rows([], [], [], empty_queries=["q1"])
     assert top_k_ids(run, 10) == {}
     assert len(top_k_run(run, ["q1"], 10)) == 0
+
+
+def test_stored_lists_become_a_run_ranked_as_listed() -> None:
+    top_k = {"q2": ("b", "a", "c"), "q1": ("z",), "q9": ()}
+    run = listed_run(top_k, ["q1", "q2", "q3"])
+    assert run.query_ids.tolist() == ["q1", "q2", "q3"]
+    assert run.query.tolist() == [0, 1, 1, 1]
+    assert run.docs.tolist() == ["z", "b", "a", "c"]
+    assert run.score.tolist() == [-1.0, -1.0, -2.0, -3.0]
+    # The run ranks them back as listed: the lists survive the metrics' ranking.
+    assert top_k_ids(run, 10) == {"q1": ("z",), "q2": ("b", "a", "c")}
