@@ -27,18 +27,13 @@ NONE = "(none)"
 """The value of a query whose field is missing, null or an empty list."""
 
 
-_LAST: list[tuple[tuple[Query, ...], tuple[object, ...], dict[str, IntArray]]] = []
-"""The last slicing of a tuple of queries: a check's lint and its gate slice the same ones."""
-
-
 def slice_queries(
     queries: Sequence[Query],
     by: Sequence[str],
     combine: Sequence[Sequence[str]],
     bins: Sequence[int],
 ) -> dict[str, IntArray]:
-    """Slice name -> sorted, read-only int64 indices into `queries`: `all` first, then the
-    rest by name.
+    """Slice name -> sorted int64 indices into `queries`: `all` first, then the rest by name.
 
     Each field in `by` makes one slice per value (`intent=billing`); each combination in
     `combine` makes one slice per combination of values, fields in the order given
@@ -47,24 +42,6 @@ def slice_queries(
     query in one slice per element: a query tagged with two intents is in both, so slices of
     one field may overlap and need not add up to `all`. An object value is an error.
     """
-    key = (tuple(by), tuple(map(tuple, combine)), tuple(bins))
-    for seen, seen_key, slices in _LAST:
-        if seen is queries and seen_key == key:  # a tuple we hold cannot have changed
-            return dict(slices)
-    slices = _slice_queries(queries, by, combine, bins)
-    for indices in slices.values():
-        indices.flags.writeable = False
-    if isinstance(queries, tuple):
-        _LAST[:] = [(queries, key, slices)]
-    return dict(slices)
-
-
-def _slice_queries(
-    queries: Sequence[Query],
-    by: Sequence[str],
-    combine: Sequence[Sequence[str]],
-    bins: Sequence[int],
-) -> dict[str, IntArray]:
     groups = _groups(by, combine)
     fields = list(dict.fromkeys(field for group in groups for field in group))
     _check_fields(queries, by, combine)

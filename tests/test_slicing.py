@@ -255,26 +255,3 @@ def test_small_slices_name_the_reason_and_never_all() -> None:
     }
     assert small_slices(slices, 1) == {}
     assert small_slices({"all": np.arange(0, dtype=np.int64)}, 30) == {}
-
-
-def test_slicing_the_same_tuple_again_reuses_the_answer_and_nobody_can_change_it() -> None:
-    queries = tuple(QUERIES)
-    first = slice_queries(queries, ["intent"], [], DEFAULT_BINS)
-    again = slice_queries(queries, ["intent"], [], DEFAULT_BINS)
-    assert again is not first  # a new dict: a caller may add to its own
-    assert all(again[name] is first[name] for name in first)
-    with pytest.raises(ValueError, match="read-only"):
-        first["intent=billing"][0] = 3
-    # Other fields, or equal queries in another tuple, are sliced afresh.
-    assert members(slice_queries(queries, ["segment"], [], DEFAULT_BINS)) == {
-        ALL: [0, 1, 2, 3],
-        "segment=(none)": [3],
-        "segment=free": [0, 2],
-        "segment=pro": [1],
-    }
-    changed = (*QUERIES[:3], q("q4", intent="billing"))
-    assert members(slice_queries(changed, ["intent"], [], DEFAULT_BINS))["intent=billing"] == [
-        0,
-        1,
-        3,
-    ]
