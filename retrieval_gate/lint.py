@@ -493,11 +493,11 @@ def _small_slices(given: LintInput) -> Iterator[Draft]:
 
 @rule("bad-slice", "error", "a slice field the queries cannot be sliced by")
 def _bad_slice(given: LintInput) -> Iterator[Draft]:
-    from retrieval_gate.slicing import slice_queries
+    from retrieval_gate.slicing import check_slicing
 
     slicing = given.config.slices
     try:
-        slice_queries(given.labels.queries, slicing.by, slicing.combine, slicing.query_length.bins)
+        check_slicing(given.labels.queries, slicing.by, slicing.combine, slicing.query_length.bins)
     except GateError as error:
         yield Draft(str(error), "fix slices.by / slices.combine", given.at("slices"))
 

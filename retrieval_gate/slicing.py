@@ -42,12 +42,7 @@ def slice_queries(
     query in one slice per element: a query tagged with two intents is in both, so slices of
     one field may overlap and need not add up to `all`. An object value is an error.
     """
-    groups = _groups(by, combine)
-    fields = list(dict.fromkeys(field for group in groups for field in group))
-    _check_fields(queries, by, combine)
-    if QUERY_LENGTH in fields:
-        _check_bins(bins)
-    labels = {field: _column(queries, field, bins) for field in fields}
+    groups, labels = _labelled(queries, by, combine, bins)
 
     # Grouped by the values first (a tuple per query is cheap; a name per query is not), then
     # named. Sets, not lists: a one-field combination repeats a `by` slice, and a value
@@ -70,6 +65,31 @@ def slice_queries(
     for name in sorted(members):
         slices[name] = np.array(sorted(members[name]), dtype=np.int64)
     return slices
+
+
+def check_slicing(
+    queries: Sequence[Query],
+    by: Sequence[str],
+    combine: Sequence[Sequence[str]],
+    bins: Sequence[int],
+) -> None:
+    """Raise the GateError `slice_queries` would raise, without building the slices."""
+    _labelled(queries, by, combine, bins)
+
+
+def _labelled(
+    queries: Sequence[Query],
+    by: Sequence[str],
+    combine: Sequence[Sequence[str]],
+    bins: Sequence[int],
+) -> tuple[list[tuple[str, ...]], dict[str, list[tuple[str, ...]]]]:
+    """The groups of fields to slice by, and each field's labels of every query (`_column`)."""
+    groups = _groups(by, combine)
+    fields = list(dict.fromkeys(field for group in groups for field in group))
+    _check_fields(queries, by, combine)
+    if QUERY_LENGTH in fields:
+        _check_bins(bins)
+    return groups, {field: _column(queries, field, bins) for field in fields}
 
 
 def slice_definition(

@@ -12,6 +12,7 @@ from retrieval_gate.adapters.base import Query
 from retrieval_gate.errors import GateError
 from retrieval_gate.slicing import (
     ALL,
+    check_slicing,
     query_length_label,
     slice_definition,
     slice_queries,
@@ -255,3 +256,30 @@ def test_small_slices_name_the_reason_and_never_all() -> None:
     }
     assert small_slices(slices, 1) == {}
     assert small_slices({"all": np.arange(0, dtype=np.int64)}, 30) == {}
+
+
+@pytest.mark.parametrize(
+    ("queries", "by", "combine", "bins"),
+    [
+        (QUERIES, ["query_length"], [], [3, 3]),
+        (QUERIES, [], [[]], DEFAULT_BINS),
+        (QUERIES, [], [["intent", "intent"]], DEFAULT_BINS),
+        ([q("q0", user="x"), q("q1", user={"plan": "free"})], ["user"], [], DEFAULT_BINS),
+        ([q("q1", tags=[["a"]])], ["tags"], [], DEFAULT_BINS),
+        (QUERIES, ["zzz"], [["intent", "segmnt"]], DEFAULT_BINS),
+        (QUERIES, ["intent", "query_length"], [["segment", "intent"]], DEFAULT_BINS),  # fine
+    ],
+)
+def test_checking_raises_what_slicing_raises(
+    queries: list[Query], by: list[str], combine: list[list[str]], bins: list[int]
+) -> None:
+    """lint's bad-slice rule checks without building the slices, with the same errors."""
+    errors = []
+    for function in (slice_queries, check_slicing):
+        try:
+            function(queries, by, combine, bins)
+        except GateError as error:
+            errors.append(str(error))
+        else:
+            errors.append("")
+    assert errors[0] == errors[1]
