@@ -460,8 +460,17 @@ def test_every_format_puts_the_labelling_gap_next_to_its_failing_check(
     assert "ndcg@10 on intent=how-to: judged" not in html
     summary = summary_of(record).splitlines()
     note = GAP.format(arrow="->", command="`retrieval-gate label-queue`")
+    # The console says the advice once, at the first gap, and points back to it after.
+    notes = [line for line in summary if line.startswith("    judged@10 fell")]
+    changes = [f"{g.judged_before:.2f} -> {g.judged_after:.2f}" for g in record.labelling_gaps]
+    assert notes[0] in {"    " + note.replace("0.20 -> 0.13", change) for change in changes}
+    again = [
+        f"    judged@10 fell {change}: a possible labelling gap, as above" for change in changes
+    ]
+    assert set(notes[1:]) <= set(again)
+    assert len(notes) == min(len(gaps), 12)
     at = summary.index("  x ndcg@10 fell 46.9 pt on intent=billing (p < 0.004)")
-    assert summary[at + 1] == f"    {note}"
+    assert summary[at + 1] in (f"    {note}", *again)
     at = summary.index("  x ndcg@10 fell 37.6 pt on intent=how-to (p < 0.00219)")
     assert summary[at + 1].startswith("  x ")
     annotations = annotations_of(record)
@@ -939,3 +948,22 @@ def test_a_result_with_a_trend_is_pinned_in_every_format() -> None:
     plain = validate_result(document)
     assert render(record, "junit") == render(plain, "junit")
     assert annotations_of(record) == annotations_of(plain)
+
+
+def test_the_console_lists_twelve_failing_checks_and_counts_the_rest(
+    regressed: dict[str, Any],
+) -> None:
+    failing = next(c for c in regressed["comparisons"] if c["failed"] and c["slice"] != "all")
+    extra = [{**failing, "slice": f"segment=s{i:03d}"} for i in range(100)]
+    document = {
+        **regressed,
+        "comparisons": regressed["comparisons"] + extra,
+        "failures": regressed["failures"] + extra,
+    }
+    summary = summary_of(validate_result(document)).splitlines()
+    assert sum(1 for line in summary if line.startswith("  x ")) == 12
+    assert f" ... and {len(document['failures']) - 12} more failing checks in the reports" in (
+        summary
+    )
+    # Every one is still in the reports.
+    assert render(document, "markdown").count("segment=s099") >= 1
