@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+from byte_compiled import byte_compile
 
 DOCS_PER_QUERY = 100
 JUDGED_PER_QUERY = 5
@@ -159,6 +160,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--workdir", type=Path, default=None)
     args = parser.parse_args(argv)
+    byte_compile()
     base = args.workdir or Path(tempfile.gettempdir()) / "retrieval_gate_bench_check"
     print(f"check --run, whole process; {', '.join(METRICS)}; k 10; 27 slices; seed {args.seed}")
     print()

@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from byte_compiled import byte_compile  # this folder is on sys.path when a script here runs
+
 # --------------------------------------------------------------------------------------------
 # Configuration
 # --------------------------------------------------------------------------------------------
@@ -908,6 +910,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     modes = parse_list(args.modes, MODES, "mode")
     if args.repeat < 1:
         raise SystemExit("--repeat must be at least 1")
+    if "process" in modes:
+        byte_compile()
     workdir: Path = args.workdir.resolve()
     workdir.mkdir(parents=True, exist_ok=True)
     notes: list[str] = []
