@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import sys
 from collections.abc import Sequence
 from typing import TextIO, cast
@@ -90,6 +91,7 @@ def _main(argv: Sequence[str] | None, out: TextIO, err: TextIO) -> int:
             args = parser.parse_args(argv)
     except SystemExit as stop:
         return int(stop.code) if isinstance(stop.code, int) else EXIT_USAGE
+    _one_blas_thread(args)
     try:
         code: int = args.handler(args, out, err)
     except GateError as error:
@@ -108,6 +110,24 @@ def _main(argv: Sequence[str] | None, out: TextIO, err: TextIO) -> int:
         )
         return EXIT_INTERNAL
     return code
+
+
+RETRIEVER_COMMANDS = frozenset({"check", "baseline", "run", "label-queue"})
+"""Commands that may call a retriever in this process (a Python target) unless given --run."""
+
+
+def _one_blas_thread(args: argparse.Namespace) -> None:
+    """Keep numpy's BLAS on one thread when only our own arithmetic will use it, if numpy is
+    not loaded yet and the user set nothing. OpenBLAS's idle workers spin after each product:
+    on 2 cores they cost a 20,000-query check 0.7 s of its 3.2 s of CPU and saved no wall
+    time (numpy's import alone: 45 ms), and the statistics ran as fast or faster without them
+    (benchmarks/README.md). A retriever of the user's running in this process keeps numpy's
+    default: its own products may want the threads."""
+    if "numpy" in sys.modules:
+        return
+    if args.command in RETRIEVER_COMMANDS and not getattr(args, "run", None):
+        return
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 
 def _say(err: TextIO, message: str, *, fenced: bool = False) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -283,3 +284,39 @@ def test_comment_on_a_missing_or_foreign_result_is_exit_2(tmp_path: Path) -> Non
     code, _, err = run_cli("comment", str(foreign), "--pr", "seven")
     assert code == 2
     assert "expected a pull request number" in err
+
+
+@pytest.mark.parametrize(
+    ("argv", "given", "expected"),
+    [
+        (["evaluate", TINY_QRELS, TINY_RUN], None, "1"),
+        (["evaluate", TINY_QRELS, TINY_RUN], "2", "2"),  # the user's setting stands
+        (["check", "-c", "{config}", "--run", "{run}", "--quiet"], None, "1"),
+        (["check", "-c", "{config}", "--quiet"], None, None),  # its retriever may use BLAS
+    ],
+)
+def test_blas_stays_on_one_thread_unless_a_retriever_runs_here(
+    tmp_path: Path, argv: list[str], given: str | None, expected: str | None
+) -> None:
+    shutil.copytree(ROOT / "configs" / "tiny", tmp_path / "tiny")
+    paths = {
+        "config": tmp_path / "tiny" / "retrieval-gate.yaml",
+        "run": tmp_path / "tiny" / "run.txt",
+    }
+    argv = [part.format(**paths) for part in argv]
+    script = (
+        "import os, sys\n"
+        "from retrieval_gate.cli import main\n"
+        f"code = main({argv!r})\n"
+        "import numpy\n"
+        "print(code, os.environ.get('OPENBLAS_NUM_THREADS'), file=sys.stderr)\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    if given is not None:
+        env["OPENBLAS_NUM_THREADS"] = given
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=False, env=env
+    )
+    code, threads = done.stderr.strip().splitlines()[-1].split()
+    assert code in ("0", "1"), done.stderr
+    assert threads == str(expected)
