@@ -50,7 +50,15 @@ _GATE_DEFAULTS: dict[str, Any] = {
 
 
 def report_context(result: ResultRecord) -> dict[str, Any]:
-    """Everything the templates show, ordered as shown; values stay numbers and raw strings."""
+    """Everything the templates show, ordered as shown; values stay numbers and raw strings.
+    Built once per record (a check renders four formats and a summary of one); each call
+    gets its own `show` and `cut`, which Markdown's trimming changes."""
+    if result._context is None:  # the record is frozen: what it shows cannot change
+        result._context = _context(result)
+    return {**result._context, "show": dict.fromkeys(SECTIONS, True), "cut": []}
+
+
+def _context(result: ResultRecord) -> dict[str, Any]:
     comparisons = result.comparisons
     overall = [c for c in comparisons if c.slice == "all"]
     slices = sorted(
@@ -104,8 +112,6 @@ def report_context(result: ResultRecord) -> dict[str, Any]:
         "baseline": result.baseline,
         "current": result.current,
         "tool_version": result.tool_version,
-        "show": dict.fromkeys(SECTIONS, True),
-        "cut": [],
     }
 
 

@@ -118,6 +118,9 @@ class ResultRecord(_Model):
     trend: TrendRecord | None = None
 
     _document: Mapping[str, Any] = PrivateAttr(default_factory=dict)
+    _context: dict[str, Any] | None = PrivateAttr(default=None)
+    """What the templates show (`report.context.report_context`), built on first use: every
+    format of one record shares it."""
 
     @property
     def document(self) -> Mapping[str, Any]:
