@@ -170,13 +170,13 @@ def _fingerprint(queries_text: bytes, qrels: Qrels, layout: str) -> str:
     digest = hashlib.sha256(f"retrieval-gate dataset v1 {layout}\n".encode())
     digest.update(queries_text)
     order = np.lexsort((qrels.docs.astype(str), qrels.query))
-    for q, d, g in zip(
-        qrels.query[order].tolist(),
+    rows = zip(
+        qrels.query_ids[qrels.query[order]].tolist(),
         qrels.docs[order].tolist(),
         qrels.grade[order].tolist(),
         strict=True,
-    ):
-        digest.update(f"{qrels.query_ids[q]}\t{d}\t{g!r}\n".encode())
+    )
+    digest.update("".join(f"{q}\t{d}\t{g!r}\n" for q, d, g in rows).encode())
     return digest.hexdigest()
 
 
