@@ -95,7 +95,8 @@ class RunFileRetriever(Adapter[RunFileConfig]):
         """Query ids the file has at least one row for."""
         import numpy as np
 
-        return set(self.run.query_ids[np.unique(self.run.query)].tolist())
+        rows = np.bincount(self.run.query, minlength=len(self.run.query_ids))
+        return set(self.run.query_ids[rows > 0].tolist())
 
     def describe(self) -> Mapping[str, Any]:
         return {
