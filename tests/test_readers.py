@@ -293,6 +293,9 @@ MALFORMED_RUNS = {
     "missing field": "1 Q0 d1 1 2.0 t\n1 Q0 d2 2 1.0\n",
     "extra fields": "1 Q0 d1 1 2.0 t\n1 Q0 d2 2 1.0 t x y\n",
     "bad number": "1 Q0 d1 1 2.0 t\n1 Q0 d2 2 1,5 t\n",
+    "two dots": "1 Q0 d1 1 2.50 t\n1 Q0 d2 2 1.2.5 t\n",
+    "sign inside": "1 Q0 d1 1 2.50 t\n1 Q0 d2 2 1-2.5 t\n",
+    "exponent": "1 Q0 d1 1 2.50 t\n1 Q0 d2 2 1e2.5 t\n",
     "nan": "1 Q0 d1 1 2.0 t\n1 Q0 d2 2 nan t\n",
     "inf": "1 Q0 d1 1 -inf t\n",
     "huge number": "1 Q0 d1 1 1e400 t\n",
@@ -459,3 +462,26 @@ def test_scores_parse_bit_for_bit_as_float_does(tmp_path: Path, seed: int) -> No
     assert fast is not None
     expected = np.array([float(t) for t in texts])
     assert fast.score.tobytes() == expected.tobytes()
+
+
+@pytest.mark.parametrize("places", [1, 4, 6, 9, 14])
+@pytest.mark.parametrize("broken", [False, True], ids=["fixed", "one without a dot"])
+def test_scores_with_one_number_of_decimals_parse_as_float_does(
+    tmp_path: Path, places: int, broken: bool
+) -> None:
+    """Run files usually print every score with the same number of decimals, which the fast
+    reader reads without looking for each dot; a row breaking the pattern still reads right."""
+    rng = np.random.default_rng(places)
+    values = rng.random(3000) * 10.0 ** rng.integers(-3, 15 - places, 3000)
+    signs = rng.choice(["", "-", "+"], 3000)
+    texts = [f"{sign}{value:.{places}f}" for sign, value in zip(signs, values, strict=True)]
+    texts = [t.replace("0.", ".", 1) if i % 7 == 0 else t for i, t in enumerate(texts)]
+    texts[2000] = "1" * 16 + "." + "1" * places  # too many digits for the integer arithmetic
+    if broken:
+        texts[1500] = "12"
+    path = write(
+        tmp_path / "run.txt", "".join(f"q Q0 d{i} {i} {t} t\n" for i, t in enumerate(texts))
+    )
+    fast = fast_trec_run(path)
+    assert fast is not None
+    assert fast.score.tobytes() == np.array([float(t) for t in texts]).tobytes()

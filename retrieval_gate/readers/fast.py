@@ -12,9 +12,7 @@ import mmap
 import os
 import re
 import zlib
-from collections import deque
 from collections.abc import Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from itertools import pairwise
 from pathlib import Path
@@ -25,10 +23,9 @@ import numpy.typing as npt
 
 from retrieval_gate.ids import ByteIds, FloatArray, IntArray, U8Array
 
-THREADS = 2
-"""Chunks scanned at once: numpy releases the GIL, so a second core shortens the wall time."""
 CHUNK = 1 << 20
-"""Bytes tokenised at a time: keeps the per-byte temporaries small and in cache."""
+"""Bytes tokenised at a time: keeps the per-byte temporaries small and in cache. (One thread:
+a second one scanning chunks cost more CPU time than it saved wall time.)"""
 
 MAX_ID_BYTES = 255
 """Longer ids go to the exact reader: fixed-width copies of a column stay small."""
@@ -102,10 +99,23 @@ def read_table(
             data = _load(handle)
     except (OSError, EOFError, zlib.error, ValueError):
         return None
+    _reuse_freed_memory()
     try:
         return _parse(data, 3 if data[:3] == _BOM else 0, num_fields, ids, numbers, constant)
     except _DeclinedError:
         return None
+
+
+def _reuse_freed_memory() -> None:
+    """Freeing one 4 MiB block (never touched: it costs two system calls) makes glibc's
+    malloc keep the next chunks' temporaries in its heap instead of returning them to the
+    kernel after every chunk and faulting them in again (a third of the reading time).
+
+    glibc maps blocks above a threshold (128 KiB at first) and trims its heap once twice that
+    is free at its top; freeing a mapped block raises the threshold to the block's size. Other
+    allocators ignore this.
+    """
+    np.empty(4 << 20, dtype=np.uint8)
 
 
 def _load(handle: BinaryIO) -> bytes | mmap.mmap:
@@ -134,7 +144,7 @@ class _Piece:
 
 
 def _scan(chunk: U8Array, num_fields: int, fields: tuple[tuple[int, ...], ...]) -> _Piece:
-    """The kept columns of one chunk (numpy releases the GIL: chunks scan in parallel)."""
+    """The kept columns of one chunk."""
     id_fields, number_fields, constant_fields = fields
     ends = _separators(chunk, num_fields)
     labels, counts = _runs(chunk, *_field(ends, num_fields, 0))
@@ -156,23 +166,6 @@ def _scan(chunk: U8Array, num_fields: int, fields: tuple[tuple[int, ...], ...]) 
     )
 
 
-def _in_order(
-    pool: ThreadPoolExecutor,
-    chunks: Iterator[U8Array],
-    num_fields: int,
-    fields: tuple[tuple[int, ...], ...],
-) -> Iterator[_Piece]:
-    """The chunks' pieces in file order, with a few chunks scanned ahead (not all of them:
-    finished pieces waiting to be joined would hold memory)."""
-    pending: deque[Future[_Piece]] = deque()
-    for chunk in chunks:
-        pending.append(pool.submit(_scan, chunk, num_fields, fields))
-        if len(pending) > 2 * THREADS:
-            yield pending.popleft().result()
-    while pending:
-        yield pending.popleft().result()
-
-
 def _parse(
     data: bytes | mmap.mmap,
     begin: int,
@@ -189,29 +182,26 @@ def _parse(
     constant: dict[int, bytes] = {}
     last: list[bytes] = []
     fields = (id_fields, number_fields, constant_fields)
-    pool = ThreadPoolExecutor(THREADS)
-    try:
-        for piece in _in_order(pool, _chunks(data, begin), num_fields, fields):
-            # np.empty costs nothing until written: a generous guess of the size is free.
-            guess = int(len(data) / CHUNK * piece.rows * 1.25) + 1024
-            labels, counts = piece.labels, piece.counts
-            if groups and labels[0] == groups[-1]:
-                group_rows[-1] += counts.pop(0)
-                labels.pop(0)
-            groups.extend(labels)
-            group_rows.extend(counts)
-            for i, (values, lengths) in piece.ids.items():
-                capacity = guess * len(values) // piece.rows
-                id_bytes.setdefault(i, _Growing(np.uint8, capacity)).extend(values)
-                id_lengths[i].append(lengths)
-            for i, parsed in piece.numbers.items():
-                numbers.setdefault(i, _Growing(np.float64, guess)).extend(parsed)
-            for i, value in piece.constant.items():
-                if constant.setdefault(i, value) != value:
-                    raise _DeclinedError
-            last = piece.last
-    finally:
-        pool.shutdown(cancel_futures=True)  # a declined chunk leaves the rest unread
+    for chunk in _chunks(data, begin):
+        piece = _scan(chunk, num_fields, fields)
+        # np.empty costs nothing until written: a generous guess of the size is free.
+        guess = int(len(data) / CHUNK * piece.rows * 1.25) + 1024
+        labels, counts = piece.labels, piece.counts
+        if groups and labels[0] == groups[-1]:
+            group_rows[-1] += counts.pop(0)
+            labels.pop(0)
+        groups.extend(labels)
+        group_rows.extend(counts)
+        for i, (values, lengths) in piece.ids.items():
+            capacity = guess * len(values) // piece.rows
+            id_bytes.setdefault(i, _Growing(np.uint8, capacity)).extend(values)
+            id_lengths[i].append(lengths)
+        for i, parsed in piece.numbers.items():
+            numbers.setdefault(i, _Growing(np.float64, guess)).extend(parsed)
+        for i, value in piece.constant.items():
+            if constant.setdefault(i, value) != value:
+                raise _DeclinedError
+        last = piece.last
     if not groups:
         raise _DeclinedError  # empty: the exact reader decides what that means
     return Table(
@@ -247,6 +237,11 @@ class _Growing:
 def _chunks(data: bytes | mmap.mmap, begin: int) -> Iterator[U8Array]:
     """Pieces of `data` that end at line ends (a missing final newline is added)."""
     view = np.frombuffer(data, dtype=np.uint8)
+    # Pages already scanned leave this process's memory (the page cache keeps them): the peak
+    # then holds the columns, not the whole file as well.
+    release = getattr(data, "madvise", None)
+    page = mmap.PAGESIZE
+    released = 0
     at = begin
     while at < len(data):
         end = data.rfind(b"\n", at, at + CHUNK) + 1
@@ -258,6 +253,9 @@ def _chunks(data: bytes | mmap.mmap, begin: int) -> Iterator[U8Array]:
         if chunk.max() >= 0x80:
             _check_text(bytes(data[at:end]))
         yield chunk
+        if release is not None and end // page * page > released:
+            release(mmap.MADV_DONTNEED, released, end // page * page - released)
+            released = end // page * page
         at = end
 
 
@@ -271,11 +269,6 @@ def _check_text(piece: bytes) -> None:
         raise _DeclinedError
 
 
-_KIND = np.zeros(256, dtype=np.uint8)
-_KIND[[_SPACE, _TAB]] = 1
-_KIND[_NEWLINE] = 2
-
-
 def _separators(chunk: U8Array, num_fields: int) -> IntArray:
     """The end of every field (its separator's position), line after line: each line must be
     `num_fields` non-empty fields with one space or tab between them."""
@@ -284,13 +277,16 @@ def _separators(chunk: U8Array, num_fields: int) -> IntArray:
     ends = np.flatnonzero(chunk <= _SPACE)
     if len(ends) % num_fields or ends[0] == 0:
         raise _DeclinedError
-    pattern = np.ones(num_fields, dtype=np.uint8)
-    pattern[-1] = 2
-    if not (_KIND[chunk[ends]].reshape(-1, num_fields) == pattern).all():
+    kinds = chunk[ends]
+    lines = len(ends) // num_fields
+    # Counts, not a per-separator pattern: every line ends in a newline and no other
+    # separator is one, and all the others are spaces or tabs.
+    if not (kinds[num_fields - 1 :: num_fields] == _NEWLINE).all() or (
+        np.count_nonzero(kinds == _SPACE) + np.count_nonzero(kinds == _TAB) + lines != len(ends)
+    ):
         raise _DeclinedError
     gaps = np.diff(ends)
-    gaps -= 2
-    if not (gaps.view(np.uint64) < MAX_ID_BYTES).all() or ends[0] > MAX_ID_BYTES:
+    if ends[0] > MAX_ID_BYTES or (len(gaps) and (gaps.min() < 2 or gaps.max() > MAX_ID_BYTES + 1)):
         raise _DeclinedError  # blank lines, leading or doubled separators, huge fields
     if chunk[0] == _HASH or (chunk[ends[num_fields - 1 : -1 : num_fields] + 1] == _HASH).any():
         raise _DeclinedError  # comment lines
@@ -393,14 +389,22 @@ def _numbers(chunk: U8Array, starts: IntArray, ends: IntArray) -> FloatArray:
         pad = _PAD_MASKS[word].take(clipped)
         words[:, word] &= ~pad
         words[:, word] |= pad & _ZEROS
-    dots = _equal_bytes(words, _DOTS)
-    dot_count = _high_bit_count(dots)
-    digits_ok = _digit_bytes(words) | dots
-    odd = ~fits | (dot_count > 1) | (digits_ok[:, 0] != _HIGH) | (digits_ok[:, 1] != _HIGH)
-    digit_count = lengths - dot_count - signed
-    odd |= (digit_count <= 0) | (digit_count > _FAST_DIGITS)
+    dot_at: IntArray | int = _WIDTH - 1 - bytes(chunk[starts[0] : ends[0]])[::-1].find(b".")
+    if 0 < dot_at < _WIDTH - 1 and (matrix[:, dot_at] == _DOT).all():
+        # Every number has its dot in the same place (a fixed number of decimals, as run
+        # files are usually written): no row needs its dot looked for.
+        matrix[:, dot_at] = _ZERO
+        digits_ok = _digit_bytes(words)
+        odd = ~fits | (digits_ok[:, 0] != _HIGH) | (digits_ok[:, 1] != _HIGH)
+    else:
+        dots = _equal_bytes(words, _DOTS)
+        dot_count = _high_bit_count(dots)
+        digits_ok = _digit_bytes(words) | dots
+        odd = ~fits | (dot_count > 1) | (digits_ok[:, 0] != _HIGH) | (digits_ok[:, 1] != _HIGH)
+        digit_count = lengths - dot_count - signed
+        odd |= (digit_count <= 0) | (digit_count > _FAST_DIGITS)
+        dot_at = _lowest_byte(dots)  # 0..15 from the left; 16 when there is no dot
     # Drop the dot: the bytes left of it move one place right (a 128-bit shift by 8).
-    dot_at = _lowest_byte(dots)  # 0..15 from the left; 16 when there is no dot
     low = words[:, 0] & _LEFT_OF[0].take(dot_at)
     high = ((words[:, 1] & _LEFT_OF[1].take(dot_at)) << np.uint64(8)) | (low >> np.uint64(56))
     high |= words[:, 1] & _RIGHT_OF[1].take(dot_at)
@@ -471,7 +475,8 @@ def _high_bit_count(flags: npt.NDArray[np.uint64]) -> IntArray:
 
 def _lowest_byte(flags: npt.NDArray[np.uint64]) -> IntArray:
     """Per row, the first (leftmost) byte with its high bit set, for rows with at most one
-    such byte (others are read the slow way); 16 when none is."""
+    such byte (others are read the slow way: theirs is only kept within 0..16); 16 when none
+    is."""
     out = np.full(len(flags), _WIDTH, dtype=np.int64)
     for word in (1, 0):
         # One set bit at 8k + 7: the multiplication moves byte 7 - k of _BYTE_INDEX, which
@@ -479,7 +484,7 @@ def _lowest_byte(flags: npt.NDArray[np.uint64]) -> IntArray:
         bits = flags[:, word] >> np.uint64(7)
         index = ((bits * _BYTE_INDEX) >> np.uint64(56)).astype(np.int64) + 8 * word
         np.copyto(out, index, where=bits != 0)
-    return out
+    return np.minimum(out, _WIDTH, out=out)
 
 
 _BYTE_INDEX = np.uint64(0x0001020304050607)
