@@ -76,7 +76,10 @@ class _Rows:
 
     query: IntArray
     score: FloatArray
+    judged: IntArray
+    """The rows whose doc the qrels grade (the others are unjudged)."""
     grade: FloatArray
+    """Their grades."""
     docs: Callable[[IntArray], list[str] | npt.NDArray[np.bytes_]]
     """Doc ids of the given rows (str, or UTF-8 bytes), fetched only for rows whose scores
     tie."""
@@ -100,34 +103,39 @@ def _rank_judgments(run: Run | ResultsMapping, qrels: Qrels, depth: int | None) 
     labelled = qrels.query_ids
     num_queries = len(labelled)
     rows = _mapping_rows(run, qrels) if isinstance(run, Mapping) else _run_rows(run, qrels)
-    query, grade = rows.query, rows.grade
+    query, at = rows.query, rows.judged
     order, ties = ranking_order(query, rows.score, rows.docs)
     if order is not None:
-        query, grade = query[order], grade[order]
-    if ties is not None:  # tied rows share query and score: only their grades move
-        positions, sources = ties
-        grade[positions] = grade[sources]  # (grade is this call's own array)
+        query = query[order]
+        moved = np.empty_like(order)
+        moved[order] = np.arange(len(order))
+        at = moved[at]
+    if ties is not None:  # the judged rows among the tied ones move with them
+        by_source = np.argsort(ties[1])
+        sources, positions = ties[1][by_source], ties[0][by_source]
+        slot = np.minimum(np.searchsorted(sources, at), len(sources) - 1)
+        at = np.where(sources[slot] == at, positions[slot], at)
 
-    all_ret = np.bincount(query, minlength=num_queries + rows.extra).astype(np.int64)
-    num_ret = all_ret[:num_queries]
-    starts, lengths = _segments(query)
-    longest = int(all_ret.max()) if len(all_ret) else 0
-    width = longest if depth is None else min(depth, longest)
-    grades = np.full((num_queries + rows.extra, width), NOT_RETRIEVED)
-    if len(lengths) and (lengths == longest).all():
-        # Every query retrieved as many docs (the usual run file): rows are a matrix.
-        grades[query[starts]] = grade.reshape(len(starts), longest)[:, :width]
-    else:
-        rank = np.arange(len(query), dtype=np.int64) - np.repeat(starts, lengths)
-        if width < longest:  # ranks past the depth are never looked at
-            inside = rank < width
-            grades[query[inside], rank[inside]] = grade[inside]
-        else:
-            grades[query, rank] = grade
-    grades = grades[:num_queries]  # the leading rows: still one contiguous block
-    labelled_longest = int(num_ret.max()) if num_queries else 0
-    if width > labelled_longest:  # only unlabelled queries reached that far
-        grades = np.ascontiguousarray(grades[:, :labelled_longest])
+    num_ret = np.bincount(query, minlength=num_queries + rows.extra)[:num_queries]
+    width = int(num_ret.max()) if num_queries else 0  # unlabelled rows are never looked at
+    if depth is not None:
+        width = min(depth, width)
+    # Rows come grouped by query now: a judged row's rank is its distance from its group's
+    # first row. Only judged rows are written; every other retrieved cell is unjudged.
+    first = np.zeros(num_queries + rows.extra, dtype=np.int64)
+    if len(query):
+        starts = np.flatnonzero(query[1:] != query[:-1]) + 1
+        first[query[starts]] = starts
+        first[query[0]] = 0
+    judged_query = query[at]
+    rank = at - first[judged_query]
+    grades = np.full((num_queries, width), UNJUDGED)
+    short = np.flatnonzero(num_ret < width)
+    if len(short):
+        past = np.arange(width) >= num_ret[short, None]
+        grades[short] = np.where(past, NOT_RETRIEVED, UNJUDGED)
+    inside = rank < width
+    grades[judged_query[inside], rank[inside]] = rows.grade[inside]
 
     missing = tuple(str(q) for q in labelled[num_ret == 0])
     return RankedJudgments(
@@ -153,10 +161,11 @@ def _run_rows(run: Run, qrels: Qrels) -> _Rows:
         count=len(run.query_ids),
     )
     doc_bytes = run.doc_bytes
-    grade = np.full(len(run), UNJUDGED)
+    judged = np.zeros(0, dtype=np.int64)
+    grade = np.zeros(0)
     if len(run) and len(qrels):
-        rows, judged = _find_judged(run, qrels)
-        grade[rows] = qrels.grade[judged]
+        judged, judged_qrels = _find_judged(run, qrels)
+        grade = qrels.grade[judged_qrels]
     unlabelled = np.flatnonzero(to_labelled < 0)
     ignored = tuple(str(q) for q in run.query_ids[unlabelled])
     extra = 0
@@ -171,12 +180,13 @@ def _run_rows(run: Run, qrels: Qrels) -> _Rows:
     kept: IntArray | None = None
     if not (query >= 0).all():
         kept = np.flatnonzero(query >= 0)
-        query, score, grade = query[kept], score[kept], grade[kept]
+        query, score = query[kept], score[kept]
+        judged = np.searchsorted(kept, judged)  # judged rows are labelled: all kept
 
     def docs(rows: IntArray) -> npt.NDArray[np.bytes_]:
         return doc_bytes.fixed(rows if kept is None else kept[rows])
 
-    return _Rows(query, score, grade, docs, ignored, extra)
+    return _Rows(query, score, judged, grade, docs, ignored, extra)
 
 
 def _find_judged(run: Run, qrels: Qrels) -> tuple[IntArray, IntArray]:
@@ -242,6 +252,7 @@ def _mapping_rows(run: ResultsMapping, qrels: Qrels) -> _Rows:
         np.float64,
         total,
     )
+    graded = np.flatnonzero(~np.isnan(grade))
     query = np.repeat(np.fromiter((q for q, _ in kept), np.int64, len(kept)), counts)
     starts = np.cumsum(counts) - counts
 
@@ -255,7 +266,8 @@ def _mapping_rows(run: ResultsMapping, qrels: Qrels) -> _Rows:
             out.extend(map(keys.__getitem__, (slot_rows - starts[slot]).tolist()))
         return out
 
-    return _Rows(query, score, grade, docs, tuple(q for q in run if q not in position))
+    ignored = tuple(q for q in run if q not in position)
+    return _Rows(query, score, graded, grade[graded], docs, ignored)
 
 
 def ranking_order(
@@ -271,9 +283,9 @@ def ranking_order(
         return None, None
     same = query[1:] == query[:-1]
     groups = np.count_nonzero(np.bincount(query))
-    grouped = np.count_nonzero(~same) + 1 == groups
+    grouped = len(same) - np.count_nonzero(same) + 1 == groups
     order: IntArray | None = None
-    if not (grouped and bool(np.all((score[1:] <= score[:-1]) | ~same))):
+    if not grouped or bool(np.any(same & ~(score[1:] <= score[:-1]))):
         distinct, inverse = np.unique(score, return_inverse=True)
         descending = len(distinct) - 1 - inverse.reshape(-1)
         order = np.argsort(query * len(distinct) + descending, kind="stable")
@@ -290,7 +302,7 @@ def ranking_order(
     # Python's str and trec_eval's strcmp on UTF-8 bytes).
     fetched = docs(rows if order is None else order[rows])
     names = fetched if isinstance(fetched, np.ndarray) else np.array(fetched, dtype=str)
-    group = np.cumsum(~np.concatenate(([False], tied))[rows]) - 1
+    group = np.cumsum((rows == 0) | ~tied[np.maximum(rows - 1, 0)]) - 1
     distinct_names, inverse = np.unique(names, return_inverse=True)
     descending = len(distinct_names) - 1 - inverse.reshape(-1)
     permuted = np.argsort(group * len(distinct_names) + descending, kind="stable")
@@ -298,15 +310,6 @@ def ranking_order(
     if len(moved) == 0:
         return order, None
     return order, (rows[moved], rows[permuted[moved]])
-
-
-def _segments(query: IntArray) -> tuple[IntArray, IntArray]:
-    """Start and length of each run of equal consecutive query codes."""
-    n = len(query)
-    if n == 0:
-        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    starts = np.flatnonzero(np.concatenate(([True], query[1:] != query[:-1])))
-    return starts, np.diff(np.append(starts, n))
 
 
 def _ideal_grades(qrels: Qrels, num_queries: int, depth: int | None) -> FloatArray:
