@@ -168,8 +168,13 @@ def dcg(spec: MetricSpec, ranked: RankedJudgments) -> FloatArray:
 def ap(spec: MetricSpec, ranked: RankedJudgments) -> FloatArray:
     """trec_eval's map / map_cut: divides by R, not by min(k, R)."""
     relevant = _relevant(spec, ranked)
-    precision = np.cumsum(relevant, axis=1) / np.arange(1, relevant.shape[1] + 1)
-    return _divide(np.where(relevant, precision, 0.0).sum(axis=1), ranked.num_rel(_rel(spec)))
+    # Only relevant ranks add to the sum, so it runs over them alone (few, beside the whole
+    # matrix), in rank order as trec_eval adds them: P@i is (relevant so far) / i there.
+    query, rank = np.nonzero(relevant)
+    counts = np.bincount(query, minlength=len(relevant))
+    found = np.arange(1, len(query) + 1) - np.repeat(np.cumsum(counts) - counts, counts)
+    total = np.bincount(query, weights=found / (rank + 1.0), minlength=len(relevant))
+    return _divide(_floats(total), ranked.num_rel(_rel(spec)))
 
 
 @measure(
