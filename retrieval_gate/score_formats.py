@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from retrieval_gate.metrics import REGISTRY, Scores
-from retrieval_gate.wording import aligned, json_text, plural
+from retrieval_gate.wording import aligned, aligned_columns, json_text, plural
 
 PREVIEW = 5
 """Query ids listed in a coverage note before it says `and N more`."""
@@ -33,14 +33,15 @@ def format_table(scores: Scores, per_query: bool) -> str:
     overall = summary_values(scores)
     if not per_query:
         rows = [["metric", "all"], *([name, cell(name, overall[name])] for name in names)]
+        lines = aligned(rows, right_from=1)
     else:
-        rows = [["query", *names]]
-        rows += [
-            [qid, *(cell(name, values[name]) for name in names)]
-            for qid, values in scores.per_query().items()
-        ]
-        rows.append(["all", *(cell(name, overall[name]) for name in names)])
-    lines = aligned(rows, right_from=1)
+        # Column by column: a query per row is 10^5 rows and more, so a cell costs one format.
+        columns = [["query", *scores.query_ids, "all"]]
+        for name in names:
+            values = scores.values[name].tolist()
+            cells = map(round, values) if integer[name] else (f"{v:.4f}" for v in values)
+            columns.append([name, *map(str, cells), cell(name, overall[name])])
+        lines = aligned_columns(columns, right_from=1)
     footer = f"{len(scores.query_ids)} labelled queries; `all` is the mean"
     if any(integer.values()):
         footer += " (num_* are totals)"

@@ -42,14 +42,19 @@ def plural(count: int, noun: str, nouns: str | None = None) -> str:
 
 def aligned(rows: Sequence[Sequence[str]], *, right_from: int | None = None) -> list[str]:
     """Rows as lines of columns two spaces apart; columns from `right_from` on right-aligned."""
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    return [
-        "  ".join(
-            cell.rjust(width) if right_from is not None and i >= right_from else cell.ljust(width)
-            for i, (cell, width) in enumerate(zip(row, widths, strict=True))
-        ).rstrip()
-        for row in rows
-    ]
+    return aligned_columns(list(zip(*rows, strict=True)), right_from=right_from)
+
+
+def aligned_columns(
+    columns: Sequence[Sequence[str]], *, right_from: int | None = None
+) -> list[str]:
+    """`aligned`, given column by column."""
+    padded = []
+    for i, column in enumerate(columns):
+        width = max(map(len, column))
+        pad = str.rjust if right_from is not None and i >= right_from else str.ljust
+        padded.append([pad(cell, width) for cell in column])
+    return ["  ".join(row).rstrip() for row in zip(*padded, strict=True)]
 
 
 def excerpt(text: str, limit: int = 200) -> str:
