@@ -13,6 +13,7 @@ from retrieval_gate.readers.text import json_id, json_lines, numbered, open_text
 ID_KEYS = ("_id", "id", "query_id", "qid")
 TEXT_KEYS = ("text", "query", "question")
 JUDGMENT_KEYS = ("qrels", "judgments", "relevance")
+_NOT_METADATA = frozenset({*ID_KEYS, *TEXT_KEYS, *JUDGMENT_KEYS, "metadata"})
 _TOPIC = re.compile(r"<top>(.*?)</top>", re.S | re.I)
 _TOPIC_LABEL = re.compile(r"^(number|topic|description|narrative):\s*", re.I)
 _TOPIC_FIELD = re.compile(
@@ -29,8 +30,7 @@ def query_from_json(row: dict[str, Any], source: str, line: int) -> Query:
     nested = row.get("metadata")
     if isinstance(nested, dict):
         metadata.update(nested)
-    skip = {*ID_KEYS, *TEXT_KEYS, *JUDGMENT_KEYS, "metadata"}
-    metadata.update({k: v for k, v in row.items() if k not in skip})
+    metadata.update({k: v for k, v in row.items() if k not in _NOT_METADATA})
     return Query(query_id, text, metadata)
 
 
