@@ -41,6 +41,29 @@ def factorize(
     return codes, object_array(keys)
 
 
+def byte_codes(ids: ByteIds) -> IntArray:
+    """A code per id, equal for equal ids (codes follow the ids' hashes, not their order):
+    one sort of 64-bit hashes, every run of equal hashes confirmed byte for byte. Several
+    times faster than `factorize` over millions of ids, which a dict of strings makes slow."""
+    if not len(ids):
+        return np.zeros(0, dtype=np.int64)
+    hashes = ids.hashes(keep=False)
+    order = np.argsort(hashes)
+    ordered = hashes[order]
+    fresh = np.empty(len(ordered), dtype=bool)
+    fresh[0] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=fresh[1:])
+    if not fresh.all():
+        names, lengths = ids.fixed(order), ids.lengths[order]
+        differ = names[1:] != names[:-1]  # (fixed-width bytes ignore trailing NULs: lengths)
+        differ |= lengths[1:] != lengths[:-1]
+        if (differ & ~fresh[1:]).any():
+            return factorize(ids.strings())[0]  # two ids share a hash: code them exactly
+    codes = np.empty(len(ordered), dtype=np.int64)
+    codes[order] = np.cumsum(fresh) - 1
+    return codes
+
+
 def sorted_uniques(codes: IntArray, uniques: ObjectArray) -> tuple[IntArray, ObjectArray]:
     """Re-code `codes` so that the uniques are sorted as Python strings (byte order for UTF-8)."""
     order = np.array(sorted(range(len(uniques)), key=uniques.__getitem__), dtype=np.int64)

@@ -1,0 +1,42 @@
+"""Byte ids coded by their hashes: equal codes exactly for equal ids, even when hashes collide."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+from retrieval_gate.ids import ByteIds, byte_codes
+
+
+def same_partition(codes: np.ndarray, ids: list[str]) -> bool:
+    """Whether `codes` groups the positions of `ids` exactly as equality of the ids does."""
+    first: dict[str, int] = {}
+    seen: dict[int, str] = {}
+    for code, name in zip(codes.tolist(), ids, strict=True):
+        if first.setdefault(name, code) != code or seen.setdefault(code, name) != name:
+            return False
+    return True
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_equal_ids_get_equal_codes_and_others_differ(seed: int) -> None:
+    rng = random.Random(seed)
+    pool = ["a", "b", "ab", "é", "d10", "d1", "x" * 40, "", "a\x00", "中文"]
+    ids = [rng.choice(pool) + str(rng.randint(0, 3)) * rng.randint(0, 1) for _ in range(500)]
+    codes = byte_codes(ByteIds.from_strings(ids))
+    assert same_partition(codes, ids)
+    assert sorted(set(codes.tolist())) == list(range(len(set(ids))))
+
+
+def test_ids_whose_hashes_collide_are_still_told_apart() -> None:
+    ids = ["a", "b", "a", "c", "b\x00", "b"]
+    encoded = ByteIds.from_strings(ids)
+    encoded._hashes = np.zeros(len(ids), dtype=np.uint64)  # every id shares one hash
+    codes = byte_codes(encoded)
+    assert same_partition(codes, ids)
+
+
+def test_no_ids_no_codes() -> None:
+    assert byte_codes(ByteIds.from_strings([])).tolist() == []
