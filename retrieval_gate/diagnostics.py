@@ -12,7 +12,7 @@ import numpy.typing as npt
 from retrieval_gate.baseline import Baseline
 from retrieval_gate.compare import Comparison
 from retrieval_gate.datasets import Dataset
-from retrieval_gate.ids import FloatArray, IntArray, object_array
+from retrieval_gate.ids import ByteIds, FloatArray, IntArray, byte_codes
 from retrieval_gate.qrels import Qrels
 from retrieval_gate.run import Run
 from retrieval_gate.top_k import listed_run
@@ -100,11 +100,16 @@ class LabellingGap:
 @dataclass(frozen=True)
 class GradedTopK:
     """A record's stored top k over the labelled queries as a run ranked as listed
-    (`top_k.listed_run`), with each row's grade in the qrels (NaN: not in the query's qrels):
-    every diagnostic below is a vectorised pass over these rows."""
+    (`top_k.listed_run`), with each row's grade in the qrels (NaN: not in the query's qrels)
+    and its doc as a code shared with the record it is compared with: every diagnostic below
+    is a vectorised pass over these rows."""
 
     run: Run
     grade: FloatArray
+    doc: IntArray
+    """Each row's doc id as a code, equal for equal ids in both records (`graded_top_ks`)."""
+    docs: int
+    """How many codes the two records use."""
 
     @property
     def unjudged(self) -> BoolArray:
@@ -115,26 +120,44 @@ class GradedTopK:
         """How many of each query's rows `rows` selects."""
         return np.bincount(self.run.query[rows], minlength=len(self.run.query_ids))
 
+    def pairs(self, rows: BoolArray) -> IntArray:
+        """One integer per (query, doc) of `rows`, equal across the two records compared."""
+        return self.run.query[rows] * self.docs + self.doc[rows]
 
-def graded_top_k(
-    top_k: Mapping[str, Sequence[str]], query_ids: Sequence[str], qrels: Qrels
-) -> GradedTopK:
-    """A record's `top_k` over the sorted labelled `query_ids`, graded by `qrels`."""
-    run = listed_run(top_k, query_ids)
-    position, by_query = qrels.position, qrels.by_query
-    none: dict[str, float] = {}
-    lists = [top_k.get(query_id, ()) for query_id in query_ids]
-    grades = [by_query[position[q]] if q in position else none for q in query_ids]
-    grade = np.fromiter(
-        (
-            graded.get(doc, math.nan)
-            for graded, docs in zip(grades, lists, strict=True)
-            for doc in docs
-        ),
-        dtype=np.float64,
-        count=len(run),
+
+def graded_top_ks(
+    before: Mapping[str, Sequence[str]],
+    after: Mapping[str, Sequence[str]],
+    query_ids: Sequence[str],
+    qrels: Qrels,
+) -> tuple[GradedTopK, GradedTopK]:
+    """Two records' top k over the sorted labelled `query_ids`, graded by `qrels`, their doc
+    ids coded alike: one coding of every doc id of both and of the qrels, then each row's
+    grade found by its (query, doc) code among the judgments'."""
+    runs = [listed_run(top_k, query_ids) for top_k in (before, after)]
+    every = ByteIds.from_strings(np.concatenate([runs[0].docs, runs[1].docs, qrels.docs]))
+    codes = byte_codes(every)
+    docs = int(codes.max()) + 1 if len(codes) else 1
+    ends = np.cumsum([len(runs[0]), len(runs[1])])
+    index = {query_id: i for i, query_id in enumerate(query_ids)}
+    to_index = np.fromiter(
+        (index.get(q, -1) for q in qrels.query_ids.tolist()), np.int64, len(qrels.query_ids)
     )
-    return GradedTopK(run, grade)
+    query = to_index[qrels.query]
+    judged = np.flatnonzero(query >= 0)
+    keys = query[judged] * docs + codes[ends[1] :][judged]
+    by_key = np.argsort(keys)
+    keys, grades = keys[by_key], qrels.grade[judged][by_key]
+    graded = []
+    for run, doc in zip(runs, np.split(codes[: ends[1]], ends[:1]), strict=True):
+        grade = np.full(len(run), math.nan)
+        if len(keys):
+            wanted = run.query * docs + doc
+            at = np.minimum(np.searchsorted(keys, wanted), len(keys) - 1)
+            found = keys[at] == wanted
+            grade[found] = grades[at[found]]
+        graded.append(GradedTopK(run, grade, doc, docs))
+    return graded[0], graded[1]
 
 
 def judged_at_k(top_k: GradedTopK, k: int) -> tuple[FloatArray, FloatArray]:
@@ -149,20 +172,17 @@ def unjudged_summary(
     before: GradedTopK, after: GradedTopK, judged_before: FloatArray, judged_after: FloatArray
 ) -> Unjudged:
     old, new = before.unjudged, after.unjudged
-    known = set(zip(before.run.query[old].tolist(), before.run.docs[old].tolist(), strict=True))
-    fresh = [
-        query
-        for query, doc in zip(
-            after.run.query[new].tolist(), after.run.docs[new].tolist(), strict=True
-        )
-        if (query, doc) not in known
-    ]
-    names = after.run.query_ids
+    known = np.sort(before.pairs(old))
+    pairs = after.pairs(new)
+    at = np.minimum(np.searchsorted(known, pairs), max(len(known) - 1, 0))
+    fresh = known[at] != pairs if len(known) else np.ones(len(pairs), dtype=bool)
+    fresh_by_query = np.bincount(after.run.query[new][fresh], minlength=len(after.run.query_ids))
+    queries = np.flatnonzero(fresh_by_query)
     return Unjudged(
         len(after.run),
         int(new.sum()),
-        len(fresh),
-        tuple(names[query] for query in sorted(set(fresh))),
+        int(fresh.sum()),
+        tuple(after.run.query_ids[queries].tolist()),
         int(old.sum()),
         _mean(judged_before),
         _mean(judged_after),
@@ -250,27 +270,28 @@ def _optimistic(qrels: Qrels, top_ks: Sequence[GradedTopK]) -> Qrels:
     """`qrels` with every doc of `top_ks` that nobody judged (absent, or graded < 0) judged
     relevant at the highest grade given (at least 1)."""
     best = max(float(qrels.grade.max()) if len(qrels) else 1.0, 1.0)
-    added = dict.fromkeys(
-        pair
-        for top_k in top_ks
-        for pair in zip(
-            top_k.run.query_ids[top_k.run.query[top_k.unjudged]].tolist(),
-            top_k.run.docs[top_k.unjudged].tolist(),
-            strict=True,
-        )
-    )
+    pairs = np.concatenate([top_k.pairs(top_k.unjudged) for top_k in top_ks])
+    docs = np.concatenate([top_k.run.docs[top_k.unjudged] for top_k in top_ks])
+    pairs, first = np.unique(pairs, return_index=True)  # each (query, doc) once, in order
+    docs = docs[first]
+    run = top_ks[0].run
+    added = pairs // top_ks[0].docs  # the query of each, as a code of run.query_ids
+    position = qrels.position
+    to_qrels = np.fromiter((position[q] for q in run.query_ids.tolist()), np.int64)
     # A row graded < 0 (pooled, not judged) that a top k holds is replaced by the added one.
     kept = qrels.grade >= 0
-    names = qrels.query_ids
-    for i in np.flatnonzero(~kept).tolist():
-        kept[i] = (names[qrels.query[i]], qrels.docs[i]) not in added
-    position = qrels.position
-    codes = np.fromiter((position[q] for q, _ in added), np.int64, len(added))
-    all_docs = object_array([*qrels.docs[kept].tolist(), *(d for _, d in added)])
-    grade = np.concatenate([qrels.grade[kept], np.full(len(added), best)])
-    return Qrels(
-        qrels.query_ids, np.concatenate([qrels.query[kept], codes]), all_docs, grade, qrels.source
-    )
+    pooled = np.flatnonzero(~kept)
+    if len(pooled):
+        names = run.query_ids[added].tolist()
+        wanted = set(qrels.docs[pooled].tolist())
+        held = {(q, d) for q, d in zip(names, docs.tolist(), strict=True) if d in wanted}
+        queries = qrels.query_ids[qrels.query[pooled]].tolist()
+        rows = zip(queries, qrels.docs[pooled].tolist(), strict=True)
+        kept[pooled] = [pair not in held for pair in rows]
+    query = np.concatenate([qrels.query[kept], to_qrels[added]])
+    all_docs = np.concatenate([qrels.docs[kept], docs])
+    grade = np.concatenate([qrels.grade[kept], np.full(len(pairs), best)])
+    return Qrels(qrels.query_ids, query, all_docs, grade, qrels.source)
 
 
 def _mean(values: FloatArray) -> float:

@@ -27,7 +27,7 @@ from retrieval_gate.diagnostics import (
     QueryChange,
     Unjudged,
     explainable_failures,
-    graded_top_k,
+    graded_top_ks,
     hit_changes,
     judged_at_k,
     judged_drops,
@@ -403,9 +403,7 @@ def decide(
     failing = failing_checks(comparisons)
     shown = failing[0].metric if failing else next(iter(thresholds))
     changes = query_changes(baseline, current, dataset, shown)
-    before, after = (
-        graded_top_k(r.top_k, current.query_ids, dataset.qrels) for r in (baseline, current)
-    )
+    before, after = graded_top_ks(baseline.top_k, current.top_k, current.query_ids, dataset.qrels)
     lost, gained = hit_changes(before, after)
     context = GateContext(
         _config_file(config), _config_sha256(config), config.k, settings, reference

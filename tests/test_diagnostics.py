@@ -236,7 +236,7 @@ def random_records(seed: int) -> tuple[Any, list[str], dict[str, list[str]], dic
 def test_the_vectorised_diagnostics_equal_per_query_sets(seed: int) -> None:
     from retrieval_gate.diagnostics import (
         _optimistic,
-        graded_top_k,
+        graded_top_ks,
         hit_changes,
         judged_at_k,
         unjudged_summary,
@@ -244,7 +244,7 @@ def test_the_vectorised_diagnostics_equal_per_query_sets(seed: int) -> None:
 
     qrels, query_ids, old, new = random_records(seed)
     graded = dict(zip(query_ids, qrels.by_query, strict=True))
-    before, after = (graded_top_k(top, query_ids, qrels) for top in (old, new))
+    before, after = graded_top_ks(old, new, query_ids, qrels)
 
     def unjudged(top: dict[str, list[str]], q: str) -> set[str]:
         return {d for d in top.get(q, []) if graded[q].get(d, -1.0) < 0}
