@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import itertools
 import json
 from collections.abc import ItemsView, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -532,10 +533,16 @@ class SideTopK(Mapping[str, tuple[str, ...]]):
             lines = data.decode("utf-8").splitlines()
         except UnicodeDecodeError:
             raise InputError("is not UTF-8 text", source=side) from None
+        count = len(lines)
         try:  # one parse of the whole file: JSON escapes newlines inside strings
             rows = json.loads("[" + ",".join(lines) + "]")
         except (json.JSONDecodeError, RecursionError):
             rows = None
+        if rows is not None and len(rows) != len(lines):
+            rows = None  # a line held more or less than one row: read them one by one
+        if rows is not None and _plain_rows(rows):
+            top_k = {row[0]: tuple(row[1]) for row in rows if row[1]}
+            lines = []  # every line is a well-formed row: nothing to name
         for number, line in enumerate(lines, 1):
             try:
                 row = json.loads(line) if rows is None else rows[number - 1]
@@ -554,8 +561,8 @@ class SideTopK(Mapping[str, tuple[str, ...]]):
             if docs:
                 top_k[row[0]] = tuple(docs)
         problems = _top_k_problems(top_k, self._labelled, self._k, "top_k")
-        if len(lines) != self._reference.queries:
-            problems.append(f"{len(lines)} queries, {self._reference.queries} recorded")
+        if count != self._reference.queries:
+            problems.append(f"{count} queries, {self._reference.queries} recorded")
         if problems:
             raise InputError("invalid top-k side file:\n  " + "\n  ".join(problems), source=side)
         return top_k
@@ -620,6 +627,19 @@ def _consistency_problems(model: _BaselineFile, prefix: str) -> list[str]:
     return problems
 
 
+def _plain_rows(rows: list[Any]) -> bool:
+    """Whether every row of a side file is [query id, [doc ids]] with no doc twice."""
+    if not all(
+        type(row) is list and len(row) == 2 and type(row[0]) is str and type(row[1]) is list
+        for row in rows
+    ):
+        return False
+    lists = [row[1] for row in rows]
+    if not set(map(type, itertools.chain.from_iterable(lists))) <= {str}:
+        return False
+    return sum(map(len, map(set, lists))) == sum(map(len, lists))
+
+
 def _top_k_problems(
     top_k: Mapping[str, Sequence[str]], labelled: set[str], k: int, where: str
 ) -> list[str]:
@@ -627,6 +647,12 @@ def _top_k_problems(
     unknown = sorted(set(top_k) - labelled)
     if unknown:
         problems.append(f"{where}: {_some(unknown)} not in query_ids")
+    lists = top_k.values()
+    # In C first (a record holds a list per query): the loop below only names what is wrong.
+    if max(map(len, lists), default=0) <= k and sum(map(len, map(set, lists))) == sum(
+        map(len, lists)
+    ):
+        return problems
     for query_id, docs in sorted(top_k.items()):
         if len(docs) > k:
             problems.append(f"{where}.{query_id}: {len(docs)} doc ids, more than k = {k}")

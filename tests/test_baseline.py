@@ -538,6 +538,7 @@ def test_a_side_file_name_cannot_leave_the_folder(tmp_path: Path) -> None:
         ('{"q00001": "d1"}', "expected [query id, [doc ids]]"),
         ('["q00001", [1, 2]]', "expected a list of doc ids"),
         ('["q00001", ["d1", "d1"]]', "top_k.q00001: lists 'd1' twice"),
+        ('["q00001", ["d1"]], ["q00002", ["d2"]]', "not valid JSON: Extra data"),
         ('["q00001", ["d1\\u001b[31m::error::x"]]', None),  # escapes stay data
     ],
 )
