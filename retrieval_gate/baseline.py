@@ -530,7 +530,9 @@ class SideTopK(Mapping[str, tuple[str, ...]]):
             )
         top_k: dict[str, tuple[str, ...]] = {}
         try:
-            lines = data.decode("utf-8").splitlines()
+            # "\n" alone ends a row: ids may hold U+2028 or U+2029, which json writes raw and
+            # str.splitlines would split on.
+            lines = data.decode("utf-8").removesuffix("\n").split("\n") if data else []
         except UnicodeDecodeError:
             raise InputError("is not UTF-8 text", source=side) from None
         count = len(lines)
