@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, Validatio
 from retrieval_gate.errors import InputError
 from retrieval_gate.files import write_text_atomic
 from retrieval_gate.ids import FloatArray
-from retrieval_gate.wording import json_lines, json_text
+from retrieval_gate.wording import json_id_lists, json_text
 
 SCHEMA_VERSION = 1
 # Still 1 with `fingerprints.queries`: the field is optional, files without it read as before.
@@ -255,7 +255,7 @@ def with_top_k_file(document: dict[str, Any], path: Path) -> dict[str, Any]:
     if not isinstance(top_k, dict) or len(top_k) <= TOP_K_INLINE:
         return document
     side = top_k_path(path)
-    text = json_lines([query, docs] for query, docs in top_k.items())
+    text = json_id_lists(top_k.items())
     digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
     write_text_atomic(side, text)
     reference = {"file": side.name, "sha256": digest, "queries": len(top_k)}

@@ -9,3 +9,24 @@ def test_plural_forms() -> None:
     assert plural(0, "failing check") == "0 failing checks"
     assert plural(2, "day") == "2 days"
     assert plural(2, "index", "indices") == "2 indices"
+
+
+def test_id_lists_are_the_json_text_of_each_row_inert() -> None:
+    import json
+    import random
+    import re
+
+    from retrieval_gate.wording import json_id_lists
+
+    rng = random.Random(0)
+    alphabet = ['"', "\\", "\n", "\x00", "\x1b[31m", "\x85", "\u2028", "é", "中", "::error::", "a"]
+    rows = [
+        ("".join(rng.choices(alphabet, k=3)), ["".join(rng.choices(alphabet, k=4))] * i)
+        for i in range(30)
+    ]
+    expected = "".join(json.dumps([q, docs], ensure_ascii=False) + "\n" for q, docs in rows)
+    expected = re.sub("[\x80-\x9f]", lambda c: f"\\u{ord(c.group()):04x}", expected)
+    text = json_id_lists(rows)
+    assert text == expected
+    assert [json.loads(line) for line in text.split("\n")[:-1]] == [[q, d] for q, d in rows]
+    assert not re.search("[\x00-\x09\x0b-\x1f\x80-\x9f]", text)  # nothing a terminal acts on
