@@ -221,8 +221,11 @@ class ByteIds:
 
     def strings(self) -> ObjectArray:
         """The ids as Python strings."""
-        if self.width and len(self) and int(self.data.max()) < 0x80:  # ASCII, one width: in C
-            fixed = self.data[: len(self) * self.width].view(f"S{self.width}")
+        used = self.data[: len(self) * (self.width or 0)]
+        # ASCII of one width converts in C, unless an id holds NUL (numpy's fixed-width bytes
+        # drop trailing NULs).
+        if len(used) and int(used.max()) < 0x80 and int(used.min()) > 0:
+            fixed = used.view(f"S{self.width}")
             return fixed.astype(f"U{self.width}").astype(object)
         text = self.data[: int(self.offsets[-1])].tobytes()
         bounds = self.offsets.tolist()

@@ -40,3 +40,10 @@ def test_ids_whose_hashes_collide_are_still_told_apart() -> None:
 
 def test_no_ids_no_codes() -> None:
     assert byte_codes(ByteIds.from_strings([])).tolist() == []
+
+
+@pytest.mark.parametrize(
+    "ids", [["a\x00", "bc"], ["ab", "cd"], ["é", "ab"], ["x\x00\x00", "abc", "\x00yz"], []]
+)
+def test_strings_give_back_every_byte_of_the_ids(ids: list[str]) -> None:
+    assert ByteIds.from_strings(ids).strings().tolist() == ids
