@@ -149,7 +149,7 @@ def make_baseline(
         arrays[metric] = values
     labelled = set(ids)
     ranked = {
-        q: tuple(str(d) for d in docs[: fingerprints.k])
+        q: tuple(map(str, docs[: fingerprints.k]))
         for q, docs in sorted(top_k.items())
         if q in labelled and len(docs)
     }
