@@ -6,6 +6,7 @@ import bisect
 import difflib
 import itertools
 import math
+import operator
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -44,27 +45,42 @@ def slice_queries(
     """
     groups, labels = _labelled(queries, by, combine, bins)
 
-    # Grouped by the values first (a tuple per query is cheap; a name per query is not), then
-    # named. Sets, not lists: a one-field combination repeats a `by` slice, and a value
-    # holding `&` can spell another slice's name; both must add each query once.
-    members: dict[str, set[int]] = {}
+    # Grouped by the values first (a name per query would be costly), then named. A query
+    # with a list value goes to several groups; a one-field combination repeats a `by` slice
+    # and a value holding `&` can spell another slice's name: parts of one name are merged.
+    members: dict[str, list[IntArray]] = {}
     for group in groups:
-        by_values: dict[tuple[str, ...], list[int]] = {}
         columns = [labels[field] for field in group]
-        for index, cells in enumerate(zip(*columns, strict=True)):
-            if all(len(cell) == 1 for cell in cells):
-                by_values.setdefault(tuple(cell[0] for cell in cells), []).append(index)
-                continue
-            for values in itertools.product(*cells):
-                by_values.setdefault(values, []).append(index)
-        for values, indices in by_values.items():
+        for values, indices in _grouped(columns).items():
             name = "&".join(f"{field}={value}" for field, value in zip(group, values, strict=True))
-            members.setdefault(name, set()).update(indices)
+            members.setdefault(name, []).append(indices)
 
     slices: dict[str, IntArray] = {ALL: np.arange(len(queries), dtype=np.int64)}
     for name in sorted(members):
-        slices[name] = np.array(sorted(members[name]), dtype=np.int64)
+        parts = members[name]
+        slices[name] = parts[0] if len(parts) == 1 else np.unique(np.concatenate(parts))
     return slices
+
+
+def _grouped(columns: Sequence[Sequence[tuple[str, ...]]]) -> dict[tuple[str, ...], IntArray]:
+    """Each combination of labels, one from each column, -> the sorted rows that have it."""
+    rows = len(columns[0]) if columns else 0
+    if rows == 0:
+        return {}
+    if all(max(map(len, column), default=1) == 1 for column in columns):
+        # One value per cell, the usual case: code the combinations and sort the rows once.
+        firsts = [list(map(operator.itemgetter(0), column)) for column in columns]
+        keys = list(zip(*firsts, strict=True))
+        position = {key: code for code, key in enumerate(dict.fromkeys(keys))}
+        codes = np.fromiter(map(position.__getitem__, keys), dtype=np.int64, count=rows)
+        order = np.argsort(codes, kind="stable")
+        bounds = np.cumsum(np.bincount(codes, minlength=len(position)))[:-1]
+        return dict(zip(position, np.split(order, bounds), strict=True))
+    by_values: dict[tuple[str, ...], list[int]] = {}
+    for index, cells in enumerate(zip(*columns, strict=True)):
+        for values in itertools.product(*cells):
+            by_values.setdefault(values, []).append(index)
+    return {values: np.array(indices, dtype=np.int64) for values, indices in by_values.items()}
 
 
 def check_slicing(

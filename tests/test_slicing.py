@@ -283,3 +283,42 @@ def test_checking_raises_what_slicing_raises(
         else:
             errors.append("")
     assert errors[0] == errors[1]
+
+
+@pytest.mark.parametrize("seed", range(25))
+def test_slices_equal_a_query_by_query_grouping(seed: int) -> None:
+    """Single values, lists, missing fields, `&` in a value and repeated combinations: the
+    vectorised grouping equals putting each query in each of its slices one by one."""
+    import itertools
+    import random
+
+    rng = random.Random(seed)
+    values = ["a", "b", "c&segment=x", "x", True, 2.0, None]
+    queries = []
+    for i in range(rng.randint(0, 60)):
+        metadata: dict[str, Any] = {}
+        for field in ("intent", "segment"):
+            roll = rng.random()
+            if roll < 0.6:
+                metadata[field] = rng.choice(values)
+            elif roll < 0.8 and seed % 2:
+                metadata[field] = rng.sample(values, rng.randint(0, 3))
+        queries.append(q(f"q{i:02d}", " ".join("w" * rng.randint(0, 8)), **metadata))
+    by, combine = ["intent", "segment", "query_length"], [["intent", "segment"], ["segment"]]
+    if not queries or not any("intent" in x.metadata for x in queries):
+        return
+    if not any("segment" in x.metadata for x in queries):
+        return
+    slices = slice_queries(queries, by, combine, DEFAULT_BINS)
+    expected: dict[str, set[int]] = {}
+    from retrieval_gate.slicing import _labels
+
+    for group in [(f,) for f in by] + [tuple(g) for g in combine]:
+        for i, query in enumerate(queries):
+            cells = [_labels(query, field, DEFAULT_BINS) for field in group]
+            for combination in itertools.product(*cells):
+                name = "&".join(f"{f}={v}" for f, v in zip(group, combination, strict=True))
+                expected.setdefault(name, set()).add(i)
+    assert {name: rows.tolist() for name, rows in slices.items() if name != ALL} == {
+        name: sorted(rows) for name, rows in sorted(expected.items())
+    }
