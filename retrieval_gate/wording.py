@@ -18,7 +18,7 @@ def json_text(value: Any, *, indent: int | None = 2) -> str:
     redacted, and control characters escaped, C1 too (json leaves U+0080-U+009F raw, and a
     terminal may act on them; only strings can hold them, so the escape is exact)."""
     text = json.dumps(scrubbed(value), indent=indent, ensure_ascii=False, allow_nan=False)
-    return _C1.sub(lambda found: f"\\u{ord(found.group()):04x}", text)
+    return _escaped_c1(text)
 
 
 def json_id_lists(rows: Iterable[tuple[str, Sequence[str]]]) -> str:
@@ -28,6 +28,13 @@ def json_id_lists(rows: Iterable[tuple[str, Sequence[str]]]) -> str:
     rows = scrubbed(list(rows))
     encode = json.encoder.encode_basestring
     text = "".join(f"[{encode(key)}, [{', '.join(map(encode, ids))}]]\n" for key, ids in rows)
+    return _escaped_c1(text)
+
+
+def _escaped_c1(text: str) -> str:
+    """`text` with U+0080-U+009F written as JSON escapes (ASCII text, the usual, has none)."""
+    if text.isascii():
+        return text
     return _C1.sub(lambda found: f"\\u{ord(found.group()):04x}", text)
 
 
