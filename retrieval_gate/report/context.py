@@ -12,6 +12,8 @@ from retrieval_gate.report.forest import forest_axis, forest_rows, forest_text
 from retrieval_gate.report.trend import trend_views
 
 FOREST_ROWS = 12
+FAILURES_SHOWN = 20
+"""Failing checks the Markdown report and the console list before counting the rest."""
 """Rows of the forest plot drawn as text in the Markdown report (the HTML draws them all)."""
 SECTIONS = ("slices", "warnings", "chart", "queries")
 """Sections the Markdown may drop to fit a comment, in the order they are dropped: the slice

@@ -6,7 +6,12 @@ import functools
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
-from retrieval_gate.report.context import SECTIONS, report_context, underpowered
+from retrieval_gate.report.context import (
+    FAILURES_SHOWN,
+    SECTIONS,
+    report_context,
+    underpowered,
+)
 from retrieval_gate.report.document import ResultRecord, validate_result
 from retrieval_gate.report.filters import (
     markdown_text,
@@ -129,6 +134,7 @@ def _template(fmt: str) -> jinja2.Template:
         "ALPHA": "alpha" if plain else "\u03b1",  # Greek small alpha
         "DASH": "-" if plain else "\u2013",  # en dash, of a range of values
         "MARKERS_MAX": MARKERS_MAX,
+        "FAILURES_SHOWN": FAILURES_SHOWN,
     }
     return environment.get_template(_TEMPLATES[fmt])
 
