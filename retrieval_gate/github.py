@@ -217,6 +217,18 @@ class _TransientError(Exception):
     """A 5xx, timeout or connection error: worth another attempt."""
 
 
+_NO_TOKEN = (
+    "no token: set GITHUB_TOKEN (e.g. `env: GITHUB_TOKEN: ${{ github.token }}` with "
+    "`permissions: pull-requests: write`)"
+)
+_UNSAFE_TOKEN = "GITHUB_TOKEN holds characters no HTTP header can carry"
+
+
+def _header_safe(token: str) -> bool:
+    """Whether `token` can go into an Authorization header as it is."""
+    return token.isascii() and token.isprintable() and " " not in token
+
+
 def upsert_comment(
     env: GitHubEnvironment,
     body: str,
@@ -241,14 +253,11 @@ def upsert_comment(
     if env.repository is None:
         missing.append("no repository: GITHUB_REPOSITORY is not set; pass --repo owner/name")
     if env.token is None:
-        missing.append(
-            "no token: set GITHUB_TOKEN (e.g. `env: GITHUB_TOKEN: ${{ github.token }}` with "
-            "`permissions: pull-requests: write`)"
-        )
+        missing.append(_NO_TOKEN)
     if env.pr_number is None or env.repository is None or env.token is None:
         return _skipped("not commenting: " + "; ".join(missing))
-    if not env.token.isascii() or not env.token.isprintable() or " " in env.token:
-        return _skipped("not commenting: GITHUB_TOKEN holds characters no HTTP header can carry")
+    if not _header_safe(env.token):
+        return _skipped(f"not commenting: {_UNSAFE_TOKEN}")
     target = _Target(
         env.api_url,
         env.repository,
@@ -447,17 +456,11 @@ def upsert_pull_request(
     if env.repository is None:
         missing.append("no repository: GITHUB_REPOSITORY is not set")
     if env.token is None:
-        missing.append(
-            "no token: set GITHUB_TOKEN (e.g. `env: GITHUB_TOKEN: ${{ github.token }}` with "
-            "`permissions: pull-requests: write`)"
-        )
+        missing.append(_NO_TOKEN)
     if env.repository is None or env.token is None:
         return _pull_skipped("not opening the ratchet pull request: " + "; ".join(missing))
-    if not env.token.isascii() or not env.token.isprintable() or " " in env.token:
-        return _pull_skipped(
-            "not opening the ratchet pull request: GITHUB_TOKEN holds characters no HTTP "
-            "header can carry"
-        )
+    if not _header_safe(env.token):
+        return _pull_skipped(f"not opening the ratchet pull request: {_UNSAFE_TOKEN}")
     target = _Target(
         env.api_url,
         env.repository,
