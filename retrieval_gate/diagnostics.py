@@ -108,8 +108,8 @@ class GradedTopK:
     grade: FloatArray
     doc: IntArray
     """Each row's doc id as a code, equal for equal ids in both records (`graded_top_ks`)."""
-    docs: int
-    """How many codes the two records use."""
+    vocabulary: int
+    """How many doc codes there are (the distinct ids of both records and the qrels)."""
 
     @property
     def unjudged(self) -> BoolArray:
@@ -122,7 +122,7 @@ class GradedTopK:
 
     def pairs(self, rows: BoolArray) -> IntArray:
         """One integer per (query, doc) of `rows`, equal across the two records compared."""
-        return self.run.query[rows] * self.docs + self.doc[rows]
+        return self.run.query[rows] * self.vocabulary + self.doc[rows]
 
 
 def graded_top_ks(
@@ -137,7 +137,7 @@ def graded_top_ks(
     runs = [listed_run(top_k, query_ids) for top_k in (before, after)]
     every = ByteIds.from_strings(np.concatenate([runs[0].docs, runs[1].docs, qrels.docs]))
     codes = byte_codes(every)
-    docs = int(codes.max()) + 1 if len(codes) else 1
+    vocabulary = int(codes.max()) + 1 if len(codes) else 1
     ends = np.cumsum([len(runs[0]), len(runs[1])])
     index = {query_id: i for i, query_id in enumerate(query_ids)}
     to_index = np.fromiter(
@@ -145,18 +145,18 @@ def graded_top_ks(
     )
     query = to_index[qrels.query]
     judged = np.flatnonzero(query >= 0)
-    keys = query[judged] * docs + codes[ends[1] :][judged]
+    keys = query[judged] * vocabulary + codes[ends[1] :][judged]
     by_key = np.argsort(keys)
     keys, grades = keys[by_key], qrels.grade[judged][by_key]
     graded = []
     for run, doc in zip(runs, np.split(codes[: ends[1]], ends[:1]), strict=True):
         grade = np.full(len(run), math.nan)
         if len(keys):
-            wanted = run.query * docs + doc
+            wanted = run.query * vocabulary + doc
             at = np.minimum(np.searchsorted(keys, wanted), len(keys) - 1)
             found = keys[at] == wanted
             grade[found] = grades[at[found]]
-        graded.append(GradedTopK(run, grade, doc, docs))
+        graded.append(GradedTopK(run, grade, doc, vocabulary))
     return graded[0], graded[1]
 
 
@@ -275,7 +275,7 @@ def _optimistic(qrels: Qrels, top_ks: Sequence[GradedTopK]) -> Qrels:
     pairs, first = np.unique(pairs, return_index=True)  # each (query, doc) once, in order
     docs = docs[first]
     run = top_ks[0].run
-    added = pairs // top_ks[0].docs  # the query of each, as a code of run.query_ids
+    added = pairs // top_ks[0].vocabulary  # the query of each, as a code of run.query_ids
     position = qrels.position
     to_qrels = np.fromiter((position[q] for q in run.query_ids.tolist()), np.int64)
     # A row graded < 0 (pooled, not judged) that a top k holds is replaced by the added one.
