@@ -453,7 +453,8 @@ def compare(
             noise = run_noise(runs, metric, rows) if runs else None
             cells.append(_Cell(metric, name, rows, threshold, reason, noise))
     # One column per check, zero outside its slice: every test runs on one matrix.
-    diffs = np.zeros((total, len(cells)), dtype=np.float64)
+    # Column by column, as the tests read it (`sign_flip` then needs no copy).
+    diffs = np.zeros((total, len(cells)), dtype=np.float64, order="F")
     for c, cell in enumerate(cells):
         base, cur = arrays[cell.metric]
         diffs[cell.rows, c] = cur[cell.rows] - base[cell.rows]

@@ -28,9 +28,12 @@ _TIE_TOLERANCE = 1e-10
 # bytes are drawn (`_draw_sizes`): changing it changes every seeded Monte Carlo p-value.
 _CHUNK_CELLS = 2_000_000
 _FIRST_BLOCK = 128
-# Random sign vectors are summed in blocks of at most this many packed bytes (16 MB): big
-# blocks make each matrix product read the differences once per many sign vectors.
-_BLOCK_BYTES = 16_000_000
+# Random sign vectors are summed in blocks of at most this many packed bytes (4 MB): big
+# blocks make each matrix product read the differences once per many sign vectors, and past a
+# few MB they only raise the process's peak memory.
+_BLOCK_BYTES = 4_000_000
+# Sign bits are unpacked to float64 this many cells at a time (4 MB) for each matrix product.
+_UNPACK_CELLS = 500_000
 # A tail is not sampled when this bounds the chance that sampling would change its p-value.
 _SKIP_RISK = 1e-6
 _NORMAL = NormalDist()
@@ -135,8 +138,11 @@ def sign_flip(
     if sampled:
         index = np.asarray(sampled)
         # Each column contiguous (as indexing copies them anyway): the sums of squares behind
-        # Hoeffding's p-values then keep their last bits, which reports print in full.
-        columnwise = np.asfortranarray(values[:, index])
+        # Hoeffding's p-values then keep their last bits, which reports print in full. Columns
+        # given that way and all sampled are used as they are (compare's matrix is 20 MB at
+        # 20,000 queries x 135 checks).
+        whole = len(sampled) == columns and values.flags.f_contiguous
+        columnwise = values if whole else np.asfortranarray(values[:, index])
         d, r, b = _monte_carlo(columnwise, total[index], tolerance[index], resamples, rng, stop)
         drop[index], rise[index], bound[index] = d, r, b
     return OneSided(drop, rise, bound)
@@ -182,7 +188,7 @@ def _monte_carlo(
     drawn = 0
     sizes = _draw_sizes(resamples, n)
     target = _FIRST_BLOCK
-    # Blocks of at most 16 MB of packed bits and 2,000,000 sums (but at least one call's rows).
+    # Blocks of at most 4 MB of packed bits and 2,000,000 sums (but at least one call's rows).
     most = max(1, min(_BLOCK_BYTES // max((n + 7) // 8, 1), _CHUNK_CELLS // columns))
     active = np.arange(columns)
     subset = values  # the differences of the active columns
@@ -198,12 +204,19 @@ def _monte_carlo(
         # The stream is the same whichever columns are still open, so a column's p-value never
         # depends on the others. Its bytes are drawn in the call sizes of `_draw_sizes` (other
         # sizes give other bytes, and other seeded p-values), then summed in bigger blocks.
-        packed = []
+        calls = []
         size = 0
         while size < min(target, most) and drawn + size < resamples:
-            packed.append(rng.integers(0, 256, size=(next(sizes), (n + 7) // 8), dtype=np.uint8))
-            size += packed[-1].shape[0]
-        flipped = _flipped_sums(np.concatenate(packed), subset)  # sum* = total - 2 * flipped
+            calls.append(next(sizes))
+            size += calls[-1]
+        packed = np.empty((size, (n + 7) // 8), dtype=np.uint8)  # filled call by call: no copy
+        at = 0
+        for rows in calls:
+            packed[at : at + rows] = rng.integers(
+                0, 256, size=(rows, packed.shape[1]), dtype=np.uint8
+            )
+            at += rows
+        flipped = _flipped_sums(packed, subset)  # sum* = total - 2 * flipped
         half = tolerance[active] / 2.0
         for tail, hits in enumerate((flipped >= -half, flipped <= half)):
             running = np.cumsum(hits, axis=0) + extreme[tail, active]
@@ -244,7 +257,7 @@ def _flipped_sums(packed: np.ndarray[Any, np.dtype[np.uint8]], values: FloatArra
     unpacked a slice of queries at a time so memory stays bounded."""
     size = packed.shape[0]
     n = values.shape[0]
-    step = max(8, _CHUNK_CELLS // size // 8 * 8)
+    step = max(8, _UNPACK_CELLS // size // 8 * 8)
     out = np.zeros((size, values.shape[1]))
     for start in range(0, n, step):
         end = min(start + step, n)

@@ -215,13 +215,32 @@ def test_a_tail_past_hoeffding_s_skip_threshold_is_what_full_sampling_gives(
 def test_flipped_sums_in_slices_of_queries_equal_one_product(
     monkeypatch: pytest.MonkeyPatch, n: int, cells: int
 ) -> None:
-    monkeypatch.setattr(significance, "_CHUNK_CELLS", cells)
+    monkeypatch.setattr(significance, "_UNPACK_CELLS", cells)
     rng = np.random.default_rng(n)
     packed = rng.integers(0, 256, size=(9, (n + 7) // 8), dtype=np.uint8)
     values = rng.normal(0.0, 1.0, (n, 4))
     expected = np.unpackbits(packed, axis=1, count=n).astype(float) @ values
     found = significance._flipped_sums(packed, values)
     assert found == pytest.approx(expected, rel=1e-12, abs=1e-12)
+
+
+@pytest.mark.parametrize(("block_bytes", "unpack_cells"), [(1, 8), (300, 1_000), (10**9, 10**9)])
+def test_p_values_do_not_depend_on_how_the_draws_are_blocked(
+    monkeypatch: pytest.MonkeyPatch, block_bytes: int, unpack_cells: int
+) -> None:
+    # The blocks only bound memory: the draws, and so the seeded p-values, are the same.
+    rng = np.random.default_rng(3)
+    values = np.stack([rng.normal(z / 30.0, 1.0, 900) for z in (0.0, -2.0, 2.5, -6.0)], axis=1)
+    values[rng.random(values.shape) < 0.2] = 0.0
+    expected = sign_flip(values, resamples=4_000, rng=np.random.default_rng(8))
+    monkeypatch.setattr(significance, "_BLOCK_BYTES", block_bytes)
+    monkeypatch.setattr(significance, "_UNPACK_CELLS", unpack_cells)
+    found = sign_flip(values, resamples=4_000, rng=np.random.default_rng(8))
+    assert found.drop == pytest.approx(expected.drop, rel=1e-12)
+    assert found.rise == pytest.approx(expected.rise, rel=1e-12)
+    assert found.bound.tolist() == expected.bound.tolist()
+    columnwise = sign_flip(np.asfortranarray(values), resamples=4_000, rng=np.random.default_rng(8))
+    assert columnwise.drop == pytest.approx(expected.drop, rel=1e-12)
 
 
 def test_p_values_are_valid_when_nothing_changed() -> None:
