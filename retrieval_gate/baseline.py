@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, Validatio
 from retrieval_gate.errors import InputError
 from retrieval_gate.files import write_text_atomic
 from retrieval_gate.ids import FloatArray
-from retrieval_gate.wording import json_id_lists, json_text
+from retrieval_gate.wording import json_id_lists, json_pieces
 
 SCHEMA_VERSION = 1
 # Still 1 with `fingerprints.queries`: the field is optional, files without it read as before.
@@ -233,7 +233,8 @@ def write_baseline(baseline: Baseline, path: Path) -> None:
     existing file untouched.
     """
     path = Path(path)
-    write_text_atomic(path, json_text(with_top_k_file(baseline_document(baseline), path)) + "\n")
+    document = with_top_k_file(baseline_document(baseline), path)
+    write_text_atomic(path, itertools.chain(json_pieces(document), ["\n"]))
 
 
 def top_k_path(path: Path) -> Path:

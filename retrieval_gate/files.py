@@ -6,6 +6,7 @@ import contextlib
 import os
 import secrets
 import stat
+from collections.abc import Iterable
 from pathlib import Path
 
 from retrieval_gate.errors import GateError
@@ -13,14 +14,15 @@ from retrieval_gate.errors import GateError
 _BINARY = getattr(os, "O_BINARY", 0)
 
 
-def write_text_atomic(path: Path, text: str) -> None:
-    """Write `text` (UTF-8) to a temporary file beside `path`, then rename it over `path`.
+def write_text_atomic(path: Path, text: str | Iterable[str]) -> None:
+    """Write `text` (UTF-8; a string, or pieces written as they come) to a temporary file
+    beside `path`, then rename it over `path`.
 
     A replaced file keeps its permissions; a new one gets the umask's, as any file the user
     creates (mkstemp would make a committed file private). An OSError is a GateError.
     """
     path = Path(path)
-    data = text.encode("utf-8")
+    pieces = (text,) if isinstance(text, str) else text
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         mode = stat.S_IMODE(path.stat().st_mode) if path.exists() else None
@@ -30,7 +32,8 @@ def write_text_atomic(path: Path, text: str) -> None:
         raise GateError(f"{path}: cannot write: {error}") from None
     try:
         with os.fdopen(handle, "wb") as file:
-            file.write(data)
+            for piece in pieces:
+                file.write(piece.encode("utf-8"))
             file.flush()
             os.fsync(file.fileno())
         if mode is not None:

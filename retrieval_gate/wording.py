@@ -3,9 +3,10 @@ the one place that makes untrusted text inert for the console, the CI log and th
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, TextIO
 
 from retrieval_gate.redaction import redacted, scrubbed
@@ -17,8 +18,21 @@ def json_text(value: Any, *, indent: int | None = 2) -> str:
     """`value` as JSON for any file or stream we write: readable UTF-8, registered secrets
     redacted, and control characters escaped, C1 too (json leaves U+0080-U+009F raw, and a
     terminal may act on them; only strings can hold them, so the escape is exact)."""
-    text = json.dumps(scrubbed(value), indent=indent, ensure_ascii=False, allow_nan=False)
-    return _escaped_c1(text)
+    return _escaped_c1(_json_encoder(indent).encode(scrubbed(value)))
+
+
+def json_pieces(value: Any, *, indent: int = 2) -> Iterator[str]:
+    """`json_text(value)` in pieces of a few thousand tokens, for writing a large document
+    without holding its text (at 20,000 queries a result's text and the encoder's tokens are
+    20 MB at once)."""
+    tokens = _json_encoder(indent).iterencode(scrubbed(value))
+    while piece := "".join(itertools.islice(tokens, 8192)):
+        yield _escaped_c1(piece)  # one character at a time: a piece's bounds cannot split one
+
+
+def _json_encoder(indent: int | None) -> json.JSONEncoder:
+    """json.dumps' encoder for our files: UTF-8 text as is, NaN and infinity refused."""
+    return json.JSONEncoder(indent=indent, ensure_ascii=False, allow_nan=False)
 
 
 def json_id_lists(rows: Iterable[tuple[str, Sequence[str]]]) -> str:
