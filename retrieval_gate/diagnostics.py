@@ -299,7 +299,7 @@ def _mean(values: FloatArray) -> float:
 
 
 def _relevant(dataset: Dataset, query_id: str) -> dict[str, float]:
-    judged = dataset.qrels.by_query[dataset.qrels.position[query_id]]
+    judged = dataset.qrels.judgments_of(query_id)
     return {doc: grade for doc, grade in judged.items() if grade >= 1}
 
 

@@ -80,6 +80,14 @@ class Qrels:
             start = end
         return out
 
+    def judgments_of(self, query_id: str) -> dict[str, float]:
+        """`{doc: grade}` of one query, in row order: its `by_query` entry, without building
+        every query's (a report names ten queries; `by_query` is 6 MB at 100,000 judgments)."""
+        if "by_query" in self.__dict__:
+            return self.by_query[self.position[query_id]]
+        rows = np.flatnonzero(self.query == self.position[query_id])
+        return dict(zip(self.docs[rows].tolist(), self.grade[rows].tolist(), strict=True))
+
     def to_dict(self) -> dict[str, dict[str, float]]:
         """`{query: {doc: grade}}`, queries sorted, docs in row order."""
         return {q: dict(d) for q, d in zip(self.query_ids.tolist(), self.by_query, strict=True)}
