@@ -135,7 +135,7 @@ def graded_top_ks(
     ids coded alike: one coding of every doc id of both and of the qrels, then each row's
     grade found by its (query, doc) code among the judgments'."""
     runs = [listed_run(top_k, query_ids) for top_k in (before, after)]
-    every = ByteIds.from_strings(np.concatenate([runs[0].docs, runs[1].docs, qrels.docs]))
+    every = ByteIds.concatenate([runs[0].doc_bytes, runs[1].doc_bytes, qrels.doc_bytes])
     codes = byte_codes(every)
     vocabulary = int(codes.max()) + 1 if len(codes) else 1
     ends = np.cumsum([len(runs[0]), len(runs[1])])
@@ -271,7 +271,7 @@ def _optimistic(qrels: Qrels, top_ks: Sequence[GradedTopK]) -> Qrels:
     relevant at the highest grade given (at least 1)."""
     best = max(float(qrels.grade.max()) if len(qrels) else 1.0, 1.0)
     pairs = np.concatenate([top_k.pairs(top_k.unjudged) for top_k in top_ks])
-    docs = np.concatenate([top_k.run.docs[top_k.unjudged] for top_k in top_ks])
+    docs = np.concatenate([top_k.run.docs_at(np.flatnonzero(top_k.unjudged)) for top_k in top_ks])
     pairs, first = np.unique(pairs, return_index=True)  # each (query, doc) once, in order
     docs = docs[first]
     run = top_ks[0].run

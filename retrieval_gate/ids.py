@@ -212,6 +212,21 @@ class ByteIds:
         same = len(lengths) > 0 and bool((lengths == lengths[0]).all())
         return cls(data, offsets, int(lengths[0]) if same else None)
 
+    @classmethod
+    def concatenate(cls, parts: Sequence[ByteIds]) -> ByteIds:
+        """The ids of `parts`, one part after another, in one buffer."""
+        sizes = [int(part.offsets[-1]) for part in parts]
+        data = np.zeros(sum(sizes) + _PAD, dtype=np.uint8)
+        offsets = np.zeros(sum(map(len, parts)) + 1, dtype=np.int64)
+        at = row = 0
+        for part, size in zip(parts, sizes, strict=True):
+            data[at : at + size] = part.data[:size]
+            offsets[row + 1 : row + len(part) + 1] = part.offsets[1:] + at
+            at, row = at + size, row + len(part)
+        widths = {part.width for part in parts if len(part)}
+        width = widths.pop() if len(widths) == 1 else None
+        return cls(data, offsets, width)
+
     def __len__(self) -> int:
         return self._count
 
@@ -249,6 +264,11 @@ class ByteIds:
 
     def take(self, rows: IntArray) -> ByteIds:
         """The ids of `rows`, in that order, copied into a buffer of their own."""
+        if self.width:  # rows of the (ids, width) matrix: one gather, and the width kept
+            matrix = self.data[: self._count * self.width].reshape(self._count, self.width)
+            data = np.zeros(len(rows) * self.width + _PAD, dtype=np.uint8)
+            data[: len(rows) * self.width] = matrix[rows].reshape(-1)
+            return ByteIds.of_width(data, len(rows), self.width)
         starts = self.offsets[rows]
         lengths = self.offsets[rows + 1] - starts
         offsets = np.zeros(len(rows) + 1, dtype=np.int64)

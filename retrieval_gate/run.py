@@ -70,7 +70,7 @@ class Run:
         """`docs[rows]`, without building every row's string when the run holds bytes."""
         if self._docs is not None or self._doc_bytes is None:
             return self.docs[rows]
-        return object_array(name.decode() for name in self._doc_bytes.fixed(rows).tolist())
+        return self._doc_bytes.take(rows).strings()
 
     @property
     def doc_bytes(self) -> ByteIds:

@@ -47,3 +47,37 @@ def test_no_ids_no_codes() -> None:
 )
 def test_strings_give_back_every_byte_of_the_ids(ids: list[str]) -> None:
     assert ByteIds.from_strings(ids).strings().tolist() == ids
+
+
+POOL = ["a", "ab", "é", "d10", "x" * 40, "", "a\x00", "\x00b", "中文", "d\u2028"]
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_taken_rows_are_those_ids_whatever_the_width(seed: int) -> None:
+    rng = random.Random(seed)
+    # Ids of one width (NULs at either end too) take whole rows of the buffer; others not.
+    pool = POOL if seed % 2 else ["abc", "a\x00\x00", "\x00\x00\x00", "é!"]
+    ids = [rng.choice(pool) for _ in range(rng.randint(1, 40))]
+    encoded = ByteIds.from_strings(ids)
+    assert (encoded.width is not None) == (seed % 2 == 0)
+    rows = np.asarray([rng.randrange(len(ids)) for _ in range(rng.randint(0, 60))], np.int64)
+    taken = encoded.take(rows)
+    assert taken.strings().tolist() == [ids[i] for i in rows.tolist()]
+    assert taken.hashes().tolist() == encoded.hashes()[rows].tolist()
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_concatenated_ids_are_the_parts_in_order(seed: int) -> None:
+    rng = random.Random(seed)
+    parts = [
+        [
+            rng.choice(POOL if rng.random() < 0.5 else ["d1", "d2", "d3"])
+            for _ in range(rng.randint(0, 9))
+        ]
+        for _ in range(rng.randint(1, 4))
+    ]
+    joined = ByteIds.concatenate([ByteIds.from_strings(part) for part in parts])
+    every = [name for part in parts for name in part]
+    assert joined.strings().tolist() == every
+    assert joined.hashes().tolist() == ByteIds.from_strings(every).hashes().tolist()
+    assert same_partition(byte_codes(joined), every)
