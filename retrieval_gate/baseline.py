@@ -6,7 +6,7 @@ import dataclasses
 import hashlib
 import itertools
 import json
-from collections.abc import ItemsView, Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, Validatio
 from retrieval_gate.errors import InputError
 from retrieval_gate.files import write_text_atomic
 from retrieval_gate.ids import FloatArray
+from retrieval_gate.top_k_ids import TopKColumns, TopKIds
 from retrieval_gate.wording import json_id_lists, json_pieces
 
 SCHEMA_VERSION = 1
@@ -148,11 +149,16 @@ def make_baseline(
         values.flags.writeable = False
         arrays[metric] = values
     labelled = set(ids)
-    ranked = {
-        q: tuple(map(str, docs[: fingerprints.k]))
-        for q, docs in sorted(top_k.items())
-        if q in labelled and len(docs)
-    }
+    if isinstance(top_k, TopKIds) and top_k.within(labelled, fingerprints.k):
+        ranked = top_k
+    else:
+        ranked = TopKIds.of(
+            {
+                q: tuple(map(str, docs[: fingerprints.k]))
+                for q, docs in top_k.items()
+                if q in labelled
+            }
+        )
     commit, dirty = git_state(repo_dir) if repo_dir is not None else (None, None)
     moment = (now or datetime.now(timezone.utc)).astimezone(timezone.utc)
     return Baseline(
@@ -170,9 +176,15 @@ def make_baseline(
     )
 
 
-def baseline_document(baseline: Baseline, *, clock: bool = True) -> dict[str, Any]:
+def baseline_document(
+    baseline: Baseline, *, clock: bool = True, compact: bool = False
+) -> dict[str, Any]:
     """The JSON document of `baseline`, keys in the file's order; `clock=False` leaves out
-    `created_at` so equal records give equal bytes. Raises ValueError on a non-finite score."""
+    `created_at` so equal records give equal bytes. Raises ValueError on a non-finite score.
+
+    `compact=True` leaves the top k as the record holds it (a mapping, not a dict: 2 MB, not
+    the 13 MB of lists and strings at 20,000 queries), for a document only `wording.json_text`
+    and `json_pieces` encode; json.dumps refuses it."""
     fp = baseline.fingerprints
     ids = baseline.query_ids
     metrics = [m for m in fp.metrics if m in baseline.scores]
@@ -199,7 +211,11 @@ def baseline_document(baseline: Baseline, *, clock: bool = True) -> dict[str, An
         "slice_definition": _canonical(baseline.slice_definition),
         "query_ids": list(ids),
         "scores": columns,
-        "top_k": {q: list(docs) for q, docs in sorted(baseline.top_k.items())},
+        "top_k": (
+            TopKIds.of(baseline.top_k)
+            if compact
+            else {q: list(docs) for q, docs in sorted(baseline.top_k.items())}
+        ),
     }
     if baseline.repeats is not None:
         document["repeats"] = {
@@ -253,7 +269,7 @@ def with_top_k_file(document: dict[str, Any], path: Path) -> dict[str, Any]:
     if not isinstance(inner, dict):
         return document
     top_k = inner.get("top_k")
-    if not isinstance(top_k, dict) or len(top_k) <= TOP_K_INLINE:
+    if not isinstance(top_k, Mapping) or len(top_k) <= TOP_K_INLINE:
         return document
     side = top_k_path(path)
     text = json_id_lists(top_k.items())
@@ -485,7 +501,7 @@ def _from_document(data: Any, source: str, where: str, *, clock: bool) -> Baseli
         query_ids=tuple(model.query_ids),
         scores=scores,
         top_k=(
-            {q: tuple(docs) for q, docs in sorted(model.top_k.items()) if docs}
+            TopKIds.of(model.top_k)
             if isinstance(model.top_k, dict)
             else SideTopK(Path(source).parent, model.top_k, set(model.query_ids), fp.k, source)
         ),
@@ -493,23 +509,23 @@ def _from_document(data: Any, source: str, where: str, *, clock: bool) -> Baseli
     )
 
 
-class SideTopK(Mapping[str, tuple[str, ...]]):
+class SideTopK(TopKIds):
     """The top-k ids of a JSON file kept in its side file, read and checked on first use."""
 
     def __init__(
         self, folder: Path, reference: _TopKFile, labelled: set[str], k: int, source: str
     ) -> None:
+        super().__init__(None)
         self._path = folder / reference.file
         self._reference = reference
         self._labelled = labelled
         self._k = k
         self._source = source
-        self._top_k: dict[str, tuple[str, ...]] | None = None
 
-    def _loaded(self) -> dict[str, tuple[str, ...]]:
-        if self._top_k is None:
-            self._top_k = self._read()
-        return self._top_k
+    def _columns(self) -> TopKColumns:
+        if self._loaded_columns is None:
+            self._loaded_columns = TopKIds.of(self._read()).columns
+        return self._loaded_columns
 
     def _read(self) -> dict[str, tuple[str, ...]]:
         side = str(self._path)
@@ -569,26 +585,6 @@ class SideTopK(Mapping[str, tuple[str, ...]]):
         if problems:
             raise InputError("invalid top-k side file:\n  " + "\n  ".join(problems), source=side)
         return top_k
-
-    def __getitem__(self, query_id: str) -> tuple[str, ...]:
-        return self._loaded()[query_id]
-
-    # The dict's own methods: Mapping's generic ones raise and catch a KeyError per miss, and
-    # diagnostics ask for every query's top k on both sides.
-    def get(self, query_id: str, default: Any = None) -> Any:
-        return self._loaded().get(query_id, default)
-
-    def __contains__(self, query_id: object) -> bool:
-        return query_id in self._loaded()
-
-    def items(self) -> ItemsView[str, tuple[str, ...]]:
-        return self._loaded().items()
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._loaded())
-
-    def __len__(self) -> int:
-        return len(self._loaded())
 
 
 def _read_only(columns: Mapping[str, list[float]], metrics: Sequence[str]) -> dict[str, FloatArray]:

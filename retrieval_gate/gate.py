@@ -114,8 +114,9 @@ class GateResult:
         """0 pass, 1 regression or floor breached (DESIGN's exit codes)."""
         return 1 if self.failures else 0
 
-    def document(self) -> dict[str, Any]:
-        """The canonical record: stable key order, no clock, so equal inputs give equal bytes."""
+    def document(self, *, compact: bool = False) -> dict[str, Any]:
+        """The canonical record: stable key order, no clock, so equal inputs give equal bytes.
+        `compact`: the current top k as the record holds it (`baseline_document`)."""
         from retrieval_gate.baseline import baseline_document
 
         return {
@@ -157,7 +158,7 @@ class GateResult:
                 "scores": _aligned_scores(self.baseline, self.current.query_ids),
                 **({"runs": len(self.baseline.repeats.runs)} if self.baseline.repeats else {}),
             },
-            "current": baseline_document(self.current, clock=False),
+            "current": baseline_document(self.current, clock=False, compact=compact),
         }
 
     def to_json(self) -> str:

@@ -140,16 +140,18 @@ def unjudged_items(
     qrels = dataset.qrels
     corpus = dataset.corpus
     items: list[QueueItem] = []
-    for query_id in sorted(top_k):
+    # Every query's ids decoded at once: a record's top k decodes per read (`TopKIds`).
+    earlier = None if baseline_top_k is None else dict(baseline_top_k.items())
+    for query_id, ranked in sorted(top_k.items()):
         position = qrels.position.get(query_id)
         if position is None:
             continue
         judged = qrels.by_query[position]
-        before = None if baseline_top_k is None else set(baseline_top_k.get(query_id, ()))
+        before = None if earlier is None else set(earlier.get(query_id, ()))
         delta = _rounded(deltas.get(query_id)) if deltas is not None else None
         text = dataset.query(query_id).text
         seen: set[str] = set()
-        for rank, doc_id in enumerate(top_k[query_id][:k], 1):
+        for rank, doc_id in enumerate(ranked[:k], 1):
             if is_judged(judged, doc_id) or doc_id in seen:
                 continue
             seen.add(doc_id)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 from urllib.parse import quote
 
@@ -41,7 +42,7 @@ def scrubbed(value: Any) -> Any:
         return value
     if isinstance(value, str):
         return redacted(value)
-    if isinstance(value, dict):
+    if isinstance(value, Mapping):  # a dict, or a record's compact top k
         return {scrubbed(k): scrubbed(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [scrubbed(v) for v in value]

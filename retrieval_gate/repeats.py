@@ -52,10 +52,12 @@ def averaged(records: Sequence[Baseline]) -> Baseline:
         values = np.mean([run[metric] for run in runs], axis=0)
         values.flags.writeable = False
         mean[metric] = values
+    # Every query's ids decoded at once: a record's top k decodes per read (`TopKIds`).
+    lists = [dict(r.top_k.items()) for r in records]
     varying = tuple(
         query
         for query in first.query_ids
-        if any(r.top_k.get(query, ()) != first.top_k.get(query, ()) for r in records[1:])
+        if any(other.get(query, ()) != lists[0].get(query, ()) for other in lists[1:])
     )
     return dataclasses.replace(first, scores=mean, repeats=Repeats(tuple(runs), varying))
 

@@ -8,9 +8,10 @@ from itertools import chain
 import numpy as np
 
 from retrieval_gate.adapters.base import Hit
-from retrieval_gate.ids import IntArray, object_array
+from retrieval_gate.ids import ByteIds, IntArray, ObjectArray, object_array
 from retrieval_gate.metrics.ranking import ranking_order
 from retrieval_gate.run import Run
+from retrieval_gate.top_k_ids import TopKIds
 
 
 def ranked_rows(run: Run) -> IntArray | None:
@@ -61,32 +62,36 @@ def top_k_run(run: Run, query_ids: Sequence[str], k: int) -> Run:
     return Run(wanted, query, run.doc_bytes.take(rows), run.score[rows], run.name, run.source)
 
 
-def top_k_ids(run: Run, k: int) -> dict[str, tuple[str, ...]]:
+def top_k_ids(run: Run, k: int) -> TopKIds:
     """`{query: doc ids of its top k}` for every query of `run` that retrieved something."""
     rows = top_rows(run, k)
-    if len(rows) == 0:
-        return {}
-    query = run.query[rows]
-    docs = [doc.decode() for doc in run.doc_bytes.fixed(rows).tolist()]
-    bounds = np.flatnonzero(np.diff(query)) + 1
-    starts = [0, *bounds.tolist()]
-    ends = [*bounds.tolist(), len(rows)]
-    names = run.query_ids[query[starts]].tolist()
-    return {
-        name: tuple(docs[start:end]) for name, start, end in zip(names, starts, ends, strict=True)
-    }
+    return TopKIds.from_rows(run.query_ids, run.query[rows], run.doc_bytes.take(rows))
 
 
 def listed_run(top_k: Mapping[str, Sequence[str]], query_ids: Sequence[str]) -> Run:
     """Stored top-k lists as a run ranked as listed (each doc scores minus its rank), over the
     sorted `query_ids`; a query without a list retrieved nothing. The lists hold each doc once
     (`baseline` refuses a record that repeats one)."""
+    wanted = object_array(query_ids)
+    if isinstance(top_k, TopKIds):  # its arrays as they are: no string per id
+        columns = top_k.columns
+        at = np.searchsorted(wanted, columns.queries) if len(wanted) else columns.bounds[:0]
+        found = at < len(wanted)
+        found[found] = wanted[at[found]] == columns.queries[found]
+        counts = np.diff(columns.bounds)
+        listed = np.repeat(found, counts)
+        query = np.repeat(at, counts)[listed]
+        rows = np.arange(len(listed), dtype=np.int64)
+        rank = rows + 1 - np.repeat(columns.bounds[:-1], counts)
+        docs: ByteIds | ObjectArray = (
+            columns.docs if bool(listed.all()) else columns.docs.take(rows[listed])
+        )
+        return Run(wanted, query, docs, -rank[listed].astype(np.float64))
     lists = [top_k.get(query_id, ()) for query_id in query_ids]
     counts = np.fromiter(map(len, lists), dtype=np.int64, count=len(lists))
     query = np.repeat(np.arange(len(lists), dtype=np.int64), counts)
     rank = np.arange(1, len(query) + 1, dtype=np.int64) - (np.cumsum(counts) - counts)[query]
-    docs = object_array(chain.from_iterable(lists))
-    return Run(object_array(query_ids), query, docs, -rank.astype(np.float64))
+    return Run(wanted, query, object_array(chain.from_iterable(lists)), -rank.astype(np.float64))
 
 
 class RankedHits(Mapping[str, tuple[Hit, ...]]):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import itertools
 import json
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, TextIO
 
 from retrieval_gate.redaction import redacted, scrubbed
@@ -31,8 +31,17 @@ def json_pieces(value: Any, *, indent: int = 2) -> Iterator[str]:
 
 
 def _json_encoder(indent: int | None) -> json.JSONEncoder:
-    """json.dumps' encoder for our files: UTF-8 text as is, NaN and infinity refused."""
-    return json.JSONEncoder(indent=indent, ensure_ascii=False, allow_nan=False)
+    """json.dumps' encoder for our files: UTF-8 text as is, NaN and infinity refused, and a
+    mapping that is not a dict (a record's compact top k) written as the object it holds."""
+    return json.JSONEncoder(
+        indent=indent, ensure_ascii=False, allow_nan=False, default=_mapping_object
+    )
+
+
+def _mapping_object(value: Any) -> dict[Any, Any]:
+    if isinstance(value, Mapping):
+        return dict(value.items())
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
 
 
 def json_id_lists(rows: Iterable[tuple[str, Sequence[str]]]) -> str:

@@ -112,6 +112,25 @@ def test_the_same_retriever_passes_with_byte_identical_results(project: Path) ->
     assert document["failures"] == []
 
 
+@pytest.mark.parametrize("inline", [1_000, 10])  # QUERIES is between: inline, then a side file
+def test_the_compact_result_document_writes_the_plain_one_s_bytes(
+    project: Path, monkeypatch: pytest.MonkeyPatch, inline: int
+) -> None:
+    import retrieval_gate.baseline
+    from retrieval_gate.baseline import with_top_k_file
+    from retrieval_gate.gate import canonical_json
+
+    monkeypatch.setattr(retrieval_gate.baseline, "TOP_K_INLINE", inline)
+    result = retrieval_gate.check(write_config(project, "worse_search"))
+    plain = with_top_k_file(result.document(), project / "plain.json")
+    compact = with_top_k_file(result.document(compact=True), project / "compact.json")
+    assert canonical_json(compact) == canonical_json(plain).replace("plain.top_k", "compact.top_k")
+    assert (project / "compact.top_k.jsonl").exists() == (inline == 10)
+    if inline == 10:
+        side = (project / "compact.top_k.jsonl").read_bytes()
+        assert side == (project / "plain.top_k.jsonl").read_bytes()
+
+
 def test_a_real_regression_on_one_slice_fails_with_every_failure_listed(project: Path) -> None:
     config = write_config(project, "worse_search")
     code, out, _ = cli("check", "-c", str(config), "--quiet", "--json", str(project / "r.json"))

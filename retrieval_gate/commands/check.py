@@ -87,8 +87,9 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from retrieval_gate.history.shown import history_source, with_history
 
     source, named = history_source(args.history, config)
+    # Compact: its top k is written by our encoder alone, to the side file.
     decided, notes = with_history(
-        result.document(), config, source, named=named, dataset=result.dataset
+        result.document(compact=True), config, source, named=named, dataset=result.dataset
     )
     if notes:
         decided["warnings"] = [*decided["warnings"], *notes]
