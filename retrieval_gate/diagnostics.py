@@ -271,9 +271,11 @@ def _optimistic(qrels: Qrels, top_ks: Sequence[GradedTopK]) -> Qrels:
     relevant at the highest grade given (at least 1)."""
     best = max(float(qrels.grade.max()) if len(qrels) else 1.0, 1.0)
     pairs = np.concatenate([top_k.pairs(top_k.unjudged) for top_k in top_ks])
-    docs = np.concatenate([top_k.run.docs_at(np.flatnonzero(top_k.unjudged)) for top_k in top_ks])
+    docs = ByteIds.concatenate(
+        [top_k.run.doc_bytes.take(np.flatnonzero(top_k.unjudged)) for top_k in top_ks]
+    )
     pairs, first = np.unique(pairs, return_index=True)  # each (query, doc) once, in order
-    docs = docs[first]
+    docs = docs.take(first)
     run = top_ks[0].run
     added = pairs // top_ks[0].vocabulary  # the query of each, as a code of run.query_ids
     position = qrels.position
@@ -284,12 +286,12 @@ def _optimistic(qrels: Qrels, top_ks: Sequence[GradedTopK]) -> Qrels:
     if len(pooled):
         names = run.query_ids[added].tolist()
         wanted = set(qrels.docs[pooled].tolist())
-        held = {(q, d) for q, d in zip(names, docs.tolist(), strict=True) if d in wanted}
+        held = {(q, d) for q, d in zip(names, docs.strings().tolist(), strict=True) if d in wanted}
         queries = qrels.query_ids[qrels.query[pooled]].tolist()
         rows = zip(queries, qrels.docs[pooled].tolist(), strict=True)
         kept[pooled] = [pair not in held for pair in rows]
     query = np.concatenate([qrels.query[kept], to_qrels[added]])
-    all_docs = np.concatenate([qrels.docs[kept], docs])
+    all_docs = ByteIds.concatenate([qrels.doc_bytes.take(np.flatnonzero(kept)), docs])
     grade = np.concatenate([qrels.grade[kept], np.full(len(pairs), best)])
     return Qrels(qrels.query_ids, query, all_docs, grade, qrels.source)
 

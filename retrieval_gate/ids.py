@@ -106,24 +106,24 @@ def first_duplicate(query: IntArray, docs: ObjectArray) -> tuple[int, int] | Non
 def check_unique(
     query: IntArray,
     query_ids: ObjectArray,
-    docs: ObjectArray,
+    docs: ObjectArray | ByteIds,
     *,
     source: str,
     lines: Sequence[int] | None,
     what: str,
-    doc_bytes: ByteIds | None = None,
 ) -> None:
-    """Nothing, or an error naming both rows of the first repeated (query, doc); `doc_bytes`
-    (the same ids as bytes), when given, finds it without hashing Python strings."""
-    if doc_bytes is None:
-        duplicate = first_duplicate(query, docs)
+    """Nothing, or an error naming both rows of the first repeated (query, doc); ids given as
+    bytes are checked on their hashes, without a Python string per row."""
+    if isinstance(docs, ByteIds):
+        keys = sorted_keys(pair_keys(query, docs.hashes(keep=False), in_place=True))
+        duplicate = first_duplicate_bytes(query, docs, keys)
     else:
-        keys = sorted_keys(pair_keys(query, doc_bytes.hashes(keep=False), in_place=True))
-        duplicate = first_duplicate_bytes(query, doc_bytes, keys)
+        duplicate = first_duplicate(query, docs)
     if duplicate is None:
         return
     earlier, later = duplicate
-    pair = f"query {query_ids[query[later]]!r}, doc {docs[later]!r}"
+    name = docs.take(np.asarray([later])).strings()[0] if isinstance(docs, ByteIds) else docs[later]
+    pair = f"query {query_ids[query[later]]!r}, doc {name!r}"
     if lines is None:
         raise InputError(
             f"duplicate {what} for {pair} (entries {earlier + 1} and {later + 1})", source=source

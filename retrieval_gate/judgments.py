@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from functools import cached_property
 from typing import Literal
 
 import numpy as np
@@ -35,14 +36,18 @@ class Judgments:
     query_ids: ObjectArray
     """Sorted unique query ids."""
     query: IntArray
-    docs: ObjectArray
+    doc_ids: ObjectArray | ByteIds
+    """Doc id of each row as read: strings, or one UTF-8 buffer (the TREC reader's)."""
     grade: FloatArray
     annotator: ObjectArray | None
     lines: IntArray | None
     """1-based line of each row in `source`, when it has lines."""
     source: str
-    doc_bytes: ByteIds | None = field(default=None, repr=False)
-    """`docs` as UTF-8 bytes, when the reader built them (joins and checks use them)."""
+
+    @cached_property
+    def docs(self) -> ObjectArray:
+        """Doc id of each row as Python strings (built on first use when read as bytes)."""
+        return self.doc_ids.strings() if isinstance(self.doc_ids, ByteIds) else self.doc_ids
 
     @classmethod
     def from_rows(
@@ -103,13 +108,7 @@ class Judgments:
         lines = None if self.lines is None else self.lines.tolist()
         if self.annotator is None:
             return Qrels.checked(
-                self.query_ids,
-                self.query,
-                self.docs,
-                self.grade,
-                self.source,
-                lines,
-                self.doc_bytes,
+                self.query_ids, self.query, self.doc_ids, self.grade, self.source, lines
             )
         groups = self.duplicate_groups()
         if groups:

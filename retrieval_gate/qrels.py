@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
@@ -17,40 +16,64 @@ from retrieval_gate.ids import (
 )
 
 
-@dataclass(frozen=True, eq=False)
 class Qrels:
     """Judgments: `grade[i]` of doc `docs[i]` for query `query_ids[query[i]]`.
 
     Grades are floats; a grade below 0 marks a doc that was pooled but not judged.
     `query_ids` is sorted and holds every labelled query.
+
+    Doc ids are held as Python strings (`docs`) or as one UTF-8 buffer (`doc_bytes`, from the
+    TREC reader: no object per row, and the joins read only it); each form is built from the
+    other on first use.
     """
 
     query_ids: ObjectArray
     query: IntArray
-    docs: ObjectArray
     grade: FloatArray
-    source: str = "<qrels>"
+    source: str
+
+    def __init__(
+        self,
+        query_ids: ObjectArray,
+        query: IntArray,
+        docs: ObjectArray | ByteIds,
+        grade: FloatArray,
+        source: str = "<qrels>",
+    ) -> None:
+        self.query_ids = query_ids
+        self.query = query
+        self.grade = grade
+        self.source = source
+        if isinstance(docs, ByteIds):
+            self._docs: ObjectArray | None = None
+            self.__dict__["doc_bytes"] = docs  # seed the cached property
+        else:
+            self._docs = docs
+
+    def __repr__(self) -> str:
+        queries = len(self.query_ids)
+        return f"Qrels({len(self)} judgments, {queries} queries, source={self.source!r})"
 
     @classmethod
     def checked(
         cls,
         query_ids: ObjectArray,
         query: IntArray,
-        docs: ObjectArray,
+        docs: ObjectArray | ByteIds,
         grades: Sequence[float] | FloatArray,
         source: str,
         lines: Sequence[int] | None,
-        doc_bytes: ByteIds | None = None,
     ) -> Qrels:
-        """Qrels from encoded columns, after checking no (query, doc) is judged twice;
-        `doc_bytes`, when the reader has it, is `docs` as bytes."""
-        check_unique(
-            query, query_ids, docs, source=source, lines=lines, what="judgment", doc_bytes=doc_bytes
-        )
-        qrels = cls(query_ids, query, docs, np.asarray(grades, dtype=np.float64), source)
-        if doc_bytes is not None:
-            qrels.__dict__["doc_bytes"] = doc_bytes  # already built: seed the cached property
-        return qrels
+        """Qrels from encoded columns, after checking no (query, doc) is judged twice."""
+        check_unique(query, query_ids, docs, source=source, lines=lines, what="judgment")
+        return cls(query_ids, query, docs, np.asarray(grades, dtype=np.float64), source)
+
+    @property
+    def docs(self) -> ObjectArray:
+        """Doc id of each row, as Python strings (built on first use from `doc_bytes`)."""
+        if self._docs is None:
+            self._docs = self.doc_bytes.strings()
+        return self._docs
 
     def __len__(self) -> int:
         return len(self.grade)
@@ -63,7 +86,8 @@ class Qrels:
     @cached_property
     def doc_bytes(self) -> ByteIds:
         """`docs` as UTF-8 bytes, for joins on hashed ids."""
-        return ByteIds.from_strings(self.docs)
+        assert self._docs is not None  # one of the two forms is always held
+        return ByteIds.from_strings(self._docs)
 
     @cached_property
     def by_query(self) -> list[dict[str, float]]:

@@ -28,3 +28,26 @@ def test_one_querys_judgments_equal_its_by_query_entry(tmp_path: Path, seed: int
     assert alone == expected
     assert all(list(alone[q]) == list(expected[q]) for q in alone)  # row order too
     assert all(built.judgments_of(q) is expected[q] for q in expected)
+
+
+def test_qrels_read_as_bytes_build_their_strings_only_when_asked(tmp_path: Path) -> None:
+    path = tmp_path / "qrels.txt"
+    path.write_text("q1 0 d1 1\nq1 0 d22 0\nq2 0 é 2\n", encoding="utf-8")
+    qrels = read_qrels(path)
+    assert qrels._docs is None  # the reader's bytes only
+    assert qrels.doc_bytes.strings().tolist() == ["d1", "d22", "é"]
+    assert qrels.docs.tolist() == ["d1", "d22", "é"]
+    assert qrels.to_dict() == {"q1": {"d1": 1.0, "d22": 0.0}, "q2": {"é": 2.0}}
+
+
+@pytest.mark.parametrize("doc", ["d7", "é", "a\x00"])
+def test_a_doc_judged_twice_is_named_from_the_bytes(doc: str) -> None:
+    from retrieval_gate.errors import InputError
+    from retrieval_gate.ids import ByteIds, object_array
+    from retrieval_gate.qrels import Qrels
+
+    docs = ByteIds.from_strings(["x", doc, "y", doc])
+    query = np.asarray([0, 0, 1, 0], dtype=np.int64)
+    with pytest.raises(InputError) as caught:
+        Qrels.checked(object_array(["q1", "q2"]), query, docs, [1, 1, 1, 1], "qrels.txt", None)
+    assert f"query 'q1', doc {doc!r} (entries 2 and 4)" in str(caught.value)

@@ -50,9 +50,7 @@ def fast_trec_judgments(path: str | Path) -> Judgments | None:
     lines = np.arange(1, len(codes) + 1, dtype=np.int64)  # a clean file has no skipped line
     # Duplicates are found when the judgments become qrels, naming both lines as the exact
     # reader's rows would.
-    return Judgments(
-        query_ids, codes, docs.strings(), table.numbers[3], None, lines, str(path), docs
-    )
+    return Judgments(query_ids, codes, docs, table.numbers[3], None, lines, str(path))
 
 
 def fast_trec_run(path: str | Path) -> Run | None:
