@@ -485,3 +485,82 @@ def test_scores_with_one_number_of_decimals_parse_as_float_does(
     fast = fast_trec_run(path)
     assert fast is not None
     assert fast.score.tobytes() == np.array([float(t) for t in texts]).tobytes()
+
+
+JSONL_RUNS = {
+    "plain": '{"query_id": "q1", "doc_id": "d1", "score": 2.5}\n'
+    '{"query_id": "q1", "doc_id": "d2", "score": -0.0}\n'
+    '{"query_id": "q0", "doc_id": "d1", "score": 7}\n',
+    "other keys": '{"qid": "b", "docid": "x", "score": 1e300, "extra": [1]}\n'
+    '{"qid": "a", "docid": "x", "score": 1, "extra": null}',
+    "crlf": '{"query_id": "q1", "doc_id": "d1", "score": 1}\r\n'
+    '{"query_id": "q1", "doc_id": "d2", "score": 2}\r\n',
+    "hostile ids": "".join(
+        json.dumps({"query_id": q, "doc_id": d, "score": i}) + "\n"
+        for i, (q, d) in enumerate(
+            [
+                ("q\u2028", "d\x00"),
+                ("q\u2028", "\x1b[31m"),
+                ("::error::x", "中文"),
+                ("é", "d\u2029"),
+            ]
+        )
+    ),
+    # Each of these is left to the exact reader, which reads it or names the line at fault.
+    "blank line": '{"query_id": "q", "doc_id": "a", "score": 1}\n\n'
+    '{"query_id": "q", "doc_id": "b", "score": 2}\n',
+    "integer id": '{"query_id": 1, "doc_id": "a", "score": 1}\n',
+    "string score": '{"query_id": "q", "doc_id": "a", "score": "1.5"}\n',
+    "bool score": '{"query_id": "q", "doc_id": "a", "score": true}\n',
+    "huge score": '{"query_id": "q", "doc_id": "a", "score": 1' + "0" * 400 + "}\n",
+    "nan score": '{"query_id": "q", "doc_id": "a", "score": NaN}\n',
+    "keys change": '{"query_id": "q", "doc_id": "a", "score": 1}\n'
+    '{"query_id": "q", "doc_id": "b"}\n',
+    "empty id": '{"query_id": " ", "doc_id": "a", "score": 1}\n',
+    "not an object": '{"query_id": "q", "doc_id": "a", "score": 1}\n[1, 2]\n',
+    "broken": '{"query_id": "q", "doc_id": "a", "score": 1}\n{"query_id": "q", \n',
+    "duplicate": '{"query_id": "q", "doc_id": "a", "score": 1}\n'
+    '{"query_id": "q", "doc_id": "a", "score": 2}\n',
+    "grouped": '{"query_id": "q", "results": [{"doc_id": "a", "score": 1}, "b"]}\n',
+    "no scores": '{"query_id": "q", "doc_id": "a"}\n{"query_id": "q", "doc_id": "b"}\n',
+    "empty": "",
+}
+
+
+@pytest.mark.parametrize("variant", list(JSONL_RUNS))
+@pytest.mark.parametrize(("compress", "bom"), [(False, False), (True, False), (False, True)])
+def test_the_fast_jsonl_run_reader_reads_what_the_exact_reader_reads(
+    tmp_path: Path, variant: str, compress: bool, bom: bool
+) -> None:
+    from retrieval_gate.readers.jsonl import _exact_run, _plain_run
+
+    path = store(tmp_path / "run.jsonl", JSONL_RUNS[variant], compress=compress, bom=bom)
+    assert outcome(read_run, path) == outcome(_exact_run, path)
+    if variant in ("plain", "other keys", "crlf", "hostile ids", "empty"):
+        fast = _plain_run(path)
+        assert fast is not None
+        same_run(fast, _exact_run(path))
+    elif variant != "duplicate":  # refused by the run itself, naming both lines
+        assert _plain_run(path) is None
+
+
+def test_a_jsonl_run_larger_than_a_batch_reads_as_the_exact_reader(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from retrieval_gate.readers import jsonl
+
+    monkeypatch.setattr(jsonl, "_BATCH", 7)
+    rng = np.random.default_rng(3)
+    lines = [
+        json.dumps({"query_id": f"q{q}", "doc_id": f"d{d}", "score": float(rng.random())})
+        for q in range(9)
+        for d in rng.choice(50, size=8, replace=False).tolist()
+    ]
+    path = store(tmp_path / "run.jsonl", "\n".join(lines) + "\n")
+    fast = jsonl._plain_run(path)
+    assert fast is not None
+    same_run(fast, jsonl._exact_run(path))
+    broken = store(tmp_path / "late.jsonl", "\n".join([*lines[:20], "{oops", *lines[20:]]))
+    assert jsonl._plain_run(broken) is None
+    with pytest.raises(InputError, match=r"late\.jsonl:21: invalid JSON"):
+        read_run(broken)

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import itertools
+import json
+import zlib
+from collections.abc import KeysView, Mapping
 from pathlib import Path
+
+import numpy as np
 
 from retrieval_gate.errors import InputError
 from retrieval_gate.judgments import Judgments
-from retrieval_gate.readers.text import json_field, json_id, json_lines, numbers
+from retrieval_gate.readers.text import json_field, json_id, json_lines, numbers, open_text
 from retrieval_gate.run import Run
 
 QUERY_KEYS = ("query_id", "qid", "query-id")
@@ -15,6 +20,8 @@ DOC_KEYS = ("doc_id", "docid", "docno", "corpus-id", "id")
 GRADE_KEYS = ("relevance", "grade", "rel", "label", "score")
 ANNOTATOR_KEYS = ("annotator", "assessor", "judge")
 RESULT_LIST_KEYS = ("results", "hits", "docs", "doc_ids")
+_BATCH = 100_000
+"""Lines per call of the C decoder: their objects are dropped before the next batch."""
 
 
 def read_jsonl_judgments(path: str | Path) -> Judgments:
@@ -55,6 +62,65 @@ def read_jsonl_run(path: str | Path) -> Run:
     """One result per line (`{"query_id", "doc_id", "score"}`) or one query per line
     (`{"query_id", "results": [{"doc_id", "score"} | "doc id", ...]}`). Without scores,
     results rank in the order given."""
+    return _plain_run(path) or _exact_run(path)
+
+
+def _plain_run(path: str | Path) -> Run | None:
+    """A run of one scored result per line, every line an object with the same keys and
+    string ids, parsed in batches by json's C decoder and read column by column; None when
+    anything is unusual (the exact reader then reads it, or names the line at fault)."""
+    queries: list[str] = []
+    docs: list[str] = []
+    scores: list[float] = []
+    seen: dict[str, str] = {}  # one string per query id, not one per line
+    keys = None
+    try:
+        with open_text(path) as handle:
+            while batch := list(itertools.islice(handle, _BATCH)):
+                # A line is one value ("\n" cannot occur inside a JSON string); a blank
+                # line makes the text invalid, and the exact reader skips it.
+                if keys is None:  # the layout, from the first line alone
+                    keys = _result_keys(json.loads(batch[0]))
+                    if keys is None:
+                        return None
+                rows = json.loads("[" + ",".join(batch) + "]")
+                if not all(type(r) is dict and r.keys() == keys[0] for r in rows):
+                    return None
+                named = [row[keys[1]] for row in rows]
+                listed = [row[keys[2]] for row in rows]
+                given = [row["score"] for row in rows]
+                if not set(map(type, named)) | set(map(type, listed)) <= {str}:
+                    return None
+                if not set(map(type, given)) <= {float, int} or not all(map(str.strip, named)):
+                    return None
+                if not all(map(str.strip, listed)):
+                    return None
+                queries += map(seen.setdefault, named, named)
+                docs += listed
+                scores += given
+        values = np.asarray(scores, dtype=np.float64)
+    except (InputError, ValueError, OSError, EOFError, zlib.error, RecursionError, OverflowError):
+        return None  # JSONDecodeError and UnicodeDecodeError are ValueErrors
+    if not np.isfinite(values).all():
+        return None
+    lines = range(1, len(docs) + 1)
+    return Run.from_rows(queries, docs, values, source=str(path), lines=lines)
+
+
+def _result_keys(row: object) -> tuple[KeysView[str], str, str] | None:
+    """The keys of a flat result row and which hold the query id and the doc id; None for
+    any other layout."""
+    if type(row) is not dict or any(key in row for key in RESULT_LIST_KEYS) or "score" not in row:
+        return None
+    query = next((key for key in QUERY_KEYS if key in row), None)
+    doc = next((key for key in DOC_KEYS if key in row), None)
+    if query is None or doc is None:
+        return None
+    return row.keys(), query, doc
+
+
+def _exact_run(path: str | Path) -> Run:
+    """`read_jsonl_run` line by line: errors name the line."""
     source = str(path)
     queries: list[str] = []
     docs: list[str] = []
