@@ -564,3 +564,43 @@ def test_a_jsonl_run_larger_than_a_batch_reads_as_the_exact_reader(
     assert jsonl._plain_run(broken) is None
     with pytest.raises(InputError, match=r"late\.jsonl:21: invalid JSON"):
         read_run(broken)
+
+
+JSONL_QRELS = {
+    "plain": '{"query_id": "q1", "doc_id": "d1", "relevance": 2}\n'
+    '{"query_id": "q0", "doc_id": "d1", "relevance": -1}\n',
+    "other keys": '{"qid": "b", "docid": "x", "grade": 1.5, "score": 3}\n'
+    '{"qid": "a", "docid": "x", "grade": 0, "score": 1}',
+    "hostile ids": "".join(
+        json.dumps({"query_id": q, "doc_id": d, "relevance": 1}) + "\n"
+        for q, d in [("q\u2028", "d\x00"), ("q\u2028", "\x1b[31m"), ("::error::x", "中文")]
+    ),
+    # Left to the exact reader, which reads it or names the line at fault.
+    "annotators": '{"query_id": "q", "doc_id": "a", "relevance": 1, "annotator": "x"}\n'
+    '{"query_id": "q", "doc_id": "a", "relevance": 2, "annotator": "y"}\n',
+    "annotator later": '{"query_id": "q", "doc_id": "a", "relevance": 1}\n'
+    '{"query_id": "q", "doc_id": "b", "relevance": 2, "annotator": "y"}\n',
+    "string grade": '{"query_id": "q", "doc_id": "a", "relevance": "1"}\n',
+    "bool grade": '{"query_id": "q", "doc_id": "a", "relevance": false}\n',
+    "integer id": '{"query_id": "q", "doc_id": 7, "relevance": 1}\n',
+    "blank line": '{"query_id": "q", "doc_id": "a", "relevance": 1}\n   \n',
+    "duplicate": '{"query_id": "q", "doc_id": "a", "relevance": 1}\n'
+    '{"query_id": "q", "doc_id": "a", "relevance": 0}\n',
+}
+
+
+@pytest.mark.parametrize("variant", list(JSONL_QRELS))
+@pytest.mark.parametrize(("compress", "bom"), [(False, False), (True, False), (False, True)])
+def test_the_fast_jsonl_qrels_reader_reads_what_the_exact_reader_reads(
+    tmp_path: Path, variant: str, compress: bool, bom: bool
+) -> None:
+    from retrieval_gate.readers.jsonl import _exact_judgments, _plain_judgments
+
+    path = store(tmp_path / "qrels.jsonl", JSONL_QRELS[variant], compress=compress, bom=bom)
+    assert outcome(read_qrels, path) == outcome(lambda p: _exact_judgments(p).qrels(), path)
+    if variant in ("plain", "other keys", "hostile ids", "duplicate"):
+        fast = _plain_judgments(path)
+        assert fast is not None
+        same_judgments(fast, _exact_judgments(path))
+    else:
+        assert _plain_judgments(path) is None

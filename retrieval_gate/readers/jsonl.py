@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from retrieval_gate.errors import InputError
+from retrieval_gate.ids import FloatArray
 from retrieval_gate.judgments import Judgments
 from retrieval_gate.readers.text import json_field, json_id, json_lines, numbers, open_text
 from retrieval_gate.run import Run
@@ -27,6 +28,11 @@ _BATCH = 100_000
 def read_jsonl_judgments(path: str | Path) -> Judgments:
     """`{"query_id": ..., "doc_id": ..., "relevance": ...}` per line (also qid/docid/grade),
     with an optional `annotator`, given on every line or on none."""
+    return _plain_judgments(path) or _exact_judgments(path)
+
+
+def _exact_judgments(path: str | Path) -> Judgments:
+    """`read_jsonl_judgments` line by line: errors name the line."""
     source = str(path)
     queries: list[str] = []
     docs: list[str] = []
@@ -66,12 +72,35 @@ def read_jsonl_run(path: str | Path) -> Run:
 
 
 def _plain_run(path: str | Path) -> Run | None:
-    """A run of one scored result per line, every line an object with the same keys and
-    string ids, parsed in batches by json's C decoder and read column by column; None when
-    anything is unusual (the exact reader then reads it, or names the line at fault)."""
+    """A run of one scored result per line read by `_plain_columns`, or None."""
+    columns = _plain_columns(path, ("score",), RESULT_LIST_KEYS)
+    if columns is None:
+        return None
+    queries, docs, scores = columns
+    lines = range(1, len(docs) + 1)
+    return Run.from_rows(queries, docs, scores, source=str(path), lines=lines)
+
+
+def _plain_judgments(path: str | Path) -> Judgments | None:
+    """Judgments naming no annotator read by `_plain_columns`, or None."""
+    columns = _plain_columns(path, GRADE_KEYS, ANNOTATOR_KEYS)
+    if columns is None:
+        return None
+    queries, docs, grades = columns
+    lines = range(1, len(docs) + 1)
+    return Judgments.from_rows(queries, docs, grades, source=str(path), lines=lines)
+
+
+def _plain_columns(
+    path: str | Path, value_keys: tuple[str, ...], refused: tuple[str, ...]
+) -> tuple[list[str], list[str], FloatArray] | None:
+    """(query id, doc id, value) of each line of a file whose every line is an object with
+    the same keys, string ids and a finite number, parsed in batches by json's C decoder and
+    read column by column; None when anything is unusual or a key of `refused` is there (the
+    exact reader then reads it, or names the line at fault)."""
     queries: list[str] = []
     docs: list[str] = []
-    scores: list[float] = []
+    values: list[float] = []
     seen: dict[str, str] = {}  # one string per query id, not one per line
     keys = None
     try:
@@ -80,15 +109,16 @@ def _plain_run(path: str | Path) -> Run | None:
                 # A line is one value ("\n" cannot occur inside a JSON string); a blank
                 # line makes the text invalid, and the exact reader skips it.
                 if keys is None:  # the layout, from the first line alone
-                    keys = _result_keys(json.loads(batch[0]))
+                    keys = _flat_keys(json.loads(batch[0]), value_keys, refused)
                     if keys is None:
                         return None
+                layout, query_key, doc_key, value_key = keys
                 rows = json.loads("[" + ",".join(batch) + "]")
-                if not all(type(r) is dict and r.keys() == keys[0] for r in rows):
+                if not all(type(row) is dict and row.keys() == layout for row in rows):
                     return None
-                named = [row[keys[1]] for row in rows]
-                listed = [row[keys[2]] for row in rows]
-                given = [row["score"] for row in rows]
+                named = [row[query_key] for row in rows]
+                listed = [row[doc_key] for row in rows]
+                given = [row[value_key] for row in rows]
                 if not set(map(type, named)) | set(map(type, listed)) <= {str}:
                     return None
                 if not set(map(type, given)) <= {float, int} or not all(map(str.strip, named)):
@@ -97,26 +127,27 @@ def _plain_run(path: str | Path) -> Run | None:
                     return None
                 queries += map(seen.setdefault, named, named)
                 docs += listed
-                scores += given
-        values = np.asarray(scores, dtype=np.float64)
+                values += given
+        numbers = np.asarray(values, dtype=np.float64)
     except (InputError, ValueError, OSError, EOFError, zlib.error, RecursionError, OverflowError):
         return None  # JSONDecodeError and UnicodeDecodeError are ValueErrors
-    if not np.isfinite(values).all():
-        return None
-    lines = range(1, len(docs) + 1)
-    return Run.from_rows(queries, docs, values, source=str(path), lines=lines)
+    return (queries, docs, numbers) if np.isfinite(numbers).all() else None
 
 
-def _result_keys(row: object) -> tuple[KeysView[str], str, str] | None:
-    """The keys of a flat result row and which hold the query id and the doc id; None for
-    any other layout."""
-    if type(row) is not dict or any(key in row for key in RESULT_LIST_KEYS) or "score" not in row:
+def _flat_keys(
+    row: object, value_keys: tuple[str, ...], refused: tuple[str, ...]
+) -> tuple[KeysView[str], str, str, str] | None:
+    """The keys of a flat row and which of them hold the query id, the doc id and the value
+    (the first present of each list, as the exact reader takes them); None for any other
+    layout."""
+    if type(row) is not dict or any(key in row for key in refused):
         return None
     query = next((key for key in QUERY_KEYS if key in row), None)
     doc = next((key for key in DOC_KEYS if key in row), None)
-    if query is None or doc is None:
+    value = next((key for key in value_keys if key in row), None)
+    if query is None or doc is None or value is None:
         return None
-    return row.keys(), query, doc
+    return row.keys(), query, doc, value
 
 
 def _exact_run(path: str | Path) -> Run:
