@@ -549,7 +549,7 @@ def test_a_jsonl_run_larger_than_a_batch_reads_as_the_exact_reader(
 ) -> None:
     from retrieval_gate.readers import jsonl
 
-    monkeypatch.setattr(jsonl, "_BATCH", 7)
+    monkeypatch.setattr(jsonl, "_BATCH_CHARS", 300)  # a few lines a batch
     rng = np.random.default_rng(3)
     lines = [
         json.dumps({"query_id": f"q{q}", "doc_id": f"d{d}", "score": float(rng.random())})

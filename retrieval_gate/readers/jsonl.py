@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 import json
 import zlib
 from collections.abc import KeysView, Mapping
@@ -21,8 +20,8 @@ DOC_KEYS = ("doc_id", "docid", "docno", "corpus-id", "id")
 GRADE_KEYS = ("relevance", "grade", "rel", "label", "score")
 ANNOTATOR_KEYS = ("annotator", "assessor", "judge")
 RESULT_LIST_KEYS = ("results", "hits", "docs", "doc_ids")
-_BATCH = 100_000
-"""Lines per call of the C decoder: their objects are dropped before the next batch."""
+_BATCH_CHARS = 4_000_000
+"""Text per call of the C decoder (whole lines): its objects are dropped before the next."""
 
 
 def read_jsonl_judgments(path: str | Path) -> Judgments:
@@ -105,7 +104,7 @@ def _plain_columns(
     keys = None
     try:
         with open_text(path) as handle:
-            while batch := list(itertools.islice(handle, _BATCH)):
+            while batch := handle.readlines(_BATCH_CHARS):
                 # A line is one value ("\n" cannot occur inside a JSON string); a blank
                 # line makes the text invalid, and the exact reader skips it.
                 if keys is None:  # the layout, from the first line alone
