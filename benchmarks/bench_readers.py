@@ -1,4 +1,5 @@
-"""TREC run files read by the numpy reader and by the exact line-by-line reader."""
+"""Run files read by the fast readers and by the exact line-by-line readers: TREC (numpy)
+and JSON Lines of one result per line (json's C decoder in batches)."""
 
 # Each read runs in a fresh interpreter and includes importing the reader, so the figures are
 # the ones a CLI user sees. Run: python benchmarks/bench_readers.py
@@ -12,30 +13,37 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
+from byte_compiled import byte_compile
 
 CHILD = """\
 import sys, time
 start = time.perf_counter()
+from retrieval_gate.readers.jsonl import _exact_run, _plain_run
 from retrieval_gate.readers.trec import exact_trec_run, fast_trec_run
+fast, exact = (fast_trec_run, exact_trec_run) if sys.argv[1].endswith(".trec") else (
+    _plain_run, _exact_run)
 if sys.argv[2] == "fast":
-    assert fast_trec_run(sys.argv[1]) is not None, "the fast reader declined a clean file"
+    assert fast(sys.argv[1]) is not None, "the fast reader declined a clean file"
 else:
-    exact_trec_run(sys.argv[1])
+    exact(sys.argv[1])
 print(time.perf_counter() - start)
 """
 
 
-def write_run(path: Path, lines: int, seed: int = 0) -> None:
-    """A run of 100 docs per query with sorted 4-decimal scores, as retrievers write them."""
+def write_runs(trec: Path, jsonl: Path, lines: int, seed: int = 0) -> None:
+    """A run of 100 docs per query with sorted 4-decimal scores, as retrievers write them, in
+    TREC format and as JSON Lines of one result per line."""
     rng = np.random.default_rng(seed)
-    with path.open("w") as handle:
+    with trec.open("w") as text, jsonl.open("w") as objects:
         for q in range(lines // 100):
             docs = rng.choice(1_000_000, 100, replace=False)
             scores = np.sort(rng.random(100) * 30)[::-1]
-            handle.write(
+            ranked = list(enumerate(zip(docs.tolist(), scores.tolist(), strict=True), 1))
+            text.write("".join(f"q{q} Q0 d{d} {r} {s:.4f} bench\n" for r, (d, s) in ranked))
+            objects.write(
                 "".join(
-                    f"q{q} Q0 d{d} {r} {s:.4f} bench\n"
-                    for r, (d, s) in enumerate(zip(docs, scores, strict=True), 1)
+                    f'{{"query_id": "q{q}", "doc_id": "d{d}", "score": {s:.4f}}}\n'
+                    for _, (d, s) in ranked
                 )
             )
 
@@ -58,15 +66,24 @@ def main() -> None:
     parser.add_argument("--lines", default="1000,30000,300000,1000000")
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
-    print(f"{'lines':>9}  {'MB':>6}  {'exact s':>7}  {'numpy s':>7}  numpy / exact")
+    byte_compile()
+    print(
+        f"{'lines':>9}  {'TREC MB':>7}  {'exact s':>7}  {'numpy s':>7}  {'ratio':>5}"
+        f"  {'JSONL MB':>8}  {'exact s':>7}  {'C json s':>8}  {'ratio':>5}"
+    )
     with tempfile.TemporaryDirectory() as folder:
         for lines in (int(n) for n in args.lines.split(",")):
-            path = Path(folder) / f"run{lines}.trec"
-            write_run(path, lines)
-            exact = best_of(path, "exact", args.repeat)
-            fast = best_of(path, "fast", args.repeat)
-            size = path.stat().st_size / 2**20
-            print(f"{lines:>9,}  {size:>6.1f}  {exact:>7.3f}  {fast:>7.3f}  {fast / exact:.2f}")
+            trec, jsonl = Path(folder) / f"run{lines}.trec", Path(folder) / f"run{lines}.jsonl"
+            write_runs(trec, jsonl, lines)
+            row = f"{lines:>9,}"
+            for path, width in ((trec, 7), (jsonl, 8)):
+                exact = best_of(path, "exact", args.repeat)
+                fast = best_of(path, "fast", args.repeat)
+                size = path.stat().st_size / 2**20
+                row += (
+                    f"  {size:>{width}.1f}  {exact:>7.3f}  {fast:>{width}.3f}  {fast / exact:>5.2f}"
+                )
+            print(row, flush=True)
 
 
 if __name__ == "__main__":
