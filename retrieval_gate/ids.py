@@ -290,6 +290,42 @@ class ByteIds:
         return hashes
 
 
+class DualIds:
+    """Ids held as Python strings or as one UTF-8 buffer (`ByteIds`: no object per row), each
+    form built from the other on first use: joins read the bytes, messages the strings."""
+
+    __slots__ = ("_bytes", "_strings")
+
+    def __init__(self, ids: ObjectArray | ByteIds) -> None:
+        self._strings: ObjectArray | None = None if isinstance(ids, ByteIds) else ids
+        self._bytes: ByteIds | None = ids if isinstance(ids, ByteIds) else None
+
+    @property
+    def strings(self) -> ObjectArray:
+        if self._strings is None:
+            assert self._bytes is not None  # one of the two forms is always held
+            self._strings = self._bytes.strings()
+        return self._strings
+
+    @property
+    def bytes(self) -> ByteIds:
+        if self._bytes is None:
+            assert self._strings is not None
+            self._bytes = ByteIds.from_strings(self._strings)
+        return self._bytes
+
+    @property
+    def has_strings(self) -> bool:
+        """Whether the strings are held (reading them costs nothing)."""
+        return self._strings is not None
+
+    def strings_at(self, rows: IntArray) -> ObjectArray:
+        """`strings[rows]`, without a string for every other row when only bytes are held."""
+        if self._strings is not None:
+            return self._strings[rows]
+        return self.bytes.take(rows).strings()
+
+
 def mix(values: U64Array) -> U64Array:
     """splitmix64's finaliser, in place: every input bit moves every output bit."""
     for start in range(0, len(values), _CACHED):  # blocks that stay in the CPU's cache

@@ -12,6 +12,7 @@ import numpy as np
 from retrieval_gate.errors import InputError
 from retrieval_gate.ids import (
     ByteIds,
+    DualIds,
     FloatArray,
     IntArray,
     ObjectArray,
@@ -47,7 +48,7 @@ class Judgments:
     @cached_property
     def docs(self) -> ObjectArray:
         """Doc id of each row as Python strings (built on first use when read as bytes)."""
-        return self.doc_ids.strings() if isinstance(self.doc_ids, ByteIds) else self.doc_ids
+        return DualIds(self.doc_ids).strings
 
     @classmethod
     def from_rows(

@@ -9,6 +9,7 @@ import numpy as np
 
 from retrieval_gate.ids import (
     ByteIds,
+    DualIds,
     FloatArray,
     IntArray,
     ObjectArray,
@@ -44,11 +45,7 @@ class Qrels:
         self.query = query
         self.grade = grade
         self.source = source
-        if isinstance(docs, ByteIds):
-            self._docs: ObjectArray | None = None
-            self.__dict__["doc_bytes"] = docs  # seed the cached property
-        else:
-            self._docs = docs
+        self._ids = DualIds(docs)
 
     def __repr__(self) -> str:
         queries = len(self.query_ids)
@@ -71,9 +68,7 @@ class Qrels:
     @property
     def docs(self) -> ObjectArray:
         """Doc id of each row, as Python strings (built on first use from `doc_bytes`)."""
-        if self._docs is None:
-            self._docs = self.doc_bytes.strings()
-        return self._docs
+        return self._ids.strings
 
     def __len__(self) -> int:
         return len(self.grade)
@@ -83,11 +78,10 @@ class Qrels:
         """Index of each query id in `query_ids`."""
         return {q: i for i, q in enumerate(self.query_ids.tolist())}
 
-    @cached_property
+    @property
     def doc_bytes(self) -> ByteIds:
-        """`docs` as UTF-8 bytes, for joins on hashed ids."""
-        assert self._docs is not None  # one of the two forms is always held
-        return ByteIds.from_strings(self._docs)
+        """`docs` as UTF-8 bytes, for joins on hashed ids (built on first use from `docs`)."""
+        return self._ids.bytes
 
     @cached_property
     def by_query(self) -> list[dict[str, float]]:

@@ -8,6 +8,7 @@ import numpy as np
 
 from retrieval_gate.ids import (
     ByteIds,
+    DualIds,
     FloatArray,
     IntArray,
     ObjectArray,
@@ -51,8 +52,7 @@ class Run:
         self.score = score
         self.name = name
         self.source = source
-        self._docs: ObjectArray | None = None if isinstance(docs, ByteIds) else docs
-        self._doc_bytes: ByteIds | None = docs if isinstance(docs, ByteIds) else None
+        self._ids = DualIds(docs)
         self._keys: U64Array | None = None
 
     def __repr__(self) -> str:
@@ -61,23 +61,16 @@ class Run:
     @property
     def docs(self) -> ObjectArray:
         """Doc id of each row, as Python strings (built on first use from `doc_bytes`)."""
-        if self._docs is None:
-            assert self._doc_bytes is not None  # one of the two forms is always held
-            self._docs = self._doc_bytes.strings()
-        return self._docs
+        return self._ids.strings
 
     def docs_at(self, rows: IntArray) -> ObjectArray:
         """`docs[rows]`, without building every row's string when the run holds bytes."""
-        if self._docs is not None or self._doc_bytes is None:
-            return self.docs[rows]
-        return self._doc_bytes.take(rows).strings()
+        return self._ids.strings_at(rows)
 
     @property
     def doc_bytes(self) -> ByteIds:
         """Doc id of each row as UTF-8 bytes (built on first use from `docs`)."""
-        if self._doc_bytes is None:
-            self._doc_bytes = ByteIds.from_strings(self.docs)
-        return self._doc_bytes
+        return self._ids.bytes
 
     @property
     def keys(self) -> U64Array:

@@ -34,7 +34,7 @@ def test_qrels_read_as_bytes_build_their_strings_only_when_asked(tmp_path: Path)
     path = tmp_path / "qrels.txt"
     path.write_text("q1 0 d1 1\nq1 0 d22 0\nq2 0 é 2\n", encoding="utf-8")
     qrels = read_qrels(path)
-    assert qrels._docs is None  # the reader's bytes only
+    assert not qrels._ids.has_strings  # the reader's bytes only
     assert qrels.doc_bytes.strings().tolist() == ["d1", "d22", "é"]
     assert qrels.docs.tolist() == ["d1", "d22", "é"]
     assert qrels.to_dict() == {"q1": {"d1": 1.0, "d22": 0.0}, "q2": {"é": 2.0}}
