@@ -152,7 +152,7 @@ class ResultCache:
         try:
             rows: Any = json.loads(text)
             hits = [Hit(str(doc), None if score is None else float(score)) for doc, score in rows]
-        except (ValueError, TypeError) as exc:
+        except (ValueError, TypeError, RecursionError) as exc:
             raise CacheError(
                 f"{self.path}: the result cache holds an unreadable entry ({exc}); "
                 f"delete it (rm {self.path}) or run with --no-cache"

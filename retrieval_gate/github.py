@@ -103,7 +103,7 @@ def _event_pr_number(path: Path) -> int | None:
         raise InputError(f"cannot read the GitHub event file: {reason}", source=str(path)) from None
     try:
         event = json.loads(text)
-    except ValueError as error:
+    except (ValueError, RecursionError) as error:
         raise InputError(f"the GitHub event file is not JSON: {error}", source=str(path)) from None
     if not isinstance(event, dict):
         raise InputError("the GitHub event file is not a JSON object", source=str(path))

@@ -361,6 +361,8 @@ def _jsonl_rows(text: str, source: str) -> Iterator[_Row]:
                 source=source,
                 line=number,
             ) from None
+        except RecursionError:
+            raise InputError("nested too deeply", source=source, line=number) from None
         if not isinstance(row, dict):
             raise InputError(
                 "expected a JSON object per line, as the queue was written",
@@ -476,7 +478,7 @@ def _record_document(path: Path) -> dict[str, Any] | None:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise InputError(f"no result, baseline or run file at {path}") from None
-    except (OSError, UnicodeDecodeError, ValueError):
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError):
         return None  # not JSON: a TREC or JSON Lines run, which its reader checks
     keys = ("current", "fingerprints", "schema_version")
     return data if isinstance(data, dict) and any(key in data for key in keys) else None

@@ -47,6 +47,11 @@ import sys
 for line in sys.stdin:
     print("loading model... done", flush=True)
 """
+DEEP = """
+import sys
+for line in sys.stdin:
+    print("[" * 100_000 + "]" * 100_000, flush=True)
+"""
 HANG = """
 import sys, time
 for line in sys.stdin:
@@ -133,6 +138,13 @@ def test_garbage_output_is_not_retryable(make: Any) -> None:
     with pytest.raises(RetrieverError, match=r"not JSON: 'loading model\.\.\. done'") as caught:
         search(retriever, "cats")
     assert caught.value.retryable is False
+
+
+def test_output_nested_too_deeply_is_an_error_not_a_crash(make: Any) -> None:
+    with pytest.raises(RetrieverError, match="printed a line nested too deeply") as caught:
+        search(make(DEEP), "cats")
+    assert caught.value.retryable is False
+    assert len(str(caught.value)) < 500  # an excerpt of the line, not all 200,000 characters
 
 
 def test_answer_to_another_query_is_an_error(make: Any) -> None:

@@ -101,9 +101,10 @@ def test_defaults_without_actions_variables() -> None:
     assert env == GitHubEnvironment("https://api.github.com", None, None, None, None)
 
 
-def test_an_event_file_that_is_not_json_is_named(tmp_path: Path) -> None:
+@pytest.mark.parametrize("text", ["{not json", "[" * 100_000 + "]" * 100_000])
+def test_an_event_file_that_is_not_json_is_named(tmp_path: Path, text: str) -> None:
     path = tmp_path / "event.json"
-    path.write_text("{not json", encoding="utf-8")
+    path.write_text(text, encoding="utf-8")
     with pytest.raises(InputError, match="not JSON") as caught:
         read_environment({"GITHUB_EVENT_PATH": str(path)})
     assert caught.value.source == str(path)

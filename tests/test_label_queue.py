@@ -323,6 +323,9 @@ def test_invalid_json_names_the_line(tmp_path: Path) -> None:
     path = write(tmp_path, "queue.jsonl", '{"query_id": "q1", "doc_id": "d1"}\n{"query_id": \n')
     with pytest.raises(InputError, match=r"queue\.jsonl:2: invalid JSON"):
         read_judged_queue(path)
+    deep = write(tmp_path, "deep.jsonl", "[" * 100_000 + "]" * 100_000 + "\n")
+    with pytest.raises(InputError, match=r"deep\.jsonl:1: nested too deeply"):
+        read_judged_queue(deep)
 
 
 def test_one_annotator_grading_a_pair_twice_differently_is_an_error(tmp_path: Path) -> None:

@@ -604,3 +604,24 @@ def test_the_fast_jsonl_qrels_reader_reads_what_the_exact_reader_reads(
         same_judgments(fast, _exact_judgments(path))
     else:
         assert _plain_judgments(path) is None
+
+
+NESTED = "[" * 100_000 + "]" * 100_000
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "where"),
+    [
+        ("qrels.jsonl", '{"query_id": "q", "doc_id": "a", "relevance": 1}\n' + NESTED, ":2:"),
+        ("run.jsonl", '{"query_id": "q", "doc_id": "a", "score": 1, "x": ' + NESTED + "}", ":1:"),
+        ("qrels.json", '{"q": ' + NESTED + "}", ":"),
+    ],
+)
+def test_json_nested_too_deeply_is_an_input_error_naming_the_file(
+    tmp_path: Path, name: str, text: str, where: str
+) -> None:
+    path = store(tmp_path / name, text)
+    read = read_run if name.startswith("run") else read_qrels
+    with pytest.raises(InputError, match="nested too deeply") as caught:
+        read(path)
+    assert f"{name}{where}" in str(caught.value)

@@ -338,6 +338,9 @@ def test_results_are_validated_before_rendering(tmp_path: Path, regressed: dict[
     path.write_text("{", encoding="utf-8")
     with pytest.raises(InputError, match=r"result\.json:1: not JSON"):
         read_result(path)
+    path.write_text("[" * 100_000 + "]" * 100_000, encoding="utf-8")
+    with pytest.raises(InputError, match=r"result\.json: nested too deeply"):
+        read_result(path)
     with pytest.raises(InputError, match="no such result file"):
         read_result(tmp_path / "missing.json")
     path.write_text(json.dumps({**regressed, "schema_version": 3}), encoding="utf-8")

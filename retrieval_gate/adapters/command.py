@@ -145,6 +145,8 @@ class CommandRetriever(Adapter[CommandConfig]):
             data = json.loads(line)
         except ValueError:
             raise _ProcessError(f"printed a line that is not JSON: {excerpt(line)!r}") from None
+        except RecursionError:
+            raise _ProcessError(f"printed a line nested too deeply: {excerpt(line)!r}") from None
         if not isinstance(data, dict):
             raise _ProcessError(f'printed {excerpt(line)!r}, not an object {{"id", "results"}}')
         if "id" in data and str(data["id"]) != query.id:

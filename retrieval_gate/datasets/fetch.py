@@ -293,7 +293,7 @@ def read_marker(folder: Path) -> dict[str, Any] | None:
         files = marker["files"]
         if not isinstance(marker["name"], str) or not isinstance(files, dict):
             raise TypeError("bad fields")
-    except (OSError, ValueError, KeyError, TypeError) as error:
+    except (OSError, ValueError, KeyError, TypeError, RecursionError) as error:
         raise GateError(
             f"{path} is damaged ({error}); fetch again with --force to replace the folder"
         ) from None

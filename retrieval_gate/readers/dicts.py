@@ -91,6 +91,8 @@ def _load_json(path: str | Path) -> Any:
                 source=str(path),
                 line=error.lineno,
             ) from None
+        except RecursionError:
+            raise InputError("nested too deeply to be qrels or a run", source=str(path)) from None
     if not isinstance(data, dict):
         raise InputError("expected a JSON object {query id: {doc id: value}}", source=str(path))
     return data

@@ -159,6 +159,8 @@ def json_lines(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
                 raise InputError(
                     f"invalid JSON: {error.msg} (column {error.colno})", source=source, line=number
                 ) from None
+            except RecursionError:
+                raise InputError("nested too deeply", source=source, line=number) from None
             if not isinstance(row, dict):
                 raise InputError("expected a JSON object per line", source=source, line=number)
             yield number, row

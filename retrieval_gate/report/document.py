@@ -181,6 +181,12 @@ def read_result(path: Path) -> ResultRecord:
         ) from None
     except (OSError, UnicodeDecodeError) as error:
         raise InputError(f"cannot read it: {error}", source=str(path)) from None
+    except RecursionError:
+        raise InputError(
+            "nested too deeply to be a retrieval-gate result; write one with "
+            "`retrieval-gate check --json FILE`",
+            source=str(path),
+        ) from None
     except json.JSONDecodeError as error:
         raise InputError(
             f"not JSON ({error.msg} at column {error.colno})", source=str(path), line=error.lineno
