@@ -79,6 +79,30 @@ def test_description_changes_with_the_file_contents(tmp_path: Path) -> None:
     assert fingerprint(first) != fingerprint(second)
 
 
+@pytest.mark.parametrize("change", ["replaced", "appended"])
+def test_a_file_changed_while_it_is_read_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, change: str
+) -> None:
+    import retrieval_gate.readers
+
+    path = tmp_path / "run.txt"
+    path.write_text(TREC, encoding="utf-8")
+    real = retrieval_gate.readers.read_run
+
+    def read_after_a_writer(source: Path, fmt: str | None = None) -> object:
+        if change == "replaced":  # a new file renamed over the old one, as tools write
+            (tmp_path / "new.txt").write_text(TREC.replace("1.5", "1.6"), encoding="utf-8")
+            (tmp_path / "new.txt").replace(path)
+        else:
+            with path.open("a", encoding="utf-8") as handle:
+                handle.write("q2 Q0 y 2 0.5 run\n")
+        return real(source, fmt)
+
+    monkeypatch.setattr(retrieval_gate.readers, "read_run", read_after_a_writer)
+    with pytest.raises(InputError, match=r"run\.txt: the file changed while it was read"):
+        RunFileRetriever(RunFileConfig(path=Path("run.txt")), base_dir=tmp_path)
+
+
 @pytest.mark.parametrize(
     ("run_ids", "cause"),
     [

@@ -86,8 +86,14 @@ class RunFileRetriever(Adapter[RunFileConfig]):
             where = "" if path == Path(config._written or "") else f" ({path})"
             raise InputError(f"{config.named}: {problem}{where}")
         self.path = path
+        before = _identity(path)
         self.sha256 = _sha256(path)
         self.run = read_run(path, config.format)
+        if _identity(path) != before:  # the digest would describe other rows than those read
+            raise InputError(
+                f"{config.named}: the file changed while it was read ({path}); run the gate "
+                "again once it is written"
+            )
         self._ranked: RankedHits | None = None
 
     @property
@@ -149,6 +155,12 @@ class RunFileRetriever(Adapter[RunFileConfig]):
             "for: rerun the retriever on these queries and save the run again",
             source=self.config.named,
         )
+
+
+def _identity(path: Path) -> tuple[int, int, int, int]:
+    """What changes when a file is replaced or written: device, inode, size, modified time."""
+    status = path.stat()
+    return status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns
 
 
 def _sha256(path: Path) -> str:
