@@ -10,7 +10,7 @@ from typing import Literal
 
 import numpy as np
 
-from retrieval_gate.ids import FloatArray, IntArray, ObjectArray, factorize
+from retrieval_gate.ids import FloatArray, IntArray, ObjectArray, factorize, run_starts
 
 Weights = Literal["none", "linear", "quadratic"]
 Level = Literal["nominal", "ordinal", "interval"]
@@ -250,7 +250,7 @@ def _alpha(unit: IntArray, value: FloatArray, level: Level) -> float:
 def _pairs_within(group: IntArray) -> tuple[IntArray, IntArray]:
     """Indices (left, right) of every ordered pair, self-pairs included, within each run of
     equal values of the sorted `group`."""
-    starts = np.flatnonzero(np.concatenate([[True], group[1:] != group[:-1]]))
+    starts = run_starts(group)
     sizes = np.diff(np.append(starts, len(group)))
     size_of = np.repeat(sizes, sizes)
     start_of = np.repeat(starts, sizes)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from itertools import pairwise
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -39,6 +40,14 @@ def factorize(
         index[key] = code
     codes = np.fromiter(map(index.__getitem__, ids), dtype=np.int64, count=len(ids))
     return codes, object_array(keys)
+
+
+def run_starts(values: npt.NDArray[Any]) -> IntArray:
+    """Where each run of equal consecutive values starts (rows grouped by query: where each
+    query's rows start)."""
+    if not len(values):
+        return np.zeros(0, dtype=np.int64)
+    return np.flatnonzero(np.r_[True, values[1:] != values[:-1]])
 
 
 def byte_codes(ids: ByteIds) -> IntArray:

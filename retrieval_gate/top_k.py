@@ -8,7 +8,7 @@ from itertools import chain
 import numpy as np
 
 from retrieval_gate.adapters.base import Hit
-from retrieval_gate.ids import ByteIds, IntArray, ObjectArray, object_array
+from retrieval_gate.ids import ByteIds, IntArray, ObjectArray, object_array, run_starts
 from retrieval_gate.metrics.ranking import ranking_order
 from retrieval_gate.run import Run
 from retrieval_gate.top_k_ids import TopKIds
@@ -41,7 +41,7 @@ def top_rows(run: Run, k: int) -> IntArray:
     n = len(query)
     if n == 0:
         return np.zeros(0, dtype=np.int64)
-    starts = np.flatnonzero(np.concatenate(([True], query[1:] != query[:-1])))
+    starts = run_starts(query)
     ends = np.append(starts[1:], n)
     positions = starts[:, None] + np.arange(k, dtype=np.int64)
     positions = positions[positions < ends[:, None]]

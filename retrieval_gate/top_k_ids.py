@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from retrieval_gate.ids import ByteIds, IntArray, ObjectArray, object_array
+from retrieval_gate.ids import ByteIds, IntArray, ObjectArray, object_array, run_starts
 
 
 @dataclass(frozen=True)
@@ -54,7 +54,7 @@ class TopKIds(Mapping[str, tuple[str, ...]]):
     @classmethod
     def from_rows(cls, query_ids: ObjectArray, query: IntArray, docs: ByteIds) -> TopKIds:
         """Rows grouped by query code (`query_ids` sorted), ranked within each query."""
-        starts = np.flatnonzero(np.r_[True, query[1:] != query[:-1]]) if len(query) else query
+        starts = run_starts(query)
         bounds = np.append(starts, len(query)).astype(np.int64)
         return cls(TopKColumns(query_ids[query[starts]], bounds, docs))
 

@@ -81,3 +81,15 @@ def test_concatenated_ids_are_the_parts_in_order(seed: int) -> None:
     assert joined.strings().tolist() == every
     assert joined.hashes().tolist() == ByteIds.from_strings(every).hashes().tolist()
     assert same_partition(byte_codes(joined), every)
+
+
+@pytest.mark.parametrize(
+    ("values", "starts"),
+    [([], []), ([4], [0]), ([1, 1, 2, 2, 2, 1], [0, 2, 5]), ([b"a", b"a", b"b"], [0, 2])],
+)
+def test_runs_of_equal_values_start_where_the_value_changes(
+    values: list[object], starts: list[int]
+) -> None:
+    from retrieval_gate.ids import run_starts
+
+    assert run_starts(np.asarray(values)).tolist() == starts

@@ -15,6 +15,7 @@ from retrieval_gate.ids import (
     ObjectArray,
     pair_keys,
     row_bits,
+    run_starts,
     small_pages,
 )
 from retrieval_gate.qrels import Qrels
@@ -123,10 +124,8 @@ def _rank_judgments(run: Run | ResultsMapping, qrels: Qrels, depth: int | None) 
     # Rows come grouped by query now: a judged row's rank is its distance from its group's
     # first row. Only judged rows are written; every other retrieved cell is unjudged.
     first = np.zeros(num_queries + rows.extra, dtype=np.int64)
-    if len(query):
-        starts = np.flatnonzero(query[1:] != query[:-1]) + 1
-        first[query[starts]] = starts
-        first[query[0]] = 0
+    starts = run_starts(query)
+    first[query[starts]] = starts
     judged_query = query[at]
     rank = at - first[judged_query]
     grades = np.full((num_queries, width), UNJUDGED)

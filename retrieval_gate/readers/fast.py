@@ -21,7 +21,7 @@ from typing import Any, BinaryIO
 import numpy as np
 import numpy.typing as npt
 
-from retrieval_gate.ids import ByteIds, FloatArray, IntArray, U8Array
+from retrieval_gate.ids import ByteIds, FloatArray, IntArray, U8Array, run_starts
 
 CHUNK = 1 << 20
 """Bytes tokenised at a time: keeps the per-byte temporaries small and in cache. (One thread:
@@ -329,7 +329,7 @@ def _windows(chunk: U8Array, width: int) -> npt.NDArray[np.void]:
 def _runs(chunk: U8Array, starts: IntArray, ends: IntArray) -> tuple[list[bytes], list[int]]:
     """Each run of equal consecutive values: the value and its length."""
     values = _fixed(chunk, starts, ends)
-    first = np.flatnonzero(np.r_[True, values[1:] != values[:-1]])
+    first = run_starts(values)
     counts = np.diff(np.append(first, len(values)))
     return values[first].tolist(), counts.tolist()
 
