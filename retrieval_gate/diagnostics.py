@@ -12,7 +12,7 @@ import numpy.typing as npt
 from retrieval_gate.baseline import Baseline
 from retrieval_gate.compare import Comparison
 from retrieval_gate.datasets import Dataset
-from retrieval_gate.ids import ByteIds, FloatArray, IntArray, byte_codes
+from retrieval_gate.ids import ByteIds, FloatArray, IntArray, byte_codes, positions
 from retrieval_gate.qrels import Qrels
 from retrieval_gate.run import Run
 from retrieval_gate.top_k import listed_run
@@ -139,11 +139,7 @@ def graded_top_ks(
     codes = byte_codes(every)
     vocabulary = int(codes.max()) + 1 if len(codes) else 1
     ends = np.cumsum([len(runs[0]), len(runs[1])])
-    index = {query_id: i for i, query_id in enumerate(query_ids)}
-    to_index = np.fromiter(
-        (index.get(q, -1) for q in qrels.query_ids.tolist()), np.int64, len(qrels.query_ids)
-    )
-    query = to_index[qrels.query]
+    query = positions(qrels.query_ids, query_ids)[qrels.query]
     judged = np.flatnonzero(query >= 0)
     keys = query[judged] * vocabulary + codes[ends[1] :][judged]
     by_key = np.argsort(keys)
@@ -278,8 +274,7 @@ def _optimistic(qrels: Qrels, top_ks: Sequence[GradedTopK]) -> Qrels:
     docs = docs.take(first)
     run = top_ks[0].run
     added = pairs // top_ks[0].vocabulary  # the query of each, as a code of run.query_ids
-    position = qrels.position
-    to_qrels = np.fromiter((position[q] for q in run.query_ids.tolist()), np.int64)
+    to_qrels = positions(run.query_ids, qrels.position)  # every labelled query has qrels
     # A row graded < 0 (pooled, not judged) that a top k holds is replaced by the added one.
     kept = qrels.grade >= 0
     pooled = np.flatnonzero(~kept)

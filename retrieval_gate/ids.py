@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from itertools import pairwise
+from itertools import pairwise, repeat
 from typing import Any
 
 import numpy as np
@@ -40,6 +40,20 @@ def factorize(
         index[key] = code
     codes = np.fromiter(map(index.__getitem__, ids), dtype=np.int64, count=len(ids))
     return codes, object_array(keys)
+
+
+def positions(
+    of: Sequence[str] | ObjectArray, among: Mapping[str, int] | Sequence[str] | ObjectArray
+) -> IntArray:
+    """The index of each of `of` among the ids `among` (or in their index, id -> position),
+    -1 where it is not there."""
+    if isinstance(among, Mapping):
+        index = among
+    else:
+        names = among.tolist() if isinstance(among, np.ndarray) else among
+        index = {name: i for i, name in enumerate(names)}
+    wanted = of.tolist() if isinstance(of, np.ndarray) else of
+    return np.fromiter(map(index.get, wanted, repeat(-1)), dtype=np.int64, count=len(wanted))
 
 
 def run_starts(values: npt.NDArray[Any]) -> IntArray:

@@ -8,7 +8,14 @@ from itertools import chain
 import numpy as np
 
 from retrieval_gate.adapters.base import Hit
-from retrieval_gate.ids import ByteIds, IntArray, ObjectArray, object_array, run_starts
+from retrieval_gate.ids import (
+    ByteIds,
+    IntArray,
+    ObjectArray,
+    object_array,
+    positions,
+    run_starts,
+)
 from retrieval_gate.metrics.ranking import ranking_order
 from retrieval_gate.run import Run
 from retrieval_gate.top_k_ids import TopKIds
@@ -53,10 +60,7 @@ def top_k_run(run: Run, query_ids: Sequence[str], k: int) -> Run:
     one of `query_ids` is a query of the result, those the run lacks retrieving nothing."""
     rows = top_rows(run, k)
     wanted = object_array(sorted(set(query_ids)))
-    at = np.searchsorted(wanted, run.query_ids)
-    at[at == len(wanted)] = 0
-    code = np.where(wanted[at] == run.query_ids, at, -1) if len(wanted) else at - 1
-    query = code[run.query[rows]]
+    query = positions(run.query_ids, wanted)[run.query[rows]]
     kept = query >= 0
     rows, query = rows[kept], query[kept]
     return Run(wanted, query, run.doc_bytes.take(rows), run.score[rows], run.name, run.source)
@@ -75,9 +79,8 @@ def listed_run(top_k: Mapping[str, Sequence[str]], query_ids: Sequence[str]) -> 
     wanted = object_array(query_ids)
     if isinstance(top_k, TopKIds):  # its arrays as they are: no string per id
         columns = top_k.columns
-        at = np.searchsorted(wanted, columns.queries) if len(wanted) else columns.bounds[:0]
-        found = at < len(wanted)
-        found[found] = wanted[at[found]] == columns.queries[found]
+        at = positions(columns.queries, wanted)
+        found = at >= 0
         counts = np.diff(columns.bounds)
         listed = np.repeat(found, counts)
         query = np.repeat(at, counts)[listed]

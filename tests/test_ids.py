@@ -93,3 +93,13 @@ def test_runs_of_equal_values_start_where_the_value_changes(
     from retrieval_gate.ids import run_starts
 
     assert run_starts(np.asarray(values)).tolist() == starts
+
+
+def test_positions_index_ids_among_others_and_mark_the_absent() -> None:
+    from retrieval_gate.ids import object_array, positions
+
+    among = object_array(["q1", "q2", "é"])
+    assert positions(["é", "x", "q1", "q1"], among).tolist() == [2, -1, 0, 0]
+    assert positions(object_array(["q2"]), {"q2": 7}).tolist() == [7]
+    assert positions([], among).tolist() == []
+    assert positions(["q1"], []).tolist() == [-1]

@@ -14,6 +14,7 @@ from retrieval_gate.ids import (
     IntArray,
     ObjectArray,
     pair_keys,
+    positions,
     row_bits,
     run_starts,
     small_pages,
@@ -153,12 +154,7 @@ def _run_rows(run: Run, qrels: Qrels) -> _Rows:
     """Rows of the labelled queries with their grades, joined on integer keys: the qrels'
     (query, doc) keys are looked up in the run's sorted keys (`Run.keys`), which the
     duplicate check already built, and each hit is confirmed on the doc id's bytes."""
-    position = qrels.position
-    to_labelled = np.fromiter(
-        map(position.get, run.query_ids.tolist(), repeat(-1)),
-        dtype=np.int64,
-        count=len(run.query_ids),
-    )
+    to_labelled = positions(run.query_ids, qrels.position)
     doc_bytes = run.doc_bytes
     judged = np.zeros(0, dtype=np.int64)
     grade = np.zeros(0)
@@ -190,13 +186,7 @@ def _run_rows(run: Run, qrels: Qrels) -> _Rows:
 
 def _find_judged(run: Run, qrels: Qrels) -> tuple[IntArray, IntArray]:
     """(run row, qrels row) of every judged (query, doc) the run retrieved."""
-    run_position = {q: i for i, q in enumerate(run.query_ids.tolist())}
-    to_run = np.fromiter(
-        map(run_position.get, qrels.query_ids.tolist(), repeat(-1)),
-        dtype=np.int64,
-        count=len(qrels.query_ids),
-    )
-    query = to_run[qrels.query]
+    query = positions(qrels.query_ids, run.query_ids)[qrels.query]
     judged = np.flatnonzero(query >= 0)
     doc_bytes = qrels.doc_bytes
     wanted = pair_keys(query[judged], doc_bytes.hashes()[judged])
