@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from itertools import chain
 
 import numpy as np
 
 from retrieval_gate.adapters.base import Hit
 from retrieval_gate.ids import (
-    ByteIds,
     IntArray,
-    ObjectArray,
     object_array,
     positions,
     run_starts,
@@ -77,24 +74,14 @@ def listed_run(top_k: Mapping[str, Sequence[str]], query_ids: Sequence[str]) -> 
     sorted `query_ids`; a query without a list retrieved nothing. The lists hold each doc once
     (`baseline` refuses a record that repeats one)."""
     wanted = object_array(query_ids)
-    if isinstance(top_k, TopKIds):  # its arrays as they are: no string per id
-        columns = top_k.columns
-        at = positions(columns.queries, wanted)
-        found = at >= 0
-        counts = np.diff(columns.bounds)
-        listed = np.repeat(found, counts)
-        query = np.repeat(at, counts)[listed]
-        rows = np.arange(len(listed), dtype=np.int64)
-        rank = rows + 1 - np.repeat(columns.bounds[:-1], counts)
-        docs: ByteIds | ObjectArray = (
-            columns.docs if bool(listed.all()) else columns.docs.take(rows[listed])
-        )
-        return Run(wanted, query, docs, -rank[listed].astype(np.float64))
-    lists = [top_k.get(query_id, ()) for query_id in query_ids]
-    counts = np.fromiter(map(len, lists), dtype=np.int64, count=len(lists))
-    query = np.repeat(np.arange(len(lists), dtype=np.int64), counts)
-    rank = np.arange(1, len(query) + 1, dtype=np.int64) - (np.cumsum(counts) - counts)[query]
-    return Run(wanted, query, object_array(chain.from_iterable(lists)), -rank.astype(np.float64))
+    columns = TopKIds.of(top_k).columns  # a record's own: its arrays as they are
+    at = positions(columns.queries, wanted)
+    counts = np.diff(columns.bounds)
+    listed = np.repeat(at >= 0, counts)
+    rows = np.arange(len(listed), dtype=np.int64)
+    rank = rows + 1 - np.repeat(columns.bounds[:-1], counts)
+    docs = columns.docs if bool(listed.all()) else columns.docs.take(rows[listed])
+    return Run(wanted, np.repeat(at, counts)[listed], docs, -rank[listed].astype(np.float64))
 
 
 class RankedHits(Mapping[str, tuple[Hit, ...]]):

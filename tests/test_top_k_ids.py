@@ -77,10 +77,15 @@ def test_a_listed_run_is_the_same_from_the_compact_form(seed: int) -> None:
     query_ids = sorted(rng.sample(sorted({*lists, "q90", "q91"}), rng.randint(0, len(lists) + 2)))
     plain = listed_run(lists, query_ids)
     compact = listed_run(TopKIds.of(lists), query_ids)
-    assert compact.query_ids.tolist() == plain.query_ids.tolist()
-    assert compact.query.tolist() == plain.query.tolist()
-    assert compact.score.tolist() == plain.score.tolist()
-    assert compact.docs.tolist() == plain.docs.tolist()
+    expected = [  # (query code, doc, minus the rank), query by query
+        (code, doc, -float(rank))
+        for code, query in enumerate(query_ids)
+        for rank, doc in enumerate(lists.get(query, ()), 1)
+    ]
+    for run in (plain, compact):
+        assert run.query_ids.tolist() == query_ids
+        rows = zip(run.query.tolist(), run.docs.tolist(), run.score.tolist(), strict=True)
+        assert list(rows) == expected
 
 
 @pytest.mark.parametrize("seed", range(6))
