@@ -100,7 +100,7 @@ class RankedHits(Mapping[str, tuple[Hit, ...]]):
     def __getitem__(self, query_id: str) -> tuple[Hit, ...]:
         code = self._position[query_id]
         rows = self._rows[self._starts[code] : self._ends[code]]
-        docs = [doc.decode() for doc in self._run.doc_bytes.fixed(rows).tolist()]
+        docs = self._run.docs_at(rows).tolist()
         return tuple(map(Hit, docs, self._run.score[rows].tolist()))
 
     def __iter__(self) -> Iterator[str]:

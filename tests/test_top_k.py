@@ -76,6 +76,17 @@ def test_ranked_hits_map_every_query_of_the_run() -> None:
         hits["q9"]
 
 
+def test_ranked_hits_keep_every_byte_of_ids_held_as_bytes() -> None:
+    import numpy as np
+
+    from retrieval_gate.ids import ByteIds, object_array
+
+    # NULs at the ends, which numpy's fixed-width bytes drop
+    docs = ByteIds.from_strings(["a\x00", "b\x00\x00", "\x00c"])
+    run = Run(object_array(["q"]), np.zeros(3, dtype=np.int64), docs, np.asarray([3.0, 2.0, 1.0]))
+    assert [hit.doc_id for hit in RankedHits(run)["q"]] == ["a\x00", "b\x00\x00", "\x00c"]
+
+
 def test_an_empty_run_has_no_top_k() -> None:
     run = Run.from_rows([], [], [], empty_queries=["q1"])
     assert top_k_ids(run, 10) == {}
