@@ -496,8 +496,8 @@ def first_duplicate_bytes(
     sorted pair keys of `sorted_keys(pair_keys(query, docs.hashes()))`."""
     found: tuple[int, int] | None = None
     for rows in key_collisions(ordered):
-        names = docs.fixed(rows).tolist()
-        seen: dict[tuple[int, bytes], int] = {}
+        names = docs.take(rows).strings().tolist()  # exact: fixed-width bytes drop end NULs
+        seen: dict[tuple[int, str], int] = {}
         for row, code, name in zip(rows.tolist(), query[rows].tolist(), names, strict=True):
             earlier = seen.setdefault((code, name), row)
             if earlier != row:

@@ -103,3 +103,15 @@ def test_positions_index_ids_among_others_and_mark_the_absent() -> None:
     assert positions(object_array(["q2"]), {"q2": 7}).tolist() == [7]
     assert positions([], among).tolist() == []
     assert positions(["q1"], []).tolist() == [-1]
+
+
+def test_ids_differing_in_a_trailing_nul_are_not_a_duplicate_when_their_keys_collide() -> None:
+    from retrieval_gate.ids import first_duplicate_bytes, pair_keys, sorted_keys
+
+    def colliding(names: list[str]) -> tuple[np.ndarray, ByteIds, np.ndarray]:
+        query = np.zeros(len(names), dtype=np.int64)
+        keys = sorted_keys(pair_keys(query, np.zeros(len(names), dtype=np.uint64)))  # one key
+        return query, ByteIds.from_strings(names), keys
+
+    assert first_duplicate_bytes(*colliding(["a", "a\x00"])) is None
+    assert first_duplicate_bytes(*colliding(["a", "a\x00", "b", "a"])) == (0, 3)
