@@ -285,6 +285,18 @@ class ByteIds:
         matrix = np.where(column < lengths[:, None], self.data[index], 0).astype(np.uint8)
         return np.ascontiguousarray(matrix).view(f"S{width}").reshape(-1)
 
+    def equal(self, rows: IntArray, other: ByteIds, other_rows: IntArray) -> npt.NDArray[np.bool_]:
+        """Whether the id at each of `rows` equals `other`'s at `other_rows`, byte for byte
+        (fixed-width bytes alone would take 'a' and 'a\\x00' for one id)."""
+        same: npt.NDArray[np.bool_] = self.fixed(rows) == other.fixed(other_rows)
+        same &= self._lengths_of(rows) == other._lengths_of(other_rows)
+        return same
+
+    def _lengths_of(self, rows: IntArray) -> IntArray:
+        if self.width is not None:
+            return np.full(len(rows), self.width, dtype=np.int64)
+        return self.offsets[rows + 1] - self.offsets[rows]
+
     def take(self, rows: IntArray) -> ByteIds:
         """The ids of `rows`, in that order, copied into a buffer of their own."""
         if self.width:  # rows of the (ids, width) matrix: one gather, and the width kept

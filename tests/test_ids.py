@@ -115,3 +115,11 @@ def test_ids_differing_in_a_trailing_nul_are_not_a_duplicate_when_their_keys_col
 
     assert first_duplicate_bytes(*colliding(["a", "a\x00"])) is None
     assert first_duplicate_bytes(*colliding(["a", "a\x00", "b", "a"])) == (0, 3)
+
+
+def test_ids_are_equal_byte_for_byte() -> None:
+    one = ByteIds.from_strings(["a", "a\x00", "é", "b"])
+    other = ByteIds.from_strings(["a\x00", "a", "é"])
+    rows = np.asarray([0, 1, 2, 0, 3], dtype=np.int64)
+    other_rows = np.asarray([1, 0, 2, 0, 2], dtype=np.int64)
+    assert one.equal(rows, other, other_rows).tolist() == [True, True, True, False, False]

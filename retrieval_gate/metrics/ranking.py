@@ -207,9 +207,7 @@ def _find_judged(run: Run, qrels: Qrels) -> tuple[IntArray, IntArray]:
         same = (ordered[at] >> bits) == wanted
         at, wanted, judged = at[same], wanted[same], judged[same]
         rows = (ordered[at] & low).astype(np.int64)
-        match = (run.query[rows] == query[judged]) & (
-            run.doc_bytes.fixed(rows) == doc_bytes.fixed(judged)
-        )
+        match = (run.query[rows] == query[judged]) & run.doc_bytes.equal(rows, doc_bytes, judged)
         found_run.append(rows[match])
         found_qrels.append(judged[match])
         miss = ~match
