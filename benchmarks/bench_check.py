@@ -47,7 +47,7 @@ PHASES = (
     ("decide (statistics and diagnostics)", ("gate.py", "decide")),
     ("  of which the statistics", ("compare.py", "compare")),
     ("  of which the diagnostics", ("diagnostics.py", "")),
-    ("write the JSON result", ("gate.py", "canonical_json_pieces")),
+    ("write the JSON result", ("wording.py", "json_file_pieces")),
     ("render the reports", ("render.py", "render")),
 )
 """(label, (file suffix, function name)): cumulative time of the first match in the profile;

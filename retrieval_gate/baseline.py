@@ -20,7 +20,7 @@ from retrieval_gate.errors import InputError
 from retrieval_gate.files import write_text_atomic
 from retrieval_gate.ids import FloatArray
 from retrieval_gate.top_k_ids import TopKColumns, TopKIds
-from retrieval_gate.wording import json_id_lists, json_pieces
+from retrieval_gate.wording import json_file_pieces, json_id_lists
 
 SCHEMA_VERSION = 1
 # Still 1 with `fingerprints.queries`: the field is optional, files without it read as before.
@@ -184,7 +184,7 @@ def baseline_document(
 
     `compact=True` leaves the top k as the record holds it (a mapping, not a dict: 2 MB, not
     the 13 MB of lists and strings at 20,000 queries), for a document only `wording.json_text`
-    and `json_pieces` encode; json.dumps refuses it."""
+    and `json_file_pieces` encode; json.dumps refuses it."""
     fp = baseline.fingerprints
     ids = baseline.query_ids
     metrics = [m for m in fp.metrics if m in baseline.scores]
@@ -250,7 +250,7 @@ def write_baseline(baseline: Baseline, path: Path) -> None:
     """
     path = Path(path)
     document = with_top_k_file(baseline_document(baseline), path)
-    write_text_atomic(path, itertools.chain(json_pieces(document), ["\n"]))
+    write_text_atomic(path, json_file_pieces(document))
 
 
 def top_k_path(path: Path) -> Path:

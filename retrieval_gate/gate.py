@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal, TextIO
@@ -39,7 +39,7 @@ from retrieval_gate.errors import GateError
 from retrieval_gate.metrics import parse_metric
 from retrieval_gate.repeats import Noise, averaged, noise_of, runs_of
 from retrieval_gate.slicing import ALL, slice_definition, slice_queries
-from retrieval_gate.wording import json_pieces, json_text
+from retrieval_gate.wording import json_text
 
 RESULT_SCHEMA_VERSION = 2
 """2: the one-sided rule (inconclusive, detectable_drop, level, p_bound, failed per check)."""
@@ -175,12 +175,6 @@ def failing_checks(comparisons: Sequence[Comparison]) -> tuple[Comparison, ...]:
 def canonical_json(document: dict[str, Any]) -> str:
     """A result document as the JSON report: indented, key order as built, one newline."""
     return json_text(document) + "\n"
-
-
-def canonical_json_pieces(document: dict[str, Any]) -> Iterator[str]:
-    """`canonical_json(document)` in pieces, to write without holding the whole text."""
-    yield from json_pieces(document)
-    yield "\n"
 
 
 def error_document(name: str, message: str) -> dict[str, Any]:

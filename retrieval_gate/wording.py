@@ -21,13 +21,14 @@ def json_text(value: Any, *, indent: int | None = 2) -> str:
     return _escaped_c1(_json_encoder(indent).encode(scrubbed(value)))
 
 
-def json_pieces(value: Any, *, indent: int = 2) -> Iterator[str]:
-    """`json_text(value)` in pieces of a few thousand tokens, for writing a large document
-    without holding its text (at 20,000 queries a result's text and the encoder's tokens are
-    20 MB at once)."""
-    tokens = _json_encoder(indent).iterencode(scrubbed(value))
+def json_file_pieces(value: Any) -> Iterator[str]:
+    """A JSON file's text, `json_text(value)` and a newline, in pieces of a few thousand
+    tokens: a large document is written without holding its text (at 20,000 queries a
+    result's text and the encoder's tokens are 20 MB at once)."""
+    tokens = _json_encoder(2).iterencode(scrubbed(value))
     while piece := "".join(itertools.islice(tokens, 8192)):
         yield _escaped_c1(piece)  # one character at a time: a piece's bounds cannot split one
+    yield "\n"
 
 
 def _json_encoder(indent: int | None) -> json.JSONEncoder:

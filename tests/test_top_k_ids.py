@@ -12,7 +12,7 @@ from retrieval_gate import redaction
 from retrieval_gate.ids import ByteIds, object_array
 from retrieval_gate.top_k import listed_run
 from retrieval_gate.top_k_ids import TopKIds
-from retrieval_gate.wording import json_pieces, json_text
+from retrieval_gate.wording import json_file_pieces, json_text
 
 # NUL at either end, a line separator, a terminal escape, a workflow command, non-ASCII.
 POOL = ["d1", "d22", "a\x00", "\x00b", "é", "中文", "x\u2028y", "\x1b[31m", "::error::x", "d333"]
@@ -94,7 +94,7 @@ def test_a_document_holding_it_encodes_as_the_plain_document(seed: int) -> None:
     plain = {"current": {"top_k": {q: list(d) for q, d in sorted(lists.items()) if d}}}
     compact = {"current": {"top_k": TopKIds.of(lists)}}
     assert json_text(compact) == json_text(plain)
-    assert "".join(json_pieces(compact)) == json_text(plain)
+    assert "".join(json_file_pieces(compact)) == json_text(plain) + "\n"
     assert json.loads(json_text(compact, indent=None)) == plain
 
 

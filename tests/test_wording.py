@@ -32,13 +32,13 @@ def test_id_lists_are_the_json_text_of_each_row_inert() -> None:
     assert not re.search("[\x00-\x09\x0b-\x1f\x80-\x9f]", text)  # nothing a terminal acts on
 
 
-def test_json_pieces_join_to_json_text_redacted_and_inert() -> None:
+def test_json_file_pieces_join_to_json_text_redacted_and_inert() -> None:
     import json
     import random
     import re
 
     from retrieval_gate import redaction
-    from retrieval_gate.wording import json_pieces, json_text
+    from retrieval_gate.wording import json_file_pieces, json_text
 
     rng = random.Random(1)
     alphabet = [
@@ -60,13 +60,13 @@ def test_json_pieces_join_to_json_text_redacted_and_inert() -> None:
     }
     redaction.register("tok-9f8e7d6c")
     try:
-        pieces = list(json_pieces(document))
+        pieces = list(json_file_pieces(document))
         text = json_text(document)
         plain = json.dumps(redaction.scrubbed(document), indent=2, ensure_ascii=False)
     finally:
         redaction.forget()
     assert len(pieces) > 1
-    assert "".join(pieces) == text
+    assert "".join(pieces) == text + "\n"
     assert "tok-9f8e7d6c" not in text
     assert not re.search("[\x00-\x09\x0b-\x1f\x80-\x9f]", text)
     assert text == re.sub("[\x80-\x9f]", lambda c: f"\\u{ord(c.group()):04x}", plain)

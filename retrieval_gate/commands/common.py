@@ -141,10 +141,10 @@ def write_reports(
     for fmt, path in targets.items():
         if fmt == "json":  # a large top k goes to a side file beside it, written first
             from retrieval_gate.baseline import with_top_k_file
-            from retrieval_gate.gate import canonical_json_pieces
+            from retrieval_gate.wording import json_file_pieces
 
             document = with_top_k_file(dict(record.document), path)
-            write_text_atomic(path, canonical_json_pieces(document))
+            write_text_atomic(path, json_file_pieces(document))
         else:
             write_text_atomic(path, render(record, fmt))
         if not quiet:
