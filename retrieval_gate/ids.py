@@ -335,6 +335,18 @@ class DualIds:
         self._strings: ObjectArray | None = None if isinstance(ids, ByteIds) else ids
         self._bytes: ByteIds | None = ids if isinstance(ids, ByteIds) else None
 
+    @classmethod
+    def of(cls, ids: ObjectArray | ByteIds | DualIds) -> DualIds:
+        """`ids` held in two forms; itself when it already is, so that its holders share
+        what either builds (judgments and their qrels decode the strings once)."""
+        return ids if isinstance(ids, DualIds) else cls(ids)
+
+    @property
+    def held(self) -> ByteIds | ObjectArray:
+        """The bytes when held (a check on their hashes makes no string per row), else the
+        strings."""
+        return self._bytes if self._bytes is not None else self.strings
+
     @property
     def strings(self) -> ObjectArray:
         if self._strings is None:

@@ -46,9 +46,14 @@ class Judgments:
     source: str
 
     @cached_property
+    def ids(self) -> DualIds:
+        """`doc_ids` in both forms, shared with the qrels made of these judgments."""
+        return DualIds(self.doc_ids)
+
+    @property
     def docs(self) -> ObjectArray:
         """Doc id of each row as Python strings (built on first use when read as bytes)."""
-        return DualIds(self.doc_ids).strings
+        return self.ids.strings
 
     @classmethod
     def from_rows(
@@ -109,7 +114,7 @@ class Judgments:
         lines = None if self.lines is None else self.lines.tolist()
         if self.annotator is None:
             return Qrels.checked(
-                self.query_ids, self.query, self.doc_ids, self.grade, self.source, lines
+                self.query_ids, self.query, self.ids, self.grade, self.source, lines
             )
         groups = self.duplicate_groups()
         if groups:

@@ -37,7 +37,7 @@ class Qrels:
         self,
         query_ids: ObjectArray,
         query: IntArray,
-        docs: ObjectArray | ByteIds,
+        docs: ObjectArray | ByteIds | DualIds,
         grade: FloatArray,
         source: str = "<qrels>",
     ) -> None:
@@ -45,7 +45,7 @@ class Qrels:
         self.query = query
         self.grade = grade
         self.source = source
-        self._ids = DualIds(docs)
+        self._ids = DualIds.of(docs)
 
     def __repr__(self) -> str:
         queries = len(self.query_ids)
@@ -56,14 +56,15 @@ class Qrels:
         cls,
         query_ids: ObjectArray,
         query: IntArray,
-        docs: ObjectArray | ByteIds,
+        docs: ObjectArray | ByteIds | DualIds,
         grades: Sequence[float] | FloatArray,
         source: str,
         lines: Sequence[int] | None,
     ) -> Qrels:
         """Qrels from encoded columns, after checking no (query, doc) is judged twice."""
-        check_unique(query, query_ids, docs, source=source, lines=lines, what="judgment")
-        return cls(query_ids, query, docs, np.asarray(grades, dtype=np.float64), source)
+        ids = DualIds.of(docs)
+        check_unique(query, query_ids, ids.held, source=source, lines=lines, what="judgment")
+        return cls(query_ids, query, ids, np.asarray(grades, dtype=np.float64), source)
 
     @property
     def docs(self) -> ObjectArray:

@@ -51,3 +51,15 @@ def test_a_doc_judged_twice_is_named_from_the_bytes(doc: str) -> None:
     with pytest.raises(InputError) as caught:
         Qrels.checked(object_array(["q1", "q2"]), query, docs, [1, 1, 1, 1], "qrels.txt", None)
     assert f"query 'q1', doc {doc!r} (entries 2 and 4)" in str(caught.value)
+
+
+def test_judgments_and_their_qrels_decode_the_doc_ids_once(tmp_path: Path) -> None:
+    from retrieval_gate.readers import read_judgments
+
+    path = tmp_path / "qrels.txt"
+    path.write_text("q1 0 d1 1\nq1 0 d22 0\nq2 0 é 2\n", encoding="utf-8")
+    judgments = read_judgments(path)
+    strings = judgments.docs  # lint reads them from the judgments
+    qrels = judgments.qrels()
+    assert qrels.docs is strings  # the dataset's fingerprint, from the qrels: not built again
+    assert qrels.doc_bytes is judgments.ids.bytes
