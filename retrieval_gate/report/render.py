@@ -107,9 +107,9 @@ def _template(fmt: str) -> jinja2.Template:
         lstrip_blocks=True,
         keep_trailing_newline=True,
         # Compiling the templates cost 0.21 s of CPU on every check (benchmarks/README.md,
-        # Reports). Jinja's default
-        # cache folder is private to the user (it checks owner and mode); the pattern keeps
-        # each format's compiled macros apart, since autoescape is compiled in.
+        # Reports). Jinja's default cache folder is private to the user (it checks owner and
+        # mode); the pattern keeps each format's compiled macros apart, since autoescape is
+        # compiled in.
         bytecode_cache=jinja2.FileSystemBytecodeCache(pattern=f"__retrieval_gate_{fmt}_%s.cache"),
     )
     escapes: dict[str, Callable[[object], str]] = {"markdown": markdown_text, "junit": xml_text}
