@@ -133,7 +133,7 @@ def phases(config: Path, folder: Path) -> list[tuple[str, float]]:
     """Cumulative seconds per pipeline stage of one `check` under cProfile."""
     stats_file = folder / "check.prof"
     code = (
-        "import cProfile, sys; from retrieval_gate.cli import main; "
+        "import cProfile, sys; from retrieval_gate.cli.main import main; "
         f"cProfile.run('main(sys.argv[1:])', {str(stats_file)!r})"
     )
     args = ["check", "-c", str(config), "--run", str(folder / "current.trec"), "--quiet"]

@@ -27,7 +27,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from retrieval_gate.compare import GateSettings, Threshold, compare
+from retrieval_gate.gate.compare import GateSettings, Threshold, compare
 
 METRIC = "ndcg@10"
 SHARE = 1.6448536269514722 / (1.6448536269514722 + 0.8416212335729143)

@@ -193,7 +193,7 @@ def synthetic_baseline(query_ids: Sequence[str], metrics: Sequence[str], seed: i
     """A baseline of seeded per-query scores, as tests/test_lint.py builds one."""
     import numpy as np
 
-    from retrieval_gate.baseline import Fingerprints, make_baseline
+    from retrieval_gate.gate.baseline import Fingerprints, make_baseline
 
     rng = np.random.default_rng(seed)
     return make_baseline(
@@ -278,7 +278,7 @@ def agreement_task(tool: str, data: Json) -> Callable[[], Json]:
     )
     categories = np.unique(grades).tolist()
     if tool == "ours":
-        from retrieval_gate.agreement import annotator_agreement
+        from retrieval_gate.stats.agreement import annotator_agreement
 
         def ours() -> Json:
             result = annotator_agreement(query, docs, grades, annotators, graded=True)
@@ -290,7 +290,7 @@ def agreement_task(tool: str, data: Json) -> Callable[[], Json]:
         matrix = np.full((ANNOTATORS, data["items"]), np.nan)
         matrix[data["who"], data["item"]] = grades
         if tool == "ours_matrix":
-            from retrieval_gate.agreement import krippendorff_alpha
+            from retrieval_gate.stats.agreement import krippendorff_alpha
 
             return lambda: {"alpha": krippendorff_alpha(matrix, level="ordinal")}
         import krippendorff
@@ -363,7 +363,7 @@ def child_build(spec: Json) -> Json:
 
 def lint_inputs(root: Path, seed: int) -> tuple[Any, Any]:
     """The config at root/gate.yaml and a synthetic baseline of its queries."""
-    from retrieval_gate.config import load
+    from retrieval_gate.config.schema import load
     from retrieval_gate.metrics import parse_metric
 
     config = load(root / "gate.yaml")
@@ -375,7 +375,7 @@ def lint_inputs(root: Path, seed: int) -> tuple[Any, Any]:
 
 def child_lint(spec: Json) -> Json:
     from retrieval_gate.datasets import load_labels
-    from retrieval_gate.lint import lint
+    from retrieval_gate.lint.engine import lint
 
     root = Path(spec["root"])
     # Imports are not timed: lint imports some modules on first use, and the readers import

@@ -33,12 +33,12 @@ from bench_gate import table, wilson  # noqa: E402
 from noisy_bm25 import BM25Index, NoisyBM25  # noqa: E402
 from synthetic_set import write_synthetic_set  # noqa: E402
 
-from retrieval_gate.compare import Comparison, GateSettings, Threshold, compare  # noqa: E402
-from retrieval_gate.config import DatasetConfig  # noqa: E402
+from retrieval_gate.config.schema import DatasetConfig  # noqa: E402
+from retrieval_gate.core.ids import FloatArray, IntArray  # noqa: E402
+from retrieval_gate.core.qrels import Qrels  # noqa: E402
 from retrieval_gate.datasets import load  # noqa: E402
-from retrieval_gate.ids import FloatArray, IntArray  # noqa: E402
+from retrieval_gate.gate.compare import Comparison, GateSettings, Threshold, compare  # noqa: E402
 from retrieval_gate.metrics import evaluate  # noqa: E402
-from retrieval_gate.qrels import Qrels  # noqa: E402
 from retrieval_gate.readers import run_from_dict  # noqa: E402
 
 K = 10

@@ -17,10 +17,12 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from retrieval_gate.adapters.base import Hit, Query, Retriever, RetrieverError
-from retrieval_gate.cache import ResultCache
+from retrieval_gate.adapters.interface import Retriever
+from retrieval_gate.core.model import Hit, Query
+from retrieval_gate.errors import RetrieverError
+from retrieval_gate.execution.cache import ResultCache
+from retrieval_gate.execution.runner import RunResult, RunSettings, run_queries
 from retrieval_gate.metrics import evaluate
-from retrieval_gate.runner import RunResult, RunSettings, run_queries
 
 K = 10
 METRICS = ["ndcg@10", "recall@10", "rr@10"]

@@ -34,10 +34,10 @@ from typing import Any  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from retrieval_gate import compare as compare_module  # noqa: E402
-from retrieval_gate import significance  # noqa: E402
-from retrieval_gate.compare import GateSettings, Threshold, compare  # noqa: E402
-from retrieval_gate.ids import FloatArray, IntArray  # noqa: E402
+from retrieval_gate.core.ids import FloatArray, IntArray  # noqa: E402
+from retrieval_gate.gate import compare as compare_module  # noqa: E402
+from retrieval_gate.gate.compare import GateSettings, Threshold, compare  # noqa: E402
+from retrieval_gate.stats import significance  # noqa: E402
 
 METRICS = ("ndcg@10", "recall@10", "mrr@10", "ap@10", "precision@10")
 PARTITIONS = {"intent": 8, "segment": 5, "region": 10, "length": 3}

@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 if TYPE_CHECKING:
-    from retrieval_gate.adapters.base import Document
     from retrieval_gate.adapters.bm25 import BM25Retriever
+    from retrieval_gate.core.model import Document
 
 HERE = Path(__file__).resolve().parent
 SEED_VARIABLE = "NOISY_BM25_SEED"
@@ -46,7 +46,7 @@ class BM25Index:
     @classmethod
     def from_documents(cls, docs: Mapping[str, tuple[str, str]]) -> BM25Index:
         """The index of `docs`: doc id -> (title, text)."""
-        from retrieval_gate.adapters.base import Document
+        from retrieval_gate.core.model import Document
 
         return cls({doc: Document(doc, title, text) for doc, (title, text) in docs.items()})
 
@@ -56,7 +56,7 @@ class BM25Index:
 
     def candidates_batch(self, queries: Sequence[str], n: int) -> list[list[tuple[str, float]]]:
         """`candidates` for each query, in order (one tokenizer call for all of them)."""
-        from retrieval_gate.adapters.base import Query
+        from retrieval_gate.core.model import Query
 
         found = self._retriever.search_batch([Query(str(i), q) for i, q in enumerate(queries)], n)
         return [[(hit.doc_id, float(hit.score or 0.0)) for hit in hits] for hits in found]

@@ -4,19 +4,25 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
-DEFAULT_CONFIG = "retrieval-gate.yaml"
-"""The config file commands read when no -c is given."""
+from retrieval_gate.config import DEFAULT_CONFIG
+from retrieval_gate.core.version import __version__
 
 if TYPE_CHECKING:
-    from retrieval_gate.gate import GateResult, check
+    from retrieval_gate.config.schema import GateConfig
+    from retrieval_gate.config.schema import load as load_config
+    from retrieval_gate.gate.compare import Comparison
+    from retrieval_gate.gate.result import GateResult
     from retrieval_gate.metrics import Scores, evaluate, parse_metric
+    from retrieval_gate.pipeline.check import check
     from retrieval_gate.readers import read_qrels, read_run
 
 # Imported on first use so that `retrieval-gate --help` does not pay for numpy.
 _LAZY = {
-    "check": "retrieval_gate.gate",
-    "GateResult": "retrieval_gate.gate",
+    "check": "retrieval_gate.pipeline.check",
+    "GateResult": "retrieval_gate.gate.result",
+    "Comparison": "retrieval_gate.gate.compare",
+    "GateConfig": "retrieval_gate.config.schema",
+    "load_config": "retrieval_gate.config.schema:load",
     "evaluate": "retrieval_gate.metrics",
     "parse_metric": "retrieval_gate.metrics",
     "Scores": "retrieval_gate.metrics",
@@ -25,11 +31,15 @@ _LAZY = {
 }
 
 __all__ = [
+    "DEFAULT_CONFIG",
+    "Comparison",
+    "GateConfig",
     "GateResult",
     "Scores",
     "__version__",
     "check",
     "evaluate",
+    "load_config",
     "parse_metric",
     "read_qrels",
     "read_run",
@@ -40,5 +50,6 @@ def __getattr__(name: str) -> Any:
     if name in _LAZY:
         import importlib
 
-        return getattr(importlib.import_module(_LAZY[name]), name)
+        module, _, attribute = _LAZY[name].partition(":")
+        return getattr(importlib.import_module(module), attribute or name)
     raise AttributeError(f"module 'retrieval_gate' has no attribute {name!r}")

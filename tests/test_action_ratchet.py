@@ -28,7 +28,7 @@ from test_cli import run_cli
 from test_history_action import HistoryRunner, tiny_repository
 from test_history_store import git
 
-from retrieval_gate.github import (
+from retrieval_gate.integrations.github import (
     PULL_LIMIT,
     PULL_TITLE,
     GitHubEnvironment,

@@ -7,8 +7,8 @@ import threading
 import pytest
 
 from retrieval_gate.adapters import BM25Config, Document, Query, fingerprint
-from retrieval_gate.adapters.base import Hit
 from retrieval_gate.adapters.bm25 import BM25Retriever
+from retrieval_gate.core.model import Hit
 from retrieval_gate.errors import GateError
 
 DOCS = [

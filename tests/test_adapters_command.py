@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from retrieval_gate.adapters import CommandConfig, Query, RetrieverError
-from retrieval_gate.adapters.base import Hit
 from retrieval_gate.adapters.command import CommandRetriever
+from retrieval_gate.core.model import Hit
 from retrieval_gate.errors import GateError
 
 SERVER = """

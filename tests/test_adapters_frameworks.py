@@ -16,12 +16,12 @@ from retrieval_gate.adapters import (
     Query,
     RetrieverError,
 )
-from retrieval_gate.adapters.base import Hit
 from retrieval_gate.adapters.frameworks import (
     HaystackRetriever,
     LangchainRetriever,
     LlamaIndexRetriever,
 )
+from retrieval_gate.core.model import Hit
 from retrieval_gate.errors import GateError
 
 QUERY = Query("q1", "cats")

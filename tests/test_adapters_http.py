@@ -17,8 +17,8 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from retrieval_gate.adapters import HttpConfig, Query, RetrieverError, fingerprint
-from retrieval_gate.adapters.base import Hit
 from retrieval_gate.adapters.http import MAX_RETRY_AFTER, HttpRetriever, retry_after_seconds
+from retrieval_gate.core.model import Hit
 from retrieval_gate.errors import GateError
 
 SECRET = "Bearer s3cr3t-t0ken"
@@ -325,7 +325,7 @@ def test_retry_after_seconds_is_waited_for_before_the_next_request(
 
 
 def test_the_runner_retry_honours_retry_after(server: tuple[str, Seen], make: Any) -> None:
-    from retrieval_gate.runner import RunSettings, run_queries
+    from retrieval_gate.execution.runner import RunSettings, run_queries
 
     url, seen = server
     seen.retry_after = ["1"]

@@ -10,13 +10,13 @@ from typing import Any
 
 import pytest
 
-from retrieval_gate import redaction
 from retrieval_gate.adapters import PythonConfig, Query, RetrieverError, fingerprint
-from retrieval_gate.adapters.base import Hit
 from retrieval_gate.adapters.hits import SHAPES
 from retrieval_gate.adapters.python import PythonRetriever
+from retrieval_gate.core import redaction
+from retrieval_gate.core.model import Hit
+from retrieval_gate.core.wording import console_text
 from retrieval_gate.errors import GateError
-from retrieval_gate.wording import console_text
 
 MODULE = "rg_python_helpers"
 HELPERS = textwrap.dedent(
@@ -420,7 +420,7 @@ def gate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     import io
     import shutil
 
-    from retrieval_gate.cli import main
+    from retrieval_gate.cli.main import main
 
     folder = tmp_path / "tiny"
     shutil.copytree(Path(__file__).resolve().parents[1] / "configs" / "tiny", folder)

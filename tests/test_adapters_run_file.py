@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from retrieval_gate.adapters import Query, RunFileConfig, fingerprint
-from retrieval_gate.adapters.base import Hit
-from retrieval_gate.adapters.run_file import CoverageError, RunFileRetriever
-from retrieval_gate.errors import GateError, InputError
+from retrieval_gate.adapters.run_file import RunFileRetriever
+from retrieval_gate.core.model import Hit
+from retrieval_gate.errors import CoverageError, GateError, InputError
 
 TREC = """\
 q1 Q0 d1 1 1.5 run

@@ -11,7 +11,8 @@ import krippendorff
 import numpy as np
 import pytest
 
-from retrieval_gate.agreement import (
+from retrieval_gate.core.ids import FloatArray, object_array
+from retrieval_gate.stats.agreement import (
     Agreement,
     Level,
     PairAgreement,
@@ -20,7 +21,6 @@ from retrieval_gate.agreement import (
     cohen_kappa,
     krippendorff_alpha,
 )
-from retrieval_gate.ids import FloatArray, object_array
 
 NAN = math.nan
 

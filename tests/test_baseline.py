@@ -15,7 +15,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from retrieval_gate.baseline import (
+from retrieval_gate.errors import InputError
+from retrieval_gate.gate.baseline import (
     SCHEMA_VERSION,
     Baseline,
     Fingerprints,
@@ -28,8 +29,7 @@ from retrieval_gate.baseline import (
     read_record,
     write_baseline,
 )
-from retrieval_gate.errors import InputError
-from retrieval_gate.slicing import slice_definition
+from retrieval_gate.gate.slicing import slice_definition
 
 NOW = datetime(2024, 5, 1, 12, 30, 15, 987654, tzinfo=timezone.utc)
 DEFINITION = slice_definition(["intent", "query_length"], [], [1, 3, 6], 30)
@@ -464,7 +464,7 @@ def many_queries(count: int) -> Baseline:
 
 
 def test_a_large_top_k_goes_to_a_side_file_read_on_first_use(tmp_path: Path) -> None:
-    from retrieval_gate.baseline import TOP_K_INLINE, SideTopK
+    from retrieval_gate.gate.baseline import TOP_K_INLINE, SideTopK
 
     path = tmp_path / "baseline.json"
     baseline = many_queries(TOP_K_INLINE + 1)

@@ -13,8 +13,8 @@ import pytest
 from test_cli import run_cli
 from test_gate import QUERIES, RETRIEVER, make_project, write_config
 
-from retrieval_gate.commands.baseline import ratchet
-from retrieval_gate.compare import Comparison
+from retrieval_gate.cli.commands.baseline import ratchet
+from retrieval_gate.gate.compare import Comparison
 
 CONFIGS = Path(__file__).resolve().parents[1] / "configs"
 

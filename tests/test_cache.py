@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from retrieval_gate.adapters.base import Hit
-from retrieval_gate.cache import SCHEMA_VERSION, CacheError, ResultCache
+from retrieval_gate.core.model import Hit
+from retrieval_gate.errors import CacheError
+from retrieval_gate.execution.cache import SCHEMA_VERSION, ResultCache
 
 HITS = [Hit("d1", 3.5), Hit("d2"), Hit("d 3", -1.0)]
 

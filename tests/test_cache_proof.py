@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from local_server import Answer, serving
 
-from retrieval_gate.cli import main
+from retrieval_gate.cli.main import main
 
 ROOT = Path(__file__).resolve().parents[1]
 

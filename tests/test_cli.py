@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from retrieval_gate.cli import main
+from retrieval_gate.cli.main import main
 from retrieval_gate.metrics import MetricSpec, parse_metric
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -98,7 +98,7 @@ def test_check_of_a_saved_run_imports_only_what_it_uses(tmp_path: Path) -> None:
               "haystack", "ir_datasets", "pyarrow", "pandas", "asyncio")  # fmt: skip
     script = (
         "import sys\n"
-        "from retrieval_gate.cli import main\n"
+        "from retrieval_gate.cli.main import main\n"
         f"code = main(['check', '-c', {str(config)!r}, '--run', {str(run)!r}, '--quiet'])\n"
         f"print(code, sorted(m for m in {unused!r} if m in sys.modules), file=sys.stderr)\n"
     )
@@ -112,10 +112,10 @@ def test_check_of_a_saved_run_imports_only_what_it_uses(tmp_path: Path) -> None:
 def test_help_imports_no_heavy_module(argv: list[str]) -> None:
     script = (
         "import sys\n"
-        "from retrieval_gate.cli import main\n"
+        "from retrieval_gate.cli.main import main\n"
         f"code = main({argv!r})\n"
         "heavy = sorted(m for m in ('numpy', 'jinja2', 'pydantic', 'scipy', 'yaml', "
-        "'retrieval_gate.completion') "
+        "'retrieval_gate.cli.completion') "
         "if m in sys.modules)\n"
         "print(code, heavy, file=sys.stderr)\n"
     )
@@ -306,7 +306,7 @@ def test_blas_stays_on_one_thread_unless_a_retriever_runs_here(
     argv = [part.format(**paths) for part in argv]
     script = (
         "import os, sys\n"
-        "from retrieval_gate.cli import main\n"
+        "from retrieval_gate.cli.main import main\n"
         f"code = main({argv!r})\n"
         "import numpy\n"
         "print(code, os.environ.get('OPENBLAS_NUM_THREADS'), file=sys.stderr)\n"

@@ -7,7 +7,9 @@ import math
 import numpy as np
 import pytest
 
-from retrieval_gate.compare import (
+from retrieval_gate.core.ids import FloatArray, IntArray
+from retrieval_gate.errors import GateError
+from retrieval_gate.gate.compare import (
     Comparison,
     GateSettings,
     Threshold,
@@ -15,10 +17,8 @@ from retrieval_gate.compare import (
     family_levels,
     verdict_for,
 )
-from retrieval_gate.detectability import detectable_drop, queries_needed
-from retrieval_gate.errors import GateError
-from retrieval_gate.ids import FloatArray, IntArray
-from retrieval_gate.significance import adjust_p_values, interval
+from retrieval_gate.stats.detectability import detectable_drop, queries_needed
+from retrieval_gate.stats.significance import adjust_p_values, interval
 
 METRIC = "ndcg@10"
 

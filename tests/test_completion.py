@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from retrieval_gate.cli import build_parser, main
-from retrieval_gate.completion import SHELLS, script, tree
+from retrieval_gate.cli.completion import SHELLS, script, tree
+from retrieval_gate.cli.main import build_parser, main
 
 COMMANDS = sorted(tree(build_parser()).commands)
 

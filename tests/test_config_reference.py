@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from retrieval_gate.adapters import ADAPTERS, AdapterSettings
-from retrieval_gate.cli import main
-from retrieval_gate.config import GateConfig
-from retrieval_gate.config_reference import REGENERATE, config_reference, sections
+from retrieval_gate.cli.main import main
+from retrieval_gate.config.reference import REGENERATE, config_reference, sections
+from retrieval_gate.config.schema import GateConfig
 
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "config-reference.md"
 

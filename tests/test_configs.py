@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from retrieval_gate.adapters import ADAPTERS
-from retrieval_gate.config import GateConfig, load
+from retrieval_gate.config.schema import GateConfig, load
 from retrieval_gate.datasets import load as load_dataset
-from retrieval_gate.pipeline import execute
+from retrieval_gate.pipeline.execute import execute
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIGS = ROOT / "configs"
@@ -150,7 +150,7 @@ def test_editors_accept_every_bundled_config_with_the_json_schema(path: Path) ->
     import jsonschema
     import yaml
 
-    from retrieval_gate.config import json_schema
+    from retrieval_gate.config.schema import json_schema
 
     validator = jsonschema.Draft202012Validator(json_schema())
     document = yaml.safe_load(path.read_text(encoding="utf-8"))

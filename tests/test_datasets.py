@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from retrieval_gate.config import DatasetConfig
+from retrieval_gate.config.schema import DatasetConfig
 from retrieval_gate.datasets import load
 from retrieval_gate.errors import InputError
 

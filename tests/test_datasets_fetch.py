@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from retrieval_gate.cli import main
+from retrieval_gate.cli.main import main
 from retrieval_gate.datasets.fetch import (
     COLLECTIONS,
     MARKER,
@@ -221,7 +221,7 @@ def test_marker_records_source_and_checksums(cranfield: FetchResult) -> None:
 def test_bm25_on_cranfield_config(cranfield: FetchResult, tmp_path: Path) -> None:
     """configs/cranfield.yaml over the fetched folder: measured NDCG@10 0.3587,
     Recall@100 0.7354 (bm25s, English stemmer and stopwords, title + text)."""
-    from retrieval_gate.pipeline import execute
+    from retrieval_gate.pipeline.execute import execute
 
     (tmp_path / "configs").mkdir()
     shutil.copy(CONFIGS / "cranfield.yaml", tmp_path / "configs" / "cranfield.yaml")

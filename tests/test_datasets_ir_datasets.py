@@ -27,14 +27,14 @@ from typing import Any
 
 import pytest
 
-from retrieval_gate.cli import main
-from retrieval_gate.config import DatasetConfig
+from retrieval_gate.cli.main import main
+from retrieval_gate.config.schema import DatasetConfig
 from retrieval_gate.datasets import load_labels
 from retrieval_gate.datasets.fetch import convert_cranfield
 from retrieval_gate.datasets.ir_datasets_source import INSTALL
 from retrieval_gate.errors import InputError
 from retrieval_gate.metrics import evaluate
-from retrieval_gate.pipeline import execute
+from retrieval_gate.pipeline.execute import execute
 
 # Looked for, not imported: importing ir_datasets creates its folders under IR_DATASETS_HOME.
 pytestmark = pytest.mark.skipif(
@@ -51,7 +51,7 @@ IRDS_FILES = {"cran.all.1400": "docs.txt", "cran.qry": "queries.txt", "cranqrel"
 
 PROBE = """
 import json, sys
-from retrieval_gate.pipeline import execute
+from retrieval_gate.pipeline.execute import execute
 
 result = execute(sys.argv[1], cache=False)
 data = result.dataset

@@ -7,8 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from retrieval_gate.compare import GateSettings, Threshold, compare
-from retrieval_gate.detectability import (
+from retrieval_gate.gate.compare import GateSettings, Threshold, compare
+from retrieval_gate.stats.detectability import (
     TARGET,
     critical_t,
     detectable_drop,

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from test_gate import QUERIES, cli, make_project, write_config
 
-from retrieval_gate.baseline import read_baseline
+from retrieval_gate.gate.baseline import read_baseline
 
 # --- judged@k and labelling gaps -----------------------------------------------------------
 
@@ -60,8 +60,9 @@ def judged_at_10(top_k: Any, dataset: Any, query_ids: Any = None) -> float:
 
 
 def decided(project: Path, target: str) -> Any:
-    from retrieval_gate.config import load
-    from retrieval_gate.gate import decide, record_current
+    from retrieval_gate.config.schema import load
+    from retrieval_gate.gate.decide import decide
+    from retrieval_gate.pipeline.record import record_current
 
     config = load(write_config(project, target, name=f"{target}.yaml"))
     current = record_current(config, cache=False)
@@ -89,7 +90,7 @@ def test_judged_at_k_before_and_after_match_the_judged_metric(pooled: Path) -> N
 
 
 def test_a_regression_with_a_judged_drop_records_a_labelling_gap(pooled: Path) -> None:
-    from retrieval_gate.diagnostics import JUDGED_DROP
+    from retrieval_gate.gate.diagnostics import JUDGED_DROP
 
     result, dataset = decided(pooled, "unjudged_search")
     failed = {(c.metric, c.slice) for c in result.failures}
@@ -132,7 +133,7 @@ def test_a_regression_with_judged_at_k_held_records_no_gap(pooled: Path) -> None
 
 
 def test_a_fall_of_exactly_one_point_is_a_gap_and_less_is_not(pooled: Path) -> None:
-    from retrieval_gate.diagnostics import labelling_gaps
+    from retrieval_gate.gate.diagnostics import labelling_gaps
 
     result, _ = decided(pooled, "worse_search")
     slices = {c.slice: np.arange(10) for c in result.failures}
@@ -151,7 +152,7 @@ def test_a_fall_of_exactly_one_point_is_a_gap_and_less_is_not(pooled: Path) -> N
 
 
 def test_fewer_documents_returned_is_no_labelling_gap(pooled: Path) -> None:
-    from retrieval_gate.diagnostics import labelling_gaps
+    from retrieval_gate.gate.diagnostics import labelling_gaps
 
     result, _ = decided(pooled, "worse_search")
     slices = {c.slice: np.arange(10) for c in result.failures}
@@ -234,7 +235,7 @@ def random_records(seed: int) -> tuple[Any, list[str], dict[str, list[str]], dic
 
 @pytest.mark.parametrize("seed", range(20))
 def test_the_vectorised_diagnostics_equal_per_query_sets(seed: int) -> None:
-    from retrieval_gate.diagnostics import (
+    from retrieval_gate.gate.diagnostics import (
         _optimistic,
         graded_top_ks,
         hit_changes,

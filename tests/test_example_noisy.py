@@ -237,7 +237,7 @@ def test_the_synthetic_set_is_deterministic(synthetic: ModuleType, tmp_path: Pat
 def test_the_synthetic_set_loads_with_distinct_queries_each_with_a_target(
     synthetic: ModuleType, tmp_path: Path
 ) -> None:
-    from retrieval_gate.config import DatasetConfig
+    from retrieval_gate.config.schema import DatasetConfig
     from retrieval_gate.datasets import load
 
     folder = synthetic.write_synthetic_set(tmp_path / "set")

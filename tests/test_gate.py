@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 import retrieval_gate
-from retrieval_gate.baseline import read_baseline
-from retrieval_gate.cli import main
+from retrieval_gate.cli.main import main
+from retrieval_gate.gate.baseline import read_baseline
 
 QUERIES = 240
 
@@ -116,11 +116,11 @@ def test_the_same_retriever_passes_with_byte_identical_results(project: Path) ->
 def test_the_compact_result_document_writes_the_plain_one_s_bytes(
     project: Path, monkeypatch: pytest.MonkeyPatch, inline: int
 ) -> None:
-    import retrieval_gate.baseline
-    from retrieval_gate.baseline import with_top_k_file
-    from retrieval_gate.gate import canonical_json
+    import retrieval_gate.gate.baseline
+    from retrieval_gate.gate.baseline import with_top_k_file
+    from retrieval_gate.gate.result import canonical_json
 
-    monkeypatch.setattr(retrieval_gate.baseline, "TOP_K_INLINE", inline)
+    monkeypatch.setattr(retrieval_gate.gate.baseline, "TOP_K_INLINE", inline)
     result = retrieval_gate.check(write_config(project, "worse_search"))
     plain = with_top_k_file(result.document(), project / "plain.json")
     compact = with_top_k_file(result.document(compact=True), project / "compact.json")
@@ -338,8 +338,9 @@ def search(query, k, metadata):
 
 
 def test_rescoring_a_record_reproduces_its_scores_exactly(project: Path) -> None:
-    from retrieval_gate.config import load
-    from retrieval_gate.gate import record_current, rescored_baseline
+    from retrieval_gate.config.schema import load
+    from retrieval_gate.gate.comparable import rescored_baseline
+    from retrieval_gate.pipeline.record import record_current
 
     (project / "scored_search.py").write_text(SCORED_RETRIEVER.replace("@COUNT@", str(QUERIES)))
     current = record_current(load(write_config(project, "scored_search")), cache=False)
@@ -352,9 +353,9 @@ def test_rescoring_a_record_reproduces_its_scores_exactly(project: Path) -> None
 
 
 def test_rescoring_the_committed_example_baseline_reproduces_its_scores() -> None:
-    from retrieval_gate.config import load
+    from retrieval_gate.config.schema import load
     from retrieval_gate.datasets import load as load_dataset
-    from retrieval_gate.gate import rescored_baseline
+    from retrieval_gate.gate.comparable import rescored_baseline
 
     config = load(ROOT / "configs" / "example.yaml")
     dataset = load_dataset(config.dataset, config.base_dir)
@@ -380,8 +381,8 @@ def example_copy(tmp_path: Path) -> Path:
 
 def add_judgments(config: Path) -> list[tuple[str, str]]:
     """Judge relevant (grade 2) the first unjudged doc of the regressed top 10 of 20 queries."""
-    from retrieval_gate.config import load
-    from retrieval_gate.gate import record_current
+    from retrieval_gate.config.schema import load
+    from retrieval_gate.pipeline.record import record_current
 
     current = record_current(load(config), cache=False)
     qrels = current.dataset.qrels
@@ -397,7 +398,7 @@ def add_judgments(config: Path) -> list[tuple[str, str]]:
 
 
 def test_added_judgments_rescore_the_baseline_instead_of_refusing(example_copy: Path) -> None:
-    from retrieval_gate.config import load
+    from retrieval_gate.config.schema import load
     from retrieval_gate.datasets import load as load_dataset
     from retrieval_gate.metrics import evaluate
     from retrieval_gate.readers import run_from_dict
@@ -436,7 +437,7 @@ def test_added_judgments_rescore_the_baseline_instead_of_refusing(example_copy: 
 
 
 def test_a_changed_query_text_still_is_not_comparable(example_copy: Path) -> None:
-    from retrieval_gate.gate import NotComparableError
+    from retrieval_gate.errors import NotComparableError
 
     queries = example_copy.parent / "example" / "queries.jsonl"
     queries.write_text(queries.read_text().replace('"refund"', '"a refund"', 1))
@@ -445,7 +446,7 @@ def test_a_changed_query_text_still_is_not_comparable(example_copy: Path) -> Non
 
 
 def test_a_baseline_without_a_queries_fingerprint_is_not_rescored(example_copy: Path) -> None:
-    from retrieval_gate.gate import NotComparableError
+    from retrieval_gate.errors import NotComparableError
 
     path = example_copy.parent / ".retrieval-gate" / "example" / "baseline.json"
     document = json.loads(path.read_text())
@@ -476,9 +477,9 @@ def test_baseline_replaces_a_baseline_whose_judgments_alone_changed(example_copy
 def test_a_large_top_k_leaves_the_json_result_and_compare_reads_it_back(
     project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import retrieval_gate.baseline
+    import retrieval_gate.gate.baseline
 
-    monkeypatch.setattr(retrieval_gate.baseline, "TOP_K_INLINE", 10)  # QUERIES is more
+    monkeypatch.setattr(retrieval_gate.gate.baseline, "TOP_K_INLINE", 10)  # QUERIES is more
     config = write_config(project, "worse_search")
     result = project / "result.json"
     code, _, err = cli("check", "-c", str(config), "--quiet", "--json", str(result))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from retrieval_gate.git import git_output, run_git
+from retrieval_gate.core.git import git_output, run_git
 
 
 def test_git_output_reads_a_real_repository(tmp_path: Path) -> None:

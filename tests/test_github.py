@@ -15,9 +15,9 @@ from fake_github import FakeGitHub
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from retrieval_gate import __version__
+from retrieval_gate.core.version import __version__
 from retrieval_gate.errors import InputError
-from retrieval_gate.github import (
+from retrieval_gate.integrations.github import (
     COMMENT_LIMIT,
     CommentOutcome,
     GitHubEnvironment,

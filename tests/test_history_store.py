@@ -238,7 +238,7 @@ def _entry(document: dict[str, Any], repo: Path, sha: str, path: Path) -> Result
 RACER = """\
 import sys, time
 from pathlib import Path
-from retrieval_gate.cli import main
+from retrieval_gate.cli.main import main
 
 go, repo, *results = sys.argv[1:]
 while not Path(go).exists():

@@ -7,7 +7,7 @@ import random
 import numpy as np
 import pytest
 
-from retrieval_gate.ids import ByteIds, byte_codes
+from retrieval_gate.core.ids import ByteIds, byte_codes
 
 
 def same_partition(codes: np.ndarray, ids: list[str]) -> bool:
@@ -90,13 +90,13 @@ def test_concatenated_ids_are_the_parts_in_order(seed: int) -> None:
 def test_runs_of_equal_values_start_where_the_value_changes(
     values: list[object], starts: list[int]
 ) -> None:
-    from retrieval_gate.ids import run_starts
+    from retrieval_gate.core.ids import run_starts
 
     assert run_starts(np.asarray(values)).tolist() == starts
 
 
 def test_positions_index_ids_among_others_and_mark_the_absent() -> None:
-    from retrieval_gate.ids import object_array, positions
+    from retrieval_gate.core.ids import object_array, positions
 
     among = object_array(["q1", "q2", "é"])
     assert positions(["é", "x", "q1", "q1"], among).tolist() == [2, -1, 0, 0]
@@ -106,7 +106,7 @@ def test_positions_index_ids_among_others_and_mark_the_absent() -> None:
 
 
 def test_ids_differing_in_a_trailing_nul_are_not_a_duplicate_when_their_keys_collide() -> None:
-    from retrieval_gate.ids import first_duplicate_bytes, pair_keys, sorted_keys
+    from retrieval_gate.core.ids import first_duplicate_bytes, pair_keys, sorted_keys
 
     def colliding(names: list[str]) -> tuple[np.ndarray, ByteIds, np.ndarray]:
         query = np.zeros(len(names), dtype=np.int64)

@@ -84,7 +84,7 @@ def assert_file_inert(path: Path) -> None:
 
 
 def test_console_text_shows_controls_and_defuses_every_line() -> None:
-    from retrieval_gate.wording import console_text, one_line
+    from retrieval_gate.core.wording import console_text, one_line
 
     text = console_text("a\x1b[31mb\n  ::error::x\r::warning::y\n\t::z\x85::w ##[set-output]")
     assert "\x1b" not in text
@@ -213,7 +213,7 @@ def test_a_hostile_result_error_is_inert_in_annotations_and_comment(
     saved: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A result of a run that could not decide carries the retriever's error text."""
-    from retrieval_gate.gate import canonical_json, error_document
+    from retrieval_gate.gate.result import canonical_json, error_document
 
     result = tmp_path / "error.json"
     result.write_text(canonical_json(error_document("hostile", PAYLOAD)))
@@ -260,7 +260,7 @@ def test_a_command_retrievers_error_text_is_inert(tmp_path: Path) -> None:
 
 
 def test_the_json_result_escapes_c0_and_c1_controls() -> None:
-    from retrieval_gate.gate import canonical_json
+    from retrieval_gate.gate.result import canonical_json
 
     text = canonical_json({"query": "a\x1b[2Jb\x9b31mc\x85d é"})
     assert not any(("\x00" <= ch < " " and ch != "\n") or "\x80" <= ch <= "\x9f" for ch in text)

@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 import yaml
 
-from retrieval_gate import init
-from retrieval_gate.cli import main
-from retrieval_gate.config import load
+from retrieval_gate.cli import scaffold as init
+from retrieval_gate.cli.main import main
+from retrieval_gate.config.schema import load
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = ROOT / "configs" / "tiny"
@@ -413,7 +413,7 @@ def test_an_existing_gitignore_gains_only_the_missing_lines(tmp_path: Path) -> N
 def test_the_gitignore_is_written_atomically(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from retrieval_gate import files
+    from retrieval_gate.core import files
 
     written: list[Path] = []
     real = files.write_text_atomic

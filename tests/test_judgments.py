@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from retrieval_gate.core.judgments import Judgments
 from retrieval_gate.errors import InputError
-from retrieval_gate.judgments import Judgments
 from retrieval_gate.readers import read_judgments, read_qrels
 
 

@@ -12,16 +12,15 @@ from pathlib import Path
 
 import pytest
 
-from retrieval_gate.adapters.base import Document, Query
-from retrieval_gate.baseline import read_baseline
-from retrieval_gate.cli import main
-from retrieval_gate.config import load
+from retrieval_gate.cli.main import main
+from retrieval_gate.config.schema import load
+from retrieval_gate.core.judgments import Judgments
+from retrieval_gate.core.model import Document, Query
 from retrieval_gate.datasets import Dataset
 from retrieval_gate.datasets.dataset import Labels, assemble
 from retrieval_gate.errors import InputError
-from retrieval_gate.gate import record_current
-from retrieval_gate.judgments import Judgments
-from retrieval_gate.label_queue import (
+from retrieval_gate.gate.baseline import read_baseline
+from retrieval_gate.labels.queue import (
     COLUMNS,
     QueueItem,
     queue_format,
@@ -29,6 +28,7 @@ from retrieval_gate.label_queue import (
     render_queue,
     unjudged_items,
 )
+from retrieval_gate.pipeline.record import record_current
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIGS = ROOT / "configs"

@@ -11,14 +11,14 @@ import numpy as np
 import pytest
 import yaml
 
-from retrieval_gate.baseline import Baseline, Fingerprints, make_baseline
-from retrieval_gate.cli import main
-from retrieval_gate.compare import GateSettings, family_levels
-from retrieval_gate.config import load
+from retrieval_gate.cli.main import main
+from retrieval_gate.config.schema import load
 from retrieval_gate.datasets import load_labels
-from retrieval_gate.detectability import detectable_drop, queries_needed
 from retrieval_gate.errors import InputError
-from retrieval_gate.lint import RULES, LintReport, lint, refuse_broken
+from retrieval_gate.gate.baseline import Baseline, Fingerprints, make_baseline
+from retrieval_gate.gate.compare import GateSettings, family_levels
+from retrieval_gate.lint.engine import RULES, LintReport, lint, refuse_broken
+from retrieval_gate.stats.detectability import detectable_drop, queries_needed
 
 REPO = Path(__file__).resolve().parents[1]
 

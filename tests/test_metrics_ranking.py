@@ -5,13 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from retrieval_gate.core.ids import ByteIds, first_duplicate_bytes
+from retrieval_gate.core.qrels import Qrels
+from retrieval_gate.core.run import Run
 from retrieval_gate.errors import InputError
-from retrieval_gate.ids import ByteIds, first_duplicate_bytes
 from retrieval_gate.metrics import evaluate
 from retrieval_gate.metrics.ranking import rank_judgments
-from retrieval_gate.qrels import Qrels
 from retrieval_gate.readers import qrels_from_dict, run_from_dict
-from retrieval_gate.run import Run
 
 METRICS = ["ndcg@5", "ap", "rr", "precision@3", "bpref", "r_precision", "err(g_max=3)@4"]
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from retrieval_gate.cli import main
+from retrieval_gate.cli.main import main
 from retrieval_gate.metrics import evaluate
-from retrieval_gate.pipeline import execute
+from retrieval_gate.pipeline.execute import execute
 from retrieval_gate.readers import read_qrels, read_run
 
 TINY = Path(__file__).resolve().parents[1] / "configs" / "tiny"
@@ -207,7 +207,7 @@ def test_in_process_retrievers_are_never_cached(tiny: Path) -> None:
 
 
 def test_a_run_file_below_min_coverage_is_refused_before_any_query(tiny: Path) -> None:
-    from retrieval_gate.adapters.run_file import CoverageError
+    from retrieval_gate.errors import CoverageError
 
     text = (tiny / "retrieval-gate.yaml").read_text()
     text = text.replace("type: bm25", "type: run_file\n  path: run.txt")

@@ -12,9 +12,9 @@ import pytest
 import yaml
 from test_lint import labelled_set
 
-from retrieval_gate.baseline import read_baseline
-from retrieval_gate.cli import main
-from retrieval_gate.detectability import detectable_drop, queries_needed
+from retrieval_gate.cli.main import main
+from retrieval_gate.gate.baseline import read_baseline
+from retrieval_gate.stats.detectability import detectable_drop, queries_needed
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "configs" / "example.yaml"

@@ -1,4 +1,4 @@
-"""The pre-commit hooks (`.pre-commit-hooks.yaml`, `retrieval_gate/precommit.py`) under pre-commit.
+"""The pre-commit hooks (`.pre-commit-hooks.yaml`, `retrieval_gate/cli/precommit.py`).
 
 pre-commit would install a `language: python` hook from a clone of this repository, which
 needs the network for the dependencies; so the tests declare the same hooks as `repo: local`,
@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from retrieval_gate import precommit
+from retrieval_gate.cli import precommit
 
 ROOT = Path(__file__).resolve().parents[1]
 HOOKS = ROOT / ".pre-commit-hooks.yaml"

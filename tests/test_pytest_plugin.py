@@ -10,13 +10,14 @@ from pathlib import Path
 import pytest
 import yaml
 
-from retrieval_gate.gate import GateResult, check
+from retrieval_gate.gate.result import GateResult
+from retrieval_gate.pipeline.check import check
 from retrieval_gate.report import summary_of, validate_result
 
 pytest_plugins = ["pytester"]
 
 CONFIGS = Path(__file__).resolve().parents[1] / "configs"
-PLUGIN = "retrieval_gate.pytest_plugin"
+PLUGIN = "retrieval_gate.integrations.pytest_plugin"
 # Once the pytest11 entry point is installed pytest loads the plugin itself, and loading the
 # module again under its module name with -p would register it twice.
 LOAD = () if any(ep.value == PLUGIN for ep in entry_points(group="pytest11")) else ("-p", PLUGIN)
@@ -237,7 +238,7 @@ def test_fixture_returns_the_gate_result_once_per_session(
 ) -> None:
     pytester.makepyfile(
         """
-        from retrieval_gate.gate import GateResult
+        from retrieval_gate.gate.result import GateResult
 
 
         def test_result(retrieval_gate_check):
@@ -267,7 +268,7 @@ def test_plugin_module_imports_nothing_heavy() -> None:
     import sys
 
     code = (
-        "import sys, retrieval_gate.pytest_plugin; "
+        "import sys, retrieval_gate.integrations.pytest_plugin; "
         "heavy = {'numpy', 'scipy', 'pydantic', 'jinja2', 'yaml', 'retrieval_gate.gate'}; "
         "print(sorted(heavy & set(sys.modules)))"
     )

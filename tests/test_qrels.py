@@ -42,9 +42,9 @@ def test_qrels_read_as_bytes_build_their_strings_only_when_asked(tmp_path: Path)
 
 @pytest.mark.parametrize("doc", ["d7", "é", "a\x00"])
 def test_a_doc_judged_twice_is_named_from_the_bytes(doc: str) -> None:
+    from retrieval_gate.core.ids import ByteIds, object_array
+    from retrieval_gate.core.qrels import Qrels
     from retrieval_gate.errors import InputError
-    from retrieval_gate.ids import ByteIds, object_array
-    from retrieval_gate.qrels import Qrels
 
     docs = ByteIds.from_strings(["x", doc, "y", doc])
     query = np.asarray([0, 0, 1, 0], dtype=np.int64)

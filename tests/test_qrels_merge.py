@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from retrieval_gate.cli import main
+from retrieval_gate.cli.main import main
 from retrieval_gate.errors import InputError
-from retrieval_gate.label_queue import QueueJudgment, read_judged_queue
-from retrieval_gate.qrels_merge import describe_merge, merge_judgments
+from retrieval_gate.labels.merge import describe_merge, merge_judgments
+from retrieval_gate.labels.queue import QueueJudgment, read_judged_queue
 from retrieval_gate.readers import read_judgments, read_qrels
 
 ROOT = Path(__file__).resolve().parents[1]

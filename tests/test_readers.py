@@ -11,9 +11,10 @@ from typing import cast
 import numpy as np
 import pytest
 
+from retrieval_gate.core.judgments import Judgments
+from retrieval_gate.core.qrels import Qrels
+from retrieval_gate.core.run import Run
 from retrieval_gate.errors import InputError
-from retrieval_gate.judgments import Judgments
-from retrieval_gate.qrels import Qrels
 from retrieval_gate.readers import read_qrels, read_run, run_from_dict
 from retrieval_gate.readers.dicts import qrels_from_dict
 from retrieval_gate.readers.trec import (
@@ -22,7 +23,6 @@ from retrieval_gate.readers.trec import (
     fast_trec_judgments,
     fast_trec_run,
 )
-from retrieval_gate.run import Run
 
 TREC_QRELS = """\
 # comment line

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from retrieval_gate import redaction
+from retrieval_gate.core import redaction
 
 
 @pytest.fixture(autouse=True)

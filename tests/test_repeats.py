@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 from test_gate import QUERIES, cli, make_project, write_config
 
-from retrieval_gate.baseline import read_baseline, write_baseline
 from retrieval_gate.errors import GateError, InputError
-from retrieval_gate.repeats import averaged, noise_of, runs_of
+from retrieval_gate.gate.baseline import read_baseline, write_baseline
+from retrieval_gate.gate.repeats import averaged, noise_of, runs_of
 
 NOISY_RETRIEVER = """\
 import os
@@ -46,8 +46,8 @@ def noisy_project(tmp_path: Path) -> Path:
 
 
 def record(project: Path, runs: int):
-    from retrieval_gate.config import load
-    from retrieval_gate.gate import record_current
+    from retrieval_gate.config.schema import load
+    from retrieval_gate.pipeline.record import record_current
 
     return record_current(load(project / "gate.yaml"), cache=False, repeats=runs).record
 

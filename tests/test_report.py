@@ -15,7 +15,7 @@ import pytest
 from markdown_it import MarkdownIt
 
 from retrieval_gate.errors import InputError
-from retrieval_gate.gate import canonical_json, error_document
+from retrieval_gate.gate.result import canonical_json, error_document
 from retrieval_gate.report import (
     COMMENT_BUDGET,
     annotations_of,
@@ -82,8 +82,9 @@ gate: {resamples: 2000, error_budget: 0.05}
 
 def build_scenario(root: Path, *, regressed: bool = True) -> dict[str, Any]:
     """The result document of the scenario, built under `root` (a fresh folder)."""
-    from retrieval_gate.config import load
-    from retrieval_gate.gate import decide, record_current
+    from retrieval_gate.config.schema import load
+    from retrieval_gate.gate.decide import decide
+    from retrieval_gate.pipeline.record import record_current
 
     intents = ["billing", "how-to", "troubleshooting"]
     with (root / "queries.jsonl").open("w") as handle:
@@ -536,7 +537,7 @@ def synthetic_result(frame: dict[str, Any], **gate: Any) -> dict[str, Any]:
     `frame`, a real result, gives the name, config and tool version around the checks."""
     import numpy as np
 
-    from retrieval_gate.compare import GateSettings, Threshold, compare
+    from retrieval_gate.gate.compare import GateSettings, Threshold, compare
 
     rng = np.random.default_rng(4)
     metrics = ("ndcg@10", "rr@10", "recall@10")

@@ -13,7 +13,7 @@ from markdown_it import MarkdownIt
 from test_report import GOLDEN, _elements, trend_points, with_golden_trend
 
 from retrieval_gate.errors import InputError
-from retrieval_gate.gate import canonical_json
+from retrieval_gate.gate.result import canonical_json
 from retrieval_gate.history.record import TrendPoint
 from retrieval_gate.report import COMMENT_BUDGET, render, render_markdown, summary_of
 from retrieval_gate.report import validate_result as validate
@@ -117,7 +117,7 @@ def test_with_trend_keeps_the_last_n_points_and_drops_an_empty_trend(
 
 
 def test_an_error_result_takes_no_trend() -> None:
-    from retrieval_gate.gate import error_document
+    from retrieval_gate.gate.result import error_document
 
     error = error_document("x", "no baseline")
     assert with_trend(error, {"ndcg@10": points(0.5)}) == error

@@ -15,12 +15,11 @@ from typing import Any
 
 import pytest
 
-from retrieval_gate.adapters.base import Hit, Query, Retriever, RetrieverError
-from retrieval_gate.cache import ResultCache
-from retrieval_gate.errors import GateError
-from retrieval_gate.metrics import evaluate
-from retrieval_gate.readers import read_run
-from retrieval_gate.runner import (
+from retrieval_gate.adapters.interface import Retriever
+from retrieval_gate.core.model import Hit, Query
+from retrieval_gate.errors import GateError, RetrieverError
+from retrieval_gate.execution.cache import ResultCache
+from retrieval_gate.execution.runner import (
     PlainProgress,
     QueryFailure,
     RunResult,
@@ -32,6 +31,8 @@ from retrieval_gate.runner import (
     run_queries,
     save_trec,
 )
+from retrieval_gate.metrics import evaluate
+from retrieval_gate.readers import read_run
 
 FAST = RunSettings(concurrency=4, timeout=5.0, retries=3, backoff=0.001, max_backoff=0.005)
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from retrieval_gate.cli import main
+from retrieval_gate.cli.main import main
 
 ROOT = Path(__file__).resolve().parents[1]
 LABELLED = ["api-rate-limit", "cancel-plan", "export-invoices", "reset-password", "sso-okta"]

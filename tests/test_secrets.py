@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from local_server import Answer, serving
 
-from retrieval_gate.cli import main
+from retrieval_gate.cli.main import main
 
 ROOT = Path(__file__).resolve().parents[1]
 TOKEN = "tok-7f3a9c-SECRET"

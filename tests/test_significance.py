@@ -13,8 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from retrieval_gate import significance
-from retrieval_gate.significance import (
+from retrieval_gate.stats import significance
+from retrieval_gate.stats.significance import (
     STOP_EXCEEDANCES,
     adjust_p_values,
     interval,
@@ -473,7 +473,8 @@ def test_t_tail_matches_scipy_into_the_far_tails(df: float) -> None:
 
 def test_the_t_test_path_needs_no_scipy() -> None:
     code = (
-        "import sys, numpy as np; from retrieval_gate.significance import paired_t, interval; "
+        "import sys, numpy as np; "
+        "from retrieval_gate.stats.significance import paired_t, interval; "
         "d = np.random.default_rng(1).normal(-0.01, 0.1, 500); paired_t(d); "
         "interval(d, t_test=True); print('scipy' in sys.modules)"
     )

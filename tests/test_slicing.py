@@ -8,9 +8,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from retrieval_gate.adapters.base import Query
+from retrieval_gate.core.model import Query
 from retrieval_gate.errors import GateError
-from retrieval_gate.slicing import (
+from retrieval_gate.gate.slicing import (
     ALL,
     check_slicing,
     query_length_label,
@@ -311,7 +311,7 @@ def test_slices_equal_a_query_by_query_grouping(seed: int) -> None:
         return
     slices = slice_queries(queries, by, combine, DEFAULT_BINS)
     expected: dict[str, set[int]] = {}
-    from retrieval_gate.slicing import _labels
+    from retrieval_gate.gate.slicing import _labels
 
     for group in [(f,) for f in by] + [tuple(g) for g in combine]:
         for i, query in enumerate(queries):

@@ -6,9 +6,9 @@ import random
 
 import pytest
 
-from retrieval_gate.adapters.base import Hit
-from retrieval_gate.run import Run
-from retrieval_gate.top_k import RankedHits, listed_run, top_k_ids, top_k_run
+from retrieval_gate.core.model import Hit
+from retrieval_gate.core.run import Run
+from retrieval_gate.metrics.top_k import RankedHits, listed_run, top_k_ids, top_k_run
 
 
 def random_run(seed: int) -> Run:
@@ -79,7 +79,7 @@ def test_ranked_hits_map_every_query_of_the_run() -> None:
 def test_ranked_hits_keep_every_byte_of_ids_held_as_bytes() -> None:
     import numpy as np
 
-    from retrieval_gate.ids import ByteIds, object_array
+    from retrieval_gate.core.ids import ByteIds, object_array
 
     # NULs at the ends, which numpy's fixed-width bytes drop
     docs = ByteIds.from_strings(["a\x00", "b\x00\x00", "\x00c"])

@@ -8,11 +8,11 @@ import random
 import numpy as np
 import pytest
 
-from retrieval_gate import redaction
-from retrieval_gate.ids import ByteIds, object_array
-from retrieval_gate.top_k import listed_run
-from retrieval_gate.top_k_ids import TopKIds
-from retrieval_gate.wording import json_file_pieces, json_text
+from retrieval_gate.core import redaction
+from retrieval_gate.core.ids import ByteIds, object_array
+from retrieval_gate.core.top_k_ids import TopKIds
+from retrieval_gate.core.wording import json_file_pieces, json_text
+from retrieval_gate.metrics.top_k import listed_run
 
 # NUL at either end, a line separator, a terminal escape, a workflow command, non-ASCII.
 POOL = ["d1", "d22", "a\x00", "\x00b", "é", "中文", "x\u2028y", "\x1b[31m", "::error::x", "d333"]

@@ -1,6 +1,6 @@
 """Counted nouns read as English."""
 
-from retrieval_gate.wording import plural
+from retrieval_gate.core.wording import plural
 
 
 def test_plural_forms() -> None:
@@ -16,7 +16,7 @@ def test_id_lists_are_the_json_text_of_each_row_inert() -> None:
     import random
     import re
 
-    from retrieval_gate.wording import json_id_lists
+    from retrieval_gate.core.wording import json_id_lists
 
     rng = random.Random(0)
     alphabet = ['"', "\\", "\n", "\x00", "\x1b[31m", "\x85", "\u2028", "é", "中", "::error::", "a"]
@@ -37,8 +37,8 @@ def test_json_file_pieces_join_to_json_text_redacted_and_inert() -> None:
     import random
     import re
 
-    from retrieval_gate import redaction
-    from retrieval_gate.wording import json_file_pieces, json_text
+    from retrieval_gate.core import redaction
+    from retrieval_gate.core.wording import json_file_pieces, json_text
 
     rng = random.Random(1)
     alphabet = [

@@ -8,15 +8,6 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
-from retrieval_gate.adapters.adapter import Adapter
-from retrieval_gate.adapters.base import (
-    Document,
-    Hit,
-    Query,
-    Retriever,
-    RetrieverError,
-    fingerprint,
-)
 from retrieval_gate.adapters.bm25 import BM25Config, BM25Retriever
 from retrieval_gate.adapters.command import CommandConfig, CommandRetriever
 from retrieval_gate.adapters.frameworks import (
@@ -28,10 +19,12 @@ from retrieval_gate.adapters.frameworks import (
     LlamaIndexRetriever,
 )
 from retrieval_gate.adapters.http import HttpConfig, HttpRetriever
+from retrieval_gate.adapters.interface import Adapter, Retriever, fingerprint
 from retrieval_gate.adapters.python import PythonConfig, PythonRetriever
 from retrieval_gate.adapters.run_file import RunFileConfig, RunFileRetriever
 from retrieval_gate.adapters.settings import AdapterSettings
-from retrieval_gate.errors import GateError
+from retrieval_gate.core.model import Document, Hit, Query
+from retrieval_gate.errors import GateError, RetrieverError
 
 # Each module imports its heavy dependency (httpx, bm25s, numpy) only when built.
 ADAPTERS: dict[str, type[Adapter[Any]]] = {

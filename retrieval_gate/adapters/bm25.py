@@ -11,11 +11,11 @@ from typing import Any, Literal
 
 from pydantic import Field, ValidationInfo, field_validator
 
-from retrieval_gate.adapters.adapter import Adapter
-from retrieval_gate.adapters.base import Document, Hit, Query
+from retrieval_gate.adapters.interface import Adapter
 from retrieval_gate.adapters.settings import AdapterSettings
+from retrieval_gate.core.model import Document, Hit, Query
+from retrieval_gate.core.strict import no_bool_for_numbers
 from retrieval_gate.errors import GateError
-from retrieval_gate.strict import no_bool_for_numbers
 
 
 class BM25Config(AdapterSettings):

@@ -17,12 +17,12 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from retrieval_gate.adapters.adapter import Adapter
-from retrieval_gate.adapters.base import Document, Hit, Query, RetrieverError
 from retrieval_gate.adapters.hits import to_hits
+from retrieval_gate.adapters.interface import Adapter
 from retrieval_gate.adapters.settings import AdapterSettings
-from retrieval_gate.errors import GateError
-from retrieval_gate.wording import excerpt
+from retrieval_gate.core.model import Document, Hit, Query
+from retrieval_gate.core.wording import excerpt
+from retrieval_gate.errors import GateError, RetrieverError
 
 STDERR_LINES = 20  # how much of the process's stderr an error shows
 GRACE = 2.0  # seconds a process gets to exit on its own once its stdin is closed

@@ -9,13 +9,13 @@ from typing import Any, ClassVar, Literal, TypeVar
 
 from pydantic import Field
 
-from retrieval_gate.adapters.adapter import Adapter
-from retrieval_gate.adapters.base import Document, Hit, Query, RetrieverError
 from retrieval_gate.adapters.hits import doc_id, score, to_hits
+from retrieval_gate.adapters.interface import Adapter
 from retrieval_gate.adapters.python import user_exits
 from retrieval_gate.adapters.settings import AdapterSettings
 from retrieval_gate.adapters.targets import load_target, user_errors
-from retrieval_gate.errors import GateError
+from retrieval_gate.core.model import Document, Hit, Query
+from retrieval_gate.errors import GateError, RetrieverError
 
 
 class FrameworkConfig(AdapterSettings):

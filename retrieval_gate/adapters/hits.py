@@ -8,9 +8,10 @@ from collections.abc import Iterable, Mapping
 from numbers import Real
 from typing import Any
 
-from retrieval_gate.adapters.base import Hit, RetrieverError
-from retrieval_gate.redaction import redacted
-from retrieval_gate.wording import excerpt
+from retrieval_gate.core.model import Hit
+from retrieval_gate.core.redaction import redacted
+from retrieval_gate.core.wording import excerpt
+from retrieval_gate.errors import RetrieverError
 
 ID_KEYS = ("id", "doc_id", "_id")
 SHAPES = (

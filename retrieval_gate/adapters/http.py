@@ -16,16 +16,16 @@ from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
 from pydantic import Field, model_validator
 
-from retrieval_gate import redaction
-from retrieval_gate.adapters.adapter import Adapter
-from retrieval_gate.adapters.base import Document, Hit, Query, RetrieverError
 from retrieval_gate.adapters.hits import doc_id, score
+from retrieval_gate.adapters.interface import Adapter
 from retrieval_gate.adapters.paths import PathError, Step, parse_path, select
 from retrieval_gate.adapters.serve import ServeConfig, Service
 from retrieval_gate.adapters.settings import AdapterSettings, is_secret, redact
-from retrieval_gate.errors import GateError
-from retrieval_gate.strict import StrictModel
-from retrieval_gate.wording import excerpt
+from retrieval_gate.core import redaction
+from retrieval_gate.core.model import Document, Hit, Query
+from retrieval_gate.core.strict import StrictModel
+from retrieval_gate.core.wording import excerpt
+from retrieval_gate.errors import GateError, RetrieverError
 
 FIELD = re.compile(r"\{(query|queries|k|id|metadata\.[^{}]+)\}")
 SINGLE_BODY = {"query": "{query}", "k": "{k}"}

@@ -10,12 +10,12 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from retrieval_gate.adapters.adapter import Adapter
-from retrieval_gate.adapters.base import Document, Hit, Query, RetrieverError
 from retrieval_gate.adapters.hits import to_hits
+from retrieval_gate.adapters.interface import Adapter
 from retrieval_gate.adapters.settings import AdapterSettings, redact
 from retrieval_gate.adapters.targets import load_target, user_errors
-from retrieval_gate.errors import GateError
+from retrieval_gate.core.model import Document, Hit, Query
+from retrieval_gate.errors import GateError, RetrieverError
 
 EXPECTED = (
     "a function f(query, k) or f(query, k, metadata), a batch function f(queries, k), "

@@ -10,23 +10,18 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, PrivateAttr
 
-from retrieval_gate.adapters.adapter import Adapter
-from retrieval_gate.adapters.base import Document, Hit, Query
+from retrieval_gate.adapters.interface import Adapter
 from retrieval_gate.adapters.settings import AdapterSettings
-from retrieval_gate.errors import InputError
+from retrieval_gate.core.model import Document, Hit, Query
+from retrieval_gate.errors import CoverageError, InputError
 
 if TYPE_CHECKING:
-    from retrieval_gate.top_k import RankedHits
+    from retrieval_gate.metrics.top_k import RankedHits
 
 SHOWN = 5
 """Unmatched ids shown on each side when a saved run does not cover the labelled set."""
 SAMPLE = 1000
 """Unmatched ids looked at (per side) when guessing why the ids differ."""
-
-
-class CoverageError(InputError):
-    """A saved run shares no query id with the labelled set, or answers too few of its
-    queries: it was not measured on this set, so the gate does not judge it (exit 2)."""
 
 
 class RunFileConfig(AdapterSettings):
@@ -114,7 +109,7 @@ class RunFileRetriever(Adapter[RunFileConfig]):
 
     def search(self, query: Query, k: int) -> list[Hit]:
         if self._ranked is None:  # one ranking of the whole file, on first use
-            from retrieval_gate.top_k import RankedHits
+            from retrieval_gate.metrics.top_k import RankedHits
 
             self._ranked = RankedHits(self.run)
         return list(self._ranked.get(query.id, ())[:k])

@@ -18,11 +18,11 @@ from urllib.parse import urlsplit
 
 from pydantic import Field, field_validator
 
-from retrieval_gate import redaction
 from retrieval_gate.adapters.settings import is_secret
+from retrieval_gate.core import redaction
+from retrieval_gate.core.strict import StrictModel
+from retrieval_gate.core.wording import console_text, one_line
 from retrieval_gate.errors import GateError
-from retrieval_gate.strict import StrictModel
-from retrieval_gate.wording import console_text, one_line
 
 LOG_LINES = 20
 """Lines of the service's output an error shows."""

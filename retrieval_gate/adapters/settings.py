@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
-from retrieval_gate.strict import no_bool_for_numbers
+from retrieval_gate.core.strict import no_bool_for_numbers
 
 # Name parts that usually mean a credential; their values never reach a description.
 SECRET_PART = re.compile(r"(api)?key|token|secret|passw(or)?d|auth(orization)?|credentials?|cookie")

@@ -10,9 +10,8 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
-from retrieval_gate.adapters.base import RetrieverError
-from retrieval_gate.errors import GateError
-from retrieval_gate.wording import excerpt
+from retrieval_gate.core.wording import excerpt
+from retrieval_gate.errors import GateError, RetrieverError
 
 
 def load_target(target: str, expected: str, *, search_dir: Path | None = None) -> Any:

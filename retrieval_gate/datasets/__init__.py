@@ -7,7 +7,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from retrieval_gate.adapters.base import Document, Query
+from retrieval_gate.core.judgments import Judgments
+from retrieval_gate.core.model import Document, Query
 from retrieval_gate.datasets.dataset import Dataset, DataWarning, Labels, assemble
 from retrieval_gate.datasets.files import (
     JUDGMENT_KEYS,
@@ -18,13 +19,12 @@ from retrieval_gate.datasets.files import (
     read_tsv_queries,
 )
 from retrieval_gate.errors import InputError
-from retrieval_gate.judgments import Judgments
 from retrieval_gate.readers import read_judgments
 from retrieval_gate.readers.subtopics import read_subtopics
 from retrieval_gate.readers.text import json_lines, logical_name
 
 if TYPE_CHECKING:
-    from retrieval_gate.config import DatasetConfig
+    from retrieval_gate.config.schema import DatasetConfig
 
 
 def load(spec: DatasetConfig, base_dir: Path) -> Dataset:

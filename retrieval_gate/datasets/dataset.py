@@ -11,11 +11,11 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from retrieval_gate.adapters.base import Document, Query
-from retrieval_gate.ids import object_array
-from retrieval_gate.judgments import Combine, Judgments
-from retrieval_gate.qrels import Qrels
-from retrieval_gate.wording import plural
+from retrieval_gate.core.ids import object_array
+from retrieval_gate.core.judgments import Combine, Judgments
+from retrieval_gate.core.model import Document, Query
+from retrieval_gate.core.qrels import Qrels
+from retrieval_gate.core.wording import plural
 
 if TYPE_CHECKING:
     from retrieval_gate.readers.subtopics import SubtopicQrels

@@ -19,9 +19,9 @@ from pathlib import Path, PurePosixPath
 from typing import IO, Any, Literal, TextIO
 from urllib.parse import urlsplit
 
-from retrieval_gate import __version__
+from retrieval_gate.core.version import __version__
+from retrieval_gate.core.wording import plural
 from retrieval_gate.errors import GateError, InputError
-from retrieval_gate.wording import plural
 
 MIRROR_ENV = "RETRIEVAL_GATE_DATASETS_URL"
 """Replaces everything before a download's file name, e.g. `http://mirror.local/ir` fetches

@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from retrieval_gate.adapters.base import Document, Query
+from retrieval_gate.core.model import Document, Query
 from retrieval_gate.errors import InputError
 from retrieval_gate.readers.text import json_id, json_lines, numbered, open_text
 

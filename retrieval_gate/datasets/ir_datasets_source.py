@@ -19,13 +19,13 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from retrieval_gate.adapters.base import Document, Query
+from retrieval_gate.core.judgments import Judgments
+from retrieval_gate.core.model import Document, Query
 from retrieval_gate.datasets.dataset import DataWarning, Labels
 from retrieval_gate.errors import GateError, InputError
-from retrieval_gate.judgments import Judgments
 
 if TYPE_CHECKING:
-    from retrieval_gate.config import DatasetConfig
+    from retrieval_gate.config.schema import DatasetConfig
 
 LAYOUT = "ir_datasets"
 INSTALL = "pip install 'retrieval-gate[ir_datasets]'"

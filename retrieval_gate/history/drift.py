@@ -10,15 +10,17 @@ from pathlib import Path
 
 import numpy as np
 
-from retrieval_gate.baseline import Baseline, comparability_problems, read_baseline
-from retrieval_gate.compare import Comparison
-from retrieval_gate.config import DriftConfig, GateConfig, MetricGate
+from retrieval_gate.config.schema import DriftConfig, GateConfig, MetricGate
+from retrieval_gate.core.wording import plural
 from retrieval_gate.datasets import Dataset
 from retrieval_gate.errors import InputError
-from retrieval_gate.gate import GateResult, decide, rescored_baseline
+from retrieval_gate.gate.baseline import Baseline, comparability_problems, read_baseline
+from retrieval_gate.gate.comparable import rescored_baseline
+from retrieval_gate.gate.compare import Comparison
+from retrieval_gate.gate.decide import decide
+from retrieval_gate.gate.result import GateResult
+from retrieval_gate.gate.slicing import ALL, slice_queries
 from retrieval_gate.history.record import AcceptEntry, Entry, ResultEntry
-from retrieval_gate.slicing import ALL, slice_queries
-from retrieval_gate.wording import plural
 
 SHOWN_STEPS = 12
 """Merges named per drifting check; the rest are counted."""
@@ -321,7 +323,7 @@ def _points(delta: float) -> str:
 
 def resolver(repo: Path) -> Callable[[str], str | None]:
     """A function from a tag or commit to its full sha in `repo` (None when git has none)."""
-    from retrieval_gate.git import run_git
+    from retrieval_gate.core.git import run_git
 
     def resolve(ref: str) -> str | None:
         if ref.startswith("-"):

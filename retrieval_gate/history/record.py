@@ -10,10 +10,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, TypeGuard
 
-from retrieval_gate.baseline import Baseline, baseline_document, record_of
+from retrieval_gate.core.names import valid_name
+from retrieval_gate.core.redaction import scrubbed
 from retrieval_gate.errors import InputError
-from retrieval_gate.names import valid_name
-from retrieval_gate.redaction import scrubbed
+from retrieval_gate.gate.baseline import Baseline, baseline_document, record_of
 
 HISTORY_SCHEMA_VERSION = 1
 """Version of a history line; a reader refuses a newer one rather than misread it."""
@@ -128,7 +128,7 @@ def result_entry(
     Raises InputError (naming `source` and the field) for anything but a decided result of
     this tool's result schema.
     """
-    from retrieval_gate.gate import RESULT_SCHEMA_VERSION
+    from retrieval_gate.gate.result import RESULT_SCHEMA_VERSION
 
     if not isinstance(document, dict):
         raise InputError("not a `check` JSON result: expected a JSON object", source=source)
@@ -178,7 +178,7 @@ def _means(
     comparisons: Any, record: Baseline, source: str
 ) -> tuple[dict[str, float], dict[str, dict[str, float]]]:
     """Overall means from the record itself; slice means from the result's comparisons."""
-    from retrieval_gate.slicing import ALL
+    from retrieval_gate.gate.slicing import ALL
 
     means = {metric: float(values.mean()) for metric, values in record.scores.items()}
     slices: dict[str, dict[str, float]] = {}
@@ -337,6 +337,6 @@ def _text(value: str) -> str:
 
 def _shown(value: Any) -> str:
     """A value quoted for a message: short, one line, control characters shown as `?`."""
-    from retrieval_gate.wording import excerpt
+    from retrieval_gate.core.wording import excerpt
 
     return excerpt(repr(value), 80)

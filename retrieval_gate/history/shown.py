@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from retrieval_gate.config import GateConfig
+from retrieval_gate.config.schema import GateConfig
 from retrieval_gate.datasets import Dataset
 from retrieval_gate.errors import InputError
 from retrieval_gate.history.defaults import DEFAULT_BRANCH

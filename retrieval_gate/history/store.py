@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
+from retrieval_gate.core.git import run_git
 from retrieval_gate.errors import GateError, InputError
-from retrieval_gate.git import run_git
 from retrieval_gate.history.defaults import DEFAULT_BRANCH, DEFAULT_REMOTE
 from retrieval_gate.history.record import Entry, parse_entry
 

@@ -5,8 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from retrieval_gate.core.ids import FloatArray
+from retrieval_gate.core.qrels import Qrels
+from retrieval_gate.core.run import Run
 from retrieval_gate.errors import MetricError
-from retrieval_gate.ids import FloatArray
 from retrieval_gate.metrics.diversity import (
     DIVERSITY,
     NEEDS_SUBTOPICS,
@@ -15,8 +17,6 @@ from retrieval_gate.metrics.diversity import (
 )
 from retrieval_gate.metrics.ranking import rank_judgments
 from retrieval_gate.metrics.spec import MetricSpec, parse_metrics
-from retrieval_gate.qrels import Qrels
-from retrieval_gate.run import Run
 
 RunLike = Run | Mapping[str, Mapping[str, float]]
 QrelsLike = Qrels | Mapping[str, Mapping[str, float]]

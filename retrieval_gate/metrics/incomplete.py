@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from retrieval_gate.ids import FloatArray
+from retrieval_gate.core.ids import FloatArray
 from retrieval_gate.metrics.measures import REGISTRY, REL, Measure, measure
 from retrieval_gate.metrics.ranking import NOT_RETRIEVED, RankedJudgments
 from retrieval_gate.metrics.spec import MetricSpec

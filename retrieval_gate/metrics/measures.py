@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from retrieval_gate.ids import FloatArray
+from retrieval_gate.core.ids import FloatArray
 from retrieval_gate.metrics.ranking import RankedJudgments
 from retrieval_gate.metrics.spec import Cutoff, MetricSpec, Param, parse_gains
 

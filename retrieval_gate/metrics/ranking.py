@@ -9,7 +9,7 @@ from itertools import chain, repeat
 import numpy as np
 import numpy.typing as npt
 
-from retrieval_gate.ids import (
+from retrieval_gate.core.ids import (
     FloatArray,
     IntArray,
     ObjectArray,
@@ -19,9 +19,9 @@ from retrieval_gate.ids import (
     run_starts,
     small_pages,
 )
-from retrieval_gate.qrels import Qrels
+from retrieval_gate.core.qrels import Qrels
+from retrieval_gate.core.run import Run
 from retrieval_gate.readers.dicts import run_from_dict
-from retrieval_gate.run import Run
 
 NOT_RETRIEVED = -np.inf
 """Grade-matrix cell past the end of a query's results."""

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from retrieval_gate.ids import FloatArray
+from retrieval_gate.core.ids import FloatArray
 from retrieval_gate.metrics.measures import (
     REL,
     _divide,

@@ -6,9 +6,10 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from retrieval_gate.core.judgments import Combine, Judgments
+from retrieval_gate.core.qrels import Qrels
+from retrieval_gate.core.run import Run
 from retrieval_gate.errors import InputError
-from retrieval_gate.judgments import Combine, Judgments
-from retrieval_gate.qrels import Qrels
 from retrieval_gate.readers.beir import ANNOTATOR_HEADERS, read_beir_judgments
 from retrieval_gate.readers.dicts import (
     qrels_from_dict,
@@ -19,7 +20,6 @@ from retrieval_gate.readers.dicts import (
 from retrieval_gate.readers.jsonl import read_jsonl_judgments, read_jsonl_run
 from retrieval_gate.readers.text import first_content_line, logical_name
 from retrieval_gate.readers.trec import read_trec_judgments, read_trec_run
-from retrieval_gate.run import Run
 
 QRELS_FORMATS: dict[str, Callable[[Path], Judgments]] = {
     "trec": read_trec_judgments,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from retrieval_gate.core.judgments import Judgments
 from retrieval_gate.errors import InputError
-from retrieval_gate.judgments import Judgments
 from retrieval_gate.readers.text import numbered, numbers, open_text
 
 LAYOUT = "'query-id<TAB>corpus-id<TAB>score' (a 4th column when the header names it annotator)"

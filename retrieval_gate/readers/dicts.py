@@ -10,12 +10,12 @@ from typing import Any
 
 import numpy as np
 
+from retrieval_gate.core.ids import FloatArray, IntArray, ObjectArray, factorize, object_array
+from retrieval_gate.core.judgments import Judgments
+from retrieval_gate.core.qrels import Qrels
+from retrieval_gate.core.run import Run
 from retrieval_gate.errors import InputError
-from retrieval_gate.ids import FloatArray, IntArray, ObjectArray, factorize, object_array
-from retrieval_gate.judgments import Judgments
-from retrieval_gate.qrels import Qrels
 from retrieval_gate.readers.text import open_text
-from retrieval_gate.run import Run
 
 
 def qrels_from_dict(

@@ -21,7 +21,7 @@ from typing import Any, BinaryIO
 import numpy as np
 import numpy.typing as npt
 
-from retrieval_gate.ids import ByteIds, FloatArray, IntArray, U8Array, run_starts
+from retrieval_gate.core.ids import ByteIds, FloatArray, IntArray, U8Array, run_starts
 
 CHUNK = 1 << 20
 """Bytes tokenised at a time: keeps the per-byte temporaries small and in cache. (One thread:

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import numpy as np
 
+from retrieval_gate.core.ids import FloatArray
+from retrieval_gate.core.judgments import Judgments
+from retrieval_gate.core.run import Run
 from retrieval_gate.errors import InputError
-from retrieval_gate.ids import FloatArray
-from retrieval_gate.judgments import Judgments
 from retrieval_gate.readers.text import json_field, json_id, json_lines, numbers, open_text
-from retrieval_gate.run import Run
 
 QUERY_KEYS = ("query_id", "qid", "query-id")
 DOC_KEYS = ("doc_id", "docid", "docno", "corpus-id", "id")

@@ -9,8 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from retrieval_gate.errors import InputError
-from retrieval_gate.ids import (
+from retrieval_gate.core.ids import (
     FloatArray,
     IntArray,
     ObjectArray,
@@ -18,6 +17,7 @@ from retrieval_gate.ids import (
     first_duplicate,
     object_array,
 )
+from retrieval_gate.errors import InputError
 from retrieval_gate.readers.text import field_lines, numbers, quoted
 
 LAYOUT = "'topic subtopic docno judgment' (4 whitespace-separated fields)"

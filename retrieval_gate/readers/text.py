@@ -13,8 +13,8 @@ from typing import IO, Any
 
 import numpy as np
 
+from retrieval_gate.core.ids import FloatArray
 from retrieval_gate.errors import InputError
-from retrieval_gate.ids import FloatArray
 
 GZIP_MAGIC = b"\x1f\x8b"
 ENCODING = "utf-8-sig"

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
-from retrieval_gate.ids import (
+from retrieval_gate.core.ids import (
     IntArray,
     ObjectArray,
     factorize,
@@ -14,10 +14,10 @@ from retrieval_gate.ids import (
     object_array,
     small_pages,
 )
-from retrieval_gate.judgments import Judgments
+from retrieval_gate.core.judgments import Judgments
+from retrieval_gate.core.run import Run
 from retrieval_gate.readers import fast
 from retrieval_gate.readers.text import field_lines, numbers
-from retrieval_gate.run import Run
 
 QRELS_LAYOUT = "'qid iter docno rel' (4 whitespace-separated fields)"
 RUN_LAYOUT = "'qid Q0 docno rank score tag' (6 whitespace-separated fields)"

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from retrieval_gate.compare import Comparison
-from retrieval_gate.diagnostics import LabellingGap
 from retrieval_gate.errors import GateError
+from retrieval_gate.gate.compare import Comparison
+from retrieval_gate.gate.diagnostics import LabellingGap
 from retrieval_gate.report.document import ResultRecord
 from retrieval_gate.report.forest import forest_axis, forest_rows, forest_text
 from retrieval_gate.report.trend import trend_views

@@ -15,11 +15,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, StrictInt, ValidationError
 
-from retrieval_gate.compare import Comparison
-from retrieval_gate.diagnostics import LabellingGap, QueryChange, Unjudged
+from retrieval_gate.core.redaction import scrubbed
 from retrieval_gate.errors import InputError
-from retrieval_gate.gate import Status
-from retrieval_gate.redaction import scrubbed
+from retrieval_gate.gate.compare import Comparison
+from retrieval_gate.gate.diagnostics import LabellingGap, QueryChange, Unjudged
+from retrieval_gate.gate.result import Status
 
 
 class _Model(BaseModel):

@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING
 
 from markupsafe import Markup
 
-from retrieval_gate.wording import one_line, visible_controls
+from retrieval_gate.core.wording import one_line, visible_controls
 
 if TYPE_CHECKING:
-    from retrieval_gate.compare import Comparison
+    from retrieval_gate.gate.compare import Comparison
 
 # Backslash escapes work on every ASCII punctuation character in CommonMark; these are the ones
 # that start inline markup in GitHub's Markdown (code, emphasis, links, tables, strike, math).

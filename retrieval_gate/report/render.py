@@ -6,6 +6,7 @@ import functools
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
+from retrieval_gate.core.wording import aligned, console_text, plural, visible_controls
 from retrieval_gate.report.context import (
     FAILURES_SHOWN,
     SECTIONS,
@@ -24,7 +25,6 @@ from retrieval_gate.report.filters import (
     xml_text,
 )
 from retrieval_gate.report.trend import MARKERS_MAX, trend_svg
-from retrieval_gate.wording import aligned, console_text, plural, visible_controls
 
 if TYPE_CHECKING:
     import jinja2
@@ -55,7 +55,7 @@ def render(
     if not isinstance(result, ResultRecord):
         result = validate_result(result)
     if fmt == "json":
-        from retrieval_gate.gate import canonical_json
+        from retrieval_gate.gate.result import canonical_json
 
         return canonical_json(dict(result.document))
     if fmt == "markdown":

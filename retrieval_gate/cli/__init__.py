@@ -1,0 +1,1 @@
+"""The command line: the entry point, one module per subcommand, completion and scaffolding."""

@@ -1,0 +1,188 @@
+"""`retrieval-gate baseline`: run the retriever and write the baseline file."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, TextIO
+
+from retrieval_gate.cli.commands.common import (
+    add_config_option,
+    add_repeats_option,
+    add_source_options,
+)
+from retrieval_gate.errors import EXIT_OK
+
+if TYPE_CHECKING:
+    from retrieval_gate.gate.compare import Comparison
+    from retrieval_gate.gate.result import GateResult
+
+SHOWN = 5
+"""Checks named in a one-line reason; the rest are counted."""
+
+
+def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Declare `baseline`: config, source, output, --force or --if-improved, and repeats."""
+    parser = commands.add_parser(
+        "baseline",
+        help="run the retriever and write the baseline file",
+        description="Run the retriever (or read --run FILE) and write the baseline. An "
+        "existing baseline made with another labelled set, k, metric set or slice definition "
+        "is only replaced with --force. With --if-improved (a ratchet) an existing baseline is "
+        "replaced only when the run is significantly better on at least one gated check and "
+        "no gated check fails or is inconclusive; otherwise the file is kept, the reason is "
+        "printed, and the exit code is 0.",
+    )
+    add_config_option(parser)
+    add_source_options(parser)
+    parser.add_argument("-o", "--output", help="where to write (default: the config's)")
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--force", action="store_true", help="replace an unlike baseline")
+    mode.add_argument(
+        "--if-improved",
+        action="store_true",
+        help="replace the baseline only when the gate's own test shows an improvement past a "
+        "threshold on a gated check and no gated check fails or is inconclusive",
+    )
+    add_repeats_option(parser)
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """Run the retriever and write the baseline, keeping an unlike one (and, with
+    --if-improved, one the run does not improve on)."""
+    from retrieval_gate.config.schema import load
+    from retrieval_gate.errors import GateError
+    from retrieval_gate.gate.baseline import read_baseline, write_baseline
+    from retrieval_gate.gate.comparable import comparable_baseline
+    from retrieval_gate.gate.decide import decide
+    from retrieval_gate.pipeline.record import record_current
+
+    config = load(args.config)
+    path = Path(args.output) if args.output else config.resolve(config.baseline)
+    current = record_current(
+        config,
+        run_path=args.run,
+        cache=not args.no_cache,
+        refresh_cache=args.refresh_cache,
+        progress=None if args.quiet else err,
+        repeats=args.repeats or config.gate.repeats,
+    )
+    record = current.record
+    improved: Sequence[Comparison] = ()
+    if path.exists() and not args.force:
+        # A baseline the gate can still compare with (at most its judgments differ) is
+        # replaced; any other is kept unless --force says so.
+        try:
+            existing = read_baseline(path)
+            comparable_baseline(existing, record, current.dataset)
+        except GateError as error:
+            raise GateError(f"{path} is kept: {error}") from None
+        if args.if_improved:
+            result = decide(
+                existing,
+                record,
+                config,
+                current.dataset,
+                current.warnings,
+                failed_queries=current.failed_queries,
+                reference=f"baseline {path}",
+            )
+            improved, reason = ratchet(result)
+            if reason:
+                _warn(current.warnings, err)
+                out.write(f"kept {path}: {reason}\n")
+                return EXIT_OK
+    write_baseline(record, path)
+    _warn(current.warnings, err)
+    out.write(
+        f"wrote {path}: {len(record.query_ids)} queries, metrics "
+        f"{', '.join(record.fingerprints.metrics)}, k = {record.fingerprints.k}"
+        + (f", mean of {len(record.repeats.runs)} runs" if record.repeats else "")
+        + (f", commit {record.git_commit[:12]}" if record.git_commit else "")
+        + (" (uncommitted changes)" if record.git_dirty else "")
+        + "\n"
+    )
+    if args.if_improved and not improved:
+        out.write("no baseline to improve on: written as is\n")
+    if improved:
+        out.write(f"improved ({len(improved)}): {_checks(improved, _rise)}\n")
+    return EXIT_OK
+
+
+def ratchet(result: GateResult) -> tuple[list[Comparison], str]:
+    """The gated checks `result` shows improved (past their threshold, with the gate's
+    evidence, the test mirrored), and why the baseline must be kept ("" when it may be
+    replaced): no improvement, or a check that fails or is inconclusive. An inconclusive
+    check keeps it even when the gate passes it: a ratchet must not adopt a drop past a
+    threshold just because too few queries could prove it."""
+    improved = [c for c in result.comparisons if c.gated and c.verdict == "improved"]
+    worse = [c for c in result.comparisons if c.failed]
+    doubtful = [c for c in result.comparisons if c.gated and c.verdict == "inconclusive"]
+    doubtful = [c for c in doubtful if not c.failed]
+    if worse:
+        reason = f"{len(worse)} gated check{'s' if len(worse) > 1 else ''} fail: " + _checks(
+            worse, _fall
+        )
+    elif doubtful:
+        reason = (
+            f"{len(doubtful)} gated check{'s' if len(doubtful) > 1 else ''} dropped past "
+            "the threshold without enough evidence (inconclusive): " + _checks(doubtful, _fall)
+        )
+    elif not improved:
+        best = max(
+            (c for c in result.comparisons if c.gated and c.max_drop is not None),
+            key=lambda c: (c.delta - (c.max_drop or 0.0), c.slice == "all"),
+            default=None,
+        )
+        reason = "no gated check improved past its threshold with evidence"
+        if best is not None:
+            reason += f" (closest: {_rise(best)})"
+        return [], reason
+    else:
+        return improved, ""
+    if improved:
+        reason += f"; improved: {_checks(improved, _rise)}"
+    return improved, reason
+
+
+def _checks(checks: Sequence[Comparison], say: Callable[[Comparison], str]) -> str:
+    """Up to SHOWN checks worded by `say`, then how many more."""
+    shown = "; ".join(say(c) for c in checks[:SHOWN])
+    return shown + (f"; and {len(checks) - SHOWN} more" if len(checks) > SHOWN else "")
+
+
+def _name(c: Comparison) -> str:
+    return c.metric if c.slice == "all" else f"{c.metric} on {c.slice}"
+
+
+def _interval(c: Comparison) -> str:
+    from retrieval_gate.report.filters import points
+
+    if c.ci_low is None or c.ci_high is None:
+        return ""
+    return f" [{points(c.ci_low, 1)}, {points(c.ci_high, 1)}]"
+
+
+def _rise(c: Comparison) -> str:
+    """`ndcg@10 +4.2 pt [+2.0, +6.4] (threshold 2 pt)`."""
+    from retrieval_gate.report.filters import points
+
+    limit = f" (threshold {(c.max_drop or 0.0) * 100:g} pt)" if c.max_drop is not None else ""
+    return f"{_name(c)} {points(c.delta, 1)} pt{_interval(c)}{limit}"
+
+
+def _fall(c: Comparison) -> str:
+    """`ndcg@10 on intent=billing -8.1 pt [-11.0, -5.2], regressed`."""
+    from retrieval_gate.report.filters import points
+
+    verdict = str(c.verdict).replace("_", " ")
+    if c.verdict == "below_floor" and c.floor is not None:
+        return f"{_name(c)} {c.current_mean:.4f}, below its floor {c.floor:g}"
+    return f"{_name(c)} {points(c.delta, 1)} pt{_interval(c)}, {verdict}"
+
+
+def _warn(warnings: Sequence[str], err: TextIO) -> None:
+    for warning in warnings:
+        print(f"retrieval-gate: warning: {warning}", file=err)

@@ -1,0 +1,102 @@
+"""`retrieval-gate check`: run, score and compare with the baseline; exit 1 on a regression."""
+
+from __future__ import annotations
+
+import argparse
+from typing import TextIO
+
+from retrieval_gate.cli.commands.common import (
+    add_config_option,
+    add_repeats_option,
+    add_report_options,
+    add_source_options,
+    report_targets,
+    write_reports,
+)
+from retrieval_gate.errors import GateError
+
+
+def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Declare `check`: config, source, baseline, --against, cache, repeats and reports."""
+    parser = commands.add_parser(
+        "check",
+        help="run, score and compare with the baseline; exit 1 on a regression",
+        description="Score the retriever (or --run FILE), compare every metric and slice "
+        "with the baseline query by query, print the summary and write the reports: the "
+        "paths of the config's `report:` block or, without one, result.json (the JSON "
+        "result), report.md and report.html in .retrieval-gate/NAME/ beside the config, "
+        "NAME being the config's `name` (JUnit XML only with --junit or report.junit). "
+        "--json/--markdown/--junit/--html PATH replace one; --no-reports writes only those. "
+        "Exit 0 pass, 1 regression or floor breached, 2 bad input or a baseline that "
+        "cannot be compared.",
+    )
+    add_config_option(parser)
+    add_source_options(parser)
+    parser.add_argument("--baseline", help="baseline file (default: the config's `baseline`)")
+    parser.add_argument(
+        "--against",
+        metavar="REF",
+        help="compare with the retriever at the merge-base of HEAD and REF (a branch, tag or "
+        "commit), run now in a git worktree, instead of the committed baseline: the "
+        "labelled set, metrics and thresholds are the working tree's, the retriever section "
+        "and its code each side's own",
+    )
+    parser.add_argument(
+        "--cache",
+        action="store_true",
+        dest="trust_cache",
+        help="use cached answers even when nothing proves them current (an http retriever "
+        "without retriever.version); the reports count them",
+    )
+    parser.add_argument(
+        "--history",
+        metavar="SOURCE",
+        help="the main branch's history, for its trend and drift in the reports: a branch of "
+        "this repository, or a .jsonl file or folder (default: $RETRIEVAL_GATE_HISTORY_BRANCH, "
+        "else retrieval-gate-history when the repository has it)",
+    )
+    add_repeats_option(parser)
+    add_report_options(parser)
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """Gate the retriever against the baseline and write the reports."""
+    from retrieval_gate.config.schema import load
+    from retrieval_gate.gate.result import error_document
+    from retrieval_gate.pipeline.check import check
+    from retrieval_gate.report import summary_of, validate_result
+
+    config = load(args.config)
+    targets = report_targets(args, config)
+    try:
+        result = check(
+            config,
+            run_path=args.run,
+            baseline_path=args.baseline,
+            cache=not args.no_cache,
+            refresh_cache=args.refresh_cache,
+            trust_cache=args.trust_cache,
+            progress=None if args.quiet else err,
+            repeats=args.repeats,
+            against=args.against,
+        )
+    except GateError as error:  # the reports say why the gate could not decide
+        document = validate_result(error_document(config.name, str(error)))
+        write_reports(document, targets, err, quiet=args.quiet)
+        raise
+    from retrieval_gate.history.shown import history_source, with_history
+
+    source, named = history_source(args.history, config)
+    # Compact: its top k is written by our encoder alone, to the side file.
+    decided, notes = with_history(
+        result.document(compact=True), config, source, named=named, dataset=result.dataset
+    )
+    if notes:
+        decided["warnings"] = [*decided["warnings"], *notes]
+    record = validate_result(decided)
+    write_reports(record, targets, err, quiet=args.quiet)
+    for warning in [*result.warnings, *notes]:
+        print(f"retrieval-gate: warning: {warning}", file=err)
+    out.write(summary_of(record))
+    return result.exit_code

@@ -1,0 +1,94 @@
+"""`retrieval-gate evaluate`: score a run against qrels, trec_eval-exact."""
+
+from __future__ import annotations
+
+import argparse
+from typing import TextIO
+
+from retrieval_gate.cli.commands.common import raw
+from retrieval_gate.errors import EXIT_OK
+
+DEFAULT_METRICS = ("ndcg@10", "recall@100", "ap@100", "rr@10", "precision@10")
+
+
+def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Declare `evaluate`: a qrels file, a run file, metrics and an output format."""
+    parser = commands.add_parser(
+        "evaluate",
+        help="score a run against qrels (trec_eval-exact)",
+        description="Score a run against qrels. Every labelled query is scored; a query "
+        "missing from the run scores 0 (trec_eval -c). Values equal trec_eval's (the diversity "
+        "metrics over --subtopics: ndeval's).",
+    )
+    parser.add_argument("qrels", help="qrels file: TREC, BEIR .tsv, JSONL or JSON (.gz too)")
+    parser.add_argument("run", help="run file: TREC, JSONL or BEIR results JSON (.gz too)")
+    parser.add_argument(
+        "-m",
+        "--metric",
+        dest="metrics",
+        action="extend",
+        nargs="+",
+        metavar="METRIC",
+        help="metric such as ndcg@10, ndcg(gain=linear)@10, ap(rel=2)@100, rbp(p=0.8); "
+        f"repeatable (default: {' '.join(DEFAULT_METRICS)}; list: retrieval-gate metrics)",
+    )
+    parser.add_argument(
+        "-q",
+        "--per-query",
+        action="store_true",
+        help="also print each query's values (json always has them)",
+    )
+    parser.add_argument(
+        "-f",
+        "--format",
+        choices=("table", "json", "trec"),
+        default="table",
+        help="table (default), json, or trec_eval's measure/qid/value lines",
+    )
+    parser.add_argument(
+        "--subtopics",
+        metavar="FILE",
+        help="subtopic (intent) qrels, 'topic subtopic docno judgment' lines as the TREC Web "
+        "track's diversity qrels (.gz too): needed by alpha_ndcg@k, err_ia@k and the other "
+        "diversity metrics",
+    )
+    parser.add_argument("--qrels-format", help="qrels format when detection is not wanted")
+    parser.add_argument("--run-format", help="run format when detection is not wanted")
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """Score the run against the qrels and print the metrics."""
+    from retrieval_gate.metrics import evaluate
+    from retrieval_gate.metrics.diversity import DIVERSITY
+    from retrieval_gate.readers import read_qrels, read_run
+    from retrieval_gate.readers.subtopics import read_subtopics
+    from retrieval_gate.report.score_formats import FORMATS, coverage_notes
+
+    qrels = read_qrels(args.qrels, args.qrels_format)
+    run = read_run(args.run, args.run_format)
+    subtopics = read_subtopics(args.subtopics) if args.subtopics else None
+    scores = evaluate(run, qrels, args.metrics or DEFAULT_METRICS, subtopics)
+    # json and trec are data for other tools: written as they are, beneath the InertStream.
+    (out if args.format == "table" else raw(out)).write(
+        FORMATS[args.format](scores, args.per_query)
+    )
+    out.flush()
+    for note in coverage_notes(scores):
+        print(f"retrieval-gate: {note}", file=err)
+    if subtopics is not None and any(spec.name in DIVERSITY for spec in scores.metrics):
+        from retrieval_gate.core.wording import one_line, plural
+
+        judged = set(subtopics.query_ids.tolist())
+        unjudged = [q for q in scores.query_ids if q not in judged]
+        if unjudged:
+            shown = ", ".join(one_line(q) for q in unjudged[:5])
+            more = f" and {len(unjudged) - 5} more" if len(unjudged) > 5 else ""
+            count = plural(len(unjudged), "labelled query", "labelled queries")
+            verb = "scores" if len(unjudged) == 1 else "score"
+            print(
+                f"retrieval-gate: {count} without subtopic judgments {verb} 0 on the diversity "
+                f"metrics: {shown}{more}",
+                file=err,
+            )
+    return EXIT_OK

@@ -1,0 +1,49 @@
+"""`retrieval-gate run`: call the retriever on the labelled set and print its metrics."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import TextIO
+
+from retrieval_gate.cli.commands.common import add_config_option
+from retrieval_gate.errors import EXIT_OK
+
+
+def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Declare `run`: config, run file to save, cache and progress options."""
+    parser = commands.add_parser(
+        "run",
+        help="call the retriever on the labelled set and print its metrics",
+        description="Call the retriever on every labelled query, score the results and print "
+        "the metric table. Exit 2 when more queries failed than the error budget allows.",
+    )
+    add_config_option(parser)
+    parser.add_argument("-o", "--output", help="also save the run as a TREC run file")
+    parser.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
+    parser.add_argument(
+        "--refresh-cache", action="store_true", help="call the retriever again, then cache"
+    )
+    parser.add_argument("--quiet", action="store_true", help="no progress output")
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """Call the retriever, optionally save the run, print the metric table."""
+    from retrieval_gate.pipeline.execute import execute
+    from retrieval_gate.report.score_formats import format_table
+
+    result = execute(
+        args.config,
+        cache=not args.no_cache,
+        refresh_cache=args.refresh_cache,
+        progress=None if args.quiet else err,
+    )
+    for warning in result.warnings:
+        print(f"retrieval-gate: warning: {warning}", file=err)
+    if args.output:
+        from retrieval_gate.execution.runner import save_trec
+
+        save_trec(result.run, Path(args.output), tag=result.config.name)
+    out.write(format_table(result.scores, per_query=False))
+    return EXIT_OK

@@ -1,0 +1,1 @@
+"""Running a query set through a retriever: runner, retries, progress, answer cache."""

@@ -1,0 +1,630 @@
+"""Runs a query set through a retriever: bounded concurrency, timeouts, retries and a cache."""
+
+from __future__ import annotations
+
+import heapq
+import math
+import random
+import time
+from collections import deque
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol, TextIO
+
+from retrieval_gate.adapters.interface import Retriever, fingerprint
+from retrieval_gate.core.files import write_text_atomic
+from retrieval_gate.core.model import Hit, Query
+from retrieval_gate.core.run import Run
+from retrieval_gate.core.wording import one_line, raw_stream
+from retrieval_gate.errors import GateError, RetrieverError
+
+if TYPE_CHECKING:
+    from retrieval_gate.execution.cache import CacheEntry, ResultCache
+
+Answer = tuple[Hit, ...]
+
+# Calls abandoned past their timeout still hold a thread (Python cannot kill one). Past this
+# many at once the retriever is taken to be stuck and the remaining queries fail, rather than
+# growing threads without bound.
+_STUCK_MIN = 16
+_STUCK_PER_WORKER = 4
+_CACHE_FLUSH_EVERY = 256
+_LISTED_FAILURES = 5
+STOP_AFTER = 10
+"""Queries that must all fail the same way, as the first to settle, before a run stops early
+(more when the error budget allows more failures: a stop never changes the verdict)."""
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """How the runner calls a retriever."""
+
+    concurrency: int = 8
+    timeout: float = 30.0
+    """Seconds one attempt (a `search` or `search_batch` call) may take."""
+    retries: int = 3
+    """Extra attempts after a retryable error or a timeout."""
+    backoff: float = 0.5
+    """Base of the exponential backoff, in seconds."""
+    max_backoff: float = 8.0
+    error_budget: float = 0.01
+    """Fraction of the queries allowed to fail before the run is an error."""
+    seed: int = 0
+    """Seed of the backoff jitter."""
+
+    def __post_init__(self) -> None:
+        problems = []
+        if self.concurrency < 1:
+            problems.append(f"concurrency must be at least 1, got {self.concurrency}")
+        if not self.timeout > 0:
+            problems.append(f"timeout must be more than 0 seconds, got {self.timeout}")
+        if self.retries < 0:
+            problems.append(f"retries must be 0 or more, got {self.retries}")
+        if not (self.backoff >= 0 and self.max_backoff >= 0):
+            problems.append(
+                f"backoff and max_backoff must be 0 or more, got {self.backoff}, {self.max_backoff}"
+            )
+        if not 0 <= self.error_budget <= 1:
+            problems.append(f"error_budget must be within [0, 1], got {self.error_budget}")
+        if problems:
+            raise GateError("run settings: " + "; ".join(problems))
+
+
+@dataclass(frozen=True)
+class QueryFailure:
+    """A query the retriever never answered: the last error and how many calls were made."""
+
+    query_id: str
+    error: str
+    attempts: int
+
+
+@dataclass(frozen=True, eq=False)
+class RunResult:
+    """What a run produced; failed queries are absent from `run` and listed in `failures`."""
+
+    run: Run
+    """Every answered query; one answered with no hits is an empty query of the run."""
+    failures: tuple[QueryFailure, ...]
+    """Sorted by query id."""
+    hits: Mapping[str, Answer]
+    """Answered query id -> hits as returned (first of duplicate doc ids kept), at most k."""
+    elapsed: float
+    cached: int
+    """Queries answered from the cache."""
+    calls: int
+    """Retriever calls made, retries included (a `search_batch` call counts once)."""
+    fingerprint: str = ""
+    """Fingerprint of the retriever's description."""
+    stopped: str = ""
+    """Why the run stopped early (the first queries all failed the same way), or "". The
+    queries it never ran are neither in `run` nor in `failures`; `check_budget` raises it."""
+
+    def within_budget(self, total: int, budget: float) -> bool:
+        """Whether at most `budget` (a fraction) of `total` queries failed."""
+        return len(self.failures) <= _allowed_failures(total, budget)
+
+
+class Progress(Protocol):
+    """Progress of a run; the runner calls it from one thread only."""
+
+    def start(self, total: int) -> None: ...
+
+    def advance(self, n: int, *, failed: bool = False, cached: bool = False) -> None: ...
+
+    def close(self) -> None: ...
+
+
+class PlainProgress:
+    """One line per step for CI logs, at most every `every_fraction` of the queries or every
+    `every_seconds`, whichever is rarer, and a last line at the end."""
+
+    def __init__(
+        self,
+        stream: TextIO,
+        *,
+        every_fraction: float = 0.1,
+        every_seconds: float = 10.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._stream = stream
+        self._every_fraction = every_fraction
+        self._every_seconds = every_seconds
+        self._clock = clock
+        self._total = self._done = self._failed = self._cached = self._shown = 0
+        self._started = self._shown_at = 0.0
+        self._open = False
+
+    def start(self, total: int) -> None:
+        self._total, self._done, self._failed, self._cached, self._shown = total, 0, 0, 0, 0
+        self._started = self._shown_at = self._clock()
+        self._open = True
+
+    def advance(self, n: int, *, failed: bool = False, cached: bool = False) -> None:
+        self._done += n
+        self._failed += n if failed else 0
+        self._cached += n if cached else 0
+        now = self._clock()
+        if (
+            self._done < self._total
+            and self._done - self._shown >= self._every_fraction * self._total
+            and now - self._shown_at >= self._every_seconds
+        ):
+            self._shown, self._shown_at = self._done, now
+            self._line("")
+
+    def close(self) -> None:
+        if self._open:
+            self._open = False
+            self._line(f" in {self._clock() - self._started:.1f}s")
+
+    def _line(self, suffix: str) -> None:
+        self._stream.write(
+            f"retrieval-gate: {self._done}/{self._total} queries "
+            f"({self._failed} failed, {self._cached} cached){suffix}\n"
+        )
+        self._stream.flush()
+
+
+class TqdmProgress:
+    """A tqdm bar, for a terminal."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+        self._bar: Any = None
+        self._failed = self._cached = 0
+
+    def start(self, total: int) -> None:
+        from tqdm import tqdm  # imported here: only terminals pay for it
+
+        self._failed = self._cached = 0
+        self._bar = tqdm(
+            total=total, file=self._stream, desc="retrieval-gate", unit="query", dynamic_ncols=True
+        )
+
+    def advance(self, n: int, *, failed: bool = False, cached: bool = False) -> None:
+        if self._bar is None:
+            return
+        self._failed += n if failed else 0
+        self._cached += n if cached else 0
+        if failed or cached:
+            self._bar.set_postfix(failed=self._failed, cached=self._cached, refresh=False)
+        self._bar.update(n)
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.close()
+            self._bar = None
+
+
+def make_progress(stream: TextIO, enabled: bool) -> Progress | None:
+    """A tqdm bar on a terminal, plain lines elsewhere (CI logs), None when disabled."""
+    if not enabled:
+        return None
+    try:
+        terminal = stream.isatty()
+    except (AttributeError, ValueError):  # a closed or unusual stream: write plain lines
+        terminal = False
+    # tqdm redraws with carriage returns: it writes beneath the CLI's InertStream (its text is
+    # the tool's own counts); plain lines go through it.
+    return TqdmProgress(raw_stream(stream)) if terminal else PlainProgress(stream)
+
+
+def backoff_delay(settings: RunSettings, attempt: int, rng: random.Random) -> float:
+    """Seconds to wait before retrying after failed attempt number `attempt` (0-based):
+    uniform in [0, min(max_backoff, backoff * 2**attempt)] ("full jitter", so that many
+    workers hit by the same outage do not retry in step)."""
+    ceiling = min(settings.max_backoff, settings.backoff * 2.0 ** min(attempt, 64))
+    return rng.uniform(0.0, ceiling)
+
+
+def run_queries(
+    retriever: Retriever,
+    queries: Sequence[Query],
+    k: int,
+    settings: RunSettings,
+    *,
+    cache: ResultCache | None = None,
+    refresh_cache: bool = False,
+    progress: Progress | None = None,
+) -> RunResult:
+    """Ask `retriever` for the top `k` hits of every query.
+
+    A query that fails after its retries is recorded in `failures` and left out of the run;
+    no exception from the retriever escapes. Answers are read from `cache` (unless
+    `refresh_cache`) and written back to it. The retriever is not closed: the caller owns it.
+
+    When the first queries to settle (STOP_AFTER of them, or one more than the error budget
+    of `settings` allows, whichever is more) all failed with the same error, the rest are
+    not run: `stopped` says why, and `check_budget` raises it. One success or one other error
+    among them, and every query runs.
+    """
+    if k < 1:
+        raise GateError(f"k must be at least 1, got {k}")
+    seen: set[str] = set()
+    for query in queries:
+        if query.id in seen:
+            raise GateError(f"query id {query.id!r} appears twice; query ids must be unique")
+        seen.add(query.id)
+    started = time.perf_counter()
+    fp = fingerprint(retriever.describe())
+    sink = _Sink(fp, k, cache, progress)
+    if progress is not None:
+        progress.start(len(queries))
+    try:
+        todo = (
+            sink.read_cache(cache, queries) if cache is not None and not refresh_cache else queries
+        )
+        size = max(1, int(retriever.batch_size()))
+        if size > 1:
+            units = [_Unit(tuple(todo[i : i + size]), True) for i in range(0, len(todo), size)]
+        else:
+            units = [_Unit((query,), False) for query in todo]
+        limit = max(STOP_AFTER, _allowed_failures(len(queries), settings.error_budget) + 1)
+        sink.stop_after = limit if len(todo) > limit else None  # else nothing left to spare
+        calls = _execute(retriever, units, k, settings, sink)
+    finally:
+        sink.flush()
+        if progress is not None:
+            progress.close()
+    return RunResult(
+        run=_build_run(sink.answers, fp),
+        failures=tuple(sorted(sink.failures, key=lambda failure: failure.query_id)),
+        hits=dict(sorted(sink.answers.items())),
+        elapsed=time.perf_counter() - started,
+        cached=sink.cached,
+        calls=calls,
+        fingerprint=fp,
+        stopped=sink.stopped,
+    )
+
+
+def read_saved(run: Run, queries: Sequence[Query], k: int, fp: str) -> RunResult:
+    """A saved run's answers to `queries`: each one's top `k` rows, ranked, cut from the run's
+    arrays (no call, no cache, no object per row); a query the run lacks retrieved nothing."""
+    from retrieval_gate.metrics.top_k import RankedHits, top_k_run
+
+    started = time.perf_counter()
+    cut = top_k_run(run, [query.id for query in queries], k)
+    return RunResult(
+        run=cut,
+        failures=(),
+        hits=RankedHits(cut),
+        elapsed=time.perf_counter() - started,
+        cached=0,
+        calls=0,
+        fingerprint=fp,
+    )
+
+
+def check_budget(result: RunResult, total: int, budget: float) -> None:
+    """Raise a GateError listing the first failures when more than `budget` of `total` failed,
+    or saying why the run stopped early (`RunResult.stopped`)."""
+    if result.stopped:
+        raise GateError(result.stopped)
+    if result.within_budget(total, budget):
+        return
+    failed = len(result.failures)
+    share = 100.0 * failed / total if total else 100.0
+    # One line per failure, whatever the retriever's error text holds: it cannot add lines
+    # (or escape sequences) to the message, which the CLI prints and the reports show.
+    listed = "\n".join(
+        f"  {one_line(failure.query_id)}: {one_line(failure.error)}"
+        for failure in result.failures[:_LISTED_FAILURES]
+    )
+    more = failed - _LISTED_FAILURES
+    if more > 0:
+        listed += f"\n  ... and {more} more"
+    raise GateError(
+        f"{failed} of {total} queries failed ({share:.1f}%), more than the error budget of "
+        f"{100.0 * budget:g}% (at most {_allowed_failures(total, budget)}):\n{listed}\n"
+        "fix the retriever, or raise the error budget if these failures are expected"
+    )
+
+
+def save_trec(result: RunResult, path: Path, tag: str) -> None:
+    """Write the run as a TREC run file (`qid Q0 docno rank score tag`), atomically.
+
+    Queries are sorted; ranks follow the retriever's order; unscored hits get the synthetic
+    descending scores the run uses. Queries answered with no hits have no lines (TREC cannot
+    express them).
+    """
+    path = Path(path)
+    _check_token(tag, "run tag", path)
+    lines = []
+    for query_id, hits in sorted(result.hits.items()):
+        _check_token(query_id, "query id", path)
+        for rank, (hit, score) in enumerate(zip(hits, ranked_scores(hits), strict=True), 1):
+            _check_token(hit.doc_id, f"doc id (query {query_id!r})", path)
+            lines.append(f"{query_id} Q0 {hit.doc_id} {rank} {score!r} {tag}\n")
+    write_text_atomic(path, "".join(lines))
+
+
+def ranked_scores(hits: Sequence[Hit]) -> list[float]:
+    """The scores the run gives `hits`: their own when every hit has a real one, else -1, -2,
+    ... so that the metric engine (score descending, doc id descending on ties) keeps the
+    retriever's order instead of reordering equal scores by doc id."""
+    scores = [hit.score for hit in hits]
+    if all(score is not None and not math.isnan(score) for score in scores):
+        return [float(score) for score in scores if score is not None]
+    return [-float(rank) for rank in range(1, len(hits) + 1)]
+
+
+# --------------------------------------------------------------------------------------------
+# Scheduling
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Unit:
+    """One retriever call's worth of queries (one query, or one batch) and its attempts."""
+
+    queries: tuple[Query, ...]
+    batched: bool
+    attempts: int = 0
+
+
+@dataclass
+class _Sink:
+    """Collects answers and failures as they arrive (on the scheduling thread only)."""
+
+    fingerprint: str
+    k: int
+    cache: ResultCache | None
+    progress: Progress | None
+    answers: dict[str, Answer] = field(default_factory=dict)
+    failures: list[QueryFailure] = field(default_factory=list)
+    cached: int = 0
+    pending: list[CacheEntry] = field(default_factory=list)
+    stop_after: int | None = None
+    """Stop once this many queries failed the same way before any other outcome."""
+    same_error: str | None = None
+    """The error every query settled so far failed with; None once one did not."""
+    settled: int = 0
+    stopped: str = ""
+
+    def read_cache(self, cache: ResultCache, queries: Sequence[Query]) -> list[Query]:
+        """Take cached answers; return the queries still to run."""
+        todo = []
+        for query in queries:
+            hits = cache.get(self.fingerprint, query.text, self.k)
+            if hits is None:
+                todo.append(query)
+            else:
+                self.answers[query.id] = tuple(hits)
+        self.cached = len(queries) - len(todo)
+        if self.progress is not None and self.cached:
+            self.progress.advance(self.cached, cached=True)
+        return todo
+
+    def answered(self, unit: _Unit, answers: list[Answer]) -> None:
+        self._settle(None, len(unit.queries))
+        for query, hits in zip(unit.queries, answers, strict=True):
+            self.answers[query.id] = hits
+            if self.cache is not None:
+                self.pending.append((self.fingerprint, query.text, self.k, hits))
+        if len(self.pending) >= _CACHE_FLUSH_EVERY:
+            self.flush()
+        if self.progress is not None:
+            self.progress.advance(len(unit.queries))
+
+    def failed(self, unit: _Unit, error: str) -> None:
+        if unit.batched:
+            error = f"{error} (in a batch of {len(unit.queries)} queries)"
+        self._settle(error, len(unit.queries))
+        for query in unit.queries:
+            self.failures.append(QueryFailure(query.id, error, unit.attempts))
+        if self.progress is not None:
+            self.progress.advance(len(unit.queries), failed=True)
+
+    def _settle(self, error: str | None, count: int) -> None:
+        """Note `count` queries settled (answered when `error` is None); stop when the first
+        `stop_after` all failed with one error."""
+        if self.settled and self.same_error != error:
+            self.same_error = None
+        elif not self.settled:
+            self.same_error = error
+        self.settled += count
+        if (
+            self.stop_after is not None
+            and self.same_error is not None
+            and self.settled >= self.stop_after
+            and not self.stopped
+        ):
+            self.stopped = (
+                f"the first {self.settled} queries all failed the same way: "
+                f"{one_line(self.same_error)}; stopped (nothing was judged)"
+            )
+
+    def probing(self, started: int) -> bool:
+        """Whether to hold back new queries: `started` have been, every one settled so far
+        failed the same way, and they are enough to stop the run if the rest fail so too."""
+        if self.stop_after is None or started < self.stop_after:
+            return False
+        return self.settled == 0 or self.same_error is not None
+
+    def flush(self) -> None:
+        # Written as the run goes, so an interrupted run resumes from what it already has.
+        if self.cache is not None and self.pending:
+            entries, self.pending = self.pending, []
+            self.cache.put_many(entries)
+
+
+def _execute(
+    retriever: Retriever, units: Sequence[_Unit], k: int, settings: RunSettings, sink: _Sink
+) -> int:
+    """Run every unit with at most `concurrency` calls in flight; return the calls made.
+
+    This thread schedules: it submits attempts, waits for the first to finish or to pass its
+    deadline, and parks retries in a heap until their backoff ends (a waiting retry holds no
+    worker). A call past its timeout is abandoned: its thread cannot be killed and runs on
+    until the function returns, so the pool has spare threads for abandoned calls, and the
+    in-flight limit counts only live calls.
+    """
+    rng = random.Random(settings.seed)
+    ready = deque(units)
+    delayed: list[tuple[float, int, _Unit]] = []
+    inflight: dict[Future[list[Answer]], tuple[_Unit, float]] = {}
+    stuck: set[Future[list[Answer]]] = set()
+    stuck_limit = max(_STUCK_MIN, _STUCK_PER_WORKER * settings.concurrency)
+    calls = 0
+    started = 0  # queries given a first attempt
+    order = 0  # tie-breaker so the heap never compares units
+
+    def settle(unit: _Unit, error: str, retryable: bool) -> None:
+        nonlocal order
+        if retryable and unit.attempts <= settings.retries:
+            order += 1
+            delay = backoff_delay(settings, unit.attempts - 1, rng)
+            heapq.heappush(delayed, (time.monotonic() + delay, order, unit))
+        else:
+            sink.failed(unit, error)
+
+    pool = ThreadPoolExecutor(
+        max_workers=settings.concurrency + stuck_limit, thread_name_prefix="retrieval-gate"
+    )
+    try:
+        while ready or delayed or inflight:
+            if sink.stopped:  # calls in flight are abandoned, like calls past their timeout
+                break
+            now = time.monotonic()
+            while delayed and delayed[0][0] <= now:
+                ready.append(heapq.heappop(delayed)[2])
+            stuck = {future for future in stuck if not future.done()}
+            if len(stuck) >= stuck_limit:
+                error = (
+                    f"stopped: {len(stuck)} calls are still running past the "
+                    f"{settings.timeout:g}s timeout; the retriever looks stuck"
+                )
+                for unit in [*ready, *(entry[2] for entry in delayed)]:
+                    sink.failed(unit, error)
+                ready.clear()
+                delayed.clear()
+            while ready and len(inflight) < settings.concurrency:
+                if sink.probing(started):
+                    # The first queries have yet to show the retriever works: only retries.
+                    retry = next((unit for unit in ready if unit.attempts), None)
+                    if retry is None:
+                        break
+                    ready.remove(retry)
+                    ready.appendleft(retry)
+                unit = ready.popleft()
+                started += 0 if unit.attempts else len(unit.queries)
+                unit.attempts += 1
+                calls += 1
+                future = pool.submit(_attempt, retriever, unit, k)
+                inflight[future] = (unit, time.monotonic() + settings.timeout)
+            if not inflight:
+                if delayed:  # only retries waiting for their backoff
+                    time.sleep(max(0.0, delayed[0][0] - time.monotonic()))
+                continue
+            wake = min(deadline for _, deadline in inflight.values())
+            if delayed:
+                wake = min(wake, delayed[0][0])
+            done, _ = wait(
+                inflight, timeout=max(0.0, wake - time.monotonic()), return_when=FIRST_COMPLETED
+            )
+            for future in done:
+                unit, _ = inflight.pop(future)
+                exc = future.exception()
+                if exc is None:
+                    sink.answered(unit, future.result())
+                else:
+                    settle(unit, *_describe_error(exc))
+            now = time.monotonic()
+            for future, (unit, deadline) in list(inflight.items()):
+                if deadline <= now and not future.done():
+                    del inflight[future]
+                    stuck.add(future)
+                    settle(unit, f"timed out after {settings.timeout:g}s", True)
+    finally:
+        # wait=False: abandoned calls must not hold up the run. They still run to their end,
+        # and the interpreter joins pool threads at exit, so a call that never returns keeps
+        # the process alive until it does.
+        pool.shutdown(wait=False, cancel_futures=True)
+    return calls
+
+
+def _attempt(retriever: Retriever, unit: _Unit, k: int) -> list[Answer]:
+    """One call, on a worker thread; a malformed answer is a non-retryable RetrieverError."""
+    if not unit.batched:
+        return [_normalize(retriever.search(unit.queries[0], k), k)]
+    answers: object = retriever.search_batch(list(unit.queries), k)
+    if not isinstance(answers, list | tuple) or len(answers) != len(unit.queries):
+        got = f"{len(answers)} answers" if isinstance(answers, list | tuple) else repr(answers)
+        raise RetrieverError(
+            f"search_batch returned {_short(got)} for {len(unit.queries)} queries; "
+            "it must return one list of hits per query, in order"
+        )
+    return [_normalize(answer, k) for answer in answers]
+
+
+def _normalize(answer: object, k: int) -> Answer:
+    """At most k hits, the first occurrence of each doc id kept (a retriever that returns a
+    doc twice ranks it at its first position), scores as floats."""
+    if not isinstance(answer, list | tuple):
+        raise RetrieverError(f"expected a list of Hit, got {_short(repr(answer))}")
+    seen: set[str] = set()
+    out: list[Hit] = []
+    for position, hit in enumerate(answer, 1):
+        if len(out) == k:
+            break
+        if not isinstance(hit, Hit):
+            raise RetrieverError(f"hit {position} is {_short(repr(hit))}, not a Hit")
+        if not isinstance(hit.doc_id, str) or not hit.doc_id:
+            raise RetrieverError(f"hit {position} has doc id {hit.doc_id!r}; it must be a string")
+        if hit.doc_id in seen:
+            continue
+        seen.add(hit.doc_id)
+        if hit.score is not None and type(hit.score) is not float:
+            try:
+                hit = Hit(hit.doc_id, float(hit.score))
+            except (TypeError, ValueError):
+                raise RetrieverError(
+                    f"hit {position} ({hit.doc_id!r}) has score {hit.score!r}; it must be a number"
+                ) from None
+        out.append(hit)
+    return tuple(out)
+
+
+def _describe_error(exc: BaseException) -> tuple[str, bool]:
+    """The failure text and whether another attempt may help."""
+    if isinstance(exc, RetrieverError):
+        return str(exc) or type(exc).__name__, exc.retryable
+    text = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    # A plain TimeoutError from a Python retriever is the same situation as our own timeout.
+    return text, isinstance(exc, TimeoutError)
+
+
+def _short(text: str, limit: int = 80) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _allowed_failures(total: int, budget: float) -> int:
+    # The epsilon absorbs float error: 0.29 * 100 is 28.999999999999996, and 29 are allowed.
+    return max(0, math.floor(budget * total + 1e-9))
+
+
+def _build_run(answers: dict[str, Answer], fp: str) -> Run:
+    queries: list[str] = []
+    docs: list[str] = []
+    scores: list[float] = []
+    empty = []
+    for query_id, hits in answers.items():
+        if not hits:
+            empty.append(query_id)
+            continue
+        queries.extend([query_id] * len(hits))
+        docs.extend(hit.doc_id for hit in hits)
+        scores.extend(ranked_scores(hits))
+    return Run.from_rows(queries, docs, scores, source=f"retriever {fp}", empty_queries=empty)
+
+
+def _check_token(value: str, what: str, path: Path) -> None:
+    if not value or any(char.isspace() for char in value):
+        raise GateError(
+            f"{path}: cannot write {what} {value!r} to a TREC run file, whose fields are "
+            "separated by whitespace; use ids without spaces"
+        )

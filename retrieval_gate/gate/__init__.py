@@ -1,0 +1,1 @@
+"""The gate: comparison, slices, diagnostics, the baseline, policy, decision and result."""

@@ -1,0 +1,585 @@
+"""Paired comparison of per-query scores with a baseline: deltas, tests, verdicts, power."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+
+from retrieval_gate.core.ids import FloatArray, IntArray
+from retrieval_gate.errors import GateError
+from retrieval_gate.gate.slicing import ALL, small_slices
+from retrieval_gate.stats.detectability import detectable_drop, queries_needed
+from retrieval_gate.stats.significance import (
+    Correction,
+    adjust_p_values,
+    interval,
+    paired_t,
+    sign_flip,
+    smallest_p,
+    t_quantile,
+    t_tail,
+)
+
+Runs = Sequence[Mapping[str, FloatArray]]
+"""Repeated runs of one side: metric -> per-query values, one mapping per run."""
+Verdict = Literal["pass", "regressed", "inconclusive", "improved", "below_floor"]
+TestName = Literal["randomization", "t"]
+OnInconclusive = Literal["pass", "fail"]
+
+# Verdicts compare means that went through float sums; a drop that equals the threshold in
+# exact arithmetic must not fail because of the last bit.
+_EPS = 1e-12
+_TEST_STREAM = 0
+
+
+@dataclass(frozen=True)
+class Threshold:
+    """What a metric may lose: a drop in points or relative to the baseline, and a floor."""
+
+    max_drop: float | None = None
+    """Points on the [0, 1] scale (0.02), or with `relative` a fraction of the baseline mean."""
+    relative: bool = False
+    floor: float | None = None
+    """Absolute minimum of the current mean."""
+
+    def __post_init__(self) -> None:
+        if self.max_drop is not None and not (math.isfinite(self.max_drop) and self.max_drop >= 0):
+            raise GateError(f"threshold: max_drop must be 0 or more, got {self.max_drop}")
+        if self.floor is not None and not math.isfinite(self.floor):
+            raise GateError(f"threshold: min must be a finite number, got {self.floor}")
+
+    def resolve(self, baseline_mean: float) -> float | None:
+        """The tolerated drop in points, a relative one taken against `baseline_mean`."""
+        if self.max_drop is None:
+            return None
+        return self.max_drop * baseline_mean if self.relative else self.max_drop
+
+    @property
+    def report_only(self) -> bool:
+        """Neither a max_drop nor a floor: shown, never judged."""
+        return self.max_drop is None and self.floor is None
+
+
+@dataclass(frozen=True)
+class GateSettings:
+    """How comparisons are tested and corrected."""
+
+    alpha: float = 0.05
+    """Family-wise false-alarm rate when nothing changed (Holm), or false discovery rate (bh)."""
+    correction: Correction = "holm"
+    """Across every gated check: weighted Holm, weighted Benjamini-Hochberg, or none."""
+    test: TestName = "randomization"
+    """One-sided paired sign-flip randomization test, or one-sided paired t-test."""
+    resamples: int = 10_000
+    """Most randomization draws per check (sequential: most checks stop far sooner)."""
+    seed: int = 0
+    require_significance: bool = True
+    """Off: a drop past max_drop regresses whatever the p-value."""
+    min_size: int = 30
+    """Slices with fewer queries are reported but never fail."""
+    power: float = 0.8
+    """Power at which each check's detectable drop is reported."""
+    on_inconclusive: OnInconclusive = "pass"
+    """What a check past its threshold without enough evidence does to the gate."""
+    overall_share: float = 0.5
+    """Share of alpha for the overall checks of the gated metrics when slices are gated too."""
+
+    def __post_init__(self) -> None:
+        problems = []
+        if not 0 < self.alpha < 1:
+            problems.append(f"alpha must be within (0, 1), got {self.alpha}")
+        if self.correction not in ("holm", "bh", "none"):
+            problems.append(f"correction must be holm, bh or none, got {self.correction!r}")
+        if self.test not in ("randomization", "t"):
+            problems.append(f"test must be randomization or t, got {self.test!r}")
+        if self.resamples < 1:
+            problems.append(f"resamples must be at least 1, got {self.resamples}")
+        if self.seed < 0:
+            problems.append(f"seed must be 0 or more, got {self.seed}")
+        if self.min_size < 0:
+            problems.append(f"min_size must be 0 or more, got {self.min_size}")
+        if not 0 < self.power < 1:
+            problems.append(f"power must be within (0, 1), got {self.power}")
+        if self.on_inconclusive not in ("pass", "fail"):
+            problems.append(f"on_inconclusive must be pass or fail, got {self.on_inconclusive!r}")
+        if not 0 < self.overall_share < 1:
+            problems.append(f"overall_share must be within (0, 1), got {self.overall_share}")
+        if problems:
+            raise GateError("gate settings: " + "; ".join(problems))
+
+    @property
+    def tested(self) -> bool:
+        """Whether a regression needs statistical evidence at all."""
+        return self.require_significance
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """One metric on one slice: baseline vs current, query by query."""
+
+    metric: str
+    """Canonical metric name."""
+    slice: str
+    """The whole query set, "all", or a slice such as "intent=billing"."""
+    n: int
+    """Paired queries in the slice."""
+    baseline_mean: float
+    current_mean: float
+    delta: float
+    """Mean of current - baseline per query (negative = worse), on the metric's scale."""
+    ci_low: float | None
+    """95% confidence interval of the mean delta, the one the paired test inverts (not
+    adjusted for multiplicity); None when too few queries bound it."""
+    ci_high: float | None
+    wins: int
+    """Queries where current > baseline."""
+    ties: int
+    losses: int
+    p_value: float | None
+    """One-sided paired test of "no drop"; None when there are no queries."""
+    p_bound: bool
+    """Whether p_value is an upper bound: past the Monte Carlo resolution, no draw as extreme."""
+    p_adjusted: float | None
+    """After correction across every gated check; None for checks outside the family."""
+    level: float | None
+    """The alpha this check is tested at when it alone moved (its share of the family's
+    alpha); None outside the family."""
+    max_drop: float | None
+    """Tolerated drop in points, a relative threshold resolved against baseline_mean."""
+    floor: float | None
+    detectable_drop: float | None
+    """The true drop (points) this check catches with the settings' power under the gate's
+    rule; None for report-only checks, below 2 queries, or when it can catch none."""
+    queries_needed: int | None
+    """Queries with which it would catch 1.5x max_drop with that power; None without a
+    positive max_drop, with no variation, or with run-wide noise (which more queries do not
+    remove: more repeats do)."""
+    gated: bool
+    """False for report-only metrics and slices too small to gate: reported, never failing."""
+    reason: str
+    """Why the comparison is not gated, or ""."""
+    verdict: Verdict | None
+    """None for report-only metrics (no max_drop, no floor)."""
+    failed: bool
+    """Whether this check fails the gate."""
+    run_sd: float | None = None
+    """The sd of this check's mean between runs of one unchanged retriever, pooled over the
+    repeats of both sides; None without repeats. Above 0, the test, interval and detectable
+    drop include that run-wide noise."""
+
+
+def verdict_for(
+    *,
+    delta: float,
+    current_mean: float,
+    max_drop: float | None,
+    floor: float | None,
+    drop_evidence: bool,
+    rise_evidence: bool = False,
+) -> Verdict | None:
+    """The verdict of one check from its mean delta, its threshold and floor, and whether the
+    test shows a drop (or a rise). None for a report-only metric (no max_drop, no floor)."""
+    if max_drop is None and floor is None:
+        return None
+    past_drop = max_drop is not None and -delta > max_drop + _EPS
+    if past_drop and drop_evidence:
+        return "regressed"
+    if floor is not None and current_mean < floor - _EPS:
+        return "below_floor"
+    if past_drop:
+        return "inconclusive"
+    if max_drop is not None and delta > max_drop + _EPS and rise_evidence:
+        return "improved"
+    return "pass"
+
+
+def fails(verdict: Verdict | None, settings: GateSettings) -> bool:
+    """Whether a gated check with `verdict` fails the gate under `settings`."""
+    if verdict == "inconclusive":
+        return settings.on_inconclusive == "fail"
+    return verdict in ("regressed", "below_floor")
+
+
+def _scores(name: str, scores: Mapping[str, FloatArray], metric: str) -> FloatArray:
+    if metric not in scores:
+        known = ", ".join(sorted(scores)) or "none"
+        raise GateError(f"{name} has no scores for metric {metric} (it has: {known})")
+    values = np.asarray(scores[metric], dtype=np.float64)
+    if values.ndim != 1:
+        raise GateError(f"{name} scores of {metric} must be one value per query")
+    if not bool(np.all(np.isfinite(values))):
+        raise GateError(f"{name} scores of {metric} contain NaN or infinite values")
+    return values
+
+
+def _check_inputs(
+    arrays: Mapping[str, tuple[FloatArray, FloatArray]],
+    slices: Mapping[str, IntArray],
+    thresholds: Mapping[str, Threshold],
+    overrides: Mapping[str, Mapping[str, Threshold]],
+) -> dict[str, IntArray]:
+    sizes = {m: (b.size, c.size) for m, (b, c) in arrays.items()}
+    lengths = {size for pair in sizes.values() for size in pair}
+    if len(lengths) > 1:
+        listed = "; ".join(f"{m}: baseline {b}, current {c}" for m, (b, c) in sizes.items())
+        raise GateError(
+            f"baseline and current must score the same queries in the same order ({listed})"
+        )
+    total = lengths.pop() if lengths else None
+    if ALL not in slices:
+        raise GateError(f'slices must include "{ALL}"')
+    checked: dict[str, IntArray] = {}
+    for name, raw in slices.items():
+        index = np.asarray(raw, dtype=np.int64)
+        if index.ndim != 1:
+            raise GateError(f"slice {name}: expected a 1-d array of query indices")
+        if total is not None and index.size and (index.min() < 0 or index.max() >= total):
+            raise GateError(f"slice {name}: query indices must be within [0, {total})")
+        if np.unique(index).size != index.size:
+            raise GateError(f"slice {name}: a query is listed more than once")
+        checked[name] = index
+    # An override for a slice absent from this query set is not an error here: the caller
+    # warns about it, and the override simply applies nowhere.
+    for name, per_metric in overrides.items():
+        for metric in per_metric:
+            if metric not in thresholds:
+                known = ", ".join(thresholds) or "none"
+                raise GateError(
+                    f"threshold override for slice {name} names metric {metric}, "
+                    f"which has no threshold (metrics: {known})"
+                )
+    return checked
+
+
+# --------------------------------------------------------------------------------------------
+# The gate
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Cell:
+    """One check before its verdict: where it is, what it may lose, and why it is not gated."""
+
+    metric: str
+    slice: str
+    rows: IntArray
+    threshold: Threshold
+    reason: str
+    noise: RunNoise | None = None
+
+
+@dataclass(frozen=True)
+class RunNoise:
+    """What repeated runs say about one check: the run-to-run sd of its mean, the variance of
+    its mean delta that run-wide noise adds, and the degrees of freedom of that estimate."""
+
+    spread: float
+    variance: float
+    df: int
+
+    @classmethod
+    def of(cls, spread: float, df: int, *, reference_runs: int, current_runs: int) -> RunNoise:
+        """The noise of a mean delta of `reference_runs` and `current_runs` averaged runs:
+        B (1/R_ref + 1/R_cur), the reference's share assumed equal to the current's when only
+        one side repeats."""
+        return cls(spread, spread**2 * (1.0 / reference_runs + 1.0 / current_runs), df)
+
+
+def family_levels(
+    cells: list[tuple[str, int]], settings: GateSettings
+) -> tuple[dict[int, float], dict[int, str]]:
+    """The level each tested check gets when it alone moves, and why the others were left out.
+
+    `cells` are (slice name, size) of the checks that may regress (a max_drop, gated). The
+    overall checks share `overall_share` of alpha and the slice checks the rest, equally, when
+    both exist; a check whose slice is too small for the test to ever reach its level leaves
+    the family (its share goes to the others), so no gated check is unable to fail.
+    """
+    t_test = settings.test == "t"
+    members = dict(enumerate(cells))
+    dropped: dict[int, str] = {}
+    while True:
+        levels = _levels(members, settings)
+        if not settings.require_significance:
+            return levels, dropped  # the drop alone decides: every size can fail
+        unreachable = {
+            i: level
+            for i, level in levels.items()
+            if smallest_p(members[i][1], resamples=settings.resamples, t_test=t_test) > level
+        }
+        if not unreachable:
+            return levels, dropped
+        for i, level in unreachable.items():
+            size = members.pop(i)[1]
+            floor = smallest_p(size, resamples=settings.resamples, t_test=t_test)
+            dropped[i] = (
+                f"{size} queries cannot give p <= {level:.2g}, this check's level "
+                f"(the smallest p they can give is {floor:.2g})"
+            )
+
+
+def _levels(members: Mapping[int, tuple[str, int]], settings: GateSettings) -> dict[int, float]:
+    if settings.correction == "none":
+        return dict.fromkeys(members, settings.alpha)
+    overall = [i for i, (name, _) in members.items() if name == ALL]
+    others = [i for i, (name, _) in members.items() if name != ALL]
+    share = settings.overall_share if overall and others else 1.0 if overall else 0.0
+    levels = {i: settings.alpha * share / len(overall) for i in overall}
+    levels.update({i: settings.alpha * (1.0 - share) / len(others) for i in others})
+    return levels
+
+
+def run_noise(runs: tuple[Runs, Runs], metric: str, rows: IntArray) -> RunNoise | None:
+    """The run-to-run noise of one check from each side's repeated runs (None when neither
+    side has two runs, or its runs agree exactly): `run_spread` over both sides, carried by
+    the mean delta of their averaged runs (`RunNoise.of`)."""
+    found = run_spread(runs, metric, rows)
+    if found is None:
+        return None
+    return RunNoise.of(*found, reference_runs=len(runs[0]), current_runs=len(runs[1]))
+
+
+def run_spread(sides: Sequence[Runs], metric: str, rows: IntArray) -> tuple[float, int] | None:
+    """The sd of one check's mean between runs of one side, pooled over the `sides` with two
+    or more runs, and its degrees of freedom (runs - 1 per side); None without repeats or
+    when the runs agree exactly.
+
+    B = spread^2 also holds per-query noise that the sign flips already see: counted twice,
+    on the safe side."""
+    squares = 0.0
+    df = 0
+    for side in sides:
+        if len(side) < 2:
+            continue
+        means = np.asarray([float(run[metric][rows].mean()) for run in side])
+        squares += float(np.square(means - means.mean()).sum())
+        df += len(side) - 1
+    if not df or not rows.size:
+        return None
+    spread = math.sqrt(squares / df)
+    return (spread, df) if spread > _EPS else None
+
+
+def _p_values(
+    diffs: FloatArray, cells: list[_Cell], settings: GateSettings
+) -> tuple[FloatArray, FloatArray, np.ndarray]:
+    if settings.test == "t":
+        pairs = [_paired_t(diffs[cell.rows, c], cell.noise) for c, cell in enumerate(cells)]
+        drop = np.asarray([p for p, _ in pairs], dtype=np.float64)
+        rise = np.asarray([p for _, p in pairs], dtype=np.float64)
+        return drop, rise, np.zeros(len(cells), dtype=bool)
+    rng = np.random.default_rng([settings.seed, _TEST_STREAM])
+    # On the scale of a column's sum: its slice's size times the sd of its mean.
+    run_sd = np.asarray(
+        [cell.rows.size * math.sqrt(cell.noise.variance) if cell.noise else 0.0 for cell in cells]
+    )
+    run_df = np.asarray([cell.noise.df if cell.noise else 0 for cell in cells], dtype=np.int64)
+    found = sign_flip(diffs, resamples=settings.resamples, rng=rng, run_sd=run_sd, run_df=run_df)
+    return found.drop, found.rise, found.bound
+
+
+def _paired_t(diff: FloatArray, noise: RunNoise | None) -> tuple[float, float]:
+    """The paired t-test, with run-wide noise added to the variance of the mean and Welch-
+    Satterthwaite degrees of freedom (rounded down) when there is some."""
+    if noise is None:
+        return paired_t(diff)
+    n = diff.size
+    within = float(diff.var(ddof=1)) / n if n >= 2 else 0.0
+    variance = within + noise.variance
+    spread = within**2 / (n - 1) if n >= 2 else 0.0
+    df = variance**2 / (spread + noise.variance**2 / noise.df)
+    t = float(diff.mean()) / math.sqrt(variance)
+    whole = max(1, int(df))
+    return t_tail(-t, whole), t_tail(t, whole)
+
+
+def compare(
+    baseline: Mapping[str, FloatArray],
+    current: Mapping[str, FloatArray],
+    slices: Mapping[str, IntArray],
+    thresholds: Mapping[str, Threshold],
+    overrides: Mapping[str, Mapping[str, Threshold]],
+    settings: GateSettings,
+    *,
+    strict: bool = True,
+    runs: tuple[Runs, Runs] | None = None,
+) -> tuple[Comparison, ...]:
+    """Compare every metric of `thresholds` on every slice, query by query.
+
+    `baseline` and `current` hold one value per query, in the same query order; a slice is
+    the indices of its queries. Ordered by metric (as in `thresholds`), then "all", then the
+    other slices by name.
+
+    The rule: a check regresses when its mean drop is past its max_drop and a one-sided paired
+    test shows a drop, corrected across the checks that can regress (gated slices of metrics
+    with a max_drop; weighted Holm by default, the overall checks sharing half of alpha). Past
+    the threshold without that evidence it is inconclusive.
+
+    Raises GateError when an overall check could never fail (too few queries for its share of
+    alpha): the gate would pass every change. With `strict` off, such a check is reported as
+    not gated instead (for `power` and `lint`, which say why).
+
+    `runs` are the repeated runs of each side (reference, current), whose means `baseline` and
+    `current` are: their run-to-run noise enters each check's test (`run_noise`).
+    """
+    arrays = {
+        m: (_scores("baseline", baseline, m), _scores("current", current, m)) for m in thresholds
+    }
+    index = _check_inputs(arrays, slices, thresholds, overrides)
+    total = next(iter(arrays.values()))[0].size if arrays else 0
+    for side, name in zip(runs or ((), ()), ("baseline", "current"), strict=True):
+        for run in side:
+            for metric in arrays:
+                if _scores(f"a {name} run", run, metric).size != total:
+                    raise GateError(f"every {name} run must score the same {total} queries")
+    order = [ALL, *sorted(name for name in index if name != ALL)]
+    small = small_slices(index, settings.min_size)
+    cells = []
+    for metric in arrays:
+        for name in order:
+            threshold = overrides.get(name, {}).get(metric, thresholds[metric])
+            rows = index[name]
+            reason = (
+                "report only: no max_drop or min"
+                if threshold.report_only
+                else "no queries"
+                if not rows.size
+                else small.get(name, "")
+            )
+            noise = run_noise(runs, metric, rows) if runs else None
+            cells.append(_Cell(metric, name, rows, threshold, reason, noise))
+    # One column per check, zero outside its slice: every test runs on one matrix.
+    # Column by column, as the tests read it (`sign_flip` then needs no copy).
+    diffs = np.zeros((total, len(cells)), dtype=np.float64, order="F")
+    for c, cell in enumerate(cells):
+        base, cur = arrays[cell.metric]
+        diffs[cell.rows, c] = cur[cell.rows] - base[cell.rows]
+    p_drop, p_rise, p_bound = _p_values(diffs, cells, settings)
+    candidates = [
+        c for c, cell in enumerate(cells) if not cell.reason and cell.threshold.max_drop is not None
+    ]
+    levels, dropped = family_levels(
+        [(cells[c].slice, int(cells[c].rows.size)) for c in candidates], settings
+    )
+    level_of = {candidates[i]: level for i, level in levels.items()}
+    reasons = {candidates[i]: why for i, why in dropped.items()}
+    unable = [c for c in sorted(reasons) if cells[c].slice == ALL]
+    if unable and strict:
+        # Ungating the whole set would pass every change: refuse instead.
+        raise GateError(
+            f"the gate could never fail: {cells[unable[0]].metric} overall: {reasons[unable[0]]}; "
+            "label more queries, raise gate.alpha, give fewer metrics a max_drop, or set "
+            "gate.require_significance: false"
+        )
+    family = sorted(level_of)
+    adjusted = adjust_p_values(
+        [float(p_drop[c]) for c in family],
+        settings.correction,
+        [level_of[c] for c in family],
+    )
+    adjusted_of = dict(zip(family, adjusted, strict=True))
+    return tuple(
+        _comparison(
+            cell,
+            arrays[cell.metric],
+            diffs[cell.rows, c],
+            p=(float(p_drop[c]), float(p_rise[c]), bool(p_bound[c])),
+            p_adjusted=adjusted_of.get(c),
+            level=level_of.get(c),
+            reason=cell.reason or reasons.get(c, ""),
+            settings=settings,
+        )
+        for c, cell in enumerate(cells)
+    )
+
+
+def _comparison(
+    cell: _Cell,
+    arrays: tuple[FloatArray, FloatArray],
+    diff: FloatArray,
+    *,
+    p: tuple[float, float, bool],
+    p_adjusted: float | None,
+    level: float | None,
+    reason: str,
+    settings: GateSettings,
+) -> Comparison:
+    n = int(cell.rows.size)
+    base, cur = arrays[0][cell.rows], arrays[1][cell.rows]
+    baseline_mean = float(base.mean()) if n else 0.0
+    current_mean = float(cur.mean()) if n else 0.0
+    delta = float(diff.mean()) if n else 0.0
+    max_drop = cell.threshold.resolve(baseline_mean)
+    gated = not reason
+    p_drop, p_rise, bound = p
+    if gated and level is not None:
+        drop_evidence = p_adjusted is not None and p_adjusted <= settings.alpha
+        rise_evidence = p_rise <= level
+    else:
+        # Not in the family: an informative verdict from the raw one-sided p-values.
+        drop_evidence = p_drop <= settings.alpha
+        rise_evidence = p_rise <= settings.alpha
+    if not settings.require_significance:
+        drop_evidence = rise_evidence = True
+    verdict = verdict_for(
+        delta=delta,
+        current_mean=current_mean,
+        max_drop=max_drop,
+        floor=cell.threshold.floor,
+        drop_evidence=drop_evidence and n > 0,
+        rise_evidence=rise_evidence and n > 0,
+    )
+    if not n:  # nothing to judge: reported with reason "no queries"
+        verdict = None if verdict is None else "pass"
+    detectable = needed = None
+    if gated and max_drop is not None and n >= 2:
+        rule: dict[str, Any] = {
+            "sd": float(diff.std(ddof=1)),
+            "level": level if settings.require_significance else None,
+            "max_drop": max_drop,
+            "resamples": settings.resamples,
+            "t_test": settings.test == "t",
+            "power": settings.power,
+            "run_variance": cell.noise.variance if cell.noise else 0.0,
+            "run_df": cell.noise.df if cell.noise else None,
+        }
+        detectable = detectable_drop(n=n, **rule)
+        # Run-wide noise does not shrink with more queries: no honest count to give.
+        needed = None if cell.noise else queries_needed(**rule)
+    ci = interval(diff, t_test=settings.test == "t") if n else None
+    if ci is not None and cell.noise is not None:
+        # The run-wide shift's own 95% half-width, added in quadrature.
+        extra = t_quantile(0.975, cell.noise.df) * math.sqrt(cell.noise.variance)
+        middle, half = (ci[0] + ci[1]) / 2.0, (ci[1] - ci[0]) / 2.0
+        half = math.sqrt(half**2 + extra**2)
+        ci = (middle - half, middle + half)
+    return Comparison(
+        metric=cell.metric,
+        slice=cell.slice,
+        n=n,
+        baseline_mean=baseline_mean,
+        current_mean=current_mean,
+        delta=delta,
+        ci_low=ci[0] if ci else None,
+        ci_high=ci[1] if ci else None,
+        wins=int(np.count_nonzero(diff > 0)),
+        ties=int(np.count_nonzero(diff == 0)),
+        losses=int(np.count_nonzero(diff < 0)),
+        p_value=p_drop if n else None,
+        p_bound=bound,
+        p_adjusted=p_adjusted,
+        level=level,
+        max_drop=max_drop,
+        floor=cell.threshold.floor,
+        detectable_drop=detectable,
+        queries_needed=needed,
+        gated=gated,
+        reason=reason,
+        verdict=verdict,
+        failed=gated and fails(verdict, settings),
+        run_sd=cell.noise.spread if cell.noise else None,
+    )

@@ -1,0 +1,125 @@
+"""The decision: two records compared under the config's thresholds, with what explains it."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+from retrieval_gate.config.schema import GateConfig
+from retrieval_gate.datasets import Dataset
+from retrieval_gate.gate.baseline import Baseline
+from retrieval_gate.gate.comparable import comparable_baseline
+from retrieval_gate.gate.compare import compare
+from retrieval_gate.gate.diagnostics import (
+    explainable_failures,
+    graded_top_ks,
+    hit_changes,
+    judged_at_k,
+    judged_drops,
+    labelling_gaps,
+    query_changes,
+    unjudged_summary,
+)
+from retrieval_gate.gate.policy import gate_settings, gate_thresholds
+from retrieval_gate.gate.repeats import noise_of, runs_of
+from retrieval_gate.gate.result import GateContext, GateResult, failing_checks
+from retrieval_gate.gate.slicing import slice_queries
+
+
+def decide(
+    baseline: Baseline,
+    current: Baseline,
+    config: GateConfig,
+    dataset: Dataset,
+    warnings: Sequence[str] = (),
+    *,
+    failed_queries: Sequence[str] = (),
+    reference: str = "",
+) -> GateResult:
+    """Compare two records under `config`'s thresholds; NotComparableError if unlike.
+
+    When only the judgments changed since the baseline, it is re-scored under the current ones
+    and a warning says so (`comparable_baseline`).
+    """
+    baseline, note = comparable_baseline(baseline, current, dataset)
+    if note:
+        warnings = (*warnings, note)
+    slices = slice_queries(
+        dataset.queries, config.slices.by, config.slices.combine, config.slices.query_length.bins
+    )
+    thresholds, overrides = gate_thresholds(config)
+    unknown = sorted(set(overrides) - set(slices))
+    if unknown:
+        warnings = (
+            *warnings,
+            f"slices.overrides names slices that do not exist: {', '.join(unknown)}",
+        )
+    settings = gate_settings(config)
+    repeated = baseline.repeats is not None or current.repeats is not None
+    comparisons = compare(
+        baseline.scores,
+        current.scores,
+        slices,
+        thresholds,
+        overrides,
+        settings,
+        runs=(runs_of(baseline), runs_of(current)) if repeated else None,
+    )
+    # The most regressed queries of the worst failure's metric, else of the first metric.
+    failing = failing_checks(comparisons)
+    shown = failing[0].metric if failing else next(iter(thresholds))
+    changes = query_changes(baseline, current, dataset, shown)
+    before, after = graded_top_ks(baseline.top_k, current.top_k, current.query_ids, dataset.qrels)
+    lost, gained = hit_changes(before, after)
+    context = GateContext(
+        _config_file(config), _config_sha256(config), config.k, settings, reference
+    )
+    judged_before, unjudged_before = judged_at_k(before, config.k)
+    judged_after, unjudged_after = judged_at_k(after, config.k)
+    result = GateResult(
+        config.name,
+        comparisons,
+        changes,
+        lost,
+        gained,
+        tuple(warnings),
+        tuple(failed_queries),
+        unjudged_summary(before, after, judged_before, judged_after),
+        (),
+        context,
+        baseline,
+        current,
+        noise_of(baseline, current),
+        dataset,
+    )
+    judged = (judged_before, judged_after)
+    unjudged = (unjudged_before, unjudged_after)
+    # Re-scoring under optimistic labels is the costly part: only for checks it can change.
+    suspects = [
+        failure for failure, _, _ in judged_drops(result.failures, slices, judged, unjudged)
+    ]
+    explainable = explainable_failures(suspects, before, after, dataset.qrels, slices)
+    gaps = labelling_gaps(suspects, slices, judged, unjudged, explainable)
+    return dataclasses.replace(result, labelling_gaps=gaps)
+
+
+def _config_file(config: GateConfig) -> str:
+    """The config's path relative to the working directory when inside it (as CI shows it)."""
+    return shown_path(config.path)
+
+
+def shown_path(path: Path) -> str:
+    """`path` relative to the working directory when inside it, else its name."""
+    path = path.resolve()
+    try:
+        return path.relative_to(Path.cwd().resolve()).as_posix()
+    except ValueError:
+        return path.name
+
+
+def _config_sha256(config: GateConfig) -> str:
+    text = json.dumps(config.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()

@@ -1,0 +1,344 @@
+"""Per-query diagnostics of a comparison: queries that moved, hits lost, judged@k, label gaps."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence, Set
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from retrieval_gate.core.ids import ByteIds, FloatArray, IntArray, byte_codes, positions
+from retrieval_gate.core.qrels import Qrels
+from retrieval_gate.core.run import Run
+from retrieval_gate.datasets import Dataset
+from retrieval_gate.gate.baseline import Baseline
+from retrieval_gate.gate.compare import Comparison
+from retrieval_gate.metrics.top_k import listed_run
+
+BoolArray = npt.NDArray[np.bool_]
+
+QUERY_CHANGES = 10
+"""Most-regressed queries listed in a result."""
+JUDGED_DROP = 0.01
+"""The fall of mean judged@k on a failing check's queries (1 point), with a rise of the share of
+unjudged documents in their top k by as much, from which the reports call the failure a possible
+labelling gap. Unjudged documents count as non-relevant, so a retriever that ranks documents
+nobody judged loses points whether or not they are relevant. judged@k is trec_eval's (1 - the
+unjudged share), so a retriever returning fewer documents does not lower it and, from
+`judged_at_k`, the two conditions agree; `labelling_gaps` keeps both for records whose judged
+and unjudged shares were measured apart. A smaller change (less than one document in ten
+queries at k = 10) is not worth the note. The check fails either way; the note only says
+where to look before blaming the retriever."""
+
+
+@dataclass(frozen=True)
+class DocMove:
+    """Where a relevant document sat in the baseline's and the current top k (None: absent)."""
+
+    doc_id: str
+    grade: float
+    before: int | None
+    after: int | None
+
+
+@dataclass(frozen=True)
+class QueryChange:
+    """One query's value of a metric before and after, and its relevant documents' moves."""
+
+    query_id: str
+    text: str
+    metric: str
+    before: float
+    after: float
+    moves: tuple[DocMove, ...]
+
+    @property
+    def delta(self) -> float:
+        """after - before."""
+        return self.after - self.before
+
+
+@dataclass(frozen=True)
+class Unjudged:
+    """Documents in the current top k that no judgment covers: they count as non-relevant.
+
+    Judged means what the judged@k metric counts: the query's qrels grade the document >= 0
+    (a grade < 0 marks a document that was pooled but not judged)."""
+
+    retrieved: int
+    """Documents in every query's current top k."""
+    unjudged: int
+    """Of them, documents not judged for the query."""
+    new: int
+    """Unjudged documents that were not in the query's baseline top k."""
+    queries: tuple[str, ...]
+    """Queries with at least one new unjudged document, sorted."""
+    baseline_unjudged: int
+    """Unjudged documents in the baseline's top k, for comparison."""
+    judged_before: float
+    """Mean judged@k (k = the config's k) of the baseline's top k over the labelled queries."""
+    judged_after: float
+    """Mean judged@k of the current top k over the labelled queries."""
+
+
+@dataclass(frozen=True)
+class LabellingGap:
+    """A failing check whose queries' mean judged@k fell by JUDGED_DROP or more as unjudged
+    documents entered their top k: part of the drop may be documents nobody judged rather than
+    a worse retriever."""
+
+    metric: str
+    slice: str
+    judged_before: float
+    """Mean judged@k of the baseline's top k over the slice's queries."""
+    judged_after: float
+    """Mean judged@k of the current top k over the slice's queries."""
+
+
+@dataclass(frozen=True)
+class GradedTopK:
+    """A record's stored top k over the labelled queries as a run ranked as listed
+    (`top_k.listed_run`), with each row's grade in the qrels (NaN: not in the query's qrels)
+    and its doc as a code shared with the record it is compared with: every diagnostic below
+    is a vectorised pass over these rows."""
+
+    run: Run
+    grade: FloatArray
+    doc: IntArray
+    """Each row's doc id as a code, equal for equal ids in both records (`graded_top_ks`)."""
+    vocabulary: int
+    """How many doc codes there are (the distinct ids of both records and the qrels)."""
+
+    @property
+    def unjudged(self) -> BoolArray:
+        """Rows the judged@k metric counts as unjudged: no grade, or a grade < 0."""
+        return ~(self.grade >= 0)  # NaN compares false
+
+    def per_query(self, rows: BoolArray) -> IntArray:
+        """How many of each query's rows `rows` selects."""
+        return np.bincount(self.run.query[rows], minlength=len(self.run.query_ids))
+
+    def pairs(self, rows: BoolArray) -> IntArray:
+        """One integer per (query, doc) of `rows`, equal across the two records compared."""
+        return self.run.query[rows] * self.vocabulary + self.doc[rows]
+
+
+def graded_top_ks(
+    before: Mapping[str, Sequence[str]],
+    after: Mapping[str, Sequence[str]],
+    query_ids: Sequence[str],
+    qrels: Qrels,
+) -> tuple[GradedTopK, GradedTopK]:
+    """Two records' top k over the sorted labelled `query_ids`, graded by `qrels`, their doc
+    ids coded alike: one coding of every doc id of both and of the qrels, then each row's
+    grade found by its (query, doc) code among the judgments'."""
+    runs = [listed_run(top_k, query_ids) for top_k in (before, after)]
+    every = ByteIds.concatenate([runs[0].doc_bytes, runs[1].doc_bytes, qrels.doc_bytes])
+    codes = byte_codes(every)
+    vocabulary = int(codes.max()) + 1 if len(codes) else 1
+    ends = np.cumsum([len(runs[0]), len(runs[1])])
+    query = positions(qrels.query_ids, query_ids)[qrels.query]
+    judged = np.flatnonzero(query >= 0)
+    keys = query[judged] * vocabulary + codes[ends[1] :][judged]
+    by_key = np.argsort(keys)
+    keys, grades = keys[by_key], qrels.grade[judged][by_key]
+    graded = []
+    for run, doc in zip(runs, np.split(codes[: ends[1]], ends[:1]), strict=True):
+        grade = np.full(len(run), math.nan)
+        if len(keys):
+            wanted = run.query * vocabulary + doc
+            at = np.minimum(np.searchsorted(keys, wanted), len(keys) - 1)
+            found = keys[at] == wanted
+            grade[found] = grades[at[found]]
+        graded.append(GradedTopK(run, grade, doc, vocabulary))
+    return graded[0], graded[1]
+
+
+def judged_at_k(top_k: GradedTopK, k: int) -> tuple[FloatArray, FloatArray]:
+    """judged@k of each query's stored top k (aligned with its labelled queries) as the
+    judged@k metric and trec_eval define it, 1 - unjudged docs / k (ranks a short list leaves
+    empty are not unjudged), and the share of unjudged docs, unjudged docs / k."""
+    unjudged_at_k = top_k.per_query(top_k.unjudged) / float(k)
+    return 1.0 - unjudged_at_k, unjudged_at_k
+
+
+def unjudged_summary(
+    before: GradedTopK, after: GradedTopK, judged_before: FloatArray, judged_after: FloatArray
+) -> Unjudged:
+    old, new = before.unjudged, after.unjudged
+    known = np.sort(before.pairs(old))
+    pairs = after.pairs(new)
+    at = np.minimum(np.searchsorted(known, pairs), max(len(known) - 1, 0))
+    fresh = known[at] != pairs if len(known) else np.ones(len(pairs), dtype=bool)
+    fresh_by_query = np.bincount(after.run.query[new][fresh], minlength=len(after.run.query_ids))
+    queries = np.flatnonzero(fresh_by_query)
+    return Unjudged(
+        len(after.run),
+        int(new.sum()),
+        int(fresh.sum()),
+        tuple(after.run.query_ids[queries].tolist()),
+        int(old.sum()),
+        _mean(judged_before),
+        _mean(judged_after),
+    )
+
+
+def labelling_gaps(
+    failures: Sequence[Comparison],
+    slices: Mapping[str, IntArray],
+    judged: tuple[FloatArray, FloatArray],
+    unjudged: tuple[FloatArray, FloatArray],
+    explainable: Set[tuple[str, str]],
+) -> tuple[LabellingGap, ...]:
+    """Each failing check whose queries' mean judged@k fell by JUDGED_DROP or more while their
+    share of unjudged documents rose by as much (`judged_drops`), and whose verdict the
+    unjudged documents could change (`explainable`: (metric, slice))."""
+    return tuple(
+        LabellingGap(failure.metric, failure.slice, before, after)
+        for failure, before, after in judged_drops(failures, slices, judged, unjudged)
+        if (failure.metric, failure.slice) in explainable
+    )
+
+
+def judged_drops(
+    failures: Sequence[Comparison],
+    slices: Mapping[str, IntArray],
+    judged: tuple[FloatArray, FloatArray],
+    unjudged: tuple[FloatArray, FloatArray],
+) -> list[tuple[Comparison, float, float]]:
+    """(failure, judged@k before, after) of the failing checks whose queries' mean judged@k
+    fell by JUDGED_DROP or more while their share of unjudged documents rose by as much
+    (`judged` and `unjudged`: before, after): the only ones that can be labelling gaps."""
+    found = []
+    for failure in failures:
+        rows = slices[failure.slice]
+        if not len(rows):
+            continue
+        before, after = _mean(judged[0][rows]), _mean(judged[1][rows])
+        entered = _mean(unjudged[1][rows]) - _mean(unjudged[0][rows])
+        # Rounded: means of k-ths can miss an exact 1-point change by a float rounding error.
+        if round(before - after, 12) >= JUDGED_DROP and round(entered, 12) >= JUDGED_DROP:
+            found.append((failure, before, after))
+    return found
+
+
+def explainable_failures(
+    failures: Sequence[Comparison],
+    before: GradedTopK,
+    after: GradedTopK,
+    qrels: Qrels,
+    slices: Mapping[str, IntArray],
+) -> set[tuple[str, str]]:
+    """(metric, slice) of the failing checks that would pass if every document nobody judged
+    in either top k were relevant at the highest grade given: only those can be labelling
+    gaps. A check that fails even then is a worse retriever, whatever the missing labels say.
+    """
+    from retrieval_gate.metrics import evaluate, parse_metric
+    from retrieval_gate.metrics.diversity import DIVERSITY
+
+    # Diversity measures judge docs per subtopic: "relevant at the highest grade" has no
+    # subtopic to be relevant to, so their failures are never claimed as labelling gaps.
+    failures = [f for f in failures if parse_metric(f.metric).name not in DIVERSITY]
+    if not failures:
+        return set()
+    optimistic = _optimistic(qrels, (before, after))
+    metrics = sorted({failure.metric for failure in failures})
+    old_scores, new_scores = (evaluate(top_k.run, optimistic, metrics) for top_k in (before, after))
+    if old_scores.query_ids != tuple(after.run.query_ids.tolist()):
+        return set()  # not aligned with the slices: claim nothing
+    found = set()
+    for failure in failures:
+        rows = slices[failure.slice]
+        if not len(rows):
+            continue
+        old = _mean(old_scores.values[failure.metric][rows])
+        new = _mean(new_scores.values[failure.metric][rows])
+        within = failure.max_drop is None or old - new <= failure.max_drop + 1e-12
+        above = failure.floor is None or new >= failure.floor - 1e-12
+        if within and above:
+            found.add((failure.metric, failure.slice))
+    return found
+
+
+def _optimistic(qrels: Qrels, top_ks: Sequence[GradedTopK]) -> Qrels:
+    """`qrels` with every doc of `top_ks` that nobody judged (absent, or graded < 0) judged
+    relevant at the highest grade given (at least 1)."""
+    best = max(float(qrels.grade.max()) if len(qrels) else 1.0, 1.0)
+    pairs = np.concatenate([top_k.pairs(top_k.unjudged) for top_k in top_ks])
+    docs = ByteIds.concatenate(
+        [top_k.run.doc_bytes.take(np.flatnonzero(top_k.unjudged)) for top_k in top_ks]
+    )
+    pairs, first = np.unique(pairs, return_index=True)  # each (query, doc) once, in order
+    docs = docs.take(first)
+    run = top_ks[0].run
+    added = pairs // top_ks[0].vocabulary  # the query of each, as a code of run.query_ids
+    to_qrels = positions(run.query_ids, qrels.position)  # every labelled query has qrels
+    # A row graded < 0 (pooled, not judged) that a top k holds is replaced by the added one.
+    kept = qrels.grade >= 0
+    pooled = np.flatnonzero(~kept)
+    if len(pooled):
+        names = run.query_ids[added].tolist()
+        wanted = set(qrels.docs[pooled].tolist())
+        held = {(q, d) for q, d in zip(names, docs.strings().tolist(), strict=True) if d in wanted}
+        queries = qrels.query_ids[qrels.query[pooled]].tolist()
+        rows = zip(queries, qrels.docs[pooled].tolist(), strict=True)
+        kept[pooled] = [pair not in held for pair in rows]
+    query = np.concatenate([qrels.query[kept], to_qrels[added]])
+    all_docs = ByteIds.concatenate([qrels.doc_bytes.take(np.flatnonzero(kept)), docs])
+    grade = np.concatenate([qrels.grade[kept], np.full(len(pairs), best)])
+    return Qrels(qrels.query_ids, query, all_docs, grade, qrels.source)
+
+
+def _mean(values: FloatArray) -> float:
+    return float(values.mean()) if len(values) else 0.0
+
+
+def _relevant(dataset: Dataset, query_id: str) -> dict[str, float]:
+    judged = dataset.qrels.judgments_of(query_id)
+    return {doc: grade for doc, grade in judged.items() if grade >= 1}
+
+
+def query_changes(
+    baseline: Baseline, current: Baseline, dataset: Dataset, metric: str
+) -> tuple[QueryChange, ...]:
+    before, after = baseline.scores[metric], current.scores[metric]
+    order = np.argsort(after - before, kind="stable")
+    changes = []
+    for i in order[:QUERY_CHANGES].tolist():
+        if after[i] >= before[i]:
+            break
+        query_id = current.query_ids[i]
+        old = _positions(baseline.top_k.get(query_id, ()))
+        new = _positions(current.top_k.get(query_id, ()))
+        moves = tuple(
+            DocMove(doc, grade, old.get(doc), new.get(doc))
+            for doc, grade in sorted(_relevant(dataset, query_id).items(), key=lambda d: -d[1])
+            if old.get(doc) != new.get(doc)
+        )
+        changes.append(
+            QueryChange(
+                query_id,
+                dataset.query(query_id).text,
+                metric,
+                float(before[i]),
+                float(after[i]),
+                moves,
+            )
+        )
+    return tuple(changes)
+
+
+def _positions(docs: Sequence[str]) -> dict[str, int]:
+    return {doc: rank for rank, doc in enumerate(docs, 1)}
+
+
+def hit_changes(before: GradedTopK, after: GradedTopK) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """Queries whose top k went from holding a relevant doc to none (lost), and back (gained)."""
+    had = before.per_query(before.grade >= 1) > 0
+    has = after.per_query(after.grade >= 1) > 0
+    names = after.run.query_ids
+    lost = tuple(names[np.flatnonzero(had & ~has)].tolist())
+    gained = tuple(names[np.flatnonzero(has & ~had)].tolist())
+    return lost, gained

@@ -1,0 +1,159 @@
+"""The gate's result: every check's verdict and what explains it, as one canonical document."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from typing import Any, Literal
+
+from retrieval_gate.core.version import __version__
+from retrieval_gate.core.wording import json_text
+from retrieval_gate.datasets import Dataset
+from retrieval_gate.gate.baseline import Baseline
+from retrieval_gate.gate.compare import Comparison, GateSettings
+from retrieval_gate.gate.diagnostics import LabellingGap, QueryChange, Unjudged
+from retrieval_gate.gate.repeats import Noise
+from retrieval_gate.gate.slicing import ALL
+
+RESULT_SCHEMA_VERSION = 2
+"""2: the one-sided rule (inconclusive, detectable_drop, level, p_bound, failed per check)."""
+
+Status = Literal["pass", "fail", "error"]
+
+
+@dataclass(frozen=True)
+class GateContext:
+    """What the result was decided under, for the report footer."""
+
+    config_file: str
+    config_sha256: str
+    """sha256 of the validated config as canonical JSON."""
+    k: int
+    settings: GateSettings
+    reference: str = ""
+    """Where the reference record came from: "baseline PATH", "a run at REF (...)"; "" when
+    the caller did not say (compare)."""
+
+
+@dataclass(frozen=True, eq=False)
+class GateResult:
+    """Everything `check` decided; nothing in it prints. `document()` is the canonical JSON."""
+
+    name: str
+    comparisons: tuple[Comparison, ...]
+    query_changes: tuple[QueryChange, ...]
+    hits_lost: tuple[str, ...]
+    hits_gained: tuple[str, ...]
+    warnings: tuple[str, ...]
+    failed_queries: tuple[str, ...]
+    """Queries the retriever failed on (scored 0, within the error budget)."""
+    unjudged: Unjudged
+    labelling_gaps: tuple[LabellingGap, ...]
+    """Failing checks whose queries' judged@k fell by JUDGED_DROP or more, in failure order."""
+    context: GateContext
+    baseline: Baseline
+    current: Baseline
+    noise: Noise
+    """The repeats of both sides: without them, the retriever's own noise is not measured."""
+    dataset: Dataset | None = None
+    """The labelled set it was decided on, for what reads it again (main's drift); not part
+    of the document."""
+
+    @property
+    def failures(self) -> tuple[Comparison, ...]:
+        """Every failing (metric, slice), regressions first."""
+        return failing_checks(self.comparisons)
+
+    @property
+    def status(self) -> Status:
+        """`fail` when any gated (metric, slice) regressed or fell below its floor."""
+        return "fail" if self.failures else "pass"
+
+    @property
+    def exit_code(self) -> int:
+        """0 pass, 1 regression or floor breached (DESIGN's exit codes)."""
+        return 1 if self.failures else 0
+
+    def document(self, *, compact: bool = False) -> dict[str, Any]:
+        """The canonical record: stable key order, no clock, so equal inputs give equal bytes.
+        `compact`: the current top k as the record holds it (`baseline_document`)."""
+        from retrieval_gate.gate.baseline import baseline_document
+
+        return {
+            "schema_version": RESULT_SCHEMA_VERSION,
+            "tool_version": __version__,
+            "name": self.name,
+            "status": self.status,
+            "failures": [_comparison(c) for c in self.failures],
+            "comparisons": [_comparison(c) for c in self.comparisons],
+            "query_changes": [
+                {**asdict(change), "delta": change.delta} for change in self.query_changes
+            ],
+            "hits_lost": list(self.hits_lost),
+            "hits_gained": list(self.hits_gained),
+            "warnings": list(self.warnings),
+            "failed_queries": list(self.failed_queries),
+            "unjudged": asdict(self.unjudged),
+            "labelling_gaps": [asdict(gap) for gap in self.labelling_gaps],
+            "noise": {
+                **asdict(self.noise),
+                "spread": {
+                    c.metric: c.run_sd for c in self.comparisons if c.slice == ALL and c.run_sd
+                },
+            },
+            "config": {
+                "file": self.context.config_file,
+                "sha256": self.context.config_sha256,
+                "k": self.context.k,
+                "gate": asdict(self.context.settings),
+            },
+            "baseline": {
+                "source": self.context.reference,
+                "created_at": self.baseline.created_at,
+                "git_commit": self.baseline.git_commit,
+                "git_dirty": self.baseline.git_dirty,
+                "tool_version": self.baseline.tool_version,
+                "retriever": dict(self.baseline.retriever),
+                "fingerprints": asdict(self.baseline.fingerprints),
+                "scores": _aligned_scores(self.baseline, self.current.query_ids),
+                **({"runs": len(self.baseline.repeats.runs)} if self.baseline.repeats else {}),
+            },
+            "current": baseline_document(self.current, clock=False, compact=compact),
+        }
+
+    def to_json(self) -> str:
+        """`document()` as indented JSON, one trailing newline."""
+        return canonical_json(self.document())
+
+
+def failing_checks(comparisons: Sequence[Comparison]) -> tuple[Comparison, ...]:
+    """The failing checks, regressions first, each kind by its delta (the worst first)."""
+    failed = [c for c in comparisons if c.failed]
+    return tuple(sorted(failed, key=lambda c: (c.verdict != "regressed", c.verdict, c.delta)))
+
+
+def canonical_json(document: dict[str, Any]) -> str:
+    """A result document as the JSON report: indented, key order as built, one newline."""
+    return json_text(document) + "\n"
+
+
+def error_document(name: str, message: str) -> dict[str, Any]:
+    """The result of a check that could not decide (exit 2), so reports can say why."""
+    return {
+        "schema_version": RESULT_SCHEMA_VERSION,
+        "tool_version": __version__,
+        "name": name,
+        "status": "error",
+        "error": message,
+    }
+
+
+def _aligned_scores(baseline: Baseline, query_ids: Sequence[str]) -> dict[str, list[float]]:
+    """The baseline's per-query scores in `query_ids` order (comparable records share them)."""
+    position = {query_id: i for i, query_id in enumerate(baseline.query_ids)}
+    order = [position[query_id] for query_id in query_ids]
+    return {metric: values[order].tolist() for metric, values in baseline.scores.items()}
+
+
+def _comparison(comparison: Comparison) -> dict[str, Any]:
+    return asdict(comparison)

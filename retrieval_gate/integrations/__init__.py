@@ -1,0 +1,1 @@
+"""Where the gate meets other tools: GitHub Actions and the pytest plugin."""

@@ -1,0 +1,564 @@
+"""The label queue: the unjudged documents of the current top k, for annotators, and the
+filled queue read back.
+
+A document is judged for a query when the query's qrels grade it 0 or more (judged@k's
+rule); a document absent from them, or graded below 0 (pooled, never judged), is unjudged
+and counts as non-relevant, so a retriever that brings new documents up looks worse than
+it may be. The queue lists those documents, most impactful first: the highest ranks, then
+the queries whose primary metric fell most since the baseline.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, TextIO, TypeAlias
+
+from retrieval_gate.core.qrels import is_judged
+from retrieval_gate.core.wording import json_text
+from retrieval_gate.errors import InputError
+from retrieval_gate.metrics.spec import format_value
+
+if TYPE_CHECKING:
+    from retrieval_gate.config.schema import GateConfig
+    from retrieval_gate.datasets import Dataset
+    from retrieval_gate.gate.baseline import Baseline
+
+QueueFormat = Literal["jsonl", "csv"]
+QUEUE_FORMATS: tuple[QueueFormat, ...] = ("jsonl", "csv")
+DELTA_DIGITS = 4
+"""Decimals of the `delta` column."""
+
+FILL_HINT = "write a grade such as 0, 1, 2 (or leave it empty to skip the document)"
+
+
+@dataclass(frozen=True)
+class QueueItem:
+    """One unjudged (query, doc) of the current top k; the fields are the queue's columns."""
+
+    query_id: str
+    query: str
+    """The query's text."""
+    doc_id: str
+    rank: int
+    """1-based rank in the current top k."""
+    new: bool | None
+    """True when the doc was not in the baseline's top k of the query; None: no baseline."""
+    delta: float | None
+    """The query's primary metric, current - baseline, rounded; None: no baseline value."""
+    metric: str
+    """The primary metric's canonical name."""
+    title: str | None
+    """From the corpus; None when the corpus does not hold the doc (or there is none)."""
+    text: str | None
+    grade: float | None = None
+    """Left empty for the annotator."""
+    annotator: str | None = None
+    """Left empty; the annotator may fill it."""
+
+    def row(self) -> dict[str, Any]:
+        """The item as a queue row, columns in order."""
+        return {name: getattr(self, name) for name in COLUMNS}
+
+
+COLUMNS: tuple[str, ...] = tuple(field.name for field in fields(QueueItem))
+"""The queue's columns, in order."""
+
+
+@dataclass(frozen=True)
+class QueueJudgment:
+    """A graded row of a filled queue."""
+
+    query_id: str
+    doc_id: str
+    grade: float
+    annotator: str | None
+    line: int
+    """1-based line of the row in `source` (where the row starts, for CSV)."""
+    source: str = ""
+
+    @property
+    def where(self) -> str:
+        """`source:line` (`line N` without a source)."""
+        return f"{self.source}:{self.line}" if self.source else f"line {self.line}"
+
+
+@dataclass(frozen=True)
+class JudgedQueue:
+    """A filled queue as read back: its graded rows, in file order, and the rows left empty."""
+
+    judgments: tuple[QueueJudgment, ...]
+    skipped: int
+    """Rows without a grade (not judged yet)."""
+    source: str
+
+
+@dataclass(frozen=True)
+class LabelQueue:
+    """The queue of a config's current top k, and what it was computed from."""
+
+    items: tuple[QueueItem, ...]
+    k: int
+    metric: str
+    baseline: Path | None
+    """The baseline that gave `new` (and maybe `delta`); None when there is none."""
+    warnings: tuple[str, ...]
+
+    @property
+    def queries(self) -> int:
+        """Queries with at least one unjudged document."""
+        return len({item.query_id for item in self.items})
+
+    @property
+    def new(self) -> int:
+        """Unjudged documents that were not in the baseline's top k."""
+        return sum(item.new is True for item in self.items)
+
+
+def unjudged_items(
+    dataset: Dataset,
+    top_k: Mapping[str, Sequence[str]],
+    *,
+    k: int,
+    metric: str,
+    deltas: Mapping[str, float] | None = None,
+    baseline_top_k: Mapping[str, Sequence[str]] | None = None,
+) -> list[QueueItem]:
+    """The unjudged (query, doc) pairs of `top_k` (each cut to k), in queue order.
+
+    Queries the labelled set does not hold are left out. `deltas` (query -> primary metric
+    change) and `baseline_top_k` (query -> the baseline's ranked doc ids; a query absent from
+    it retrieved nothing then) are None when there is no baseline: then `delta` and `new`
+    are None. Order: rank, then delta ascending (most regressed first, None last), then
+    query id and doc id.
+    """
+    qrels = dataset.qrels
+    corpus = dataset.corpus
+    items: list[QueueItem] = []
+    # Every query's ids decoded at once: a record's top k decodes per read (`TopKIds`).
+    earlier = None if baseline_top_k is None else dict(baseline_top_k.items())
+    for query_id, ranked in sorted(top_k.items()):
+        position = qrels.position.get(query_id)
+        if position is None:
+            continue
+        judged = qrels.by_query[position]
+        before = None if earlier is None else set(earlier.get(query_id, ()))
+        delta = _rounded(deltas.get(query_id)) if deltas is not None else None
+        text = dataset.query(query_id).text
+        seen: set[str] = set()
+        for rank, doc_id in enumerate(ranked[:k], 1):
+            if is_judged(judged, doc_id) or doc_id in seen:
+                continue
+            seen.add(doc_id)
+            document = corpus.get(doc_id) if corpus is not None else None
+            items.append(
+                QueueItem(
+                    query_id=query_id,
+                    query=text,
+                    doc_id=doc_id,
+                    rank=rank,
+                    new=None if before is None else doc_id not in before,
+                    delta=delta,
+                    metric=metric,
+                    title=None if document is None else document.title,
+                    text=None if document is None else document.text,
+                )
+            )
+    items.sort(key=_queue_order)
+    return items
+
+
+def render_queue(items: Sequence[QueueItem], fmt: QueueFormat) -> str:
+    """The queue as JSON Lines (one object per line, columns in order) or CSV (a header row,
+    RFC 4180 quoting, empty cells for None, `true`/`false`). Equal items give equal text."""
+    if fmt == "jsonl":
+        return "".join(json_text(item.row(), indent=None) + "\n" for item in items)
+    if fmt == "csv":
+        buffer = io.StringIO()
+        writer = csv.writer(buffer, lineterminator="\r\n")
+        writer.writerow(COLUMNS)
+        for item in items:
+            writer.writerow([_cell(value) for value in item.row().values()])
+        return buffer.getvalue()
+    raise ValueError(f"unknown queue format {fmt!r}; available: {', '.join(QUEUE_FORMATS)}")
+
+
+def queue_format(path: str | Path | None, fmt: str | None = None) -> QueueFormat:
+    """`fmt` when given, else from the suffix of `path` (.csv, .jsonl), else jsonl."""
+    chosen = fmt or ("csv" if path is not None and Path(path).suffix.lower() == ".csv" else "jsonl")
+    if chosen not in QUEUE_FORMATS:
+        raise InputError(
+            f"unknown label queue format {chosen!r}; available: {', '.join(QUEUE_FORMATS)}"
+        )
+    return "csv" if chosen == "csv" else "jsonl"
+
+
+def make_queue(
+    config: GateConfig,
+    *,
+    result_path: str | Path | None = None,
+    cache: bool = True,
+    refresh_cache: bool = False,
+    progress: TextIO | None = None,
+) -> LabelQueue:
+    """The label queue of `config`'s current top k: from the retriever (cached as `check`
+    caches it), or from `result_path`: a `check` JSON result, a baseline file, or a run file
+    (TREC, JSONL or BEIR results JSON, read as `check --run` reads it).
+
+    `new` compares with the config's baseline file when it exists. `delta` comes from the
+    result's baseline scores when `result_path` is a `check` result, else from the config's
+    baseline file. No printing; problems that do not stop the queue are in `warnings`.
+    """
+    from retrieval_gate.errors import NotComparableError
+    from retrieval_gate.gate.baseline import read_baseline, record_of
+    from retrieval_gate.gate.comparable import comparable_baseline
+    from retrieval_gate.metrics import parse_metric
+
+    metric = str(parse_metric(next(iter(config.metrics))))
+    warnings: list[str] = []
+    deltas: dict[str, float] | None = None
+    document = None if result_path is None else _record_document(Path(result_path))
+    if document is None:
+        from retrieval_gate.pipeline.record import record_current
+
+        current = record_current(
+            config,
+            run_path=result_path,
+            cache=cache,
+            refresh_cache=refresh_cache,
+            progress=progress,
+        )
+        record, dataset = current.record, current.dataset
+        warnings += current.warnings
+    else:
+        from retrieval_gate.datasets import load as load_dataset
+
+        source = str(result_path)
+        record = record_of(document, source)
+        dataset = load_dataset(config.dataset, config.base_dir)
+        warnings += [str(warning) for warning in dataset.warnings]
+        if record.fingerprints.dataset != dataset.fingerprint:
+            warnings.append(
+                f"{source} was made with another labelled set than {config.path}'s; "
+                "the queue lists what the current judgments leave unjudged"
+            )
+        baseline_scores = _result_baseline_scores(document, source)
+        if baseline_scores is not None:
+            deltas = _result_deltas(source, record, baseline_scores, metric, warnings)
+    baseline_path = config.resolve(config.baseline)
+    baseline = read_baseline(baseline_path) if baseline_path.exists() else None
+    if baseline is not None:
+        if baseline.fingerprints.k != config.k:
+            warnings.append(
+                f"{baseline_path} holds each query's top {baseline.fingerprints.k}, not the top "
+                f"{config.k}: `new` compares with that"
+            )
+        if deltas is None:
+            try:  # as check compares: re-scored when only the judgments changed
+                compared, note = comparable_baseline(baseline, record, dataset)
+                warnings += [note] if note else []
+            except NotComparableError as error:
+                compared = baseline
+                warnings.append(
+                    f"{baseline_path}: {str(error).splitlines()[0]}; `delta` compares with "
+                    "its scores anyway"
+                )
+            deltas = _record_deltas(compared, record, metric)
+            if deltas is None:
+                warnings.append(f"{baseline_path} has no {metric} scores; `delta` is empty")
+    items = unjudged_items(
+        dataset,
+        record.top_k,
+        k=config.k,
+        metric=metric,
+        deltas=deltas,
+        baseline_top_k=None if baseline is None else baseline.top_k,
+    )
+    return LabelQueue(
+        tuple(items),
+        config.k,
+        metric,
+        baseline_path if baseline is not None else None,
+        tuple(warnings),
+    )
+
+
+def read_judged_queue(path: str | Path) -> JudgedQueue:
+    """A filled label queue: JSON Lines or CSV (by suffix, else a first line starting with
+    `{` is JSON Lines). Rows whose grade is empty are skipped and counted.
+
+    InputError (naming the file and line) for a grade that is not a finite number or is
+    negative, a missing query_id/doc_id, or one annotator grading a (query, doc) twice
+    differently.
+    """
+    path = Path(path)
+    source = str(path)
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except FileNotFoundError:
+        raise InputError("file not found; check the path", source=source) from None
+    except UnicodeDecodeError:
+        raise InputError(
+            "is not UTF-8 text; save the queue as UTF-8 (CSV UTF-8 in a spreadsheet)",
+            source=source,
+        ) from None
+    except OSError as error:
+        raise InputError(
+            f"cannot read the file: {error.strerror or error}", source=source
+        ) from None
+    suffix = path.suffix.lower()
+    if suffix in (".jsonl", ".json"):
+        jsonl = True
+    elif suffix == ".csv":
+        jsonl = False
+    else:
+        jsonl = text.lstrip().startswith("{")
+    rows = _jsonl_rows(text, source) if jsonl else _csv_rows(text, source)
+    judgments: list[QueueJudgment] = []
+    skipped = 0
+    first: dict[tuple[str, str, str | None], QueueJudgment] = {}
+    for line, query_id, doc_id, grade_value, annotator in rows:
+        grade = _grade(grade_value, source, line)
+        if grade is None:
+            skipped += 1
+            continue
+        judgment = QueueJudgment(query_id, doc_id, grade, annotator, line, source)
+        key = (query_id, doc_id, annotator)
+        earlier = first.setdefault(key, judgment)
+        if earlier.grade != grade:
+            who = f"annotator {annotator!r}" if annotator else "no annotator named"
+            raise InputError(
+                f"query {query_id!r}, doc {doc_id!r} is graded {format_value(grade)} here and "
+                f"{format_value(earlier.grade)} on line {earlier.line} ({who}); keep one of the "
+                "two rows, or name the annotator of each",
+                source=source,
+                line=line,
+            )
+        judgments.append(judgment)
+    return JudgedQueue(tuple(judgments), skipped, source)
+
+
+_Row: TypeAlias = "tuple[int, str, str, Any, str | None]"
+"""(line, query id, doc id, grade as written, annotator) of a queue row."""
+
+
+def _jsonl_rows(text: str, source: str) -> Iterator[_Row]:
+    # Split on "\n" only: JSON text written with ensure_ascii=False may hold U+2028 and
+    # other characters str.splitlines() would also split on.
+    for number, line in enumerate(text.split("\n"), 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise InputError(
+                f"invalid JSON: {error.msg} (column {error.colno}); each line of a JSON Lines "
+                "queue is one object",
+                source=source,
+                line=number,
+            ) from None
+        except RecursionError:
+            raise InputError("nested too deeply", source=source, line=number) from None
+        if not isinstance(row, dict):
+            raise InputError(
+                "expected a JSON object per line, as the queue was written",
+                source=source,
+                line=number,
+            )
+        query_id = _id(row.get("query_id"), "query_id", source, number)
+        doc_id = _id(row.get("doc_id"), "doc_id", source, number)
+        yield (
+            number,
+            query_id,
+            doc_id,
+            row.get("grade"),
+            _annotator(row.get("annotator"), source, number),
+        )
+
+
+def _csv_rows(text: str, source: str) -> Iterator[_Row]:
+    reader = csv.reader(io.StringIO(text, newline=""))
+    header: list[str] | None = None
+    columns: dict[str, int] = {}
+    start = 1
+    try:
+        for row in reader:
+            number, start = start, reader.line_num + 1
+            if not any(cell.strip() for cell in row):
+                continue
+            if header is None:
+                header = [cell.strip() for cell in row]
+                columns = {name: i for i, name in reversed(list(enumerate(header)))}
+                missing = [name for name in ("query_id", "doc_id", "grade") if name not in columns]
+                if missing:
+                    raise InputError(
+                        f"no {' or '.join(missing)} column; the header has "
+                        f"{', '.join(repr(name) for name in header)}. Keep the header row "
+                        "`retrieval-gate label-queue` wrote (query_id, ..., grade, annotator)",
+                        source=source,
+                        line=number,
+                    )
+                continue
+            cells = {name: (row[i] if i < len(row) else "") for name, i in columns.items()}
+            query_id = _id(cells["query_id"].strip() or None, "query_id", source, number)
+            doc_id = _id(cells["doc_id"].strip() or None, "doc_id", source, number)
+            annotator = cells.get("annotator", "").strip() or None
+            yield number, query_id, doc_id, cells["grade"], annotator
+    except csv.Error as error:
+        raise InputError(f"not valid CSV: {error}", source=source, line=start) from None
+    if header is None:
+        raise InputError(
+            "empty file: expected the header row and the rows of a label queue", source=source
+        )
+
+
+def _id(value: Any, name: str, source: str, line: int) -> str:
+    if value is None:
+        raise InputError(
+            f"no {name}: every row of a label queue keeps the query_id and doc_id it was "
+            "written with",
+            source=source,
+            line=line,
+        )
+    if isinstance(value, bool) or not isinstance(value, (str, int)) or not str(value).strip():
+        raise InputError(
+            f"{name} {value!r} must be a non-empty string, as the queue was written",
+            source=source,
+            line=line,
+        )
+    return str(value).strip()
+
+
+def _annotator(value: Any, source: str, line: int) -> str | None:
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    if isinstance(value, bool) or not isinstance(value, (str, int)):
+        raise InputError(
+            f"annotator {value!r} must be a name (a string) or null", source=source, line=line
+        )
+    return str(value).strip()
+
+
+def _grade(value: Any, source: str, line: int) -> float | None:
+    """The grade of a row; None when it is left empty."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    if isinstance(value, bool):
+        number = math.nan
+    elif isinstance(value, (int, float)):
+        number = float(value)
+    elif isinstance(value, str):
+        try:
+            number = float(value.strip())
+        except ValueError:
+            number = math.nan
+    else:
+        number = math.nan
+    if not math.isfinite(number):
+        raise InputError(
+            f"grade {value!r} is not a finite number; {FILL_HINT}", source=source, line=line
+        )
+    if number < 0:
+        raise InputError(
+            f"grade {value!r} is negative; a judgment is a grade of 0 or more (below 0 "
+            f"means pooled but not judged): {FILL_HINT}",
+            source=source,
+            line=line,
+        )
+    return number
+
+
+def _record_document(path: Path) -> dict[str, Any] | None:
+    """The parsed `check` result or baseline at `path`; None when it is a run file."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError(f"no result, baseline or run file at {path}") from None
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError):
+        return None  # not JSON: a TREC or JSON Lines run, which its reader checks
+    keys = ("current", "fingerprints", "schema_version")
+    return data if isinstance(data, dict) and any(key in data for key in keys) else None
+
+
+def _result_baseline_scores(document: Mapping[str, Any], source: str) -> dict[str, Any] | None:
+    """`baseline.scores` of a `check` result; None for a baseline file."""
+    if document.get("status") == "error":
+        raise InputError(
+            f"the result of a check that could not decide ({document.get('error', 'no reason')}); "
+            "run `retrieval-gate check` again, or pass its run file to it",
+            source=source,
+        )
+    baseline = document.get("baseline")
+    if not isinstance(document.get("current"), dict) or not isinstance(baseline, dict):
+        return None
+    scores = baseline.get("scores")
+    return scores if isinstance(scores, dict) else None
+
+
+def _result_deltas(
+    source: str,
+    record: Baseline,
+    baseline_scores: Mapping[str, Any],
+    metric: str,
+    warnings: list[str],
+) -> dict[str, float] | None:
+    values = baseline_scores.get(metric)
+    if metric not in record.scores or values is None:
+        warnings.append(f"{source} has no {metric} scores; `delta` is empty")
+        return None
+    current = record.scores[metric].tolist()
+    ok = isinstance(values, list) and len(values) == len(current)
+    if not ok or not all(
+        isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in values
+    ):
+        raise InputError(
+            f"baseline.scores.{metric} is not one finite number per query of "
+            "current.query_ids; the result was edited by hand: run `retrieval-gate check` again",
+            source=source,
+        )
+    return {
+        query_id: after - float(before)
+        for query_id, after, before in zip(record.query_ids, current, values, strict=True)
+    }
+
+
+def _record_deltas(baseline: Baseline, record: Baseline, metric: str) -> dict[str, float] | None:
+    if metric not in baseline.scores or metric not in record.scores:
+        return None
+    before = dict(zip(baseline.query_ids, baseline.scores[metric].tolist(), strict=True))
+    return {
+        query_id: after - before[query_id]
+        for query_id, after in zip(record.query_ids, record.scores[metric].tolist(), strict=True)
+        if query_id in before
+    }
+
+
+def _rounded(value: float | None) -> float | None:
+    if value is None or not math.isfinite(value):
+        return None
+    return round(float(value), DELTA_DIGITS) + 0.0  # + 0.0: no "-0.0"
+
+
+def _queue_order(item: QueueItem) -> tuple[int, bool, float, str, str]:
+    return (
+        item.rank,
+        item.delta is None,
+        item.delta if item.delta is not None else 0.0,
+        item.query_id,
+        item.doc_id,
+    )
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return repr(value)
+    return str(value)

@@ -1,0 +1,1 @@
+"""`retrieval-gate lint`: the engine and its rules, one module per rule family."""

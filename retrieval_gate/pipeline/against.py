@@ -1,0 +1,284 @@
+"""The reference record from a run at another commit: REF in a git worktree, run in a subprocess."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
+
+from retrieval_gate.core.git import git_output, run_git
+from retrieval_gate.errors import GateError, InputError
+
+if TYPE_CHECKING:
+    from retrieval_gate.config.schema import GateConfig
+    from retrieval_gate.gate.baseline import Baseline
+
+GIT_TIMEOUT = 120.0
+"""Seconds a git command may take (a worktree of a large repository takes a while)."""
+TAIL_LINES = 20
+"""Lines of a failed reference run's output quoted in the error."""
+# Sections of the config that come from the working tree on both sides; a change to them
+# since REF is reported, not gated (the retriever section is what each side keeps).
+_SHARED = ("dataset", "k", "metrics", "slices", "gate")
+
+
+@dataclass(frozen=True)
+class Reference:
+    """The commit a check compares with, and how it was named."""
+
+    ref: str
+    commit: str
+    """Full sha of the merge-base of HEAD and `ref`."""
+    named: str
+    """Full sha `ref` names (the merge-base when HEAD descends from it)."""
+
+    @property
+    def label(self) -> str:
+        """`main (merge-base 0123456789ab)`, `HEAD~1 (0123456789ab)`, or the short sha."""
+        short = self.commit[:12]
+        if self.commit.startswith(self.ref):
+            return short
+        return f"{self.ref} ({'' if self.named == self.commit else 'merge-base '}{short})"
+
+
+def repository_root(folder: Path) -> Path:
+    """The top of the git work tree holding `folder`; InputError outside one."""
+    found = _git(folder, "rev-parse", "--show-toplevel")
+    if found is None:
+        raise InputError(
+            f"--against needs a git repository: {folder} is not inside one (run it in a "
+            "checkout, or gate on a committed baseline without --against)"
+        )
+    return Path(found.strip())
+
+
+def resolve_reference(repo: Path, ref: str) -> Reference:
+    """The merge-base of HEAD and `ref` (the commit a pull request branched from; `ref` itself
+    when HEAD descends from it). InputError when `ref` is unknown or shares no history."""
+    if not ref or ref.startswith("-"):
+        raise InputError(f"--against: {ref!r} is not a git ref; name a branch, tag or commit")
+    named = _git(repo, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
+    if named is None:
+        raise InputError(
+            f"--against {ref}: no such commit, branch or tag here; in CI, fetch it first "
+            "(actions/checkout with fetch-depth: 0, or `git fetch origin BRANCH`)"
+        )
+    base = _git(repo, "merge-base", "HEAD", named.strip())
+    if base is None:
+        raise InputError(
+            f"--against {ref}: it shares no history with HEAD (a shallow clone? fetch with "
+            "fetch-depth: 0)"
+        )
+    return Reference(ref, base.strip(), named.strip())
+
+
+@contextmanager
+def worktree(repo: Path, commit: str) -> Iterator[Path]:
+    """`commit` checked out (detached) in a temporary git worktree, removed afterwards."""
+    holder = Path(tempfile.mkdtemp(prefix="retrieval-gate-against-"))
+    folder = holder / "tree"
+    done = _git_run(repo, "worktree", "add", "--detach", "--quiet", str(folder), commit)
+    if done.returncode != 0:
+        _remove(holder)
+        raise GateError(
+            f"could not check out {commit[:12]} in a git worktree: {_tail(done.stderr)}"
+        )
+    try:
+        yield folder
+    finally:
+        _git_run(repo, "worktree", "remove", "--force", str(folder))
+        _git_run(repo, "worktree", "prune")
+        _remove(holder)
+
+
+def record_at(
+    reference: Reference,
+    tree: Path,
+    config: GateConfig,
+    repo: Path,
+    *,
+    repeats: int,
+    progress: TextIO | None,
+) -> tuple[Baseline, tuple[str, ...]]:
+    """The record of the retriever at `reference` (checked out at `tree`) on the working
+    tree's labelled set, metrics and slices, and its warnings.
+
+    The retriever section comes from the config at REF, its relative paths starting in the
+    worktree. A retriever that imports Python code (python, langchain, llamaindex, haystack)
+    runs in a subprocess of this Python: two versions of one module cannot share a process.
+    Its output goes to `progress`; a failure is a GateError quoting its last lines."""
+    from retrieval_gate.config.schema import load
+
+    relative = config.path.resolve().relative_to(repo.resolve())
+    path = tree / relative
+    if not path.is_file():
+        raise InputError(
+            f"--against {reference.label}: {relative.as_posix()} did not exist there, so "
+            "there is no retriever to compare with; commit a baseline instead "
+            "(`retrieval-gate baseline`) for this first change"
+        )
+    try:
+        at_ref = load(path, keep_secrets=True)
+    except GateError as error:
+        raise GateError(f"the config at {reference.label}: {error}") from None
+    if not hasattr(at_ref.retriever, "target"):
+        try:
+            return reference_record(config, at_ref, tree, repeats=repeats, progress=progress)
+        except GateError as error:
+            raise GateError(f"the retriever at {reference.label}: {error}") from None
+    return _record_in_subprocess(reference, config.path, path, tree, repeats, progress)
+
+
+def reference_record(
+    head: GateConfig, at_ref: GateConfig, tree: Path, *, repeats: int, progress: TextIO | None
+) -> tuple[Baseline, tuple[str, ...]]:
+    """The reference side's record: `head` with `at_ref`'s retriever, uncached, and warnings
+    naming what else changed since REF (both sides are scored with `head`'s)."""
+    from retrieval_gate.pipeline.record import record_current
+
+    config = head.model_copy(update={"retriever": at_ref.retriever})
+    current = record_current(
+        config,
+        cache=False,
+        repeats=repeats,
+        progress=progress,
+        repo_dir=tree,
+        retriever_dir=at_ref.base_dir,
+    )
+    new, old = head.model_dump(mode="json"), at_ref.model_dump(mode="json")
+    changed = [name for name in _SHARED if new[name] != old[name]]
+    if "dataset" not in changed and _labels_changed(current.dataset.fingerprint, at_ref):
+        changed.insert(0, "the labelled set")
+    notes = list(current.warnings)
+    if changed:
+        notes.append(
+            f"{', '.join(changed)} changed since the reference commit: both sides are scored "
+            "with the working tree's"
+        )
+    return current.record, tuple(notes)
+
+
+def _record_in_subprocess(
+    reference: Reference,
+    config_path: Path,
+    config_at_ref: Path,
+    tree: Path,
+    repeats: int,
+    progress: TextIO | None,
+) -> tuple[Baseline, tuple[str, ...]]:
+    from retrieval_gate.gate.baseline import record_of
+
+    with tempfile.TemporaryDirectory(prefix="retrieval-gate-ref-") as scratch:
+        request = Path(scratch) / "request.json"
+        answer = Path(scratch) / "answer.json"
+        request.write_text(
+            json.dumps(
+                {
+                    "config": str(config_path.resolve()),
+                    "config_at_ref": str(config_at_ref),
+                    "tree": str(tree),
+                    "repeats": repeats,
+                    "answer": str(answer),
+                }
+            ),
+            encoding="utf-8",
+        )
+        lines = _run_worker(request, progress)
+        if not answer.is_file():
+            raise GateError(
+                f"the retriever at {reference.label} stopped without a result:\n"
+                + "\n".join(lines[-TAIL_LINES:])
+            )
+        reply = json.loads(answer.read_text(encoding="utf-8"))
+    if "error" in reply:
+        raise GateError(f"the retriever at {reference.label}: {reply['error']}")
+    record = record_of(reply["record"], f"the run at {reference.label}")
+    return record, tuple(reply["warnings"])
+
+
+def _run_worker(request: Path, progress: TextIO | None) -> list[str]:
+    """Run the reference side; its output (progress, anything the retriever prints) is
+    relayed line by line to `progress` and kept for an error message."""
+    command = [sys.executable, "-m", "retrieval_gate.pipeline.against", str(request)]
+    lines: list[str] = []
+    with subprocess.Popen(
+        command,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        encoding="utf-8",
+        errors="replace",
+    ) as worker:
+        assert worker.stdout is not None
+        for line in worker.stdout:
+            lines.append(line.rstrip("\n"))
+            if progress is not None:
+                progress.write(line)
+                progress.flush()
+    return lines
+
+
+def _worker(request_path: str) -> int:
+    """The reference side in its own process: record the retriever at REF and answer."""
+    from retrieval_gate.config.schema import load
+    from retrieval_gate.core.files import write_text_atomic
+    from retrieval_gate.core.redaction import redacted
+    from retrieval_gate.gate.baseline import baseline_document
+
+    request = json.loads(Path(request_path).read_text(encoding="utf-8"))
+    answer = Path(request["answer"])
+    try:
+        head = load(request["config"])
+        at_ref = load(request["config_at_ref"], keep_secrets=True)
+        record, notes = reference_record(
+            head,
+            at_ref,
+            Path(request["tree"]),
+            repeats=int(request["repeats"]),
+            progress=sys.stderr,
+        )
+        reply: dict[str, Any] = {"record": baseline_document(record), "warnings": list(notes)}
+    except GateError as error:
+        reply = {"error": redacted(str(error))}
+    write_text_atomic(answer, json.dumps(reply))
+    return 0
+
+
+def _labels_changed(fingerprint: str, at_ref: GateConfig) -> bool:
+    """Whether the labelled set at REF is not the one with `fingerprint` (not readable at REF
+    counts as changed)."""
+    from retrieval_gate.datasets import load as load_dataset
+
+    try:
+        return load_dataset(at_ref.dataset, at_ref.base_dir).fingerprint != fingerprint
+    except GateError:
+        return True
+
+
+def _git(repo: Path, *args: str) -> str | None:
+    return git_output(repo, *args, timeout=GIT_TIMEOUT)
+
+
+def _git_run(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return run_git(repo, *args, timeout=GIT_TIMEOUT)
+
+
+def _tail(text: str) -> str:
+    return " ".join(text.strip().splitlines()[-3:]) or "no message"
+
+
+def _remove(folder: Path) -> None:
+    import shutil
+
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(_worker(sys.argv[1]))

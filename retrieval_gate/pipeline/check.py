@@ -1,0 +1,92 @@
+"""`check`: the current record against the reference (the baseline, or a run at another ref)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TextIO
+
+from retrieval_gate.config.schema import GateConfig, load
+from retrieval_gate.errors import GateError
+from retrieval_gate.gate.baseline import read_baseline
+from retrieval_gate.gate.decide import decide, shown_path
+from retrieval_gate.gate.result import GateResult
+from retrieval_gate.pipeline.record import record_current
+
+
+def check(
+    config: GateConfig | str | Path,
+    *,
+    run_path: str | Path | None = None,
+    baseline_path: str | Path | None = None,
+    cache: bool = True,
+    refresh_cache: bool = False,
+    trust_cache: bool = False,
+    progress: TextIO | None = None,
+    repeats: int | None = None,
+    against: str | None = None,
+) -> GateResult:
+    """Run (or read `run_path`), score, and compare with the reference. No printing.
+
+    The reference is the committed baseline, or with `against` a run of the retriever at the
+    merge-base of HEAD and that git ref (`against.py`), made now in the same environment.
+    Cached answers are read only when the retriever's description proves them current,
+    unless `trust_cache` (then the result's warnings count them). `repeats` (default
+    gate.repeats) runs the retriever that many times a side. Raises NotComparableError when
+    the baseline cannot be compared (exit 2).
+    """
+    config = config if isinstance(config, GateConfig) else load(config)
+    times = config.gate.repeats if repeats is None else repeats
+    if against is not None:
+        if run_path is not None or baseline_path is not None:
+            raise GateError(
+                "--against runs the retriever at both commits: it takes neither --run nor "
+                "--baseline"
+            )
+        return _check_against(config, against, repeats=times, progress=progress)
+    current = record_current(
+        config,
+        run_path=run_path,
+        cache=cache,
+        refresh_cache=refresh_cache,
+        prove_cache=not trust_cache,
+        progress=progress,
+        repeats=times,
+    )
+    source = Path(baseline_path) if baseline_path else config.resolve(config.baseline)
+    return decide(
+        read_baseline(source),
+        current.record,
+        config,
+        current.dataset,
+        current.warnings,
+        failed_queries=current.failed_queries,
+        reference=f"baseline {shown_path(source)}",
+    )
+
+
+def _check_against(
+    config: GateConfig, ref: str, *, repeats: int, progress: TextIO | None
+) -> GateResult:
+    """The retriever at REF (a worktree, a subprocess) then the working tree's, uncached."""
+    from retrieval_gate.pipeline.against import (
+        record_at,
+        repository_root,
+        resolve_reference,
+        worktree,
+    )
+
+    repo = repository_root(config.base_dir)
+    reference = resolve_reference(repo, ref)
+    with worktree(repo, reference.commit) as tree:
+        record, notes = record_at(reference, tree, config, repo, repeats=repeats, progress=progress)
+    current = record_current(config, cache=False, progress=progress, repeats=repeats)
+    warnings = (*(f"at {reference.label}: {note}" for note in notes), *current.warnings)
+    return decide(
+        record,
+        current.record,
+        config,
+        current.dataset,
+        warnings,
+        failed_queries=current.failed_queries,
+        reference=f"a run at {reference.label}",
+    )

@@ -1,0 +1,124 @@
+"""The current retriever's record: run once, or repeated and averaged, in baseline form."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TextIO
+
+from retrieval_gate.config.schema import GateConfig
+from retrieval_gate.core.version import __version__
+from retrieval_gate.datasets import Dataset
+from retrieval_gate.errors import GateError
+from retrieval_gate.gate.baseline import Baseline, Fingerprints, fingerprint_slices, make_baseline
+from retrieval_gate.gate.repeats import averaged
+from retrieval_gate.gate.slicing import slice_definition
+
+
+@dataclass(frozen=True)
+class CurrentRun:
+    """The current retriever's record in baseline form and what came with it."""
+
+    record: Baseline
+    dataset: Dataset
+    warnings: tuple[str, ...]
+    failed_queries: tuple[str, ...]
+
+
+def record_current(
+    config: GateConfig,
+    *,
+    run_path: str | Path | None = None,
+    cache: bool = True,
+    refresh_cache: bool = False,
+    prove_cache: bool = False,
+    progress: TextIO | None = None,
+    repo_dir: Path | None = None,
+    retriever_dir: Path | None = None,
+    repeats: int = 1,
+) -> CurrentRun:
+    """The current retriever's record in baseline form, the labelled set, and warnings.
+
+    With `repeats` above 1 the retriever is run that many times, never from the cache, and the
+    record is their mean (`repeats.averaged`). `retriever_dir` is where the retriever's
+    relative paths start (a checkout of another commit), when not the config's folder.
+    """
+    if repeats > 1 and run_path is not None:
+        raise GateError(
+            f"repeats {repeats} needs a retriever to call again: a saved run (--run) is one "
+            "run; drop --repeats (or set gate.repeats: 1) to gate on it"
+        )
+    if run_path is not None:  # a saved run is the run_file retriever, cached by its hash
+        from retrieval_gate.adapters.run_file import RunFileConfig
+
+        saved = RunFileConfig.given(run_path, "--run")  # messages name --run, not a field
+        config = config.model_copy(update={"retriever": saved})
+    runs: list[CurrentRun] = []
+    for _ in range(repeats):
+        runs.append(
+            _record_once(
+                config,
+                cache=cache and repeats == 1,
+                refresh_cache=refresh_cache,
+                prove_cache=prove_cache,
+                progress=progress,
+                repo_dir=repo_dir,
+                retriever_dir=retriever_dir,
+                dataset=runs[0].dataset if runs else None,  # read and checked once
+            )
+        )
+    warnings = tuple(dict.fromkeys(w for run in runs for w in run.warnings))
+    failed = tuple(sorted({q for run in runs for q in run.failed_queries}))
+    record = averaged([run.record for run in runs])
+    return CurrentRun(record, runs[0].dataset, warnings, failed)
+
+
+def _record_once(
+    config: GateConfig,
+    *,
+    cache: bool,
+    refresh_cache: bool,
+    prove_cache: bool,
+    progress: TextIO | None,
+    repo_dir: Path | None,
+    retriever_dir: Path | None,
+    dataset: Dataset | None,
+) -> CurrentRun:
+    from retrieval_gate.adapters import fingerprint
+    from retrieval_gate.metrics.top_k import top_k_ids
+    from retrieval_gate.pipeline.execute import execute
+
+    execution = execute(
+        config,
+        cache=cache,
+        refresh_cache=refresh_cache,
+        prove_cache=prove_cache,
+        progress=progress,
+        retriever_dir=retriever_dir,
+        dataset=dataset,
+    )
+    scores, dataset, warnings = execution.scores, execution.dataset, execution.warnings
+    description = dict(execution.retriever)
+    slices = config.slices
+    definition = slice_definition(
+        slices.by, slices.combine, slices.query_length.bins, slices.min_size
+    )
+    record = make_baseline(
+        fingerprints=Fingerprints(
+            dataset=dataset.fingerprint,
+            k=config.k,
+            metrics=tuple(str(spec) for spec in scores.metrics),
+            slices=fingerprint_slices(definition),
+            retriever=fingerprint(description),
+            queries=dataset.queries_fingerprint,
+        ),
+        retriever=description,
+        slice_definition=definition,
+        query_ids=scores.query_ids,
+        scores=scores.values,
+        top_k=top_k_ids(execution.run.run, config.k),
+        tool_version=__version__,
+        repo_dir=repo_dir if repo_dir is not None else config.base_dir,
+    )
+    failed = tuple(failure.query_id for failure in execution.run.failures)
+    return CurrentRun(record, dataset, tuple(warnings), failed)

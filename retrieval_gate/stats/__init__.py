@@ -1,0 +1,1 @@
+"""Statistics: paired tests and multiplicity control, detectability, annotator agreement."""
