@@ -27,7 +27,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from retrieval_gate.gate.compare import GateSettings, Threshold, compare
+from retrieval_gate.gate.compare import ComparisonSettings, Threshold, compare
 
 METRIC = "ndcg@10"
 SHARE = 1.6448536269514722 / (1.6448536269514722 + 0.8416212335729143)
@@ -45,7 +45,7 @@ def trip(
     current = reference.copy()
     slices = {"all": np.arange(n, dtype=np.int64)}
     thresholds = {METRIC: Threshold(max_drop=budget)}
-    settings = GateSettings(resamples=2000)
+    settings = ComparisonSettings(resamples=2000)
     tripped, detectable, lost = None, [], []
     for merge in range(1, merges + 1):
         current = np.clip(current + rng.normal(-loss, spread, n), 0.0, 1.0)

@@ -23,7 +23,7 @@ from typing import Any, NamedTuple  # noqa: E402
 import numpy as np  # noqa: E402
 
 from retrieval_gate.core.ids import FloatArray, IntArray  # noqa: E402
-from retrieval_gate.gate.compare import Comparison, GateSettings, Threshold, compare  # noqa: E402
+from retrieval_gate.gate.compare import Comparison, ComparisonSettings, Threshold, compare  # noqa: E402
 from retrieval_gate.stats.detectability import detectable_drop, fail_probability  # noqa: E402
 
 Z_95 = 1.959963984540054
@@ -354,7 +354,7 @@ def _view(
 
 def run_trial(task: Task) -> Record:
     base, current, slices = dataset(task.n, task.seed, task.trial, task.change, SIM_GROUPS)
-    settings = GateSettings(
+    settings = ComparisonSettings(
         alpha=task.alpha, resamples=task.resamples, seed=task.trial, min_size=MIN_SIZE
     )
     found = compare(base, current, slices, THRESHOLDS, {}, settings)
@@ -695,7 +695,7 @@ def time_compare(
     base: Mapping[str, FloatArray],
     current: Mapping[str, FloatArray],
     slices: Mapping[str, IntArray],
-    settings: GateSettings,
+    settings: ComparisonSettings,
     repeat: int,
 ) -> tuple[float, float, tuple[Comparison, ...]]:
     """Median CPU and wall seconds of one compare() call over `repeat` calls, and its result."""
@@ -731,7 +731,7 @@ def timing(args: argparse.Namespace) -> tuple[str, dict[int, float]]:
     for n in (2_000, 20_000):
         for label, change in changes:
             base, current, slices = dataset(n, args.seed, 0, change, TIMING_GROUPS)
-            settings = GateSettings(resamples=args.resamples, seed=0, min_size=MIN_SIZE)
+            settings = ComparisonSettings(resamples=args.resamples, seed=0, min_size=MIN_SIZE)
             cpu, wall, found = time_compare(base, current, slices, settings, args.repeat)
             slowest[n] = max(slowest.get(n, 0.0), cpu)
             ranx_cpu = ranx_wall = ratio = "-"
@@ -1062,7 +1062,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "other metrics and slices move too)."
     )
 
-    power = GateSettings().power
+    power = ComparisonSettings().power
     print(
         f"\nClaimed vs simulated power: the claimed detectable drop is the median of what "
         f"compare() reported for the check on the {args.trials} no-change trials of that size "

@@ -37,7 +37,7 @@ from retrieval_gate.config.schema import DatasetConfig  # noqa: E402
 from retrieval_gate.core.ids import FloatArray, IntArray  # noqa: E402
 from retrieval_gate.core.qrels import Qrels  # noqa: E402
 from retrieval_gate.datasets import load  # noqa: E402
-from retrieval_gate.gate.compare import Comparison, GateSettings, Threshold, compare  # noqa: E402
+from retrieval_gate.gate.compare import Comparison, ComparisonSettings, Threshold, compare  # noqa: E402
 from retrieval_gate.metrics import evaluate  # noqa: E402
 from retrieval_gate.readers import run_from_dict  # noqa: E402
 
@@ -56,7 +56,7 @@ DROP_TOLERANCE = 0.003
 """The realised true drop must be within its target (DROP, or the stated detectable drop) +-
 this."""
 POWER_CLAIM = 0.9
-STATED_POWER = GateSettings().power
+STATED_POWER = ComparisonSettings().power
 """The power compare()'s detectable drop is stated at (0.8)."""
 STATED_TOLERANCE = 0.05
 """bench_gate.py's rule for compare()'s detectable drop: the simulated power at it must be
@@ -338,7 +338,7 @@ def run_trial(task: Task) -> Trial:
             worse.append(score(degrade(hits, broken, st), st))
     reference, current = plain[:REPEATS], plain[REPEATS:]
     slices: dict[str, IntArray] = {"all": np.arange(len(st.query_ids), dtype=np.int64)}
-    settings = GateSettings(alpha=task.alpha, resamples=task.resamples, seed=task.trial)
+    settings = ComparisonSettings(alpha=task.alpha, resamples=task.resamples, seed=task.trial)
 
     def gate(
         base: Sequence[Mapping[str, FloatArray]], cur: Sequence[Mapping[str, FloatArray]]
@@ -417,7 +417,7 @@ def run_power_trial(task: PowerTask) -> PowerTrial:
                 worse_single = score(degrade(hits, for_single, st), st)
     assert worse_single is not None
     slices: dict[str, IntArray] = {"all": np.arange(len(st.query_ids), dtype=np.int64)}
-    settings = GateSettings(alpha=task.alpha, resamples=task.resamples, seed=task.trial)
+    settings = ComparisonSettings(alpha=task.alpha, resamples=task.resamples, seed=task.trial)
     single = verdict(compare(reference[0], worse_single, slices, THRESHOLDS, {}, settings))
     repeats = verdict(
         compare(
@@ -712,7 +712,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"stated detectable drops), alpha {args.alpha:g}, "
         f"{args.resamples:,} resamples, {args.jobs} worker processes.\n"
         f"Synthetic set: {QUERIES} queries, {DOCS:,} documents (seed {SET_SEED}), k {K}; "
-        "ndcg@10 gated at 2 pt, recall@10 at 5 pt, no slices, default GateSettings "
+        "ndcg@10 gated at 2 pt, recall@10 at 5 pt, no slices, default ComparisonSettings "
         "(weighted Holm, one-sided sign-flip test). A run: NoisyBM25(seed=<fresh>, "
         "jitter, lost, index=<one shared BM25 index>).search_batch over every query, scored by "
         "run_from_dict + evaluate. Each trial draws 2 x 3 fresh seeds; the single-run rows "

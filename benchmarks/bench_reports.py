@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from retrieval_gate.gate.compare import GateSettings, Threshold, compare
+from retrieval_gate.gate.compare import ComparisonSettings, Threshold, compare
 from retrieval_gate.history.record import TrendPoint
 from retrieval_gate.report import COMMENT_BUDGET, render, render_markdown, validate_result
 from retrieval_gate.report.trend import with_trend
@@ -41,7 +41,7 @@ def make_document(queries: int, slices: int, seed: int = 0) -> dict[str, Any]:
     worse = rng.random(queries) < 0.2
     current = {m: np.clip(v - worse * rng.random(queries) * 0.3, 0, 1) for m, v in base.items()}
     thresholds = {m: Threshold(max_drop=0.02) for m in METRICS}
-    settings = GateSettings(resamples=1_000, min_size=30)
+    settings = ComparisonSettings(resamples=1_000, min_size=30)
     comparisons = compare(base, current, groups, thresholds, {}, settings)
     rows = [{**asdict(c), "failed": c.failed} for c in comparisons]
     order = np.argsort(current[METRICS[0]] - base[METRICS[0]])[:10]

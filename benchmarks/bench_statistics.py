@@ -36,7 +36,7 @@ import numpy as np  # noqa: E402
 
 from retrieval_gate.core.ids import FloatArray, IntArray  # noqa: E402
 from retrieval_gate.gate import compare as compare_module  # noqa: E402
-from retrieval_gate.gate.compare import GateSettings, Threshold, compare  # noqa: E402
+from retrieval_gate.gate.compare import ComparisonSettings, Threshold, compare  # noqa: E402
 from retrieval_gate.stats import significance  # noqa: E402
 
 METRICS = ("ndcg@10", "recall@10", "mrr@10", "ap@10", "precision@10")
@@ -97,7 +97,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=1, help="median of this many")
     parser.add_argument("--save", help="write every check's p-values to this .npz")
     args = parser.parse_args()
-    settings = GateSettings(resamples=args.resamples, seed=args.seed)
+    settings = ComparisonSettings(resamples=args.resamples, seed=args.seed)
     thresholds = {metric: Threshold(max_drop=0.01) for metric in METRICS}
     # Time the sign flips inside compare() by wrapping the name compare.py calls.
     inner = significance.sign_flip

@@ -11,7 +11,7 @@ from retrieval_gate.core.ids import FloatArray, IntArray
 from retrieval_gate.errors import GateError
 from retrieval_gate.gate.compare import (
     Comparison,
-    GateSettings,
+    ComparisonSettings,
     Threshold,
     compare,
     family_levels,
@@ -39,7 +39,7 @@ def run(
         {**everything, **(slices or {})},
         {METRIC: threshold},
         overrides or {},
-        GateSettings(**options),  # type: ignore[arg-type]
+        ComparisonSettings(**options),  # type: ignore[arg-type]
     )
 
 
@@ -175,7 +175,7 @@ def test_a_report_only_metric_has_no_verdict_and_stays_out_of_the_family() -> No
         {"all": np.arange(500)},
         {METRIC: Threshold(max_drop=0.02), "ap@10": Threshold()},
         {},
-        GateSettings(),
+        ComparisonSettings(),
     )
     gated, report_only = out
     assert report_only.verdict is None
@@ -247,7 +247,7 @@ def test_overall_checks_share_half_of_alpha_and_slices_the_rest() -> None:
             "ap@10": Threshold(floor=0.1),
         },
         {},
-        GateSettings(),
+        ComparisonSettings(),
     )
     family = [c for c in out if c.level is not None]
     assert [(c.metric, c.slice) for c in family] == [
@@ -266,10 +266,12 @@ def test_overall_checks_share_half_of_alpha_and_slices_the_rest() -> None:
     floor_only = next(c for c in out if c.metric == "ap@10" and c.slice == "all")
     assert floor_only.gated
     assert floor_only.level is None
-    levels, dropped = family_levels([("all", 500), ("a", 250)], GateSettings(overall_share=0.8))
+    levels, dropped = family_levels(
+        [("all", 500), ("a", 250)], ComparisonSettings(overall_share=0.8)
+    )
     assert levels == pytest.approx({0: 0.04, 1: 0.01})
     assert dropped == {}
-    assert family_levels([("all", 500)], GateSettings(correction="none"))[0] == {0: 0.05}
+    assert family_levels([("all", 500)], ComparisonSettings(correction="none"))[0] == {0: 0.05}
 
 
 def test_a_slice_too_small_for_its_level_leaves_the_family_with_a_reason() -> None:
@@ -299,7 +301,7 @@ def test_the_smallest_resamples_and_a_family_of_100_still_fail_a_25pt_drop() -> 
         slices,
         {m: Threshold(max_drop=0.02) for m in metrics},
         {},
-        GateSettings(resamples=1_000),
+        ComparisonSettings(resamples=1_000),
     )
     assert len(out) == 100
     assert all(c.gated and c.level is not None for c in out)
@@ -334,7 +336,7 @@ def test_order_is_metrics_as_given_then_all_then_slices_by_name() -> None:
         slices,
         {"b": Threshold(), "a": Threshold()},
         {},
-        GateSettings(),
+        ComparisonSettings(),
     )
     assert [(c.metric, c.slice) for c in out] == [
         ("b", "all"),
@@ -391,8 +393,8 @@ def test_compare_is_deterministic_and_independent_of_evaluation_order() -> None:
     thresholds = {METRIC: Threshold(max_drop=0.02), "rr@10": Threshold(max_drop=0.01)}
     scores_b = {METRIC: base, "rr@10": base[::-1].copy()}
     scores_c = {METRIC: cur, "rr@10": cur[::-1].copy()}
-    first = compare(scores_b, scores_c, slices, thresholds, {}, GateSettings())
-    second = compare(scores_b, scores_c, slices, thresholds, {}, GateSettings())
+    first = compare(scores_b, scores_c, slices, thresholds, {}, ComparisonSettings())
+    second = compare(scores_b, scores_c, slices, thresholds, {}, ComparisonSettings())
     assert repr(first) == repr(second)
     reordered = compare(
         scores_b,
@@ -400,13 +402,13 @@ def test_compare_is_deterministic_and_independent_of_evaluation_order() -> None:
         dict(reversed(slices.items())),
         dict(reversed(thresholds.items())),
         {},
-        GateSettings(),
+        ComparisonSettings(),
     )
     key = lambda c: (c.metric, c.slice)  # noqa: E731
     for a, b in zip(sorted(reordered, key=key), sorted(first, key=key), strict=True):
         assert (a.verdict, a.level, a.p_bound) == (b.verdict, b.level, b.p_bound)
         assert a.p_value == pytest.approx(b.p_value, rel=1e-9)
-    other_seed = compare(scores_b, scores_c, slices, thresholds, {}, GateSettings(seed=1))
+    other_seed = compare(scores_b, scores_c, slices, thresholds, {}, ComparisonSettings(seed=1))
     assert [c.p_value for c in other_seed] != [c.p_value for c in first]
 
 
@@ -420,7 +422,7 @@ def test_no_change_rarely_fails_the_whole_family() -> None:
     for _ in range(trials):
         base = {m: rng.random(400) for m in thresholds}
         cur = {m: base[m] + rng.normal(0, 0.1, 400) * (rng.random(400) < 0.6) for m in base}
-        out = compare(base, cur, slices, thresholds, {}, GateSettings(resamples=2_000))
+        out = compare(base, cur, slices, thresholds, {}, ComparisonSettings(resamples=2_000))
         failed += any(c.failed for c in out)
     assert failed / trials <= 0.05 + 2.5 * math.sqrt(0.05 * 0.95 / trials)
 
@@ -430,26 +432,28 @@ def test_inputs_that_cannot_be_compared_are_errors() -> None:
     everything = {"all": np.arange(50)}
     ok = {METRIC: Threshold()}
     with pytest.raises(GateError, match="same queries"):
-        compare({METRIC: base}, {METRIC: base[:40]}, everything, ok, {}, GateSettings())
+        compare({METRIC: base}, {METRIC: base[:40]}, everything, ok, {}, ComparisonSettings())
     with pytest.raises(GateError, match="current has no scores for metric ndcg@10"):
-        compare({METRIC: base}, {"rr@10": base}, everything, ok, {}, GateSettings())
+        compare({METRIC: base}, {"rr@10": base}, everything, ok, {}, ComparisonSettings())
     with pytest.raises(GateError, match='include "all"'):
-        compare({METRIC: base}, {METRIC: base}, {"a": np.arange(5)}, ok, {}, GateSettings())
+        compare({METRIC: base}, {METRIC: base}, {"a": np.arange(5)}, ok, {}, ComparisonSettings())
     with pytest.raises(GateError, match="within"):
-        compare({METRIC: base}, {METRIC: base}, {"all": np.arange(51)}, ok, {}, GateSettings())
+        compare(
+            {METRIC: base}, {METRIC: base}, {"all": np.arange(51)}, ok, {}, ComparisonSettings()
+        )
     bad = base.copy()
     bad[3] = np.nan
     with pytest.raises(GateError, match="NaN"):
-        compare({METRIC: base}, {METRIC: bad}, everything, ok, {}, GateSettings())
+        compare({METRIC: base}, {METRIC: bad}, everything, ok, {}, ComparisonSettings())
     override = {"all": {"rr@10": Threshold()}}
     with pytest.raises(GateError, match="metric rr@10, which has no threshold"):
-        compare({METRIC: base}, {METRIC: base}, everything, ok, override, GateSettings())
+        compare({METRIC: base}, {METRIC: base}, everything, ok, override, ComparisonSettings())
     with pytest.raises(GateError, match="alpha"):
-        GateSettings(alpha=1.5)
+        ComparisonSettings(alpha=1.5)
     with pytest.raises(GateError, match="on_inconclusive"):
-        GateSettings(on_inconclusive="maybe")  # type: ignore[arg-type]
+        ComparisonSettings(on_inconclusive="maybe")  # type: ignore[arg-type]
     with pytest.raises(GateError, match="overall_share"):
-        GateSettings(overall_share=1.0)
+        ComparisonSettings(overall_share=1.0)
     with pytest.raises(GateError, match="max_drop"):
         Threshold(max_drop=-0.01)
 
@@ -462,9 +466,9 @@ def test_a_set_too_small_to_ever_fail_is_refused_unless_significance_is_off() ->
     worse = {METRIC: base - 0.3, "rr@10": base}
     everything = {"all": np.arange(5)}
     with pytest.raises(GateError, match=r"could never fail: ndcg@10 overall: 5 queries cannot"):
-        compare(scores, worse, everything, thresholds, {}, GateSettings())
+        compare(scores, worse, everything, thresholds, {}, ComparisonSettings())
     out = compare(
-        scores, worse, everything, thresholds, {}, GateSettings(require_significance=False)
+        scores, worse, everything, thresholds, {}, ComparisonSettings(require_significance=False)
     )
     assert [(c.gated, c.verdict, c.failed) for c in out] == [
         (True, "regressed", True),
@@ -493,7 +497,7 @@ def noisy(
         {"all": np.arange(means[0].size)},
         {METRIC: threshold},
         {},
-        GateSettings(**options),  # type: ignore[arg-type]
+        ComparisonSettings(**options),  # type: ignore[arg-type]
         runs=([{METRIC: r} for r in reference], [{METRIC: r} for r in current]),
     )[0]
 
@@ -552,6 +556,6 @@ def test_runs_that_score_other_queries_are_refused() -> None:
             {"all": np.arange(50)},
             {METRIC: Threshold(max_drop=0.02)},
             {},
-            GateSettings(),
+            ComparisonSettings(),
             runs=([{METRIC: base}], [{METRIC: base}, {METRIC: base[:40]}]),
         )

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from retrieval_gate.gate.compare import GateSettings, Threshold, compare
+from retrieval_gate.gate.compare import ComparisonSettings, Threshold, compare
 from retrieval_gate.stats.detectability import (
     TARGET,
     critical_t,
@@ -86,7 +86,7 @@ def test_the_claim_holds_in_a_simulation_of_the_gate_itself() -> None:
     n, sd, max_drop = 400, 0.2, 0.02
     rng = np.random.default_rng(31)
     base = rng.random(n)
-    settings = GateSettings(resamples=2_000)
+    settings = ComparisonSettings(resamples=2_000)
     probe = compare(
         {"m": base},
         {"m": base + rng.normal(0, sd, n)},

@@ -16,7 +16,7 @@ from retrieval_gate.config.schema import load
 from retrieval_gate.datasets import load_labels
 from retrieval_gate.errors import InputError
 from retrieval_gate.gate.baseline import Baseline, Fingerprints, make_baseline
-from retrieval_gate.gate.compare import GateSettings, family_levels
+from retrieval_gate.gate.compare import ComparisonSettings, family_levels
 from retrieval_gate.lint.engine import RULES, LintReport, lint, refuse_broken
 from retrieval_gate.stats.detectability import detectable_drop, queries_needed
 
@@ -380,7 +380,7 @@ def test_threshold_below_the_detectable_effect(tmp_path: Path) -> None:
     message = finding(report, "threshold-below-mde")
     # The family `check` would test: 2 metrics x (all + 2 intents of 40 queries).
     cells = [("all", 80), ("intent=a", 40), ("intent=b", 40)] * 2
-    levels, dropped = family_levels(cells, GateSettings())
+    levels, dropped = family_levels(cells, ComparisonSettings())
     assert dropped == {}
     assert levels[0] == pytest.approx(0.05 / 2 / 2)
     drop = expected(values, list(range(80)), levels[0], 0.02)
@@ -425,7 +425,9 @@ def test_a_check_too_small_to_reach_its_level_is_named(tmp_path: Path) -> None:
 
 def test_the_rule_fires_past_one_and_a_half_times_max_drop(tmp_path: Path) -> None:
     values = [float(x) for x in np.random.default_rng(7).random(80)]
-    levels, _ = family_levels([("all", 80), ("intent=a", 40), ("intent=b", 40)] * 2, GateSettings())
+    levels, _ = family_levels(
+        [("all", 80), ("intent=a", 40), ("intent=b", 40)] * 2, ComparisonSettings()
+    )
     drop = expected(values, list(range(80)), levels[0], 0.0)
     # A max_drop just above two thirds of what the set detects passes the rule; 20% less warns.
     metrics = {"ndcg@10": {"max_drop": f"{drop * 100 / 1.5 + 1:.2f}pt"}, "recall@10": {}}

@@ -533,11 +533,11 @@ SYNTHETIC_QUERIES = 43
 def synthetic_result(frame: dict[str, Any], **gate: Any) -> dict[str, Any]:
     """A result whose checks come from compare() on seeded scores: 43 queries of which most
     lost a few points with a spread of 20 (past max_drop without enough evidence), a slice of
-    3 (too few for an interval), recall@10 report only. `gate` overrides the GateSettings;
+    3 (too few for an interval), recall@10 report only. `gate` overrides the ComparisonSettings;
     `frame`, a real result, gives the name, config and tool version around the checks."""
     import numpy as np
 
-    from retrieval_gate.gate.compare import GateSettings, Threshold, compare
+    from retrieval_gate.gate.compare import ComparisonSettings, Threshold, compare
 
     rng = np.random.default_rng(4)
     metrics = ("ndcg@10", "rr@10", "recall@10")
@@ -557,7 +557,7 @@ def synthetic_result(frame: dict[str, Any], **gate: Any) -> dict[str, Any]:
         "rr@10": Threshold(max_drop=0.03),
         "recall@10": Threshold(),
     }
-    settings = GateSettings(min_size=10, resamples=2000, **gate)
+    settings = ComparisonSettings(min_size=10, resamples=2000, **gate)
     checks = [
         dataclasses.asdict(c) for c in compare(baseline, current, slices, thresholds, {}, settings)
     ]

@@ -65,7 +65,7 @@ class Threshold:
 
 
 @dataclass(frozen=True)
-class GateSettings:
+class ComparisonSettings:
     """How comparisons are tested and corrected."""
 
     alpha: float = 0.05
@@ -197,7 +197,7 @@ def verdict_for(
     return "pass"
 
 
-def fails(verdict: Verdict | None, settings: GateSettings) -> bool:
+def fails(verdict: Verdict | None, settings: ComparisonSettings) -> bool:
     """Whether a gated check with `verdict` fails the gate under `settings`."""
     if verdict == "inconclusive":
         return settings.on_inconclusive == "fail"
@@ -290,7 +290,7 @@ class RunNoise:
 
 
 def family_levels(
-    cells: list[tuple[str, int]], settings: GateSettings
+    cells: list[tuple[str, int]], settings: ComparisonSettings
 ) -> tuple[dict[int, float], dict[int, str]]:
     """The level each tested check gets when it alone moves, and why the others were left out.
 
@@ -322,7 +322,9 @@ def family_levels(
             )
 
 
-def _levels(members: Mapping[int, tuple[str, int]], settings: GateSettings) -> dict[int, float]:
+def _levels(
+    members: Mapping[int, tuple[str, int]], settings: ComparisonSettings
+) -> dict[int, float]:
     if settings.correction == "none":
         return dict.fromkeys(members, settings.alpha)
     overall = [i for i, (name, _) in members.items() if name == ALL]
@@ -365,7 +367,7 @@ def run_spread(sides: Sequence[Runs], metric: str, rows: IntArray) -> tuple[floa
 
 
 def _p_values(
-    diffs: FloatArray, cells: list[_Cell], settings: GateSettings
+    diffs: FloatArray, cells: list[_Cell], settings: ComparisonSettings
 ) -> tuple[FloatArray, FloatArray, np.ndarray]:
     if settings.test == "t":
         pairs = [_paired_t(diffs[cell.rows, c], cell.noise) for c, cell in enumerate(cells)]
@@ -403,7 +405,7 @@ def compare(
     slices: Mapping[str, IntArray],
     thresholds: Mapping[str, Threshold],
     overrides: Mapping[str, Mapping[str, Threshold]],
-    settings: GateSettings,
+    settings: ComparisonSettings,
     *,
     strict: bool = True,
     runs: tuple[Runs, Runs] | None = None,
@@ -506,7 +508,7 @@ def _comparison(
     p_adjusted: float | None,
     level: float | None,
     reason: str,
-    settings: GateSettings,
+    settings: ComparisonSettings,
 ) -> Comparison:
     n = int(cell.rows.size)
     base, cur = arrays[0][cell.rows], arrays[1][cell.rows]

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from retrieval_gate.config.schema import GateConfig, MetricGate
-from retrieval_gate.gate.compare import GateSettings, Threshold
+from retrieval_gate.gate.compare import ComparisonSettings, Threshold
 from retrieval_gate.metrics import parse_metric
 
 
-def gate_settings(config: GateConfig) -> GateSettings:
+def gate_settings(config: GateConfig) -> ComparisonSettings:
     """The comparison settings `config` gates with."""
     gate = config.gate
-    return GateSettings(
+    return ComparisonSettings(
         alpha=gate.alpha,
         correction=gate.correction,
         test=gate.test,

@@ -23,7 +23,7 @@ import numpy as np
 
 from retrieval_gate.core.ids import FloatArray, IntArray
 from retrieval_gate.core.wording import aligned, plural
-from retrieval_gate.gate.compare import GateSettings, RunNoise, Threshold, compare, run_spread
+from retrieval_gate.gate.compare import ComparisonSettings, RunNoise, Threshold, compare, run_spread
 from retrieval_gate.metrics import parse_metric
 from retrieval_gate.stats.detectability import (
     TARGET,
@@ -92,7 +92,7 @@ class PowerReport:
 
     config: str
     baseline: str
-    settings: GateSettings
+    settings: ComparisonSettings
     checks: tuple[CheckPower, ...]
     untested: tuple[str, ...]
     """Metrics without a max_drop anywhere: never tested for a drop."""
@@ -205,7 +205,7 @@ class PowerReport:
         return "\n".join(lines) + "\n"
 
 
-def _explanation(settings: GateSettings) -> list[str]:
+def _explanation(settings: ComparisonSettings) -> list[str]:
     import textwrap
 
     power = f"{settings.power:.0%}"
@@ -227,14 +227,14 @@ def _explanation(settings: GateSettings) -> list[str]:
     return textwrap.wrap(text, width=96, break_on_hyphens=False)
 
 
-def _family(settings: GateSettings) -> str:
+def _family(settings: ComparisonSettings) -> str:
     if settings.correction == "none":
         return "no correction"
     name = "weighted Holm" if settings.correction == "holm" else "weighted Benjamini-Hochberg"
     return f"{name} over the gated checks (overall share {settings.overall_share:g})"
 
 
-def _test(settings: GateSettings) -> str:
+def _test(settings: ComparisonSettings) -> str:
     if settings.test == "t":
         return "one-sided paired t-test"
     return f"one-sided paired sign-flip test ({settings.resamples} resamples)"
@@ -292,7 +292,7 @@ def estimate(
     slices: Mapping[str, IntArray],
     thresholds: Mapping[str, Threshold],
     overrides: Mapping[str, Mapping[str, Threshold]],
-    settings: GateSettings,
+    settings: ComparisonSettings,
     *,
     runs: Sequence[Mapping[str, FloatArray]] = (),
     current_runs: int = 1,
@@ -464,7 +464,7 @@ def _comparable(
     return usable, [note] if note else []
 
 
-def enforceable_drop(check: CheckPower, settings: GateSettings) -> float | None:
+def enforceable_drop(check: CheckPower, settings: ComparisonSettings) -> float | None:
     """The smallest max_drop (points) with which `check`, its size and level unchanged, catches
     TARGET x max_drop with the settings' power; None when it can catch no drop.
 

@@ -10,7 +10,7 @@ from retrieval_gate.core.version import __version__
 from retrieval_gate.core.wording import json_text
 from retrieval_gate.datasets import Dataset
 from retrieval_gate.gate.baseline import Baseline
-from retrieval_gate.gate.compare import Comparison, GateSettings
+from retrieval_gate.gate.compare import Comparison, ComparisonSettings
 from retrieval_gate.gate.diagnostics import LabellingGap, QueryChange, Unjudged
 from retrieval_gate.gate.repeats import Noise
 from retrieval_gate.gate.slicing import ALL
@@ -29,7 +29,7 @@ class GateContext:
     config_sha256: str
     """sha256 of the validated config as canonical JSON."""
     k: int
-    settings: GateSettings
+    settings: ComparisonSettings
     reference: str = ""
     """Where the reference record came from: "baseline PATH", "a run at REF (...)"; "" when
     the caller did not say (compare)."""

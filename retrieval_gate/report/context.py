@@ -48,7 +48,7 @@ _GATE_DEFAULTS: dict[str, Any] = {
     "on_inconclusive": "pass",
     "overall_share": 0.5,
 }
-"""Gate settings the reports describe, as GateSettings defaults them."""
+"""Gate settings the reports describe, as ComparisonSettings defaults them."""
 
 
 def report_context(result: ResultRecord) -> dict[str, Any]:
