@@ -17,7 +17,7 @@ import math
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TextIO, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from retrieval_gate.core.qrels import is_judged
 from retrieval_gate.core.wording import json_text
@@ -25,9 +25,7 @@ from retrieval_gate.errors import InputError
 from retrieval_gate.metrics.spec import format_value
 
 if TYPE_CHECKING:
-    from retrieval_gate.config.schema import GateConfig
     from retrieval_gate.datasets import Dataset
-    from retrieval_gate.gate.baseline import Baseline
 
 QueueFormat = Literal["jsonl", "csv"]
 QUEUE_FORMATS: tuple[QueueFormat, ...] = ("jsonl", "csv")
@@ -196,96 +194,6 @@ def queue_format(path: str | Path | None, fmt: str | None = None) -> QueueFormat
             f"unknown label queue format {chosen!r}; available: {', '.join(QUEUE_FORMATS)}"
         )
     return "csv" if chosen == "csv" else "jsonl"
-
-
-def make_queue(
-    config: GateConfig,
-    *,
-    result_path: str | Path | None = None,
-    cache: bool = True,
-    refresh_cache: bool = False,
-    progress: TextIO | None = None,
-) -> LabelQueue:
-    """The label queue of `config`'s current top k: from the retriever (cached as `check`
-    caches it), or from `result_path`: a `check` JSON result, a baseline file, or a run file
-    (TREC, JSONL or BEIR results JSON, read as `check --run` reads it).
-
-    `new` compares with the config's baseline file when it exists. `delta` comes from the
-    result's baseline scores when `result_path` is a `check` result, else from the config's
-    baseline file. No printing; problems that do not stop the queue are in `warnings`.
-    """
-    from retrieval_gate.errors import NotComparableError
-    from retrieval_gate.gate.baseline import read_baseline, record_of
-    from retrieval_gate.gate.comparable import comparable_baseline
-    from retrieval_gate.metrics import parse_metric
-
-    metric = str(parse_metric(next(iter(config.metrics))))
-    warnings: list[str] = []
-    deltas: dict[str, float] | None = None
-    document = None if result_path is None else _record_document(Path(result_path))
-    if document is None:
-        from retrieval_gate.pipeline.record import record_current
-
-        current = record_current(
-            config,
-            run_path=result_path,
-            cache=cache,
-            refresh_cache=refresh_cache,
-            progress=progress,
-        )
-        record, dataset = current.record, current.dataset
-        warnings += current.warnings
-    else:
-        from retrieval_gate.datasets import load as load_dataset
-
-        source = str(result_path)
-        record = record_of(document, source)
-        dataset = load_dataset(config.dataset, config.base_dir)
-        warnings += [str(warning) for warning in dataset.warnings]
-        if record.fingerprints.dataset != dataset.fingerprint:
-            warnings.append(
-                f"{source} was made with another labelled set than {config.path}'s; "
-                "the queue lists what the current judgments leave unjudged"
-            )
-        baseline_scores = _result_baseline_scores(document, source)
-        if baseline_scores is not None:
-            deltas = _result_deltas(source, record, baseline_scores, metric, warnings)
-    baseline_path = config.resolve(config.baseline)
-    baseline = read_baseline(baseline_path) if baseline_path.exists() else None
-    if baseline is not None:
-        if baseline.fingerprints.k != config.k:
-            warnings.append(
-                f"{baseline_path} holds each query's top {baseline.fingerprints.k}, not the top "
-                f"{config.k}: `new` compares with that"
-            )
-        if deltas is None:
-            try:  # as check compares: re-scored when only the judgments changed
-                compared, note = comparable_baseline(baseline, record, dataset)
-                warnings += [note] if note else []
-            except NotComparableError as error:
-                compared = baseline
-                warnings.append(
-                    f"{baseline_path}: {str(error).splitlines()[0]}; `delta` compares with "
-                    "its scores anyway"
-                )
-            deltas = _record_deltas(compared, record, metric)
-            if deltas is None:
-                warnings.append(f"{baseline_path} has no {metric} scores; `delta` is empty")
-    items = unjudged_items(
-        dataset,
-        record.top_k,
-        k=config.k,
-        metric=metric,
-        deltas=deltas,
-        baseline_top_k=None if baseline is None else baseline.top_k,
-    )
-    return LabelQueue(
-        tuple(items),
-        config.k,
-        metric,
-        baseline_path if baseline is not None else None,
-        tuple(warnings),
-    )
 
 
 def read_judged_queue(path: str | Path) -> JudgedQueue:
@@ -471,71 +379,6 @@ def _grade(value: Any, source: str, line: int) -> float | None:
             line=line,
         )
     return number
-
-
-def _record_document(path: Path) -> dict[str, Any] | None:
-    """The parsed `check` result or baseline at `path`; None when it is a run file."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError(f"no result, baseline or run file at {path}") from None
-    except (OSError, UnicodeDecodeError, ValueError, RecursionError):
-        return None  # not JSON: a TREC or JSON Lines run, which its reader checks
-    keys = ("current", "fingerprints", "schema_version")
-    return data if isinstance(data, dict) and any(key in data for key in keys) else None
-
-
-def _result_baseline_scores(document: Mapping[str, Any], source: str) -> dict[str, Any] | None:
-    """`baseline.scores` of a `check` result; None for a baseline file."""
-    if document.get("status") == "error":
-        raise InputError(
-            f"the result of a check that could not decide ({document.get('error', 'no reason')}); "
-            "run `retrieval-gate check` again, or pass its run file to it",
-            source=source,
-        )
-    baseline = document.get("baseline")
-    if not isinstance(document.get("current"), dict) or not isinstance(baseline, dict):
-        return None
-    scores = baseline.get("scores")
-    return scores if isinstance(scores, dict) else None
-
-
-def _result_deltas(
-    source: str,
-    record: Baseline,
-    baseline_scores: Mapping[str, Any],
-    metric: str,
-    warnings: list[str],
-) -> dict[str, float] | None:
-    values = baseline_scores.get(metric)
-    if metric not in record.scores or values is None:
-        warnings.append(f"{source} has no {metric} scores; `delta` is empty")
-        return None
-    current = record.scores[metric].tolist()
-    ok = isinstance(values, list) and len(values) == len(current)
-    if not ok or not all(
-        isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in values
-    ):
-        raise InputError(
-            f"baseline.scores.{metric} is not one finite number per query of "
-            "current.query_ids; the result was edited by hand: run `retrieval-gate check` again",
-            source=source,
-        )
-    return {
-        query_id: after - float(before)
-        for query_id, after, before in zip(record.query_ids, current, values, strict=True)
-    }
-
-
-def _record_deltas(baseline: Baseline, record: Baseline, metric: str) -> dict[str, float] | None:
-    if metric not in baseline.scores or metric not in record.scores:
-        return None
-    before = dict(zip(baseline.query_ids, baseline.scores[metric].tolist(), strict=True))
-    return {
-        query_id: after - before[query_id]
-        for query_id, after in zip(record.query_ids, record.scores[metric].tolist(), strict=True)
-        if query_id in before
-    }
 
 
 def _rounded(value: float | None) -> float | None:

@@ -85,7 +85,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         document = validate_result(error_document(config.name, str(error)))
         write_reports(document, targets, err, quiet=args.quiet)
         raise
-    from retrieval_gate.history.shown import history_source, with_history
+    from retrieval_gate.pipeline.history import history_source, with_history
 
     source, named = history_source(args.history, config)
     # Compact: its top k is written by our encoder alone, to the side file.

@@ -52,7 +52,8 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from retrieval_gate.config.schema import load
     from retrieval_gate.core.files import write_text_atomic
     from retrieval_gate.core.wording import plural
-    from retrieval_gate.labels.queue import make_queue, queue_format, render_queue
+    from retrieval_gate.labels.queue import queue_format, render_queue
+    from retrieval_gate.pipeline.label_queue import make_queue
 
     config = load(args.config)
     fmt = queue_format(args.output, args.format)
