@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import re
+from decimal import Decimal
 from typing import TYPE_CHECKING
 
 from markupsafe import Markup
@@ -88,10 +89,13 @@ def shown_p(c: Comparison) -> str:
 
 def _round_up(value: float, digits: int = 3) -> float:
     """`value` rounded up to `digits` significant digits (0.0023322 -> 0.00234)."""
-    if value <= 0 or value >= 1:
+    if not 0 < value < 1:
         return value
-    scale = 10.0 ** (digits - 1 - math.floor(math.log10(value)))
-    return math.ceil(value * scale * (1 - 1e-12)) / scale
+    # Shifted in decimal: 10.0 ** 310 overflows a float, and a Hoeffding bound of a large set
+    # that dropped everywhere reaches 1e-315 (denormal).
+    shift = digits - 1 - math.floor(math.log10(value))
+    scaled = float(Decimal(value).scaleb(shift))
+    return float(Decimal(math.ceil(scaled * (1 - 1e-12))).scaleb(-shift))
 
 
 def p_phrase(c: Comparison) -> str:

@@ -26,7 +26,9 @@ def critical_t(n: int, level: float, *, resamples: int, t_test: bool = False) ->
         raise ValueError(f"level must be within (0, 1), got {level}")
     if n < 2:
         return math.inf
-    z = normal_quantile(1.0 - level)
+    # Below 1e-12, 1 - level loses digits (and rounds to 1 below 1e-17): the lower quantile,
+    # by symmetry, keeps them.
+    z = normal_quantile(1.0 - level) if level > 1e-12 else -normal_quantile(level)
     if t_test:
         # Cornish-Fisher expansion of Student's t quantile (no scipy on the check path).
         nu = n - 1

@@ -1,0 +1,83 @@
+"""The gate at the edges of its statistics: p-values down to denormals, alpha far below 1e-17."""
+
+from __future__ import annotations
+
+import io
+import json
+import random
+from pathlib import Path
+
+import pytest
+
+from retrieval_gate.cli.main import main
+
+
+def cli(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    return main(list(argv), stdout=out, stderr=err), out.getvalue(), err.getvalue()
+
+
+def write_set(root: Path, queries: int, dropped: float, gate: str = "{}") -> Path:
+    """`queries` queries with one relevant document each; a.txt ranks it first, b.txt drops it
+    out of the top k for a `dropped` share of them; a config over a.txt."""
+    rnd = random.Random(1)
+    lines = [json.dumps({"id": f"q{i}", "text": f"query {i}"}) for i in range(queries)]
+    (root / "queries.jsonl").write_text("\n".join(lines) + "\n")
+    (root / "qrels.txt").write_text("".join(f"q{i} 0 d{i} 1\n" for i in range(queries)))
+    (root / "a.txt").write_text(
+        "".join(f"q{i} Q0 d{i} 1 2.0 a\nq{i} Q0 x{i} 2 1.0 a\n" for i in range(queries))
+    )
+    (root / "b.txt").write_text(
+        "".join(
+            f"q{i} Q0 x{i} 1 2.0 b\n" if rnd.random() < dropped else f"q{i} Q0 d{i} 1 2.0 b\n"
+            for i in range(queries)
+        )
+    )
+    config = root / "gate.yaml"
+    config.write_text(
+        "version: 1\nname: edge\n"
+        "dataset: {queries: queries.jsonl, qrels: qrels.txt}\n"
+        "retriever: {type: run_file, path: a.txt}\n"
+        "k: 10\nmetrics:\n  ndcg@10: {max_drop: 2pt}\n"
+        f"gate: {gate}\n"
+    )
+    assert cli("baseline", "-c", str(config), "--quiet")[0] == 0
+    return config
+
+
+def test_a_denormal_p_value_prints_in_every_format(tmp_path: Path) -> None:
+    # 1,450 queries that all drop: Hoeffding's bound exp(-n / 2) is about 1e-315, a denormal.
+    config = write_set(tmp_path, 1450, dropped=1.0)
+    reports = {fmt: tmp_path / f"r.{fmt}" for fmt in ("json", "markdown", "junit", "html")}
+    options = [item for fmt, path in reports.items() for item in (f"--{fmt}", str(path))]
+    code, out, err = cli("check", "-c", str(config), "--run", str(tmp_path / "b.txt"), *options)
+    assert code == 1, err
+    p_value = json.loads(reports["json"].read_text())["failures"][0]["p_value"]
+    assert 0 < p_value < 1e-307
+    assert "ndcg@10 fell 100.0 pt (p < 0.001)" in out
+    assert "(p < 0.001)" in reports["markdown"].read_text()
+    assert "p &lt; 0.001" in reports["html"].read_text() or "< 0.001" in reports["html"].read_text()
+    assert (
+        "p < 0.001" in reports["junit"].read_text() or "&lt; 0.001" in reports["junit"].read_text()
+    )
+
+
+@pytest.mark.parametrize("test", ["randomization", "t"])
+@pytest.mark.parametrize("alpha", ["1e-20", "1e-300"])
+def test_an_alpha_far_below_machine_epsilon_decides_or_says_why(
+    tmp_path: Path, test: str, alpha: str
+) -> None:
+    config = write_set(tmp_path, 500, dropped=0.3, gate=f"{{alpha: {alpha}, test: {test}}}")
+    code, _, err = cli("check", "-c", str(config), "--run", str(tmp_path / "b.txt"), "--quiet")
+    assert "internal error" not in err
+    if alpha == "1e-20":
+        assert code == 1, err  # a 30% drop of 500 queries is far past 1e-20 with either test
+    elif test == "randomization":
+        # 500 queries' smallest p is Hoeffding's exp(-250), far above 1e-300.
+        assert code == 2
+        assert "the gate could never fail" in err
+    else:
+        assert code == 0, err  # the t-test's p, far below 1e-20, is still above 1e-300
+    for command in ("power", "lint"):
+        code, _, err = cli(command, "-c", str(config))
+        assert code == 0, err
