@@ -630,3 +630,90 @@ def test_subtopic_qrels_are_a_value_the_api_accepts() -> None:
     assert got.values["p_ia@1"][0] == 1.0
     with pytest.raises(GateError, match="duplicate judgment"):
         SubtopicQrels.from_rows(["1", "1"], ["1", "1"], ["A", "A"], [1.0, 0.0])
+
+
+def rescanned_ideal_gains(relevant: Any, alpha: float) -> list[float]:
+    """ndeval's idealResult as written: every doc rescanned at every rank (quadratic)."""
+    weights = relevant.astype(float)
+    n, width = relevant.shape
+    gain = [1.0] * width
+    left = set(range(n))
+    out: list[float] = []
+    while left:
+        scores = {}
+        for row in left:
+            total = 0.0
+            for j in range(width):
+                total = total + weights[row, j] * gain[j]
+            scores[row] = total
+        best = max(scores.values())
+        if best <= 0.0:
+            break
+        row = max(r for r, s in scores.items() if s == best)  # ties: the larger doc id
+        out.append(best)
+        left.discard(row)
+        for j in range(width):
+            if relevant[row, j]:
+                gain[j] *= 1.0 - alpha
+    return out
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_the_lazy_ideal_ranking_is_the_rescanned_one_bit_for_bit(seed: int) -> None:
+    import numpy as np
+
+    from retrieval_gate.metrics.diversity import _ideal_gains, _nrbp, _Topic
+
+    rnd = random.Random(seed)
+    docs, width = rnd.randint(1, 60), rnd.randint(1, 8)
+    relevant = np.array(
+        [[rnd.random() < rnd.choice((0.1, 0.3, 0.7)) for _ in range(width)] for _ in range(docs)]
+    )
+    relevant[rnd.randrange(docs), rnd.randrange(width)] = True
+    topic = _Topic({f"d{i:03d}": i for i in range(docs)}, relevant, relevant.sum(axis=0) * 1.0)
+    alpha = rnd.choice((0.0, 0.1, 0.5, 0.9, 1.0))
+    full = rescanned_ideal_gains(relevant, alpha)
+    for depth in (1, 5, 10, 200):
+        assert _ideal_gains(topic, alpha, depth).tolist() == full[:depth]
+    for beta in (0.0, 0.3, 0.5, 0.8, 0.99):
+        cut = _ideal_gains(topic, alpha, 10, beta)
+        assert cut.tolist() == full[: len(cut)]
+        assert len(cut) >= min(10, len(full))
+        ours = _nrbp(cut, width, alpha, beta)
+        assert ours == _nrbp(np.asarray(full), width, alpha, beta)  # the same bits
+
+
+def test_a_topic_of_32000_judged_documents_is_scored_without_a_quadratic_ideal(
+    tmp_path: Path,
+) -> None:
+    # One topic, 32,000 relevant documents over 50 subtopics: rescanning every document for
+    # every rank of the ideal took over 100 s (issue 27); the top k, or as deep as nNRBP's sum
+    # can tell, is all the measures read.
+    rnd = random.Random(0)
+    lines = [
+        f"1 {s} doc{d} 1\n"
+        for d in range(32_000)
+        for s in rnd.sample(range(1, 51), rnd.choice((1, 2, 3)))
+    ]
+    (tmp_path / "sub.txt").write_text("".join(lines))
+    (tmp_path / "qrels.txt").write_text("".join(f"1 0 doc{d} 1\n" for d in range(100)))
+    (tmp_path / "run.txt").write_text(
+        "".join(f"1 Q0 doc{d * 7} {d + 1} {100 - d} r\n" for d in range(100))
+    )
+    code, out, err = run_cli(
+        "evaluate",
+        str(tmp_path / "qrels.txt"),
+        str(tmp_path / "run.txt"),
+        "-m",
+        "alpha_ndcg@10",
+        "nerr_ia@20",
+        "nnrbp",
+        "--subtopics",
+        str(tmp_path / "sub.txt"),
+        "-f",
+        "json",
+    )
+    assert code == 0, err
+    values = json.loads(out)["per_query"]["1"]
+    assert set(values) == {"alpha_ndcg@10", "nerr_ia@20", "nnrbp"}
+    assert all(0 < value <= 1 for value in values.values())
