@@ -1,0 +1,162 @@
+"""Lint rules on what the gate can catch: checks that cannot fail or see their max_drop."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+
+import numpy as np
+
+from retrieval_gate.core.wording import plural
+from retrieval_gate.errors import GateError
+from retrieval_gate.gate.compare import compare
+from retrieval_gate.gate.policy import gate_settings, gate_thresholds
+from retrieval_gate.gate.power import MULTIPLES, CheckPower, enforceable_drop
+from retrieval_gate.gate.slicing import ALL
+from retrieval_gate.lint.engine import Draft, LintInput, rule, some
+from retrieval_gate.stats.detectability import POWER, TARGET
+
+
+@rule("gate-cannot-fail", "warning", "too few queries for an overall check ever to fail")
+def _cannot_fail(given: LintInput) -> Iterator[Draft]:
+    slices = given.slices
+    if slices is None or given.dataset is None:
+        return
+    thresholds, overrides = gate_thresholds(given.config)
+    # Which checks can fail depends on the slice sizes alone: compare on zeros finds them.
+    zeros = {metric: np.zeros(len(given.dataset.queries)) for metric in thresholds}
+    try:
+        checks = compare(
+            zeros, zeros, slices, thresholds, overrides, gate_settings(given.config), strict=False
+        )
+    except GateError:  # what compare cannot take, other rules report
+        return
+    keys = {str(spec): key for key, spec in given.specs.items()}
+    for check in checks:
+        if check.slice == ALL and check.n and check.max_drop is not None and not check.gated:
+            yield Draft(
+                f"{check.metric}: the gate could never fail on it: {check.reason}",
+                "label more queries, raise gate.alpha, give fewer metrics a max_drop, or set "
+                "gate.require_significance: false",
+                given.at("metrics", keys.get(check.metric, check.metric)),
+            )
+
+
+@rule("threshold-below-mde", "warning",
+      "the overall check cannot catch 1.5x its max_drop with 80% power")  # fmt: skip
+def _below_mde(given: LintInput) -> Iterator[Draft]:
+    alpha = given.config.gate.alpha
+    for key, check in _short(given, overall=True):
+        threshold = check.threshold  # the metric's, or an override of slice "all"
+        if not check.gated:
+            continue  # gate-cannot-fail's error
+        level = f"level {check.level:.2g}, " if check.level is not None else ""
+        widest = _enforceable(given, check)
+        yield Draft(
+            f"{check.metric}: max_drop {threshold}, but {plural(check.n, 'query', 'queries')} "
+            f"detect {_detects(check)} ({level}alpha {alpha:g}): a true drop of 1.5x max_drop "
+            f"({_points(TARGET * check.max_drop)}) fails the gate {_chance(check)} of the time",
+            _more_queries(check)
+            + (f", or raise max_drop to {_points(widest)} or more" if widest is not None else ""),
+            given.at("metrics", key),
+        )
+
+
+@rule("slice-below-mde", "info",
+      "gated slices that cannot catch 1.5x their max_drop with 80% power")  # fmt: skip
+def _slices_below_mde(given: LintInput) -> Iterator[Draft]:
+    short: dict[str, list[CheckPower]] = {}
+    ungated: dict[str, list[CheckPower]] = {}
+    for key, check in _short(given, overall=False):
+        if check.gated:
+            short.setdefault(key, []).append(check)
+        elif check.n >= given.config.slices.min_size:  # the smaller ones are small-slice's
+            ungated.setdefault(key, []).append(check)
+    for key in given.config.metrics:
+        parts, fixes = [], []
+        if short.get(key):
+            checks = short[key]
+            detects = [
+                f"{c.slice} ({plural(c.n, 'query', 'queries')} detect "
+                + (
+                    "no drop)"
+                    if c.detectable_drop is None
+                    else f"about {_points(c.detectable_drop)})"
+                )
+                for c in checks
+            ]
+            parts.append(
+                f"{plural(len(checks), 'gated slice')} cannot catch 1.5x max_drop with "
+                f"{POWER:.0%} power: {some(detects)}"
+            )
+            needs = [f"{c.queries_needed} in {c.slice}" for c in checks if c.queries_needed]
+            if needs:
+                needs[0] = needs[0].replace(" in ", " queries in ", 1)
+                fixes.append(f"label about {some(needs)} to detect 1.5x max_drop")
+        if ungated.get(key):
+            checks = ungated[key]
+            parts.append(
+                f"{plural(len(checks), 'slice')} of min_size or more cannot be gated: "
+                + some([f"{c.slice} ({c.reason})" for c in checks])
+            )
+        if parts:
+            fix = "; ".join(fixes) if fixes else "label more queries there"
+            yield Draft(
+                f"{given.name(key)}: " + "; ".join(parts),
+                f"{fix}, or set a wider max_drop for them in slices.overrides",
+                given.at("metrics", key),
+            )
+
+
+@rule("no-baseline", "info", "no baseline yet, so detectability is unknown")
+def _no_baseline(given: LintInput) -> Iterator[Draft]:
+    if given.baseline is None:
+        yield Draft(
+            "no baseline to estimate per-query spread from, so whether each max_drop can be "
+            "detected is unknown",
+            f"create one on the main branch: `retrieval-gate baseline -c {given.config.path}`",
+            given.at("baseline"),
+        )
+
+
+def _short(given: LintInput, *, overall: bool) -> Iterator[tuple[str, CheckPower]]:
+    """(metric key, check) of the overall checks (or the slice checks) that are not gated or
+    cannot catch 1.5x their max_drop with 80% power, in the config's order."""
+    keys = {str(spec): key for key, spec in given.specs.items()}
+    for check in given.detectability:
+        if (check.slice == ALL) != overall or check.metric not in keys:
+            continue
+        if check.unknown:  # no spread in the baseline's scores: nothing to estimate from
+            continue
+        found = check.detectable_drop
+        if not check.gated or found is None or found > TARGET * check.max_drop * (1 + 1e-9):
+            yield keys[check.metric], check
+
+
+def _detects(check: CheckPower) -> str:
+    if check.detectable_drop is None:
+        return "no drop at all"
+    return f"about {_points(check.detectable_drop)} with {POWER:.0%} power"
+
+
+def _chance(check: CheckPower) -> str:
+    if check.fail_probability is None:
+        return "an unknown share"
+    chance = check.fail_probability[MULTIPLES.index(TARGET)]
+    return f"{chance:.0%}" if chance >= 0.005 else "under 1%"
+
+
+def _more_queries(check: CheckPower) -> str:
+    if check.queries_needed is None:
+        return "label more queries"
+    return f"label about {check.queries_needed} queries to detect 1.5x max_drop"
+
+
+def _enforceable(given: LintInput, check: CheckPower) -> float | None:
+    widest = enforceable_drop(check, gate_settings(given.config))
+    # Rounded up to the 0.1pt it is shown with, so the suggestion itself passes the rule.
+    return None if widest is None else math.ceil(widest * 1000 - 1e-9) / 1000
+
+
+def _points(value: float) -> str:
+    return f"{value * 100:.1f}pt"
