@@ -375,7 +375,7 @@ def lint_inputs(root: Path, seed: int) -> tuple[Any, Any]:
 
 def child_lint(spec: Json) -> Json:
     from retrieval_gate.datasets import load_labels
-    from retrieval_gate.lint.engine import lint
+    from retrieval_gate.lint import lint
 
     root = Path(spec["root"])
     # Imports are not timed: lint imports some modules on first use, and the readers import

@@ -67,7 +67,7 @@ def execute(
     from retrieval_gate.adapters.run_file import RunFileRetriever
     from retrieval_gate.execution.cache import ResultCache
     from retrieval_gate.execution.runner import check_budget, read_saved
-    from retrieval_gate.lint.engine import refuse_broken
+    from retrieval_gate.lint import refuse_broken
 
     config = config if isinstance(config, GateConfig) else load(config)
     if dataset is None:

@@ -36,7 +36,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from retrieval_gate.config.schema import load
     from retrieval_gate.datasets import load_labels
     from retrieval_gate.gate.baseline import read_baseline
-    from retrieval_gate.lint.engine import lint
+    from retrieval_gate.lint import lint
 
     config = load(args.config)
     labels = load_labels(config.dataset, config.base_dir)
