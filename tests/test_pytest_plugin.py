@@ -276,3 +276,17 @@ def test_plugin_module_imports_nothing_heavy() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout
     assert shown.strip() == "[]"
+
+
+def test_the_option_alone_collects_only_the_gate_checks(
+    pytester: pytest.Pytester, workspace: Path, results: dict[str, GateResult]
+) -> None:
+    # From a project's root, `pytest --retrieval-gate CONFIG` gated and also collected (and
+    # imported) every test of the project; its own tests run only when paths are given too.
+    pytester.makepyfile(test_project="def test_project():\n    assert True\n")
+    pytester.makepyfile(test_broken="raise ImportError('never imported')\n")
+    alone = pytester.runpytest(*LOAD, "--retrieval-gate", "example.yaml")
+    alone.assert_outcomes(passed=len(_gated(results["example"])))
+    assert "test_project" not in alone.stdout.str()
+    both = pytester.runpytest(*LOAD, "test_project.py", "--retrieval-gate", "example.yaml")
+    both.assert_outcomes(passed=len(_gated(results["example"])) + 1)

@@ -33,8 +33,10 @@ options are), e.g. in pyproject.toml::
     [tool.pytest.ini_options]
     retrieval_gate_configs = ["retrieval-gate.yaml"]
 
-pytest still collects its usual tests beside the gate's; ``-k retrieval-gate`` runs the
-gate's alone. The same config given twice is gated once; two configs with the same gate
+``pytest --retrieval-gate CONFIG`` alone collects the gate's checks alone: the project's
+own tests are not collected (nor imported) unless paths are given too, as in ``pytest tests
+--retrieval-gate CONFIG``. Configs named by the ini option are gated beside the usual tests;
+``-k retrieval-gate`` runs the gate's alone. The same config given twice is gated once; two configs with the same gate
 name are a collection error (the name is the item id, as it names the reports). The plugin
 writes no reports (the ``report:`` block is the CLI's); ``--junitxml`` is pytest's.
 Answers are cached as by ``retrieval-gate check`` (the config's ``cache:``). Under
@@ -106,6 +108,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="retrieval-gate configs to gate when --retrieval-gate is not given (relative to "
         "the ini file's directory)",
     )
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """With --retrieval-gate and no paths, nothing but the gate's checks is collected."""
+    given = config.getoption("retrieval_gate", None)
+    if given and config.args_source != pytest.Config.ArgsSource.ARGS:
+        return True
+    return None
 
 
 @pytest.hookimpl(tryfirst=True)  # before -k, -m, --deselect and --lf select among items
