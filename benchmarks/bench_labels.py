@@ -363,7 +363,7 @@ def child_build(spec: Json) -> Json:
 
 def lint_inputs(root: Path, seed: int) -> tuple[Any, Any]:
     """The config at root/gate.yaml and a synthetic baseline of its queries."""
-    from retrieval_gate.config.schema import load
+    from retrieval_gate.config.loader import load
     from retrieval_gate.metrics import parse_metric
 
     config = load(root / "gate.yaml")

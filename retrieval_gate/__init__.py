@@ -8,8 +8,8 @@ from retrieval_gate.config import DEFAULT_CONFIG
 from retrieval_gate.core.version import __version__
 
 if TYPE_CHECKING:
+    from retrieval_gate.config.loader import load as load_config
     from retrieval_gate.config.schema import GateConfig
-    from retrieval_gate.config.schema import load as load_config
     from retrieval_gate.gate.compare import Comparison
     from retrieval_gate.gate.result import GateResult
     from retrieval_gate.metrics import Scores, evaluate, parse_metric
@@ -22,7 +22,7 @@ _LAZY = {
     "GateResult": "retrieval_gate.gate.result",
     "Comparison": "retrieval_gate.gate.compare",
     "GateConfig": "retrieval_gate.config.schema",
-    "load_config": "retrieval_gate.config.schema:load",
+    "load_config": "retrieval_gate.config.loader:load",
     "evaluate": "retrieval_gate.metrics",
     "parse_metric": "retrieval_gate.metrics",
     "Scores": "retrieval_gate.metrics",

@@ -19,7 +19,7 @@ from test_cli import run_cli
 from retrieval_gate.adapters import HttpConfig, Query, fingerprint
 from retrieval_gate.adapters import serve as serve_module
 from retrieval_gate.adapters.http import HttpRetriever
-from retrieval_gate.config.schema import load
+from retrieval_gate.config.loader import load
 from retrieval_gate.errors import GateError, InputError
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="process groups are POSIX")

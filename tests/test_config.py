@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from retrieval_gate.cli.main import main
-from retrieval_gate.config.schema import json_schema, load
+from retrieval_gate.config.loader import load
+from retrieval_gate.config.schema import json_schema
 from retrieval_gate.errors import InputError
 
 GOOD = """\

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from retrieval_gate.adapters import ADAPTERS
-from retrieval_gate.config.schema import GateConfig, load
+from retrieval_gate.config.loader import load
+from retrieval_gate.config.schema import GateConfig
 from retrieval_gate.datasets import load as load_dataset
 from retrieval_gate.pipeline.execute import execute
 

@@ -60,7 +60,7 @@ def judged_at_10(top_k: Any, dataset: Any, query_ids: Any = None) -> float:
 
 
 def decided(project: Path, target: str) -> Any:
-    from retrieval_gate.config.schema import load
+    from retrieval_gate.config.loader import load
     from retrieval_gate.gate.decide import decide
     from retrieval_gate.pipeline.record import record_current
 

@@ -15,7 +15,7 @@ from types import ModuleType
 
 import pytest
 
-from retrieval_gate.config.schema import load
+from retrieval_gate.config.loader import load
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIGS = ROOT / "configs"

@@ -338,7 +338,7 @@ def search(query, k, metadata):
 
 
 def test_rescoring_a_record_reproduces_its_scores_exactly(project: Path) -> None:
-    from retrieval_gate.config.schema import load
+    from retrieval_gate.config.loader import load
     from retrieval_gate.gate.comparable import rescored_baseline
     from retrieval_gate.pipeline.record import record_current
 
@@ -353,7 +353,7 @@ def test_rescoring_a_record_reproduces_its_scores_exactly(project: Path) -> None
 
 
 def test_rescoring_the_committed_example_baseline_reproduces_its_scores() -> None:
-    from retrieval_gate.config.schema import load
+    from retrieval_gate.config.loader import load
     from retrieval_gate.datasets import load as load_dataset
     from retrieval_gate.gate.comparable import rescored_baseline
 
@@ -381,7 +381,7 @@ def example_copy(tmp_path: Path) -> Path:
 
 def add_judgments(config: Path) -> list[tuple[str, str]]:
     """Judge relevant (grade 2) the first unjudged doc of the regressed top 10 of 20 queries."""
-    from retrieval_gate.config.schema import load
+    from retrieval_gate.config.loader import load
     from retrieval_gate.pipeline.record import record_current
 
     current = record_current(load(config), cache=False)
@@ -398,7 +398,7 @@ def add_judgments(config: Path) -> list[tuple[str, str]]:
 
 
 def test_added_judgments_rescore_the_baseline_instead_of_refusing(example_copy: Path) -> None:
-    from retrieval_gate.config.schema import load
+    from retrieval_gate.config.loader import load
     from retrieval_gate.datasets import load as load_dataset
     from retrieval_gate.metrics import evaluate
     from retrieval_gate.readers import run_from_dict

@@ -15,7 +15,7 @@ import yaml
 
 from retrieval_gate.cli import scaffold as init
 from retrieval_gate.cli.main import main
-from retrieval_gate.config.schema import load
+from retrieval_gate.config.loader import load
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = ROOT / "configs" / "tiny"

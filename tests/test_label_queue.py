@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from retrieval_gate.cli.main import main
-from retrieval_gate.config.schema import load
+from retrieval_gate.config.loader import load
 from retrieval_gate.core.judgments import Judgments
 from retrieval_gate.core.model import Document, Query
 from retrieval_gate.datasets import Dataset

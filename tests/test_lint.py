@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from retrieval_gate.cli.main import main
-from retrieval_gate.config.schema import load
+from retrieval_gate.config.loader import load
 from retrieval_gate.datasets import load_labels
 from retrieval_gate.errors import InputError
 from retrieval_gate.gate.baseline import Baseline, Fingerprints, make_baseline

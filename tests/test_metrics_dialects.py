@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from retrieval_gate.cli.main import main
-from retrieval_gate.config.schema import load
+from retrieval_gate.config.loader import load
 from retrieval_gate.errors import InputError, MetricError
 from retrieval_gate.metrics import Scores, evaluate, parse_metric
 from retrieval_gate.metrics.dialects import DIALECTS, mapping

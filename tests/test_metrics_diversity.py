@@ -478,7 +478,7 @@ def tiny_project(tmp_path: Path, metrics: str, subtopics: bool) -> Path:
 
 
 def test_config_dataset_subtopics_reach_baseline_and_check(tmp_path: Path) -> None:
-    from retrieval_gate.config.schema import load
+    from retrieval_gate.config.loader import load
     from retrieval_gate.datasets import load as load_dataset
 
     metrics = "  ndcg@10: {max_drop: 2pt}\n  alpha_ndcg@10: {max_drop: 2pt}\n  nrbp: {}\n"
@@ -506,7 +506,7 @@ def test_config_without_subtopics_refuses_diversity_metrics(tmp_path: Path) -> N
 
 
 def test_dataset_subtopics_join_the_fingerprint_and_warn(tmp_path: Path) -> None:
-    from retrieval_gate.config.schema import load
+    from retrieval_gate.config.loader import load
     from retrieval_gate.datasets import load as load_dataset
 
     config = tiny_project(tmp_path, "  ndcg@10: {}\n", subtopics=True)

@@ -33,7 +33,7 @@ def test_readme_example_command_succeeds(monkeypatch: pytest.MonkeyPatch) -> Non
 
 
 def test_readme_config_example_is_a_valid_config(tmp_path: Path) -> None:
-    from retrieval_gate.config.schema import load
+    from retrieval_gate.config.loader import load
 
     text = (ROOT / "README.md").read_text(encoding="utf-8")
     example = re.findall(r"would write it:\n\n```yaml\n(.+?)\n```", text, flags=re.S)[0]

@@ -46,7 +46,7 @@ def noisy_project(tmp_path: Path) -> Path:
 
 
 def record(project: Path, runs: int):
-    from retrieval_gate.config.schema import load
+    from retrieval_gate.config.loader import load
     from retrieval_gate.pipeline.record import record_current
 
     return record_current(load(project / "gate.yaml"), cache=False, repeats=runs).record

@@ -82,7 +82,7 @@ gate: {resamples: 2000, error_budget: 0.05}
 
 def build_scenario(root: Path, *, regressed: bool = True) -> dict[str, Any]:
     """The result document of the scenario, built under `root` (a fresh folder)."""
-    from retrieval_gate.config.schema import load
+    from retrieval_gate.config.loader import load
     from retrieval_gate.gate.decide import decide
     from retrieval_gate.pipeline.record import record_current
 

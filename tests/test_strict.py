@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from retrieval_gate.config.schema import load
+from retrieval_gate.config.loader import load
 from retrieval_gate.errors import InputError
 
 BASE = """\

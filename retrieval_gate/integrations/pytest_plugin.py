@@ -262,7 +262,7 @@ def _config_paths(config: pytest.Config) -> list[Path]:
 
 def _loaded(path: Path) -> tuple[GateConfig | None, str | None]:
     """The validated config, or the GateError's message."""
-    from retrieval_gate.config.schema import load
+    from retrieval_gate.config.loader import load
     from retrieval_gate.errors import GateError
 
     try:

@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 import yaml
 
-from retrieval_gate.config.schema import GateConfig, line_of
+from retrieval_gate.config.loader import line_of
+from retrieval_gate.config.schema import GateConfig
 from retrieval_gate.core.wording import json_text, plural
 from retrieval_gate.datasets import Dataset, Labels, assemble
 from retrieval_gate.errors import GateError, InputError

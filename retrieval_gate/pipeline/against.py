@@ -113,7 +113,7 @@ def record_at(
     worktree. A retriever that imports Python code (python, langchain, llamaindex, haystack)
     runs in a subprocess of this Python: two versions of one module cannot share a process.
     Its output goes to `progress`; a failure is a GateError quoting its last lines."""
-    from retrieval_gate.config.schema import load
+    from retrieval_gate.config.loader import load
 
     relative = config.path.resolve().relative_to(repo.resolve())
     path = tree / relative
@@ -227,7 +227,7 @@ def _run_worker(request: Path, progress: TextIO | None) -> list[str]:
 
 def _worker(request_path: str) -> int:
     """The reference side in its own process: record the retriever at REF and answer."""
-    from retrieval_gate.config.schema import load
+    from retrieval_gate.config.loader import load
     from retrieval_gate.core.files import write_text_atomic
     from retrieval_gate.core.redaction import redacted
     from retrieval_gate.gate.baseline import baseline_document

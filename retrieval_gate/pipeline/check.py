@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TextIO
 
-from retrieval_gate.config.schema import GateConfig, load
+from retrieval_gate.config.loader import load
+from retrieval_gate.config.schema import GateConfig
 from retrieval_gate.errors import GateError
 from retrieval_gate.gate.baseline import read_baseline
 from retrieval_gate.gate.decide import decide, shown_path

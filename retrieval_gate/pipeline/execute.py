@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from retrieval_gate.config.schema import GateConfig, load
+from retrieval_gate.config.loader import load
+from retrieval_gate.config.schema import GateConfig
 from retrieval_gate.core.wording import one_line, plural
 from retrieval_gate.datasets import Dataset, assemble, load_labels
 from retrieval_gate.execution.runner import RunResult, RunSettings

@@ -52,7 +52,7 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Run the retriever and write the baseline, keeping an unlike one (and, with
     --if-improved, one the run does not improve on)."""
-    from retrieval_gate.config.schema import load
+    from retrieval_gate.config.loader import load
     from retrieval_gate.errors import GateError
     from retrieval_gate.gate.baseline import read_baseline, write_baseline
     from retrieval_gate.gate.comparable import comparable_baseline

@@ -62,7 +62,7 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Gate the retriever against the baseline and write the reports."""
-    from retrieval_gate.config.schema import load
+    from retrieval_gate.config.loader import load
     from retrieval_gate.gate.result import error_document
     from retrieval_gate.pipeline.check import check
     from retrieval_gate.report import summary_of, validate_result

@@ -37,7 +37,7 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Decide a saved result against a baseline and write the reports."""
-    from retrieval_gate.config.schema import load
+    from retrieval_gate.config.loader import load
     from retrieval_gate.datasets import load as load_dataset
     from retrieval_gate.gate.baseline import read_baseline, read_record
     from retrieval_gate.gate.decide import decide

@@ -38,7 +38,7 @@ def run_schema(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 def run_validate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Load the config and its labelled set; print what they hold."""
-    from retrieval_gate.config.schema import load
+    from retrieval_gate.config.loader import load
     from retrieval_gate.datasets import load as load_dataset
 
     config = load(args.config)

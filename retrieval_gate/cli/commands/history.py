@@ -155,7 +155,7 @@ def run_append(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 def run_accept(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Accept the newest result of the config: the drift reference moves to it."""
-    from retrieval_gate.config.schema import load
+    from retrieval_gate.config.loader import load
     from retrieval_gate.errors import InputError
     from retrieval_gate.history.record import ResultEntry, accept_entry, entry_line
     from retrieval_gate.history.store import BranchSource, append, read_history, refresh
@@ -278,7 +278,7 @@ def run_export(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 def run_drift(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Check the newest record against the drift reference; exit 1 past the budget."""
-    from retrieval_gate.config.schema import load
+    from retrieval_gate.config.loader import load
     from retrieval_gate.datasets import load as load_dataset
     from retrieval_gate.history.drift import check_drift, describe, resolver
 

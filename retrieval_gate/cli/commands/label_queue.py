@@ -49,7 +49,7 @@ def _row_limit(text: str) -> int:
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Write the label queue and say how many rows it has."""
-    from retrieval_gate.config.schema import load
+    from retrieval_gate.config.loader import load
     from retrieval_gate.core.files import write_text_atomic
     from retrieval_gate.core.wording import plural
     from retrieval_gate.labels.queue import queue_format, render_queue
