@@ -8,20 +8,24 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from retrieval_gate.core.judgments import Judgments
-from retrieval_gate.core.model import Document, Query
+from retrieval_gate.core.model import Query
 from retrieval_gate.datasets.dataset import Dataset, DataWarning, Labels, assemble
 from retrieval_gate.datasets.files import (
     JUDGMENT_KEYS,
+    existing_path,
+    field_corpus,
+    field_path,
     query_from_json,
     read_corpus,
     read_json_queries,
     read_trec_topics,
     read_tsv_queries,
 )
+from retrieval_gate.datasets.ir_datasets_source import load_ir_datasets
 from retrieval_gate.errors import InputError
 from retrieval_gate.readers import read_judgments
 from retrieval_gate.readers.subtopics import read_subtopics
-from retrieval_gate.readers.text import json_lines, logical_name
+from retrieval_gate.readers.text import json_lines, logical_name, open_text
 
 if TYPE_CHECKING:
     from retrieval_gate.config.schema import DatasetConfig
@@ -36,34 +40,34 @@ def load_labels(spec: DatasetConfig, base_dir: Path) -> Labels:
     """The labelled set's files as read (every judgment row kept), before any check; with
     the subtopic qrels of `dataset.subtopics` when given."""
     if spec.ir_datasets is not None:
-        from retrieval_gate.datasets.ir_datasets_source import load_ir_datasets
-
         labels = load_ir_datasets(spec, base_dir)
     else:
         layout = spec.format if spec.format != "auto" else _detect(spec)
         labels = LOADERS[layout](spec, base_dir)
     if spec.subtopics:
-        path = _path(spec.subtopics, base_dir, "dataset.subtopics")
+        path = field_path(spec.subtopics, base_dir, "dataset.subtopics")
         labels = dataclasses.replace(labels, subtopics=read_subtopics(path))
     return labels
 
 
 def _load_beir(spec: DatasetConfig, base_dir: Path) -> Labels:
-    folder = _path(spec.path, base_dir, "dataset.path") if spec.path else None
+    folder = field_path(spec.path, base_dir, "dataset.path") if spec.path else None
     queries = (
-        _path(spec.queries, base_dir, "dataset.queries")
+        field_path(spec.queries, base_dir, "dataset.queries")
         if spec.queries
-        else (_existing(folder / "queries.jsonl", "dataset.path") if folder else None)
+        else (existing_path(folder / "queries.jsonl", "dataset.path") if folder else None)
     )
     qrels = (
-        _path(spec.qrels, base_dir, "dataset.qrels")
+        field_path(spec.qrels, base_dir, "dataset.qrels")
         if spec.qrels
         else (
-            _existing(folder / "qrels" / f"{spec.split}.tsv", "dataset.split") if folder else None
+            existing_path(folder / "qrels" / f"{spec.split}.tsv", "dataset.split")
+            if folder
+            else None
         )
     )
     corpus = (
-        _path(spec.corpus, base_dir, "dataset.corpus")
+        field_path(spec.corpus, base_dir, "dataset.corpus")
         if spec.corpus
         else (folder / "corpus.jsonl" if folder and (folder / "corpus.jsonl").exists() else None)
     )
@@ -81,7 +85,7 @@ def _load_beir(spec: DatasetConfig, base_dir: Path) -> Labels:
 def _load_trec(spec: DatasetConfig, base_dir: Path) -> Labels:
     if not spec.queries or not spec.qrels:
         raise InputError("dataset: the trec layout needs `queries` (topics or .tsv) and `qrels`")
-    queries_path = _path(spec.queries, base_dir, "dataset.queries")
+    queries_path = field_path(spec.queries, base_dir, "dataset.queries")
     name = logical_name(queries_path)
     queries = (
         read_tsv_queries(queries_path)
@@ -90,8 +94,8 @@ def _load_trec(spec: DatasetConfig, base_dir: Path) -> Labels:
     )
     return Labels(
         queries,
-        read_judgments(_path(spec.qrels, base_dir, "dataset.qrels")),
-        _corpus(spec, base_dir),
+        read_judgments(field_path(spec.qrels, base_dir, "dataset.qrels")),
+        field_corpus(spec, base_dir),
         source=str(queries_path),
         layout="trec",
     )
@@ -102,7 +106,7 @@ def _load_jsonl(spec: DatasetConfig, base_dir: Path) -> Labels:
     (`"qrels": {"doc": grade}` or a list of `{"doc_id", "relevance"[, "annotator"]}`)."""
     if not spec.queries:
         raise InputError("dataset: the jsonl layout needs `queries`")
-    path = _path(spec.queries, base_dir, "dataset.queries")
+    path = field_path(spec.queries, base_dir, "dataset.queries")
     queries: list[Query] = []
     judged_queries: list[str] = []
     docs: list[str] = []
@@ -123,7 +127,7 @@ def _load_jsonl(spec: DatasetConfig, base_dir: Path) -> Labels:
             raise InputError(
                 "judgments are both inline and in dataset.qrels; keep one", source=str(path)
             )
-        judgments = read_judgments(_path(spec.qrels, base_dir, "dataset.qrels"))
+        judgments = read_judgments(field_path(spec.qrels, base_dir, "dataset.qrels"))
     elif judged_queries:
         named = [a for a in annotators if a is not None]
         if named and len(named) != len(annotators):
@@ -139,7 +143,9 @@ def _load_jsonl(spec: DatasetConfig, base_dir: Path) -> Labels:
         raise InputError(
             "no judgments: add `qrels` to each query line or set dataset.qrels", source=str(path)
         )
-    return Labels(queries, judgments, _corpus(spec, base_dir), source=str(path), layout="jsonl")
+    return Labels(
+        queries, judgments, field_corpus(spec, base_dir), source=str(path), layout="jsonl"
+    )
 
 
 LOADERS: dict[str, Callable[[DatasetConfig, Path], Labels]] = {
@@ -198,27 +204,7 @@ def _inline_judgments(
     return out
 
 
-def _corpus(spec: DatasetConfig, base_dir: Path) -> dict[str, Document] | None:
-    return read_corpus(_path(spec.corpus, base_dir, "dataset.corpus")) if spec.corpus else None
-
-
-def _path(value: str | None, base_dir: Path, field: str) -> Path:
-    path = Path(value or "").expanduser()
-    return _existing(path if path.is_absolute() else base_dir / path, field)
-
-
-def _existing(path: Path, field: str) -> Path:
-    if not path.exists():
-        raise InputError(
-            f"{field}: {path} does not exist; check the path (relative paths "
-            "start at the config file's folder)"
-        )
-    return path
-
-
 def _head(path: Path) -> str:
-    from retrieval_gate.readers.text import open_text
-
     with open_text(path) as handle:
         return handle.read(4096)
 

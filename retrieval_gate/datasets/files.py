@@ -1,14 +1,17 @@
-"""Reading the query and corpus files that labelled sets are made of."""
+"""The files labelled sets are made of: paths from the config checked, queries and corpora read."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from retrieval_gate.core.model import Document, Query
 from retrieval_gate.errors import InputError
 from retrieval_gate.readers.text import json_id, json_lines, numbered, open_text
+
+if TYPE_CHECKING:
+    from retrieval_gate.config.schema import DatasetConfig
 
 ID_KEYS = ("_id", "id", "query_id", "qid")
 TEXT_KEYS = ("text", "query", "question")
@@ -91,3 +94,24 @@ def read_corpus(path: Path) -> dict[str, Document]:
             doc_id, str(row.get("title") or ""), str(row.get("text") or ""), metadata or {}
         )
     return corpus
+
+
+def field_corpus(spec: DatasetConfig, base_dir: Path) -> dict[str, Document] | None:
+    """The corpus `dataset.corpus` names, None when it names none."""
+    return read_corpus(field_path(spec.corpus, base_dir, "dataset.corpus")) if spec.corpus else None
+
+
+def field_path(value: str | None, base_dir: Path, field: str) -> Path:
+    """The file config field `field` names, relative to `base_dir`; an InputError if absent."""
+    path = Path(value or "").expanduser()
+    return existing_path(path if path.is_absolute() else base_dir / path, field)
+
+
+def existing_path(path: Path, field: str) -> Path:
+    """`path`; an InputError naming config field `field` when it does not exist."""
+    if not path.exists():
+        raise InputError(
+            f"{field}: {path} does not exist; check the path (relative paths "
+            "start at the config file's folder)"
+        )
+    return path

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from retrieval_gate.core.judgments import Judgments
 from retrieval_gate.core.model import Document, Query
 from retrieval_gate.datasets.dataset import DataWarning, Labels
+from retrieval_gate.datasets.files import field_corpus
 from retrieval_gate.errors import GateError, InputError
 
 if TYPE_CHECKING:
@@ -76,9 +77,7 @@ def load_ir_datasets(spec: DatasetConfig, base_dir: Path) -> Labels:
         judgments = _judgments(dataset.qrels_iter(), f"ir_datasets:{name}")
     corpus: dict[str, Document] | None = None
     if spec.corpus:
-        from retrieval_gate.datasets import _corpus
-
-        corpus = _corpus(spec, base_dir)
+        corpus = field_corpus(spec, base_dir)
     elif dataset.has_docs():
         with _reading(irds, name, "documents"):
             corpus = _corpus_of(dataset.docs_iter(), name)
