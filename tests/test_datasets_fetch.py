@@ -20,14 +20,9 @@ from typing import Any
 import pytest
 
 from retrieval_gate.cli.main import main
-from retrieval_gate.datasets.fetch import (
-    COLLECTIONS,
-    MARKER,
-    MIRROR_ENV,
-    FetchResult,
-    beir_collection,
-    fetch,
-)
+from retrieval_gate.datasets.catalog import COLLECTIONS, beir_collection
+from retrieval_gate.datasets.download import MIRROR_ENV
+from retrieval_gate.datasets.fetch import MARKER, FetchResult, fetch
 
 CRANFIELD_FILES = ("cran.all.1400", "cran.qry", "cranqrel", "cranqrel.readme")
 CONFIGS = Path(__file__).resolve().parents[1] / "configs"

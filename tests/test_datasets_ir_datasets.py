@@ -30,7 +30,7 @@ import pytest
 from retrieval_gate.cli.main import main
 from retrieval_gate.config.schema import DatasetConfig
 from retrieval_gate.datasets import load_labels
-from retrieval_gate.datasets.fetch import convert_cranfield
+from retrieval_gate.datasets.convert import convert_cranfield
 from retrieval_gate.datasets.ir_datasets_source import INSTALL
 from retrieval_gate.errors import InputError
 from retrieval_gate.metrics import evaluate

@@ -34,7 +34,8 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Fetch the collection and say where it was written."""
     import os
 
-    from retrieval_gate.datasets.fetch import MIRROR_ENV, fetch
+    from retrieval_gate.datasets.download import MIRROR_ENV
+    from retrieval_gate.datasets.fetch import fetch
 
     result = fetch(
         args.name,
