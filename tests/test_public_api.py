@@ -19,7 +19,7 @@ def test_every_promised_name_resolves(name: str) -> None:
 
 
 def test_the_promised_names_are_the_modules_own() -> None:
-    from retrieval_gate.config.schema import load
+    from retrieval_gate.config.loader import load
     from retrieval_gate.gate.result import GateResult
     from retrieval_gate.pipeline.check import check
 
