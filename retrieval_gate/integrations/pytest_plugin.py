@@ -36,9 +36,10 @@ options are), e.g. in pyproject.toml::
 ``pytest --retrieval-gate CONFIG`` alone collects the gate's checks alone: the project's
 own tests are not collected (nor imported) unless paths are given too, as in ``pytest tests
 --retrieval-gate CONFIG``. Configs named by the ini option are gated beside the usual tests;
-``-k retrieval-gate`` runs the gate's alone. The same config given twice is gated once; two configs with the same gate
-name are a collection error (the name is the item id, as it names the reports). The plugin
-writes no reports (the ``report:`` block is the CLI's); ``--junitxml`` is pytest's.
+``-k retrieval-gate`` runs the gate's alone. The same config given twice is gated once;
+two configs with the same gate name are a collection error (the name is the item id, as it
+names the reports). The plugin writes no reports (the ``report:`` block is the CLI's);
+``--junitxml`` is pytest's.
 Answers are cached as by ``retrieval-gate check`` (the config's ``cache:``). Under
 pytest-xdist every worker collects, so every worker runs the gate.
 
