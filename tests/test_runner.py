@@ -19,15 +19,12 @@ from retrieval_gate.adapters.interface import Retriever
 from retrieval_gate.core.model import Hit, Query
 from retrieval_gate.errors import GateError, RetrieverError
 from retrieval_gate.execution.cache import ResultCache
+from retrieval_gate.execution.progress import PlainProgress, TqdmProgress, make_progress
 from retrieval_gate.execution.runner import (
-    PlainProgress,
     QueryFailure,
     RunResult,
     RunSettings,
-    TqdmProgress,
-    backoff_delay,
     check_budget,
-    make_progress,
     run_queries,
     save_trec,
 )
@@ -217,12 +214,12 @@ def test_backoff_delay_is_full_jitter_capped_and_seeded() -> None:
     settings = RunSettings(backoff=0.5, max_backoff=8.0)
     rng = random.Random(0)
     for attempt, ceiling in [(0, 0.5), (1, 1.0), (3, 4.0), (4, 8.0), (10, 8.0), (5000, 8.0)]:
-        delays = [backoff_delay(settings, attempt, rng) for _ in range(200)]
+        delays = [settings.retry.delay(attempt, rng) for _ in range(200)]
         assert min(delays) >= 0.0
         assert max(delays) <= ceiling
         assert max(delays) > ceiling / 2  # spread over the whole range, not a fixed wait
-    first = [backoff_delay(settings, 2, random.Random(7)) for _ in range(3)]
-    assert first == [backoff_delay(settings, 2, random.Random(7)) for _ in range(3)]
+    first = [settings.retry.delay(2, random.Random(7)) for _ in range(3)]
+    assert first == [settings.retry.delay(2, random.Random(7)) for _ in range(3)]
 
 
 def test_non_retryable_error_fails_at_once() -> None:

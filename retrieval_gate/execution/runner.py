@@ -1,4 +1,5 @@
-"""Runs a query set through a retriever: bounded concurrency, timeouts, retries and a cache."""
+"""Runs a query set through a retriever: bounded concurrency, timeouts, retries (the policy of
+execution/retry.py), a cache and an error budget."""
 
 from __future__ import annotations
 
@@ -7,21 +8,23 @@ import math
 import random
 import time
 from collections import deque
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, TextIO
+from typing import TYPE_CHECKING
 
 from retrieval_gate.adapters.interface import Retriever, fingerprint
 from retrieval_gate.core.files import write_text_atomic
 from retrieval_gate.core.model import Hit, Query
 from retrieval_gate.core.run import Run
-from retrieval_gate.core.wording import one_line, raw_stream
+from retrieval_gate.core.wording import one_line
 from retrieval_gate.errors import GateError, RetrieverError
+from retrieval_gate.execution.retry import RetryPolicy, describe_failure
 
 if TYPE_CHECKING:
     from retrieval_gate.execution.cache import CacheEntry, ResultCache
+    from retrieval_gate.execution.progress import Progress
 
 Answer = tuple[Hit, ...]
 
@@ -71,6 +74,12 @@ class RunSettings:
         if problems:
             raise GateError("run settings: " + "; ".join(problems))
 
+    @property
+    def retry(self) -> RetryPolicy:
+        """The retry policy of these settings (the runner draws its waits with jitter from a
+        generator seeded with `seed`)."""
+        return RetryPolicy(self.retries, self.backoff, self.max_backoff)
+
 
 @dataclass(frozen=True)
 class QueryFailure:
@@ -105,119 +114,6 @@ class RunResult:
     def within_budget(self, total: int, budget: float) -> bool:
         """Whether at most `budget` (a fraction) of `total` queries failed."""
         return len(self.failures) <= _allowed_failures(total, budget)
-
-
-class Progress(Protocol):
-    """Progress of a run; the runner calls it from one thread only."""
-
-    def start(self, total: int) -> None: ...
-
-    def advance(self, n: int, *, failed: bool = False, cached: bool = False) -> None: ...
-
-    def close(self) -> None: ...
-
-
-class PlainProgress:
-    """One line per step for CI logs, at most every `every_fraction` of the queries or every
-    `every_seconds`, whichever is rarer, and a last line at the end."""
-
-    def __init__(
-        self,
-        stream: TextIO,
-        *,
-        every_fraction: float = 0.1,
-        every_seconds: float = 10.0,
-        clock: Callable[[], float] = time.monotonic,
-    ) -> None:
-        self._stream = stream
-        self._every_fraction = every_fraction
-        self._every_seconds = every_seconds
-        self._clock = clock
-        self._total = self._done = self._failed = self._cached = self._shown = 0
-        self._started = self._shown_at = 0.0
-        self._open = False
-
-    def start(self, total: int) -> None:
-        self._total, self._done, self._failed, self._cached, self._shown = total, 0, 0, 0, 0
-        self._started = self._shown_at = self._clock()
-        self._open = True
-
-    def advance(self, n: int, *, failed: bool = False, cached: bool = False) -> None:
-        self._done += n
-        self._failed += n if failed else 0
-        self._cached += n if cached else 0
-        now = self._clock()
-        if (
-            self._done < self._total
-            and self._done - self._shown >= self._every_fraction * self._total
-            and now - self._shown_at >= self._every_seconds
-        ):
-            self._shown, self._shown_at = self._done, now
-            self._line("")
-
-    def close(self) -> None:
-        if self._open:
-            self._open = False
-            self._line(f" in {self._clock() - self._started:.1f}s")
-
-    def _line(self, suffix: str) -> None:
-        self._stream.write(
-            f"retrieval-gate: {self._done}/{self._total} queries "
-            f"({self._failed} failed, {self._cached} cached){suffix}\n"
-        )
-        self._stream.flush()
-
-
-class TqdmProgress:
-    """A tqdm bar, for a terminal."""
-
-    def __init__(self, stream: TextIO) -> None:
-        self._stream = stream
-        self._bar: Any = None
-        self._failed = self._cached = 0
-
-    def start(self, total: int) -> None:
-        from tqdm import tqdm  # imported here: only terminals pay for it
-
-        self._failed = self._cached = 0
-        self._bar = tqdm(
-            total=total, file=self._stream, desc="retrieval-gate", unit="query", dynamic_ncols=True
-        )
-
-    def advance(self, n: int, *, failed: bool = False, cached: bool = False) -> None:
-        if self._bar is None:
-            return
-        self._failed += n if failed else 0
-        self._cached += n if cached else 0
-        if failed or cached:
-            self._bar.set_postfix(failed=self._failed, cached=self._cached, refresh=False)
-        self._bar.update(n)
-
-    def close(self) -> None:
-        if self._bar is not None:
-            self._bar.close()
-            self._bar = None
-
-
-def make_progress(stream: TextIO, enabled: bool) -> Progress | None:
-    """A tqdm bar on a terminal, plain lines elsewhere (CI logs), None when disabled."""
-    if not enabled:
-        return None
-    try:
-        terminal = stream.isatty()
-    except (AttributeError, ValueError):  # a closed or unusual stream: write plain lines
-        terminal = False
-    # tqdm redraws with carriage returns: it writes beneath the CLI's InertStream (its text is
-    # the tool's own counts); plain lines go through it.
-    return TqdmProgress(raw_stream(stream)) if terminal else PlainProgress(stream)
-
-
-def backoff_delay(settings: RunSettings, attempt: int, rng: random.Random) -> float:
-    """Seconds to wait before retrying after failed attempt number `attempt` (0-based):
-    uniform in [0, min(max_backoff, backoff * 2**attempt)] ("full jitter", so that many
-    workers hit by the same outage do not retry in step)."""
-    ceiling = min(settings.max_backoff, settings.backoff * 2.0 ** min(attempt, 64))
-    return rng.uniform(0.0, ceiling)
 
 
 def run_queries(
@@ -463,6 +359,7 @@ def _execute(
     until the function returns, so the pool has spare threads for abandoned calls, and the
     in-flight limit counts only live calls.
     """
+    policy = settings.retry
     rng = random.Random(settings.seed)
     ready = deque(units)
     delayed: list[tuple[float, int, _Unit]] = []
@@ -475,9 +372,9 @@ def _execute(
 
     def settle(unit: _Unit, error: str, retryable: bool) -> None:
         nonlocal order
-        if retryable and unit.attempts <= settings.retries:
+        if retryable and unit.attempts < policy.attempts:
             order += 1
-            delay = backoff_delay(settings, unit.attempts - 1, rng)
+            delay = policy.delay(unit.attempts - 1, rng)
             heapq.heappush(delayed, (time.monotonic() + delay, order, unit))
         else:
             sink.failed(unit, error)
@@ -532,7 +429,7 @@ def _execute(
                 if exc is None:
                     sink.answered(unit, future.result())
                 else:
-                    settle(unit, *_describe_error(exc))
+                    settle(unit, *describe_failure(exc))
             now = time.monotonic()
             for future, (unit, deadline) in list(inflight.items()):
                 if deadline <= now and not future.done():
@@ -587,15 +484,6 @@ def _normalize(answer: object, k: int) -> Answer:
                 ) from None
         out.append(hit)
     return tuple(out)
-
-
-def _describe_error(exc: BaseException) -> tuple[str, bool]:
-    """The failure text and whether another attempt may help."""
-    if isinstance(exc, RetrieverError):
-        return str(exc) or type(exc).__name__, exc.retryable
-    text = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-    # A plain TimeoutError from a Python retriever is the same situation as our own timeout.
-    return text, isinstance(exc, TimeoutError)
 
 
 def _short(text: str, limit: int = 80) -> str:

@@ -139,7 +139,8 @@ def _call(
     progress: TextIO | None,
 ) -> RunResult:
     """Every labelled query through the runner; the retriever and the cache are closed after."""
-    from retrieval_gate.execution.runner import make_progress, run_queries
+    from retrieval_gate.execution.progress import make_progress
+    from retrieval_gate.execution.runner import run_queries
 
     try:
         return run_queries(
