@@ -28,10 +28,10 @@ from test_cli import run_cli
 from test_history_action import HistoryRunner, tiny_repository
 from test_history_store import git
 
-from retrieval_gate.integrations.github import (
+from retrieval_gate.integrations.github.environment import GitHubEnvironment
+from retrieval_gate.integrations.github.pulls import (
     PULL_LIMIT,
     PULL_TITLE,
-    GitHubEnvironment,
     ratchet_body,
     upsert_pull_request,
 )

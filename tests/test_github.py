@@ -17,16 +17,14 @@ from hypothesis import strategies as st
 
 from retrieval_gate.core.version import __version__
 from retrieval_gate.errors import InputError
-from retrieval_gate.integrations.github import (
+from retrieval_gate.integrations.github.comments import (
     COMMENT_LIMIT,
     CommentOutcome,
-    GitHubEnvironment,
-    append_step_summary,
     comment_marker,
-    read_environment,
     upsert_comment,
-    workflow_command,
 )
+from retrieval_gate.integrations.github.environment import GitHubEnvironment, read_environment
+from retrieval_gate.integrations.github.workflow import append_step_summary, workflow_command
 
 TOKEN = "ghs_Xq7Zz9SecretTokenForTests"
 REPO = "octo/app"

@@ -43,28 +43,30 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Publish the result: step summary, annotations, the PR comment."""
     import os
 
-    from retrieval_gate.integrations import github
+    from retrieval_gate.integrations.github.comments import comment_room, upsert_comment
+    from retrieval_gate.integrations.github.environment import read_environment
+    from retrieval_gate.integrations.github.workflow import append_step_summary, workflow_command
     from retrieval_gate.report import annotations_of, read_result, render_markdown
 
     result = read_result(Path(args.result))
-    env = github.read_environment(os.environ, pr_number=args.pr, repository=args.repo)
+    env = read_environment(os.environ, pr_number=args.pr, repository=args.repo)
     title = f"retrieval-gate {result.name}"
     full = render_markdown(result)
     # The annotations are the tool's own workflow commands: written beneath the InertStream,
     # each escaped by `workflow_command`. Free text is fenced by stop-commands markers.
     commands = raw(out)
     if not args.no_summary and env.step_summary is not None:
-        github.append_step_summary(env.step_summary, full)
+        append_step_summary(env.step_summary, full)
         say(err, "retrieval-gate: wrote the step summary", fenced=True)
     if not args.no_annotations:
         for level, message in annotations_of(result):
-            print(github.workflow_command(level, message, title=title), file=commands)
+            print(workflow_command(level, message, title=title), file=commands)
     if not args.no_pr_comment:
-        room = github.comment_room(result.name)
+        room = comment_room(result.name)
         body = full if len(full) <= room else render_markdown(result, limit=room)
-        outcome = github.upsert_comment(env, body, result.name)
+        outcome = upsert_comment(env, body, result.name)
         if outcome.warning:
-            print(github.workflow_command("warning", outcome.warning, title=title), file=commands)
+            print(workflow_command("warning", outcome.warning, title=title), file=commands)
         else:
             say(err, f"retrieval-gate: {outcome.action} the PR comment {outcome.url}", fenced=True)
     commands.flush()

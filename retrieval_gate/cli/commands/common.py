@@ -164,7 +164,7 @@ def say(err: TextIO, message: str, *, fenced: bool = False) -> None:
     if not fenced:
         print(message, file=err)
         return
-    from retrieval_gate.integrations.github import fenced as fence
+    from retrieval_gate.integrations.github.workflow import fenced as fence
 
     stream = raw(err)
     stream.write(fence(message))
