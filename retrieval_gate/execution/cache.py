@@ -15,7 +15,6 @@ from typing import Any
 from retrieval_gate.core.model import Hit
 from retrieval_gate.errors import CacheError
 
-DEFAULT_CACHE_PATH = Path(".retrieval-gate") / "cache.sqlite"
 SCHEMA_VERSION = 1
 
 _SCHEMA = """
