@@ -31,8 +31,8 @@ FIELD = re.compile(r"\{(query|queries|k|id|metadata\.[^{}]+)\}")
 SINGLE_BODY = {"query": "{query}", "k": "{k}"}
 BATCH_BODY = {"queries": "{queries}", "k": "{k}"}
 MAX_RETRY_AFTER = 30.0
-"""The longest wait, in seconds, a `Retry-After` header gets; also at most half the
-retriever's timeout, since the wait is spent inside the next call and counts against it."""
+"""The longest wait, in seconds, a `Retry-After` header gets, whatever `retriever.timeout`
+is: the runner holds new calls back until then (`resume_at`), outside their timeout."""
 
 
 class VersionSource(StrictModel):
@@ -115,9 +115,10 @@ class HttpRetriever(Adapter[HttpConfig]):
 
     A 429 or 503 with `Retry-After` (seconds or an HTTP date) makes every later request of
     this retriever, the runner's retry and other queries' calls alike, wait until that time
-    first; the wait is bounded by `MAX_RETRY_AFTER` (30 s) and by half of
-    `retriever.timeout`. A longer or unreadable `Retry-After` is cut to that bound or
-    ignored, and the runner's own backoff still applies.
+    first; the wait is bounded by `MAX_RETRY_AFTER` (30 s), not by `retriever.timeout`,
+    which bounds one request: the runner starts no call before `resume_at()`. A longer or
+    unreadable `Retry-After` is cut to that bound or ignored, and the runner's own backoff
+    still applies.
 
     Batches (`batch_size > 1`): one POST per batch whose body holds `{queries}` (a list of
     `{"id", "text"}` objects); `results` then selects one list of hits per query, in order,
@@ -289,6 +290,12 @@ class HttpRetriever(Adapter[HttpConfig]):
                 f"{self.name}: response is not JSON: {excerpt(response.text)}"
             ) from None
 
+    def resume_at(self) -> float:
+        """The monotonic time the last `Retry-After` named (0 when none): the runner holds
+        new calls back until then."""
+        with self._resume_lock:
+            return self._resume_at
+
     def _hold_off(self) -> None:
         """Sleep until the time the last `Retry-After` named, if it is still ahead."""
         delay = self._resume_at - time.monotonic()
@@ -301,7 +308,7 @@ class HttpRetriever(Adapter[HttpConfig]):
         wait = retry_after_seconds(header)
         if wait is None:
             return None
-        wait = min(wait, MAX_RETRY_AFTER, self.config.timeout / 2)
+        wait = min(wait, MAX_RETRY_AFTER)
         with self._resume_lock:
             self._resume_at = max(self._resume_at, time.monotonic() + wait)
         return wait

@@ -399,7 +399,10 @@ def _execute(
                     sink.failed(unit, error)
                 ready.clear()
                 delayed.clear()
-            while ready and len(inflight) < settings.concurrency:
+            # A service's `Retry-After` holds every new call back, outside its timeout: the
+            # timeout bounds one request, not the wait the service asked for between them.
+            held = _resume_at(retriever) - time.monotonic()
+            while held <= 0 and ready and len(inflight) < settings.concurrency:
                 if sink.probing(started):
                     # The first queries have yet to show the retriever works: only retries.
                     retry = next((unit for unit in ready if unit.attempts), None)
@@ -414,12 +417,16 @@ def _execute(
                 future = pool.submit(_attempt, retriever, unit, k)
                 inflight[future] = (unit, time.monotonic() + settings.timeout)
             if not inflight:
-                if delayed:  # only retries waiting for their backoff
-                    time.sleep(max(0.0, delayed[0][0] - time.monotonic()))
+                if delayed or (held > 0 and ready):  # retries in backoff, calls held back
+                    wakes = [delayed[0][0]] if delayed else []
+                    wakes += [time.monotonic() + held] if held > 0 and ready else []
+                    time.sleep(max(0.0, min(wakes) - time.monotonic()))
                 continue
             wake = min(deadline for _, deadline in inflight.values())
             if delayed:
                 wake = min(wake, delayed[0][0])
+            if held > 0 and ready:
+                wake = min(wake, time.monotonic() + held)
             done, _ = wait(
                 inflight, timeout=max(0.0, wake - time.monotonic()), return_when=FIRST_COMPLETED
             )
@@ -442,6 +449,13 @@ def _execute(
         # the process alive until it does.
         pool.shutdown(wait=False, cancel_futures=True)
     return calls
+
+
+def _resume_at(retriever: Retriever) -> float:
+    """The monotonic time before which the retriever asks for no new call (0: none); a
+    retriever of the user's own that does not say is never held back."""
+    resume_at = getattr(retriever, "resume_at", None)
+    return float(resume_at()) if callable(resume_at) else 0.0
 
 
 def _attempt(retriever: Retriever, unit: _Unit, k: int) -> list[Answer]:
