@@ -90,7 +90,10 @@ def _main(argv: Sequence[str] | None, out: TextIO, err: TextIO) -> int:
         return int(stop.code) if isinstance(stop.code, int) else EXIT_USAGE
     _one_blas_thread(args)
     try:
-        code: int = args.handler(args, out, err)
+        # A retriever run in this process prints where it likes: its `print` of a workflow
+        # command or of a secret it was given goes through the same filter as ours.
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code: int = args.handler(args, out, err)
     except GateError as error:
         say(err, f"retrieval-gate: error: {error}", fenced=args.command == "comment")
         return error.exit_code

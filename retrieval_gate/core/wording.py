@@ -6,6 +6,7 @@ from __future__ import annotations
 import itertools
 import json
 import re
+import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, TextIO
 
@@ -151,29 +152,34 @@ class InertStream:
     def __init__(self, raw: TextIO) -> None:
         self.raw = raw
         self._pending = ""
+        # The runner's worker threads print through it too (a retriever run in-process).
+        self._lock = threading.Lock()
 
     def write(self, text: str) -> int:
-        lines = (self._pending + text).split("\n")
-        self._pending = lines.pop()
-        if lines:
-            self.raw.write("\n".join(console_text(line) for line in lines) + "\n")
+        with self._lock:
+            lines = (self._pending + text).split("\n")
+            self._pending = lines.pop()
+            if lines:
+                self.raw.write("\n".join(console_text(line) for line in lines) + "\n")
         return len(text)
 
     def flush(self) -> None:
-        # A partial line is held back while it could still become "::" or "##[": only then
-        # can the mark go in.
-        held = self._pending.lstrip() in ("", ":") or self._pending.endswith("#")
-        if self._pending and not held:
-            self.raw.write(console_text(self._pending))
-            self._pending = ""
-        self.raw.flush()
+        with self._lock:
+            # A partial line is held back while it could still become "::" or "##[": only
+            # then can the mark go in.
+            held = self._pending.lstrip() in ("", ":") or self._pending.endswith("#")
+            if self._pending and not held:
+                self.raw.write(console_text(self._pending))
+                self._pending = ""
+            self.raw.flush()
 
     def close(self) -> None:
         """Write what is left of the last line (nothing more can change it)."""
-        if self._pending:
-            self.raw.write(console_text(self._pending))
-            self._pending = ""
-        self.raw.flush()
+        with self._lock:
+            if self._pending:
+                self.raw.write(console_text(self._pending))
+                self._pending = ""
+            self.raw.flush()
 
     def isatty(self) -> bool:
         try:
