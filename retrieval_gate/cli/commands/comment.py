@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from retrieval_gate.cli.commands.common import raw, say
 from retrieval_gate.errors import EXIT_OK
+
+if TYPE_CHECKING:
+    from retrieval_gate.integrations.github.workflow import Level
 
 
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -45,7 +48,11 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
     from retrieval_gate.integrations.github.comments import comment_room, upsert_comment
     from retrieval_gate.integrations.github.environment import read_environment
-    from retrieval_gate.integrations.github.workflow import append_step_summary, workflow_command
+    from retrieval_gate.integrations.github.workflow import (
+        append_step_summary,
+        shown_annotations,
+        workflow_command,
+    )
     from retrieval_gate.report import annotations_of, read_result, render_markdown
 
     result = read_result(Path(args.result))
@@ -59,7 +66,9 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         append_step_summary(env.step_summary, full)
         say(err, "retrieval-gate: wrote the step summary", fenced=True)
     if not args.no_annotations:
-        for level, message in annotations_of(result):
+        # The PR comment's own warning, if it fails, must still show: a warning is reserved.
+        reserved: tuple[Level, ...] = () if args.no_pr_comment else ("warning",)
+        for level, message in shown_annotations(annotations_of(result), reserved=reserved):
             print(workflow_command(level, message, title=title), file=commands)
     if not args.no_pr_comment:
         room = comment_room(result.name)

@@ -4,11 +4,17 @@ fence around free text, the step summary."""
 from __future__ import annotations
 
 import secrets
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal
 
 from retrieval_gate.core.wording import console_text, visible_controls
 from retrieval_gate.errors import InputError
+
+Level = Literal["error", "warning", "notice"]
+
+ANNOTATIONS_SHOWN = 10
+"""GitHub shows at most 10 error and 10 warning annotations of a step; the rest vanish."""
 
 
 def append_step_summary(path: Path, markdown: str) -> None:
@@ -22,9 +28,7 @@ def append_step_summary(path: Path, markdown: str) -> None:
         raise InputError(f"cannot write the step summary: {reason}", source=str(path)) from None
 
 
-def workflow_command(
-    level: Literal["error", "warning", "notice"], message: str, title: str | None = None
-) -> str:
+def workflow_command(level: Level, message: str, title: str | None = None) -> str:
     """Returns a `::level title=...::message` workflow command line, escaped as @actions/core."""
     properties = f" title={_escape_property(title)}" if title else ""
     return f"::{level}{properties}::{_escape_data(message)}"
@@ -49,3 +53,26 @@ def _escape_data(text: str) -> str:
 
 def _escape_property(text: str) -> str:
     return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def shown_annotations(
+    annotations: Sequence[tuple[Level, str]], *, reserved: Sequence[Level] = ()
+) -> list[tuple[Level, str]]:
+    """The annotations GitHub will show, most important first as given: at most
+    ANNOTATIONS_SHOWN of each level, less one for each of `reserved` (annotations the step
+    may still add), the last one saying how many more are in the step summary."""
+    shown: list[tuple[Level, str]] = []
+    for level in ("error", "warning", "notice"):
+        of_level = [message for kind, message in annotations if kind == level]
+        room = ANNOTATIONS_SHOWN - list(reserved).count(level)
+        if len(of_level) > room:
+            hidden = len(of_level) - (room - 1)
+            what = "failing checks" if level == "error" else f"{level}s"
+            of_level = [
+                *of_level[: room - 1],
+                f"and {hidden} more {what}: GitHub shows {ANNOTATIONS_SHOWN} annotations of "
+                "each kind per step; the step summary and the PR comment list them all",
+            ]
+        shown += [(level, message) for message in of_level]
+    order = {message: i for i, (_, message) in enumerate(annotations)}
+    return sorted(shown, key=lambda item: order.get(item[1], len(order)))

@@ -1,0 +1,62 @@
+"""`comment` prints no more annotations than GitHub shows, and says how many more there are."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from retrieval_gate.cli.main import main
+from retrieval_gate.pipeline.check import check
+
+CONFIGS = Path(__file__).resolve().parents[1] / "configs"
+
+
+@pytest.fixture(scope="module")
+def regressed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The bundled regressed example's result: 17 failing checks, 15 inconclusive ones."""
+    result = check(CONFIGS / "example-regressed.yaml", cache=False)
+    path = tmp_path_factory.mktemp("result") / "result.json"
+    path.write_text(json.dumps(result.document()))
+    return path
+
+
+def annotations(*argv: str) -> list[tuple[str, str]]:
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["comment", *argv, "--no-summary"], stdout=out, stderr=err) == 0, err.getvalue()
+    lines = [line for line in out.getvalue().splitlines() if line.startswith("::")]
+    return [(line[2:].split(" ", 1)[0], line.split("::", 2)[2]) for line in lines]
+
+
+def test_at_most_ten_of_each_kind_the_last_counting_the_rest(regressed: Path) -> None:
+    document = json.loads(regressed.read_text())
+    failures = document["failures"]
+    assert len(failures) > 10  # the example shows the limit
+    shown = annotations(str(regressed), "--no-pr-comment")
+    errors = [message for level, message in shown if level == "error"]
+    warnings = [message for level, message in shown if level == "warning"]
+    assert len(errors) == 10
+    assert len(warnings) <= 10
+    # The worst failures first, as the result orders them; the tenth says what is left.
+    for message, failure in zip(errors[:9], failures, strict=False):
+        assert message.startswith(f"{failure['metric']} fell")
+    assert errors[9].startswith(f"and {len(failures) - 9} more failing checks")
+    assert "step summary" in errors[9]
+
+
+def test_a_warning_is_kept_for_the_pull_request_comment(regressed: Path) -> None:
+    shown = annotations(str(regressed), "--no-pr-comment")
+    assert len([1 for level, _ in shown if level == "warning"]) == 10
+    # With the comment to publish (no token here: it warns instead), its warning is the tenth.
+    out, err = io.StringIO(), io.StringIO()
+    argv = ["comment", str(regressed), "--no-summary", "--repo", "o/r", "--pr", "1"]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.delenv("GITHUB_TOKEN", raising=False)
+        code = main(argv, stdout=out, stderr=err)
+    assert code == 0, err.getvalue()
+    warnings = [line for line in out.getvalue().splitlines() if line.startswith("::warning")]
+    assert len(warnings) == 10
+    assert "more warnings" in warnings[8]
+    assert "not commenting: no token" in warnings[9]
