@@ -107,7 +107,7 @@ def _context(result: ResultRecord) -> dict[str, Any]:
         "hits_lost": result.hits_lost,
         "hits_gained": result.hits_gained,
         "warnings": result.warnings,
-        "unjudged": result.unjudged,
+        "unjudged": result.unjudged if _unjudged_rose(result.unjudged) else None,
         "gaps": _gaps(result),
         "noise": result.noise,
         "config": result.config,
@@ -273,3 +273,13 @@ def _bin(change: float) -> int:
     return next(
         i for i in range(len(HISTOGRAM_BINS) - 1, zero, -1) if change >= HISTOGRAM_BINS[i][0]
     )
+
+
+def _unjudged_rose(unjudged: Any) -> bool:
+    """Whether the unjudged share of the current top k rose (judged@k fell): only then can
+    unjudged documents that entered it explain part of a drop. New unjudged documents in a
+    top k that is better judged than the baseline's are no labelling gap."""
+    if unjudged is None:
+        return False
+    # Rounded as `diagnostics.judged_drops` rounds: means of k-ths miss exact values by a bit.
+    return bool(round(unjudged.judged_before - unjudged.judged_after, 12) > 0)
