@@ -1,0 +1,98 @@
+"""The HTML report read in a real browser: a phone's 400 px and a laptop's 1,280 px."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from retrieval_gate.cli.main import main
+
+CONFIGS = Path(__file__).resolve().parents[1] / "configs"
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+
+# Measured inside the page once laid out, and handed to the page around it: a frame of the
+# width under test (headless Chromium's own window is never narrower than 500 px).
+PROBE = """<script>
+window.addEventListener("load", () => {
+  const shown = [...document.querySelectorAll("svg.forest")]
+    .filter(e => getComputedStyle(e).display !== "none");
+  const box = e => { const r = e.getBoundingClientRect(); return [r.left, r.right]; };
+  window.parent.document.body.setAttribute("data-probe", JSON.stringify({
+    width: window.innerWidth,
+    page: document.documentElement.scrollWidth,
+    forests: shown.map(e => ({box: box(e), intrinsic: e.width.baseVal.value,
+                              layout: e.getAttribute("class")})),
+  }));
+});
+</script>"""
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    if CHROMIUM is None:
+        if os.environ.get("CI"):
+            pytest.fail("chromium is not installed; .ci/run installs it")
+        pytest.skip("chromium is not installed")
+    folder = tmp_path_factory.mktemp("layout")
+    html = folder / "report.html"
+    out, err = io.StringIO(), io.StringIO()
+    config = str(CONFIGS / "example-regressed.yaml")
+    assert (
+        main(["check", "-c", config, "--no-cache", "--html", str(html)], stdout=out, stderr=err)
+        == 1
+    ), err.getvalue()
+    # The report forbids scripts (its Content-Security-Policy): the probe's copy drops it.
+    text = re.sub(r'<meta http-equiv="Content-Security-Policy"[^>]*>', "", html.read_text())
+    (folder / "probe.html").write_text(text.replace("</body>", PROBE + "</body>"))
+    return folder
+
+
+def measured(folder: Path, width: int) -> dict[str, Any]:
+    frame = folder / f"frame{width}.html"
+    frame.write_text(
+        f'<html><body style="margin:0"><iframe src="probe.html" width="{width}" height="900" '
+        'style="border:0"></iframe></body></html>'
+    )
+    assert CHROMIUM is not None
+    dom = subprocess.run(
+        [
+            CHROMIUM,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--allow-file-access-from-files",
+            "--window-size=1400,1000",
+            "--virtual-time-budget=5000",
+            "--dump-dom",
+            frame.as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    ).stdout
+    found = re.search(r'data-probe="([^"]*)"', dom)
+    assert found, dom[-500:]
+    return json.loads(found.group(1).replace("&quot;", '"'))
+
+
+@pytest.mark.parametrize(("width", "layout"), [(400, "forest narrow"), (1280, "forest wide")])
+def test_the_page_fits_and_the_forest_plot_is_whole(report: Path, width: int, layout: str) -> None:
+    probe = measured(report, width)
+    assert probe["width"] == width
+    assert probe["page"] <= width  # nothing runs off the side of the page
+    [forest] = probe["forests"]  # one layout shown at a time
+    assert forest["layout"] == layout
+    left, right = forest["box"]
+    assert left >= 0
+    assert right <= width  # the data area is on screen
+    # Not shrunk to fit: its 11 px labels stay 11 px.
+    assert right - left >= 0.99 * forest["intrinsic"]
