@@ -7,14 +7,13 @@ import shlex
 from pathlib import Path
 
 import pytest
+from doc_samples import README, ROOT, Block, blocks, check_console, copy_configs
 
 from retrieval_gate.cli.main import main
 
-ROOT = Path(__file__).resolve().parents[1]
-
 
 def readme_commands() -> list[str]:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    text = README.read_text(encoding="utf-8")
     return re.findall(r"```bash\n(.+?)\n```", text, flags=re.S)[:2]
 
 
@@ -44,66 +43,14 @@ def test_readme_config_example_is_a_valid_config(tmp_path: Path) -> None:
     assert [str(m) for m in config.metrics] == ["ndcg@10", "recall@10", "mrr@10"]
 
 
-ECHO_EXIT = '; echo "exit $?"'
-ELAPSED = re.compile(r"in \d+\.\d+s\b")
+CONSOLE = blocks(README, "console")
 
 
-def console_blocks() -> list[tuple[str, str, list[str], int]]:
-    """(block id, command, expected output lines, expected exit code) of every ```console
-    block of README.md; `...` on its own line stands for any number of lines."""
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    found = []
-    for number, block in enumerate(re.findall(r"```console\n(.*?)```", text, flags=re.S), 1):
-        command, expected = "", []
-        for line in [*block.splitlines(), "$ "]:
-            if line.startswith("$ "):
-                if command:
-                    argv, status = command, 0
-                    if argv.endswith(ECHO_EXIT):  # the last line shown is "exit N"
-                        argv, status = argv.removesuffix(ECHO_EXIT), int(expected.pop()[5:])
-                    found.append((f"block{number}:{argv}", argv, expected, status))
-                command, expected = line[2:], []
-            else:
-                expected.append(line)
-    return found
-
-
-def _matches(expected: list[str], actual: list[str]) -> bool:
-    """Whether `actual` lines match `expected`, where a `...` line matches any run of lines."""
-    if not expected:
-        return not actual
-    head, *rest = expected
-    if head.strip() == "...":
-        return any(_matches(rest, actual[i:]) for i in range(len(actual) + 1))
-    same = bool(actual) and _timeless(actual[0]) == _timeless(head)
-    return same and _matches(rest, actual[1:])
-
-
-def _timeless(line: str) -> str:
-    """`line` with elapsed times ("in 0.4s") blanked: they differ from run to run."""
-    return ELAPSED.sub("in Ns", line.rstrip())
-
-
-@pytest.mark.parametrize(("argv", "expected", "code"), [b[1:] for b in console_blocks()],
-                         ids=[b[0] for b in console_blocks()])  # fmt: skip
+@pytest.mark.parametrize("block", CONSOLE, ids=[block.where for block in CONSOLE])
 def test_every_readme_console_command_prints_what_the_readme_shows(
-    argv: str, expected: list[str], code: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    block: Block, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import io
-    import shutil
-
-    shutil.copytree(
-        ROOT / "configs", tmp_path / "configs", ignore=shutil.ignore_patterns("cache.sqlite*")
-    )
-    monkeypatch.chdir(tmp_path)
-    words = shlex.split(argv)
-    assert words[0] == "retrieval-gate", f"a console block runs something else: {argv}"
-    output = io.StringIO()
-    assert main(words[1:], stdout=output, stderr=output) == code, output.getvalue()
-    actual = output.getvalue().splitlines()
-    assert _matches(expected, actual), "\n".join(
-        ["README shows:", *expected, "", "the command printed:", *actual]
-    )
+    check_console(block, copy_configs(tmp_path), monkeypatch)
 
 
 def test_the_readme_excerpt_of_a_pr_comment_is_the_real_report(
