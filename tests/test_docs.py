@@ -32,7 +32,8 @@ from doc_samples import (
 )
 
 from retrieval_gate.cli.main import build_parser
-from retrieval_gate.config.schema import GateConfig, load
+from retrieval_gate.config.loader import load
+from retrieval_gate.config.schema import GateConfig
 
 ALL_BLOCKS = [block for path in [README, *DOCS] for block in blocks(path)]
 DOC_BLOCKS = [block for path in DOCS for block in blocks(path)]
