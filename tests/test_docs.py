@@ -101,7 +101,7 @@ def cranfield_mirror(shared_data: Path, monkeypatch: pytest.MonkeyPatch) -> Iter
     """`datasets fetch cranfield` served from ../shared/data on 127.0.0.1."""
     from local_server import serving
 
-    from retrieval_gate.datasets.fetch import MIRROR_ENV
+    from retrieval_gate.datasets.download import MIRROR_ENV
 
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w:gz") as archive:
