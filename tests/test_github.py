@@ -317,7 +317,7 @@ def test_a_read_only_token_gets_the_fork_warning(gh: FakeGitHub, tmp_path: Path)
     assert "fork" in warning
     assert "read-only" in warning
     assert "step summary still has the report" in warning
-    assert "README" in warning
+    assert "docs/github-action.md" in warning
     assert "\n" not in warning
     assert bodies(gh) == []
 

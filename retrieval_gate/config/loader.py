@@ -69,7 +69,8 @@ def _read(path: Path, source: str) -> str:
         return raw.decode("utf-8-sig")
     except FileNotFoundError:
         raise InputError(
-            "config file not found; create one (see README) or pass -c PATH", source=source
+            "config file not found; write one with `retrieval-gate init` or pass -c PATH",
+            source=source,
         ) from None
     except (OSError, UnicodeDecodeError) as error:
         raise InputError(f"cannot read the config: {error}", source=source) from None

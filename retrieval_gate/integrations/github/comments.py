@@ -100,7 +100,7 @@ def upsert_comment(
         env.step_summary is not None,
         doing=f"comment on pull request #{env.pr_number}",
         forbidden="a pull request from a fork gets a read-only token",
-        advice="See the fork-safe workflow in the README.",
+        advice="See 'Which workflow: branches and forks' in docs/github-action.md.",
         missing="the repository or pull request does not exist, or the token cannot see it",
     )
     done = with_retries(

@@ -99,7 +99,7 @@ def upsert_pull_request(
         doing=f"open the ratchet pull request from {head}",
         forbidden="the job needs `pull-requests: write`, and the repository must allow GitHub "
         "Actions to create pull requests",
-        advice="See the ratchet paragraph in the README.",
+        advice="See 'The ratchet as a pull request' in docs/github-action.md.",
         missing="the repository or a branch does not exist, or the token cannot see it",
     )
     done = with_retries(
