@@ -193,7 +193,7 @@ def synthetic_baseline(query_ids: Sequence[str], metrics: Sequence[str], seed: i
     """A baseline of seeded per-query scores, as tests/test_lint.py builds one."""
     import numpy as np
 
-    from retrieval_gate.gate.baseline import Fingerprints, make_baseline
+    from retrieval_gate.gate.baseline.record import Fingerprints, make_baseline
 
     rng = np.random.default_rng(seed)
     return make_baseline(

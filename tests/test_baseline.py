@@ -16,18 +16,16 @@ import numpy as np
 import pytest
 
 from retrieval_gate.errors import InputError
-from retrieval_gate.gate.baseline import (
+from retrieval_gate.gate.baseline.document import baseline_document
+from retrieval_gate.gate.baseline.file import read_baseline, read_record, write_baseline
+from retrieval_gate.gate.baseline.provenance import git_state
+from retrieval_gate.gate.baseline.record import (
     SCHEMA_VERSION,
     Baseline,
     Fingerprints,
-    baseline_document,
     comparability_problems,
     fingerprint_slices,
-    git_state,
     make_baseline,
-    read_baseline,
-    read_record,
-    write_baseline,
 )
 from retrieval_gate.gate.slicing import slice_definition
 
@@ -464,7 +462,7 @@ def many_queries(count: int) -> Baseline:
 
 
 def test_a_large_top_k_goes_to_a_side_file_read_on_first_use(tmp_path: Path) -> None:
-    from retrieval_gate.gate.baseline import TOP_K_INLINE, SideTopK
+    from retrieval_gate.gate.baseline.side_file import TOP_K_INLINE, SideTopK
 
     path = tmp_path / "baseline.json"
     baseline = many_queries(TOP_K_INLINE + 1)

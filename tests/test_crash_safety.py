@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from retrieval_gate.gate.baseline import read_baseline
+from retrieval_gate.gate.baseline.file import read_baseline
 
 ROOT = Path(__file__).resolve().parents[1]
 TRIALS = 8

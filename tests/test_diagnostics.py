@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from test_gate import QUERIES, cli, make_project, write_config
 
-from retrieval_gate.gate.baseline import read_baseline
+from retrieval_gate.gate.baseline.file import read_baseline
 
 # --- judged@k and labelling gaps -----------------------------------------------------------
 

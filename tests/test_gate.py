@@ -13,7 +13,7 @@ import pytest
 
 import retrieval_gate
 from retrieval_gate.cli.main import main
-from retrieval_gate.gate.baseline import read_baseline
+from retrieval_gate.gate.baseline.file import read_baseline
 
 QUERIES = 240
 
@@ -116,11 +116,11 @@ def test_the_same_retriever_passes_with_byte_identical_results(project: Path) ->
 def test_the_compact_result_document_writes_the_plain_one_s_bytes(
     project: Path, monkeypatch: pytest.MonkeyPatch, inline: int
 ) -> None:
-    import retrieval_gate.gate.baseline
-    from retrieval_gate.gate.baseline import with_top_k_file
+    from retrieval_gate.gate.baseline import side_file
+    from retrieval_gate.gate.baseline.side_file import with_top_k_file
     from retrieval_gate.gate.result import canonical_json
 
-    monkeypatch.setattr(retrieval_gate.gate.baseline, "TOP_K_INLINE", inline)
+    monkeypatch.setattr(side_file, "TOP_K_INLINE", inline)
     result = retrieval_gate.check(write_config(project, "worse_search"))
     plain = with_top_k_file(result.document(), project / "plain.json")
     compact = with_top_k_file(result.document(compact=True), project / "compact.json")
@@ -477,9 +477,9 @@ def test_baseline_replaces_a_baseline_whose_judgments_alone_changed(example_copy
 def test_a_large_top_k_leaves_the_json_result_and_compare_reads_it_back(
     project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import retrieval_gate.gate.baseline
+    from retrieval_gate.gate.baseline import side_file
 
-    monkeypatch.setattr(retrieval_gate.gate.baseline, "TOP_K_INLINE", 10)  # QUERIES is more
+    monkeypatch.setattr(side_file, "TOP_K_INLINE", 10)  # QUERIES is more
     config = write_config(project, "worse_search")
     result = project / "result.json"
     code, _, err = cli("check", "-c", str(config), "--quiet", "--json", str(result))

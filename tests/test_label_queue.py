@@ -19,7 +19,7 @@ from retrieval_gate.core.model import Document, Query
 from retrieval_gate.datasets import Dataset
 from retrieval_gate.datasets.dataset import Labels, assemble
 from retrieval_gate.errors import InputError
-from retrieval_gate.gate.baseline import read_baseline
+from retrieval_gate.gate.baseline.file import read_baseline
 from retrieval_gate.labels.queue import (
     COLUMNS,
     QueueItem,

@@ -13,7 +13,7 @@ import yaml
 from test_lint import labelled_set
 
 from retrieval_gate.cli.main import main
-from retrieval_gate.gate.baseline import read_baseline
+from retrieval_gate.gate.baseline.file import read_baseline
 from retrieval_gate.stats.detectability import detectable_drop, queries_needed
 
 REPO = Path(__file__).resolve().parents[1]

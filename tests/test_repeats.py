@@ -12,7 +12,7 @@ import pytest
 from test_gate import QUERIES, cli, make_project, write_config
 
 from retrieval_gate.errors import GateError, InputError
-from retrieval_gate.gate.baseline import read_baseline, write_baseline
+from retrieval_gate.gate.baseline.file import read_baseline, write_baseline
 from retrieval_gate.gate.repeats import averaged, noise_of, runs_of
 
 NOISY_RETRIEVER = """\

@@ -6,7 +6,7 @@ import dataclasses
 
 from retrieval_gate.datasets import Dataset
 from retrieval_gate.errors import NotComparableError
-from retrieval_gate.gate.baseline import Baseline, comparability_problems
+from retrieval_gate.gate.baseline.record import Baseline, comparability_problems
 
 
 def comparable_baseline(

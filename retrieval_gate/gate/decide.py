@@ -10,7 +10,7 @@ from pathlib import Path
 
 from retrieval_gate.config.schema import GateConfig
 from retrieval_gate.datasets import Dataset
-from retrieval_gate.gate.baseline import Baseline
+from retrieval_gate.gate.baseline.record import Baseline
 from retrieval_gate.gate.comparable import comparable_baseline
 from retrieval_gate.gate.compare import compare
 from retrieval_gate.gate.diagnostics import (

@@ -13,7 +13,7 @@ from retrieval_gate.core.ids import ByteIds, FloatArray, IntArray, byte_codes, p
 from retrieval_gate.core.qrels import Qrels
 from retrieval_gate.core.run import Run
 from retrieval_gate.datasets import Dataset
-from retrieval_gate.gate.baseline import Baseline
+from retrieval_gate.gate.baseline.record import Baseline
 from retrieval_gate.gate.compare import Comparison
 from retrieval_gate.metrics.top_k import listed_run
 

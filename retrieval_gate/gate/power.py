@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from retrieval_gate.config.schema import GateConfig
     from retrieval_gate.core.model import Query
     from retrieval_gate.datasets import Dataset
-    from retrieval_gate.gate.baseline import Baseline
+    from retrieval_gate.gate.baseline.record import Baseline
 
 MULTIPLES = (1.0, TARGET, 2.0)
 """The true drops, as multiples of each check's max_drop, at which P(fail) is stated."""
@@ -430,7 +430,7 @@ def _comparable(
     run of `config` on `dataset` would record (its fingerprints; no retriever is called)."""
     from retrieval_gate.core.version import __version__
     from retrieval_gate.errors import NotComparableError
-    from retrieval_gate.gate.baseline import Fingerprints, fingerprint_slices, make_baseline
+    from retrieval_gate.gate.baseline.record import Fingerprints, fingerprint_slices, make_baseline
     from retrieval_gate.gate.comparable import comparable_baseline
     from retrieval_gate.gate.slicing import slice_definition
 

@@ -10,7 +10,7 @@ import numpy as np
 
 from retrieval_gate.core.ids import FloatArray
 from retrieval_gate.errors import GateError
-from retrieval_gate.gate.baseline import Baseline, Repeats
+from retrieval_gate.gate.baseline.record import Baseline, Repeats
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from typing import Any, Literal
 from retrieval_gate.core.version import __version__
 from retrieval_gate.core.wording import json_text
 from retrieval_gate.datasets import Dataset
-from retrieval_gate.gate.baseline import Baseline
+from retrieval_gate.gate.baseline.record import Baseline
 from retrieval_gate.gate.compare import Comparison, ComparisonSettings
 from retrieval_gate.gate.diagnostics import LabellingGap, QueryChange, Unjudged
 from retrieval_gate.gate.repeats import Noise
@@ -77,7 +77,7 @@ class GateResult:
     def document(self, *, compact: bool = False) -> dict[str, Any]:
         """The canonical record: stable key order, no clock, so equal inputs give equal bytes.
         `compact`: the current top k as the record holds it (`baseline_document`)."""
-        from retrieval_gate.gate.baseline import baseline_document
+        from retrieval_gate.gate.baseline.document import baseline_document
 
         return {
             "schema_version": RESULT_SCHEMA_VERSION,

@@ -14,7 +14,8 @@ from retrieval_gate.config.schema import DriftConfig, GateConfig, MetricGate
 from retrieval_gate.core.wording import plural
 from retrieval_gate.datasets import Dataset
 from retrieval_gate.errors import InputError
-from retrieval_gate.gate.baseline import Baseline, comparability_problems, read_baseline
+from retrieval_gate.gate.baseline.file import read_baseline
+from retrieval_gate.gate.baseline.record import Baseline, comparability_problems
 from retrieval_gate.gate.comparable import rescored_baseline
 from retrieval_gate.gate.compare import Comparison
 from retrieval_gate.gate.decide import decide

@@ -13,7 +13,8 @@ from typing import Any, Literal, TypeGuard
 from retrieval_gate.core.names import valid_name
 from retrieval_gate.core.redaction import scrubbed
 from retrieval_gate.errors import InputError
-from retrieval_gate.gate.baseline import Baseline, baseline_document, record_of
+from retrieval_gate.gate.baseline.document import baseline_document, record_of
+from retrieval_gate.gate.baseline.record import Baseline
 
 HISTORY_SCHEMA_VERSION = 1
 """Version of a history line; a reader refuses a newer one rather than misread it."""

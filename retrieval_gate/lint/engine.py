@@ -29,7 +29,7 @@ from retrieval_gate.metrics.spec import format_value
 from retrieval_gate.stats.agreement import Agreement, annotator_agreement
 
 if TYPE_CHECKING:
-    from retrieval_gate.gate.baseline import Baseline
+    from retrieval_gate.gate.baseline.record import Baseline
 
 Severity = Literal["error", "warning", "info"]
 SEVERITIES: tuple[Severity, ...] = ("error", "warning", "info")

@@ -17,7 +17,7 @@ from retrieval_gate.errors import GateError, InputError
 
 if TYPE_CHECKING:
     from retrieval_gate.config.schema import GateConfig
-    from retrieval_gate.gate.baseline import Baseline
+    from retrieval_gate.gate.baseline.record import Baseline
 
 GIT_TIMEOUT = 120.0
 """Seconds a git command may take (a worktree of a large repository takes a while)."""
@@ -172,7 +172,7 @@ def _record_in_subprocess(
     repeats: int,
     progress: TextIO | None,
 ) -> tuple[Baseline, tuple[str, ...]]:
-    from retrieval_gate.gate.baseline import record_of
+    from retrieval_gate.gate.baseline.document import record_of
 
     with tempfile.TemporaryDirectory(prefix="retrieval-gate-ref-") as scratch:
         request = Path(scratch) / "request.json"
@@ -230,7 +230,7 @@ def _worker(request_path: str) -> int:
     from retrieval_gate.config.loader import load
     from retrieval_gate.core.files import write_text_atomic
     from retrieval_gate.core.redaction import redacted
-    from retrieval_gate.gate.baseline import baseline_document
+    from retrieval_gate.gate.baseline.document import baseline_document
 
     request = json.loads(Path(request_path).read_text(encoding="utf-8"))
     answer = Path(request["answer"])

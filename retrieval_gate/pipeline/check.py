@@ -8,7 +8,7 @@ from typing import TextIO
 from retrieval_gate.config.loader import load
 from retrieval_gate.config.schema import GateConfig
 from retrieval_gate.errors import GateError
-from retrieval_gate.gate.baseline import read_baseline
+from retrieval_gate.gate.baseline.file import read_baseline
 from retrieval_gate.gate.decide import decide, shown_path
 from retrieval_gate.gate.result import GateResult
 from retrieval_gate.pipeline.record import record_current

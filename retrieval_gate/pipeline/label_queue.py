@@ -11,7 +11,9 @@ from typing import Any, TextIO
 from retrieval_gate.config.schema import GateConfig
 from retrieval_gate.datasets import load as load_dataset
 from retrieval_gate.errors import InputError, NotComparableError
-from retrieval_gate.gate.baseline import Baseline, read_baseline, record_of
+from retrieval_gate.gate.baseline.document import record_of
+from retrieval_gate.gate.baseline.file import read_baseline
+from retrieval_gate.gate.baseline.record import Baseline
 from retrieval_gate.gate.comparable import comparable_baseline
 from retrieval_gate.labels.queue import LabelQueue, unjudged_items
 from retrieval_gate.metrics import parse_metric

@@ -54,7 +54,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     --if-improved, one the run does not improve on)."""
     from retrieval_gate.config.loader import load
     from retrieval_gate.errors import GateError
-    from retrieval_gate.gate.baseline import read_baseline, write_baseline
+    from retrieval_gate.gate.baseline.file import read_baseline, write_baseline
     from retrieval_gate.gate.comparable import comparable_baseline
     from retrieval_gate.gate.decide import decide
     from retrieval_gate.pipeline.record import record_current

@@ -141,7 +141,7 @@ def write_reports(
     for fmt, path in targets.items():
         if fmt == "json":  # a large top k goes to a side file beside it, written first
             from retrieval_gate.core.wording import json_file_pieces
-            from retrieval_gate.gate.baseline import with_top_k_file
+            from retrieval_gate.gate.baseline.side_file import with_top_k_file
 
             document = with_top_k_file(dict(record.document), path)
             write_text_atomic(path, json_file_pieces(document))

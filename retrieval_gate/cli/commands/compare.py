@@ -39,7 +39,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Decide a saved result against a baseline and write the reports."""
     from retrieval_gate.config.loader import load
     from retrieval_gate.datasets import load as load_dataset
-    from retrieval_gate.gate.baseline import read_baseline, read_record
+    from retrieval_gate.gate.baseline.file import read_baseline, read_record
     from retrieval_gate.gate.decide import decide
     from retrieval_gate.report import summary_of, validate_result
 

@@ -35,7 +35,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Print the lint report; its exit code says whether an error was found."""
     from retrieval_gate.config.loader import load
     from retrieval_gate.datasets import load_labels
-    from retrieval_gate.gate.baseline import read_baseline
+    from retrieval_gate.gate.baseline.file import read_baseline
     from retrieval_gate.lint import lint
 
     config = load(args.config)

@@ -34,7 +34,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Print what each check can detect."""
     from retrieval_gate.config.loader import load
     from retrieval_gate.datasets import load as load_dataset
-    from retrieval_gate.gate.baseline import read_baseline
+    from retrieval_gate.gate.baseline.file import read_baseline
     from retrieval_gate.gate.power import power_report
 
     config = load(args.config)
