@@ -14,7 +14,8 @@ from retrieval_gate.cli.main import main
 from retrieval_gate.config.loader import load
 from retrieval_gate.errors import InputError, MetricError
 from retrieval_gate.metrics import Scores, evaluate, parse_metric
-from retrieval_gate.metrics.dialects import DIALECTS, mapping
+from retrieval_gate.metrics.dialects import DIALECTS
+from retrieval_gate.metrics.explain import mapping
 from retrieval_gate.readers import read_qrels, read_run
 
 DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "trec_eval_test"

@@ -17,7 +17,7 @@ from test_oracle_trec_eval import CASES, DATA
 import retrieval_gate.metrics.set_measures  # noqa: F401  (registers the measures)
 from retrieval_gate.errors import MetricError
 from retrieval_gate.metrics import Scores, evaluate, parse_metric
-from retrieval_gate.metrics.dialects import notes
+from retrieval_gate.metrics.explain import notes
 from retrieval_gate.readers import read_qrels, read_run
 
 TOLERANCE = 1e-9

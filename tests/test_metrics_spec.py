@@ -6,8 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from retrieval_gate.metrics import REGISTRY, MetricSpec, parse_metric
-from retrieval_gate.metrics.measures import ALIASES
-from retrieval_gate.metrics.spec import format_value
+from retrieval_gate.metrics.spec import ALIASES, format_value
 
 
 @st.composite

@@ -209,8 +209,9 @@ def _check_metrics(config: GateConfig, root: yaml.Node | None, source: str) -> G
     """`config` with its metric keys read (in `metrics_dialect`, or a `dialect:` prefix) and
     written as our canonical names where a dialect read them; every problem is one error."""
     from retrieval_gate.metrics import parse_metric
-    from retrieval_gate.metrics.dialects import notes, split_prefix
+    from retrieval_gate.metrics.dialects import split_prefix
     from retrieval_gate.metrics.diversity import DIVERSITY
+    from retrieval_gate.metrics.explain import notes
 
     dialect = config.metrics_dialect
     problems: list[str] = []

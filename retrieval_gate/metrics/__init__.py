@@ -3,11 +3,12 @@
 from retrieval_gate.metrics import (  # noqa: F401  (their measures register on import)
     diversity,
     incomplete,
+    measures,
     set_measures,
 )
 from retrieval_gate.metrics.evaluate import Scores, evaluate
-from retrieval_gate.metrics.measures import REGISTRY, Measure
-from retrieval_gate.metrics.spec import MetricSpec, available_metrics, parse_metric, parse_metrics
+from retrieval_gate.metrics.parse import available_metrics, parse_metric, parse_metrics
+from retrieval_gate.metrics.spec import REGISTRY, Measure, MetricSpec
 
 __all__ = [
     "REGISTRY",

@@ -49,9 +49,9 @@ import numpy as np
 from retrieval_gate.core.ids import FloatArray, ObjectArray, factorize
 from retrieval_gate.core.run import Run
 from retrieval_gate.errors import MetricError
-from retrieval_gate.metrics.measures import REL, measure
+from retrieval_gate.metrics.measures import REL
 from retrieval_gate.metrics.ranking import RankedJudgments
-from retrieval_gate.metrics.spec import Cutoff, MetricSpec, Param
+from retrieval_gate.metrics.spec import Cutoff, MetricSpec, Param, measure
 from retrieval_gate.readers.subtopics import SubtopicQrels, subtopics_from_dict
 
 SubtopicsLike = SubtopicQrels | Mapping[str, Mapping[str, Mapping[str, float]]]

@@ -15,8 +15,9 @@ from retrieval_gate.metrics.diversity import (
     SubtopicsLike,
     diversity_scores,
 )
+from retrieval_gate.metrics.parse import parse_metrics
 from retrieval_gate.metrics.ranking import rank_judgments
-from retrieval_gate.metrics.spec import MetricSpec, parse_metrics
+from retrieval_gate.metrics.spec import MetricSpec
 
 RunLike = Run | Mapping[str, Mapping[str, float]]
 QrelsLike = Qrels | Mapping[str, Mapping[str, float]]

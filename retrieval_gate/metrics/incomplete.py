@@ -28,9 +28,9 @@ from typing import Any
 import numpy as np
 
 from retrieval_gate.core.ids import FloatArray
-from retrieval_gate.metrics.measures import REGISTRY, REL, Measure, measure
+from retrieval_gate.metrics.measures import REL
 from retrieval_gate.metrics.ranking import NOT_RETRIEVED, RankedJudgments
-from retrieval_gate.metrics.spec import MetricSpec
+from retrieval_gate.metrics.spec import REGISTRY, Measure, MetricSpec, measure
 
 INFAP_EPSILON = 0.00001
 """trec_eval.h:239, the smoothing of the judged-relevant fraction above a relevant doc."""

@@ -1,38 +1,14 @@
-"""The measures: each a numpy reduction over the grade matrix, registered by name."""
+"""The core measures: each a numpy reduction over the grade matrix, registered by name."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from retrieval_gate.core.ids import FloatArray
 from retrieval_gate.metrics.ranking import RankedJudgments
-from retrieval_gate.metrics.spec import Cutoff, MetricSpec, Param, parse_gains
-
-Compute = Callable[[MetricSpec, RankedJudgments], FloatArray]
-
-
-@dataclass(frozen=True)
-class Measure:
-    """A registered measure: its parameters, cutoff rule and per-query computation."""
-
-    name: str
-    help: str
-    compute: Compute
-    params: tuple[Param, ...] = ()
-    cutoff: Cutoff = "optional"
-    aliases: tuple[str, ...] = ()
-    integer: bool = False
-    example: str = ""
-    full_list: bool = False
-    """Needs every retrieved rank even when a cutoff is given."""
-
-
-REGISTRY: dict[str, Measure] = {}
-ALIASES: dict[str, str] = {}
+from retrieval_gate.metrics.spec import MetricSpec, Param, measure, parse_gains
 
 REL = Param("rel", "int", 1, "grades >= rel count as relevant")
 GAIN = Param(
@@ -45,30 +21,6 @@ GAINS = Param(
     "gains of the listed grades (others keep `gain`), e.g. gains=1:3;2:9 (trec_eval's "
     "ndcg.1=3,2=9 with gain=linear); the ideal ranking sorts by these gains",
 )
-
-
-def measure(
-    name: str,
-    help: str,
-    *,
-    params: tuple[Param, ...] = (),
-    cutoff: Cutoff = "optional",
-    aliases: tuple[str, ...] = (),
-    integer: bool = False,
-    example: str = "",
-    full_list: bool = False,
-) -> Callable[[Compute], Compute]:
-    """Register the decorated function as measure `name`."""
-
-    def register(compute: Compute) -> Compute:
-        REGISTRY[name] = Measure(
-            name, help, compute, params, cutoff, aliases, integer, example or name, full_list
-        )
-        for alias in aliases:
-            ALIASES[alias] = name
-        return compute
-
-    return register
 
 
 def _floats(values: Any) -> FloatArray:

@@ -29,10 +29,9 @@ from retrieval_gate.metrics.measures import (
     _floats,
     _rel,
     _relevant,
-    measure,
 )
 from retrieval_gate.metrics.ranking import RankedJudgments
-from retrieval_gate.metrics.spec import MetricSpec, Param
+from retrieval_gate.metrics.spec import MetricSpec, Param, measure
 
 WEIGHT = Param(
     "weight",

@@ -24,7 +24,7 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Print the metric list, or the mapping of one tool's names."""
     if getattr(args, "dialect", None):
-        from retrieval_gate.metrics.dialects import mapping
+        from retrieval_gate.metrics.explain import mapping
 
         rows = mapping(args.dialect)
         width = max(len(name) for name, _ in rows)
