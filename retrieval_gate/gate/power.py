@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from retrieval_gate.core.ids import FloatArray, IntArray
-from retrieval_gate.core.wording import aligned, plural
+from retrieval_gate.core.wording import aligned, one_line, plural
 from retrieval_gate.gate.compare import ComparisonSettings, RunNoise, Threshold, compare, run_spread
 from retrieval_gate.metrics import parse_metric
 from retrieval_gate.stats.detectability import (
@@ -152,14 +152,12 @@ class PowerReport:
     def to_text(self) -> str:
         """An aligned table of the gated checks, the others with their reason, and what the
         numbers mean. Config and dataset text is printed inert, never at a line's start."""
-        from retrieval_gate.report.filters import plain_text
-
         settings = self.settings
         power = f"{settings.power:.0%}"
         gated = [c for c in self.checks if c.gated]
         lines = [
-            f"retrieval-gate power: {plain_text(self.config)}",
-            f"baseline {plain_text(self.baseline)}",
+            f"retrieval-gate power: {one_line(self.config)}",
+            f"baseline {one_line(self.baseline)}",
             f"alpha {settings.alpha:g}: {_family(settings)}; {_test(settings)}",
             "",
         ]
@@ -173,8 +171,8 @@ class PowerReport:
             for c in gated:
                 rows.append(
                     [
-                        plain_text(c.metric),
-                        plain_text(c.slice),
+                        one_line(c.metric),
+                        one_line(c.slice),
                         str(c.n),
                         _threshold_text(c),
                         f"{c.level:.2g}" if c.level and settings.require_significance else "-",
@@ -195,11 +193,11 @@ class PowerReport:
         if ungated:
             lines += ["", f"not gated ({plural(len(ungated), 'check')}):"]
             lines += [
-                f"  {plain_text(c.metric)} on {plain_text(c.slice)}: {plain_text(c.reason)}"
+                f"  {one_line(c.metric)} on {one_line(c.slice)}: {one_line(c.reason)}"
                 for c in ungated
             ]
         if self.untested:
-            names = ", ".join(plain_text(m) for m in self.untested)
+            names = ", ".join(one_line(m) for m in self.untested)
             lines += ["", f"never tested for a drop (no max_drop): {names}"]
         lines += ["", *_explanation(settings)]
         return "\n".join(lines) + "\n"
