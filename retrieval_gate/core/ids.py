@@ -88,14 +88,6 @@ def byte_codes(ids: ByteIds) -> IntArray:
     return codes
 
 
-def sorted_uniques(codes: IntArray, uniques: ObjectArray) -> tuple[IntArray, ObjectArray]:
-    """Re-code `codes` so that the uniques are sorted as Python strings (byte order for UTF-8)."""
-    order = np.array(sorted(range(len(uniques)), key=uniques.__getitem__), dtype=np.int64)
-    remap = np.empty(len(uniques), dtype=np.int64)
-    remap[order] = np.arange(len(uniques), dtype=np.int64)
-    return remap[codes], uniques[order]
-
-
 def first_duplicate(query: IntArray, docs: ObjectArray) -> tuple[int, int] | None:
     """Row indices (earlier, later) of the first repeated (query, doc) pair in row order.
 

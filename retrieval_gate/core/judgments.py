@@ -23,7 +23,6 @@ from retrieval_gate.core.qrels import Qrels
 from retrieval_gate.errors import InputError
 
 Combine = Literal["median", "mean", "max", "min"]
-COMBINE: tuple[Combine, ...] = ("median", "mean", "max", "min")
 
 
 @dataclass(frozen=True, eq=False)
