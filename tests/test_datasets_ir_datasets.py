@@ -242,7 +242,7 @@ def test_a_download_attempt_is_a_clear_error(tmp_path: Path) -> None:
 
 def test_missing_extra_says_how_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "ir_datasets", None)  # import fails as if not installed
-    with pytest.raises(InputError, match=r"pip install 'retrieval-gate\[ir_datasets\]'"):
+    with pytest.raises(InputError, match=r"pip install 'retrieval-gate\[ir-datasets\]'"):
         load_labels(DatasetConfig(ir_datasets="cranfield"), Path("."))
 
 
@@ -251,7 +251,7 @@ def test_missing_extra_exits_2(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) 
     path = config(tmp_path, "{ir_datasets: cranfield}")
     err = io.StringIO()
     assert main(["config", "validate", "-c", str(path)], stdout=io.StringIO(), stderr=err) == 2
-    assert "retrieval-gate[ir_datasets]" in err.getvalue()
+    assert "retrieval-gate[ir-datasets]" in err.getvalue()
 
 
 @pytest.mark.parametrize(

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from retrieval_gate.config.schema import DatasetConfig
 
 LAYOUT = "ir_datasets"
-INSTALL = "pip install 'retrieval-gate[ir_datasets]'"
+INSTALL = "pip install 'retrieval-gate[ir-datasets]'"
 FIELD = "dataset.ir_datasets"
 _EXCLUSIVE = ("path", "queries", "qrels", "format", "split")
 """Fields that describe files: an ir_datasets id replaces them (dataset.corpus may stay)."""
