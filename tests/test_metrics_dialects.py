@@ -181,7 +181,7 @@ def test_mapped_names_equal_our_canonical_per_query(
             "ndcg_cut_10",
             "'ndcg_cut_10' is trec_eval's name, not ours: write 'ndcg(gain=linear)@10'",
         ),
-        ("P_10", "write 'precision@10' (or declare `metrics_dialect: trec_eval`"),
+        ("P_10", "write 'precision@10' (or write trec_eval:P_10)"),
         ("map_cut_100", "write 'ap@100'"),
         ("success_10", "write 'hit_rate@10'"),
         ("ndcg_burges@10", "is ranx's name, not ours: write 'ndcg@10'"),
@@ -312,3 +312,17 @@ def test_metrics_dialect_lists_the_mapping(dialect: str) -> None:
     assert expected in text
     if dialect == "ranx":
         assert re.search(r"hits@5 +-> num_rel_ret@5", text)
+
+
+def test_only_a_config_is_told_of_metrics_dialect(tmp_path: Path) -> None:
+    # `evaluate` takes no metrics_dialect key: it was told to declare one all the same.
+
+    out, err = io.StringIO(), io.StringIO()
+    qrels, run = tmp_path / "qrels.txt", tmp_path / "run.txt"
+    qrels.write_text("q1 0 d1 1\n")
+    run.write_text("q1 Q0 d1 1 1.0 r\n")
+    assert main(["evaluate", str(qrels), str(run), "-m", "P_10"], stdout=out, stderr=err) == 2
+    assert "metrics_dialect" not in err.getvalue()
+    assert "write 'precision@10' (or write trec_eval:P_10)" in err.getvalue()
+    with pytest.raises(MetricError, match=r"or declare `metrics_dialect: trec_eval`"):
+        parse_metric("P_10", in_config=True)

@@ -222,7 +222,7 @@ def _check_metrics(config: GateConfig, root: yaml.Node | None, source: str) -> G
         line = line_of(root, ("metrics", key))
         where = f"{source}:{line}" if line else source
         try:
-            spec = parse_metric(key, dialect=dialect)
+            spec = parse_metric(key, dialect=dialect, in_config=True)
             found.extend(f"{where}: metrics.{key}: {note}" for note in notes(key, dialect))
         except MetricError as error:
             problems.append(f"{where}: metrics.{key}: {error}")
@@ -247,7 +247,7 @@ def _check_metrics(config: GateConfig, root: yaml.Node | None, source: str) -> G
         overrides[name] = {}
         for key, gate in gates.items():
             try:
-                spec = parse_metric(key, dialect=dialect)
+                spec = parse_metric(key, dialect=dialect, in_config=True)
             except MetricError:  # reported where the overrides are used, as before
                 overrides[name][key] = gate
                 continue

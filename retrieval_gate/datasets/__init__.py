@@ -12,6 +12,7 @@ from retrieval_gate.core.model import Query
 from retrieval_gate.datasets.dataset import Dataset, DataWarning, Labels, assemble
 from retrieval_gate.datasets.files import (
     JUDGMENT_KEYS,
+    QueryIds,
     existing_path,
     field_corpus,
     field_path,
@@ -113,8 +114,9 @@ def _load_jsonl(spec: DatasetConfig, base_dir: Path) -> Labels:
     grades: list[float] = []
     annotators: list[str | None] = []
     lines: list[int] = []
+    seen = QueryIds(str(path))
     for line, row in json_lines(path):
-        query = query_from_json(row, str(path), line)
+        query = seen.first(query_from_json(row, str(path), line), line)
         queries.append(query)
         for doc, grade, annotator in _inline_judgments(row, str(path), line):
             judged_queries.append(query.id)

@@ -38,13 +38,40 @@ def query_from_json(row: dict[str, Any], source: str, line: int) -> Query:
 
 
 def read_json_queries(path: Path) -> list[Query]:
-    """BEIR `queries.jsonl` or any JSON Lines of queries."""
-    return [query_from_json(row, str(path), line) for line, row in json_lines(path)]
+    """BEIR `queries.jsonl` or any JSON Lines of queries; an id given twice is an InputError."""
+    seen = QueryIds(str(path))
+    return [
+        seen.first(query_from_json(row, str(path), line), line) for line, row in json_lines(path)
+    ]
+
+
+class QueryIds:
+    """The query ids of a file read so far: a second query with an id is an InputError
+    naming both lines (the gate would score one of them and drop the other unseen)."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.lines: dict[str, int | None] = {}
+
+    def first(self, query: Query, line: int | None = None) -> Query:
+        """`query`, the first with its id."""
+        if query.id in self.lines:
+            before = self.lines[query.id]
+            where = f" (first on line {before})" if before is not None else ""
+            raise InputError(
+                f"query id {query.id!r} is given twice{where}; give each query one entry, "
+                "with all its judgments, or another id",
+                source=self.source,
+                line=line,
+            )
+        self.lines[query.id] = line
+        return query
 
 
 def read_tsv_queries(path: Path) -> list[Query]:
     """`qid<TAB>text` per line (MS MARCO style)."""
     queries = []
+    seen = QueryIds(str(path))
     with open_text(path) as handle:
         for number, line in numbered(handle, str(path)):
             if not line.strip() or line.startswith("#"):
@@ -52,7 +79,7 @@ def read_tsv_queries(path: Path) -> list[Query]:
             query_id, sep, text = line.rstrip("\r\n").partition("\t")
             if not sep or not query_id.strip() or not text.strip():
                 raise InputError("expected 'qid<TAB>query text'", source=str(path), line=number)
-            queries.append(Query(query_id.strip(), text.strip()))
+            queries.append(seen.first(Query(query_id.strip(), text.strip()), number))
     return queries
 
 
@@ -62,6 +89,7 @@ def read_trec_topics(path: Path, field: str) -> list[Query]:
     with open_text(path) as handle:
         text = handle.read()
     queries = []
+    seen = QueryIds(str(path))
     for block in _TOPIC.findall(text):
         fields = {
             name.lower(): _TOPIC_LABEL.sub("", " ".join(value.split()))
@@ -74,7 +102,7 @@ def read_trec_topics(path: Path, field: str) -> list[Query]:
                 f"a topic has no <num> or no <{field}>: {block.strip()[:60]!r}", source=str(path)
             )
         others = {k: v for k, v in fields.items() if k not in ("num", field)}
-        queries.append(Query(number, chosen, others))
+        queries.append(seen.first(Query(number, chosen, others)))
     if not queries:
         raise InputError("no <top> topics found", source=str(path))
     return queries

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from retrieval_gate.core.judgments import Judgments
 from retrieval_gate.core.model import Document, Query
 from retrieval_gate.datasets.dataset import DataWarning, Labels
-from retrieval_gate.datasets.files import field_corpus
+from retrieval_gate.datasets.files import QueryIds, field_corpus
 from retrieval_gate.errors import GateError, InputError
 
 if TYPE_CHECKING:
@@ -72,7 +72,8 @@ def load_ir_datasets(spec: DatasetConfig, base_dir: Path) -> Labels:
             )
     chosen = spec.query_field if "query_field" in spec.model_fields_set else None
     with _reading(irds, name, "queries"):
-        queries = [_query(row, chosen, name) for row in dataset.queries_iter()]
+        seen = QueryIds(f"{FIELD} {name}")
+        queries = [seen.first(_query(row, chosen, name)) for row in dataset.queries_iter()]
     with _reading(irds, name, "qrels"):
         judgments = _judgments(dataset.qrels_iter(), f"ir_datasets:{name}")
     corpus: dict[str, Document] | None = None

@@ -286,7 +286,10 @@ def refuse_broken(config: GateConfig, labels: Labels) -> None:
     """Nothing, or an InputError listing every error lint finds in the labelled set."""
     report = lint(config, labels, blocking_only=True)
     if report.findings:
-        listed = "\n".join(f"  - {f.code}: {f.message}\n    fix: {f.fix}" for f in report.findings)
+        listed = "\n".join(
+            f"  - {f.code}: {f.message}{f' [{f.where}]' if f.where else ''}\n    fix: {f.fix}"
+            for f in report.findings
+        )
         raise InputError(
             f"the labelled set is broken; not gating:\n{listed}\n"
             f"(`retrieval-gate lint -c {config.path}` shows every finding)"

@@ -15,7 +15,9 @@ _SPEC = re.compile(
 )
 
 
-def parse_metric(text: str | MetricSpec, *, dialect: str | None = None) -> MetricSpec:
+def parse_metric(
+    text: str | MetricSpec, *, dialect: str | None = None, in_config: bool = False
+) -> MetricSpec:
     """The spec named by `text`, e.g. `NDCG@10`, `ndcg(gain=linear)@10`, `ap(rel=2)@100`.
 
     With `dialect` (trec_eval, ir_measures, ranx), or a `dialect:` prefix on `text`, a name
@@ -46,8 +48,11 @@ def parse_metric(text: str | MetricSpec, *, dialect: str | None = None) -> Metri
             if refused is not None:
                 raise refused from error
             raise
+        # `metrics_dialect` is a config key: the command line takes the prefix alone.
         ways = "; or ".join(
             f"{ours!r} (or declare `metrics_dialect: {tool}`, or write {tool}:{text.strip()})"
+            if in_config
+            else f"{ours!r} (or write {tool}:{text.strip()})"
             for tool, ours in ((t, str(_parse(o))) for t, o in found)
         )
         tools = " and ".join(possessive(tool) for tool, _ in found)

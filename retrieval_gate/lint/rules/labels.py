@@ -41,6 +41,14 @@ def _no_labelled(given: LintInput) -> Iterator[Draft]:
     judged = set(given.labels.judgments.query_ids.tolist())
     if texts & judged:
         return
+    if not texts:
+        counted = plural(len(judged), "judged query", "judged queries")
+        yield Draft(
+            f"the queries file holds no query ({counted} in the judgments)",
+            "write the queries into it, one per line, with the ids the judgments use",
+            given.labels.source,
+        )
+        return
     yield Draft(
         f"none of the {plural(len(judged), 'judged query', 'judged queries')} has query text "
         f"(qrels ids {some(sorted(judged), 3)}; query ids {some(sorted(texts), 3)})",
