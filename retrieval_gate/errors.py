@@ -56,11 +56,25 @@ class NotComparableError(GateError):
 
 class RetrieverError(GateError):
     """A retriever call failed; `retryable` says whether trying again may help (timeouts,
-    connection errors, HTTP 429 and 5xx) or not (HTTP 4xx, malformed responses)."""
+    connection errors, HTTP 429 and 5xx) or not (HTTP 4xx, malformed responses).
 
-    def __init__(self, message: str, *, retryable: bool = False) -> None:
+    `kind` is the message without what varies from query to query (a response's excerpt):
+    failures of one kind stop a run early, whatever each response held. `mapping` marks a
+    response the config cannot read (`retriever.results`, `id`, `score`): the config is
+    wrong, not a query, so no error budget should absorb it."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        retryable: bool = False,
+        kind: str | None = None,
+        mapping: bool = False,
+    ) -> None:
         super().__init__(message)
         self.retryable = retryable
+        self.kind = kind if kind is not None else message
+        self.mapping = mapping
 
 
 class CacheError(GateError):

@@ -117,6 +117,8 @@ def test_a_commit_that_changes_nothing_passes_and_a_branch_is_taken_at_its_merge
     assert document["baseline"]["source"] == f"a run at main (merge-base {base[:12]})"
     assert all(c["delta"] == 0 for c in document["comparisons"])
     assert "PASS" in out
+    # The console says what stood in for the baseline, not the reports alone.
+    assert f"retrieval-gate: compared with a run at main (merge-base {base[:12]})\n" in err
 
 
 def test_a_change_to_the_labelled_set_alone_scores_both_sides_with_the_new_one(

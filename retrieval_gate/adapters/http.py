@@ -282,12 +282,14 @@ class HttpRetriever(Adapter[HttpConfig]):
             raise RetrieverError(
                 f"{self.name}: HTTP {response.status_code}{after}: {excerpt(response.text)}",
                 retryable=retryable,
+                kind=f"{self.name}: HTTP {response.status_code}",
             )
         try:
             return response.json()
         except ValueError:
             raise RetrieverError(
-                f"{self.name}: response is not JSON: {excerpt(response.text)}"
+                f"{self.name}: response is not JSON: {excerpt(response.text)}",
+                kind=f"{self.name}: response is not JSON",
             ) from None
 
     def resume_at(self) -> float:
@@ -319,7 +321,9 @@ class HttpRetriever(Adapter[HttpConfig]):
             found = select(data, self.results)
         except PathError as error:
             raise RetrieverError(
-                f"{self.name}: response has {error} at path {path}: {excerpt(json.dumps(data))}"
+                f"{self.name}: response has {error} at path {path}: {excerpt(json.dumps(data))}",
+                kind=f"{self.name}: response has {error} at path {path}",
+                mapping=True,
             ) from None
         # A path without [*] names the list itself: `hits` reads like `hits[*]`.
         if None not in self.results:
@@ -334,7 +338,9 @@ class HttpRetriever(Adapter[HttpConfig]):
             except ValueError as error:  # PathError is one
                 has = " has" if isinstance(error, PathError) else ":"
                 raise RetrieverError(
-                    f"{self.name}: hit {position}{has} {error}: {excerpt(json.dumps(item))}"
+                    f"{self.name}: hit {position}{has} {error}: {excerpt(json.dumps(item))}",
+                    kind=f"{self.name}: a hit{has} {error}",
+                    mapping=True,
                 ) from None
             hits.setdefault(hit.doc_id, hit)
             if len(hits) >= k:

@@ -52,11 +52,24 @@ class RetryPolicy:
         return once()
 
 
-def describe_failure(error: BaseException) -> tuple[str, bool]:
-    """A retriever call's failure text and whether another attempt may help: a
-    RetrieverError says so itself; a plain TimeoutError is worth another attempt."""
+@dataclass(frozen=True)
+class Failure:
+    """A retriever call's failure: its text, whether another attempt may help, its kind
+    (the text without what varies per query) and whether the config's response mapping is
+    at fault (`RetrieverError`)."""
+
+    text: str
+    retryable: bool
+    kind: str
+    mapping: bool = False
+
+
+def describe_failure(error: BaseException) -> Failure:
+    """A retriever call's failure: a RetrieverError says what it is itself; a plain
+    TimeoutError is worth another attempt."""
     if isinstance(error, RetrieverError):
-        return str(error) or type(error).__name__, error.retryable
+        text = str(error) or type(error).__name__
+        return Failure(text, error.retryable, error.kind or text, error.mapping)
     text = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
     # A plain TimeoutError from a Python retriever is the same situation as our own timeout.
-    return text, isinstance(error, TimeoutError)
+    return Failure(text, isinstance(error, TimeoutError), text)

@@ -20,7 +20,7 @@ from retrieval_gate.core.model import Hit, Query
 from retrieval_gate.core.run import Run
 from retrieval_gate.core.wording import one_line
 from retrieval_gate.errors import GateError, RetrieverError
-from retrieval_gate.execution.retry import RetryPolicy, describe_failure
+from retrieval_gate.execution.retry import Failure, RetryPolicy, describe_failure
 
 if TYPE_CHECKING:
     from retrieval_gate.execution.cache import CacheEntry, ResultCache
@@ -88,6 +88,8 @@ class QueryFailure:
     query_id: str
     error: str
     attempts: int
+    mapping: bool = False
+    """The response did not match the config's mapping (`RetrieverError.mapping`)."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -216,7 +218,12 @@ def check_budget(result: RunResult, total: int, budget: float) -> None:
     raise GateError(
         f"{failed} of {total} queries failed ({share:.1f}%), more than the error budget of "
         f"{100.0 * budget:g}% (at most {_allowed_failures(total, budget)}):\n{listed}\n"
-        "fix the retriever, or raise the error budget if these failures are expected"
+        + (
+            "the responses do not match retriever.results, id or score: fix that mapping "
+            "(a raised error budget would only hide it)"
+            if any(failure.mapping for failure in result.failures)
+            else "fix the retriever, or raise the error budget if these failures are expected"
+        )
     )
 
 
@@ -276,8 +283,10 @@ class _Sink:
     pending: list[CacheEntry] = field(default_factory=list)
     stop_after: int | None = None
     """Stop once this many queries failed the same way before any other outcome."""
+    same_kind: str | None = None
+    """The kind of error every query settled so far failed with; None once one did not."""
     same_error: str | None = None
-    """The error every query settled so far failed with; None once one did not."""
+    """The first of those errors, as the run's stop shows it."""
     settled: int = 0
     stopped: str = ""
 
@@ -306,26 +315,27 @@ class _Sink:
         if self.progress is not None:
             self.progress.advance(len(unit.queries))
 
-    def failed(self, unit: _Unit, error: str) -> None:
+    def failed(self, unit: _Unit, failure: Failure) -> None:
+        error = failure.text
         if unit.batched:
             error = f"{error} (in a batch of {len(unit.queries)} queries)"
-        self._settle(error, len(unit.queries))
+        self._settle(failure.kind, len(unit.queries), error)
         for query in unit.queries:
-            self.failures.append(QueryFailure(query.id, error, unit.attempts))
+            self.failures.append(QueryFailure(query.id, error, unit.attempts, failure.mapping))
         if self.progress is not None:
             self.progress.advance(len(unit.queries), failed=True)
 
-    def _settle(self, error: str | None, count: int) -> None:
-        """Note `count` queries settled (answered when `error` is None); stop when the first
-        `stop_after` all failed with one error."""
-        if self.settled and self.same_error != error:
-            self.same_error = None
+    def _settle(self, kind: str | None, count: int, error: str = "") -> None:
+        """Note `count` queries settled (answered when `kind` is None); stop when the first
+        `stop_after` all failed with one kind of error (`error`: the first's text)."""
+        if self.settled and self.same_kind != kind:
+            self.same_kind = self.same_error = None
         elif not self.settled:
-            self.same_error = error
+            self.same_kind, self.same_error = kind, (error if kind is not None else None)
         self.settled += count
         if (
             self.stop_after is not None
-            and self.same_error is not None
+            and self.same_kind is not None
             and self.settled >= self.stop_after
             and not self.stopped
         ):
@@ -339,7 +349,7 @@ class _Sink:
         failed the same way, and they are enough to stop the run if the rest fail so too."""
         if self.stop_after is None or started < self.stop_after:
             return False
-        return self.settled == 0 or self.same_error is not None
+        return self.settled == 0 or self.same_kind is not None
 
     def flush(self) -> None:
         # Written as the run goes, so an interrupted run resumes from what it already has.
@@ -370,14 +380,14 @@ def _execute(
     started = 0  # queries given a first attempt
     order = 0  # tie-breaker so the heap never compares units
 
-    def settle(unit: _Unit, error: str, retryable: bool) -> None:
+    def settle(unit: _Unit, failure: Failure) -> None:
         nonlocal order
-        if retryable and unit.attempts < policy.attempts:
+        if failure.retryable and unit.attempts < policy.attempts:
             order += 1
             delay = policy.delay(unit.attempts - 1, rng)
             heapq.heappush(delayed, (time.monotonic() + delay, order, unit))
         else:
-            sink.failed(unit, error)
+            sink.failed(unit, failure)
 
     pool = ThreadPoolExecutor(
         max_workers=settings.concurrency + stuck_limit, thread_name_prefix="retrieval-gate"
@@ -396,7 +406,7 @@ def _execute(
                     f"{settings.timeout:g}s timeout; the retriever looks stuck"
                 )
                 for unit in [*ready, *(entry[2] for entry in delayed)]:
-                    sink.failed(unit, error)
+                    sink.failed(unit, Failure(error, False, error))
                 ready.clear()
                 delayed.clear()
             # A service's `Retry-After` holds every new call back, outside its timeout: the
@@ -436,13 +446,14 @@ def _execute(
                 if exc is None:
                     sink.answered(unit, future.result())
                 else:
-                    settle(unit, *describe_failure(exc))
+                    settle(unit, describe_failure(exc))
             now = time.monotonic()
             for future, (unit, deadline) in list(inflight.items()):
                 if deadline <= now and not future.done():
                     del inflight[future]
                     stuck.add(future)
-                    settle(unit, f"timed out after {settings.timeout:g}s", True)
+                    timed_out = f"timed out after {settings.timeout:g}s"
+                    settle(unit, Failure(timed_out, True, timed_out))
     finally:
         # wait=False: abandoned calls must not hold up the run. They still run to their end,
         # and the interpreter joins pool threads at exit, so a call that never returns keeps

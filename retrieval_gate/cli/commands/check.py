@@ -96,6 +96,8 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         decided["warnings"] = [*decided["warnings"], *notes]
     record = validate_result(decided)
     write_reports(record, targets, err, quiet=args.quiet)
+    if args.against is not None:  # the baseline file is the default: say what stood in
+        print(f"retrieval-gate: compared with {result.context.reference}", file=err)
     for warning in [*result.warnings, *notes]:
         print(f"retrieval-gate: warning: {warning}", file=err)
     out.write(summary_of(record))
