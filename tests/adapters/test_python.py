@@ -423,7 +423,7 @@ def gate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     from retrieval_gate.cli.main import main
 
     folder = tmp_path / "tiny"
-    shutil.copytree(Path(__file__).resolve().parents[1] / "configs" / "tiny", folder)
+    shutil.copytree(Path(__file__).resolve().parents[2] / "configs" / "tiny", folder)
     for name, text in EXITING.items():
         (folder / f"{name}.py").write_text(text, encoding="utf-8")
     monkeypatch.chdir(folder)

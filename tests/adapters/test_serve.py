@@ -13,18 +13,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from local_server import Answer, serving
-from test_cli import run_cli
 
 from retrieval_gate.adapters import HttpConfig, Query, fingerprint
 from retrieval_gate.adapters import serve as serve_module
 from retrieval_gate.adapters.http import HttpRetriever
 from retrieval_gate.config.loader import load
 from retrieval_gate.errors import GateError, InputError
+from tests.cli.test_main import run_cli
+from tests.helpers.local_server import Answer, serving
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="process groups are POSIX")
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 TOKEN = "tok-93d1c7-SERVE"
 KEY = "key-4e08aa-SERVE"
 PASSWORD = "pw-6b2f91-SERVE"

@@ -15,7 +15,7 @@ import pytest
 from retrieval_gate.cli.main import main
 from retrieval_gate.metrics import MetricSpec, parse_metric
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 TINY_QRELS = str(ROOT / "configs" / "tiny" / "qrels.txt")
 TINY_RUN = str(ROOT / "configs" / "tiny" / "run.txt")
 
@@ -214,7 +214,7 @@ def published(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def test_comment_keeps_one_sticky_comment_and_appends_the_summary(
     published: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from fake_github import FakeGitHub
+    from tests.helpers.fake_github import FakeGitHub
 
     summary = tmp_path / "summary.md"
     summary.write_text("earlier step\n")
@@ -240,7 +240,7 @@ def test_comment_keeps_one_sticky_comment_and_appends_the_summary(
 def test_comment_on_a_fork_warns_once_and_exits_0(
     published: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from fake_github import FakeGitHub
+    from tests.helpers.fake_github import FakeGitHub
 
     with FakeGitHub(token="t0ken", repos={"octo/app": [7]}, read_only=True) as github:
         monkeypatch.setenv("GITHUB_API_URL", github.url)

@@ -19,7 +19,7 @@ import yaml
 
 from retrieval_gate.cli import precommit
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 HOOKS = ROOT / ".pre-commit-hooks.yaml"
 TINY = ROOT / "configs" / "tiny"
 

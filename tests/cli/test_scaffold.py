@@ -17,7 +17,7 @@ from retrieval_gate.cli import scaffold as init
 from retrieval_gate.cli.main import main
 from retrieval_gate.config.loader import load
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 TINY = ROOT / "configs" / "tiny"
 WORKFLOW = Path(".github/workflows/retrieval-gate.yml")
 

@@ -13,7 +13,7 @@ from retrieval_gate.cli.main import main
 from retrieval_gate.config.reference import REGENERATE, config_reference, sections
 from retrieval_gate.config.schema import GateConfig
 
-DOCS = Path(__file__).resolve().parents[1] / "docs" / "config-reference.md"
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "config-reference.md"
 
 
 def test_the_docs_file_is_the_generators_output() -> None:

@@ -25,7 +25,7 @@ from retrieval_gate.datasets.download import MIRROR_ENV
 from retrieval_gate.datasets.fetch import MARKER, FetchResult, fetch
 
 CRANFIELD_FILES = ("cran.all.1400", "cran.qry", "cranqrel", "cranqrel.readme")
-CONFIGS = Path(__file__).resolve().parents[1] / "configs"
+CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 
 
 @dataclass

@@ -42,7 +42,7 @@ pytestmark = pytest.mark.skipif(
     reason=f"ir_datasets is not installed ({INSTALL})",
 )
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 METRICS = {"ndcg@10": "{max_drop: 2pt}", "recall@100": "{max_drop: 5pt}", "ap": "{max_drop: 2pt}",
            "p@10": "{max_drop: 2pt}"}  # fmt: skip
 BINARY = ("recall@100", "ap", "precision@10")

@@ -17,7 +17,7 @@ from retrieval_gate.config.schema import GateConfig
 from retrieval_gate.datasets import load as load_dataset
 from retrieval_gate.pipeline.execute import execute
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CONFIGS = ROOT / "configs"
 CONFIG_FILES = sorted(CONFIGS.rglob("*.yaml"))
 IDS = [path.relative_to(CONFIGS).as_posix() for path in CONFIG_FILES]

@@ -1,7 +1,8 @@
 """docs/*.md stays true: every console and report sample is what the tool prints, every config
 a user would copy is valid, every command parses, and the pages are the site's navigation.
 
-The README's samples are checked the same way by tests/test_readme.py (tests/doc_samples.py).
+The README's samples are checked the same way by tests/examples/test_readme.py
+(tests/helpers/doc_samples.py).
 """
 
 from __future__ import annotations
@@ -19,7 +20,11 @@ from typing import Any
 
 import pytest
 import yaml
-from doc_samples import (
+
+from retrieval_gate.cli.main import build_parser
+from retrieval_gate.config.loader import load
+from retrieval_gate.config.schema import GateConfig
+from tests.helpers.doc_samples import (
     DOCS,
     README,
     ROOT,
@@ -30,10 +35,6 @@ from doc_samples import (
     copy_configs,
     run,
 )
-
-from retrieval_gate.cli.main import build_parser
-from retrieval_gate.config.loader import load
-from retrieval_gate.config.schema import GateConfig
 
 ALL_BLOCKS = [block for path in [README, *DOCS] for block in blocks(path)]
 DOC_BLOCKS = [block for path in DOCS for block in blocks(path)]
@@ -99,9 +100,8 @@ def sandbox(
 @contextlib.contextmanager
 def cranfield_mirror(shared_data: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """`datasets fetch cranfield` served from ../shared/data on 127.0.0.1."""
-    from local_server import serving
-
     from retrieval_gate.datasets.download import MIRROR_ENV
+    from tests.helpers.local_server import serving
 
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w:gz") as archive:
@@ -222,7 +222,9 @@ def test_every_yaml_sample_is_valid_where_it_goes(block: Block, tmp_path: Path) 
     elif isinstance(data, list) and all("hooks" in entry for entry in data):
         check_precommit(block, data)
     else:
-        raise AssertionError(f"{block.where}: a yaml sample tests/test_docs.py cannot check")
+        raise AssertionError(
+            f"{block.where}: a yaml sample tests/examples/test_docs.py cannot check"
+        )
 
 
 def check_config(text: str, path: Path) -> GateConfig:

@@ -17,7 +17,7 @@ import pytest
 
 from retrieval_gate.config.loader import load
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CONFIGS = ROOT / "configs"
 EXAMPLE = CONFIGS / "example"
 BASELINE = Path(".retrieval-gate") / "example" / "baseline.json"

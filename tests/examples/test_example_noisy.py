@@ -11,13 +11,13 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-from test_cli import run_cli
 
 from retrieval_gate.adapters import BM25Config, Query
 from retrieval_gate.adapters.bm25 import BM25Retriever
 from retrieval_gate.datasets.files import read_corpus
+from tests.cli.test_main import run_cli
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CONFIGS = ROOT / "configs"
 CORPUS = CONFIGS / "example" / "corpus.jsonl"
 QUERIES = [

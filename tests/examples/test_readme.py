@@ -1,5 +1,5 @@
 """The README's two fresh-machine commands: CI runs the test one verbatim, the example works;
-and every sample the README shows is what the tool prints (tests/doc_samples.py)."""
+and every sample the README shows is what the tool prints (tests/helpers/doc_samples.py)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,17 @@ import shlex
 from pathlib import Path
 
 import pytest
-from doc_samples import README, ROOT, Block, blocks, check_console, check_report, copy_configs
 
 from retrieval_gate.cli.main import main
+from tests.helpers.doc_samples import (
+    README,
+    ROOT,
+    Block,
+    blocks,
+    check_console,
+    check_report,
+    copy_configs,
+)
 
 
 def readme_commands() -> list[str]:

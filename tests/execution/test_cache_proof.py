@@ -12,11 +12,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from local_server import Answer, serving
 
 from retrieval_gate.cli.main import main
+from tests.helpers.local_server import Answer, serving
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def cli(*argv: str) -> tuple[int, str, str]:

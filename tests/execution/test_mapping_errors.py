@@ -7,9 +7,8 @@ import json
 from collections.abc import Mapping
 from pathlib import Path
 
-from local_server import Answer, serving
-
 from retrieval_gate.cli.main import main
+from tests.helpers.local_server import Answer, serving
 
 QUERIES = 200
 

@@ -9,9 +9,9 @@ from typing import Any
 
 import numpy as np
 import pytest
-from test_gate import QUERIES, cli, make_project, write_config
 
 from retrieval_gate.gate.baseline.file import read_baseline
+from tests.pipeline.test_check import QUERIES, cli, make_project, write_config
 
 # --- judged@k and labelling gaps -----------------------------------------------------------
 

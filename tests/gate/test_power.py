@@ -10,13 +10,13 @@ from typing import Any
 import numpy as np
 import pytest
 import yaml
-from test_lint import labelled_set
 
 from retrieval_gate.cli.main import main
 from retrieval_gate.gate.baseline.file import read_baseline
 from retrieval_gate.stats.detectability import detectable_drop, queries_needed
+from tests.lint.test_engine import labelled_set
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "configs" / "example.yaml"
 EXAMPLE_BASELINE = REPO / "configs" / ".retrieval-gate" / "example" / "baseline.json"
 
@@ -253,9 +253,9 @@ def test_a_small_set_names_the_checks_that_cannot_be_gated(tmp_path: Path) -> No
 def test_a_baseline_of_repeats_adds_its_run_noise_to_what_power_states(tmp_path: Path) -> None:
     import shutil
 
-    from test_cli import run_cli
+    from tests.cli.test_main import run_cli
 
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     shutil.copytree(
         root / "configs", tmp_path / "configs", ignore=shutil.ignore_patterns("cache.sqlite*")
     )

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from test_gate import QUERIES, cli, make_project, write_config
 
 from retrieval_gate.errors import GateError, InputError
 from retrieval_gate.gate.baseline.file import read_baseline, write_baseline
 from retrieval_gate.gate.repeats import averaged, noise_of, runs_of
+from tests.pipeline.test_check import QUERIES, cli, make_project, write_config
 
 NOISY_RETRIEVER = """\
 import os

@@ -10,8 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_cli import run_cli
-from test_history_store import git
+
+from tests.cli.test_main import run_cli
+from tests.history.test_store import git
 
 QUERIES = 600
 STEPS = [14, 16, 14, 16, 14, 16, 14, 16]

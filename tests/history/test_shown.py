@@ -6,8 +6,9 @@ import json
 from pathlib import Path
 
 import pytest
-from test_cli import run_cli
-from test_history_drift import BUDGET, STEPS, Main
+
+from tests.cli.test_main import run_cli
+from tests.history.test_drift import BUDGET, STEPS, Main
 
 
 def test_the_next_pull_request_shows_the_trend_and_names_the_drift(

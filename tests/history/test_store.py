@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_cli import run_cli
 
 from retrieval_gate.errors import GateError
 from retrieval_gate.history import store
@@ -23,8 +22,9 @@ from retrieval_gate.history.record import (
     result_entry,
 )
 from retrieval_gate.history.store import BranchSource, append, read_history
+from tests.cli.test_main import run_cli
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 TINY = REPO / "configs" / "tiny"
 BRANCH = "retrieval-gate-history"
 IDENTITY = ["-c", "user.email=gate@example.org", "-c", "user.name=gate"]

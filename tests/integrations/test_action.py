@@ -18,9 +18,10 @@ from typing import Any
 
 import pytest
 import yaml
-from fake_github import FakeGitHub
 
-REPO = Path(__file__).resolve().parents[1]
+from tests.helpers.fake_github import FakeGitHub
+
+REPO = Path(__file__).resolve().parents[2]
 ACTION: dict[str, Any] = yaml.safe_load((REPO / "action.yml").read_text(encoding="utf-8"))
 STEPS: list[dict[str, Any]] = ACTION["runs"]["steps"]
 RUN_STEPS = [step for step in STEPS if "run" in step]

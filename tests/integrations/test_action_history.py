@@ -10,8 +10,10 @@ from typing import Any
 
 import pytest
 import yaml
-from fake_github import FakeGitHub
-from test_action import (  # noqa: F401  (the module's fixtures: one venv, one action copy)
+
+from tests.helpers.fake_github import FakeGitHub
+from tests.history.test_store import git
+from tests.integrations.test_action import (  # noqa: F401  (the module's fixtures: one venv, one action copy)
     CONFIG,
     PR,
     REPO,
@@ -22,7 +24,6 @@ from test_action import (  # noqa: F401  (the module's fixtures: one venv, one a
     action_path,
     python_bin,
 )
-from test_history_store import git
 
 BRANCH = "retrieval-gate-history"
 

@@ -12,8 +12,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fake_github import FakeGitHub
-from test_action import (  # noqa: F401  (the module's fixtures: one venv, one action copy)
+
+from retrieval_gate.integrations.github.environment import GitHubEnvironment
+from retrieval_gate.integrations.github.pulls import (
+    PULL_LIMIT,
+    PULL_TITLE,
+    ratchet_body,
+    upsert_pull_request,
+)
+from tests.cli.test_main import run_cli
+from tests.helpers.fake_github import FakeGitHub
+from tests.history.test_store import git
+from tests.integrations.test_action import (  # noqa: F401  (the module's fixtures: one venv, one action copy)
     CONFIG,
     PR,
     REPO,
@@ -24,17 +34,7 @@ from test_action import (  # noqa: F401  (the module's fixtures: one venv, one a
     action_path,
     python_bin,
 )
-from test_cli import run_cli
-from test_history_action import HistoryRunner, tiny_repository
-from test_history_store import git
-
-from retrieval_gate.integrations.github.environment import GitHubEnvironment
-from retrieval_gate.integrations.github.pulls import (
-    PULL_LIMIT,
-    PULL_TITLE,
-    ratchet_body,
-    upsert_pull_request,
-)
+from tests.integrations.test_action_history import HistoryRunner, tiny_repository
 
 BRANCH = "retrieval-gate/ratchet"
 BASELINE = "configs/tiny/.retrieval-gate/baseline.json"

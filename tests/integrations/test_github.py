@@ -11,7 +11,6 @@ from typing import Any
 from urllib.parse import unquote
 
 import pytest
-from fake_github import FakeGitHub
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -25,6 +24,7 @@ from retrieval_gate.integrations.github.comments import (
 )
 from retrieval_gate.integrations.github.environment import GitHubEnvironment, read_environment
 from retrieval_gate.integrations.github.workflow import append_step_summary, workflow_command
+from tests.helpers.fake_github import FakeGitHub
 
 TOKEN = "ghs_Xq7Zz9SecretTokenForTests"
 REPO = "octo/app"

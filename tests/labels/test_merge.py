@@ -17,7 +17,7 @@ from retrieval_gate.labels.merge import describe_merge, merge_judgments
 from retrieval_gate.labels.queue import QueueJudgment, read_judged_queue
 from retrieval_gate.readers import read_judgments, read_qrels
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CONFIGS = ROOT / "configs"
 BASELINE = Path(".retrieval-gate") / "example" / "baseline.json"
 

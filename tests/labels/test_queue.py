@@ -30,7 +30,7 @@ from retrieval_gate.labels.queue import (
 )
 from retrieval_gate.pipeline.record import record_current
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CONFIGS = ROOT / "configs"
 BASELINE = Path(".retrieval-gate") / "example" / "baseline.json"
 

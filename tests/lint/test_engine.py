@@ -20,7 +20,7 @@ from retrieval_gate.gate.compare import ComparisonSettings, family_levels
 from retrieval_gate.lint import RULES, LintReport, lint, refuse_broken
 from retrieval_gate.stats.detectability import detectable_drop, queries_needed
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 # Six queries with two intents; graded judgments 0-2 by default.
 QUERIES = [

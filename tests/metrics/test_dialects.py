@@ -18,8 +18,8 @@ from retrieval_gate.metrics.dialects import DIALECTS
 from retrieval_gate.metrics.explain import mapping
 from retrieval_gate.readers import read_qrels, read_run
 
-DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "trec_eval_test"
-TINY = Path(__file__).resolve().parents[1] / "configs" / "tiny"
+DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "trec_eval_test"
+TINY = Path(__file__).resolve().parents[2] / "configs" / "tiny"
 
 # (tool, name) -> our canonical name: the mapping tables.
 MAPPED = {

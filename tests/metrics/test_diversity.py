@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_cli import run_cli
 
 from retrieval_gate.errors import GateError, InputError, MetricError
 from retrieval_gate.metrics import evaluate, parse_metric
@@ -21,10 +20,11 @@ from retrieval_gate.readers.subtopics import (
     read_subtopics,
     subtopics_from_dict,
 )
+from tests.cli.test_main import run_cli
 
 pyndeval = pytest.importorskip("pyndeval")
 
-TINY = Path(__file__).resolve().parents[1] / "configs" / "tiny"
+TINY = Path(__file__).resolve().parents[2] / "configs" / "tiny"
 
 # ndeval's names -> ours (alpha goes on the ones that take it).
 NDEVAL = {

@@ -20,11 +20,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from test_oracle_trec_eval import CASES, DATA
 
 from retrieval_gate.errors import MetricError
 from retrieval_gate.metrics import evaluate, parse_metric
 from retrieval_gate.readers import read_qrels, read_run, run_from_dict
+from tests.oracles.test_trec_eval import CASES, DATA
 
 Grades = Mapping[str, float]
 Results = Mapping[str, float]

@@ -11,14 +11,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 import pytrec_eval
-from test_oracle_pytrec_eval import make_case, truncated
-from test_oracle_trec_eval import CASES, DATA
 
 import retrieval_gate.metrics.set_measures  # noqa: F401  (registers the measures)
 from retrieval_gate.errors import MetricError
 from retrieval_gate.metrics import Scores, evaluate, parse_metric
 from retrieval_gate.metrics.explain import notes
 from retrieval_gate.readers import read_qrels, read_run
+from tests.oracles.test_pytrec_eval import make_case, truncated
+from tests.oracles.test_trec_eval import CASES, DATA
 
 TOLERANCE = 1e-9
 N_CASES = 300

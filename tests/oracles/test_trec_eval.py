@@ -11,7 +11,7 @@ import pytest
 from retrieval_gate.metrics import Scores, evaluate, parse_metric
 from retrieval_gate.readers import read_qrels, read_run
 
-DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "trec_eval_test"
+DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "trec_eval_test"
 
 # trec_eval measure (regex, `k` is the cutoff) -> our metric; {rel} is "(rel=N)" or "".
 MEASURES = {

@@ -8,9 +8,10 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from test_cli import run_cli
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.cli.test_main import run_cli
+
+ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "configs"
 WORSE = """  type: bm25
   stemmer: null
@@ -239,7 +240,7 @@ HTTPServer(("127.0.0.1", int(sys.argv[1])), Handler).serve_forever()
 
 
 def test_an_http_service_is_started_from_each_side_s_checkout(repo: Path) -> None:
-    from test_adapters_http_serve import free_port
+    from tests.adapters.test_serve import free_port
 
     port = free_port()
     service = repo / "search" / "service.py"

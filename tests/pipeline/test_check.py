@@ -326,7 +326,7 @@ def test_a_check_that_cannot_decide_still_reports_why(project: Path) -> None:
 
 # --- re-scoring the baseline when only the judgments changed ------------------------------
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 SCORED_RETRIEVER = """\
 def search(query, k, metadata):

@@ -13,7 +13,7 @@ from retrieval_gate.metrics import evaluate
 from retrieval_gate.pipeline.execute import execute
 from retrieval_gate.readers import read_qrels, read_run
 
-TINY = Path(__file__).resolve().parents[1] / "configs" / "tiny"
+TINY = Path(__file__).resolve().parents[2] / "configs" / "tiny"
 
 
 def run_cli(*argv: str) -> tuple[int, str, str]:

@@ -12,7 +12,7 @@ import pytest
 
 from retrieval_gate.cli.main import main
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 LABELLED = ["api-rate-limit", "cancel-plan", "export-invoices", "reset-password", "sso-okta"]
 
 

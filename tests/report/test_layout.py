@@ -15,7 +15,7 @@ import pytest
 
 from retrieval_gate.cli.main import main
 
-CONFIGS = Path(__file__).resolve().parents[1] / "configs"
+CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
 # Measured inside the page once laid out, and handed to the page around it: a frame of the

@@ -26,7 +26,7 @@ from retrieval_gate.report import (
     validate_result,
 )
 
-GOLDEN = Path(__file__).parent / "golden" / "report"
+GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "report"
 UPDATE = os.environ.get("RETRIEVAL_GATE_UPDATE_GOLDEN") == "1"
 ZWSP = "\u200b"
 NOT_JUDGED = "\u2796"  # the heavy minus sign that marks rows without an enforced verdict

@@ -10,7 +10,6 @@ from typing import Any
 
 import pytest
 from markdown_it import MarkdownIt
-from test_report import GOLDEN, _elements, trend_points, with_golden_trend
 
 from retrieval_gate.errors import InputError
 from retrieval_gate.gate.result import canonical_json
@@ -27,6 +26,7 @@ from retrieval_gate.report.trend import (
     trend_views,
     with_trend,
 )
+from tests.report.test_render import GOLDEN, _elements, trend_points, with_golden_trend
 
 SVG = "{http://www.w3.org/2000/svg}"
 DASH = "\u2013"  # en dash, of a range
@@ -413,5 +413,5 @@ def test_hostile_labels_are_inert_in_the_json(passed: dict[str, Any]) -> None:
 
 
 def test_the_docs_screenshot_exists() -> None:
-    image = Path(__file__).resolve().parents[1] / "docs" / "trend-example.png"
+    image = Path(__file__).resolve().parents[2] / "docs" / "trend-example.png"
     assert image.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

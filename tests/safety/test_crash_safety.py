@@ -18,7 +18,7 @@ import pytest
 
 from retrieval_gate.gate.baseline.file import read_baseline
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 TRIALS = 8
 
 

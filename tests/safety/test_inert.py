@@ -10,8 +10,9 @@ import xml.dom.minidom
 from pathlib import Path
 
 import pytest
-from fake_github import FakeGitHub
-from test_cli import run_cli
+
+from tests.cli.test_main import run_cli
+from tests.helpers.fake_github import FakeGitHub
 
 PAYLOAD = "down\n::add-mask::x\n::error title=PWN::forged\x1b[31m red\r::warning::cr"
 FORGED_ID = "::error::forged-by-query-id"

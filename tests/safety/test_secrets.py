@@ -10,11 +10,11 @@ from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
-from local_server import Answer, serving
 
 from retrieval_gate.cli.main import main
+from tests.helpers.local_server import Answer, serving
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 TOKEN = "tok-7f3a9c-SECRET"
 KEY = "key-51be22-SECRET"
 REPORTS = ("result.json", "report.md", "junit.xml", "report.html")

@@ -10,13 +10,13 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from test_cli import run_cli
-from test_gate import QUERIES, RETRIEVER, make_project, write_config
 
 from retrieval_gate.cli.commands.baseline import ratchet
 from retrieval_gate.gate.compare import Comparison
+from tests.cli.test_main import run_cli
+from tests.pipeline.test_check import QUERIES, RETRIEVER, make_project, write_config
 
-CONFIGS = Path(__file__).resolve().parents[1] / "configs"
+CONFIGS = Path(__file__).resolve().parents[3] / "configs"
 
 
 def write_retriever(root: Path, name: str, broken: int, where: str) -> None:

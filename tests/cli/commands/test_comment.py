@@ -11,7 +11,7 @@ import pytest
 from retrieval_gate.cli.main import main
 from retrieval_gate.pipeline.check import check
 
-CONFIGS = Path(__file__).resolve().parents[1] / "configs"
+CONFIGS = Path(__file__).resolve().parents[3] / "configs"
 
 
 @pytest.fixture(scope="module")

@@ -11,11 +11,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_cli import run_cli
-from test_history_store import _entry, check_result, commits, git, make_repo
 
 from retrieval_gate.history import BranchSource, TrendPoint, load_trend
 from retrieval_gate.history.record import ResultEntry, accept_entry, entry_line
+from tests.cli.test_main import run_cli
+from tests.history.test_store import _entry, check_result, commits, git, make_repo
 
 HOSTILE_REF = "\x1b[31mred\x1b[0m\n::error::from the ref"
 HOSTILE_SUBJECT = "::error title=x::pwned\r\n##[error]old syntax\x07"
