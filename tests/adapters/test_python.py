@@ -17,6 +17,7 @@ from retrieval_gate.core import redaction
 from retrieval_gate.core.model import Hit
 from retrieval_gate.core.wording import console_text
 from retrieval_gate.errors import GateError
+from tests.helpers.cli import run_cli
 
 MODULE = "rg_python_helpers"
 HELPERS = textwrap.dedent(
@@ -417,10 +418,7 @@ EXITING = {
 @pytest.fixture
 def gate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     """The bundled tiny gate with the EXITING modules beside it; runs `run` with a target."""
-    import io
     import shutil
-
-    from retrieval_gate.cli.main import main
 
     folder = tmp_path / "tiny"
     shutil.copytree(Path(__file__).resolve().parents[2] / "configs" / "tiny", folder)
@@ -432,9 +430,8 @@ def gate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     def run(target: str) -> tuple[int, str]:
         config = folder / "python.yaml"
         config.write_text(template.replace("type: bm25", f"type: python\n  target: {target}"))
-        out, err = io.StringIO(), io.StringIO()
-        code = main(["run", "-c", str(config), "--quiet", "--no-cache"], stdout=out, stderr=err)
-        return code, err.getvalue()
+        code, _, err = run_cli("run", "-c", str(config), "--quiet", "--no-cache")
+        return code, err
 
     yield run
     for name in EXITING:

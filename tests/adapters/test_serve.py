@@ -19,7 +19,7 @@ from retrieval_gate.adapters import serve as serve_module
 from retrieval_gate.adapters.http import HttpRetriever
 from retrieval_gate.config.loader import load
 from retrieval_gate.errors import GateError, InputError
-from tests.cli.test_main import run_cli
+from tests.helpers.cli import run_cli
 from tests.helpers.local_server import Answer, serving
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="process groups are POSIX")

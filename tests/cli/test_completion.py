@@ -5,7 +5,6 @@ bash runs always (it is everywhere the tests run); zsh and fish are skipped when
 
 from __future__ import annotations
 
-import io
 import shutil
 import subprocess
 import sys
@@ -14,15 +13,16 @@ from pathlib import Path
 import pytest
 
 from retrieval_gate.cli.completion import SHELLS, script, tree
-from retrieval_gate.cli.main import build_parser, main
+from retrieval_gate.cli.main import build_parser
+from tests.helpers.cli import run_cli
 
 COMMANDS = sorted(tree(build_parser()).commands)
 
 
 def _script(shell: str) -> str:
-    out, err = io.StringIO(), io.StringIO()
-    assert main(["completion", shell], stdout=out, stderr=err) == 0, err.getvalue()
-    return out.getvalue()
+    code, out, err = run_cli("completion", shell)
+    assert code == 0, err
+    return out
 
 
 @pytest.fixture(scope="module")
@@ -80,9 +80,9 @@ def test_each_script_names_every_command(shell: str) -> None:
 
 
 def test_an_unknown_shell_is_a_usage_error() -> None:
-    out, err = io.StringIO(), io.StringIO()
-    assert main(["completion", "tcsh"], stdout=out, stderr=err) == 2
-    assert "invalid choice" in err.getvalue()
+    code, _, err = run_cli("completion", "tcsh")
+    assert code == 2
+    assert "invalid choice" in err
     with pytest.raises(ValueError, match="unknown shell"):
         script("tcsh", build_parser())
 

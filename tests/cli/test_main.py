@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import shutil
@@ -12,18 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from retrieval_gate.cli.main import main
 from retrieval_gate.metrics import MetricSpec, parse_metric
+from tests.helpers.cli import run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 TINY_QRELS = str(ROOT / "configs" / "tiny" / "qrels.txt")
 TINY_RUN = str(ROOT / "configs" / "tiny" / "run.txt")
-
-
-def run_cli(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = main(list(argv), stdout=out, stderr=err)
-    return code, out.getvalue(), err.getvalue()
 
 
 def test_table_lists_metrics_in_the_order_asked() -> None:

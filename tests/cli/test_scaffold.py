@@ -14,18 +14,12 @@ import pytest
 import yaml
 
 from retrieval_gate.cli import scaffold as init
-from retrieval_gate.cli.main import main
 from retrieval_gate.config.loader import load
+from tests.helpers.cli import Terminal, run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 TINY = ROOT / "configs" / "tiny"
 WORKFLOW = Path(".github/workflows/retrieval-gate.yml")
-
-
-def run_cli(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = main(list(argv), stdout=out, stderr=err)
-    return code, out.getvalue(), err.getvalue()
 
 
 def read_workflow(path: Path) -> dict[str, Any]:
@@ -189,13 +183,6 @@ def test_ask_skips_what_the_command_line_gave() -> None:
     assert (answered.retriever, answered.dataset) == ("http", "golden")
     assert "Retriever type" not in shown.getvalue()
     assert init.ask(options, {"retriever", "dataset"}, io.StringIO(), shown) == options
-
-
-class Terminal(io.StringIO):
-    """Typed answers, as a terminal would give them."""
-
-    def isatty(self) -> bool:
-        return True
 
 
 def test_a_terminal_is_asked_and_a_pipe_is_not(

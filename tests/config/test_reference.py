@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import io
 import re
 from pathlib import Path
 
 import pytest
 
 from retrieval_gate.adapters import ADAPTERS, AdapterSettings
-from retrieval_gate.cli.main import main
 from retrieval_gate.config.reference import REGENERATE, config_reference, sections
 from retrieval_gate.config.schema import GateConfig
+from tests.helpers.cli import run_cli
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "config-reference.md"
 
@@ -24,9 +23,9 @@ def test_the_docs_file_is_the_generators_output() -> None:
 
 
 def test_the_command_prints_it() -> None:
-    out = io.StringIO()
-    assert main(["config", "reference"], stdout=out, stderr=io.StringIO()) == 0
-    assert out.getvalue() == config_reference()
+    code, out, _ = run_cli("config", "reference")
+    assert code == 0
+    assert out == config_reference()
 
 
 def test_every_key_is_documented_once_with_a_description() -> None:

@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import io
 import json
 from pathlib import Path
 
 import pytest
 
-from retrieval_gate.cli.main import main
 from retrieval_gate.config.loader import load
 from retrieval_gate.config.schema import json_schema
 from retrieval_gate.errors import InputError
+from tests.helpers.cli import run_cli
 
 GOOD = """\
 version: 1
@@ -140,13 +139,13 @@ def test_schema_is_json_schema_with_every_adapter() -> None:
 
 def test_cli_config_schema_and_validate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TOKEN", "t")
-    out, err = io.StringIO(), io.StringIO()
-    assert main(["config", "schema"], stdout=out, stderr=err) == 0
-    assert json.loads(out.getvalue())["title"] == "retrieval-gate.yaml"
+    code, out, _ = run_cli("config", "schema")
+    assert code == 0
+    assert json.loads(out)["title"] == "retrieval-gate.yaml"
     bad = write(tmp_path, GOOD.replace("k: 10", "k: -1"))
-    out, err = io.StringIO(), io.StringIO()
-    assert main(["config", "validate", "-c", str(bad)], stdout=out, stderr=err) == 2
-    assert ":10: k: Input should be greater than or equal to 1" in err.getvalue()
+    code, _, err = run_cli("config", "validate", "-c", str(bad))
+    assert code == 2
+    assert ":10: k: Input should be greater than or equal to 1" in err
 
 
 def test_duplicate_keys_name_both_lines(tmp_path: Path) -> None:
@@ -321,6 +320,6 @@ def test_cli_validate_refuses_duplicates_and_bombs_with_exit_2(
         (GOOD.replace("k: 10", "k: true"), ":10: k: expected a number, got a boolean"),
     ]:
         path = write(tmp_path, text)
-        out, err = io.StringIO(), io.StringIO()
-        assert main(["config", "validate", "-c", str(path)], stdout=out, stderr=err) == 2
-        assert expected in err.getvalue()
+        code, _, err = run_cli("config", "validate", "-c", str(path))
+        assert code == 2
+        assert expected in err

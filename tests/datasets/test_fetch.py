@@ -19,10 +19,10 @@ from typing import Any
 
 import pytest
 
-from retrieval_gate.cli.main import main
 from retrieval_gate.datasets.catalog import COLLECTIONS, beir_collection
 from retrieval_gate.datasets.download import MIRROR_ENV
 from retrieval_gate.datasets.fetch import MARKER, FetchResult, fetch
+from tests.helpers.cli import Terminal, run_cli
 
 CRANFIELD_FILES = ("cran.all.1400", "cran.qry", "cranqrel", "cranqrel.readme")
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
@@ -100,13 +100,6 @@ def beir_zip(name: str, members: dict[str, str] | None = None) -> bytes:
         for path, text in files.items():
             archive.writestr(path, text)
     return buffer.getvalue()
-
-
-def cli(*argv: str) -> tuple[int, str, str]:
-    """Exit code, stdout and stderr of `retrieval-gate ARGV`."""
-    out, err = io.StringIO(), io.StringIO()
-    code = main(list(argv), stdout=out, stderr=err)
-    return code, out.getvalue(), err.getvalue()
 
 
 def jsonl(path: Path) -> list[dict[str, Any]]:
@@ -232,7 +225,7 @@ def test_bm25_on_cranfield_config(cranfield: FetchResult, tmp_path: Path) -> Non
 
 
 def test_fetch_writes_default_folder_then_keeps_it(site: Site, tmp_path: Path) -> None:
-    code, out, err = cli("datasets", "fetch", "cranfield")
+    code, out, err = run_cli("datasets", "fetch", "cranfield")
     assert code == 0, err
     folder = tmp_path / "datasets" / "cranfield"
     assert "1400 documents, 225 queries" in out
@@ -241,13 +234,13 @@ def test_fetch_writes_default_folder_then_keeps_it(site: Site, tmp_path: Path) -
     assert leftovers(tmp_path / "datasets") == ["cranfield"]
     assert site.requests == ["/cran.tar.gz"]
 
-    code, out, _ = cli("datasets", "fetch", "cranfield")
+    code, out, _ = run_cli("datasets", "fetch", "cranfield")
     assert code == 0
     assert "already complete, kept" in out
     assert site.requests == ["/cran.tar.gz"]  # nothing downloaded
 
     (folder / "corpus.jsonl").write_text("stale\n")
-    code, _, err = cli("datasets", "fetch", "cranfield", "--force", "--quiet")
+    code, _, err = run_cli("datasets", "fetch", "cranfield", "--force", "--quiet")
     assert code == 0
     assert err == ""
     assert len(site.requests) == 2
@@ -256,20 +249,20 @@ def test_fetch_writes_default_folder_then_keeps_it(site: Site, tmp_path: Path) -
 
 
 def test_incomplete_folder_needs_force(site: Site, tmp_path: Path) -> None:
-    assert cli("datasets", "fetch", "cranfield", "--dir", "out", "--quiet")[0] == 0
+    assert run_cli("datasets", "fetch", "cranfield", "--dir", "out", "--quiet")[0] == 0
     (tmp_path / "out" / "queries.jsonl").unlink()
-    code, _, err = cli("datasets", "fetch", "cranfield", "--dir", "out")
+    code, _, err = run_cli("datasets", "fetch", "cranfield", "--dir", "out")
     assert code == 2
     assert "queries.jsonl is missing" in err
     assert "--force" in err
-    assert cli("datasets", "fetch", "cranfield", "--dir", "out", "--force", "--quiet")[0] == 0
+    assert run_cli("datasets", "fetch", "cranfield", "--dir", "out", "--force", "--quiet")[0] == 0
     assert (tmp_path / "out" / "queries.jsonl").is_file()
 
 
 def test_foreign_folder_is_never_replaced(site: Site, tmp_path: Path) -> None:
     (tmp_path / "mine").mkdir()
     (tmp_path / "mine" / "notes.txt").write_text("keep me")
-    code, _, err = cli("datasets", "fetch", "cranfield", "--dir", "mine", "--force")
+    code, _, err = run_cli("datasets", "fetch", "cranfield", "--dir", "mine", "--force")
     assert code == 2
     assert "was not made by" in err
     assert (tmp_path / "mine" / "notes.txt").read_text() == "keep me"
@@ -280,7 +273,7 @@ def test_corrupted_file_is_a_checksum_error(site: Site, shared_data: Path, tmp_p
     qrel = (shared_data / "cranfield" / "cranqrel").read_bytes()
     damaged = qrel.replace(b"1 184 2", b"1 184 1", 1)
     site.files["cran.tar.gz"] = cran_tar_gz(shared_data / "cranfield", {"cranqrel": damaged})
-    code, out, err = cli("datasets", "fetch", "cranfield")
+    code, out, err = run_cli("datasets", "fetch", "cranfield")
     assert code == 2
     assert out == ""
     assert "checksum mismatch for cranqrel" in err
@@ -297,7 +290,7 @@ def test_missing_file_in_archive(site: Site, tmp_path: Path) -> None:
         info = tarfile.TarInfo("cran.qry")
         tar.addfile(info, io.BytesIO(b""))
     site.files["cran.tar.gz"] = buffer.getvalue()
-    code, _, err = cli("datasets", "fetch", "cranfield", "--dir", "x/cran")
+    code, _, err = run_cli("datasets", "fetch", "cranfield", "--dir", "x/cran")
     assert code == 2
     assert "has no cran.all.1400" in err
     assert not (tmp_path / "x").exists()
@@ -305,7 +298,7 @@ def test_missing_file_in_archive(site: Site, tmp_path: Path) -> None:
 
 def test_http_404_names_the_url(site: Site, tmp_path: Path) -> None:
     del site.files["cran.tar.gz"]
-    code, _, err = cli("datasets", "fetch", "cranfield")
+    code, _, err = run_cli("datasets", "fetch", "cranfield")
     assert code == 2
     assert f"cannot download {site.url}/cran.tar.gz" in err
     assert "HTTP 404" in err
@@ -319,7 +312,7 @@ def test_connection_error_names_the_url(monkeypatch: pytest.MonkeyPatch, tmp_pat
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     monkeypatch.setenv(MIRROR_ENV, f"http://127.0.0.1:{port}/mirror/")
-    code, _, err = cli("datasets", "fetch", "cranfield", "--quiet")
+    code, _, err = run_cli("datasets", "fetch", "cranfield", "--quiet")
     assert code == 2
     assert f"cannot download http://127.0.0.1:{port}/mirror/cran.tar.gz" in err
     assert "ConnectError" in err
@@ -330,7 +323,7 @@ def test_connection_error_names_the_url(monkeypatch: pytest.MonkeyPatch, tmp_pat
 def test_mirror_must_be_http(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv(MIRROR_ENV, "ftp://mirror")
-    code, _, err = cli("datasets", "fetch", "cranfield")
+    code, _, err = run_cli("datasets", "fetch", "cranfield")
     assert code == 2
     assert f"{MIRROR_ENV}='ftp://mirror' must start with http" in err
 
@@ -340,7 +333,7 @@ def test_mirror_must_be_http(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) ->
     [("beir/scifac", "beir/scifact"), ("scifact", "beir/scifact"), ("cranfeld", "cranfield")],
 )
 def test_unknown_name_suggests(name: str, suggestion: str) -> None:
-    code, _, err = cli("datasets", "fetch", name)
+    code, _, err = run_cli("datasets", "fetch", name)
     assert code == 2
     assert f"unknown dataset {name!r}; did you mean {suggestion}" in err
     assert "known datasets: beir/arguana, " in err
@@ -365,7 +358,7 @@ def test_beir_zip_is_moved_as_is(
     md5 = hashlib.md5(data).hexdigest()
     monkeypatch.setitem(COLLECTIONS, "beir/tiny", beir_collection("tiny", md5, "a test set"))
     site.files["tiny.zip"] = data
-    code, out, err = cli("datasets", "fetch", "beir/tiny")
+    code, out, err = run_cli("datasets", "fetch", "beir/tiny")
     assert code == 0, err
     folder = tmp_path / "datasets" / "beir" / "tiny"
     assert "2 documents, 3 queries (2 with test judgments), 3 judgments (2 positive)" in out
@@ -377,7 +370,7 @@ def test_beir_zip_is_moved_as_is(
     assert marker["downloads"][0]["md5"] == md5
     assert marker["downloads"][0]["sha256"] == hashlib.sha256(data).hexdigest()
     assert leftovers(tmp_path / "datasets" / "beir") == ["tiny"]
-    code, out, _ = cli("datasets", "fetch", "beir/tiny")
+    code, out, _ = run_cli("datasets", "fetch", "beir/tiny")
     assert code == 0
     assert "kept" in out
 
@@ -385,7 +378,7 @@ def test_beir_zip_is_moved_as_is(
 def test_beir_checksum_mismatch(site: Site, tmp_path: Path) -> None:
     data = beir_zip("scifact")
     site.files["scifact.zip"] = data
-    code, _, err = cli("datasets", "fetch", "beir/scifact")
+    code, _, err = run_cli("datasets", "fetch", "beir/scifact")
     assert code == 2
     assert f"checksum mismatch for scifact.zip (from {site.url}/scifact.zip)" in err
     assert "expected md5 5f7d1de60b170fc8027bb7898e2efca1" in err
@@ -400,7 +393,7 @@ def test_beir_zip_without_test_qrels(
     md5 = hashlib.md5(data).hexdigest()
     monkeypatch.setitem(COLLECTIONS, "beir/tiny", beir_collection("tiny", md5, "a test set"))
     site.files["tiny.zip"] = data
-    code, _, err = cli("datasets", "fetch", "beir/tiny")
+    code, _, err = run_cli("datasets", "fetch", "beir/tiny")
     assert code == 2
     assert "no tiny/qrels/test.tsv" in err
     assert not (tmp_path / "datasets").exists()
@@ -413,15 +406,10 @@ def test_unsafe_zip_member_is_refused(
     md5 = hashlib.md5(data).hexdigest()
     monkeypatch.setitem(COLLECTIONS, "beir/tiny", beir_collection("tiny", md5, "a test set"))
     site.files["tiny.zip"] = data
-    code, _, err = cli("datasets", "fetch", "beir/tiny")
+    code, _, err = run_cli("datasets", "fetch", "beir/tiny")
     assert code == 2
     assert "unsafe path" in err
     assert leftovers(tmp_path) == []
-
-
-class Terminal(io.StringIO):
-    def isatty(self) -> bool:
-        return True
 
 
 def test_terminal_progress_is_a_tqdm_bar(cran_archive: bytes, tmp_path: Path) -> None:

@@ -16,7 +16,6 @@ closed local port: a download attempt fails at once instead of reaching the netw
 from __future__ import annotations
 
 import importlib.util
-import io
 import json
 import os
 import socket
@@ -27,7 +26,6 @@ from typing import Any
 
 import pytest
 
-from retrieval_gate.cli.main import main
 from retrieval_gate.config.schema import DatasetConfig
 from retrieval_gate.datasets import load_labels
 from retrieval_gate.datasets.convert import convert_cranfield
@@ -35,6 +33,7 @@ from retrieval_gate.datasets.ir_datasets_source import INSTALL
 from retrieval_gate.errors import InputError
 from retrieval_gate.metrics import evaluate
 from retrieval_gate.pipeline.execute import execute
+from tests.helpers.cli import run_cli
 
 # Looked for, not imported: importing ir_datasets creates its folders under IR_DATASETS_HOME.
 pytestmark = pytest.mark.skipif(
@@ -249,9 +248,9 @@ def test_missing_extra_says_how_to_install(monkeypatch: pytest.MonkeyPatch) -> N
 def test_missing_extra_exits_2(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setitem(sys.modules, "ir_datasets", None)
     path = config(tmp_path, "{ir_datasets: cranfield}")
-    err = io.StringIO()
-    assert main(["config", "validate", "-c", str(path)], stdout=io.StringIO(), stderr=err) == 2
-    assert "retrieval-gate[ir-datasets]" in err.getvalue()
+    code, _, err = run_cli("config", "validate", "-c", str(path))
+    assert code == 2
+    assert "retrieval-gate[ir-datasets]" in err
 
 
 @pytest.mark.parametrize(
@@ -260,10 +259,10 @@ def test_missing_extra_exits_2(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) 
 )
 def test_files_beside_an_id_are_refused(extra: str, named: str, tmp_path: Path) -> None:
     path = config(tmp_path, f"{{ir_datasets: cranfield, {extra}}}")
-    err = io.StringIO()
-    assert main(["config", "validate", "-c", str(path)], stdout=io.StringIO(), stderr=err) == 2
-    assert named in err.getvalue()
-    assert "names the whole labelled set" in err.getvalue()
+    code, _, err = run_cli("config", "validate", "-c", str(path))
+    assert code == 2
+    assert named in err
+    assert "names the whole labelled set" in err
 
 
 def test_query_field_and_a_local_corpus(shared_data: Path, tmp_path: Path) -> None:

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import io
 from pathlib import Path
 
 import pytest
 
-from retrieval_gate.cli.main import main
+from tests.helpers.cli import run_cli
 
 CONFIG = """\
 version: 1
@@ -18,11 +17,6 @@ k: 10
 metrics:
   ndcg@10: {{}}
 """
-
-
-def cli(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    return main(list(argv), stdout=out, stderr=err), out.getvalue(), err.getvalue()
 
 
 @pytest.mark.parametrize(
@@ -55,7 +49,9 @@ def test_a_query_id_given_twice_is_refused_naming_both_lines(
     )
     config = tmp_path / "gate.yaml"
     config.write_text(CONFIG.format(dataset=dataset))
-    code, _, err = cli(command, "-c", str(config), *(["--force"] if command == "baseline" else []))
+    code, _, err = run_cli(
+        command, "-c", str(config), *(["--force"] if command == "baseline" else [])
+    )
     assert code == 2
     assert where in err
 
@@ -67,7 +63,7 @@ def test_an_empty_queries_file_is_named(tmp_path: Path) -> None:
     config.write_text(
         CONFIG.format(dataset="{queries: topics.tsv, qrels: qrels.txt, format: trec}")
     )
-    code, _, err = cli("baseline", "-c", str(config))
+    code, _, err = run_cli("baseline", "-c", str(config))
     assert code == 2
     assert "the queries file holds no query (1 judged query in the judgments)" in err
     assert "topics.tsv]" in err  # where the finding is, as lint shows it

@@ -15,7 +15,7 @@ import pytest
 from retrieval_gate.adapters import BM25Config, Query
 from retrieval_gate.adapters.bm25 import BM25Retriever
 from retrieval_gate.datasets.files import read_corpus
-from tests.cli.test_main import run_cli
+from tests.helpers.cli import run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIGS = ROOT / "configs"

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from retrieval_gate.cli.main import main
+from tests.helpers.cli import run_cli
 from tests.helpers.doc_samples import (
     README,
     ROOT,
@@ -37,7 +37,7 @@ def test_readme_example_command_succeeds(monkeypatch: pytest.MonkeyPatch) -> Non
     argv = shlex.split(example.split("&&")[-1])
     assert argv[0] == "retrieval-gate"
     monkeypatch.chdir(ROOT)
-    assert main(argv[1:]) == 0
+    assert run_cli(*argv[1:]).ret == 0
 
 
 CONSOLE = blocks(README, "console")

@@ -3,7 +3,6 @@ answers get worse behind the same URL."""
 
 from __future__ import annotations
 
-import io
 import json
 import shutil
 import sys
@@ -13,15 +12,10 @@ from typing import Any
 
 import pytest
 
-from retrieval_gate.cli.main import main
+from tests.helpers.cli import run_cli
 from tests.helpers.local_server import Answer, serving
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def cli(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    return main(list(argv), stdout=out, stderr=err), out.getvalue(), err.getvalue()
 
 
 @pytest.fixture
@@ -73,19 +67,21 @@ def test_a_worse_service_behind_the_same_url_is_caught_not_read_from_cache(
 ) -> None:
     url, state = service
     config = gate(tmp_path, url)
-    code, _, err = cli("baseline", "-c", str(config), "--quiet")
+    code, _, err = run_cli("baseline", "-c", str(config), "--quiet")
     assert code == 0, err
     assert state["calls"] == 5  # answers cached on the way
     state["good"] = False
     # --cache: the old answers are used, and every report says they were not proven current.
     result = tmp_path / "result.json"
-    code, out, err = cli("check", "-c", str(config), "--quiet", "--cache", "--json", str(result))
+    code, out, err = run_cli(
+        "check", "-c", str(config), "--quiet", "--cache", "--json", str(result)
+    )
     assert state["calls"] == 5
     assert code == 0, out + err  # the stale pass the default refuses to give
     assert "5 queries of 5 answered from the cache, not proven current" in err
     warnings = json.loads(result.read_text())["warnings"]
     assert any("answered from the cache, not proven current" in w for w in warnings)
-    code, out, err = cli("check", "-c", str(config), "--quiet")
+    code, out, err = run_cli("check", "-c", str(config), "--quiet")
     assert code == 1, out + err
     assert state["calls"] == 10  # called again: nothing proves the cache current
     assert "declares no retriever.version" in err
@@ -97,14 +93,14 @@ def test_a_declared_version_keys_the_cache(
 ) -> None:
     url, state = service
     config = gate(tmp_path, url, version="index-2026-11-01")
-    assert cli("baseline", "-c", str(config), "--quiet")[0] == 0
-    code, _, err = cli("check", "-c", str(config), "--quiet")
+    assert run_cli("baseline", "-c", str(config), "--quiet")[0] == 0
+    code, _, err = run_cli("check", "-c", str(config), "--quiet")
     assert code == 0, err
     assert state["calls"] == 5  # proven by the declared version: read from the cache
     assert "retriever.version" not in err
     state["good"] = False
     config = gate(tmp_path, url, version="index-2026-11-23")  # the index was rebuilt
-    code, out, err = cli("check", "-c", str(config), "--quiet")
+    code, out, err = run_cli("check", "-c", str(config), "--quiet")
     assert state["calls"] == 10  # another version, another key
     assert code == 1, out + err
 
@@ -120,12 +116,12 @@ def test_a_version_read_from_a_url_or_a_command_keys_the_cache(
         (tmp_path / "index_id.txt").write_text("index-1\n")
         version = "{command: [cat, " + str(tmp_path / "index_id.txt") + "]}"
     config = gate(tmp_path, url, version=version)
-    assert cli("baseline", "-c", str(config), "--quiet")[0] == 0
-    assert cli("check", "-c", str(config), "--quiet")[0] == 0
+    assert run_cli("baseline", "-c", str(config), "--quiet")[0] == 0
+    assert run_cli("check", "-c", str(config), "--quiet")[0] == 0
     assert state["calls"] == 5  # the version answered the same: the cache is current
     state["good"], state["index"] = False, 2  # a rebuilt, worse index
     (tmp_path / "index_id.txt").write_text("index-2\n")
-    code, out, err = cli("check", "-c", str(config), "--quiet")
+    code, out, err = run_cli("check", "-c", str(config), "--quiet")
     assert state["calls"] == 10
     assert code == 1, out + err
 
@@ -135,7 +131,7 @@ def test_a_version_source_that_fails_is_exit_2_naming_it(
 ) -> None:
     url, _ = service
     config = gate(tmp_path, url, version='{command: ["false"]}')
-    code, _, err = cli("check", "-c", str(config), "--quiet")
+    code, _, err = run_cli("check", "-c", str(config), "--quiet")
     assert code == 2
     assert "retriever.version.command exited 1" in err
 
@@ -148,7 +144,7 @@ def test_a_hostile_version_answer_is_cut_and_inert(
     script = tmp_path / "tiny" / "version.py"
     script.write_text("print('v1\\x1b[2J\\n::error::forged\\x9b' + 'x' * 100000)\n")
     config = gate(tmp_path, url, version='{command: ["' + sys.executable + '", version.py]}')
-    code, _, err = cli("baseline", "-c", str(config), "--quiet")
+    code, _, err = run_cli("baseline", "-c", str(config), "--quiet")
     assert code == 0, err
     baseline = (tmp_path / "tiny" / ".retrieval-gate" / "baseline.json").read_text()
     version = json.loads(baseline)["retriever"]["version"]
@@ -156,7 +152,7 @@ def test_a_hostile_version_answer_is_cut_and_inert(
     assert len(version) == 200  # a build id, not a page
     assert "\x1b" not in baseline
     assert "\x9b" not in baseline
-    code, out, err = cli("check", "-c", str(config), "--quiet")
+    code, out, err = run_cli("check", "-c", str(config), "--quiet")
     assert code == 0, err
     assert not any(line.lstrip().startswith("::") for line in (out + err).splitlines())
     assert "\x1b" not in out + err

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import io
 import json
 from collections.abc import Mapping
 from pathlib import Path
 
-from retrieval_gate.cli.main import main
+from tests.helpers.cli import run_cli
 from tests.helpers.local_server import Answer, serving
 
 QUERIES = 200
@@ -27,11 +26,6 @@ def write_gate(root: Path, url: str) -> Path:
     return config
 
 
-def cli(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    return main(list(argv), stdout=out, stderr=err), out.getvalue(), err.getvalue()
-
-
 def test_a_mapping_error_echoing_each_query_stops_after_the_first_ten(tmp_path: Path) -> None:
     # Each response names its query, so no two failures read the same: the stop after ten
     # identical failures never fired, and all 200 queries were sent.
@@ -44,7 +38,7 @@ def test_a_mapping_error_echoing_each_query_stops_after_the_first_ten(tmp_path: 
         return 200, {"Content-Type": "application/json"}, payload
 
     with serving(respond) as url:
-        code, _, err = cli("run", "-c", str(write_gate(tmp_path, url)), "--no-cache")
+        code, _, err = run_cli("run", "-c", str(write_gate(tmp_path, url)), "--no-cache")
     assert code == 2
     assert len(calls) == 10
     assert "the first 10 queries all failed the same way" in err
@@ -63,7 +57,7 @@ def test_a_mapping_error_past_the_budget_asks_for_the_mapping_not_a_budget(
         return 200, {"Content-Type": "application/json"}, payload
 
     with serving(respond) as url:
-        code, _, err = cli("run", "-c", str(write_gate(tmp_path, url)), "--no-cache")
+        code, _, err = run_cli("run", "-c", str(write_gate(tmp_path, url)), "--no-cache")
     assert code == 2
     assert "more than the error budget" in err
     assert "do not match retriever.results, id or score: fix that mapping" in err

@@ -30,6 +30,7 @@ from retrieval_gate.execution.runner import (
 )
 from retrieval_gate.metrics import evaluate
 from retrieval_gate.readers import read_run
+from tests.helpers.cli import Terminal
 
 FAST = RunSettings(concurrency=4, timeout=5.0, retries=3, backoff=0.001, max_backoff=0.005)
 
@@ -580,10 +581,6 @@ def test_plain_progress_waits_for_the_rarer_of_share_and_time() -> None:
 
 
 def test_make_progress_picks_by_terminal() -> None:
-    class Terminal(StringIO):
-        def isatty(self) -> bool:
-            return True
-
     assert make_progress(StringIO(), False) is None
     assert isinstance(make_progress(StringIO(), True), PlainProgress)
     assert isinstance(make_progress(Terminal(), True), TqdmProgress)

@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 from retrieval_gate.gate.baseline.file import read_baseline
-from tests.pipeline.test_check import QUERIES, cli, make_project, write_config
+from tests.helpers.cli import run_cli
+from tests.pipeline.test_check import QUERIES, make_project, write_config
 
 # --- judged@k and labelling gaps -----------------------------------------------------------
 
@@ -43,7 +44,7 @@ def pooled(tmp_path: Path) -> Path:
     project = make_project(tmp_path)
     pool(project)
     (project / "unjudged_search.py").write_text(UNJUDGED_RETRIEVER.replace("@COUNT@", str(QUERIES)))
-    assert cli("baseline", "-c", str(project / "gate.yaml"), "--quiet", "--force")[0] == 0
+    assert run_cli("baseline", "-c", str(project / "gate.yaml"), "--quiet", "--force")[0] == 0
     return project
 
 
@@ -110,7 +111,7 @@ def test_a_regression_with_a_judged_drop_records_a_labelling_gap(pooled: Path) -
     )
     assert gap.judged_before - gap.judged_after >= JUDGED_DROP
     assert result.document()["labelling_gaps"][0] == dataclasses.asdict(result.labelling_gaps[0])
-    code, out, _ = cli("check", "-c", str(pooled / "unjudged_search.yaml"), "--quiet")
+    code, out, _ = run_cli("check", "-c", str(pooled / "unjudged_search.yaml"), "--quiet")
     assert code == 1
     lines = out.splitlines()
     # The first gap says what it may mean and what to do; the console points back to it after.
@@ -127,7 +128,7 @@ def test_a_regression_with_judged_at_k_held_records_no_gap(pooled: Path) -> None
     assert result.labelling_gaps == ()
     assert result.unjudged.judged_before == result.unjudged.judged_after
     assert result.document()["labelling_gaps"] == []
-    code, out, _ = cli("check", "-c", str(pooled / "worse_search.yaml"), "--quiet")
+    code, out, _ = run_cli("check", "-c", str(pooled / "worse_search.yaml"), "--quiet")
     assert code == 1
     assert "labelling gap" not in out
 
@@ -199,7 +200,7 @@ def test_a_failure_unjudged_documents_cannot_explain_gets_no_hint(pooled: Path) 
     # lost document's place among the ten.
     assert not any(metric == "ndcg@10" for metric, _ in gaps)
     assert ("recall@10", "intent=billing") in gaps
-    code, out, _ = cli("check", "-c", str(pooled / "genuine_search.yaml"), "--quiet")
+    code, out, _ = run_cli("check", "-c", str(pooled / "genuine_search.yaml"), "--quiet")
     assert code == 1
     lines = out.splitlines()
     ndcg = [i for i, line in enumerate(lines) if "x ndcg@10 fell" in line]

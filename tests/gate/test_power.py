@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import json
 from pathlib import Path
 from typing import Any
@@ -11,20 +10,14 @@ import numpy as np
 import pytest
 import yaml
 
-from retrieval_gate.cli.main import main
 from retrieval_gate.gate.baseline.file import read_baseline
 from retrieval_gate.stats.detectability import detectable_drop, queries_needed
+from tests.helpers.cli import run_cli
 from tests.lint.test_engine import labelled_set
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "configs" / "example.yaml"
 EXAMPLE_BASELINE = REPO / "configs" / ".retrieval-gate" / "example" / "baseline.json"
-
-
-def run_cli(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = main(list(argv), stdout=out, stderr=err)
-    return code, out.getvalue(), err.getvalue()
 
 
 def power_json(config: Path, *more: str) -> dict[str, Any]:
@@ -253,7 +246,7 @@ def test_a_small_set_names_the_checks_that_cannot_be_gated(tmp_path: Path) -> No
 def test_a_baseline_of_repeats_adds_its_run_noise_to_what_power_states(tmp_path: Path) -> None:
     import shutil
 
-    from tests.cli.test_main import run_cli
+    from tests.helpers.cli import run_cli
 
     root = Path(__file__).resolve().parents[2]
     shutil.copytree(

@@ -13,7 +13,8 @@ import pytest
 from retrieval_gate.errors import GateError, InputError
 from retrieval_gate.gate.baseline.file import read_baseline, write_baseline
 from retrieval_gate.gate.repeats import averaged, noise_of, runs_of
-from tests.pipeline.test_check import QUERIES, cli, make_project, write_config
+from tests.helpers.cli import run_cli
+from tests.pipeline.test_check import QUERIES, make_project, write_config
 
 NOISY_RETRIEVER = """\
 import os
@@ -115,7 +116,7 @@ def test_a_baseline_of_repeats_round_trips_and_a_hand_edit_is_refused(tmp_path: 
 
 def test_repeats_measure_a_noisy_retriever_end_to_end(noisy_project: Path) -> None:
     config = noisy_project / "noisy.yaml"
-    code, out, err = cli("baseline", "-c", str(config), "--quiet", "--force", "--repeats", "4")
+    code, out, err = run_cli("baseline", "-c", str(config), "--quiet", "--force", "--repeats", "4")
     assert code == 0, err
     assert "mean of 4 runs" in out
     stored = read_baseline(noisy_project / ".retrieval-gate" / "baseline.json")
@@ -124,7 +125,7 @@ def test_repeats_measure_a_noisy_retriever_end_to_end(noisy_project: Path) -> No
     # Ranks 5-9 are shuffled in every run: nearly every query's top k varies.
     assert len(stored.repeats.varying) > QUERIES * 0.9
     json_path = noisy_project / "result.json"
-    code, out, err = cli(
+    code, out, err = run_cli(
         "check", "-c", str(config), "--quiet", "--repeats", "3", "--json", str(json_path)
     )
     assert code in (0, 1), err
@@ -141,7 +142,7 @@ def test_repeats_of_a_saved_run_are_refused(tmp_path: Path) -> None:
     project = make_project(tmp_path)
     run = project / "run.txt"
     run.write_text("q000 Q0 d0 1 1.0 x\n")
-    code, _, err = cli(
+    code, _, err = run_cli(
         "check", "-c", str(project / "gate.yaml"), "--run", str(run), "--repeats", "2"
     )
     assert code == 2
@@ -154,10 +155,10 @@ def test_repeats_come_from_the_config_and_are_bounded(tmp_path: Path) -> None:
     config.write_text(
         config.read_text().replace("gate: {resamples: 2000}", "gate: {resamples: 2000, repeats: 2}")
     )
-    code, out, err = cli("check", "-c", str(config), "--quiet")
+    code, out, err = run_cli("check", "-c", str(config), "--quiet")
     assert code == 0, err
     assert "(1 reference, 2 current runs)" in out
-    code, _, err = cli("check", "-c", str(config), "--repeats", "0")
+    code, _, err = run_cli("check", "-c", str(config), "--repeats", "0")
     assert code == 2
     assert "expected 1 to 100 runs" in err
 
@@ -181,7 +182,9 @@ def test_repeats_read_and_check_the_labelled_set_once(tmp_path: Path) -> None:
     (project / "editing_search.py").write_text(EDITING_RETRIEVER)
     config = write_config(project, "editing_search", name="editing.yaml")
     before = (project / "queries.jsonl").read_text()
-    code, out, err = cli("check", "-c", str(config), "--quiet", "--repeats", "3", "--no-reports")
+    code, out, err = run_cli(
+        "check", "-c", str(config), "--quiet", "--repeats", "3", "--no-reports"
+    )
     assert (project / "queries.jsonl").read_text() != before  # the set changed mid-run
     assert code in (0, 1), err  # yet all three runs scored the one set read at the start
     assert "(1 reference, 3 current runs)" in out

@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from retrieval_gate.cli.main import main
+from tests.helpers.cli import run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
@@ -153,7 +154,7 @@ def check_report(block: Block, cwd: Path, monkeypatch: pytest.MonkeyPatch) -> No
     report = cwd / (re.sub(r"\W", "_", marked[1]) + ".md")
     if not report.exists():
         argv = ["check", "-c", marked[1], "--markdown", str(report)]
-        code = main(argv, stdout=io.StringIO(), stderr=io.StringIO())
+        code = run_cli(*argv).ret
         assert code in (0, 1), f"{block.where}: check -c {marked[1]} exited {code}"
     actual = report.read_text(encoding="utf-8").splitlines()
     expected = block.body.splitlines()

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.cli.test_main import run_cli
+from tests.helpers.cli import run_cli
 from tests.history.test_store import git
 
 QUERIES = 600

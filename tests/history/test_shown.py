@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.test_main import run_cli
+from tests.helpers.cli import run_cli
 from tests.history.test_drift import BUDGET, STEPS, Main
 
 

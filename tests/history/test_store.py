@@ -22,7 +22,7 @@ from retrieval_gate.history.record import (
     result_entry,
 )
 from retrieval_gate.history.store import BranchSource, append, read_history
-from tests.cli.test_main import run_cli
+from tests.helpers.cli import run_cli
 
 REPO = Path(__file__).resolve().parents[2]
 TINY = REPO / "configs" / "tiny"

@@ -5,17 +5,16 @@ from __future__ import annotations
 
 import csv
 import gzip
-import io
 import shutil
 from pathlib import Path
 
 import pytest
 
-from retrieval_gate.cli.main import main
 from retrieval_gate.errors import InputError
 from retrieval_gate.labels.merge import describe_merge, merge_judgments
 from retrieval_gate.labels.queue import QueueJudgment, read_judged_queue
 from retrieval_gate.readers import read_judgments, read_qrels
+from tests.helpers.cli import run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIGS = ROOT / "configs"
@@ -280,12 +279,6 @@ def test_a_malformed_qrels_file_is_an_input_error(tmp_path: Path) -> None:
 # ---- the command ---------------------------------------------------------------------------
 
 
-def cli(*argv: str | Path) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = main([str(arg) for arg in argv], stdout=out, stderr=err)
-    return code, out.getvalue(), err.getvalue()
-
-
 @pytest.fixture
 def configs(tmp_path: Path) -> Path:
     """The example's configs, labelled set and committed baseline in tmp_path/configs."""
@@ -306,7 +299,7 @@ def test_merging_a_filled_queue_adds_exactly_its_graded_rows(configs: Path) -> N
     before_bytes = qrels.read_bytes()
     before = read_qrels(qrels).to_dict()
     queue = configs / "queue.csv"
-    code, _, err = cli("label-queue", "-c", config, "-o", queue, "--quiet")
+    code, _, err = run_cli("label-queue", "-c", config, "-o", queue, "--quiet")
     assert code == 0, err
     with queue.open(encoding="utf-8", newline="") as handle:
         rows = list(csv.DictReader(handle))
@@ -320,7 +313,7 @@ def test_merging_a_filled_queue_adds_exactly_its_graded_rows(configs: Path) -> N
         writer.writeheader()
         writer.writerows(rows)
     assert len(graded) > 5
-    code, out, err = cli("qrels", "merge", qrels, queue)
+    code, out, err = run_cli("qrels", "merge", qrels, queue)
     assert code == 0, err
     skipped = len(rows) - len(graded)
     relevant = sum(grade >= 1 for grade in graded.values())
@@ -337,11 +330,11 @@ def test_merging_a_filled_queue_adds_exactly_its_graded_rows(configs: Path) -> N
             assert added.pop((q, d)) == before[q][d]
     assert added == graded
     # Again: nothing new; the queue no longer lists what was judged.
-    code, out, _ = cli("qrels", "merge", qrels, queue)
+    code, out, _ = run_cli("qrels", "merge", qrels, queue)
     assert code == 0
     assert f"added 0 judgments (0 relevant), {skipped} rows" in out
     assert f"{len(graded)} already judged" in out
-    code, _, err = cli("label-queue", "-c", config, "-o", configs / "again.csv", "--quiet")
+    code, _, err = run_cli("label-queue", "-c", config, "-o", configs / "again.csv", "--quiet")
     assert code == 0, err
     # As check does: the baseline's stored top 10 is re-scored under the merged judgments.
     assert "the judgments changed since the baseline" in err
@@ -360,7 +353,7 @@ def test_merge_output_option_and_two_queues(tmp_path: Path) -> None:
         "query_id,doc_id,grade,annotator\nq1,d3,0,bob\nq1,d4,,\nq1,d2,1,\n",
     )
     out = tmp_path / "out.txt"
-    code, stdout, err = cli("qrels", "merge", qrels, one, two, "-o", out, "--format", "trec")
+    code, stdout, err = run_cli("qrels", "merge", qrels, one, two, "-o", out, "--format", "trec")
     assert code == 0, err
     assert stdout == (
         f"merged 2 queues into {qrels}, written to {out}: added 2 judgments (1 relevant), "
@@ -373,13 +366,13 @@ def test_merge_output_option_and_two_queues(tmp_path: Path) -> None:
 def test_merge_bad_input_is_exit_2(tmp_path: Path) -> None:
     qrels = write(tmp_path, "qrels.txt", "q1 0 d1 1\n")
     queue = write(tmp_path, "queue.jsonl", '{"query_id": "q1", "doc_id": "d2", "grade": "x"}\n')
-    code, out, err = cli("qrels", "merge", qrels, queue)
+    code, out, err = run_cli("qrels", "merge", qrels, queue)
     assert code == 2
     assert out == ""
     assert f"{queue}:1: grade 'x' is not a finite number" in err
     assert qrels.read_text() == "q1 0 d1 1\n"
-    code, _, err = cli("qrels", "merge", qrels, tmp_path / "missing.jsonl")
+    code, _, err = run_cli("qrels", "merge", qrels, tmp_path / "missing.jsonl")
     assert code == 2
     assert "file not found" in err
-    code, _, err = cli("qrels", "merge", qrels)
+    code, _, err = run_cli("qrels", "merge", qrels)
     assert code == 2

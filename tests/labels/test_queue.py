@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 
-from retrieval_gate.cli.main import main
 from retrieval_gate.config.loader import load
 from retrieval_gate.core.judgments import Judgments
 from retrieval_gate.core.model import Document, Query
@@ -29,6 +28,7 @@ from retrieval_gate.labels.queue import (
     unjudged_items,
 )
 from retrieval_gate.pipeline.record import record_current
+from tests.helpers.cli import run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIGS = ROOT / "configs"
@@ -369,12 +369,6 @@ def configs(tmp_path: Path) -> Path:
     return target
 
 
-def cli(*argv: str | Path) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = main([str(arg) for arg in argv], stdout=out, stderr=err)
-    return code, out.getvalue(), err.getvalue()
-
-
 def expected_queue(config_path: Path) -> tuple[set[tuple[str, str]], set[tuple[str, str]]]:
     """Independently: the unjudged (query, doc) pairs of the regressed run's top 10, and
     those of them that entered the top 10 since the baseline."""
@@ -397,7 +391,7 @@ def test_label_queue_lists_exactly_the_unjudged_docs_of_the_regressed_top_10(
     configs: Path,
 ) -> None:
     queue = configs / "q.jsonl"
-    code, out, err = cli("label-queue", "-c", configs / "example-regressed.yaml", "-o", queue)
+    code, out, err = run_cli("label-queue", "-c", configs / "example-regressed.yaml", "-o", queue)
     assert code == 0, err
     assert out == ""
     assert "131/131 queries (0 failed" in err  # progress, without --quiet
@@ -420,18 +414,22 @@ def test_label_queue_lists_exactly_the_unjudged_docs_of_the_regressed_top_10(
 
 def test_label_queue_from_a_check_result_gives_the_same_rows(configs: Path) -> None:
     config = configs / "example-regressed.yaml"
-    code, _, err = cli("label-queue", "-c", config, "-o", configs / "direct.jsonl", "--quiet")
+    code, _, err = run_cli("label-queue", "-c", config, "-o", configs / "direct.jsonl", "--quiet")
     assert code == 0, err
     result = configs / "result.json"
-    code, _, err = cli("check", "-c", config, "--quiet", "--json", result)
+    code, _, err = run_cli("check", "-c", config, "--quiet", "--json", result)
     assert code == 1, err
-    code, _, err = cli("label-queue", "-c", config, "--run", result, "-o", configs / "run.jsonl")
+    code, _, err = run_cli(
+        "label-queue", "-c", config, "--run", result, "-o", configs / "run.jsonl"
+    )
     assert code == 0, err
     direct = (configs / "direct.jsonl").read_bytes()
     assert direct
     assert (configs / "run.jsonl").read_bytes() == direct
     # A baseline file as RESULT: its top k, compared with the config's baseline.
-    code, out, err = cli("label-queue", "-c", config, "--run", configs / BASELINE, "--limit", "3")
+    code, out, err = run_cli(
+        "label-queue", "-c", config, "--run", configs / BASELINE, "--limit", "3"
+    )
     assert code == 0, err
     rows = [json.loads(line) for line in out.splitlines()]
     assert len(rows) == 3
@@ -441,7 +439,9 @@ def test_label_queue_from_a_check_result_gives_the_same_rows(configs: Path) -> N
 
 def test_label_queue_writes_csv_to_stdout_and_limits(configs: Path) -> None:
     config = configs / "example-regressed.yaml"
-    code, out, err = cli("label-queue", "-c", config, "--format", "csv", "--limit", "4", "--quiet")
+    code, out, err = run_cli(
+        "label-queue", "-c", config, "--format", "csv", "--limit", "4", "--quiet"
+    )
     assert code == 0, err
     rows = list(csv.reader(io.StringIO(out, newline="")))
     assert rows[0] == list(COLUMNS)
@@ -455,7 +455,7 @@ def test_label_queue_without_a_baseline_leaves_new_and_delta_empty(configs: Path
     text = (configs / "example-regressed.yaml").read_text(encoding="utf-8")
     config = configs / "no-baseline.yaml"
     config.write_text(text.replace("example/baseline.json", "none/baseline.json"))
-    code, out, err = cli("label-queue", "-c", config, "--quiet")
+    code, out, err = run_cli("label-queue", "-c", config, "--quiet")
     assert code == 0, err
     rows = [json.loads(line) for line in out.splitlines()]
     assert rows
@@ -466,18 +466,20 @@ def test_label_queue_without_a_baseline_leaves_new_and_delta_empty(configs: Path
 
 def test_label_queue_reads_a_run_file_as_check_does(configs: Path) -> None:
     config = configs / "example-regressed.yaml"
-    code, _, err = cli("label-queue", "-c", config, "-o", configs / "direct.jsonl", "--quiet")
+    code, _, err = run_cli("label-queue", "-c", config, "-o", configs / "direct.jsonl", "--quiet")
     assert code == 0, err
     run = configs / "run.trec"
-    code, _, err = cli("run", "-c", config, "-o", run, "--quiet")
+    code, _, err = run_cli("run", "-c", config, "-o", run, "--quiet")
     assert code == 0, err
-    code, _, err = cli("label-queue", "-c", config, "--run", run, "-o", configs / "from-run.jsonl")
+    code, _, err = run_cli(
+        "label-queue", "-c", config, "--run", run, "-o", configs / "from-run.jsonl"
+    )
     assert code == 0, err
     assert (configs / "from-run.jsonl").read_bytes() == (configs / "direct.jsonl").read_bytes()
     empty = configs / "empty.trec"
     empty.write_text("")
     # An empty run answered no labelled query: bad input, not a queue with nothing in it.
-    code, out, err = cli("label-queue", "-c", config, "--run", empty, "--quiet")
+    code, out, err = run_cli("label-queue", "-c", config, "--run", empty, "--quiet")
     assert code == 2
     assert out == ""
     assert "empty.trec: shares no query id with the labelled set" in err
@@ -486,10 +488,10 @@ def test_label_queue_reads_a_run_file_as_check_does(configs: Path) -> None:
 def test_label_queue_bad_input_is_exit_2(configs: Path) -> None:
     bad = configs / "bad.json"
     bad.write_text('{"schema_version": 1, "current": []}')
-    code, _, err = cli("label-queue", "-c", configs / "example-regressed.yaml", "--run", bad)
+    code, _, err = run_cli("label-queue", "-c", configs / "example-regressed.yaml", "--run", bad)
     assert code == 2
     assert "bad.json" in err
-    code, _, err = cli("label-queue", "-c", configs / "example.yaml", "--limit", "0")
+    code, _, err = run_cli("label-queue", "-c", configs / "example.yaml", "--limit", "0")
     assert code == 2
     assert "expected a number of rows" in err
 
@@ -503,9 +505,9 @@ def test_merging_a_judged_queue_changes_the_next_check_accordingly(configs: Path
 
     config_path = configs / "example-regressed.yaml"
     before = configs / "before.json"
-    assert cli("check", "-c", config_path, "--quiet", "--json", before)[0] == 1
+    assert run_cli("check", "-c", config_path, "--quiet", "--json", before)[0] == 1
     queue = configs / "q.jsonl"
-    assert cli("label-queue", "-c", config_path, "--run", before, "-o", queue)[0] == 0
+    assert run_cli("label-queue", "-c", config_path, "--run", before, "-o", queue)[0] == 0
     rows = [json.loads(line) for line in queue.read_text(encoding="utf-8").splitlines()]
     entered = [row for row in rows if row["new"]]
     # An annotator's verdict: the new documents at ranks 1-3 are relevant, the rest are not.
@@ -513,13 +515,13 @@ def test_merging_a_judged_queue_changes_the_next_check_accordingly(configs: Path
         row["grade"] = (2 if row["rank"] <= 3 else 0) if row["new"] else None
     queue.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
     qrels_path = configs / "example" / "qrels" / "test.tsv"
-    code, out, _ = cli("qrels", "merge", qrels_path, queue)
+    code, out, _ = run_cli("qrels", "merge", qrels_path, queue)
     assert code == 0
     relevant = sum(1 for row in entered if row["rank"] <= 3)
     assert f"added {len(entered)} judgments ({relevant} relevant)" in out
 
     after = configs / "after.json"
-    code, _, err = cli("check", "-c", config_path, "--quiet", "--json", after)
+    code, _, err = run_cli("check", "-c", config_path, "--quiet", "--json", after)
     assert code in (0, 1)
     assert "the baseline's stored top-10 rankings were re-scored" in err
     result = json.loads(after.read_text(encoding="utf-8"))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import json
 from pathlib import Path
 from typing import Any
@@ -11,7 +10,6 @@ import numpy as np
 import pytest
 import yaml
 
-from retrieval_gate.cli.main import main
 from retrieval_gate.config.loader import load
 from retrieval_gate.datasets import load_labels
 from retrieval_gate.errors import InputError
@@ -19,6 +17,7 @@ from retrieval_gate.gate.baseline.record import Baseline, Fingerprints, make_bas
 from retrieval_gate.gate.compare import ComparisonSettings, family_levels
 from retrieval_gate.lint import RULES, LintReport, lint, refuse_broken
 from retrieval_gate.stats.detectability import detectable_drop, queries_needed
+from tests.helpers.cli import run_cli
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -466,34 +465,30 @@ def test_every_rule_is_documented_in_the_docs() -> None:
 
 def test_cli_text_and_json(tmp_path: Path) -> None:
     path = labelled_set(tmp_path, qrels=[*QRELS, ("q1", "d1", 1)])
-    out, err = io.StringIO(), io.StringIO()
-    assert main(["lint", "-c", str(path)], stdout=out, stderr=err) == 2
-    text = out.getvalue()
+    code, text, _ = run_cli("lint", "-c", str(path))
+    assert code == 2
     assert text.startswith(f"{path}: 6 labelled queries, 13 judgments, 9 documents\n")
     assert "\nerror (1)\n  duplicate-judgment: " in text
     assert text.endswith("\nlint: 1 error, 0 warnings, 2 info\n")
-    out = io.StringIO()
-    assert main(["lint", "-c", str(path), "--format", "json"], stdout=out, stderr=err) == 2
-    document = json.loads(out.getvalue())
+    code, out, _ = run_cli("lint", "-c", str(path), "--format", "json")
+    assert code == 2
+    document = json.loads(out)
     assert document["summary"]["error"] == 1
     assert document["findings"][0]["code"] == "duplicate-judgment"
     assert document["stats"]["grades"] == {"0": 6, "1": 3, "2": 4}
     clean = labelled_set(tmp_path / "ok")
-    assert main(["lint", "-c", str(clean)], stdout=io.StringIO(), stderr=err) == 0
+    assert run_cli("lint", "-c", str(clean)).ret == 0
 
 
 def test_check_refuses_a_broken_set_before_calling_the_retriever(tmp_path: Path) -> None:
     path = labelled_set(tmp_path, qrels=[*QRELS, ("q1", "d1", 1)])
-    err = io.StringIO()
-    assert main(["check", "-c", str(path), "--quiet"], stdout=io.StringIO(), stderr=err) == 2
-    assert "the labelled set is broken; not gating" in err.getvalue()
-    assert "duplicate-judgment: 1 (query, doc) pair judged more than once" in err.getvalue()
+    code, _, err = run_cli("check", "-c", str(path), "--quiet")
+    assert code == 2
+    assert "the labelled set is broken; not gating" in err
+    assert "duplicate-judgment: 1 (query, doc) pair judged more than once" in err
 
 
 def test_the_bundled_example_lints_with_info_findings_only() -> None:
-    out = io.StringIO()
-    code = main(
-        ["lint", "-c", str(REPO / "configs" / "example.yaml")], stdout=out, stderr=io.StringIO()
-    )
+    code, out, _ = run_cli("lint", "-c", str(REPO / "configs" / "example.yaml"))
     assert code == 0
-    assert "lint: 0 errors, 0 warnings," in out.getvalue()
+    assert "lint: 0 errors, 0 warnings," in out

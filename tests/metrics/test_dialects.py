@@ -3,20 +3,19 @@
 from __future__ import annotations
 
 import functools
-import io
 import re
 import shutil
 from pathlib import Path
 
 import pytest
 
-from retrieval_gate.cli.main import main
 from retrieval_gate.config.loader import load
 from retrieval_gate.errors import InputError, MetricError
 from retrieval_gate.metrics import Scores, evaluate, parse_metric
 from retrieval_gate.metrics.dialects import DIALECTS
 from retrieval_gate.metrics.explain import mapping
 from retrieval_gate.readers import read_qrels, read_run
+from tests.helpers.cli import run_cli
 
 DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "trec_eval_test"
 TINY = Path(__file__).resolve().parents[2] / "configs" / "tiny"
@@ -290,18 +289,17 @@ def test_bare_ndcg_notes_its_gain(tmp_path: Path) -> None:
 
 def test_config_validate_prints_the_notes(tmp_path: Path) -> None:
     path = config(tmp_path, "  hits@5: {}\n  ndcg@10: {}\n")
-    out, err = io.StringIO(), io.StringIO()
-    assert main(["config", "validate", "-c", str(path)], stdout=out, stderr=err) == 0
-    assert "note:" in err.getvalue()
-    assert "hits@5 is deprecated" in err.getvalue()
-    assert "exponential gain" in err.getvalue()
+    code, _, err = run_cli("config", "validate", "-c", str(path))
+    assert code == 0
+    assert "note:" in err
+    assert "hits@5 is deprecated" in err
+    assert "exponential gain" in err
 
 
 @pytest.mark.parametrize("dialect", DIALECTS)
 def test_metrics_dialect_lists_the_mapping(dialect: str) -> None:
-    out, err = io.StringIO(), io.StringIO()
-    assert main(["metrics", "--dialect", dialect], stdout=out, stderr=err) == 0
-    text = out.getvalue()
+    code, text, _ = run_cli("metrics", "--dialect", dialect)
+    assert code == 0
     for tool, ours in mapping(dialect):
         assert re.search(rf"^  {re.escape(tool)} +-> {re.escape(ours)}$", text, re.MULTILINE)
     expected = {
@@ -317,12 +315,12 @@ def test_metrics_dialect_lists_the_mapping(dialect: str) -> None:
 def test_only_a_config_is_told_of_metrics_dialect(tmp_path: Path) -> None:
     # `evaluate` takes no metrics_dialect key: it was told to declare one all the same.
 
-    out, err = io.StringIO(), io.StringIO()
     qrels, run = tmp_path / "qrels.txt", tmp_path / "run.txt"
     qrels.write_text("q1 0 d1 1\n")
     run.write_text("q1 Q0 d1 1 1.0 r\n")
-    assert main(["evaluate", str(qrels), str(run), "-m", "P_10"], stdout=out, stderr=err) == 2
-    assert "metrics_dialect" not in err.getvalue()
-    assert "write 'precision@10' (or write trec_eval:P_10)" in err.getvalue()
+    code, _, err = run_cli("evaluate", str(qrels), str(run), "-m", "P_10")
+    assert code == 2
+    assert "metrics_dialect" not in err
+    assert "write 'precision@10' (or write trec_eval:P_10)" in err
     with pytest.raises(MetricError, match=r"or declare `metrics_dialect: trec_eval`"):
         parse_metric("P_10", in_config=True)

@@ -20,7 +20,7 @@ from retrieval_gate.readers.subtopics import (
     read_subtopics,
     subtopics_from_dict,
 )
-from tests.cli.test_main import run_cli
+from tests.helpers.cli import run_cli
 
 pyndeval = pytest.importorskip("pyndeval")
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import json
 import random
 import shutil
@@ -12,8 +11,8 @@ import numpy as np
 import pytest
 
 import retrieval_gate
-from retrieval_gate.cli.main import main
 from retrieval_gate.gate.baseline.file import read_baseline
+from tests.helpers.cli import run_cli
 
 QUERIES = 240
 
@@ -78,11 +77,6 @@ def write_config(root: Path, target: str, k: int = 10, name: str = "gate.yaml") 
     return path
 
 
-def cli(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    return main(list(argv), stdout=out, stderr=err), out.getvalue(), err.getvalue()
-
-
 def make_project(root: Path) -> Path:
     """A labelled set of QUERIES queries, three retrievers and a baseline of the good one."""
     make_set(root)
@@ -90,7 +84,7 @@ def make_project(root: Path) -> Path:
     write_retriever(root, "worse_search", broken=60)
     write_retriever(root, "slightly_search", broken=3)
     config = write_config(root, "good_search")
-    code, out, err = cli("baseline", "-c", str(config), "--quiet")
+    code, out, err = run_cli("baseline", "-c", str(config), "--quiet")
     assert code == 0, err
     assert "wrote" in out
     return root
@@ -104,8 +98,8 @@ def project(tmp_path: Path) -> Path:
 def test_the_same_retriever_passes_with_byte_identical_results(project: Path) -> None:
     config = project / "gate.yaml"
     first, second = project / "a.json", project / "b.json"
-    assert cli("check", "-c", str(config), "--quiet", "--json", str(first))[0] == 0
-    assert cli("check", "-c", str(config), "--quiet", "--json", str(second))[0] == 0
+    assert run_cli("check", "-c", str(config), "--quiet", "--json", str(first))[0] == 0
+    assert run_cli("check", "-c", str(config), "--quiet", "--json", str(second))[0] == 0
     assert first.read_bytes() == second.read_bytes()
     document = json.loads(first.read_text())
     assert document["status"] == "pass"
@@ -133,7 +127,7 @@ def test_the_compact_result_document_writes_the_plain_one_s_bytes(
 
 def test_a_real_regression_on_one_slice_fails_with_every_failure_listed(project: Path) -> None:
     config = write_config(project, "worse_search")
-    code, out, _ = cli("check", "-c", str(config), "--quiet", "--json", str(project / "r.json"))
+    code, out, _ = run_cli("check", "-c", str(config), "--quiet", "--json", str(project / "r.json"))
     assert code == 1
     assert "FAIL" in out.splitlines()[0]
     failures = json.loads((project / "r.json").read_text())["failures"]
@@ -147,21 +141,21 @@ def test_a_real_regression_on_one_slice_fails_with_every_failure_listed(project:
 
 def test_a_small_drop_inside_the_threshold_passes(project: Path) -> None:
     config = write_config(project, "slightly_search")
-    code, out, _ = cli("check", "-c", str(config), "--quiet")
+    code, out, _ = run_cli("check", "-c", str(config), "--quiet")
     assert code == 0, out
 
 
 def test_a_baseline_made_with_another_k_is_not_comparable(project: Path) -> None:
     config = write_config(project, "good_search", k=20, name="k20.yaml")
-    code, _, err = cli("check", "-c", str(config), "--quiet", "--baseline",
+    code, _, err = run_cli("check", "-c", str(config), "--quiet", "--baseline",
                        str(project / ".retrieval-gate" / "baseline.json"))  # fmt: skip
     assert code == 2
     assert "k: baseline 10, now 20" in err
-    code, _, err = cli("baseline", "-c", str(config), "--quiet",
+    code, _, err = run_cli("baseline", "-c", str(config), "--quiet",
                        "-o", str(project / ".retrieval-gate" / "baseline.json"))  # fmt: skip
     assert code == 2
     assert "--force" in err
-    code, _, _ = cli("baseline", "-c", str(config), "--quiet", "--force",
+    code, _, _ = run_cli("baseline", "-c", str(config), "--quiet", "--force",
                      "-o", str(project / ".retrieval-gate" / "baseline.json"))  # fmt: skip
     assert code == 0
 
@@ -170,7 +164,7 @@ def test_a_hand_broken_baseline_is_exit_2_with_its_position(project: Path) -> No
     baseline = project / ".retrieval-gate" / "baseline.json"
     text = baseline.read_text()
     baseline.write_text(text.replace('"k": 10', '"k": 10,,', 1))
-    code, _, err = cli("check", "-c", str(project / "gate.yaml"), "--quiet")
+    code, _, err = run_cli("check", "-c", str(project / "gate.yaml"), "--quiet")
     assert code == 2
     assert "baseline.json:" in err
 
@@ -178,13 +172,13 @@ def test_a_hand_broken_baseline_is_exit_2_with_its_position(project: Path) -> No
 def test_compare_re_decides_a_saved_result_under_other_thresholds(project: Path) -> None:
     result = project / "worse.json"
     config = write_config(project, "worse_search")
-    assert cli("check", "-c", str(config), "--quiet", "--json", str(result))[0] == 1
+    assert run_cli("check", "-c", str(config), "--quiet", "--json", str(result))[0] == 1
     lenient = project / "lenient.yaml"
     lenient.write_text(config.read_text().replace("2pt", "60pt").replace("5pt", "60pt"))
     baseline = str(project / ".retrieval-gate" / "baseline.json")
-    code, out, _ = cli("compare", baseline, str(result), "-c", str(lenient))
+    code, out, _ = run_cli("compare", baseline, str(result), "-c", str(lenient))
     assert code == 0, out
-    code, _, _ = cli("compare", baseline, str(result), "-c", str(config))
+    code, _, _ = run_cli("compare", baseline, str(result), "-c", str(config))
     assert code == 1
 
 
@@ -200,8 +194,10 @@ def test_python_api_returns_a_result_and_prints_nothing(
 def test_check_scores_a_saved_run_file_instead_of_calling_the_retriever(project: Path) -> None:
     saved = project / "worse.trec"
     worse = write_config(project, "worse_search", name="worse.yaml")
-    assert cli("run", "-c", str(worse), "--quiet", "-o", str(saved))[0] == 0
-    code, out, _ = cli("check", "-c", str(project / "gate.yaml"), "--quiet", "--run", str(saved))
+    assert run_cli("run", "-c", str(worse), "--quiet", "-o", str(saved))[0] == 0
+    code, out, _ = run_cli(
+        "check", "-c", str(project / "gate.yaml"), "--quiet", "--run", str(saved)
+    )
     assert code == 1
     assert "ndcg@10 fell 39.2 pt on intent=billing (p < 0.001)" in out
 
@@ -213,7 +209,7 @@ def test_check_writes_every_report_from_the_one_result(project: Path) -> None:
     formats = ("json", "markdown", "junit", "html")
     paths = {fmt: project / "out" / f"report.{fmt}" for fmt in formats}
     options = [item for fmt, path in paths.items() for item in (f"--{fmt}", str(path))]
-    code, _, err = cli("check", "-c", str(config), *options)
+    code, _, err = run_cli("check", "-c", str(config), *options)
     assert code == 1
     document = json.loads(paths["json"].read_text(encoding="utf-8"))
     for fmt in ("markdown", "junit", "html"):
@@ -233,7 +229,7 @@ def test_check_and_compare_write_the_default_reports_beside_the_config(
     .retrieval-gate/<name>/ beside the config, wherever the command runs; no JUnit XML."""
     monkeypatch.chdir(tmp_path_factory.mktemp("elsewhere"))
     folder = project / ".retrieval-gate" / "generated"
-    code, _, err = cli("check", "-c", str(project / "gate.yaml"))
+    code, _, err = run_cli("check", "-c", str(project / "gate.yaml"))
     assert code == 0
     assert sorted(path.name for path in folder.iterdir()) == sorted(DEFAULTS)
     assert [line for line in err.splitlines() if "wrote" in line] == [
@@ -248,7 +244,7 @@ def test_check_and_compare_write_the_default_reports_beside_the_config(
     for path in folder.iterdir():
         path.unlink()
     baseline = str(project / ".retrieval-gate" / "baseline.json")
-    code, out, err = cli(
+    code, out, err = run_cli(
         "compare", baseline, str(saved), "-c", str(project / "gate.yaml"), "--quiet"
     )
     assert (code, err) == (0, "")
@@ -259,13 +255,13 @@ def test_check_and_compare_write_the_default_reports_beside_the_config(
 def test_quiet_prints_no_wrote_lines_but_the_summary_warnings_and_errors(project: Path) -> None:
     with (project / "queries.jsonl").open("a") as handle:
         handle.write(json.dumps({"id": "unjudged", "text": "plan", "intent": "billing"}) + "\n")
-    code, out, err = cli("check", "-c", str(project / "gate.yaml"), "--quiet")
+    code, out, err = run_cli("check", "-c", str(project / "gate.yaml"), "--quiet")
     assert code == 0
     assert out.startswith("retrieval-gate generated: PASS")
     assert err == "retrieval-gate: warning: 1 query with no judgments not run: unjudged\n"
     assert (project / ".retrieval-gate" / "generated" / "report.html").is_file()
     config = write_config(project, "good_search", k=20, name="k20.yaml")
-    code, out, err = cli("check", "-c", str(config), "--quiet")
+    code, out, err = run_cli("check", "-c", str(config), "--quiet")
     assert (code, out) == (2, "")
     assert err.startswith("retrieval-gate: error: ")
     assert "wrote" not in err
@@ -275,12 +271,12 @@ def test_quiet_prints_no_wrote_lines_but_the_summary_warnings_and_errors(project
 
 def test_no_reports_writes_only_the_reports_named_by_options(project: Path) -> None:
     config = project / "gate.yaml"
-    code, _, err = cli("check", "-c", str(config), "--no-reports")
+    code, _, err = run_cli("check", "-c", str(config), "--no-reports")
     assert code == 0
     assert "wrote" not in err
     assert not (project / ".retrieval-gate" / "generated").exists()
     config.write_text(config.read_text() + "report: {markdown: reports/gate.md}\n")
-    code, _, err = cli(
+    code, _, err = run_cli(
         "check", "-c", str(config), "--no-reports", "--json", str(project / "r.json")
     )
     assert code == 0
@@ -293,7 +289,7 @@ def test_the_config_names_report_paths_relative_to_itself(project: Path) -> None
     config = project / "gate.yaml"
     text = config.read_text() + "report: {markdown: reports/gate.md, json: reports/gate.json}\n"
     config.write_text(text)
-    assert cli("check", "-c", str(config), "--quiet")[0] == 0
+    assert run_cli("check", "-c", str(config), "--quiet")[0] == 0
     assert json.loads((project / "reports" / "gate.json").read_text())["status"] == "pass"
     assert (
         "## ✅ PASS · retrieval-gate · generated" in (project / "reports" / "gate.md").read_text()
@@ -304,7 +300,7 @@ def test_the_config_names_report_paths_relative_to_itself(project: Path) -> None
     config.write_text(
         text.replace("report: {markdown: reports/gate.md, json: reports/gate.json}", "report: {}")
     )
-    code, _, err = cli("check", "-c", str(config))
+    code, _, err = run_cli("check", "-c", str(config))
     assert code == 0
     assert "wrote" not in err
     assert not (project / ".retrieval-gate" / "generated").exists()
@@ -315,7 +311,7 @@ def test_a_check_that_cannot_decide_still_reports_why(project: Path) -> None:
     baseline = str(project / ".retrieval-gate" / "baseline.json")
     result, markdown, junit = project / "r.json", project / "r.md", project / "r.xml"
     reports = ["--json", str(result), "--markdown", str(markdown), "--junit", str(junit)]
-    code, _, _ = cli("check", "-c", str(config), "--quiet", "--baseline", baseline, *reports)
+    code, _, _ = run_cli("check", "-c", str(config), "--quiet", "--baseline", baseline, *reports)
     assert code == 2
     document = json.loads(result.read_text())
     assert document["status"] == "error"
@@ -463,12 +459,12 @@ def test_baseline_replaces_a_baseline_whose_judgments_alone_changed(example_copy
     without --force; one made with other queries is kept unless --force says so."""
     path = example_copy.parent / ".retrieval-gate" / "example" / "baseline.json"
     add_judgments(example_copy)
-    code, out, err = cli("baseline", "-c", str(example_copy), "--quiet", "--no-cache")
+    code, out, err = run_cli("baseline", "-c", str(example_copy), "--quiet", "--no-cache")
     assert code == 0, err
     assert f"wrote {path}" in out
     queries = example_copy.parent / "example" / "queries.jsonl"
     queries.write_text(queries.read_text().replace('"refund"', '"a refund"', 1))
-    code, _, err = cli("baseline", "-c", str(example_copy), "--quiet", "--no-cache")
+    code, _, err = run_cli("baseline", "-c", str(example_copy), "--quiet", "--no-cache")
     assert code == 2
     assert f"{path} is kept: the baseline cannot be compared with this run" in err
     assert "the queries changed" in err
@@ -482,7 +478,7 @@ def test_a_large_top_k_leaves_the_json_result_and_compare_reads_it_back(
     monkeypatch.setattr(side_file, "TOP_K_INLINE", 10)  # QUERIES is more
     config = write_config(project, "worse_search")
     result = project / "result.json"
-    code, _, err = cli("check", "-c", str(config), "--quiet", "--json", str(result))
+    code, _, err = run_cli("check", "-c", str(config), "--quiet", "--json", str(result))
     assert code == 1, err
     document = json.loads(result.read_text())
     assert document["current"]["top_k"]["file"] == "result.top_k.jsonl"
@@ -491,7 +487,7 @@ def test_a_large_top_k_leaves_the_json_result_and_compare_reads_it_back(
     again = project / "again.json"
     baseline = project / ".retrieval-gate" / "baseline.json"
     args = ("-c", str(config), "--quiet", "--no-reports", "--json", str(again))
-    assert cli("compare", str(baseline), str(result), *args)[0] == 1
+    assert run_cli("compare", str(baseline), str(result), *args)[0] == 1
     first, second = json.loads(result.read_text()), json.loads(again.read_text())
     for one in (first, second):
         del one["baseline"]["source"], one["current"]["top_k"]["file"]  # the paths given
@@ -500,6 +496,6 @@ def test_a_large_top_k_leaves_the_json_result_and_compare_reads_it_back(
         project / "result.top_k.jsonl"
     ).read_bytes()
     (project / "result.top_k.jsonl").unlink()
-    code, _, err = cli("compare", str(baseline), str(result), *args)
+    code, _, err = run_cli("compare", str(baseline), str(result), *args)
     assert code == 2
     assert "cannot read the top-k side file result.top_k.jsonl" in err

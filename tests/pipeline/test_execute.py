@@ -2,23 +2,17 @@
 
 from __future__ import annotations
 
-import io
 import shutil
 from pathlib import Path
 
 import pytest
 
-from retrieval_gate.cli.main import main
 from retrieval_gate.metrics import evaluate
 from retrieval_gate.pipeline.execute import execute
 from retrieval_gate.readers import read_qrels, read_run
+from tests.helpers.cli import run_cli
 
 TINY = Path(__file__).resolve().parents[2] / "configs" / "tiny"
-
-
-def run_cli(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    return main(list(argv), stdout=out, stderr=err), out.getvalue(), err.getvalue()
 
 
 @pytest.fixture

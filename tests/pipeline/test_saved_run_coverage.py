@@ -4,22 +4,15 @@ a regression and not a pass."""
 
 from __future__ import annotations
 
-import io
 import shutil
 from pathlib import Path
 
 import pytest
 
-from retrieval_gate.cli.main import main
+from tests.helpers.cli import run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 LABELLED = ["api-rate-limit", "cancel-plan", "export-invoices", "reset-password", "sso-okta"]
-
-
-def cli(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = main(list(argv), stdout=out, stderr=err)
-    return code, out.getvalue(), err.getvalue()
 
 
 @pytest.fixture
@@ -31,9 +24,9 @@ def tiny(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     # The bundled sample lowers the bar for its own run.txt; these tests use the default.
     config.write_text(config.read_text().replace("  min_coverage: 0.8\n", ""))
     monkeypatch.chdir(folder)
-    code, _, err = cli("baseline", "--quiet", "--no-cache")
+    code, _, err = run_cli("baseline", "--quiet", "--no-cache")
     assert code == 0, err
-    code, _, err = cli("run", "--quiet", "--no-cache", "-o", "good.trec")
+    code, _, err = run_cli("run", "--quiet", "--no-cache", "-o", "good.trec")
     assert code == 0, err
     return folder
 
@@ -50,7 +43,9 @@ def rewrite(folder: Path, name: str, keep: list[str], rename: dict[str, str] | N
 
 
 def check(run: str, *extra: str) -> tuple[int, str]:
-    code, _, err = cli("check", "--quiet", "--no-cache", "--run", run, "--json", "out.json", *extra)
+    code, _, err = run_cli(
+        "check", "--quiet", "--no-cache", "--run", run, "--json", "out.json", *extra
+    )
     return code, err
 
 
@@ -63,7 +58,7 @@ def test_numbered_query_ids_are_exit_2_not_a_regression_on_every_slice(tiny: Pat
     numbers = {query: str(number) for number, query in enumerate(LABELLED, 1)}
     run = rewrite(tiny, "numbers.trec", LABELLED, numbers)
     for argv in (["check", "--json", "out.json"], ["baseline", "--force"]):
-        code, _, err = cli(*argv, "--quiet", "--no-cache", "--run", run)
+        code, _, err = run_cli(*argv, "--quiet", "--no-cache", "--run", run)
         assert code == 2, (argv, err)
         assert "--run numbers.trec: shares no query id with the labelled set (5 queries)" in err
         assert "labelled queries it does not answer: 'api-rate-limit', 'cancel-plan'" in err
@@ -108,7 +103,7 @@ def test_the_run_file_retriever_type_is_checked_and_named_by_its_field(tiny: Pat
     config = tiny / "run-file.yaml"
     text = (tiny / "retrieval-gate.yaml").read_text()
     config.write_text(text.replace("type: bm25", "type: run_file\n  path: one.trec"))
-    code, _, err = cli("run", "-c", str(config), "--quiet", "--no-cache")
+    code, _, err = run_cli("run", "-c", str(config), "--quiet", "--no-cache")
     assert code == 2, err
     assert "retriever.path one.trec: answers 1 of 5 labelled queries (20%)" in err
 
@@ -118,14 +113,14 @@ def test_a_live_retriever_answering_nothing_has_covered_the_query(tiny: Path) ->
     config = tiny / "nothing.yaml"
     text = (tiny / "retrieval-gate.yaml").read_text()
     config.write_text(text.replace("type: bm25", "type: python\n  target: nothing:search"))
-    code, _, err = cli("check", "-c", str(config), "--quiet", "--no-cache", "--json", "o.json")
+    code, _, err = run_cli("check", "-c", str(config), "--quiet", "--no-cache", "--json", "o.json")
     assert code == 1, err  # every query scores 0: a regression, not bad input
     assert "min_coverage" not in err
 
 
 def test_a_missing_run_file_names_the_option_the_user_wrote(tiny: Path) -> None:
     for command in ("check", "baseline"):
-        code, _, err = cli(command, "--quiet", "--no-cache", "--run", "missing.trec")
+        code, _, err = run_cli(command, "--quiet", "--no-cache", "--run", "missing.trec")
         assert code == 2, err
         assert "error: --run missing.trec: no such file" in err
         assert "retriever.path" not in err
@@ -134,7 +129,7 @@ def test_a_missing_run_file_names_the_option_the_user_wrote(tiny: Path) -> None:
 def test_hostile_unmatched_ids_are_inert_in_the_error_and_its_reports(tiny: Path) -> None:
     hostile = {q: f"::error::{q}\x1b[2J\x9b" for q in LABELLED}
     rewrite(tiny, "hostile.trec", LABELLED, hostile)
-    code, out, err = cli(
+    code, out, err = run_cli(
         "check", "--quiet", "--no-cache", "--run", "hostile.trec",
         "--json", "r.json", "--markdown", "r.md", "--junit", "r.xml", "--html", "r.html",
     )  # fmt: skip

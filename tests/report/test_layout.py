@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import re
@@ -13,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from retrieval_gate.cli.main import main
+from tests.helpers.cli import run_cli
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -43,12 +42,9 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
         pytest.skip("chromium is not installed")
     folder = tmp_path_factory.mktemp("layout")
     html = folder / "report.html"
-    out, err = io.StringIO(), io.StringIO()
     config = str(CONFIGS / "example-regressed.yaml")
-    assert (
-        main(["check", "-c", config, "--no-cache", "--html", str(html)], stdout=out, stderr=err)
-        == 1
-    ), err.getvalue()
+    code, _, err = run_cli("check", "-c", config, "--no-cache", "--html", str(html))
+    assert code == 1, err
     # The report forbids scripts (its Content-Security-Policy): the probe's copy drops it.
     text = re.sub(r'<meta http-equiv="Content-Security-Policy"[^>]*>', "", html.read_text())
     (folder / "probe.html").write_text(text.replace("</body>", PROBE + "</body>"))

@@ -2,18 +2,12 @@
 
 from __future__ import annotations
 
-import io
 import json
 from pathlib import Path
 
-from retrieval_gate.cli.main import main
+from tests.helpers.cli import run_cli
 
 QUERIES = 40
-
-
-def cli(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    return main(list(argv), stdout=out, stderr=err), out.getvalue(), err.getvalue()
 
 
 def run_file(path: Path, unjudged: int, relevant_first: bool, tag: str) -> None:
@@ -46,7 +40,9 @@ def write_gate(root: Path) -> Path:
 
 def note_of(root: Path, config: Path, after: Path) -> tuple[int, str]:
     report = root / "report.md"
-    code, _, err = cli("check", "-c", str(config), "--run", str(after), "--markdown", str(report))
+    code, _, err = run_cli(
+        "check", "-c", str(config), "--run", str(after), "--markdown", str(report)
+    )
     assert code == 1, err  # every relevant document fell out of the top 10
     return code, report.read_text()
 
@@ -60,7 +56,7 @@ def test_new_unjudged_documents_in_a_better_judged_top_k_are_no_labelling_gap(
     # contradiction, and they cannot explain the drop.
     config = write_gate(tmp_path)
     run_file(tmp_path / "before.txt", unjudged=8, relevant_first=True, tag="old")
-    assert cli("baseline", "-c", str(config), "--quiet")[0] == 0
+    assert run_cli("baseline", "-c", str(config), "--quiet")[0] == 0
     run_file(tmp_path / "after.txt", unjudged=5, relevant_first=False, tag="new")
     _, report = note_of(tmp_path, config, tmp_path / "after.txt")
     assert "entered the top 10" not in report
@@ -70,7 +66,7 @@ def test_new_unjudged_documents_in_a_better_judged_top_k_are_no_labelling_gap(
 def test_a_less_judged_top_k_still_gets_the_note(tmp_path: Path) -> None:
     config = write_gate(tmp_path)
     run_file(tmp_path / "before.txt", unjudged=2, relevant_first=True, tag="old")
-    assert cli("baseline", "-c", str(config), "--quiet")[0] == 0
+    assert run_cli("baseline", "-c", str(config), "--quiet")[0] == 0
     run_file(tmp_path / "after.txt", unjudged=6, relevant_first=False, tag="new")
     _, report = note_of(tmp_path, config, tmp_path / "after.txt")
     assert "240 unjudged documents entered the top 10" in report

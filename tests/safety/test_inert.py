@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.test_main import run_cli
+from tests.helpers.cli import run_cli
 from tests.helpers.fake_github import FakeGitHub
 
 PAYLOAD = "down\n::add-mask::x\n::error title=PWN::forged\x1b[31m red\r::warning::cr"

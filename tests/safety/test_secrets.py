@@ -3,7 +3,6 @@ info are redacted in every sink, and redirects never carry headers to another or
 
 from __future__ import annotations
 
-import io
 import json
 import shutil
 from collections.abc import Mapping
@@ -11,18 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from retrieval_gate.cli.main import main
+from tests.helpers.cli import run_cli
 from tests.helpers.local_server import Answer, serving
 
 ROOT = Path(__file__).resolve().parents[2]
 TOKEN = "tok-7f3a9c-SECRET"
 KEY = "key-51be22-SECRET"
 REPORTS = ("result.json", "report.md", "junit.xml", "report.html")
-
-
-def cli(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    return main(list(argv), stdout=out, stderr=err), out.getvalue(), err.getvalue()
 
 
 def tiny(tmp_path: Path, retriever: str) -> Path:
@@ -37,7 +31,7 @@ def tiny(tmp_path: Path, retriever: str) -> Path:
 def sinks(config: Path, tmp_path: Path, *argv: str) -> str:
     """Everything `check` wrote: console, every report; and the baseline when there is one."""
     reports = [item for name in REPORTS for item in (f"--{_flag(name)}", str(tmp_path / name))]
-    code, out, err = cli("check", "-c", str(config), "--no-cache", *reports, *argv)
+    code, out, err = run_cli("check", "-c", str(config), "--no-cache", *reports, *argv)
     assert code in (0, 1, 2), err
     written = [(tmp_path / name).read_text() for name in REPORTS if (tmp_path / name).exists()]
     baseline = config.parent / ".retrieval-gate" / "baseline.json"
@@ -113,7 +107,7 @@ def test_baselines_and_results_never_hold_a_secret(
 
     with serving(answer) as url:
         config = tiny(tmp_path, f"type: http\n  url: {url}/search?sig=${{SEARCH_TOKEN}}")
-        code, _, err = cli("baseline", "-c", str(config), "--quiet", "--no-cache")
+        code, _, err = run_cli("baseline", "-c", str(config), "--quiet", "--no-cache")
         assert code == 0, err
         everything = sinks(config, tmp_path)
     assert "sig=" in everything
@@ -136,7 +130,7 @@ def test_redirects_are_not_followed_and_headers_never_cross_origins(tmp_path: Pa
             config = tiny(
                 tmp_path, f"type: http\n  url: {url}/search\n  headers: {{X-Api-Key: {KEY}}}"
             )
-            code, out, err = cli("check", "-c", str(config), "--no-cache", "--quiet")
+            code, out, err = run_cli("check", "-c", str(config), "--no-cache", "--quiet")
     assert seen == []  # nothing, let alone the key, went to the other origin
     assert code == 2, out + err
     assert "redirects are not followed" in err

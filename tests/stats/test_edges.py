@@ -2,19 +2,13 @@
 
 from __future__ import annotations
 
-import io
 import json
 import random
 from pathlib import Path
 
 import pytest
 
-from retrieval_gate.cli.main import main
-
-
-def cli(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    return main(list(argv), stdout=out, stderr=err), out.getvalue(), err.getvalue()
+from tests.helpers.cli import run_cli
 
 
 def write_set(root: Path, queries: int, dropped: float, gate: str = "{}") -> Path:
@@ -41,7 +35,7 @@ def write_set(root: Path, queries: int, dropped: float, gate: str = "{}") -> Pat
         "k: 10\nmetrics:\n  ndcg@10: {max_drop: 2pt}\n"
         f"gate: {gate}\n"
     )
-    assert cli("baseline", "-c", str(config), "--quiet")[0] == 0
+    assert run_cli("baseline", "-c", str(config), "--quiet")[0] == 0
     return config
 
 
@@ -50,7 +44,7 @@ def test_a_denormal_p_value_prints_in_every_format(tmp_path: Path) -> None:
     config = write_set(tmp_path, 1450, dropped=1.0)
     reports = {fmt: tmp_path / f"r.{fmt}" for fmt in ("json", "markdown", "junit", "html")}
     options = [item for fmt, path in reports.items() for item in (f"--{fmt}", str(path))]
-    code, out, err = cli("check", "-c", str(config), "--run", str(tmp_path / "b.txt"), *options)
+    code, out, err = run_cli("check", "-c", str(config), "--run", str(tmp_path / "b.txt"), *options)
     assert code == 1, err
     p_value = json.loads(reports["json"].read_text())["failures"][0]["p_value"]
     assert 0 < p_value < 1e-307
@@ -68,7 +62,7 @@ def test_an_alpha_far_below_machine_epsilon_decides_or_says_why(
     tmp_path: Path, test: str, alpha: str
 ) -> None:
     config = write_set(tmp_path, 500, dropped=0.3, gate=f"{{alpha: {alpha}, test: {test}}}")
-    code, _, err = cli("check", "-c", str(config), "--run", str(tmp_path / "b.txt"), "--quiet")
+    code, _, err = run_cli("check", "-c", str(config), "--run", str(tmp_path / "b.txt"), "--quiet")
     assert "internal error" not in err
     if alpha == "1e-20":
         assert code == 1, err  # a 30% drop of 500 queries is far past 1e-20 with either test
@@ -79,5 +73,5 @@ def test_an_alpha_far_below_machine_epsilon_decides_or_says_why(
     else:
         assert code == 0, err  # the t-test's p, far below 1e-20, is still above 1e-300
     for command in ("power", "lint"):
-        code, _, err = cli(command, "-c", str(config))
+        code, _, err = run_cli(command, "-c", str(config))
         assert code == 0, err

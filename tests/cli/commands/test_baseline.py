@@ -13,7 +13,7 @@ import pytest
 
 from retrieval_gate.cli.commands.baseline import ratchet
 from retrieval_gate.gate.compare import Comparison
-from tests.cli.test_main import run_cli
+from tests.helpers.cli import run_cli
 from tests.pipeline.test_check import QUERIES, RETRIEVER, make_project, write_config
 
 CONFIGS = Path(__file__).resolve().parents[3] / "configs"

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import io
 import json
 from pathlib import Path
 
 import pytest
 
-from retrieval_gate.cli.main import main
 from retrieval_gate.pipeline.check import check
+from tests.helpers.cli import run_cli
 
 CONFIGS = Path(__file__).resolve().parents[3] / "configs"
 
@@ -24,9 +23,9 @@ def regressed(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def annotations(*argv: str) -> list[tuple[str, str]]:
-    out, err = io.StringIO(), io.StringIO()
-    assert main(["comment", *argv, "--no-summary"], stdout=out, stderr=err) == 0, err.getvalue()
-    lines = [line for line in out.getvalue().splitlines() if line.startswith("::")]
+    code, out, err = run_cli("comment", *argv, "--no-summary")
+    assert code == 0, err
+    lines = [line for line in out.splitlines() if line.startswith("::")]
     return [(line[2:].split(" ", 1)[0], line.split("::", 2)[2]) for line in lines]
 
 
@@ -50,13 +49,12 @@ def test_a_warning_is_kept_for_the_pull_request_comment(regressed: Path) -> None
     shown = annotations(str(regressed), "--no-pr-comment")
     assert len([1 for level, _ in shown if level == "warning"]) == 10
     # With the comment to publish (no token here: it warns instead), its warning is the tenth.
-    out, err = io.StringIO(), io.StringIO()
     argv = ["comment", str(regressed), "--no-summary", "--repo", "o/r", "--pr", "1"]
     with pytest.MonkeyPatch.context() as patch:
         patch.delenv("GITHUB_TOKEN", raising=False)
-        code = main(argv, stdout=out, stderr=err)
-    assert code == 0, err.getvalue()
-    warnings = [line for line in out.getvalue().splitlines() if line.startswith("::warning")]
+        code, out, err = run_cli(*argv)
+    assert code == 0, err
+    warnings = [line for line in out.splitlines() if line.startswith("::warning")]
     assert len(warnings) == 10
     assert "more warnings" in warnings[8]
     assert "not commenting: no token" in warnings[9]

@@ -14,7 +14,7 @@ import pytest
 
 from retrieval_gate.history import BranchSource, TrendPoint, load_trend
 from retrieval_gate.history.record import ResultEntry, accept_entry, entry_line
-from tests.cli.test_main import run_cli
+from tests.helpers.cli import run_cli
 from tests.history.test_store import _entry, check_result, commits, git, make_repo
 
 HOSTILE_REF = "\x1b[31mred\x1b[0m\n::error::from the ref"
