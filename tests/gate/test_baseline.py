@@ -7,7 +7,6 @@ import json
 import os
 import re
 import shutil
-import subprocess
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
@@ -28,6 +27,7 @@ from retrieval_gate.gate.baseline.record import (
     make_baseline,
 )
 from retrieval_gate.gate.slicing import slice_definition
+from tests.helpers.git import git
 
 NOW = datetime(2024, 5, 1, 12, 30, 15, 987654, tzinfo=timezone.utc)
 DEFINITION = slice_definition(["intent", "query_length"], [], [1, 3, 6], 30)
@@ -348,17 +348,6 @@ def test_slice_fingerprint_is_a_stable_sha256_of_the_definition() -> None:
     assert one != fingerprint_slices({"by": ["a"], "min_size": 31})
 
 
-def git(repo: Path, *args: str) -> str:
-    done = subprocess.run(
-        ["git", "-c", "user.name=Gate Test", "-c", "user.email=gate@example.com", *args],
-        cwd=repo,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return done.stdout.strip()
-
-
 @pytest.fixture
 def isolated_git(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A folder git will not search above, with no user or system config in the way."""
@@ -381,7 +370,7 @@ def test_git_state_of_a_real_repository(isolated_git: Path) -> None:
     (repo / "eval.txt").write_text("one\n", encoding="utf-8")
     git(repo, "add", "eval.txt")
     git(repo, "commit", "-q", "-m", "first")
-    head = git(repo, "rev-parse", "HEAD")
+    head = git(repo, "rev-parse", "HEAD").strip()
     assert git_state(repo) == (head, False)
     (repo / "untracked.sqlite").write_text("cache", encoding="utf-8")
     assert git_state(repo) == (head, False)

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from tests.helpers.cli import run_cli
-from tests.history.test_store import git
+from tests.helpers.git import git
 
 QUERIES = 600
 STEPS = [14, 16, 14, 16, 14, 16, 14, 16]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 from datetime import datetime, timezone
@@ -19,77 +18,23 @@ from retrieval_gate.history.record import (
     ResultEntry,
     entry_line,
     pr_number,
-    result_entry,
 )
 from retrieval_gate.history.store import BranchSource, append, read_history
 from tests.helpers.cli import run_cli
-
-REPO = Path(__file__).resolve().parents[2]
-TINY = REPO / "configs" / "tiny"
-BRANCH = "retrieval-gate-history"
-IDENTITY = ["-c", "user.email=gate@example.org", "-c", "user.name=gate"]
-
-
-def git(root: Path, *args: str) -> str:
-    """`git -C root ARGS` with an identity; its output."""
-    done = subprocess.run(
-        ["git", "-C", str(root), *IDENTITY, *args],
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    return done.stdout
-
-
-def make_repo(root: Path) -> tuple[Path, Path]:
-    """A bare remote and a clone of it on `main` holding configs/tiny's labelled set and
-    config (reports and baseline git-ignored), pushed."""
-    remote, work = root / "remote.git", root / "work"
-    subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(remote)], check=True)
-    work.mkdir()
-    git(work, "init", "-q", "-b", "main")
-    for name in ("corpus.jsonl", "qrels.txt", "queries.jsonl", "retrieval-gate.yaml"):
-        shutil.copy2(TINY / name, work / name)
-    (work / ".gitignore").write_text(".retrieval-gate/\n", encoding="utf-8")
-    git(work, "add", "-A")
-    git(work, "commit", "-qm", "Add the gate (#1)")
-    git(work, "remote", "add", "origin", str(remote))
-    git(work, "push", "-q", "origin", "main")
-    return work, remote
+from tests.helpers.git import git
+from tests.helpers.history import (
+    BRANCH,
+    check_result,
+    commits,
+    entry_at,
+    make_repo,
+    result_at,
+)
 
 
 def clone(remote: Path, dest: Path) -> Path:
     subprocess.run(["git", "clone", "-q", str(remote), str(dest)], check=True)
     return dest
-
-
-def check_result(work: Path, out: Path) -> dict[str, Any]:
-    """A `check` JSON result of the checked-out commit (a baseline made first)."""
-    config = str(work / "retrieval-gate.yaml")
-    code, _, err = run_cli("baseline", "-c", config, "--quiet", "--force")
-    assert code == 0, err
-    code, _, err = run_cli("check", "-c", config, "--quiet", "--no-cache", "--json", str(out))
-    assert code == 0, err
-    document: dict[str, Any] = json.loads(out.read_text(encoding="utf-8"))
-    return document
-
-
-def result_at(document: dict[str, Any], commit: str, path: Path) -> Path:
-    """`document` as if `check` had run at `commit` (the scores are the same)."""
-    moved = json.loads(json.dumps(document))
-    moved["current"]["git_commit"] = commit
-    path.write_text(json.dumps(moved), encoding="utf-8")
-    return path
-
-
-def commits(work: Path, count: int, subject: str = "Merge pull request #{n} from a/b") -> list[str]:
-    """`count` new empty commits on main, pushed; their shas, oldest first."""
-    made = []
-    for n in range(count):
-        git(work, "commit", "-q", "--allow-empty", "-m", subject.format(n=100 + n))
-        made.append(git(work, "rev-parse", "HEAD").strip())
-    git(work, "push", "-q", "origin", "main")
-    return made
 
 
 def remote_lines(remote: Path, name: str = "tiny") -> list[dict[str, Any]]:
@@ -205,8 +150,8 @@ def test_a_lost_race_re_appends_onto_the_new_tip(
     work, remote, document = world
     mine, theirs = commits(work, 2)
     other = clone(remote, tmp_path / "other")
-    their_entry = _entry(document, other, theirs, tmp_path / "theirs.json")
-    my_entry = _entry(document, work, mine, tmp_path / "mine.json")
+    their_entry = entry_at(document, other, theirs, tmp_path / "theirs.json")
+    my_entry = entry_at(document, work, mine, tmp_path / "mine.json")
     real_commit = store._commit
     calls = []
 
@@ -224,15 +169,6 @@ def test_a_lost_race_re_appends_onto_the_new_tip(
     assert done.appended
     assert done.attempts == 2
     assert [line["commit"] for line in remote_lines(remote)] == [theirs, mine]
-
-
-def _entry(document: dict[str, Any], repo: Path, sha: str, path: Path) -> ResultEntry:
-    info = store.commit_info(repo, sha)
-    moved = json.loads(result_at(document, sha, path).read_text(encoding="utf-8"))
-    return result_entry(
-        moved, str(path), commit=info.sha, time=info.time, ref="refs/heads/main",
-        subject=info.message,
-    )  # fmt: skip
 
 
 RACER = """\
@@ -372,7 +308,7 @@ def test_a_record_of_a_newer_schema_is_refused_with_the_reason(
 ) -> None:
     work, _, document = world
     head = git(work, "rev-parse", "HEAD").strip()
-    line = json.loads(entry_line(_entry(document, work, head, tmp_path / "r.json")))
+    line = json.loads(entry_line(entry_at(document, work, head, tmp_path / "r.json")))
     line["history_schema"] = HISTORY_SCHEMA_VERSION + 1
     history = tmp_path / "tiny.jsonl"
     history.write_text("\n" + json.dumps(line) + "\n", encoding="utf-8")
@@ -385,7 +321,7 @@ def test_a_record_of_a_newer_schema_is_refused_with_the_reason(
 def test_a_missing_field_is_named(world: tuple[Path, Path, dict[str, Any]], tmp_path: Path) -> None:
     work, _, document = world
     head = git(work, "rev-parse", "HEAD").strip()
-    line = json.loads(entry_line(_entry(document, work, head, tmp_path / "r.json")))
+    line = json.loads(entry_line(entry_at(document, work, head, tmp_path / "r.json")))
     del line["means"]
     line["record"]["scores"]["ndcg@10"] = [0.5]
     history = tmp_path / "tiny.jsonl"

@@ -20,6 +20,7 @@ import pytest
 import yaml
 
 from tests.helpers.fake_github import FakeGitHub
+from tests.helpers.git import git
 
 REPO = Path(__file__).resolve().parents[2]
 ACTION: dict[str, Any] = yaml.safe_load((REPO / "action.yml").read_text(encoding="utf-8"))
@@ -545,34 +546,17 @@ def test_regression(
         assert not run.failed, run.log
 
 
-def _git(root: Path, *args: str) -> None:
-    subprocess.run(
-        [
-            "git",
-            "-C",
-            str(root),
-            "-c",
-            "user.email=gate@example.org",
-            "-c",
-            "user.name=gate",
-            *args,
-        ],
-        check=True,
-        capture_output=True,
-    )
-
-
 def test_against_base_compares_with_the_retriever_at_the_base_branch(
     make_runner: Callable[..., Runner], workspace: Path
 ) -> None:
-    _git(workspace, "init", "-q", "-b", "feature")
-    _git(workspace, "add", "-A")
-    _git(workspace, "commit", "-qm", "base")
+    git(workspace, "init", "-q", "-b", "feature")
+    git(workspace, "add", "-A")
+    git(workspace, "commit", "-qm", "base")
     # What actions/checkout with fetch-depth: 0 leaves: the base branch as origin/main.
-    _git(workspace, "update-ref", "refs/remotes/origin/main", "HEAD")
+    git(workspace, "update-ref", "refs/remotes/origin/main", "HEAD")
     _make_worse(workspace)
-    _git(workspace, "add", "-A")
-    _git(workspace, "commit", "-qm", "a worse retriever")
+    git(workspace, "add", "-A")
+    git(workspace, "commit", "-qm", "a worse retriever")
     with FakeGitHub(token=TOKEN, repos={SLUG: [PR]}) as gh:
         runner = make_runner(gh.url)
         runner.extra_env = {"GITHUB_BASE_REF": "main"}

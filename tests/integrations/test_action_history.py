@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from tests.helpers.fake_github import FakeGitHub
-from tests.history.test_store import git
+from tests.helpers.git import git
 from tests.integrations.test_action import (  # noqa: F401  (the module's fixtures: one venv, one action copy)
     CONFIG,
     PR,

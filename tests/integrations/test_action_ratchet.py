@@ -22,7 +22,7 @@ from retrieval_gate.integrations.github.pulls import (
 )
 from tests.helpers.cli import run_cli
 from tests.helpers.fake_github import FakeGitHub
-from tests.history.test_store import git
+from tests.helpers.git import git
 from tests.integrations.test_action import (  # noqa: F401  (the module's fixtures: one venv, one action copy)
     CONFIG,
     PR,

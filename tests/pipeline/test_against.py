@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from tests.helpers.cli import run_cli
+from tests.helpers.git import git
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "configs"
@@ -17,25 +17,6 @@ WORSE = """  type: bm25
   stemmer: null
   fields: [title]
 """
-
-
-def git(repo: Path, *args: str) -> str:
-    done = subprocess.run(
-        [
-            "git",
-            "-C",
-            str(repo),
-            "-c",
-            "user.email=gate@example.org",
-            "-c",
-            "user.name=gate",
-            *args,
-        ],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return done.stdout.strip()
 
 
 @pytest.fixture
@@ -93,12 +74,12 @@ def test_a_worse_retriever_fails_as_it_does_against_a_baseline_made_at_the_refer
     for ours, theirs in zip(against["comparisons"], baseline["comparisons"], strict=True):
         assert ours["p_value"] == theirs["p_value"]
         assert ours["delta"] == theirs["delta"]
-    head_1 = git(repo, "rev-parse", "HEAD~1")
+    head_1 = git(repo, "rev-parse", "HEAD~1").strip()
     assert against["baseline"]["git_commit"] == head_1
     assert against["baseline"]["source"] == f"a run at HEAD~1 ({head_1[:12]})"
     assert "FAIL" in out
     assert not list((repo.parent).glob("retrieval-gate-against-*"))
-    assert git(repo, "worktree", "list").count("\n") == 0  # the worktree is gone
+    assert git(repo, "worktree", "list").strip().count("\n") == 0  # the worktree is gone
 
 
 def test_a_commit_that_changes_nothing_passes_and_a_branch_is_taken_at_its_merge_base(
@@ -113,7 +94,7 @@ def test_a_commit_that_changes_nothing_passes_and_a_branch_is_taken_at_its_merge
     git(repo, "checkout", "-q", "feature")
     code, out, err, document = check(repo, "--against", "main")
     assert code == 0, err
-    base = git(repo, "merge-base", "HEAD", "main")
+    base = git(repo, "merge-base", "HEAD", "main").strip()
     assert document["baseline"]["git_commit"] == base
     assert document["baseline"]["source"] == f"a run at main (merge-base {base[:12]})"
     assert all(c["delta"] == 0 for c in document["comparisons"])
@@ -176,7 +157,7 @@ def test_a_reference_that_cannot_run_is_exit_2_naming_the_commit(repo: Path) -> 
     commit_config(repo, "  stemmer: klingon\n", "", "fixed")
     code, _, err, _ = check(repo, "--against", "HEAD~1")
     assert code == 2
-    short = git(repo, "rev-parse", "HEAD~1")[:12]
+    short = git(repo, "rev-parse", "HEAD~1").strip()[:12]
     assert f"the retriever at HEAD~1 ({short}): retriever.stemmer" in err
     assert "no stemmer for 'klingon'" in err
 
@@ -266,7 +247,7 @@ def test_the_reports_name_the_reference_run(repo: Path) -> None:
     markdown = repo / "report.md"
     code, _, err, _ = check(repo, "--against", "HEAD", "--markdown", str(markdown))
     assert code == 0, err
-    short = git(repo, "rev-parse", "HEAD")[:12]
+    short = git(repo, "rev-parse", "HEAD").strip()[:12]
     assert f"reference: a run at HEAD ({short})" in markdown.read_text()
 
 

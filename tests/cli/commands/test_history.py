@@ -15,7 +15,8 @@ import pytest
 from retrieval_gate.history import BranchSource, TrendPoint, load_trend
 from retrieval_gate.history.record import ResultEntry, accept_entry, entry_line
 from tests.helpers.cli import run_cli
-from tests.history.test_store import _entry, check_result, commits, git, make_repo
+from tests.helpers.git import git
+from tests.helpers.history import check_result, commits, entry_at, make_repo
 
 HOSTILE_REF = "\x1b[31mred\x1b[0m\n::error::from the ref"
 HOSTILE_SUBJECT = "::error title=x::pwned\r\n##[error]old syntax\x07"
@@ -41,7 +42,7 @@ def history(tmp_path: Path) -> tuple[Path, Path, list[str]]:
     work, _ = make_repo(tmp_path)
     document = check_result(work, tmp_path / "result.json")
     shas = commits(work, 3)
-    entries = [_entry(document, work, sha, tmp_path / f"{sha}.json") for sha in shas]
+    entries = [entry_at(document, work, sha, tmp_path / f"{sha}.json") for sha in shas]
     last = entries[-1]
     entries[-1] = dataclasses.replace(
         last,
