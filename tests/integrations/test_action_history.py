@@ -11,69 +11,25 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.helpers.fake_github import FakeGitHub
-from tests.helpers.git import git
-from tests.integrations.test_action import (  # noqa: F401  (the module's fixtures: one venv, one action copy)
+from tests.helpers.action_runner import (
     CONFIG,
     PR,
-    REPO,
     SLUG,
     TOKEN,
-    Runner,
-    _make_worse,
-    action_path,
-    python_bin,
+    HistoryRunner,
+    make_worse,
+    tiny_repository,
 )
+from tests.helpers.fake_github import FakeGitHub
+from tests.helpers.git import git
 
 BRANCH = "retrieval-gate-history"
 
 
-class HistoryRunner(Runner):
-    """A Runner whose event names the default branch, as GitHub's push payload does."""
-
-    ref: str = "refs/heads/main"
-
-    def _environment(self) -> dict[str, str]:
-        env = super()._environment()
-        event: dict[str, Any] = json.loads(Path(env["GITHUB_EVENT_PATH"]).read_text("utf-8"))
-        event["repository"]["default_branch"] = "main"
-        Path(env["GITHUB_EVENT_PATH"]).write_text(json.dumps(event), encoding="utf-8")
-        return env | {"GITHUB_REF": self.ref}
-
-
-def tiny_repository(
-    root: Path, message: str, write_baseline: Callable[[Path], None] | None = None
-) -> tuple[Path, Path]:
-    """configs/tiny in a git repository `root/workspace`, committed with `message` and pushed
-    to a bare remote `root/remote.git`; its baseline is the bundled one unless
-    `write_baseline(workspace)` writes another. (workspace, remote)."""
-    remote = root / "remote.git"
-    subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(remote)], check=True)
-    workspace = root / "workspace"
-    tiny = workspace / "configs" / "tiny"
-    tiny.mkdir(parents=True)
-    for name in ("corpus.jsonl", "qrels.txt", "queries.jsonl", "retrieval-gate.yaml"):
-        (tiny / name).write_bytes((REPO / "configs" / "tiny" / name).read_bytes())
-    baseline = tiny / ".retrieval-gate" / "baseline.json"
-    baseline.parent.mkdir()
-    if write_baseline is None:
-        bundled = REPO / "configs" / "tiny" / ".retrieval-gate" / "baseline.json"
-        baseline.write_bytes(bundled.read_bytes())
-    else:
-        write_baseline(workspace)
-    (workspace / ".gitignore").write_text("cache.sqlite*\n", encoding="utf-8")
-    git(workspace, "init", "-q", "-b", "main")
-    git(workspace, "add", "-A")
-    git(workspace, "commit", "-qm", message)
-    git(workspace, "remote", "add", "origin", str(remote))
-    git(workspace, "push", "-q", "origin", "main")
-    return workspace, remote
-
-
 @pytest.fixture
 def repo(
-    python_bin: Path,  # noqa: F811
-    action_path: Path,  # noqa: F811
+    python_bin: Path,
+    action_path: Path,
     tmp_path: Path,
 ) -> Callable[..., tuple[HistoryRunner, Path]]:
     """A workspace that is a git repository pushed to a bare remote, and a runner in it."""
@@ -126,7 +82,7 @@ def test_a_drift_past_the_budget_fails_the_job_though_the_gate_passed(
         runner, remote = repo(gh.url)
         assert not runner.run({"config": CONFIG, "history": "true"}).failed
         workspace = runner.workspace
-        _make_worse(workspace)
+        make_worse(workspace)
         # Each pull request may lose everything; the main branch may lose nothing over time.
         path = workspace / CONFIG
         config = yaml.safe_load(path.read_text(encoding="utf-8"))

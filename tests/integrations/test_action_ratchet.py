@@ -20,21 +20,20 @@ from retrieval_gate.integrations.github.pulls import (
     ratchet_body,
     upsert_pull_request,
 )
-from tests.helpers.cli import run_cli
-from tests.helpers.fake_github import FakeGitHub
-from tests.helpers.git import git
-from tests.integrations.test_action import (  # noqa: F401  (the module's fixtures: one venv, one action copy)
+from tests.helpers.action_runner import (
     CONFIG,
     PR,
     REPO,
     SLUG,
     TOKEN,
     ActionRun,
-    _make_worse,
-    action_path,
-    python_bin,
+    HistoryRunner,
+    make_worse,
+    tiny_repository,
 )
-from tests.integrations.test_action_history import HistoryRunner, tiny_repository
+from tests.helpers.cli import run_cli
+from tests.helpers.fake_github import FakeGitHub
+from tests.helpers.git import git
 
 BRANCH = "retrieval-gate/ratchet"
 BASELINE = "configs/tiny/.retrieval-gate/baseline.json"
@@ -63,14 +62,14 @@ def _worse_run(tmp_path: Path) -> Path:
         scratch / "configs" / "tiny",
         ignore=shutil.ignore_patterns("cache.sqlite*"),
     )
-    _make_worse(scratch)
+    make_worse(scratch)
     return scratch / "configs" / "tiny" / "worse.trec"
 
 
 @pytest.fixture
 def repo(
-    python_bin: Path,  # noqa: F811
-    action_path: Path,  # noqa: F811
+    python_bin: Path,
+    action_path: Path,
     tmp_path: Path,
 ) -> Callable[..., tuple[RatchetRunner, Path]]:
     """A workspace that is a git repository pushed to a bare remote, and a runner in it. Its
@@ -246,7 +245,7 @@ def test_the_ratchet_is_off_by_default_and_waits_for_a_pass(
         off = runner.run({"config": CONFIG, "comment": "false"})
         assert not off.failed, off.log
         assert off.step("Ratchet the baseline").conclusion == "skipped"
-        _make_worse(runner.workspace)  # the gate fails: nothing is ratcheted
+        make_worse(runner.workspace)  # the gate fails: nothing is ratcheted
         failed, _ = repo(gh.url)
         run = failed.run({**ON, "fail-on-regression": "false"})
         assert run.outputs["verdict"] == "fail", run.log
@@ -279,7 +278,7 @@ def test_ratchet_inputs_are_checked(
 HOSTILE = "::error::forged\n\x1b[31mred\x07\n```\n</details> @octo t0ken\n"
 
 
-def _shim(tmp_path: Path, python_bin: Path) -> str:  # noqa: F811
+def _shim(tmp_path: Path, python_bin: Path) -> str:
     """A PATH on which `retrieval-gate baseline` also prints hostile text after its own."""
     shim = tmp_path / "shim"
     shim.mkdir()
@@ -297,7 +296,7 @@ def _shim(tmp_path: Path, python_bin: Path) -> str:  # noqa: F811
 
 def test_hostile_output_is_inert_in_the_pull_request_and_the_token_never_shows(
     repo: Callable[..., tuple[RatchetRunner, Path]],
-    python_bin: Path,  # noqa: F811
+    python_bin: Path,
     tmp_path: Path,
 ) -> None:
     with FakeGitHub(token=TOKEN, repos={SLUG: [PR]}) as gh:
