@@ -12,7 +12,7 @@ import pytest
 
 from retrieval_gate.gate.baseline.file import read_baseline
 from tests.helpers.cli import run_cli
-from tests.pipeline.test_check import QUERIES, make_project, write_config
+from tests.helpers.generated_project import QUERIES, make_project, write_config
 
 # --- judged@k and labelling gaps -----------------------------------------------------------
 

@@ -14,7 +14,7 @@ from retrieval_gate.errors import GateError, InputError
 from retrieval_gate.gate.baseline.file import read_baseline, write_baseline
 from retrieval_gate.gate.repeats import averaged, noise_of, runs_of
 from tests.helpers.cli import run_cli
-from tests.pipeline.test_check import QUERIES, make_project, write_config
+from tests.helpers.generated_project import QUERIES, make_project, write_config
 
 NOISY_RETRIEVER = """\
 import os

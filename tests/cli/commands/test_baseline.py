@@ -14,16 +14,14 @@ import pytest
 from retrieval_gate.cli.commands.baseline import ratchet
 from retrieval_gate.gate.compare import Comparison
 from tests.helpers.cli import run_cli
-from tests.pipeline.test_check import QUERIES, RETRIEVER, make_project, write_config
+from tests.helpers.generated_project import (
+    QUERIES,
+    make_project,
+    write_config,
+    write_retriever,
+)
 
 CONFIGS = Path(__file__).resolve().parents[3] / "configs"
-
-
-def write_retriever(root: Path, name: str, broken: int, where: str) -> None:
-    """test_gate's retriever, broken on `broken`% of the queries of intent `where`."""
-    code = RETRIEVER.replace("@COUNT@", str(QUERIES)).replace("@RANK@", "6")
-    code = code.replace("@BROKEN@", str(broken)).replace("@WHERE@", where)
-    (root / f"{name}.py").write_text(code)
 
 
 def baseline_of(root: Path) -> Path:
