@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.cli import run_cli
-from tests.history.test_drift import BUDGET, STEPS, Main
+from tests.helpers.drifting_main import BUDGET, STEPS, Main
 
 
 def test_the_next_pull_request_shows_the_trend_and_names_the_drift(
