@@ -28,7 +28,7 @@ from retrieval_gate.errors import MetricError
 from retrieval_gate.metrics import Scores, evaluate, parse_metric
 from retrieval_gate.metrics.incomplete import CONDENSED_OF, INFAP_EPSILON
 from retrieval_gate.readers import read_qrels, read_run
-from tests.oracles.test_trec_eval import CASES, COUNTS, DATA, our_metric
+from tests.helpers.trec_eval_cases import CASES, COUNTS, DATA, our_metric
 
 Results = dict[str, dict[str, float]]
 Judgments = dict[str, dict[str, float]]

@@ -24,7 +24,7 @@ import pytest
 from retrieval_gate.errors import MetricError
 from retrieval_gate.metrics import evaluate, parse_metric
 from retrieval_gate.readers import read_qrels, read_run, run_from_dict
-from tests.oracles.test_trec_eval import CASES, DATA
+from tests.helpers.trec_eval_cases import CASES, DATA
 
 Grades = Mapping[str, float]
 Results = Mapping[str, float]

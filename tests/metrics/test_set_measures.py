@@ -17,8 +17,8 @@ from retrieval_gate.errors import MetricError
 from retrieval_gate.metrics import Scores, evaluate, parse_metric
 from retrieval_gate.metrics.explain import notes
 from retrieval_gate.readers import read_qrels, read_run
-from tests.oracles.test_pytrec_eval import make_case, truncated
-from tests.oracles.test_trec_eval import CASES, DATA
+from tests.helpers.random_cases import make_case, truncated
+from tests.helpers.trec_eval_cases import CASES, DATA
 
 TOLERANCE = 1e-9
 N_CASES = 300
