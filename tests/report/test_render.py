@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import html.parser
 import json
 import os
 import random
@@ -25,8 +24,8 @@ from retrieval_gate.report import (
     summary_of,
     validate_result,
 )
+from tests.helpers.report import GOLDEN, elements, with_golden_trend
 
-GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "report"
 UPDATE = os.environ.get("RETRIEVAL_GATE_UPDATE_GOLDEN") == "1"
 ZWSP = "\u200b"
 NOT_JUDGED = "\u2796"  # the heavy minus sign that marks rows without an enforced verdict
@@ -172,40 +171,6 @@ def test_rendering_is_deterministic(regressed: dict[str, Any]) -> None:
         assert render(regressed, fmt) == render(json.loads(json.dumps(regressed)), fmt)
 
 
-class _Elements(html.parser.HTMLParser):
-    def __init__(self) -> None:
-        super().__init__()
-        self.tags: list[str] = []
-        self.cell_tags: list[str] = []
-        self.cells: list[list[str]] = []
-        self._cell: list[str] | None = None
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        self.tags.append(tag)
-        if self._cell is not None:
-            self.cell_tags.append(tag)
-        if tag == "tr":
-            self.cells.append([])
-        if tag in ("td", "th"):
-            self._cell = []
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag in ("td", "th") and self._cell is not None:
-            self.cells[-1].append("".join(self._cell))
-            self._cell = None
-
-    def handle_data(self, data: str) -> None:
-        if self._cell is not None:
-            self._cell.append(data)
-
-
-def _elements(markup: str) -> _Elements:
-    parser = _Elements()
-    parser.feed(markup)
-    parser.close()
-    return parser
-
-
 def _visible(text: str) -> str:
     return " ".join(text.replace(ZWSP, "").split())
 
@@ -214,7 +179,7 @@ def test_hostile_query_text_renders_inert_in_markdown(regressed: dict[str, Any])
     # GitHub's renderer is cmark-gfm; markdown-it's gfm-like preset (raw HTML on, tables,
     # autolinks) parses the same constructs, so what it turns into markup GitHub would too.
     rendered = MarkdownIt("gfm-like").render(render(regressed, "markdown"))
-    found = _elements(rendered)
+    found = elements(rendered)
     assert not {"img", "a", "b", "script"} & set(found.tags)
     assert found.cell_tags == [], "text in a table cell became markup"
     rows = {row[0]: row for row in found.cells if len(row) == 6 and row[0] in HOSTILE}
@@ -228,7 +193,7 @@ def test_hostile_query_text_renders_inert_in_markdown(regressed: dict[str, Any])
 
 
 def test_hostile_query_text_renders_inert_in_html(regressed: dict[str, Any]) -> None:
-    found = _elements(render(regressed, "html"))
+    found = elements(render(regressed, "html"))
     assert not {"img", "a", "b", "script", "iframe"} & set(found.tags)
     assert set(found.cell_tags) <= {"br"}
     texts = {row[0]: row[1] for row in found.cells if row and row[0] in HOSTILE}
@@ -680,7 +645,7 @@ def test_report_only_rows_carry_no_verdict(regressed: dict[str, Any]) -> None:
     assert all(row.startswith(f"| {NOT_JUDGED} report only |") for row in rows)
     assert not any("✅" in row or "pass" in row for row in rows)
     assert rows[0].endswith("| -25.56 [-32.24, -18.88] | < 0.001 | none |")
-    found = _elements(render(record, "html"))
+    found = elements(render(record, "html"))
     cells = [row for row in found.cells if any("ndcg(gain=linear)@10" in c for c in row)]
     assert len(cells) == len(report_only)
     assert all(row[0] == "report only" for row in cells)  # a word, no emoji in HTML
@@ -910,36 +875,6 @@ def test_a_hostile_slice_name_cannot_leave_the_forest_plot(regressed: dict[str, 
 # --------------------------------------------------------------------------------------------
 # The main branch's trend (report/trend.py): pinned here so one command regenerates every golden
 # --------------------------------------------------------------------------------------------
-
-
-def trend_points(count: int, *, start: float = 0.86, step: float = 0.0013) -> list[Any]:
-    """`count` main-branch points of a metric drifting around `start`, deterministic, the
-    fourth one without a value; commits and PR numbers follow the index."""
-    from retrieval_gate.history.record import TrendPoint
-
-    return [
-        TrendPoint(
-            commit=f"{i:04x}" + "c0ffee" * 6,
-            pr=300 + i if i % 7 else None,
-            time=f"2026-10-{1 + i % 30:02d}T12:00:00Z",
-            value=float("nan") if i == 3 else start + step * ((i * 37) % 11 - 5) + 0.004 * (i / 10),
-        )
-        for i in range(count)
-    ]
-
-
-def with_golden_trend(document: dict[str, Any]) -> dict[str, Any]:
-    """`document` with 30 merges of ndcg@10 and recall@10 and 1 of rr@10 on main."""
-    from retrieval_gate.report.trend import with_trend
-
-    return with_trend(
-        document,
-        {
-            "ndcg@10": trend_points(30),
-            "recall@10": trend_points(30, start=0.64, step=0.002),
-            "rr@10": trend_points(1, start=0.97),
-        },
-    )
 
 
 def test_a_result_with_a_trend_is_pinned_in_every_format() -> None:

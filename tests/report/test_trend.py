@@ -26,7 +26,7 @@ from retrieval_gate.report.trend import (
     trend_views,
     with_trend,
 )
-from tests.report.test_render import GOLDEN, _elements, trend_points, with_golden_trend
+from tests.helpers.report import GOLDEN, elements, trend_points, with_golden_trend
 
 SVG = "{http://www.w3.org/2000/svg}"
 DASH = "\u2013"  # en dash, of a range
@@ -370,7 +370,7 @@ def test_hostile_labels_are_inert_in_the_markdown(hostile: dict[str, str]) -> No
     assert "\x1b" not in markdown
     assert "<script>" not in markdown
     assert "<img" not in markdown
-    found = _elements(MarkdownIt("gfm-like").render(markdown))
+    found = elements(MarkdownIt("gfm-like").render(markdown))
     assert not {"script", "img", "a"} & set(found.tags)
     (line,) = trend_lines(markdown)  # one line each, whatever the labels hold
     branch = "main&lt;img src=x onerror=alert(1)&gt; ::warning::b?\\[2J"  # newline: a space
@@ -383,7 +383,7 @@ def test_hostile_labels_are_inert_in_the_html(hostile: dict[str, str]) -> None:
     html = hostile["html"]
     assert "\x1b" not in html
     assert "<script>" not in html
-    found = _elements(html)
+    found = elements(html)
     assert not {"script", "img", "a", "iframe"} & set(found.tags)
     start = html.index('<h2 id="trend">')
     section = html[start : html.index("</svg>", start) + len("</svg>")]

@@ -1,0 +1,75 @@
+"""What the report tests share: the golden files, the elements of markup, a pinned trend."""
+
+from __future__ import annotations
+
+import html.parser
+from pathlib import Path
+from typing import Any
+
+from retrieval_gate.history.record import TrendPoint
+from retrieval_gate.report.trend import with_trend
+
+GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "report"
+
+
+class Elements(html.parser.HTMLParser):
+    """Every tag in order, each table row's cells as text, and the tags found inside cells."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[str] = []
+        self.cell_tags: list[str] = []
+        self.cells: list[list[str]] = []
+        self._cell: list[str] | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append(tag)
+        if self._cell is not None:
+            self.cell_tags.append(tag)
+        if tag == "tr":
+            self.cells.append([])
+        if tag in ("td", "th"):
+            self._cell = []
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in ("td", "th") and self._cell is not None:
+            self.cells[-1].append("".join(self._cell))
+            self._cell = None
+
+    def handle_data(self, data: str) -> None:
+        if self._cell is not None:
+            self._cell.append(data)
+
+
+def elements(markup: str) -> Elements:
+    """The tags and table cells of `markup`."""
+    parser = Elements()
+    parser.feed(markup)
+    parser.close()
+    return parser
+
+
+def trend_points(count: int, *, start: float = 0.86, step: float = 0.0013) -> list[Any]:
+    """`count` main-branch points of a metric drifting around `start`, deterministic, the
+    fourth one without a value; commits and PR numbers follow the index."""
+    return [
+        TrendPoint(
+            commit=f"{i:04x}" + "c0ffee" * 6,
+            pr=300 + i if i % 7 else None,
+            time=f"2026-10-{1 + i % 30:02d}T12:00:00Z",
+            value=float("nan") if i == 3 else start + step * ((i * 37) % 11 - 5) + 0.004 * (i / 10),
+        )
+        for i in range(count)
+    ]
+
+
+def with_golden_trend(document: dict[str, Any]) -> dict[str, Any]:
+    """`document` with 30 merges of ndcg@10 and recall@10 and 1 of rr@10 on main."""
+    return with_trend(
+        document,
+        {
+            "ndcg@10": trend_points(30),
+            "recall@10": trend_points(30, start=0.64, step=0.002),
+            "rr@10": trend_points(1, start=0.97),
+        },
+    )
