@@ -9,12 +9,7 @@ import pytest
 from retrieval_gate.core.judgments import Judgments
 from retrieval_gate.errors import InputError
 from retrieval_gate.readers import read_judgments, read_qrels
-
-
-def write(tmp_path: Path, name: str, text: str) -> Path:
-    path = tmp_path / name
-    path.write_text(text, encoding="utf-8")
-    return path
+from tests.helpers.builders import write
 
 
 def test_trec_second_column_is_the_annotator_when_it_varies(tmp_path: Path) -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import importlib.util
 import json
 import re
-import shutil
 import subprocess
 import sys
 from collections import Counter
@@ -16,11 +15,11 @@ from types import ModuleType
 import pytest
 
 from retrieval_gate.config.loader import load
+from tests.helpers.builders import EXAMPLE_BASELINE, copy_example
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIGS = ROOT / "configs"
 EXAMPLE = CONFIGS / "example"
-BASELINE = Path(".retrieval-gate") / "example" / "baseline.json"
 INTENTS = {"how-to", "troubleshooting", "billing", "account", "navigational", "security"}
 SEGMENTS = {"free", "business", "enterprise"}
 
@@ -55,14 +54,7 @@ def generator() -> Iterator[ModuleType]:
 def configs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The example's configs, data and committed baseline copied into a temporary configs/
     (no cache), so running the gate writes nothing into the repository."""
-    target = tmp_path_factory.mktemp("example") / "configs"
-    target.mkdir()
-    for name in ("example.yaml", "example-regressed.yaml"):
-        shutil.copy(CONFIGS / name, target / name)
-    shutil.copytree(EXAMPLE, target / "example", ignore=shutil.ignore_patterns("__pycache__"))
-    (target / BASELINE).parent.mkdir(parents=True)
-    shutil.copy(CONFIGS / BASELINE, target / BASELINE)
-    return target
+    return copy_example(tmp_path_factory.mktemp("example") / "configs")
 
 
 def gate(configs: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -99,7 +91,7 @@ def test_regressed_gate_fails_and_names_the_slices(configs: Path) -> None:
 def test_both_configs_compare_with_the_same_baseline() -> None:
     """Everything in the baseline fingerprint but the retriever is shared."""
     good, bad = load(CONFIGS / "example.yaml"), load(CONFIGS / "example-regressed.yaml")
-    assert good.baseline == bad.baseline == BASELINE.as_posix()
+    assert good.baseline == bad.baseline == EXAMPLE_BASELINE.as_posix()
     for field in ("dataset", "k", "metrics", "slices", "gate"):
         assert getattr(good, field) == getattr(bad, field), field
     assert good.retriever != bad.retriever

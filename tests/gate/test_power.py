@@ -12,8 +12,8 @@ import yaml
 
 from retrieval_gate.gate.baseline.file import read_baseline
 from retrieval_gate.stats.detectability import detectable_drop, queries_needed
+from tests.helpers.builders import labelled_set
 from tests.helpers.cli import run_cli
-from tests.lint.test_engine import labelled_set
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "configs" / "example.yaml"

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import csv
 import gzip
-import shutil
 from pathlib import Path
 
 import pytest
@@ -14,23 +13,14 @@ from retrieval_gate.errors import InputError
 from retrieval_gate.labels.merge import describe_merge, merge_judgments
 from retrieval_gate.labels.queue import QueueJudgment, read_judged_queue
 from retrieval_gate.readers import read_judgments, read_qrels
+from tests.helpers.builders import write
 from tests.helpers.cli import run_cli
-
-ROOT = Path(__file__).resolve().parents[2]
-CONFIGS = ROOT / "configs"
-BASELINE = Path(".retrieval-gate") / "example" / "baseline.json"
 
 
 def row(
     query_id: str, doc_id: str, grade: float, annotator: str | None = None, line: int = 1
 ) -> QueueJudgment:
     return QueueJudgment(query_id, doc_id, grade, annotator, line, "queue.jsonl")
-
-
-def write(tmp_path: Path, name: str, text: str) -> Path:
-    path = tmp_path / name
-    path.write_bytes(text.encode("utf-8"))
-    return path
 
 
 # ---- each format ----------------------------------------------------------------------------
@@ -277,20 +267,6 @@ def test_a_malformed_qrels_file_is_an_input_error(tmp_path: Path) -> None:
 
 
 # ---- the command ---------------------------------------------------------------------------
-
-
-@pytest.fixture
-def configs(tmp_path: Path) -> Path:
-    """The example's configs, labelled set and committed baseline in tmp_path/configs."""
-    target = tmp_path / "configs"
-    target.mkdir()
-    shutil.copy(CONFIGS / "example-regressed.yaml", target / "example-regressed.yaml")
-    shutil.copytree(
-        CONFIGS / "example", target / "example", ignore=shutil.ignore_patterns("__pycache__")
-    )
-    (target / BASELINE).parent.mkdir(parents=True)
-    shutil.copy(CONFIGS / BASELINE, target / BASELINE)
-    return target
 
 
 def test_merging_a_filled_queue_adds_exactly_its_graded_rows(configs: Path) -> None:

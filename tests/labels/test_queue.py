@@ -6,7 +6,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import shutil
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -28,11 +27,8 @@ from retrieval_gate.labels.queue import (
     unjudged_items,
 )
 from retrieval_gate.pipeline.record import record_current
+from tests.helpers.builders import EXAMPLE_BASELINE, write
 from tests.helpers.cli import run_cli
-
-ROOT = Path(__file__).resolve().parents[2]
-CONFIGS = ROOT / "configs"
-BASELINE = Path(".retrieval-gate") / "example" / "baseline.json"
 
 
 def dataset(
@@ -73,12 +69,6 @@ def item(**fields: object) -> QueueItem:
     }
     values.update(fields)
     return QueueItem(**values)  # type: ignore[arg-type]
-
-
-def write(tmp_path: Path, name: str, text: str) -> Path:
-    path = tmp_path / name
-    path.write_bytes(text.encode("utf-8"))
-    return path
 
 
 # ---- which documents, in which order ----------------------------------------------------
@@ -354,21 +344,6 @@ def test_a_missing_file_is_an_input_error(tmp_path: Path) -> None:
 # ---- the command, on a copy of the example gate --------------------------------------------
 
 
-@pytest.fixture
-def configs(tmp_path: Path) -> Path:
-    """The example's configs, labelled set and committed baseline in tmp_path/configs."""
-    target = tmp_path / "configs"
-    target.mkdir()
-    for name in ("example.yaml", "example-regressed.yaml"):
-        shutil.copy(CONFIGS / name, target / name)
-    shutil.copytree(
-        CONFIGS / "example", target / "example", ignore=shutil.ignore_patterns("__pycache__")
-    )
-    (target / BASELINE).parent.mkdir(parents=True)
-    shutil.copy(CONFIGS / BASELINE, target / BASELINE)
-    return target
-
-
 def expected_queue(config_path: Path) -> tuple[set[tuple[str, str]], set[tuple[str, str]]]:
     """Independently: the unjudged (query, doc) pairs of the regressed run's top 10, and
     those of them that entered the top 10 since the baseline."""
@@ -428,7 +403,7 @@ def test_label_queue_from_a_check_result_gives_the_same_rows(configs: Path) -> N
     assert (configs / "run.jsonl").read_bytes() == direct
     # A baseline file as RESULT: its top k, compared with the config's baseline.
     code, out, err = run_cli(
-        "label-queue", "-c", config, "--run", configs / BASELINE, "--limit", "3"
+        "label-queue", "-c", config, "--run", configs / EXAMPLE_BASELINE, "--limit", "3"
     )
     assert code == 0, err
     rows = [json.loads(line) for line in out.splitlines()]
@@ -528,7 +503,7 @@ def test_merging_a_judged_queue_changes_the_next_check_accordingly(configs: Path
     old = json.loads(before.read_text(encoding="utf-8"))
     qrels = read_qrels(qrels_path)
     current_run = run_from_dict({q: list(d) for q, d in result["current"]["top_k"].items()})
-    baseline = read_baseline(configs / BASELINE)
+    baseline = read_baseline(configs / EXAMPLE_BASELINE)
     baseline_run = run_from_dict({q: list(d) for q, d in baseline.top_k.items()})
     metrics = list(result["current"]["scores"])
     current_scores = evaluate(current_run, qrels, metrics)

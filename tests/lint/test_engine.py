@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pytest
@@ -17,60 +16,10 @@ from retrieval_gate.gate.baseline.record import Baseline, Fingerprints, make_bas
 from retrieval_gate.gate.compare import ComparisonSettings, family_levels
 from retrieval_gate.lint import RULES, LintReport, lint, refuse_broken
 from retrieval_gate.stats.detectability import detectable_drop, queries_needed
+from tests.helpers.builders import METRICS, QRELS, QUERIES, labelled_set
 from tests.helpers.cli import run_cli
 
 REPO = Path(__file__).resolve().parents[2]
-
-# Six queries with two intents; graded judgments 0-2 by default.
-QUERIES = [
-    {"_id": f"q{i}", "text": f"query number {i}", "intent": "a" if i % 2 else "b"}
-    for i in range(1, 7)
-]
-CORPUS = [{"_id": f"d{i}", "title": f"doc {i}", "text": f"text {i}"} for i in range(1, 10)]
-QRELS = [(f"q{i}", f"d{i}", 2 if i % 3 else 1) for i in range(1, 7)] + [
-    (f"q{i}", f"d{i + 1}", 0) for i in range(1, 7)
-]
-METRICS: dict[str, Any] = {
-    "ndcg(gain=exp)@10": {"max_drop": "2pt"},
-    "recall@10": {"max_drop": "5pt"},
-}
-
-
-def labelled_set(
-    tmp_path: Path,
-    *,
-    qrels: list[tuple[str, ...]] | str | None = None,
-    queries: list[dict[str, Any]] | None = None,
-    corpus: list[dict[str, Any]] | None = CORPUS,
-    **config: Any,
-) -> Path:
-    """A BEIR folder and a config beside it; returns the config path."""
-    folder = tmp_path / "set"
-    (folder / "qrels").mkdir(parents=True, exist_ok=True)
-    rows = queries if queries is not None else QUERIES
-    (folder / "queries.jsonl").write_text("".join(json.dumps(q) + "\n" for q in rows))
-    if corpus is not None:
-        (folder / "corpus.jsonl").write_text("".join(json.dumps(d) + "\n" for d in corpus))
-    if isinstance(qrels, str):
-        text = qrels
-    else:
-        lines = qrels if qrels is not None else QRELS
-        text = "query-id\tcorpus-id\tscore\n" + "".join(
-            "\t".join(map(str, r)) + "\n" for r in lines
-        )
-    (folder / "qrels" / "test.tsv").write_text(text)
-    document: dict[str, Any] = {
-        "version": 1,
-        "dataset": {"path": "set"},
-        "retriever": {"type": "bm25"},
-        "k": 10,
-        "metrics": METRICS,
-        "slices": {"by": ["intent"], "min_size": 2},
-    }
-    document.update(config)
-    path = tmp_path / "gate.yaml"
-    path.write_text(yaml.safe_dump(document, sort_keys=False))
-    return path
 
 
 def run_lint(path: Path, baseline: Baseline | None = None) -> LintReport:

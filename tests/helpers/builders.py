@@ -1,0 +1,87 @@
+"""Builders of test inputs: a small labelled set with its config, files, the example's copy."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+CONFIGS = Path(__file__).resolve().parents[2] / "configs"
+EXAMPLE_BASELINE = Path(".retrieval-gate") / "example" / "baseline.json"
+"""Where the example's configs keep their baseline, relative to configs/."""
+
+# Six queries with two intents; graded judgments 0-2 by default.
+QUERIES = [
+    {"_id": f"q{i}", "text": f"query number {i}", "intent": "a" if i % 2 else "b"}
+    for i in range(1, 7)
+]
+CORPUS = [{"_id": f"d{i}", "title": f"doc {i}", "text": f"text {i}"} for i in range(1, 10)]
+QRELS = [(f"q{i}", f"d{i}", 2 if i % 3 else 1) for i in range(1, 7)] + [
+    (f"q{i}", f"d{i + 1}", 0) for i in range(1, 7)
+]
+METRICS: dict[str, Any] = {
+    "ndcg(gain=exp)@10": {"max_drop": "2pt"},
+    "recall@10": {"max_drop": "5pt"},
+}
+
+
+def labelled_set(
+    tmp_path: Path,
+    *,
+    qrels: list[tuple[str, ...]] | str | None = None,
+    queries: list[dict[str, Any]] | None = None,
+    corpus: list[dict[str, Any]] | None = CORPUS,
+    **config: Any,
+) -> Path:
+    """A BEIR folder and a config beside it; returns the config path."""
+    folder = tmp_path / "set"
+    (folder / "qrels").mkdir(parents=True, exist_ok=True)
+    rows = queries if queries is not None else QUERIES
+    (folder / "queries.jsonl").write_text("".join(json.dumps(q) + "\n" for q in rows))
+    if corpus is not None:
+        (folder / "corpus.jsonl").write_text("".join(json.dumps(d) + "\n" for d in corpus))
+    if isinstance(qrels, str):
+        text = qrels
+    else:
+        lines = qrels if qrels is not None else QRELS
+        text = "query-id\tcorpus-id\tscore\n" + "".join(
+            "\t".join(map(str, r)) + "\n" for r in lines
+        )
+    (folder / "qrels" / "test.tsv").write_text(text)
+    document: dict[str, Any] = {
+        "version": 1,
+        "dataset": {"path": "set"},
+        "retriever": {"type": "bm25"},
+        "k": 10,
+        "metrics": METRICS,
+        "slices": {"by": ["intent"], "min_size": 2},
+    }
+    document.update(config)
+    path = tmp_path / "gate.yaml"
+    path.write_text(yaml.safe_dump(document, sort_keys=False))
+    return path
+
+
+def write(folder: Path, name: str, text: str) -> Path:
+    """`folder/name` holding `text` in UTF-8, its newlines as written."""
+    path = folder / name
+    path.write_bytes(text.encode("utf-8"))
+    return path
+
+
+def copy_example(target: Path) -> Path:
+    """The example's two configs, its labelled set and its committed baseline copied into a
+    new folder `target` (no cache), so running the gate there writes nothing into the
+    repository."""
+    target.mkdir()
+    for name in ("example.yaml", "example-regressed.yaml"):
+        shutil.copy(CONFIGS / name, target / name)
+    shutil.copytree(
+        CONFIGS / "example", target / "example", ignore=shutil.ignore_patterns("__pycache__")
+    )
+    (target / EXAMPLE_BASELINE).parent.mkdir(parents=True)
+    shutil.copy(CONFIGS / EXAMPLE_BASELINE, target / EXAMPLE_BASELINE)
+    return target
