@@ -20,7 +20,7 @@ from retrieval_gate.adapters.http import HttpRetriever
 from retrieval_gate.config.loader import load
 from retrieval_gate.errors import GateError, InputError
 from tests.helpers.cli import run_cli
-from tests.helpers.local_server import Answer, serving
+from tests.helpers.local_server import Answer, free_port, serving
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="process groups are POSIX")
 
@@ -80,14 +80,6 @@ class Handler(BaseHTTPRequestHandler):
 
 ThreadingHTTPServer(("127.0.0.1", port), Handler).serve_forever()
 """
-
-
-def free_port() -> int:
-    """A port nothing listens on now (bound by the OS, then released)."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
 
 
 def listening(port: int) -> bool:

@@ -1,7 +1,8 @@
-"""A real HTTP server on 127.0.0.1 for tests: each request is answered by a Python function."""
+"""Local HTTP for tests: a server on 127.0.0.1 that answers by a Python function, a free port."""
 
 from __future__ import annotations
 
+import socket
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -42,3 +43,11 @@ def serving(respond: Respond) -> Iterator[str]:
     finally:
         server.shutdown()
         server.server_close()
+
+
+def free_port() -> int:
+    """A port nothing listens on now (bound by the OS, then released)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port

@@ -10,6 +10,7 @@ import pytest
 
 from tests.helpers.cli import run_cli
 from tests.helpers.git import git
+from tests.helpers.local_server import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "configs"
@@ -221,8 +222,6 @@ HTTPServer(("127.0.0.1", int(sys.argv[1])), Handler).serve_forever()
 
 
 def test_an_http_service_is_started_from_each_side_s_checkout(repo: Path) -> None:
-    from tests.adapters.test_serve import free_port
-
     port = free_port()
     service = repo / "search" / "service.py"
     service.write_text(SERVICE.replace("@ANSWER@", repr(["kb-1101", "kb-1402", "kb-2603"])))
