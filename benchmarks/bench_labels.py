@@ -190,7 +190,7 @@ def write_labelled_set(root: Path, queries: int, seed: int) -> Json:
 
 
 def synthetic_baseline(query_ids: Sequence[str], metrics: Sequence[str], seed: int) -> Any:
-    """A baseline of seeded per-query scores, as tests/test_lint.py builds one."""
+    """A baseline of seeded per-query scores, as tests/lint/test_engine.py builds one."""
     import numpy as np
 
     from retrieval_gate.gate.baseline.record import Fingerprints, make_baseline
