@@ -1,0 +1,1 @@
+"""What the test modules share: runners, fakes and builders (no tests of their own)."""

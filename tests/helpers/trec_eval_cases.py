@@ -1,5 +1,4 @@
-"""trec_eval's own test files: which qrels and run each printed output is of, and our names
-for the measures it printed."""
+"""trec_eval's own test files: the qrels and run of each printed output, our measure names."""
 
 from __future__ import annotations
 
