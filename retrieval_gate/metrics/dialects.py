@@ -7,7 +7,7 @@ exponential gain (2^g - 1); trec_eval's `ndcg_cut_10`, ir_measures' `nDCG@10` an
 
 Where each tool defines its names (commits read):
 - trec_eval: the printed measure names of its own test outputs (../shared/data/trec_eval_test,
-  out.test.*), which tests/test_oracle_trec_eval.py matches value for value, e.g. ndcg_cut_10
+  out.test.*), which tests/oracles/test_trec_eval.py matches value for value, e.g. ndcg_cut_10
   against ndcg(gain=linear)@10 (trec_eval's gain is the qrels grade itself).
 - ir_measures (terrierteam/ir_measures @ dc04a88f): ir_measures/measures/ndcg.py:19 (nDCG's
   `dcg` defaults to 'log2', the gain is the grade: linear; 'exp-log2' is 2^g - 1);
@@ -80,7 +80,7 @@ TREC_EVAL: tuple[Rule, ...] = (
     # `-m ndcg.1=3,2=9,4=4.5` prints as ndcg_1=3,2=9,4=4.5 (meas_init.c
     # te_init_meas_s_double_p_pair: name + "_" + the raw parameter text; values read by atof):
     # level=gain pairs, unlisted levels keep gain = level (gain_init.c setup_gains), the same
-    # gains for the ideal ranking (m_ndcg.c). Matched per query in tests/test_metrics_gains.py.
+    # gains for the ideal ranking (m_ndcg.c). Matched per query in tests/metrics/test_gains.py.
     Rule(rf"ndcg_(?P<gains>{_PAIRS})", "ndcg(gain=linear,gains={gains})", ("ndcg_1=3,2=9,4=4.5",)),
     Rule(rf"dcg_(?P<gains>{_PAIRS})", "dcg(gain=linear,gains={gains})", ("dcg_1=3,2=9",)),
     Rule("dcg", "dcg(gain=linear)", ("dcg",)),  # m_ndcg.c te_meas_dcg: the same loop's sum
@@ -122,7 +122,7 @@ IR_MEASURES: dict[str, tuple[str, bool]] = {
     "infAP": ("infap", True),  # measures/infap.py: trec_eval's infAP via pytrec_eval
     # measures/set_measures.py: SetP(rel, relative, judged_only), SetR(rel), SetF(rel, beta,
     # judged_only); pytrec_eval_provider.py:128-150 computes them as trec_eval's set_P,
-    # set_recall and set_F (beta passed as set_F's parameter). tests/test_metrics_gains.py
+    # set_recall and set_F (beta passed as set_F's parameter). tests/metrics/test_gains.py
     # compares them with ir_measures itself.
     "SetP": ("set_precision", True),
     "SetR": ("set_recall", True),
@@ -130,7 +130,7 @@ IR_MEASURES: dict[str, tuple[str, bool]] = {
     # measures/diversity.py and providers/pyndeval_provider.py:30-55: pyndeval (ndeval.c)
     # computes them from the qrels' iteration column as the subtopic; alpha and beta are
     # ndeval's -alpha/-beta (ERR_IA, nERR_IA and P_IA run with alpha = 0.5, our default).
-    # tests/test_metrics_diversity.py compares each with ir_measures itself.
+    # tests/metrics/test_diversity.py compares each with ir_measures itself.
     "alpha_nDCG": ("alpha_ndcg", True),
     "alpha_DCG": ("alpha_dcg", True),
     "ERR_IA": ("err_ia", True),

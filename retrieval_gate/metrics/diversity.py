@@ -2,7 +2,7 @@
 
 # Reference read: ndeval.c "version 4.5 (Mon 29 Apr 2013)" as vendored by pyndeval 0.0.8
 # (seanmacavaney/pyndeval: src/ndeval.c, src/pyndeval.c, pyndeval/__init__.py), which
-# ir_measures' pyndeval provider calls. tests/test_metrics_diversity.py compares every measure
+# ir_measures' pyndeval provider calls. tests/metrics/test_diversity.py compares every measure
 # here with pyndeval at 1e-9. What ndeval does, and so what this module does:
 # - Relevance is binary per (doc, subtopic): ndeval caps a judgment at 1 (processQrels),
 #   pyndeval keeps judgment >= relevance_level; here judgment >= `rel` (default 1).

@@ -14,7 +14,7 @@ trec_eval's -M N (form_res_rels.c:115-117) cuts each query's sorted list to its 
 before any measure: that is our metrics on the run cut to its top N, not `@N` cutoffs. `@N`
 agrees for map/map_cut, recall_k, P_k and ndcg_cut_k with k <= N, recip_rank, success and the
 counts, but not for P_k with k > N (it divides by k), ndcg and ndcg_cut_k with k > N (ideal
-over all relevant docs / over k), Rprec, bpref or infAP (tests/test_metrics_incomplete.py).
+over all relevant docs / over k), Rprec, bpref or infAP (tests/metrics/test_incomplete.py).
 
 In our grade matrix a doc absent from the qrels is NaN (trec_eval's NONPOOL), a grade < 0 is
 trec_eval's pooled-but-unjudged, and -inf is past the end of the results.
