@@ -22,6 +22,8 @@ from retrieval_gate.errors import GateError, InputError
 if TYPE_CHECKING:
     import jinja2
 
+    from retrieval_gate.core.model import Query
+
 WORKFLOW = PurePosixPath(".github/workflows/retrieval-gate.yml")
 DEFAULT_DATASET = "eval"
 DEFAULT_NAME = "retrieval-gate"
@@ -231,25 +233,29 @@ def render_config(
         name=options.name,
         retriever=options.retriever,
         dataset=dataset,
-        slices_by=[*slices.fields, QUERY_LENGTH],
+        slices_by=[*slices.fields, *([] if slices.length else [QUERY_LENGTH])],
         slices_notes=slices.notes(),
     )
 
 
 @dataclass(frozen=True)
 class SliceChoice:
-    """The metadata fields `init` slices by, those it left out with why, and where it
-    looked (`source`) or why it could not (`problem`)."""
+    """The metadata fields `init` slices by, those it left out with why, where it looked
+    (`source`) or why it could not (`problem`), and why query_length is left out (`length`;
+    None: it is sliced by)."""
 
     fields: tuple[str, ...] = ()
     left_out: tuple[tuple[str, str], ...] = ()
     source: str | None = None
     queries: int = 0
     problem: str | None = None
+    length: str | None = None
 
     def notes(self) -> list[str]:
         """The config's comment lines about the choice, each one line of plain text."""
-        if self.problem is not None:
+        if self.problem is not None and self.length is not None:
+            text = f"{self.problem}, and query_length is left out: {self.length}."
+        elif self.problem is not None:
             text = f"{self.problem}, so the queries are sliced by length only."
         else:
             found = ", ".join(_shown(name) for name in self.fields) or "none"
@@ -265,6 +271,8 @@ class SliceChoice:
                 f" A field is sliced by when it holds text on {MIN_SHARE:.0%} of the queries "
                 f"or more, with {MIN_VALUES} to {MAX_VALUES} distinct values."
             )
+            if self.length is not None:
+                text += f" query_length is left out: {self.length}."
         return textwrap.wrap(text, width=88, break_long_words=True, break_on_hyphens=False)
 
 
@@ -281,17 +289,56 @@ def find_slices(dataset: Mapping[str, str], directory: Path) -> SliceChoice:
         return SliceChoice(problem=f"{_shown(queries)} does not exist yet")
     from retrieval_gate.readers.text import logical_name
 
-    if not logical_name(path).endswith(".jsonl"):
-        return SliceChoice(problem=f"{_shown(queries)} is not JSON Lines: it carries no metadata")
-    from retrieval_gate.datasets.files import read_json_queries
-
+    jsonl = logical_name(path).endswith(".jsonl")
+    plain = f"{_shown(queries)} is not JSON Lines: it carries no metadata"
     try:
-        read = read_json_queries(path)
+        read = _read_queries(path)
     except (GateError, OSError) as error:
+        if not jsonl:  # `config validate` says what is wrong with it
+            return SliceChoice(problem=plain)
         first = str(error).splitlines()[0] if str(error) else type(error).__name__
         return SliceChoice(problem=f"Could not read the queries: {_shown(first)}")
+    length = _one_length(read)
+    if not jsonl:
+        return SliceChoice(problem=plain, queries=len(read), length=length)
     fields, left_out = choose_fields([query.metadata for query in read])
-    return SliceChoice(tuple(fields), tuple(left_out), source=queries, queries=len(read))
+    return SliceChoice(
+        tuple(fields), tuple(left_out), source=queries, queries=len(read), length=length
+    )
+
+
+def _read_queries(path: Path) -> list[Query]:
+    """The queries of `path` as `dataset.queries` reads them: JSON Lines, qid<TAB>text, or
+    TREC topics (their titles)."""
+    from retrieval_gate.datasets.files import read_json_queries, read_trec_topics, read_tsv_queries
+    from retrieval_gate.readers.text import logical_name
+
+    name = logical_name(path)
+    if name.endswith(".jsonl"):
+        return read_json_queries(path)
+    if name.endswith((".tsv", ".txt")):
+        try:
+            return read_tsv_queries(path)
+        except InputError:  # TREC topics in a .txt
+            pass
+    return read_trec_topics(path, "title")
+
+
+def _one_length(queries: Sequence[Query]) -> str | None:
+    """Why query_length makes no slice of `queries`: under the default bins all of them are
+    of one length bucket, whose one slice would be the overall check again; None when the
+    lengths split them."""
+    from retrieval_gate.config.schema import QueryLengthBins
+    from retrieval_gate.gate.slicing import same_as_all, slice_queries
+
+    again = same_as_all(slice_queries(queries, [QUERY_LENGTH], [], QueryLengthBins().bins))
+    if not again:
+        return None
+    bucket = again[0].split("=", 1)[1]
+    return (
+        f"all {len(queries)} queries are {bucket} words long, so its one slice, {again[0]}, "
+        "would repeat the overall check (each failure twice, a share of alpha for nothing)"
+    )
 
 
 def choose_fields(

@@ -11,7 +11,7 @@ import numpy as np
 
 from retrieval_gate.core.ids import FloatArray, IntArray
 from retrieval_gate.errors import GateError
-from retrieval_gate.gate.slicing import ALL, small_slices
+from retrieval_gate.gate.slicing import ALL, same_as_all, small_slices
 from retrieval_gate.stats.detectability import detectable_drop, queries_needed
 from retrieval_gate.stats.significance import (
     Correction,
@@ -414,7 +414,8 @@ def compare(
 
     `baseline` and `current` hold one value per query, in the same query order; a slice is
     the indices of its queries. Ordered by metric (as in `thresholds`), then "all", then the
-    other slices by name.
+    other slices by name; a slice that holds exactly the queries of "all" is left out
+    (`slicing.same_as_all`): it would be the overall check again.
 
     The rule: a check regresses when its mean drop is past its max_drop and a one-sided paired
     test shows a drop, corrected across the checks that can regress (gated slices of metrics
@@ -438,7 +439,9 @@ def compare(
             for metric in arrays:
                 if _scores(f"a {name} run", run, metric).size != total:
                     raise GateError(f"every {name} run must score the same {total} queries")
-    order = [ALL, *sorted(name for name in index if name != ALL)]
+    # A slice of every query is the overall check again: not a check of its own.
+    again = set(same_as_all(index))
+    order = [ALL, *sorted(name for name in index if name != ALL and name not in again)]
     small = small_slices(index, settings.min_size)
     cells = []
     for metric in arrays:

@@ -26,7 +26,7 @@ from retrieval_gate.gate.diagnostics import (
 from retrieval_gate.gate.policy import gate_settings, gate_thresholds
 from retrieval_gate.gate.repeats import noise_of, runs_of
 from retrieval_gate.gate.result import GateContext, GateResult, failing_checks
-from retrieval_gate.gate.slicing import slice_queries
+from retrieval_gate.gate.slicing import same_as_all, same_as_all_warning, slice_queries
 
 
 def decide(
@@ -57,6 +57,9 @@ def decide(
             *warnings,
             f"slices.overrides names slices that do not exist: {', '.join(unknown)}",
         )
+    again = same_as_all(slices)
+    if again:
+        warnings = (*warnings, same_as_all_warning(again, len(dataset.queries)))
     settings = gate_settings(config)
     repeated = baseline.repeats is not None or current.repeats is not None
     comparisons = compare(

@@ -379,7 +379,7 @@ def power_report(
     says so.
     """
     from retrieval_gate.gate.policy import gate_settings, gate_thresholds
-    from retrieval_gate.gate.slicing import slice_queries
+    from retrieval_gate.gate.slicing import same_as_all, same_as_all_warning, slice_queries
 
     baseline, warnings = _comparable(config, dataset, baseline, baseline_path)
     slicing = config.slices
@@ -388,6 +388,9 @@ def power_report(
     unknown = sorted(set(overrides) - set(slices))
     if unknown:
         warnings.append(f"slices.overrides names slices that do not exist: {', '.join(unknown)}")
+    again = same_as_all(slices)
+    if again:
+        warnings.append(same_as_all_warning(again, len(dataset.queries)))
     scores, view = baseline_view(baseline, dataset.queries, slices)
     runs = []
     if baseline.repeats is not None:

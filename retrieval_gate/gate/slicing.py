@@ -137,6 +137,37 @@ def small_slices(slices: Mapping[str, IntArray], min_size: int) -> dict[str, str
     return small
 
 
+def same_as_all(slices: Mapping[str, IntArray]) -> list[str]:
+    """The slices other than `all` that hold exactly its queries, in `slices`' order.
+
+    Such a slice (query_length=6+ when every query has 6 words or more, a field with one value)
+    is the overall check again: gated, it would print each failure twice and take a share of
+    alpha for nothing. `compare` leaves it out, and `lint` warns about it."""
+    every = np.asarray(slices.get(ALL, ()), dtype=np.int64)
+    if not every.size:
+        return []
+    every = np.sort(every)
+    return [
+        name
+        for name, members in slices.items()
+        if name != ALL
+        and len(members) == every.size
+        and np.array_equal(np.sort(np.asarray(members, dtype=np.int64)), every)
+    ]
+
+
+def same_as_all_warning(names: Sequence[str], total: int) -> str:
+    """What `check` and `power` say of `same_as_all`'s slices."""
+    one = len(names) == 1
+    return (
+        f"{'slice' if one else 'slices'} {', '.join(names)} {'holds' if one else 'hold'} all "
+        f"{plural(total, 'query', 'queries')}: {'it' if one else 'each'} would repeat the "
+        "overall check (each failure twice, a share of alpha for nothing), so "
+        f"{'it is' if one else 'they are'} not checked on {'its' if one else 'their'} own; "
+        "`retrieval-gate lint` says what to change in slices"
+    )
+
+
 def query_length_label(tokens: int, bins: Sequence[int]) -> str:
     """The bucket of a query of `tokens` tokens: bins [1, 3, 6] give 1-2, 3-5 and 6+.
 

@@ -17,8 +17,9 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="write a commented retrieval-gate.yaml and a pull-request workflow",
         description="Write retrieval-gate.yaml and .github/workflows/retrieval-gate.yml into "
         "the repository (the working directory, or --dir), and add the reports `check` "
-        "writes and the cache to its .gitignore. The config slices by query length and by "
-        "the metadata fields the labelled set's queries carry. On a terminal it asks for the "
+        "writes and the cache to its .gitignore. The config slices by query length (unless "
+        "every query has one length bucket, a slice that would repeat the overall check) and "
+        "by the metadata fields the labelled set's queries carry. On a terminal it asks for the "
         "retriever type and the labelled set's folder unless given; otherwise it uses the "
         "defaults. Existing files are only replaced with --force.",
     )

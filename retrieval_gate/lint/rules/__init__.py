@@ -23,6 +23,7 @@ ORDER = (
     "grade-distribution",
     "small-slice",
     "bad-slice",
+    "repeats-overall",
     "low-agreement",
     "agreement",
     "implicit-binary-cut",
