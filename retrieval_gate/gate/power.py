@@ -30,6 +30,8 @@ from retrieval_gate.stats.detectability import (
     detectable_drop,
     fail_probability,
     queries_needed,
+    stated_chance,
+    stated_points,
 )
 
 if TYPE_CHECKING:
@@ -176,8 +178,13 @@ class PowerReport:
                         str(c.n),
                         _threshold_text(c),
                         f"{c.level:.2g}" if c.level and settings.require_significance else "-",
-                        _points(c.detectable_drop),
-                        *(_chance(p) for p in c.fail_probability or (None,) * len(MULTIPLES)),
+                        "-"
+                        if c.detectable_drop is None
+                        else f"{stated_points(c.detectable_drop, c.max_drop)}pt",
+                        *(
+                            _chance(p, settings.power)
+                            for p in c.fail_probability or (None,) * len(MULTIPLES)
+                        ),
                         "-" if c.queries_needed is None else str(c.queries_needed),
                     ]
                 )
@@ -186,6 +193,14 @@ class PowerReport:
                 lines.append(
                     "(-: the baseline's scores do not vary on that slice: no spread to estimate "
                     "from)"
+                )
+            if any(
+                c.detectable_drop is not None and c.queries_needed is None and c.max_drop > 0
+                for c in gated
+            ):
+                lines.append(
+                    "(- queries for 1.5x: no count with run-to-run noise, which more queries do "
+                    "not remove and more runs do)"
                 )
         else:
             lines.append("no check can be gated")
@@ -238,15 +253,16 @@ def _test(settings: ComparisonSettings) -> str:
     return f"one-sided paired sign-flip test ({settings.resamples} resamples)"
 
 
-def _chance(p: float | None) -> str:
-    """A probability as a whole percentage; never 0% or 100% unless it is exactly that."""
+def _chance(p: float | None, power: float) -> str:
+    """A probability as a whole percentage; never 0% or 100% unless it is exactly that, nor
+    `power` when it is below it (`stated_chance`)."""
     if p is None:
         return "-"
     if 0 < p < 0.005:
         return "<1%"
     if 0.995 <= p < 1:
         return ">99%"
-    return f"{p:.0%}"
+    return f"{stated_chance(p, power):.0%}"
 
 
 def _times(multiple: float) -> str:

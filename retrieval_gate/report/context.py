@@ -10,6 +10,7 @@ from retrieval_gate.gate.diagnostics import LabellingGap
 from retrieval_gate.report.document import ResultRecord
 from retrieval_gate.report.forest import forest_axis, forest_rows, forest_text
 from retrieval_gate.report.trend import trend_views
+from retrieval_gate.stats.detectability import short_of_target
 
 FOREST_ROWS = 12
 FAILURES_SHOWN = 20
@@ -160,15 +161,17 @@ def _inconclusive(c: Comparison) -> bool:
 
 
 def underpowered(c: Comparison) -> bool:
-    """Gated, not failing, and unable to catch a drop of its own threshold with the reported
-    power: its detectable drop is larger, or it can catch none (None). Differences without
-    variation (every query moved alike: an interval of one point) also leave the detectable
-    drop None, but say nothing about what the check can catch: not flagged."""
+    """Gated, not failing, and unable to catch 1.5 times its threshold with the reported
+    power: its detectable drop is larger, or it can catch none (None). The yardstick is the
+    one of `queries_needed` and of lint: no check catches a true drop of exactly its
+    threshold more than half the time, so that one would flag every check. Differences
+    without variation (every query moved alike: an interval of one point) also leave the
+    detectable drop None, but say nothing about what the check can catch: not flagged."""
     if not c.gated or c.failed or c.max_drop is None:
         return False
     if c.detectable_drop is None:
         return not (c.ci_low is not None and c.ci_low == c.ci_high)
-    return c.detectable_drop > c.max_drop
+    return short_of_target(c.detectable_drop, c.max_drop)
 
 
 def _family(comparisons: list[Comparison]) -> dict[str, int]:

@@ -25,6 +25,7 @@ from retrieval_gate.report.filters import (
     xml_text,
 )
 from retrieval_gate.report.trend import MARKERS_MAX, trend_svg
+from retrieval_gate.stats.detectability import stated_points
 
 if TYPE_CHECKING:
     import jinja2
@@ -125,6 +126,7 @@ def _template(fmt: str) -> jinja2.Template:
         "plural": plural,
         "aligned": aligned,
         "trend_svg": trend_svg,
+        "stated_points": stated_points,
     }
     environment.tests["underpowered"] = underpowered
     # ASCII in the terminal and the log; the markup formats take the typographic signs.

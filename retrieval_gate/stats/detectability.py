@@ -12,6 +12,39 @@ TARGET = 1.5
 """"Needs N queries" is the size at which a check detects 1.5 times its threshold: at exactly
 its threshold no rule that reads the estimate can reach more than 50%."""
 _MAX_QUERIES = 10**9
+_SLACK = 1e-9
+"""Relative slack of the comparisons with TARGET x max_drop, past float rounding."""
+
+
+def short_of_target(detectable: float | None, max_drop: float) -> bool:
+    """Whether a check with this detectable drop (None: it can catch none) misses TARGET x
+    `max_drop` with the power it was computed at: the one test behind every "too few queries"
+    and "cannot catch 1.5x max_drop" statement, as `queries_needed` is for "needs N queries"."""
+    return detectable is None or detectable > TARGET * max_drop * (1 + _SLACK)
+
+
+def stated_points(drop: float, max_drop: float) -> str:
+    """A detectable drop as the points it is stated in, to 0.1, on the side of TARGET x
+    `max_drop` it is on: a drop that misses the goal is never printed as small as it
+    ("detects 4.6 pt ..., needs 240 queries for 4.5 pt", not "detects 4.5 pt"), one that
+    reaches it never printed past it."""
+    points = drop * 100
+    goal = TARGET * max_drop * 100
+    shown = f"{points:.1f}"
+    if short_of_target(drop, max_drop) and float(shown) <= goal:
+        shown = f"{math.floor(goal * 10 + 1e-9) / 10 + 0.1:.1f}"
+    elif not short_of_target(drop, max_drop) and float(shown) > goal:
+        shown = f"{math.floor(points * 10) / 10:.1f}"
+    return shown
+
+
+def stated_chance(p: float, power: float = POWER) -> float:
+    """`p` rounded to the whole percent it is stated with, but under `power` when `p` is: a
+    check short of the power is never printed as reaching it (0.797 is 79%, not 80%)."""
+    shown = float(f"{p * 100:.0f}") / 100  # as f"{p:.0%}" rounds it
+    if p < power <= shown:
+        return (math.ceil(power * 100) - 1) / 100
+    return shown
 
 
 def critical_t(n: int, level: float, *, resamples: int, t_test: bool = False) -> float:
@@ -153,14 +186,13 @@ def queries_needed(
     without a positive max_drop or without variation."""
     if not max_drop > 0 or not sd > 0:
         return None
-    goal = TARGET * max_drop
 
     def enough(n: int) -> bool:
         found = detectable_drop(
             sd=sd, n=n, level=level, max_drop=max_drop, resamples=resamples, t_test=t_test,
             power=power, run_variance=run_variance, run_df=run_df,
         )  # fmt: skip
-        return found is not None and found <= goal * (1 + 1e-12)
+        return not short_of_target(found, max_drop)
 
     if not enough(_MAX_QUERIES):
         return None

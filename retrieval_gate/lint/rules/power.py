@@ -14,7 +14,13 @@ from retrieval_gate.gate.policy import gate_settings, gate_thresholds
 from retrieval_gate.gate.power import MULTIPLES, CheckPower, enforceable_drop
 from retrieval_gate.gate.slicing import ALL
 from retrieval_gate.lint.engine import Draft, LintInput, rule, some
-from retrieval_gate.stats.detectability import POWER, TARGET
+from retrieval_gate.stats.detectability import (
+    POWER,
+    TARGET,
+    short_of_target,
+    stated_chance,
+    stated_points,
+)
 
 
 @rule("gate-cannot-fail", "warning", "too few queries for an overall check ever to fail")
@@ -55,7 +61,8 @@ def _below_mde(given: LintInput) -> Iterator[Draft]:
         yield Draft(
             f"{check.metric}: max_drop {threshold}, but {plural(check.n, 'query', 'queries')} "
             f"detect {_detects(check)} ({level}alpha {alpha:g}): a true drop of 1.5x max_drop "
-            f"({_points(TARGET * check.max_drop)}) fails the gate {_chance(check)} of the time",
+            f"({TARGET * check.max_drop * 100:.4g}pt) fails the gate {_chance(check)} of the "
+            "time",
             _more_queries(check)
             + (f", or raise max_drop to {_points(widest)} or more" if widest is not None else ""),
             given.at("metrics", key),
@@ -81,7 +88,7 @@ def _slices_below_mde(given: LintInput) -> Iterator[Draft]:
                 + (
                     "no drop)"
                     if c.detectable_drop is None
-                    else f"about {_points(c.detectable_drop)})"
+                    else f"about {stated_points(c.detectable_drop, c.max_drop)}pt)"
                 )
                 for c in checks
             ]
@@ -128,22 +135,21 @@ def _short(given: LintInput, *, overall: bool) -> Iterator[tuple[str, CheckPower
             continue
         if check.unknown:  # no spread in the baseline's scores: nothing to estimate from
             continue
-        found = check.detectable_drop
-        if not check.gated or found is None or found > TARGET * check.max_drop * (1 + 1e-9):
+        if not check.gated or short_of_target(check.detectable_drop, check.max_drop):
             yield keys[check.metric], check
 
 
 def _detects(check: CheckPower) -> str:
     if check.detectable_drop is None:
         return "no drop at all"
-    return f"about {_points(check.detectable_drop)} with {POWER:.0%} power"
+    return f"about {stated_points(check.detectable_drop, check.max_drop)}pt with {POWER:.0%} power"
 
 
 def _chance(check: CheckPower) -> str:
     if check.fail_probability is None:
         return "an unknown share"
     chance = check.fail_probability[MULTIPLES.index(TARGET)]
-    return f"{chance:.0%}" if chance >= 0.005 else "under 1%"
+    return f"{stated_chance(chance):.0%}" if chance >= 0.005 else "under 1%"
 
 
 def _more_queries(check: CheckPower) -> str:
