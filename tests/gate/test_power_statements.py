@@ -11,7 +11,6 @@ detectable drop, and never printed as small as a goal it misses.
 
 from __future__ import annotations
 
-import io
 import itertools
 import json
 import re
@@ -25,7 +24,6 @@ from typing import Any
 import numpy as np
 import pytest
 
-from retrieval_gate.cli.main import main
 from retrieval_gate.core.version import __version__
 from retrieval_gate.datasets.convert import convert_cranfield
 from retrieval_gate.gate.compare import (
@@ -47,8 +45,9 @@ from retrieval_gate.stats.detectability import (
     fail_probability,
     queries_needed,
 )
+from tests.helpers.cli import run_cli
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 METRIC = "ndcg@10"
 
 STATEMENT = re.compile(
@@ -60,12 +59,6 @@ STATEMENT = re.compile(
 )
 """One statement of what a check can catch, as every report format words it."""
 FLAGGED = re.compile(r"too few queries(?: or runs)? to enforce the threshold: ")
-
-
-def run_cli(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = main(list(argv), stdout=out, stderr=err)
-    return code, out.getvalue(), err.getvalue()
 
 
 def statements(text: str) -> list[re.Match[str]]:

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import io
 import json
 from pathlib import Path
 from typing import Any
@@ -12,11 +11,11 @@ import numpy as np
 import pytest
 import yaml
 
-from retrieval_gate.cli.main import main
 from retrieval_gate.config.loader import load
 from retrieval_gate.datasets.convert import convert_cranfield
 from retrieval_gate.gate.compare import ComparisonSettings, Threshold, compare
 from retrieval_gate.gate.slicing import same_as_all, slice_queries
+from tests.helpers.cli import run_cli
 
 CONFIG = """\
 version: 1
@@ -32,12 +31,6 @@ slices:
   by: [query_length]
 baseline: .retrieval-gate/baseline.json
 """
-
-
-def run_cli(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = main(list(argv), stdout=out, stderr=err)
-    return code, out.getvalue(), err.getvalue()
 
 
 def findings(config: Path) -> list[dict[str, Any]]:
