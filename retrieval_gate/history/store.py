@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import random
 import subprocess
 import tempfile
 import time as clock
-from collections.abc import Sequence
+from collections.abc import Generator, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -22,6 +23,7 @@ GIT_TIMEOUT = 60.0
 ATTEMPTS = 8
 """Pushes tried before giving up: each lost race re-fetches and re-appends onto the new tip."""
 SUFFIX = ".jsonl"
+BOM = "\ufeff"
 IDENTITY = ("-c", "user.name=retrieval-gate", "-c", "user.email=retrieval-gate@users.noreply")
 # A push refused because the branch moved (or was being moved) under us: worth a retry.
 _RACE_MARKS = ("non-fast-forward", "fetch first", "cannot lock", "failed to update ref",
@@ -58,49 +60,106 @@ def file_name(config: str) -> str:
 
 def parse_history(text: str, source: str) -> list[Entry]:
     """Every record of a history file, in order; blank lines are skipped."""
-    entries = []
-    for number, line in enumerate(text.split("\n"), 1):
-        if line.strip():
-            entries.append(parse_entry(line, source, number))
-    return entries
+    return [parse_entry(line, source, number) for number, line in _numbered(text.split("\n"))]
 
 
 def read_history(source: HistorySource, config: str | None = None) -> list[Entry]:
     """The records of `config` (every config's, in name order, when None) at `source`; a
     source without a history file for it holds no records."""
-    texts = _texts(source, config)
-    entries: list[Entry] = []
-    for label, text in texts:
-        entries += [e for e in parse_history(text, label) if config is None or e.config == config]
-    return entries
+    return list(iter_history(source, config))
 
 
-def _texts(source: HistorySource, config: str | None) -> list[tuple[str, str]]:
+def iter_history(source: HistorySource, config: str | None = None) -> Iterator[Entry]:
+    """`read_history`, one record at a time: the history is read as it is parsed, so a
+    reader that keeps what it needs of each record holds one record at once."""
+    for label, lines in _sources(source, config):
+        with contextlib.closing(lines):  # a bad line stops git's output at once
+            for number, line in lines:
+                entry = parse_entry(line, label, number)
+                if config is None or entry.config == config:
+                    yield entry
+
+
+def _sources(
+    source: HistorySource, config: str | None
+) -> Iterator[tuple[str, Generator[tuple[int, str], None, None]]]:
+    """(label, its numbered lines) of each history file of `source`, in name order."""
     if isinstance(source, BranchSource):
         tip = branch_tip(source)
-        if tip is None:
-            return []
+        if not tip:
+            return
         names = [file_name(config)] if config else _names_at(source.repo, tip)
-        found = []
         for name in names:
-            text = _blob_text(source.repo, tip, name)
-            if text is not None:
-                found.append((f"{source.branch}:{name}", text))
-        return found
+            if _git(source.repo, "cat-file", "-e", f"{tip}:{name}").returncode == 0:
+                yield f"{source.branch}:{name}", _blob_lines(source.repo, tip, name)
+        return
     path = Path(source)
     if path.is_dir():
         files = [path / file_name(config)] if config else sorted(path.glob(f"*{SUFFIX}"))
-        return [(str(f), _read(f)) for f in files if f.is_file()]
+        for file in files:
+            if file.is_file():
+                yield str(file), _file_lines(file)
+        return
     if not path.exists():
         raise InputError(f"no history file or folder at {path}")
-    return [(str(path), _read(path))]
+    yield str(path), _file_lines(path)
 
 
-def _read(path: Path) -> str:
+def _file_lines(path: Path) -> Generator[tuple[int, str], None, None]:
     try:
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
+        with path.open("rb") as file:
+            yield from _numbered(_decoded(file, str(path)))
+    except OSError as error:
         raise InputError(f"cannot read the history: {error}", source=str(path)) from None
+
+
+def _blob_lines(repo: Path, commit: str, name: str) -> Generator[tuple[int, str], None, None]:
+    """The lines of file `name` at `commit`, read from git as they come."""
+    command = ["git", "-C", str(repo), "cat-file", "blob", f"{commit}:{name}"]
+    with subprocess.Popen(
+        command,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "GIT_OPTIONAL_LOCKS": "0"},
+    ) as git:
+        assert git.stdout is not None
+        assert git.stderr is not None
+        try:
+            yield from _numbered(_decoded(git.stdout, None))
+        except BaseException:
+            git.kill()  # the reader stopped early (or failed): git need not write the rest
+            raise
+        problem = git.stderr.read().decode("utf-8", "replace").strip()
+        if git.wait() != 0:
+            raise GateError(f"cannot read {name} at {commit[:12]}: {problem}")
+
+
+def _decoded(lines: Iterable[bytes], strict_source: str | None) -> Iterator[str]:
+    """Lines of text as a text-mode read gives them (CR LF and a lone CR end a line too),
+    invalid UTF-8 an InputError naming `strict_source`, or replaced when it is None (as git's
+    output is read)."""
+    number = 0
+    for raw in lines:
+        try:
+            text = raw.decode("utf-8", "strict" if strict_source else "replace")
+        except UnicodeDecodeError as error:
+            raise InputError(
+                f"cannot read the history: {error}", source=strict_source, line=number + 1
+            ) from None
+        text = text[:-2] if text.endswith("\r\n") else text.removesuffix("\n")
+        parts = text.split("\r")
+        number += len(parts)
+        yield from parts
+
+
+def _numbered(lines: Iterable[str]) -> Iterator[tuple[int, str]]:
+    """(number, line) of the lines that are not blank, counted from 1; a UTF-8 byte order
+    mark opening a line (a file saved by an editor that writes one) is not part of it."""
+    for number, line in enumerate(lines, 1):
+        line = line.removeprefix(BOM)
+        if line.strip():
+            yield number, line
 
 
 def branch_tip(source: BranchSource) -> str | None:

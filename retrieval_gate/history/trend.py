@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections import deque
+from collections.abc import Iterable, Iterator
 
 from retrieval_gate.history.record import Entry, ResultEntry, TrendPoint
-from retrieval_gate.history.store import HistorySource, read_history
+from retrieval_gate.history.store import HistorySource, iter_history
 from retrieval_gate.metrics import parse_metric
 
 
@@ -19,16 +20,19 @@ def load_trend(
     of a local clone: the local branch, else `origin/BRANCH` as a pull request fetched it).
     An empty list when there is no history yet; an InputError for a corrupted one.
     """
-    points = trend_points(read_history(history_source, config_name), metric)
-    return points[-last_n:] if last_n > 0 else []
+    # Read one record at a time, keeping the newest points only.
+    points = _points(iter_history(history_source, config_name), metric)
+    return list(deque(points, maxlen=max(last_n, 0)))
 
 
-def trend_points(entries: Sequence[Entry], metric: str) -> list[TrendPoint]:
+def trend_points(entries: Iterable[Entry], metric: str) -> list[TrendPoint]:
     """(commit, pr, time, mean of `metric`) of each result in `entries`, in their order;
     results without the metric are skipped."""
+    return list(_points(entries, metric))
+
+
+def _points(entries: Iterable[Entry], metric: str) -> Iterator[TrendPoint]:
     name = str(parse_metric(metric))
-    return [
-        TrendPoint(entry.commit, entry.pr, entry.time, entry.means[name])
-        for entry in entries
-        if isinstance(entry, ResultEntry) and name in entry.means
-    ]
+    for entry in entries:
+        if isinstance(entry, ResultEntry) and name in entry.means:
+            yield TrendPoint(entry.commit, entry.pr, entry.time, entry.means[name])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections import deque
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +12,7 @@ from retrieval_gate.datasets import Dataset
 from retrieval_gate.errors import InputError
 from retrieval_gate.history.defaults import DEFAULT_BRANCH
 from retrieval_gate.history.record import ResultEntry
-from retrieval_gate.history.store import BranchSource, HistorySource, read_history
+from retrieval_gate.history.store import BranchSource, HistorySource, iter_history
 from retrieval_gate.history.trend import trend_points
 
 BRANCH_ENV = "RETRIEVAL_GATE_HISTORY_BRANCH"
@@ -53,7 +54,10 @@ def with_history(
     from retrieval_gate.report.trend import with_trend
 
     try:
-        entries = [e for e in read_history(source, config.name) if isinstance(e, ResultEntry)]
+        results = (e for e in iter_history(source, config.name) if isinstance(e, ResultEntry))
+        # Read one record at a time; without a drift budget only the trend's are kept.
+        kept = None if config.gate.drift is not None else TREND_POINTS
+        entries = list(deque(results, maxlen=kept))
     except InputError as error:
         if named:
             raise

@@ -4,20 +4,25 @@ from __future__ import annotations
 
 import argparse
 import csv
-import io
+import json
+import shutil
+import tempfile
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import IO, TYPE_CHECKING, TextIO
 
 from retrieval_gate.cli.commands.common import add_config_option, raw
 from retrieval_gate.errors import EXIT_OK
 
 if TYPE_CHECKING:
-    from retrieval_gate.history.record import Entry
+    from collections.abc import Iterator
+
+    from retrieval_gate.history.record import Entry, ResultEntry
     from retrieval_gate.history.store import HistorySource
 
 SHOWN_METRICS = 4
 """Metric columns of `history list`; `show` and `export` have them all."""
+LIST_HEAD = ("config", "commit", "time", "pr", "status")
 TEXT_SHOWN = 80
 
 
@@ -158,7 +163,7 @@ def run_accept(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from retrieval_gate.config.loader import load
     from retrieval_gate.errors import InputError
     from retrieval_gate.history.record import ResultEntry, accept_entry, entry_line
-    from retrieval_gate.history.store import BranchSource, append, read_history, refresh
+    from retrieval_gate.history.store import BranchSource, append, iter_history, refresh
 
     config = load(args.config)
     reason = " ".join(args.reason.split())
@@ -167,11 +172,12 @@ def run_accept(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     repo = Path(args.repo)
     if args.push:
         refresh(repo, args.remote, args.branch)
-    entries = read_history(BranchSource(repo, args.branch, args.remote), config.name)
-    results = [e for e in entries if isinstance(e, ResultEntry)]
-    if not results:
+    entries = iter_history(BranchSource(repo, args.branch, args.remote), config.name)
+    newest = None
+    for entry in entries:
+        newest = entry if isinstance(entry, ResultEntry) else newest
+    if newest is None:
         raise InputError(f"the history branch {args.branch} holds no result of {config.name!r}")
-    newest = results[-1]
     now = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     entry = accept_entry(config.name, newest.commit, now, reason)
     done = append(
@@ -184,27 +190,58 @@ def run_accept(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 def run_list(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """One line per record, oldest first."""
-    from retrieval_gate.core.wording import aligned
     from retrieval_gate.history.record import AcceptEntry
 
-    entries = _entries(args, args.name)
-    if not entries:
-        print("no records", file=out)
-        return EXIT_OK
-    metrics = list(dict.fromkeys(m for e in entries if not isinstance(e, AcceptEntry)
-                                 for m in e.means))[:SHOWN_METRICS]  # fmt: skip
-    rows = [["config", "commit", "time", "pr", "status", *metrics]]
-    for entry in entries:
-        pr = "" if isinstance(entry, AcceptEntry) or entry.pr is None else f"#{entry.pr}"
-        head = [entry.config, entry.commit[:12], entry.time, pr]
-        if isinstance(entry, AcceptEntry):
-            rows.append([*head, f"accepted: {_text(entry.reason)}", *[""] * len(metrics)])
-        else:
-            means = [f"{entry.means[m]:.4f}" if m in entry.means else "-" for m in metrics]
-            rows.append([*head, _text(entry.status), *means])
-    for line in aligned(rows):
-        print(line, file=out)
+    # The history is read one record at a time; the rows wait in a temporary file until
+    # the columns' widths are known (a bad line is an error before anything is printed).
+    widths = [len(name) for name in LIST_HEAD]
+    metrics: list[str] = []  # the first SHOWN_METRICS metrics of the results, in order
+    records = results = 0
+    with _spool() as rows:
+        for entry in _entries(args, args.name):
+            cells = _list_head(entry)
+            if not isinstance(entry, AcceptEntry):
+                for metric in entry.means:
+                    if metric not in metrics and len(metrics) < SHOWN_METRICS:
+                        widths.append(1 if results else 0)  # the results before show "-"
+                        metrics.append(metric)
+                cells += [_list_mean(entry, metric) for metric in metrics]
+                results += 1
+            for column, cell in enumerate(cells):
+                widths[column] = max(widths[column], len(cell))
+            rows.write(json.dumps([entry.kind, *cells]) + "\n")
+            records += 1
+        if not records:
+            print("no records", file=out)
+            return EXIT_OK
+        widths = [max(w, len(name)) for w, name in zip(widths, [*LIST_HEAD, *metrics], strict=True)]
+        print(_list_line([*LIST_HEAD, *metrics], widths), file=out)
+        rows.seek(0)
+        for row in rows:
+            kind, *cells = json.loads(row)
+            # A metric first seen after this row: "-" for a result, nothing for an accept.
+            cells += ["" if kind == "accept" else "-"] * (len(widths) - len(cells))
+            print(_list_line(cells, widths), file=out)
     return EXIT_OK
+
+
+def _list_head(entry: Entry) -> list[str]:
+    """The cells of `history list` before the metrics."""
+    from retrieval_gate.history.record import AcceptEntry
+
+    if isinstance(entry, AcceptEntry):
+        return [entry.config, entry.commit[:12], entry.time, "", f"accepted: {_text(entry.reason)}"]
+    pr = "" if entry.pr is None else f"#{entry.pr}"
+    return [entry.config, entry.commit[:12], entry.time, pr, _text(entry.status)]
+
+
+def _list_mean(entry: ResultEntry, metric: str) -> str:
+    return f"{entry.means[metric]:.4f}" if metric in entry.means else "-"
+
+
+def _list_line(cells: list[str], widths: list[int]) -> str:
+    """A row as `aligned` lays it out: columns two spaces apart, left-aligned."""
+    return "  ".join(cell.ljust(width) for cell, width in zip(cells, widths, strict=True)).rstrip()
 
 
 def run_show(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -214,11 +251,10 @@ def run_show(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from retrieval_gate.history.record import AcceptEntry
 
     wanted = args.commit.strip().lower()
-    entries = _entries(args, args.name)
-    found = [e for e in entries if wanted and e.commit.startswith(wanted)]
+    found = [e for e in _entries(args, args.name) if wanted and e.commit.startswith(wanted)]
     if not found:  # a tag, a branch, HEAD~2: what git calls it in the checkout
         sha = resolver(Path(args.repo))(args.commit.strip())
-        found = [e for e in entries if sha and e.commit == sha]
+        found = [e for e in _entries(args, args.name) if sha and e.commit == sha]
     if not found:
         raise InputError(f"no record of commit {_text(args.commit)!r} in the history")
     for number, entry in enumerate(found):
@@ -250,29 +286,36 @@ def run_export(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from retrieval_gate.core.wording import json_text
     from retrieval_gate.history.record import AcceptEntry, entry_summary
 
-    entries = _entries(args, args.name)
-    if args.format == "json":
-        items = [entry_summary(entry) for entry in entries]
-        # Data, written beneath the console's filter; JSON escapes every control character,
-        # and "##[" (a workflow command anywhere in a line) is escaped the JSON way.
-        raw(out).write(json_text(items).replace("##[", "##\\u005b") + "\n")
-        return EXIT_OK
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(["config", "kind", "commit", "time", "ref", "pr", "status", "metric",
-                     "slice", "value", "reason"])  # fmt: skip
-    for entry in entries:
-        head = [entry.config, entry.kind, entry.commit, entry.time]
-        if isinstance(entry, AcceptEntry):
-            writer.writerow([*head, "", "", "", "", "", "", _cell(entry.reason)])
-            continue
-        common = [*head, _cell(entry.ref), entry.pr or "", _cell(entry.status)]
-        for metric, mean in entry.means.items():
-            writer.writerow([*common, _cell(metric), "all", repr(mean), ""])
-        for name, means in entry.slices.items():
-            for metric, mean in means.items():
-                writer.writerow([*common, _cell(metric), _cell(name), repr(mean), ""])
-    raw(out).write(buffer.getvalue())
+    # The history is read one record at a time; the output waits in a temporary file, so
+    # that a bad line is an error before anything is written.
+    with _spool() as spool:
+        if args.format == "json":
+            # Data, written beneath the console's filter; JSON escapes every control
+            # character, and "##[" (a workflow command anywhere in a line) is escaped the
+            # JSON way. The list as `json_text` writes it: each item indented one level.
+            opening = "["
+            for entry in _entries(args, args.name):
+                item = json_text(entry_summary(entry)).replace("##[", "##\\u005b")
+                spool.write(opening + "\n  " + item.replace("\n", "\n  "))
+                opening = ","
+            spool.write("[]\n" if opening == "[" else "\n]\n")
+        else:
+            writer = csv.writer(spool, lineterminator="\n")
+            writer.writerow(["config", "kind", "commit", "time", "ref", "pr", "status",
+                             "metric", "slice", "value", "reason"])  # fmt: skip
+            for entry in _entries(args, args.name):
+                head = [entry.config, entry.kind, entry.commit, entry.time]
+                if isinstance(entry, AcceptEntry):
+                    writer.writerow([*head, "", "", "", "", "", "", _cell(entry.reason)])
+                    continue
+                common = [*head, _cell(entry.ref), entry.pr or "", _cell(entry.status)]
+                for metric, mean in entry.means.items():
+                    writer.writerow([*common, _cell(metric), "all", repr(mean), ""])
+                for name, means in entry.slices.items():
+                    for metric, mean in means.items():
+                        writer.writerow([*common, _cell(metric), _cell(name), repr(mean), ""])
+        spool.seek(0)
+        shutil.copyfileobj(spool, raw(out))
     return EXIT_OK
 
 
@@ -287,22 +330,29 @@ def run_drift(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         print(f"no drift budget (gate.drift) in {args.config}: nothing to check", file=out)
         return EXIT_OK
     dataset = load_dataset(config.dataset, config.base_dir)
-    entries = _entries(args, config.name)
+    entries = list(_entries(args, config.name))
     report = check_drift(entries, config, dataset, resolve=resolver(Path(args.repo)))
     for line in describe(report):
         print(line, file=out)
     return report.exit_code
 
 
-def _entries(args: argparse.Namespace, name: str | None) -> list[Entry]:
-    from retrieval_gate.history.store import BranchSource, read_history
+def _entries(args: argparse.Namespace, name: str | None) -> Iterator[Entry]:
+    """The records of --from, else of the branch, read one at a time."""
+    from retrieval_gate.history.store import BranchSource, iter_history
 
     source: HistorySource = (
         Path(args.from_path)
         if args.from_path
         else BranchSource(Path(args.repo), args.branch, args.remote)
     )
-    return read_history(source, name)
+    return iter_history(source, name)
+
+
+def _spool() -> IO[str]:
+    """A temporary file for output that waits until the history is read to its end; it has
+    no name, so nothing is left behind whatever ends the process."""
+    return tempfile.TemporaryFile("w+", encoding="utf-8", newline="")
 
 
 def _text(value: str, limit: int = TEXT_SHOWN) -> str:
