@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -13,12 +12,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from retrieval_gate.core.git import git_output, run_git
+from retrieval_gate.core.leftovers import Owner, folder_owner, owned_folder, stale_folders
 from retrieval_gate.errors import GateError, InputError
 
 if TYPE_CHECKING:
     from retrieval_gate.config.schema import GateConfig
     from retrieval_gate.gate.baseline.record import Baseline
 
+HOLDER_PREFIX = "retrieval-gate-against-"
+"""The temporary folder holding the worktree (TREE inside) and its owner marker."""
+SCRATCH_PREFIX = "retrieval-gate-ref-"
+"""The temporary folder of the reference side's request and answer."""
+TREE = "tree"
 GIT_TIMEOUT = 120.0
 """Seconds a git command may take (a worktree of a large repository takes a while)."""
 TAIL_LINES = 20
@@ -80,21 +85,59 @@ def resolve_reference(repo: Path, ref: str) -> Reference:
 
 @contextmanager
 def worktree(repo: Path, commit: str) -> Iterator[Path]:
-    """`commit` checked out (detached) in a temporary git worktree, removed afterwards."""
-    holder = Path(tempfile.mkdtemp(prefix="retrieval-gate-against-"))
-    folder = holder / "tree"
-    done = _git_run(repo, "worktree", "add", "--detach", "--quiet", str(folder), commit)
-    if done.returncode != 0:
+    """`commit` checked out (detached) in a temporary git worktree, removed afterwards.
+
+    What a killed check left (`remove_leftovers`) goes first. The worktree is locked with
+    its owner's name: `git worktree list` says whose it is, and its registration keeps the
+    owner even if the temporary folder is deleted."""
+    remove_leftovers(repo)
+    with owned_folder(HOLDER_PREFIX) as holder:
+        folder = holder / TREE
+        done = _git_run(repo, "worktree", "add", "--detach", "--quiet", str(folder), commit)
+        if done.returncode != 0:
+            raise GateError(
+                f"could not check out {commit[:12]} in a git worktree: {_tail(done.stderr)}"
+            )
+        try:
+            owner = folder_owner(holder)
+            if owner is not None:
+                _git_run(repo, "worktree", "lock", "--reason", owner.describe(), str(folder))
+            yield folder
+        finally:
+            _git_run(repo, "worktree", "remove", "--force", "--force", str(folder))
+
+
+def remove_leftovers(repo: Path) -> None:
+    """Remove the worktrees and temporary folders a killed `check --against` left: only
+    ours (named HOLDER_PREFIX... or SCRATCH_PREFIX..., with a marker or lock naming their
+    owner) and only when that process has ended on this machine. Nothing else is touched:
+    not another worktree, not a folder of a check still running."""
+    for tree, lock in _worktrees(repo):
+        holder = tree.parent
+        if tree.name != TREE or not holder.name.startswith(HOLDER_PREFIX):
+            continue
+        owner = folder_owner(holder) if holder.is_dir() else Owner.read(lock or "")
+        if owner is not None and owner.gone:
+            _git_run(repo, "worktree", "remove", "--force", "--force", str(tree))
+            _remove(holder)
+    for holder in [*stale_folders(HOLDER_PREFIX), *stale_folders(SCRATCH_PREFIX)]:
+        tree = holder / TREE
+        if (tree / ".git").is_file():  # registered in another repository: unregister it there
+            _git_run(tree, "worktree", "remove", "--force", "--force", str(tree))
         _remove(holder)
-        raise GateError(
-            f"could not check out {commit[:12]} in a git worktree: {_tail(done.stderr)}"
-        )
-    try:
-        yield folder
-    finally:
-        _git_run(repo, "worktree", "remove", "--force", str(folder))
-        _git_run(repo, "worktree", "prune")
-        _remove(holder)
+
+
+def _worktrees(repo: Path) -> list[tuple[Path, str | None]]:
+    """(path, lock reason or None) of each worktree registered in `repo`."""
+    listed = _git(repo, "worktree", "list", "--porcelain") or ""
+    found: list[tuple[Path, str | None]] = []
+    for block in listed.split("\n\n"):
+        lines = block.splitlines()
+        paths = [line[len("worktree ") :] for line in lines if line.startswith("worktree ")]
+        locks = [line[len("locked ") :] for line in lines if line.startswith("locked ")]
+        if paths:
+            found.append((Path(paths[0]), locks[0] if locks else None))
+    return found
 
 
 def record_at(
@@ -174,9 +217,9 @@ def _record_in_subprocess(
 ) -> tuple[Baseline, tuple[str, ...]]:
     from retrieval_gate.gate.baseline.document import record_of
 
-    with tempfile.TemporaryDirectory(prefix="retrieval-gate-ref-") as scratch:
-        request = Path(scratch) / "request.json"
-        answer = Path(scratch) / "answer.json"
+    with owned_folder(SCRATCH_PREFIX) as scratch:
+        request = scratch / "request.json"
+        answer = scratch / "answer.json"
         request.write_text(
             json.dumps(
                 {
