@@ -25,8 +25,9 @@ from retrieval_gate.history.record import (
     parse_entry,
     result_entry,
 )
+from tests.helpers.git import git
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 RECORDS = 20_000
 
 
@@ -271,15 +272,6 @@ def test_a_byte_order_mark_on_a_history_file_or_line_is_accepted(
     done = cli("history", "export", "--from", str(saved))
     assert done.returncode == 0, done.stderr.decode()
     assert len(json.loads(done.stdout)) == 6
-
-
-def git(repo: Path, *args: str) -> str:
-    done = subprocess.run(
-        ["git", "-C", str(repo), "-c", "user.email=gate@example.org", "-c", "user.name=gate",
-         *args],
-        capture_output=True, text=True, check=True,
-    )  # fmt: skip
-    return done.stdout.strip()
 
 
 def test_a_byte_order_mark_on_the_history_branch_is_accepted(

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 # `retrieval-gate ARGV` whose first fsync (the atomic writer's, once the temporary file holds
 # every byte) says so and hangs: a kill then lands while the file is written.
 STALLED = """\

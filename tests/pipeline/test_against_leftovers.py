@@ -13,7 +13,9 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.helpers.git import git
+
+ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "configs"
 # A retriever that, when SLOW_MARK is set, says it started and then takes two minutes.
 SLOW = """\
@@ -30,15 +32,6 @@ def search(query, k):
 """
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="SIGKILL of a process group")
-
-
-def git(repo: Path, *args: str) -> str:
-    done = subprocess.run(
-        ["git", "-C", str(repo), "-c", "user.email=gate@example.org", "-c", "user.name=gate",
-         *args],
-        capture_output=True, text=True, check=True,
-    )  # fmt: skip
-    return done.stdout.strip()
 
 
 @pytest.fixture
