@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, TextIO
 
 from retrieval_gate.cli.commands.common import add_config_option, raw
-from retrieval_gate.errors import EXIT_OK
+from retrieval_gate.errors import EXIT_OK, InputError
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -120,13 +120,11 @@ def run_append(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from retrieval_gate.history.record import entry_line, read_result, result_entry
     from retrieval_gate.history.store import append, commit_info, current_ref
 
-    repo = Path(args.repo)
+    repo = _checkout(args)
     path = Path(args.result)
     document = read_result(path)
     current = document.get("current") if isinstance(document, dict) else None
     if isinstance(current, dict) and current.get("git_dirty"):
-        from retrieval_gate.errors import InputError
-
         raise InputError(
             "the result was made in a working tree with uncommitted changes: its scores are "
             "not the commit's; run `check` on a clean checkout",
@@ -169,7 +167,7 @@ def run_accept(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     reason = " ".join(args.reason.split())
     if not reason:
         raise InputError("--reason: say why the drop is accepted (it is kept in the history)")
-    repo = Path(args.repo)
+    repo = _checkout(args)
     if args.push:
         refresh(repo, args.remote, args.branch)
     entries = iter_history(BranchSource(repo, args.branch, args.remote), config.name)
@@ -253,7 +251,7 @@ def run_show(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     wanted = args.commit.strip().lower()
     found = [e for e in _entries(args, args.name) if wanted and e.commit.startswith(wanted)]
     if not found:  # a tag, a branch, HEAD~2: what git calls it in the checkout
-        sha = resolver(Path(args.repo))(args.commit.strip())
+        sha = resolver(_checkout(args))(args.commit.strip())
         found = [e for e in _entries(args, args.name) if sha and e.commit == sha]
     if not found:
         raise InputError(f"no record of commit {_text(args.commit)!r} in the history")
@@ -331,7 +329,7 @@ def run_drift(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         return EXIT_OK
     dataset = load_dataset(config.dataset, config.base_dir)
     entries = list(_entries(args, config.name))
-    report = check_drift(entries, config, dataset, resolve=resolver(Path(args.repo)))
+    report = check_drift(entries, config, dataset, resolve=resolver(_checkout(args)))
     for line in describe(report):
         print(line, file=out)
     return report.exit_code
@@ -344,7 +342,7 @@ def _entries(args: argparse.Namespace, name: str | None) -> Iterator[Entry]:
     source: HistorySource = (
         Path(args.from_path)
         if args.from_path
-        else BranchSource(Path(args.repo), args.branch, args.remote)
+        else BranchSource(_checkout(args), args.branch, args.remote)
     )
     return iter_history(source, name)
 
@@ -369,3 +367,22 @@ def _cell(value: str) -> str:
 
     text = console_text(one_line(value))
     return "'" + text if text[:1] in ("=", "+", "-", "@") else text
+
+
+def _checkout(args: argparse.Namespace) -> Path:
+    """--repo, checked to be a git checkout: outside one, reading the branch found nothing
+    and said "no records" (exit 0), and a folder that does not exist blamed the branch's
+    name."""
+    from retrieval_gate.core.git import git_output
+    from retrieval_gate.history.store import GIT_TIMEOUT
+
+    repo = Path(args.repo)
+    where = "this folder" if args.repo == "." else f"--repo {args.repo}"
+    todo = (
+        "run it in the checkout that holds the history, give --repo DIR, or read a file with --from"
+    )
+    if not repo.is_dir():
+        raise InputError(f"{where}: no such folder; {todo}")
+    if git_output(repo, "rev-parse", "--git-dir", timeout=GIT_TIMEOUT) is None:
+        raise InputError(f"{where} is not in a git repository; {todo}")
+    return repo

@@ -197,3 +197,22 @@ def test_entries_round_trip(history: tuple[Path, Path, list[str]]) -> None:
     again = [entry_line(entry) for entry in entries]
     assert again == path.read_text(encoding="utf-8").splitlines()
     assert isinstance(entries[0], ResultEntry)
+
+
+@pytest.mark.parametrize("action", ["list", "show", "export"])
+def test_a_folder_that_is_no_git_checkout_is_named_not_the_branch(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, action: str
+) -> None:
+    # --repo /nonexistent blamed the branch's name; outside any repository, `list` printed
+    # "no records" and exited 0.
+    extra = ["HEAD"] if action == "show" else []
+    missing = tmp_path / "nonexistent"
+    code, out, err = run_cli("history", action, "--repo", str(missing), *extra)
+    assert code == 2
+    assert f"--repo {missing}: no such folder" in err
+    assert "branch" not in err.split("error:", 1)[1].split(";")[0]
+    monkeypatch.chdir(tmp_path)  # a folder in no git repository
+    code, out, err = run_cli("history", action, *extra)
+    assert code == 2
+    assert "this folder is not in a git repository" in err
+    assert out == ""
