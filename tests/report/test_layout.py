@@ -15,7 +15,9 @@ import pytest
 from tests.helpers.cli import run_cli
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+CHROMIUM = next(
+    filter(None, map(shutil.which, ("chromium", "chromium-browser", "google-chrome"))), None
+)
 
 # Measured inside the page once laid out, and handed to the page around it: a frame of the
 # width under test (headless Chromium's own window is never narrower than 500 px).
