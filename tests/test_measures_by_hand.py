@@ -1,0 +1,54 @@
+"""Measures the oracle files do not reach, by hand: the counts with and without a cutoff,
+plain DCG, and the example each registered measure shows."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import pytest
+
+from retrieval_gate.metrics import evaluate
+from retrieval_gate.metrics.measures import REGISTRY
+
+QRELS = {"long": {"d1": 1, "d4": 2, "d9": 0}, "short": {"d1": 1, "x": 1}, "none": {"d1": 1}}
+RUN = {
+    "long": {f"d{i}": 10.0 - i for i in range(10)},  # d0 first ... d9 last
+    "short": {"d1": 2.0, "d2": 1.0},
+}
+
+
+@pytest.mark.parametrize(
+    ("metric", "expected"),
+    [
+        ("num_ret", [10, 0, 2]),
+        ("num_ret@5", [5, 0, 2]),
+        ("num_ret@20", [10, 0, 2]),  # a cutoff past the list counts what was returned
+        ("num_rel_ret", [2, 0, 1]),
+        ("num_rel_ret@3", [1, 0, 1]),
+        ("num_rel_ret(rel=2)@10", [1, 0, 0]),
+        ("num_rel", [2, 1, 2]),
+    ],
+)
+def test_counts_per_query(metric: str, expected: list[int]) -> None:
+    scores = evaluate(RUN, QRELS, [metric])
+    assert scores.query_ids == ("long", "none", "short")
+    assert scores.values[metric].tolist() == expected
+
+
+@pytest.mark.parametrize(
+    ("metric", "gain"),
+    [("dcg@5", lambda g: 2**g - 1), ("dcg(gain=linear)@5", lambda g: g)],
+)
+def test_dcg_sums_gain_over_log2_of_rank_plus_1(metric: str, gain: Callable[[int], float]) -> None:
+    # "long" ranks d0 ... d9: d1 (grade 1) at rank 2, d4 (grade 2) at rank 5, d9 past 5.
+    expected = gain(1) / math.log2(3) + gain(2) / math.log2(6)
+    scores = evaluate(RUN, QRELS, [metric])
+    assert scores.values[metric][0] == pytest.approx(expected, rel=1e-12)
+    assert scores.values[metric][1] == 0.0  # nothing retrieved
+
+
+def test_a_measure_shows_its_example_or_else_its_name() -> None:
+    assert REGISTRY["ndcg"].example == "ndcg@10"
+    assert REGISTRY["err"].example == "err(g_max=3)@20"
+    assert REGISTRY["num_ret"].example == "num_ret"
