@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from retrieval_gate.errors import GateError
 from retrieval_gate.gate.compare import ComparisonSettings, Threshold, compare, verdict_for
 
 MAX_DROP = 0.02
@@ -94,3 +95,21 @@ def test_without_significance_a_one_query_slice_has_a_verdict_too() -> None:
         if c.slice == "one"
     ]
     assert (found.n, found.verdict, found.gated, found.failed) == (1, "regressed", False, False)
+
+
+def test_a_mean_exactly_at_the_floor_is_not_below_it() -> None:
+    floor = 0.4
+
+    def verdict(current_mean: float) -> str | None:
+        return verdict_for(
+            delta=0.0, current_mean=current_mean, max_drop=None, floor=floor, drop_evidence=True
+        )
+
+    assert verdict(floor - EPS) == "pass"
+    assert verdict(floor - 4 * EPS) == "below_floor"
+
+
+@pytest.mark.parametrize("share", [0.0, 1.0, -0.5])
+def test_the_overall_share_of_alpha_is_strictly_between_0_and_1(share: float) -> None:
+    with pytest.raises(GateError, match="overall_share must be within"):
+        ComparisonSettings(overall_share=share)

@@ -8,7 +8,8 @@ from collections.abc import Callable
 
 import pytest
 
-from retrieval_gate.metrics import evaluate
+from retrieval_gate.errors import MetricError
+from retrieval_gate.metrics import evaluate, parse_metric
 from retrieval_gate.metrics.measures import REGISTRY
 
 QRELS = {"long": {"d1": 1, "d4": 2, "d9": 0}, "short": {"d1": 1, "x": 1}, "none": {"d1": 1}}
@@ -52,3 +53,18 @@ def test_a_measure_shows_its_example_or_else_its_name() -> None:
     assert REGISTRY["ndcg"].example == "ndcg@10"
     assert REGISTRY["err"].example == "err(g_max=3)@20"
     assert REGISTRY["num_ret"].example == "num_ret"
+
+
+def test_rr_of_queries_that_retrieved_nothing_is_0_each() -> None:
+    scores = evaluate({"elsewhere": {"d1": 1.0}}, QRELS, ["rr@10", "rr"])
+    assert {m: v.tolist() for m, v in scores.values.items()} == {
+        "rr@10": [0.0, 0.0, 0.0],
+        "rr": [0.0, 0.0, 0.0],
+    }
+
+
+@pytest.mark.parametrize("p", ["0", "1", "1.5", "-0.2"])
+def test_rbp_persistence_must_be_strictly_between_0_and_1(p: str) -> None:
+    with pytest.raises(MetricError, match="rbp"):
+        parse_metric(f"rbp(p={p})")
+    assert str(parse_metric("rbp(p=0.95)")) == "rbp(p=0.95)"

@@ -65,6 +65,8 @@ def test_the_sampled_sign_flip_counts_the_draws_of_its_documented_stream() -> No
     diffs = np.random.default_rng(3).normal(0.0, 0.2, n) - 0.055
     rng = Recording(17)
     found = sign_flip(diffs, resamples=resamples, rng=rng)  # type: ignore[arg-type]
+    # Drawn in calls of 128 rows, doubling (the seeded stream depends on these sizes).
+    assert [len(block) for block in rng.blocks] == [128, 256, 512, 1024, 2048, 4096, 1936]
     blocks = np.concatenate(rng.blocks)
     assert blocks.shape == (resamples, (n + 7) // 8)
     bits = np.unpackbits(blocks, axis=1, count=n).astype(np.float64)
@@ -107,3 +109,12 @@ def test_the_smallest_p_is_exact_up_to_two_to_the_n_resamples_and_62_queries() -
     # 63 queries are never enumerated (sign vectors are numbered in int64), whatever resamples.
     assert smallest_p(63, resamples=2**64) == 1 / (2**64 + 1)
     assert smallest_p(100, resamples=10**6) == math.exp(-50)  # Hoeffding, below 1e-6
+
+
+def test_each_call_draws_at_most_two_million_random_bits_in_all() -> None:
+    # 666,667 queries: 2,000,000 // n = 2 sign vectors per call.
+    n = 666_667
+    diffs = np.random.default_rng(1).normal(-0.001, 0.2, n)
+    rng = Recording(2)
+    sign_flip(diffs, resamples=7, rng=rng)  # type: ignore[arg-type]
+    assert [len(block) for block in rng.blocks] == [2, 2, 2, 1]
