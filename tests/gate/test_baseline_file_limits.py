@@ -14,15 +14,9 @@ import numpy as np
 import pytest
 
 from retrieval_gate.errors import InputError
-from retrieval_gate.gate.baseline import (
-    Baseline,
-    Fingerprints,
-    Repeats,
-    make_baseline,
-    read_baseline,
-    top_k_path,
-    write_baseline,
-)
+from retrieval_gate.gate.baseline.file import read_baseline, write_baseline
+from retrieval_gate.gate.baseline.record import Baseline, Fingerprints, Repeats, make_baseline
+from retrieval_gate.gate.baseline.side_file import top_k_path
 
 FINGERPRINTS = Fingerprints(
     dataset="0" * 64, k=2, metrics=("ndcg@10",), slices="1" * 64, retriever="2" * 16

@@ -10,7 +10,7 @@ import pytest
 
 from retrieval_gate.errors import MetricError
 from retrieval_gate.metrics import evaluate, parse_metric
-from retrieval_gate.metrics.measures import REGISTRY
+from retrieval_gate.metrics.spec import REGISTRY
 
 QRELS = {"long": {"d1": 1, "d4": 2, "d9": 0}, "short": {"d1": 1, "x": 1}, "none": {"d1": 1}}
 RUN = {
