@@ -149,7 +149,7 @@ def _test_bar(
     *,
     resamples: int,
     t_test: bool,
-    noise: tuple[float, float, int | None] = (0.0, 0.0, None),
+    noise: tuple[float, float, int | None],
 ) -> tuple[float, float] | None:
     """The t statistic the test must pass, and the sd of the t statistic around its
     noncentrality (the noncentral t's normal approximation); None when it cannot pass.

@@ -236,3 +236,10 @@ def test_one_query_has_a_chance_to_fail_when_no_test_is_required() -> None:
     got = fail_probability(0.05, sd=0.1, n=1, level=None, max_drop=0.02, resamples=10_000)
     assert got == pytest.approx(NORMAL.cdf((0.05 - 0.02) / 0.1), rel=1e-12)
     assert fail_probability(0.05, sd=0.1, n=1, level=0.05, max_drop=0.02, resamples=10_000) == 0.0
+
+
+@pytest.mark.parametrize("t_test", [False, True])
+def test_one_query_can_reach_no_level(t_test: bool) -> None:
+    # A single query has no spread to test with (the t-test's df would be 0).
+    assert critical_t(1, 0.05, resamples=10_000, t_test=t_test) == math.inf
+    assert critical_t(0, 0.05, resamples=10_000, t_test=t_test) == math.inf
