@@ -18,6 +18,7 @@ from retrieval_gate.stats.detectability import (
     fail_probability,
     queries_needed,
     short_of_target,
+    stated_chance,
 )
 
 NORMAL = stats.norm
@@ -243,3 +244,10 @@ def test_one_query_can_reach_no_level(t_test: bool) -> None:
     # A single query has no spread to test with (the t-test's df would be 0).
     assert critical_t(1, 0.05, resamples=10_000, t_test=t_test) == math.inf
     assert critical_t(0, 0.05, resamples=10_000, t_test=t_test) == math.inf
+
+
+@pytest.mark.parametrize(
+    ("p", "shown"), [(0.797, 0.79), (0.7999, 0.79), (0.8, 0.8), (0.804, 0.8), (0.456, 0.46)]
+)
+def test_a_chance_short_of_the_power_is_never_stated_as_reaching_it(p: float, shown: float) -> None:
+    assert stated_chance(p) == shown
