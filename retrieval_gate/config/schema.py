@@ -8,11 +8,19 @@ import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BeforeValidator, Field, PrivateAttr, WithJsonSchema, field_validator
+from pydantic import (
+    BeforeValidator,
+    Field,
+    PrivateAttr,
+    WithJsonSchema,
+    field_validator,
+    model_validator,
+)
 from pydantic_core import PydanticCustomError
 
 from retrieval_gate.adapters import AdapterConfig
 from retrieval_gate.config import DEFAULT_CONFIG
+from retrieval_gate.config.judge import JudgeConfig
 from retrieval_gate.core.names import NAME_PATTERN, NAME_RULE, valid_name
 from retrieval_gate.core.strict import StrictModel
 
@@ -265,6 +273,12 @@ class GateSettings(StrictModel):
         description="drift budget over many merges, checked against the history branch: "
         "{reference: v2.3, max_drop: 3pt}; unset: no drift check",
     )
+    labels: Literal["human", "human+llm"] = Field(
+        "human",
+        description="human: gate on people's judgments alone; human+llm: prediction-powered "
+        "estimates from the judge's labels (judge:) rectified on the queries people judged, "
+        "once the judge passes judge.trust",
+    )
 
 
 class ReportConfig(StrictModel):
@@ -318,6 +332,9 @@ class GateConfig(StrictModel):
     cache: str = Field(".retrieval-gate/cache.sqlite", description="retriever result cache")
     report: ReportConfig = Field(default_factory=lambda: ReportConfig())
     lint: LintConfig = Field(default_factory=lambda: LintConfig())
+    judge: JudgeConfig | None = Field(
+        None, description="an LLM judge for `retrieval-gate judge` and gate.labels: human+llm"
+    )
 
     _path: Path = PrivateAttr(default=Path(DEFAULT_CONFIG))
     _notes: tuple[str, ...] = PrivateAttr(default=())
@@ -333,6 +350,16 @@ class GateConfig(StrictModel):
                 {"rule": NAME_RULE},
             )
         return name
+
+    @model_validator(mode="after")
+    def _judge_for_llm_labels(self) -> GateConfig:
+        if self.gate.labels == "human+llm" and self.judge is None:
+            raise PydanticCustomError(
+                "judge_missing",
+                "gate.labels: human+llm gates on an LLM judge's labels: add a judge: block "
+                "(base_url, model) naming the judge that wrote them",
+            )
+        return self
 
     @property
     def path(self) -> Path:

@@ -1,0 +1,177 @@
+"""The LLM judgment layer: a JSONL file of a judge's grades, kept apart from people's qrels."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from retrieval_gate.core.files import write_text_atomic
+from retrieval_gate.core.ids import object_array
+from retrieval_gate.core.qrels import Qrels
+from retrieval_gate.errors import InputError
+from retrieval_gate.readers.text import json_lines
+
+if TYPE_CHECKING:
+    from retrieval_gate.config.schema import GateConfig
+
+LAYER_SUFFIX = ".llm.jsonl"
+_FIELDS = ("query", "doc", "grade", "model", "prompt_sha256", "answer", "time")
+MAX_GRADE = 3
+
+
+@dataclass(frozen=True)
+class LlmJudgment:
+    """One pair graded by a judge: its grade, the judge (model, prompt sha256), its raw answer
+    and when it was given (UTC, ISO 8601); `confidence` is the probability the judge gave its
+    grade, when the endpoint returned log-probabilities."""
+
+    query: str
+    doc: str
+    grade: int
+    model: str
+    prompt_sha256: str
+    answer: str
+    time: str
+    confidence: float | None = None
+
+    @property
+    def key(self) -> tuple[str, str, str, str]:
+        """(query, doc, model, prompt sha256): a layer holds one row per key."""
+        return (self.query, self.doc, self.model, self.prompt_sha256)
+
+    @property
+    def judge(self) -> tuple[str, str]:
+        """(model, prompt sha256)."""
+        return (self.model, self.prompt_sha256)
+
+
+def layer_path(config: GateConfig) -> Path:
+    """Where `config`'s judge writes its layer: judge.output, else beside the qrels as
+    <qrels name>.llm.jsonl, else (qrels from ir_datasets) in .retrieval-gate/<name>/."""
+    if config.judge is not None and config.judge.output:
+        return config.resolve(config.judge.output)
+    spec = config.dataset
+    qrels: Path | None = None
+    if spec.qrels:
+        qrels = config.resolve(spec.qrels)
+    elif spec.path:
+        qrels = config.resolve(spec.path) / "qrels" / f"{spec.split}.tsv"
+    if qrels is None:
+        return config.resolve(f".retrieval-gate/{config.name}/judgments{LAYER_SUFFIX}")
+    name = qrels.name
+    for suffix in (".gz", ".tsv", ".txt", ".jsonl", ".qrels"):
+        name = name.removesuffix(suffix)
+    return qrels.with_name(name + LAYER_SUFFIX)
+
+
+def read_layer(path: str | Path) -> tuple[LlmJudgment, ...]:
+    """Every row of a judgment layer, in file order. A malformed row, or a key given twice, is
+    an InputError naming the line."""
+    source = str(path)
+    if not Path(path).is_file():
+        raise InputError(
+            "no LLM judgment layer here: run `retrieval-gate judge` first, or set judge.output",
+            source=source,
+        )
+    rows: list[LlmJudgment] = []
+    seen: dict[tuple[str, str, str, str], int] = {}
+    for line, raw in json_lines(path):
+        row = _row(raw, source, line)
+        if row.key in seen:
+            raise InputError(
+                f"query {row.query!r}, doc {row.doc!r} graded twice by the same judge "
+                f"(first on line {seen[row.key]}); keep one line per pair and judge",
+                source=source,
+                line=line,
+            )
+        seen[row.key] = line
+        rows.append(row)
+    return tuple(rows)
+
+
+def write_layer(path: str | Path, rows: Iterable[LlmJudgment]) -> int:
+    """Add `rows` to the layer at `path` (a row with the key of an existing one replaces it),
+    sorted by key, atomically; returns the rows the file holds. The rest of the file is
+    kept as it was: the layer only grows."""
+    path = Path(path)
+    held = {row.key: row for row in (read_layer(path) if path.is_file() else ())}
+    held.update((row.key, row) for row in rows)
+    ordered = [held[key] for key in sorted(held)]
+    write_text_atomic(path, (_line(row) for row in ordered))
+    return len(ordered)
+
+
+def judges_of(rows: Sequence[LlmJudgment]) -> tuple[tuple[str, str], ...]:
+    """The (model, prompt sha256) judges a layer holds, sorted."""
+    return tuple(sorted({row.judge for row in rows}))
+
+
+def layer_qrels(
+    rows: Sequence[LlmJudgment],
+    query_ids: Sequence[str],
+    *,
+    judge: tuple[str, str],
+    source: str = "<llm layer>",
+) -> Qrels:
+    """The grades of one judge (model, prompt sha256) as qrels over `query_ids` (sorted, as
+    a Dataset's): rows of other judges, or of queries outside the set, are left out."""
+    known = set(query_ids)
+    kept = [row for row in rows if row.judge == judge and row.query in known]
+    query_array = object_array(sorted(known))
+    position = {q: i for i, q in enumerate(query_array.tolist())}
+    query = np.asarray([position[row.query] for row in kept], dtype=np.int64)
+    docs = object_array([row.doc for row in kept])
+    grades = np.asarray([float(row.grade) for row in kept], dtype=np.float64)
+    return Qrels(query_array, query, docs, grades, source)
+
+
+def _row(raw: dict[str, Any], source: str, line: int) -> LlmJudgment:
+    missing = [name for name in _FIELDS if name not in raw]
+    if missing:
+        raise InputError(
+            f"a judgment layer row needs {', '.join(_FIELDS)}; missing {', '.join(missing)}",
+            source=source,
+            line=line,
+        )
+    for name in ("query", "doc", "model", "prompt_sha256", "answer", "time"):
+        if not isinstance(raw[name], str) or (name != "answer" and not raw[name]):
+            raise InputError(f"{name} must be a non-empty string", source=source, line=line)
+    grade = raw["grade"]
+    if isinstance(grade, bool) or not isinstance(grade, int) or not 0 <= grade <= MAX_GRADE:
+        raise InputError(
+            f"grade {grade!r} must be a whole number from 0 to {MAX_GRADE}",
+            source=source,
+            line=line,
+        )
+    confidence = raw.get("confidence")
+    if confidence is not None and (
+        isinstance(confidence, bool)
+        or not isinstance(confidence, int | float)
+        or not (math.isfinite(confidence) and 0 <= confidence <= 1)
+    ):
+        raise InputError(
+            f"confidence {confidence!r} must be a probability (0 to 1) or null",
+            source=source,
+            line=line,
+        )
+    return LlmJudgment(
+        raw["query"],
+        raw["doc"],
+        grade,
+        raw["model"],
+        raw["prompt_sha256"],
+        raw["answer"],
+        raw["time"],
+        None if confidence is None else float(confidence),
+    )
+
+
+def _line(row: LlmJudgment) -> str:
+    # ensure_ascii: a grade's raw answer may hold any character; the file stays plain ASCII.
+    return json.dumps(asdict(row), ensure_ascii=True, separators=(", ", ": ")) + "\n"

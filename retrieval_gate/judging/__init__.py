@@ -1,0 +1,1 @@
+"""An LLM judge: grading (query, document) pairs, and writing queries from a corpus."""
