@@ -150,7 +150,7 @@ class HttpRetriever(Adapter[HttpConfig]):
         self.results = parse_path(config.results, "results")
         self.id_path = parse_path(config.id, "id")
         self.score_path = None if config.score is None else parse_path(config.score, "score")
-        self.name = f"{config.method} {_public_url(config.url)}"
+        self.name = f"{config.method} {public_url(config.url)}"
         import httpx
 
         # Header values and URL user info are credentials wherever they came from: never
@@ -165,7 +165,7 @@ class HttpRetriever(Adapter[HttpConfig]):
         if config.serve is not None:
             # Started before the version is read: retriever.version.url may ask the service.
             self._service = Service(
-                config.serve, base_dir=base_dir, ready_shown=_public_url(config.serve.ready)
+                config.serve, base_dir=base_dir, ready_shown=public_url(config.serve.ready)
             )
             self._service.start()
         try:
@@ -193,7 +193,7 @@ class HttpRetriever(Adapter[HttpConfig]):
         return {
             "type": "http",
             "method": config.method,
-            "url": _public_url(config.url),
+            "url": public_url(config.url),
             "params": redact(config.params),
             "headers": sorted(config.headers),  # names only: values hold credentials
             "body": redact(self.body),
@@ -269,7 +269,7 @@ class HttpRetriever(Adapter[HttpConfig]):
         if response.is_redirect:
             raise RetrieverError(
                 f"{self.name}: HTTP {response.status_code}: redirected to "
-                f"{_public_url(response.headers.get('Location', '?'))}; redirects are not "
+                f"{public_url(response.headers.get('Location', '?'))}; redirects are not "
                 "followed (headers would go to another origin): set retriever.url to the "
                 "final address"
             )
@@ -439,7 +439,7 @@ def _as_list(value: Any, path: str) -> list[Any]:
     return value
 
 
-def _public_url(url: str) -> str:
+def public_url(url: str) -> str:
     """`url` with its user info's password and credential-looking query parameters
     (api_key=...) redacted."""
     parts = urlsplit(url)
