@@ -1,0 +1,86 @@
+"""The calibration card: kappa and alpha as agreement.py gives them, confusion, bias, tau-b."""
+
+from __future__ import annotations
+
+import krippendorff
+import numpy as np
+import pytest
+from scipy.stats import kendalltau
+
+from retrieval_gate.stats.calibration import (
+    calibration_card,
+    kendall_tau_b,
+    system_agreement,
+)
+
+
+def test_the_card_of_a_judge_that_over_grades_by_one() -> None:
+    human = [0, 0, 1, 1, 2, 2, 3, 3, 0, 1]
+    judge = [1, 0, 2, 1, 3, 2, 3, 3, 0, 2]
+    card = calibration_card(human, judge)
+    assert card.pairs == 10
+    assert card.confusion == ((2, 1, 0, 0), (0, 1, 2, 0), (0, 0, 1, 1), (0, 0, 0, 2))
+    assert [b.pairs for b in card.bias] == [3, 3, 2, 2]
+    assert [b.bias for b in card.bias] == pytest.approx([1 / 3, 2 / 3, 0.5, 0.0])
+    reference = krippendorff.alpha(
+        reliability_data=np.array([human, judge], dtype=float), level_of_measurement="ordinal"
+    )
+    assert card.alpha == pytest.approx(reference, abs=1e-9)
+    # Quadratic kappa is Lin's concordance of positions (Fleiss & Cohen 1973).
+    a, b = np.array(human, float), np.array(judge, float)
+    lin = 2 * np.cov(a, b, ddof=0)[0, 1] / (a.var() + b.var() + (a.mean() - b.mean()) ** 2)
+    assert card.kappa == pytest.approx(lin, abs=1e-12)
+
+
+def test_a_perfect_judge_agrees_fully_and_trust_needs_both_floors() -> None:
+    grades = [0, 1, 2, 3] * 30
+    card = calibration_card(grades, grades)
+    assert card.kappa == pytest.approx(1.0)
+    assert card.alpha == pytest.approx(1.0)
+    assert card.trusted(100, 0.4)
+    assert not card.trusted(200, 0.4)
+    assert "only 120 pairs" in card.distrust(200, 0.4)
+    assert card.distrust(100, 0.4) == ""
+
+
+def test_a_low_kappa_is_not_trusted() -> None:
+    rng = np.random.default_rng(0)
+    human = rng.integers(0, 4, 300)
+    judge = rng.integers(0, 4, 300)
+    card = calibration_card(human, judge)
+    assert card.kappa is not None
+    assert abs(card.kappa) < 0.2
+    assert not card.trusted(100, 0.4)
+    assert "kappa" in card.distrust(100, 0.4)
+
+
+def test_no_pairs_gives_an_empty_card() -> None:
+    card = calibration_card([], [])
+    assert (card.pairs, card.kappa, card.alpha) == (0, None, None)
+    assert all(b.bias is None for b in card.bias)
+    assert not card.trusted(1, 0.0)
+
+
+def test_grades_outside_zero_to_three_are_refused() -> None:
+    with pytest.raises(ValueError, match="0 to 3"):
+        calibration_card([0, 4], [0, 1])
+
+
+def test_kendall_tau_b_matches_scipy_with_ties() -> None:
+    rng = np.random.default_rng(2)
+    for size in (4, 5, 9, 20):
+        for _ in range(20):
+            x = rng.integers(0, 4, size).astype(float)
+            y = x + rng.integers(-1, 2, size)
+            if len(set(x)) == 1 or len(set(y)) == 1:
+                assert kendall_tau_b(x, y) is None
+                continue
+            assert kendall_tau_b(x, y) == pytest.approx(kendalltau(x, y).statistic, abs=1e-12)
+
+
+def test_system_agreement_needs_four_runs() -> None:
+    two = system_agreement([0.5, 0.4], [0.6, 0.5])
+    assert two.tau is None
+    assert "base and head alone" in two.note
+    runs = system_agreement([0.1, 0.2, 0.3, 0.4], [0.2, 0.1, 0.3, 0.4])
+    assert runs.tau == pytest.approx(kendalltau([1, 2, 3, 4], [2, 1, 3, 4]).statistic)

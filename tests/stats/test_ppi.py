@@ -1,0 +1,95 @@
+"""PPI++ means: human-only at lam 0, unbiased and covering under biased judges, and narrower."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from retrieval_gate.stats.ppi import ppi_mean, tuned_lambda
+from retrieval_gate.stats.significance import interval, paired_t
+
+
+def _world(
+    rng: np.random.Generator, *, n: int, big_n: int, noise: float, bias: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Labelled values, the judge's on them, and the judge's on the unlabelled units: the
+    judge sees the truth plus noise and a constant bias."""
+    truth = rng.normal(0.2, 1.0, n + big_n)
+    judged = truth + bias + rng.normal(0.0, noise, n + big_n)
+    return truth[:n], judged[:n], judged[n:]
+
+
+def test_lambda_zero_is_the_human_only_paired_t() -> None:
+    rng = np.random.default_rng(1)
+    y, f, u = _world(rng, n=40, big_n=300, noise=0.3, bias=0.5)
+    found = ppi_mean(y, f, u, lam=0.0)
+    assert found.estimate == pytest.approx(float(y.mean()), abs=1e-15)
+    assert (found.p_drop, found.p_rise) == pytest.approx(paired_t(y), abs=1e-12)
+    assert found.interval() == pytest.approx(interval(y, t_test=True), abs=1e-12)
+    assert found.df == 39
+
+
+def test_no_unlabelled_units_is_human_only() -> None:
+    y = np.array([0.1, 0.4, -0.2, 0.3])
+    found = ppi_mean(y, y + 1.0, np.array([]))
+    assert found.lam == 0.0
+    assert found.estimate == pytest.approx(float(y.mean()))
+
+
+def test_unbiased_and_covering_under_a_biased_judge() -> None:
+    rng = np.random.default_rng(7)
+    estimates, covered = [], 0
+    for _ in range(400):
+        y, f, u = _world(rng, n=60, big_n=600, noise=0.5, bias=0.4)
+        found = ppi_mean(y, f, u)
+        estimates.append(found.estimate)
+        low, high = found.interval()  # type: ignore[misc]
+        covered += low <= 0.2 <= high
+    # A judge 0.4 too high on every unit: the rectifier takes it all out.
+    assert np.mean(estimates) == pytest.approx(0.2, abs=0.02)
+    # 400 draws: a true 95% gives 0.92 or more with probability > 0.99.
+    assert covered / 400 >= 0.92
+
+
+def test_a_judge_only_mean_of_a_biased_judge_does_not_cover() -> None:
+    # The contrast the rectifier exists for: the judge's mean alone is 0.4 off.
+    rng = np.random.default_rng(8)
+    y, f, u = _world(rng, n=60, big_n=600, noise=0.5, bias=0.4)
+    low, high = interval(np.concatenate([f, u]), t_test=True)  # type: ignore[misc]
+    assert not low <= 0.2 <= high
+    low, high = ppi_mean(y, f, u).interval()  # type: ignore[misc]
+    assert low <= 0.2 <= high
+
+
+def test_a_perfect_judge_gives_a_far_narrower_interval() -> None:
+    rng = np.random.default_rng(3)
+    y, f, u = _world(rng, n=100, big_n=1900, noise=0.0, bias=0.0)
+    human = ppi_mean(y, f, u, lam=0.0)
+    assisted = ppi_mean(y, f, u)
+    assert assisted.lam == pytest.approx(1.0 / (1.0 + 100 / 1900), rel=0.2)
+    assert assisted.se < human.se / 3
+
+
+def test_a_useless_judge_is_weighted_near_zero() -> None:
+    rng = np.random.default_rng(4)
+    y = rng.normal(size=200)
+    f = rng.normal(size=200)
+    u = rng.normal(size=2000)
+    assert tuned_lambda(y, f, u) < 0.2
+    assert ppi_mean(y, f, u).se <= ppi_mean(y, f, u, lam=0.0).se * 1.05
+
+
+def test_tests_point_the_right_way() -> None:
+    rng = np.random.default_rng(5)
+    y, f, u = _world(rng, n=80, big_n=800, noise=0.2, bias=0.0)
+    found = ppi_mean(y - 1.0, f - 1.0, u - 1.0)
+    assert found.p_drop < 1e-6 < 0.5 < found.p_rise
+
+
+def test_bad_input_is_refused() -> None:
+    with pytest.raises(ValueError, match="one length"):
+        ppi_mean(np.zeros(3), np.zeros(2), np.zeros(4))
+    with pytest.raises(ValueError, match="at least one"):
+        ppi_mean(np.zeros(0), np.zeros(0), np.zeros(4))
+    with pytest.raises(ValueError, match="lam"):
+        ppi_mean(np.zeros(3), np.zeros(3), np.zeros(4), lam=1.5)
