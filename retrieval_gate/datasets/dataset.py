@@ -101,11 +101,16 @@ class Dataset:
         return {q.id: q for q in self.queries}
 
 
-def assemble(labels: Labels, *, combine: Combine = "median") -> Dataset:
+def assemble(
+    labels: Labels, *, combine: Combine = "median", keep_unjudged: bool = False
+) -> Dataset:
     """The dataset of the queries that have both text and judgments, with warnings for the rest.
 
     Several annotators' grades of one (query, doc) become one by `combine`; a (query, doc)
-    judged twice by one annotator (or with none named) is an InputError.
+    judged twice by one annotator (or with none named) is an InputError. `keep_unjudged`
+    (gate.labels: human+llm, where a judge labels them) keeps the queries with text and no
+    judgment: in the qrels' query ids without a row, so they are run and score 0 under
+    people's labels.
     """
     qrels = labels.judgments.qrels(combine)
     corpus = labels.corpus
@@ -116,14 +121,19 @@ def assemble(labels: Labels, *, combine: Combine = "median") -> Dataset:
     no_text = sorted(judged - texts.keys())
     _warn(warnings, "qrels_without_query", "judged query", "with no query text left out", no_text)
     unjudged = sorted(texts.keys() - judged)
-    _warn(warnings, "query_without_qrels", "query", "with no judgments not run", unjudged)
+    if not keep_unjudged:
+        _warn(warnings, "query_without_qrels", "query", "with no judgments not run", unjudged)
     if no_text:
         keep = ~np.isin(qrels.query_ids, object_array(no_text))
         qrels = _subset(qrels, keep)
+    if keep_unjudged and unjudged:
+        qrels = _with_queries(qrels, unjudged)
     labelled = tuple(texts[q] for q in qrels.query_ids.tolist())
 
     relevant = np.bincount(qrels.query, weights=qrels.grade >= 1, minlength=len(labelled))
-    no_relevant = [q.id for q, r in zip(labelled, relevant, strict=True) if r == 0]
+    no_relevant = [
+        q.id for q, r in zip(labelled, relevant, strict=True) if r == 0 and q.id in judged
+    ]
     _warn(warnings, "no_relevant", "query", "with no relevant document (grade >= 1), scoring 0",
           no_relevant)  # fmt: skip
     if corpus is not None:
@@ -163,6 +173,14 @@ def _subset(qrels: Qrels, keep_queries: np.ndarray) -> Qrels:
     return Qrels(
         kept_ids, remap[qrels.query[rows]], qrels.docs[rows], qrels.grade[rows], qrels.source
     )
+
+
+def _with_queries(qrels: Qrels, more: Sequence[str]) -> Qrels:
+    """Qrels over its query ids and `more` (sorted together), the rows unchanged."""
+    ids = object_array(sorted([*qrels.query_ids.tolist(), *more]))
+    position = {q: i for i, q in enumerate(ids.tolist())}
+    remap = np.asarray([position[q] for q in qrels.query_ids.tolist()], dtype=np.int64)
+    return Qrels(ids, remap[qrels.query], qrels.docs, qrels.grade, qrels.source)
 
 
 def _fingerprint(queries_text: bytes, qrels: Qrels, layout: str) -> str:

@@ -62,15 +62,25 @@ def decide(
         warnings = (*warnings, same_as_all_warning(again, len(dataset.queries)))
     settings = gate_settings(config)
     repeated = baseline.repeats is not None or current.repeats is not None
-    comparisons = compare(
-        baseline.scores,
-        current.scores,
-        slices,
-        thresholds,
-        overrides,
-        settings,
-        runs=(runs_of(baseline), runs_of(current)) if repeated else None,
-    )
+    assisted = None
+    if config.gate.labels == "human+llm":
+        from retrieval_gate.gate.assisted import assisted_checks
+
+        assisted, notes = assisted_checks(
+            (baseline, current), config, dataset, slices, thresholds, overrides, settings
+        )
+        warnings = (*warnings, *notes)
+        comparisons = assisted.assisted if assisted.trusted else assisted.human
+    else:
+        comparisons = compare(
+            baseline.scores,
+            current.scores,
+            slices,
+            thresholds,
+            overrides,
+            settings,
+            runs=(runs_of(baseline), runs_of(current)) if repeated else None,
+        )
     # The most regressed queries of the worst failure's metric, else of the first metric.
     failing = failing_checks(comparisons)
     shown = failing[0].metric if failing else next(iter(thresholds))
@@ -97,6 +107,7 @@ def decide(
         current,
         noise_of(baseline, current),
         dataset,
+        assisted,
     )
     judged = (judged_before, judged_after)
     unjudged = (unjudged_before, unjudged_after)

@@ -9,6 +9,7 @@ from typing import Any, Literal
 from retrieval_gate.core.version import __version__
 from retrieval_gate.core.wording import json_text
 from retrieval_gate.datasets import Dataset
+from retrieval_gate.gate.assisted import Assisted
 from retrieval_gate.gate.baseline.record import Baseline
 from retrieval_gate.gate.compare import Comparison, ComparisonSettings
 from retrieval_gate.gate.diagnostics import LabellingGap, QueryChange, Unjudged
@@ -58,6 +59,9 @@ class GateResult:
     dataset: Dataset | None = None
     """The labelled set it was decided on, for what reads it again (main's drift); not part
     of the document."""
+    assisted: Assisted | None = None
+    """gate.labels human+llm: the judge's calibration, the prediction-powered and the
+    human-only checks, and which decided (`comparisons` holds those)."""
 
     @property
     def failures(self) -> tuple[Comparison, ...]:
@@ -91,6 +95,7 @@ class GateResult:
             ],
             "hits_lost": list(self.hits_lost),
             "hits_gained": list(self.hits_gained),
+            **({"labels": assisted_document(self.assisted)} if self.assisted else {}),
             "warnings": list(self.warnings),
             "failed_queries": list(self.failed_queries),
             "unjudged": asdict(self.unjudged),
@@ -157,3 +162,31 @@ def _aligned_scores(baseline: Baseline, query_ids: Sequence[str]) -> dict[str, l
 
 def _comparison(comparison: Comparison) -> dict[str, Any]:
     return asdict(comparison)
+
+
+def assisted_document(assisted: Assisted) -> dict[str, Any]:
+    """The labels block of an LLM-assisted result: who decided, the card, both views."""
+    card = assisted.card
+    return {
+        "decided_by": assisted.decided_by,
+        "provisional_reason": assisted.why_not,
+        "judge": {"model": assisted.model, "prompt_sha256": assisted.prompt_sha256},
+        "calibration": {
+            "pairs": card.pairs,
+            "kappa_quadratic": card.kappa,
+            "alpha_ordinal": card.alpha,
+            "confusion": [list(row) for row in card.confusion],
+            "bias": [asdict(bias) for bias in card.bias],
+            "systems": asdict(card.systems) if card.systems else None,
+        },
+        "queries": assisted.queries,
+        "human_queries": assisted.human_queries,
+        "uncovered": list(assisted.uncovered),
+        "assisted": [
+            {**_comparison(c), "human_judged": n, "judge_weight": w}
+            for c, n, w in zip(
+                assisted.assisted, assisted.human_judged, assisted.weights, strict=True
+            )
+        ],
+        "human": [_comparison(c) for c in assisted.human],
+    }

@@ -74,7 +74,11 @@ def execute(
     if dataset is None:
         labels = load_labels(config.dataset, config.base_dir)
         refuse_broken(config, labels)
-        dataset = assemble(labels, combine=config.dataset.annotators.combine)
+        dataset = assemble(
+            labels,
+            combine=config.dataset.annotators.combine,
+            keep_unjudged=config.gate.labels == "human+llm",
+        )
     retriever = build_retriever(
         config.retriever, base_dir=retriever_dir or config.base_dir, corpus=dataset.corpus
     )

@@ -1,0 +1,433 @@
+"""gate.labels human+llm: prediction-powered checks from a judge's labels rectified by people's."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from retrieval_gate.config.schema import GateConfig
+from retrieval_gate.core.ids import FloatArray, IntArray
+from retrieval_gate.core.qrels import Qrels
+from retrieval_gate.core.wording import one_line, plural
+from retrieval_gate.datasets import Dataset
+from retrieval_gate.datasets.llm_layer import judges_of, layer_path, layer_qrels, read_layer
+from retrieval_gate.errors import InputError
+from retrieval_gate.gate.baseline.record import Baseline
+from retrieval_gate.gate.compare import (
+    Comparison,
+    ComparisonSettings,
+    Threshold,
+    fails,
+    family_levels,
+    verdict_for,
+)
+from retrieval_gate.gate.slicing import ALL, same_as_all, small_slices
+from retrieval_gate.stats.calibration import CalibrationCard, calibration_card, system_agreement
+from retrieval_gate.stats.detectability import detectable_drop
+from retrieval_gate.stats.ppi import PpiEstimate, ppi_mean
+from retrieval_gate.stats.significance import adjust_p_values
+
+MIN_HUMAN = 10
+"""Fewest human-judged queries a check needs to estimate the judge's error on them."""
+
+
+@dataclass(frozen=True)
+class JudgeLabels:
+    """One judge's grades over the labelled set's queries, and which judge it is."""
+
+    model: str
+    prompt_sha256: str
+    qrels: Qrels
+
+
+@dataclass(frozen=True)
+class Assisted:
+    """What the judge's labels say, and whether they decided the gate."""
+
+    model: str
+    prompt_sha256: str
+    card: CalibrationCard
+    trusted: bool
+    why_not: str
+    """Why the judge's labels did not decide (provisional), or "" when they did."""
+    assisted: tuple[Comparison, ...]
+    """The prediction-powered checks: the verdict when trusted, else what it would be."""
+    human: tuple[Comparison, ...]
+    """The checks on the human-judged queries alone (today's gate on them)."""
+    human_judged: tuple[int, ...]
+    """Per assisted check: the human-judged queries in its estimate."""
+    weights: tuple[float | None, ...]
+    """Per assisted check: the PPI++ weight of the judge's labels (0 = people's alone)."""
+    queries: int
+    """Queries in the estimate: the judge graded every pair both records ranked in them."""
+    human_queries: int
+    """Queries with a human judgment (of any grade)."""
+    uncovered: tuple[str, ...]
+    """Queries left out: the judge did not grade every pair the records ranked in them."""
+
+    @property
+    def decided_by(self) -> str:
+        """ "human+llm" when the prediction-powered checks decided, else "human"."""
+        return "human+llm" if self.trusted else "human"
+
+
+def judge_labels(config: GateConfig, dataset: Dataset) -> JudgeLabels:
+    """The configured judge's grades from its layer; an InputError when the layer holds none
+    of its model, or several prompts of it (keep one)."""
+    assert config.judge is not None  # the schema requires a judge with human+llm
+    path = layer_path(config)
+    rows = read_layer(path)
+    model = config.judge.model
+    mine = [judge for judge in judges_of(rows) if judge[0] == model]
+    if not mine:
+        held = ", ".join(one_line(m) for m in sorted({j[0] for j in judges_of(rows)})) or "none"
+        raise InputError(
+            f"the layer holds no grades of model {one_line(model)} (it holds: {held}); "
+            "run `retrieval-gate judge` with this config",
+            source=str(path),
+        )
+    if len(mine) > 1:
+        prompts = ", ".join(sha[:12] for _, sha in mine)
+        raise InputError(
+            f"the layer holds grades of model {one_line(model)} under {len(mine)} prompts "
+            f"({prompts}); keep the rows of one prompt (remove the others' lines) so the gate "
+            "knows which judge it trusts",
+            source=str(path),
+        )
+    query_ids = [q.id for q in dataset.queries]
+    judge = mine[0]
+    return JudgeLabels(*judge, layer_qrels(rows, query_ids, judge=judge, source=str(path)))
+
+
+def card_of(human: Qrels, judge: Qrels) -> CalibrationCard:
+    """The calibration card over the pairs people (grade >= 0) and the judge both graded."""
+    people = _grades(human)
+    shared = [(people[key], grade) for key, grade in _grades(judge).items() if key in people]
+    if any(g not in (0, 1, 2, 3) for g, _ in shared):
+        raise InputError(
+            "calibrating a judge needs people's grades 0-3 on the shared pairs; "
+            "this labelled set uses others",
+            source=human.source,
+        )
+    return calibration_card([h for h, _ in shared], [j for _, j in shared])
+
+
+def _grades(qrels: Qrels) -> dict[tuple[str, str], float]:
+    ids = qrels.query_ids.tolist()
+    return {
+        (ids[q], d): float(g)
+        for q, d, g in zip(
+            qrels.query.tolist(), qrels.docs.tolist(), qrels.grade.tolist(), strict=True
+        )
+        if g >= 0
+    }
+
+
+def human_judged(dataset: Dataset) -> np.ndarray:
+    """Per query of `dataset`: whether people judged it (a grade of 0 or more)."""
+    judged = np.zeros(len(dataset.queries), dtype=bool)
+    rows = dataset.qrels.grade >= 0
+    judged[dataset.qrels.query[rows]] = True
+    return judged
+
+
+def covered(
+    judge: Qrels, records: Sequence[Baseline], query_ids: Sequence[str], depth: int
+) -> np.ndarray:
+    """Per query: whether the judge graded every doc the records rank in its top `depth`."""
+    graded: dict[str, set[str]] = {}
+    ids = judge.query_ids.tolist()
+    for q, d in zip(judge.query.tolist(), judge.docs.tolist(), strict=True):
+        graded.setdefault(ids[q], set()).add(d)
+    found = np.ones(len(query_ids), dtype=bool)
+    for i, query in enumerate(query_ids):
+        pool = {d for record in records for d in record.top_k.get(query, ())[:depth]}
+        found[i] = pool <= graded.get(query, set())
+    return found
+
+
+def judge_scores(record: Baseline, judge: Qrels) -> Mapping[str, FloatArray]:
+    """`record`'s metrics re-scored from its stored top k under the judge's labels."""
+    from retrieval_gate.metrics import evaluate
+    from retrieval_gate.metrics.top_k import listed_run
+
+    run = listed_run(record.top_k, record.query_ids)
+    scores = evaluate(run, judge, record.fingerprints.metrics)
+    if scores.query_ids != record.query_ids:
+        raise InputError("the judge's labels do not cover the record's queries")
+    return scores.values
+
+
+def assisted_comparisons(
+    human: tuple[Mapping[str, FloatArray], Mapping[str, FloatArray]],
+    judged: tuple[Mapping[str, FloatArray], Mapping[str, FloatArray]],
+    labelled: np.ndarray,
+    slices: Mapping[str, IntArray],
+    thresholds: Mapping[str, Threshold],
+    overrides: Mapping[str, Mapping[str, Threshold]],
+    settings: ComparisonSettings,
+) -> tuple[tuple[Comparison, ...], tuple[int, ...], tuple[float | None, ...]]:
+    """Every check as `compare` makes them, its means and delta prediction-powered.
+
+    `human` and `judged` are (baseline, current) per-query scores under people's and the
+    judge's labels over the same queries (the estimate's: those the judge covered);
+    `labelled` marks the human-judged ones. Per check, the delta is PPI++ (`ppi_mean`) of the
+    human-judged queries' deltas with the judge-only queries' judge-scored deltas; both means
+    use the delta's weight, so current - baseline = delta. The family (levels, weighted Holm
+    or BH) is `compare`'s, with a t reference. Returns the comparisons, each one's count of
+    human-judged queries and its weight of the judge's labels.
+    """
+    again = set(same_as_all(slices))
+    order = [ALL, *sorted(name for name in slices if name != ALL and name not in again)]
+    small = small_slices(slices, settings.min_size)
+    cells = []
+    for metric in thresholds:
+        for name in order:
+            rows = np.asarray(slices[name], dtype=np.int64)
+            threshold = overrides.get(name, {}).get(metric, thresholds[metric])
+            ours = rows[labelled[rows]]
+            reason = (
+                "report only: no max_drop or min"
+                if threshold.report_only
+                else "no queries"
+                if not rows.size
+                else f"too few human-judged queries ({ours.size} < {MIN_HUMAN}) to correct "
+                "the judge's labels"
+                if ours.size < MIN_HUMAN
+                else small.get(name, "")
+            )
+            cells.append((metric, name, rows, ours, rows[~labelled[rows]], threshold, reason))
+    estimates = [
+        _estimates(human, judged, metric, ours, theirs)
+        for metric, _, _, ours, theirs, _, _ in cells
+    ]
+    candidates = [c for c, cell in enumerate(cells) if not cell[6] and cell[5].max_drop is not None]
+    tested = dataclasses.replace(settings, test="t")
+    levels, _ = family_levels([(cells[c][1], int(cells[c][3].size)) for c in candidates], tested)
+    level_of = {candidates[i]: level for i, level in levels.items()}
+    family = sorted(level_of)
+    adjusted = adjust_p_values(
+        [estimates[c][2].p_drop for c in family], settings.correction, [level_of[c] for c in family]
+    )
+    adjusted_of = dict(zip(family, adjusted, strict=True))
+    made = []
+    for c, (metric, name, rows, ours, _, threshold, reason) in enumerate(cells):
+        diffs = human[1][metric][ours] - human[0][metric][ours]
+        made.append(
+            _comparison(
+                metric,
+                name,
+                int(rows.size),
+                estimates[c],
+                diffs,
+                threshold,
+                reason,
+                level_of.get(c),
+                adjusted_of.get(c),
+                settings,
+            )
+        )
+    counts = tuple(int(cell[3].size) for cell in cells)
+    weights = tuple(e[2].lam if e[2] is not None else None for e in estimates)
+    return tuple(made), counts, weights
+
+
+Estimates = tuple[float, float, PpiEstimate]
+
+
+def _estimates(
+    human: tuple[Mapping[str, FloatArray], Mapping[str, FloatArray]],
+    judged: tuple[Mapping[str, FloatArray], Mapping[str, FloatArray]],
+    metric: str,
+    ours: IntArray,
+    theirs: IntArray,
+) -> Estimates:
+    """(baseline mean, current mean, delta) of one check, PPI++ with the delta's weight."""
+    if not ours.size:
+        nothing = PpiEstimate(0.0, 0.0, 0.0, 0, int(theirs.size), 1.0)
+        return 0.0, 0.0, nothing
+    (hb, hc), (jb, jc) = (
+        (human[0][metric], human[1][metric]),
+        (judged[0][metric], judged[1][metric]),
+    )
+    delta = ppi_mean(hc[ours] - hb[ours], jc[ours] - jb[ours], jc[theirs] - jb[theirs])
+    base = ppi_mean(hb[ours], jb[ours], jb[theirs], lam=delta.lam)
+    current = ppi_mean(hc[ours], jc[ours], jc[theirs], lam=delta.lam)
+    return base.estimate, current.estimate, delta
+
+
+def _comparison(
+    metric: str,
+    name: str,
+    size: int,
+    estimates: Estimates,
+    diffs: FloatArray,
+    threshold: Threshold,
+    reason: str,
+    level: float | None,
+    p_adjusted: float | None,
+    settings: ComparisonSettings,
+) -> Comparison:
+    baseline_mean, current_mean, delta = estimates
+    n = delta.n
+    max_drop = threshold.resolve(baseline_mean)
+    gated = not reason
+    if gated and level is not None:
+        drop_evidence = p_adjusted is not None and p_adjusted <= settings.alpha
+        rise_evidence = delta.p_rise <= level
+    else:
+        drop_evidence = delta.p_drop <= settings.alpha
+        rise_evidence = delta.p_rise <= settings.alpha
+    if not settings.require_significance:
+        drop_evidence = rise_evidence = True
+    verdict = verdict_for(
+        delta=delta.estimate,
+        current_mean=current_mean,
+        max_drop=max_drop,
+        floor=threshold.floor,
+        drop_evidence=drop_evidence and n > 0,
+        rise_evidence=rise_evidence and n > 0,
+    )
+    if not n and verdict is not None:
+        verdict = "pass"
+    detectable = None
+    if gated and max_drop is not None and n >= 2 and delta.se > 0:
+        detectable = detectable_drop(
+            sd=delta.se * np.sqrt(n),
+            n=n,
+            level=level if settings.require_significance else None,
+            max_drop=max_drop,
+            resamples=settings.resamples,
+            t_test=True,
+            power=settings.power,
+        )
+    ci = delta.interval() if n else None
+    return Comparison(
+        metric=metric,
+        slice=name,
+        n=size,
+        baseline_mean=baseline_mean,
+        current_mean=current_mean,
+        delta=delta.estimate,
+        ci_low=ci[0] if ci else None,
+        ci_high=ci[1] if ci else None,
+        wins=int(np.count_nonzero(diffs > 0)),
+        ties=int(np.count_nonzero(diffs == 0)),
+        losses=int(np.count_nonzero(diffs < 0)),
+        p_value=delta.p_drop if n else None,
+        p_bound=False,
+        p_adjusted=p_adjusted,
+        level=level,
+        max_drop=max_drop,
+        floor=threshold.floor,
+        detectable_drop=detectable,
+        queries_needed=None,
+        gated=gated,
+        reason=reason,
+        verdict=verdict,
+        failed=gated and fails(verdict, settings),
+    )
+
+
+def restricted(slices: Mapping[str, IntArray], keep: np.ndarray) -> dict[str, IntArray]:
+    """`slices` over the queries `keep` marks, re-indexed into them (in order)."""
+    position = np.cumsum(keep) - 1
+    return {name: position[rows[keep[rows]]].astype(np.int64) for name, rows in slices.items()}
+
+
+def uncovered_note(uncovered: Sequence[str], total: int) -> str:
+    """The warning for queries left out of the estimate."""
+    shown = ", ".join(one_line(q) for q in uncovered[:5])
+    more = f" and {len(uncovered) - 5} more" if len(uncovered) > 5 else ""
+    return (
+        f"{plural(len(uncovered), 'query', 'queries')} of {total} left out of the LLM-assisted "
+        f"estimate: the judge did not grade every document the two runs ranked in them "
+        f"({shown}{more}); run `retrieval-gate judge` again to grade them"
+    )
+
+
+def assisted_checks(
+    records: tuple[Baseline, Baseline],
+    config: GateConfig,
+    dataset: Dataset,
+    slices: Mapping[str, IntArray],
+    thresholds: Mapping[str, Threshold],
+    overrides: Mapping[str, Mapping[str, Threshold]],
+    settings: ComparisonSettings,
+) -> tuple[Assisted, tuple[str, ...]]:
+    """gate.labels human+llm: the prediction-powered checks over the queries the judge
+    covered, the human-only ones over the human-judged queries, the calibration card and
+    whether the judge is trusted; and warnings to show."""
+    from retrieval_gate.gate.compare import compare
+    from retrieval_gate.gate.repeats import runs_of
+
+    assert config.judge is not None
+    baseline, current = records
+    labels = judge_labels(config, dataset)
+    labelled = human_judged(dataset)
+    ids = list(current.query_ids)
+    keep = covered(labels.qrels, records, ids, config.judge.depth or config.k)
+    judged = (judge_scores(baseline, labels.qrels), judge_scores(current, labels.qrels))
+    human_scores = (baseline.scores, current.scores)
+    made, counts, weights = assisted_comparisons(
+        (_rows(human_scores[0], keep), _rows(human_scores[1], keep)),
+        (_rows(judged[0], keep), _rows(judged[1], keep)),
+        labelled[keep],
+        restricted(slices, keep),
+        thresholds,
+        overrides,
+        settings,
+    )
+    repeated = baseline.repeats is not None or current.repeats is not None
+    runs = None
+    if repeated:
+        runs = (
+            tuple(_rows(run, labelled) for run in runs_of(baseline)),
+            tuple(_rows(run, labelled) for run in runs_of(current)),
+        )
+    human = compare(
+        _rows(human_scores[0], labelled),
+        _rows(human_scores[1], labelled),
+        restricted(slices, labelled),
+        thresholds,
+        overrides,
+        settings,
+        runs=runs,
+    )
+    first = next(iter(thresholds))
+    systems = system_agreement(
+        [float(s[first][labelled].mean()) for s in human_scores],
+        [float(s[first][keep].mean()) for s in judged],
+    )
+    card = dataclasses.replace(card_of(dataset.qrels, labels.qrels), systems=systems)
+    trust = config.judge.trust
+    why_not = card.distrust(trust.min_pairs, trust.min_kappa)
+    uncovered = tuple(q for q, k in zip(ids, keep.tolist(), strict=True) if not k)
+    warnings = [uncovered_note(uncovered, len(ids))] if uncovered else []
+    if why_not:
+        warnings.append(
+            f"LLM labels are provisional: {why_not}; the verdict is the human-judged queries' "
+            "alone (the report shows what the LLM-assisted one would be)"
+        )
+    assisted = Assisted(
+        labels.model,
+        labels.prompt_sha256,
+        card,
+        not why_not,
+        why_not,
+        made,
+        human,
+        counts,
+        weights,
+        int(keep.sum()),
+        int(labelled.sum()),
+        uncovered,
+    )
+    return assisted, tuple(warnings)
+
+
+def _rows(scores: Mapping[str, FloatArray], keep: np.ndarray) -> dict[str, FloatArray]:
+    return {metric: np.asarray(values)[keep] for metric, values in scores.items()}
