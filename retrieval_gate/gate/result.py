@@ -182,11 +182,8 @@ def assisted_document(assisted: Assisted) -> dict[str, Any]:
         "queries": assisted.queries,
         "human_queries": assisted.human_queries,
         "uncovered": list(assisted.uncovered),
-        "assisted": [
-            {**_comparison(c), "human_judged": n, "judge_weight": w}
-            for c, n, w in zip(
-                assisted.assisted, assisted.human_judged, assisted.weights, strict=True
-            )
-        ],
+        "assisted": [_comparison(c) for c in assisted.assisted],
+        "human_judged": list(assisted.human_judged),
+        "judge_weights": list(assisted.weights),
         "human": [_comparison(c) for c in assisted.human],
     }

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from retrieval_gate.core.wording import one_line
 from retrieval_gate.errors import GateError
 from retrieval_gate.gate.compare import Comparison
 from retrieval_gate.gate.diagnostics import LabellingGap
@@ -115,6 +116,33 @@ def _context(result: ResultRecord) -> dict[str, Any]:
         "baseline": result.baseline,
         "current": result.current,
         "tool_version": result.tool_version,
+        "labels": labels_view(result),
+    }
+
+
+def labels_view(result: ResultRecord) -> dict[str, Any] | None:
+    """What the reports say of LLM labels: who decided, the card, and the other view's
+    overall checks and failures (the would-be verdict when the judge is not trusted)."""
+    labels = result.labels
+    if labels is None:
+        return None
+    other = labels.assisted if labels.decided_by == "human" else labels.human
+    card = labels.calibration
+    return {
+        "decided_by": labels.decided_by,
+        "reason": labels.provisional_reason,
+        "model": one_line(labels.judge.model),
+        "prompt": one_line(labels.judge.prompt_sha256[:12]),
+        "queries": labels.queries,
+        "human_queries": labels.human_queries,
+        "uncovered": len(labels.uncovered),
+        "card": card,
+        "grades": list(range(len(card.confusion))),
+        "other": [c for c in other if c.slice == "all"],
+        "other_failures": [c for c in other if c.failed],
+        "other_title": "people's labels alone"
+        if labels.decided_by == "human+llm"
+        else "with the judge's labels (not used)",
     }
 
 

@@ -20,6 +20,7 @@ from retrieval_gate.errors import InputError
 from retrieval_gate.gate.compare import Comparison
 from retrieval_gate.gate.diagnostics import LabellingGap, QueryChange, Unjudged
 from retrieval_gate.gate.result import Status
+from retrieval_gate.stats.calibration import GradeBias, SystemAgreement
 
 
 class _Model(BaseModel):
@@ -95,6 +96,40 @@ class TrendRecord(_Model):
     series: list[TrendSeriesRecord] = Field(default_factory=list)
 
 
+class JudgeRecord(_Model):
+    """Which judge's labels: its model and prompt's sha256."""
+
+    model: str
+    prompt_sha256: str
+
+
+class CalibrationRecord(_Model):
+    """The judge against people on the pairs both graded (`stats.calibration`)."""
+
+    pairs: int
+    kappa_quadratic: float | None
+    alpha_ordinal: float | None
+    confusion: list[list[int]]
+    bias: list[GradeBias]
+    systems: SystemAgreement | None = None
+
+
+class LabelsRecord(_Model):
+    """gate.labels human+llm: which labels decided, the calibration, both views' checks."""
+
+    decided_by: Literal["human", "human+llm"]
+    provisional_reason: str
+    judge: JudgeRecord
+    calibration: CalibrationRecord
+    queries: int
+    human_queries: int
+    uncovered: list[str] = Field(default_factory=list)
+    assisted: list[Comparison] = Field(default_factory=list)
+    human_judged: list[int] = Field(default_factory=list)
+    judge_weights: list[float | None] = Field(default_factory=list)
+    human: list[Comparison] = Field(default_factory=list)
+
+
 class ResultRecord(_Model):
     """A whole result: a decided gate, or `status: error` with the reason it could not run."""
 
@@ -116,6 +151,8 @@ class ResultRecord(_Model):
     baseline: BaselineRecord | None = None
     current: CurrentRecord | None = None
     trend: TrendRecord | None = None
+    labels: LabelsRecord | None = None
+    """Present when LLM labels took part (gate.labels: human+llm)."""
 
     _document: Mapping[str, Any] = PrivateAttr(default_factory=dict)
     _context: dict[str, Any] | None = PrivateAttr(default=None)

@@ -1,0 +1,70 @@
+"""Reports of an LLM-assisted gate (gate.labels human+llm): trusted and provisional, pinned."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from retrieval_gate.pipeline.check import check
+from retrieval_gate.report import render, summary_of, validate_result
+from tests.helpers.judged_example import (
+    assisted_config,
+    held_back_example,
+    pooled_pairs,
+    read_qrels,
+    simulated_layer,
+)
+from tests.report.test_render import check_golden
+
+NAME = "example-regressed.yaml"
+
+
+@pytest.fixture(scope="module")
+def documents(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
+    """The regressed example's result with 70% of its judgments held back: a trusted judge,
+    and the same judge below a trust floor of 1,000 pairs."""
+    target = held_back_example(tmp_path_factory.mktemp("report") / "example")
+    full = read_qrels(target / "full.tsv")
+    configs = [assisted_config(target, name) for name in ("example.yaml", NAME)]
+    simulated_layer(target / "judge.llm.jsonl", pooled_pairs(configs) | set(full), full)
+    assisted = check(configs[1], cache=False).document()
+    # The same file name: the reports name the config, and both show the same gate.
+    provisional = assisted_config(target, NAME, trust={"min_pairs": 1000})
+    return {"assisted": assisted, "provisional": check(provisional, cache=False).document()}
+
+
+def test_an_assisted_result_is_pinned(documents: dict[str, dict[str, Any]]) -> None:
+    record = validate_result(json.loads(json.dumps(documents["assisted"])))
+    check_golden("assisted.md", render(record, "markdown"))
+    check_golden("assisted.html", render(record, "html"))
+    check_golden("assisted.summary.txt", summary_of(record))
+
+
+def test_a_provisional_result_is_pinned(documents: dict[str, dict[str, Any]]) -> None:
+    record = validate_result(json.loads(json.dumps(documents["provisional"])))
+    check_golden("provisional.md", render(record, "markdown"))
+
+
+def test_the_json_carries_both_views_and_the_card(documents: dict[str, dict[str, Any]]) -> None:
+    labels = documents["assisted"]["labels"]
+    assert labels["decided_by"] == "human+llm"
+    assert labels["provisional_reason"] == ""
+    assert len(labels["assisted"]) == len(labels["human"]) == len(labels["human_judged"])
+    assert documents["assisted"]["comparisons"] == labels["assisted"]
+    card = labels["calibration"]
+    assert card["pairs"] == sum(map(sum, card["confusion"]))
+    provisional = documents["provisional"]["labels"]
+    assert provisional["decided_by"] == "human"
+    assert documents["provisional"]["comparisons"] == provisional["human"]
+    assert "min_pairs: 1000" in provisional["provisional_reason"]
+
+
+def test_a_human_only_result_has_no_labels_block(tmp_path: Path) -> None:
+    from tests.helpers.builders import CONFIGS
+
+    document = check(CONFIGS / "example.yaml", cache=False).document()
+    assert "labels" not in document
+    assert "LLM" not in render(validate_result(document), "markdown")
