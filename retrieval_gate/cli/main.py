@@ -19,6 +19,7 @@ def build_parser() -> argparse.ArgumentParser:
     # Imported here, not at the top: `main`'s own imports stay light for `--help`'s sake.
     from retrieval_gate.cli.commands import (
         baseline,
+        calibrate,
         check,
         comment,
         compare,
@@ -54,6 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_parser(commands)
     comment.add_parser(commands)
     label_queue.add_parser(commands)
+    calibrate.add_parser(commands)
     qrels.add_parser(commands)
     datasets.add_parser(commands)
     completion.add_parser(commands)

@@ -74,9 +74,9 @@ class Assisted:
         return "human+llm" if self.trusted else "human"
 
 
-def judge_labels(config: GateConfig, dataset: Dataset) -> JudgeLabels:
-    """The configured judge's grades from its layer; an InputError when the layer holds none
-    of its model, or several prompts of it (keep one)."""
+def judge_labels(config: GateConfig, query_ids: Sequence[str]) -> JudgeLabels:
+    """The configured judge's grades of `query_ids` (sorted) from its layer; an InputError
+    when the layer holds none of its model, or several prompts of it (keep one)."""
     assert config.judge is not None  # the schema requires a judge with human+llm
     path = layer_path(config)
     rows = read_layer(path)
@@ -97,7 +97,6 @@ def judge_labels(config: GateConfig, dataset: Dataset) -> JudgeLabels:
             "knows which judge it trusts",
             source=str(path),
         )
-    query_ids = [q.id for q in dataset.queries]
     judge = mine[0]
     return JudgeLabels(*judge, layer_qrels(rows, query_ids, judge=judge, source=str(path)))
 
@@ -366,7 +365,7 @@ def assisted_checks(
 
     assert config.judge is not None
     baseline, current = records
-    labels = judge_labels(config, dataset)
+    labels = judge_labels(config, [q.id for q in dataset.queries])
     labelled = human_judged(dataset)
     ids = list(current.query_ids)
     keep = covered(labels.qrels, records, ids, config.judge.depth or config.k)

@@ -141,7 +141,9 @@ def test_the_calibration_card_counts_the_shared_pairs(
 
 
 def test_below_the_trust_floor_the_verdict_stays_human_only(example: Path) -> None:
-    config = assisted_config(example, "example-regressed.yaml", trust={"min_pairs": 10_000})
+    config = assisted_config(
+        example, "example-regressed.yaml", trust={"min_pairs": 10_000}, file="few.yaml"
+    )
     result = check(config, cache=False)
     labels = result.assisted
     assert labels is not None
@@ -170,7 +172,10 @@ def test_a_judge_that_disagrees_with_people_is_provisional(example: Path, tmp_pa
     ]
     write_layer(tmp_path / "random.llm.jsonl", noise)
     config = assisted_config(
-        example, "example-regressed.yaml", output=str(tmp_path / "random.llm.jsonl")
+        example,
+        "example-regressed.yaml",
+        output=str(tmp_path / "random.llm.jsonl"),
+        file="random.yaml",
     )
     result = check(config, cache=False)
     labels = result.assisted
@@ -185,7 +190,9 @@ def test_a_judge_that_disagrees_with_people_is_provisional(example: Path, tmp_pa
 def test_queries_the_judge_did_not_fully_grade_are_left_out(example: Path, tmp_path: Path) -> None:
     rows = [r for r in read_layer(example / "judge.llm.jsonl") if r.query != "q001"]
     write_layer(tmp_path / "gap.llm.jsonl", rows)
-    config = assisted_config(example, "example.yaml", output=str(tmp_path / "gap.llm.jsonl"))
+    config = assisted_config(
+        example, "example.yaml", output=str(tmp_path / "gap.llm.jsonl"), file="gap.yaml"
+    )
     result = check(config, cache=False)
     assert result.assisted is not None
     assert result.assisted.uncovered == ("q001",)
@@ -202,14 +209,14 @@ def _layer_with(example: Path, tmp_path: Path, extra: list[LlmJudgment]) -> Path
 def test_a_layer_without_the_model_or_with_two_prompts_is_exit_2(
     example: Path, tmp_path: Path
 ) -> None:
-    other = assisted_config(example, "example.yaml", model="another-model")
+    other = assisted_config(example, "example.yaml", model="another-model", file="other.yaml")
     code, _, err = run_cli("check", "-c", other, "--no-cache")
     assert code == 2
     assert "holds no grades of model another-model" in err
     assert MODEL in err
     second = LlmJudgment("q001", "kb-1", 1, MODEL, "b" * 64, "1", "2026-11-26T00:00:00Z")
     path = _layer_with(example, tmp_path, [second])
-    config = assisted_config(example, "example.yaml", output=str(path))
+    config = assisted_config(example, "example.yaml", output=str(path), file="two.yaml")
     code, _, err = run_cli("check", "-c", config, "--no-cache")
     assert code == 2
     assert "under 2 prompts" in err
@@ -240,6 +247,7 @@ def test_hostile_answers_and_model_names_reach_no_report_raw(example: Path, tmp_
         "example-regressed.yaml",
         model=HOSTILE_MODEL,
         output=str(tmp_path / "hostile.llm.jsonl"),
+        file="hostile.yaml",
     )
     code, out, err = run_cli("check", "-c", config, "--no-cache")
     assert code == 1, err

@@ -48,10 +48,16 @@ def held_back_example(target: Path, *, seed: int = 28, share: float = HELD_BACK)
 
 
 def assisted_config(
-    target: Path, name: str, *, trust: Mapping[str, object] | None = None, **judge: object
+    target: Path,
+    name: str,
+    *,
+    trust: Mapping[str, object] | None = None,
+    file: str | None = None,
+    **judge: object,
 ) -> Path:
     """`target`/`name` (example.yaml or example-regressed.yaml) with gate.labels human+llm and
-    the simulated judge's block; reports off."""
+    the simulated judge's block (`judge` overrides its fields), reports off, written to
+    `target`/`file` (default assisted-NAME)."""
     path = target / name
     document = yaml.safe_load(path.read_text(encoding="utf-8"))
     document.pop("report", None)
@@ -60,7 +66,7 @@ def assisted_config(
     if trust is not None:
         block["trust"] = dict(trust)
     document["judge"] = block
-    out = target / f"assisted-{name}"
+    out = target / (file or f"assisted-{name}")
     out.write_text(yaml.safe_dump(document, sort_keys=False), encoding="utf-8")
     return out
 

@@ -1,0 +1,114 @@
+"""`retrieval-gate calibrate`: the judge's calibration card against people's labels."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from dataclasses import asdict
+from typing import TYPE_CHECKING, Any, TextIO
+
+from retrieval_gate.cli.commands.common import add_config_option
+from retrieval_gate.errors import EXIT_OK
+
+if TYPE_CHECKING:
+    from retrieval_gate.pipeline.calibrate import Calibration
+
+
+def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Declare `calibrate`: config, people's labels, runs and output format."""
+    parser = commands.add_parser(
+        "calibrate",
+        help="the LLM judge against people: kappa, alpha, confusion, bias, system-level tau",
+        description="Print the calibration card of the configured judge's layer (judge: "
+        "block) against the dataset's qrels, or against --qrels FILE (held-back labels): the "
+        "pairs both graded, quadratic-weighted Cohen's kappa, ordinal Krippendorff's alpha, "
+        "the confusion matrix, the judge's bias per human grade, and whether gate.labels: "
+        "human+llm would trust it (judge.trust). With --run files (4 or more), Kendall's tau-b "
+        "between their rankings under people's and the judge's labels (the config's first "
+        "metric, over the human-judged queries). Exit 2 on bad input.",
+    )
+    add_config_option(parser)
+    parser.add_argument(
+        "--qrels", help="people's labels to calibrate against (default: the dataset's)"
+    )
+    parser.add_argument(
+        "--run", action="append", default=[], metavar="FILE", help="a run file; repeat it"
+    )
+    parser.add_argument(
+        "-f", "--format", choices=("text", "json"), default="text", help="text (default) or json"
+    )
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """Print the card."""
+    from retrieval_gate.pipeline.calibrate import calibrate
+
+    found = calibrate(args.config, qrels=args.qrels, runs=args.run)
+    if args.format == "json":
+        out.write(json.dumps(calibration_document(found), indent=2) + "\n")
+    else:
+        out.write(calibration_text(found))
+    return EXIT_OK
+
+
+def calibration_document(found: Calibration) -> dict[str, Any]:
+    """The card as JSON."""
+    return {
+        "judge": {"model": found.model, "prompt_sha256": found.prompt_sha256},
+        "labels": found.labels,
+        "trusted": not found.why_not,
+        "provisional_reason": found.why_not,
+        "trust": {"min_pairs": found.min_pairs, "min_kappa": found.min_kappa},
+        "calibration": asdict(found.card),
+        "metric": found.metric,
+        "human_queries": found.human_queries,
+        "runs": [asdict(r) for r in found.runs],
+    }
+
+
+def calibration_text(found: Calibration) -> str:
+    """The card for a terminal."""
+    from retrieval_gate.core.wording import one_line
+
+    card = found.card
+
+    def number(value: float | None) -> str:
+        return "n/a" if value is None else f"{value:.2f}"
+
+    lines = [
+        f"judge {one_line(found.model)} (prompt {found.prompt_sha256[:12]}) against "
+        f"{one_line(found.labels)}",
+        f"pairs graded by both: {card.pairs}",
+        f"quadratic-weighted kappa {number(card.kappa)}, ordinal alpha {number(card.alpha)}",
+        (
+            f"trusted by gate.labels: human+llm (judge.trust: min_pairs {found.min_pairs}, "
+            f"min_kappa {found.min_kappa:g})"
+            if not found.why_not
+            else f"provisional: {found.why_not}"
+        ),
+        "",
+        "confusion: rows people's grade, columns the judge's; the judge's mean bias",
+        "grade     0     1     2     3   pairs   bias",
+    ]
+    for grade, (row, bias) in enumerate(zip(card.confusion, card.bias, strict=True)):
+        shown = "n/a" if bias.bias is None else f"{bias.bias:+.2f}"
+        cells = "".join(f"{count:>6}" for count in row)
+        lines.append(f"{grade:>5}{cells}{bias.pairs:>8}{shown:>7}")
+    systems = card.systems
+    if found.runs:
+        lines.append("")
+        lines.append(
+            f"{found.metric} over the {found.human_queries} human-judged queries "
+            "(people's labels, the judge's):"
+        )
+        lines += [f"  {one_line(r.name)}: {r.human:.4f}, {r.judge:.4f}" for r in found.runs]
+    if systems is not None:
+        lines.append(
+            f"system level: {systems.note}"
+            if systems.tau is None
+            else f"system level: Kendall's tau-b {systems.tau:.2f} over {systems.runs} runs"
+        )
+    else:
+        lines.append("system level: give 4 or more --run files to rank systems")
+    return "\n".join(lines) + "\n"
