@@ -32,9 +32,12 @@ if TYPE_CHECKING:
     from retrieval_gate.config.schema import DatasetConfig
 
 
-def load(spec: DatasetConfig, base_dir: Path) -> Dataset:
-    """The labelled set `spec` describes; relative paths resolve against `base_dir`."""
-    return assemble(load_labels(spec, base_dir), combine=spec.annotators.combine)
+def load(spec: DatasetConfig, base_dir: Path, *, keep_unjudged: bool = False) -> Dataset:
+    """The labelled set `spec` describes; relative paths resolve against `base_dir`.
+    `keep_unjudged` (gate.labels: human+llm) keeps queries without judgments (`assemble`)."""
+    return assemble(
+        load_labels(spec, base_dir), combine=spec.annotators.combine, keep_unjudged=keep_unjudged
+    )
 
 
 def load_labels(spec: DatasetConfig, base_dir: Path) -> Labels:

@@ -300,7 +300,9 @@ def _labels_changed(fingerprint: str, at_ref: GateConfig) -> bool:
     from retrieval_gate.datasets import load as load_dataset
 
     try:
-        return load_dataset(at_ref.dataset, at_ref.base_dir).fingerprint != fingerprint
+        keep = at_ref.gate.labels == "human+llm"
+        labelled = load_dataset(at_ref.dataset, at_ref.base_dir, keep_unjudged=keep)
+        return labelled.fingerprint != fingerprint
     except GateError:
         return True
 

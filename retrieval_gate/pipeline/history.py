@@ -83,7 +83,11 @@ def _drift(entries: list[ResultEntry], config: GateConfig, dataset: Dataset | No
 
     try:
         if dataset is None:  # the labelled set the check decided on, else read it
-            dataset = load_dataset(config.dataset, config.base_dir)
+            dataset = load_dataset(
+                config.dataset,
+                config.base_dir,
+                keep_unjudged=config.gate.labels == "human+llm",
+            )
         report = check_drift(entries, config, dataset, resolve=resolver(config.base_dir))
     except InputError as error:
         return [f"main's drift not checked: {error}"]

@@ -53,6 +53,25 @@ def test_beir_folder_with_metadata_and_warnings(tmp_path: Path) -> None:
     assert folder.exists()
 
 
+def test_human_llm_mode_keeps_queries_without_judgments(tmp_path: Path) -> None:
+    beir_folder(tmp_path)
+    dataset = load(DatasetConfig(path="kb"), tmp_path, keep_unjudged=True)
+    assert [q.id for q in dataset.queries] == ["q1", "q2", "q3"]
+    assert list(dataset.qrels.query_ids) == ["q1", "q2", "q3"]
+    # The judgments are the same rows, re-indexed; q3 has none and is no data problem here.
+    rows = sorted(
+        (dataset.qrels.query_ids[q], d, g)
+        for q, d, g in zip(
+            dataset.qrels.query, dataset.qrels.docs, dataset.qrels.grade, strict=True
+        )
+    )
+    assert rows == [("q1", "d1", 2.0), ("q2", "d2", 1.0), ("q2", "d9", 0.0)]
+    kinds = {w.kind for w in dataset.warnings}
+    assert "query_without_qrels" not in kinds
+    assert "no_relevant" not in kinds
+    assert dataset.fingerprint != load(DatasetConfig(path="kb"), tmp_path).fingerprint
+
+
 def test_fingerprint_is_stable_and_sees_every_change(tmp_path: Path) -> None:
     beir_folder(tmp_path)
     first = load(DatasetConfig(path="kb"), tmp_path).fingerprint

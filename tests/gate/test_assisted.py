@@ -266,3 +266,19 @@ def test_hostile_answers_and_model_names_reach_no_report_raw(example: Path, tmp_
         assert "\x1b" not in text, sink
         assert "\x07" not in text, sink
     assert "<b>x</b>" not in texts["html"]
+
+
+def test_compare_re_decides_a_saved_assisted_result(example: Path, tmp_path: Path) -> None:
+    config = example / "assisted-example-regressed.yaml"
+    saved = tmp_path / "result.json"
+    code, _, err = run_cli("check", "-c", config, "--no-cache", "--json", saved, "--quiet")
+    assert code == 1, err
+    baseline = example / ".retrieval-gate" / "example" / "baseline.json"
+    code, out, err = run_cli(
+        "compare", baseline, saved, "-c", config, "--quiet", "--json", tmp_path / "again.json"
+    )
+    assert code == 1, err
+    assert "Labels: people's and the LLM judge sim-judge" in out
+    first = json.loads(saved.read_text(encoding="utf-8"))
+    again = json.loads((tmp_path / "again.json").read_text(encoding="utf-8"))
+    assert again["labels"]["assisted"] == first["labels"]["assisted"]

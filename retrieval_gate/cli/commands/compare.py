@@ -44,7 +44,9 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from retrieval_gate.report import summary_of, validate_result
 
     config = load(args.config)
-    dataset = load_dataset(config.dataset, config.base_dir)
+    dataset = load_dataset(
+        config.dataset, config.base_dir, keep_unjudged=config.gate.labels == "human+llm"
+    )
     result = decide(
         read_baseline(Path(args.baseline_file)),
         read_record(Path(args.result_file)),

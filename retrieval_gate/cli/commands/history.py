@@ -327,7 +327,9 @@ def run_drift(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if config.gate.drift is None:
         print(f"no drift budget (gate.drift) in {args.config}: nothing to check", file=out)
         return EXIT_OK
-    dataset = load_dataset(config.dataset, config.base_dir)
+    dataset = load_dataset(
+        config.dataset, config.base_dir, keep_unjudged=config.gate.labels == "human+llm"
+    )
     entries = list(_entries(args, config.name))
     report = check_drift(entries, config, dataset, resolve=resolver(_checkout(args)))
     for line in describe(report):
