@@ -23,7 +23,14 @@ import numpy as np
 
 from retrieval_gate.core.ids import FloatArray, IntArray
 from retrieval_gate.core.wording import aligned, one_line, plural
-from retrieval_gate.gate.compare import ComparisonSettings, RunNoise, Threshold, compare, run_spread
+from retrieval_gate.gate.compare import (
+    Comparison,
+    ComparisonSettings,
+    RunNoise,
+    Threshold,
+    compare,
+    run_spread,
+)
 from retrieval_gate.metrics import parse_metric
 from retrieval_gate.stats.detectability import (
     TARGET,
@@ -310,6 +317,8 @@ def estimate(
     *,
     runs: Sequence[Mapping[str, FloatArray]] = (),
     current_runs: int = 1,
+    sd_factors: Mapping[tuple[str, str], float] | None = None,
+    checks: Sequence[Comparison] | None = None,
 ) -> tuple[CheckPower, ...]:
     """What each check with a max_drop can see, in `compare`'s order.
 
@@ -321,8 +330,14 @@ def estimate(
     `slices` index them. The checks, their sizes, which are gated and at what level come from
     `compare` itself, run on the baseline against itself (the null case): a check's family,
     level and reason depend only on the slice sizes, so they are exactly what `check` will use.
+    `sd_factors` scale each (metric, slice)'s sd and `checks`, when given, replace `compare`'s
+    (prediction-powered checks: `assisted.power_view`).
     """
-    comparisons = compare(scores, scores, slices, thresholds, overrides, settings, strict=False)
+    comparisons = (
+        checks
+        if checks is not None
+        else compare(scores, scores, slices, thresholds, overrides, settings, strict=False)
+    )
     t_test = settings.test == "t"
     found = []
     for c in comparisons:
@@ -331,6 +346,8 @@ def estimate(
             continue  # report-only or a floor alone: never tested for a drop
         values = np.asarray(scores[c.metric])[slices[c.slice]]
         sd = float(values.std(ddof=1)) if values.size >= 2 else None
+        if sd is not None and sd_factors:
+            sd *= sd_factors.get((c.metric, c.slice), 1.0)
         detectable = needed = None
         chances: tuple[float, ...] | None = (0.0,) * len(MULTIPLES)
         if c.gated and not (sd is not None and sd > 0):
@@ -420,20 +437,35 @@ def power_report(
             f"{len(runs)} runs, with gate.repeats = {config.gate.repeats} run"
             f"{'s' if config.gate.repeats != 1 else ''} of the change"
         )
+    settings = gate_settings(config)
+    assisted = None
+    if config.gate.labels == "human+llm":
+        from retrieval_gate.gate.assisted import power_view
+
+        assisted = power_view(
+            config, dataset, baseline, scores, view, (thresholds, overrides, settings)
+        )
+        scores, view = assisted.scores, assisted.slices
+        warnings.append(assisted.note)
+        runs = []  # the assisted checks leave run-to-run noise out
+        if assisted.checks is not None:
+            settings = dataclasses.replace(settings, test="t")
     checks = estimate(
         scores,
         view,
         thresholds,
         overrides,
-        gate_settings(config),
+        settings,
         runs=runs,
         current_runs=config.gate.repeats,
+        sd_factors=assisted.factors if assisted else None,
+        checks=assisted.checks if assisted else None,
     )
     tested = {c.metric for c in checks}
     return PowerReport(
         config=str(config.path),
         baseline=str(baseline_path),
-        settings=gate_settings(config),
+        settings=settings,
         checks=checks,
         untested=tuple(m for m in thresholds if m not in tested),
         warnings=tuple(warnings),

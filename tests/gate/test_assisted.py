@@ -282,3 +282,30 @@ def test_compare_re_decides_a_saved_assisted_result(example: Path, tmp_path: Pat
     first = json.loads(saved.read_text(encoding="utf-8"))
     again = json.loads((tmp_path / "again.json").read_text(encoding="utf-8"))
     assert again["labels"]["assisted"] == first["labels"]["assisted"]
+
+
+def _power(config: Path) -> dict[str, Any]:
+    code, out, err = run_cli("power", "-c", config, "-f", "json")
+    assert code == 0, err
+    document: dict[str, Any] = json.loads(out)
+    return document
+
+
+def test_power_states_the_prediction_powered_detectable_drop(example: Path) -> None:
+    trusted = _power(example / "assisted-example.yaml")
+    provisional = _power(
+        assisted_config(example, "example.yaml", trust={"min_kappa": 0.99}, file="strict.yaml")
+    )
+    assert any("prediction-powered figures (a t-test)" in w for w in trusted["warnings"])
+    assert any("LLM labels are provisional" in w for w in provisional["warnings"])
+
+    def first(document: dict[str, Any]) -> dict[str, Any]:
+        return next(c for c in document["checks"] if c["slice"] == "all")
+
+    assert first(trusted)["n"] == first(provisional)["n"] == 39
+    # The judge's labels on the other 92 queries make the overall check see a smaller drop.
+    assert first(trusted)["detectable_drop"] < 0.8 * first(provisional)["detectable_drop"]
+    # Slices gate as `check` gates them: by size, and by 10 human-judged queries inside.
+    gated = {c["slice"] for c in trusted["checks"] if c["gated"]}
+    assert "intent=billing" in gated
+    assert "intent=account" not in gated

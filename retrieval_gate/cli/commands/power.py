@@ -38,7 +38,9 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from retrieval_gate.gate.power import power_report
 
     config = load(args.config)
-    dataset = load_dataset(config.dataset, config.base_dir)
+    dataset = load_dataset(
+        config.dataset, config.base_dir, keep_unjudged=config.gate.labels == "human+llm"
+    )
     path = Path(args.baseline) if args.baseline else config.resolve(config.baseline)
     report = power_report(config, dataset, read_baseline(path, config=args.config), path)
     for warning in report.warnings:
