@@ -14,7 +14,7 @@ from retrieval_gate.core.qrels import Qrels
 from retrieval_gate.core.wording import one_line, plural
 from retrieval_gate.datasets import Dataset
 from retrieval_gate.datasets.llm_layer import judges_of, layer_path, layer_qrels, read_layer
-from retrieval_gate.errors import InputError
+from retrieval_gate.errors import GateError, InputError
 from retrieval_gate.gate.baseline.record import Baseline
 from retrieval_gate.gate.compare import (
     Comparison,
@@ -150,9 +150,16 @@ def covered(
 
 def judge_scores(record: Baseline, judge: Qrels) -> Mapping[str, FloatArray]:
     """`record`'s metrics re-scored from its stored top k under the judge's labels."""
-    from retrieval_gate.metrics import evaluate
+    from retrieval_gate.metrics import evaluate, parse_metric
+    from retrieval_gate.metrics.diversity import DIVERSITY
     from retrieval_gate.metrics.top_k import listed_run
 
+    diverse = [m for m in record.fingerprints.metrics if parse_metric(m).name in DIVERSITY]
+    if diverse:
+        raise GateError(
+            f"gate.labels human+llm cannot score {', '.join(diverse)} with the judge's labels "
+            "(it grades documents, not intents): remove the metric or set gate.labels: human"
+        )
     run = listed_run(record.top_k, record.query_ids)
     scores = evaluate(run, judge, record.fingerprints.metrics)
     if scores.query_ids != record.query_ids:
@@ -406,6 +413,11 @@ def assisted_checks(
     why_not = card.distrust(trust.min_pairs, trust.min_kappa)
     uncovered = tuple(q for q, k in zip(ids, keep.tolist(), strict=True) if not k)
     warnings = [uncovered_note(uncovered, len(ids))] if uncovered else []
+    if repeated:
+        warnings.append(
+            "the LLM-assisted checks use the repeats' mean scores and the first run's rankings, "
+            "without the run-to-run noise the human-only checks allow for"
+        )
     if why_not:
         warnings.append(
             f"LLM labels are provisional: {why_not}; the verdict is the human-judged queries' "

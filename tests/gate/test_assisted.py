@@ -309,3 +309,9 @@ def test_power_states_the_prediction_powered_detectable_drop(example: Path) -> N
     gated = {c["slice"] for c in trusted["checks"] if c["gated"]}
     assert "intent=billing" in gated
     assert "intent=account" not in gated
+
+
+def test_repeated_runs_are_said_to_be_averaged(example: Path) -> None:
+    result = check(example / "assisted-example.yaml", cache=False, repeats=2)
+    assert result.status == "pass"
+    assert any("the first run's rankings" in w for w in result.warnings)
