@@ -394,15 +394,6 @@ def assisted_checks(
             tuple(_rows(run, labelled) for run in runs_of(baseline)),
             tuple(_rows(run, labelled) for run in runs_of(current)),
         )
-    human = compare(
-        _rows(human_scores[0], labelled),
-        _rows(human_scores[1], labelled),
-        restricted(slices, labelled),
-        thresholds,
-        overrides,
-        settings,
-        runs=runs,
-    )
     first = next(iter(thresholds))
     systems = system_agreement(
         [float(s[first][labelled].mean()) for s in human_scores],
@@ -411,6 +402,23 @@ def assisted_checks(
     card = dataclasses.replace(card_of(dataset.qrels, labels.qrels), systems=systems)
     trust = config.judge.trust
     why_not = card.distrust(trust.min_pairs, trust.min_kappa)
+    few = int(labelled[keep].sum())
+    if not why_not and few < MIN_HUMAN:
+        why_not = (
+            f"only {few} human-judged queries in the estimate (at least {MIN_HUMAN} are needed "
+            "to correct the judge's labels)"
+        )
+    # Too few human-judged queries to ever fail is a refusal only when they decide.
+    human = compare(
+        _rows(human_scores[0], labelled),
+        _rows(human_scores[1], labelled),
+        restricted(slices, labelled),
+        thresholds,
+        overrides,
+        settings,
+        strict=bool(why_not),
+        runs=runs,
+    )
     uncovered = tuple(q for q, k in zip(ids, keep.tolist(), strict=True) if not k)
     warnings = [uncovered_note(uncovered, len(ids))] if uncovered else []
     if repeated:

@@ -315,3 +315,16 @@ def test_repeated_runs_are_said_to_be_averaged(example: Path) -> None:
     result = check(example / "assisted-example.yaml", cache=False, repeats=2)
     assert result.status == "pass"
     assert any("the first run's rankings" in w for w in result.warnings)
+
+
+def test_too_few_human_judged_queries_keep_the_verdict_human_only(tmp_path: Path) -> None:
+    target = held_back_example(tmp_path / "example", share=0.95)
+    config = assisted_config(target, "example.yaml", trust={"min_pairs": 1})
+    full = read_qrels(target / "full.tsv")
+    simulated_layer(target / "judge.llm.jsonl", pooled_pairs([config]) | set(full), full)
+    result = check(config, cache=False)
+    assert result.assisted is not None
+    assert result.assisted.human_queries == 7
+    assert result.assisted.decided_by == "human"
+    assert "only 7 human-judged queries in the estimate" in result.assisted.why_not
+    assert result.comparisons == result.assisted.human
