@@ -29,6 +29,7 @@ def build_parser() -> argparse.ArgumentParser:
         evaluate,
         history,
         init,
+        judge,
         label_queue,
         lint,
         metrics,
@@ -55,6 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_parser(commands)
     comment.add_parser(commands)
     label_queue.add_parser(commands)
+    judge.add_parser(commands)
     calibrate.add_parser(commands)
     qrels.add_parser(commands)
     datasets.add_parser(commands)
@@ -114,7 +116,7 @@ def _main(argv: Sequence[str] | None, out: TextIO, err: TextIO) -> int:
     return code
 
 
-RETRIEVER_COMMANDS = frozenset({"check", "baseline", "run", "label-queue"})
+RETRIEVER_COMMANDS = frozenset({"check", "baseline", "run", "label-queue", "judge"})
 """Commands that may call a retriever in this process (a Python target) unless given --run."""
 
 

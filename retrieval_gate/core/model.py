@@ -18,10 +18,12 @@ class Query:
 
 @dataclass(frozen=True)
 class Hit:
-    """One retrieved document: its id and, when the retriever gives one, its score."""
+    """One retrieved document: its id and, when the retriever gives them, its score and its
+    text (what an LLM judge grades when the corpus is not at hand)."""
 
     doc_id: str
     score: float | None = None
+    text: str | None = None
 
 
 @dataclass(frozen=True)

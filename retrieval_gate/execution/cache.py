@@ -146,7 +146,7 @@ class ResultCache:
     def _decode(self, text: str) -> list[Hit]:
         try:
             rows: Any = json.loads(text)
-            hits = [Hit(str(doc), None if score is None else float(score)) for doc, score in rows]
+            hits = [_hit(*row) for row in rows]
         except (ValueError, TypeError, RecursionError) as exc:
             raise CacheError(
                 f"{self.path}: the result cache holds an unreadable entry ({exc}); "
@@ -174,8 +174,17 @@ class ResultCache:
 
 def _encode(hits: Sequence[Hit]) -> str:
     # Non-finite scores are stored as strings: JSON has no NaN/inf, and float() reads them back.
+    # A hit's text, when it has one, is a third element: entries without it stay as they were.
     rows = [
         [hit.doc_id, hit.score if hit.score is None or math.isfinite(hit.score) else str(hit.score)]
+        + ([] if hit.text is None else [hit.text])
         for hit in hits
     ]
     return json.dumps(rows, separators=(",", ":"))
+
+
+def _hit(doc: Any, score: Any, text: Any = None) -> Hit:
+    """A hit from its stored row [doc, score] or [doc, score, text]."""
+    return Hit(
+        str(doc), None if score is None else float(score), None if text is None else str(text)
+    )

@@ -502,7 +502,7 @@ def _normalize(answer: object, k: int) -> Answer:
         seen.add(hit.doc_id)
         if hit.score is not None and type(hit.score) is not float:
             try:
-                hit = Hit(hit.doc_id, float(hit.score))
+                hit = Hit(hit.doc_id, float(hit.score), hit.text)
             except (TypeError, ValueError):
                 raise RetrieverError(
                     f"hit {position} ({hit.doc_id!r}) has score {hit.score!r}; it must be a number"

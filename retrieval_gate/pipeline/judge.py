@@ -1,0 +1,321 @@
+"""`judge`'s orchestration: pool the top k, estimate, grade through the runner, write the layer."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, TextIO
+
+from retrieval_gate.config.judge import JudgeConfig
+from retrieval_gate.config.schema import GateConfig
+from retrieval_gate.core.model import Document, Query
+from retrieval_gate.core.qrels import is_judged
+from retrieval_gate.core.wording import plural
+from retrieval_gate.datasets import load_labels
+from retrieval_gate.datasets.llm_layer import LlmJudgment, layer_path, read_layer, write_layer
+from retrieval_gate.errors import GateError
+from retrieval_gate.execution.runner import RunSettings
+from retrieval_gate.judging.grading import Graded, Task, judge_fingerprint, tasks_of
+from retrieval_gate.judging.pool import Pool, calibration_sample, passage_text, pool_pairs
+from retrieval_gate.judging.prompt import Prompt, load_prompt
+from retrieval_gate.judging.spend import Budget, Ledger, cost_of, estimated_prompt_tokens
+
+if TYPE_CHECKING:
+    from retrieval_gate.execution.cache import ResultCache
+
+
+@dataclass(frozen=True, eq=False)
+class JudgePlan:
+    """What `judge` would grade, before any call to the judge."""
+
+    config: GateConfig
+    judge: JudgeConfig
+    prompt: Prompt
+    layer: Path
+    pool: Pool
+    tasks: tuple[Task, ...]
+    """Pairs to grade: pooled, with text, not yet in the layer for this judge."""
+    in_layer: int
+    """Pool pairs the layer already holds for this judge (model, prompt sha256)."""
+    no_text: int
+    """Pool pairs with no text anywhere: skipped."""
+    human: Mapping[str, Mapping[str, float]]
+    """People's grades, {query id: {doc: grade}}."""
+    sources: tuple[str, ...]
+    """Where the pooled rankings came from, one phrase each."""
+    warnings: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """What grading the plan would spend: calls not answered by the cache, their tokens
+    (prompt tokens estimated from characters / 4, completion tokens at judge.max_tokens, an
+    upper bound) and their cost at judge.prices."""
+
+    calls: int
+    cached: int
+    prompt_tokens: int
+    completion_tokens: int
+    cost: float
+
+
+@dataclass(frozen=True)
+class Agreement:
+    """The judge against people on the pairs both graded: how many, and quadratic-weighted
+    Cohen's kappa (NaN when undefined)."""
+
+    pairs: int
+    kappa: float
+
+
+@dataclass(frozen=True, eq=False)
+class Judged:
+    """What a `judge` run did."""
+
+    plan: JudgePlan
+    graded: Graded
+    ledger: Ledger
+    rows: int
+    """Rows the layer holds after the run."""
+    agreement: Agreement
+    """On the pairs of the config's qrels."""
+    against: Agreement | None
+    """On the pairs of the `against` qrels, when given."""
+
+
+def plan_judging(
+    config: GateConfig,
+    *,
+    run_path: str | Path | None = None,
+    reference_path: str | Path | None = None,
+    cache: bool = True,
+    progress: TextIO | None = None,
+) -> JudgePlan:
+    """The pairs `config`'s judge grades: every query's pooled top judge.depth (default k)
+    of the current run (the retriever, or `run_path`) and the reference (`reference_path`,
+    else the committed baseline's top k), less what people judged (but for the calibration
+    queries) and what the layer holds already."""
+    judge = config.judge
+    if judge is None:
+        raise GateError(
+            f"{config.path} has no `judge:` block: add one (base_url, model) to grade with an "
+            "LLM; see docs/llm-labels.md"
+        )
+    prompt = load_prompt(config.resolve(judge.rubric) if judge.rubric else None)
+    labels = load_labels(config.dataset, config.base_dir)
+    human = labels.judgments.qrels(config.dataset.annotators.combine).to_dict()
+    queries = _all_queries(labels.queries)
+    depth = judge.depth or config.k
+    warnings: list[str] = []
+    current, hit_texts, source = _current(config, queries, labels.corpus, depth, run_path,
+                                          cache, progress)  # fmt: skip
+    rankings, sources = [current], [source]
+    reference = _reference(config, depth, reference_path, warnings)
+    if reference is not None:
+        rankings.append(reference[0])
+        sources.append(reference[1])
+    judged = [q.id for q in queries if any(grade >= 0 for grade in human.get(q.id, {}).values())]
+    sample = calibration_sample(judged, judge.calibration_queries, judge.seed)
+    pool = pool_pairs(queries, human, rankings, depth, sample)
+    layer = layer_path(config)
+    held = {row.key for row in (read_layer(layer) if layer.is_file() else ())}
+    sha = prompt.sha256
+    todo, in_layer, no_text = [], 0, 0
+    for pair in pool.pairs:
+        if (pair.query_id, pair.doc, judge.model, sha) in held:
+            in_layer += 1
+            continue
+        text = passage_text(pair.doc, labels.corpus, hit_texts)
+        if text is None:
+            no_text += 1
+        else:
+            todo.append((pair, text))
+    if no_text:
+        warnings.append(
+            f"no text: {plural(no_text, 'pair')} skipped (the document is not in "
+            "dataset.corpus and the retriever returned no text for it)"
+        )
+    return JudgePlan(config, judge, prompt, layer, pool, tuple(tasks_of(todo)), in_layer,
+                     no_text, human, tuple(sources), tuple(warnings))  # fmt: skip
+
+
+def estimate(plan: JudgePlan, store: ResultCache | None) -> Estimate:
+    """What grading `plan` would spend; no call is made."""
+    fp = judge_fingerprint(plan.judge, plan.prompt)
+    calls = prompt_tokens = cached = 0
+    for task in plan.tasks:
+        if store is not None and store.get(fp, task.cache_text, 1) is not None:
+            cached += 1
+            continue
+        calls += 1
+        prompt_tokens += estimated_prompt_tokens(
+            plan.prompt.messages(task.pair.query, task.passage)
+        )
+    completion_tokens = calls * plan.judge.max_tokens
+    cost = cost_of(plan.judge.prices, prompt_tokens, completion_tokens)
+    return Estimate(calls, cached, prompt_tokens, completion_tokens, cost)
+
+
+def run_judge(
+    plan: JudgePlan,
+    *,
+    budget: Budget,
+    store: ResultCache | None = None,
+    progress: TextIO | None = None,
+    against: Mapping[str, Mapping[str, float]] | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> Judged:
+    """Grade the plan's pairs and add them to the layer (written even when the budget, the
+    error budget or Ctrl-C stopped the run: what was paid for is kept)."""
+    from retrieval_gate.execution.progress import make_progress
+    from retrieval_gate.judging.client import ChatClient
+    from retrieval_gate.judging.grading import JudgeRetriever, grade_tasks
+
+    judge = plan.judge
+    ledger = Ledger(judge.prices, budget, judge.max_tokens)
+    client = ChatClient(judge, environ)
+    retriever = JudgeRetriever(client, plan.prompt, ledger)
+    settings = RunSettings(
+        concurrency=judge.concurrency,
+        timeout=judge.timeout,
+        retries=judge.retries,
+        error_budget=judge.error_budget,
+        seed=judge.seed or 0,
+    )
+    try:
+        graded = grade_tasks(
+            retriever,
+            plan.tasks,
+            settings,
+            cache=store,
+            progress=make_progress(progress, enabled=True) if progress is not None else None,
+        )
+    finally:
+        retriever.close()
+    rows = write_layer(plan.layer, graded.rows) if graded.rows or plan.layer.is_file() else 0
+    if graded.interrupted:
+        raise KeyboardInterrupt
+    layer = read_layer(plan.layer) if plan.layer.is_file() else ()
+    mine = [row for row in layer if row.judge == (judge.model, plan.prompt.sha256)]
+    return Judged(
+        plan,
+        graded,
+        ledger,
+        rows,
+        agreement_with(mine, plan.human),
+        None if against is None else agreement_with(mine, against),
+    )
+
+
+def agreement_with(
+    rows: Sequence[LlmJudgment], human: Mapping[str, Mapping[str, float]]
+) -> Agreement:
+    """The judge's `rows` against people's grades on the pairs both graded."""
+    from retrieval_gate.stats.agreement import cohen_kappa
+
+    people, judge = [], []
+    for row in rows:
+        grades = human.get(row.query, {})
+        if is_judged(grades, row.doc):
+            people.append(grades[row.doc])
+            judge.append(float(row.grade))
+    if not people:
+        return Agreement(0, math.nan)
+    return Agreement(len(people), cohen_kappa(people, judge, weights="quadratic"))
+
+
+def _all_queries(queries: Sequence[Query]) -> list[Query]:
+    """Every query of the queries file, judged by people or not (the judge needs no labels),
+    the first of a repeated id kept."""
+    first: dict[str, Query] = {}
+    for query in queries:
+        first.setdefault(query.id, query)
+    return list(first.values())
+
+
+def _current(
+    config: GateConfig,
+    queries: Sequence[Query],
+    corpus: Mapping[str, Document] | None,
+    depth: int,
+    run_path: str | Path | None,
+    cache: bool,
+    progress: TextIO | None,
+) -> tuple[dict[str, list[str]], dict[str, str], str]:
+    """The current run's top `depth` of every query, the texts its hits carried, and a phrase
+    saying where it came from."""
+    from retrieval_gate.adapters import build_retriever
+    from retrieval_gate.adapters.interface import fingerprint
+    from retrieval_gate.adapters.run_file import RunFileRetriever
+    from retrieval_gate.execution.cache import ResultCache
+    from retrieval_gate.execution.progress import make_progress
+    from retrieval_gate.execution.runner import check_budget, read_saved, run_queries
+    from retrieval_gate.metrics.top_k import top_k_ids
+    from retrieval_gate.readers import read_run
+
+    if run_path is not None:
+        top = top_k_ids(read_run(Path(run_path)), depth)
+        return {q: list(docs) for q, docs in top.items()}, {}, f"the current run: {run_path}"
+    retriever = build_retriever(config.retriever, base_dir=config.base_dir, corpus=corpus)
+    description = dict(retriever.describe())
+    settings = RunSettings(
+        concurrency=config.retriever.concurrency,
+        timeout=config.retriever.timeout,
+        retries=config.retriever.retries,
+        error_budget=config.gate.error_budget,
+        seed=config.gate.seed,
+    )
+    if isinstance(retriever, RunFileRetriever):
+        retriever.close()
+        result = read_saved(retriever.run, queries, depth, fingerprint(description))
+    else:
+        cached = cache and bool(getattr(retriever, "cacheable", False))
+        store = ResultCache(config.resolve(config.cache)) if cached else None
+        try:
+            result = run_queries(
+                retriever,
+                queries,
+                depth,
+                settings,
+                cache=store,
+                progress=make_progress(progress, enabled=True) if progress is not None else None,
+            )
+        finally:
+            retriever.close()
+            if store is not None:
+                store.close()
+    check_budget(result, len(queries), settings.error_budget)
+    ranking = {q: [hit.doc_id for hit in hits] for q, hits in result.hits.items()}
+    texts = {hit.doc_id: hit.text for hits in result.hits.values() for hit in hits if hit.text}
+    return ranking, texts, f"the current run: the {description.get('type', '')} retriever"
+
+
+def _reference(
+    config: GateConfig, depth: int, reference_path: str | Path | None, warnings: list[str]
+) -> tuple[dict[str, list[str]], str] | None:
+    """The reference's top `depth` and where it came from: `reference_path` (a run file),
+    else the committed baseline's stored top k, else None."""
+    from retrieval_gate.gate.baseline.file import read_baseline
+    from retrieval_gate.metrics.top_k import top_k_ids
+    from retrieval_gate.readers import read_run
+
+    if reference_path is not None:
+        top = top_k_ids(read_run(Path(reference_path)), depth)
+        return {q: list(docs) for q, docs in top.items()}, f"the reference: {reference_path}"
+    path = config.resolve(config.baseline)
+    if not path.exists():
+        warnings.append(
+            f"no baseline at {path}: pooled from the current run only (give --reference-run "
+            "to pool another run's top k too)"
+        )
+        return None
+    baseline = read_baseline(path)
+    if baseline.fingerprints.k < depth:
+        warnings.append(
+            f"{path} holds each query's top {baseline.fingerprints.k}, not the top {depth}: "
+            "the reference adds that much to the pool"
+        )
+    cut = {q: list(docs)[:depth] for q, docs in baseline.top_k.items()}
+    return cut, f"the reference: the baseline's top k ({path})"
