@@ -15,6 +15,7 @@ import json
 import math
 import re
 import threading
+import time
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -93,6 +94,8 @@ class FakeLlm:
     model: str = "judge-1"
     scripted: deque[Answer] = field(default_factory=deque)
     """Answers given first, one per request (429s, 500s, broken JSON), before the model's."""
+    delay: float = 0.0
+    """Seconds the model takes to answer (a hanging endpoint, past a client's timeout)."""
     requests: list[dict[str, Any]] = field(default_factory=list)
     headers: list[dict[str, str]] = field(default_factory=list)
     url: str = ""
@@ -119,6 +122,8 @@ class FakeLlm:
             self.requests.append(request)
             if self.scripted:
                 return self.scripted.popleft()
+        if self.delay:
+            time.sleep(self.delay)
         if self.api_key is not None:
             sent = {k.lower(): v for k, v in headers.items()}.get("authorization")
             if sent != f"Bearer {self.api_key}":

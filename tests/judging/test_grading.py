@@ -1,0 +1,170 @@
+"""Grading through the runner against a local chat-completions server: retries, Retry-After,
+timeouts, unreadable answers, the budget and the cache."""
+
+from __future__ import annotations
+
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from retrieval_gate.config.judge import JudgeConfig, Prices
+from retrieval_gate.execution.cache import ResultCache
+from retrieval_gate.execution.runner import RunSettings
+from retrieval_gate.judging.client import ChatClient
+from retrieval_gate.judging.grading import JudgeRetriever, grade_tasks, tasks_of
+from retrieval_gate.judging.pool import Pair
+from retrieval_gate.judging.prompt import MAX_PASSAGE, RUBRIC, Prompt
+from retrieval_gate.judging.spend import Budget, Ledger
+from tests.helpers.fake_llm import FakeJudge, fake_llm, rate_limited, server_error
+
+TRUTH = {"alpha": 3, "beta": 1, "gamma": 0, "delta": 2}
+TASKS = tasks_of([(Pair("q1", "query", doc), f"{doc} text") for doc in TRUTH])
+CLOCK = datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc)
+
+
+def _judge() -> FakeJudge:
+    return FakeJudge(lambda query, passage: TRUTH.get(passage.split()[0]))
+
+
+def _grader(url: str, budget: Budget | None = None, **fields: Any) -> JudgeRetriever:
+    config = JudgeConfig(base_url=url, **{"model": "judge-1", **fields})
+    ledger = Ledger(Prices(input=1.0, output=2.0), budget or Budget(), config.max_tokens)
+    return JudgeRetriever(ChatClient(config, {}), Prompt(RUBRIC), ledger, clock=lambda: CLOCK)
+
+
+def _settings(**fields: Any) -> RunSettings:
+    return RunSettings(**{"concurrency": 2, "backoff": 0.0, "error_budget": 0.0, **fields})
+
+
+def test_pairs_are_graded_with_their_judge_answer_and_confidence() -> None:
+    with fake_llm(judge=_judge()) as llm:
+        grader = _grader(llm.base_url)
+        graded = grade_tasks(grader, TASKS, _settings())
+        grader.close()
+    grades = {row.doc: row.grade for row in graded.rows}
+    assert grades == TRUTH
+    row = graded.rows[0]
+    assert (row.model, row.prompt_sha256) == ("judge-1", Prompt(RUBRIC).sha256)
+    assert row.time == "2026-01-02T03:04:05Z"
+    assert row.confidence == pytest.approx(0.95)
+    assert row.answer == str(row.grade)
+    assert not graded.failures
+    assert graded.left == 0
+    assert grader.ledger.calls == 4
+    assert grader.ledger.prompt_tokens > 400
+    assert all(request["top_logprobs"] == 4 for request in llm.requests)
+
+
+def test_retry_after_holds_calls_back_and_500s_are_retried() -> None:
+    with fake_llm(judge=_judge()) as llm:
+        llm.script(rate_limited(1), server_error(), server_error())
+        grader = _grader(llm.base_url)
+        started = time.monotonic()
+        graded = grade_tasks(grader, TASKS, _settings(concurrency=1, retries=3))
+        grader.close()
+    assert time.monotonic() - started >= 0.9  # Retry-After: 1
+    assert {row.doc: row.grade for row in graded.rows} == TRUTH
+    assert len(llm.requests) == 4 + 3
+    assert grader.ledger.calls == 7
+
+
+@pytest.mark.parametrize(
+    ("answer", "shown"),
+    [
+        ((200, {"Content-Type": "application/json"}, b"{not json"), "not JSON"),
+        ((200, {"Content-Type": "application/json"}, b'{"choices": []}'), "no choices"),
+        ((401, {}, b'{"error": {"message": "Incorrect API key"}}'), "HTTP 401"),
+        ((404, {}, b'{"error": {"code": "model_not_found"}}'), "HTTP 404"),
+    ],
+)
+def test_a_broken_answer_fails_its_pair_and_keeps_the_others(
+    answer: tuple[int, dict[str, str], bytes], shown: str
+) -> None:
+    with fake_llm(judge=_judge()) as llm:
+        llm.script(answer)
+        grader = _grader(llm.base_url)
+        graded = grade_tasks(grader, TASKS, _settings(concurrency=1, retries=2))
+        grader.close()
+    assert len(graded.rows) == 3
+    [(_pair, error)] = graded.failures
+    assert shown in error
+    assert len(llm.requests) == 4  # not retried: another attempt cannot help
+
+
+def test_an_answer_without_a_grade_is_a_failed_pair_its_answer_on_one_line() -> None:
+    with fake_llm(judge=_judge()) as llm:
+        body = (
+            b'{"choices": [{"message": {"content": "::error::I think\\nit is\\u001b[31m'
+            b' relevant"}}], "usage": {"prompt_tokens": 100, "completion_tokens": 7}}'
+        )
+        llm.script((200, {"Content-Type": "application/json"}, body))
+        grader = _grader(llm.base_url)
+        graded = grade_tasks(grader, TASKS, _settings(concurrency=1))
+        grader.close()
+    [(_, error)] = graded.failures
+    assert "holds no grade" in error
+    assert "\n" not in error
+    assert "\x1b" not in error
+    # The unreadable answer was paid for: its tokens count.
+    assert grader.ledger.completion_tokens >= 7
+
+
+def test_a_hanging_endpoint_times_out_and_the_pair_fails() -> None:
+    with fake_llm(judge=_judge(), delay=2.0) as llm:
+        grader = _grader(llm.base_url, timeout=0.3)
+        graded = grade_tasks(grader, TASKS[:1], _settings(timeout=0.5, retries=1))
+        grader.close()
+    [(_, error)] = graded.failures
+    assert "0.3s" in error or "timed out" in error
+    assert not graded.rows
+
+
+def test_the_call_budget_stops_before_exceeding_and_keeps_what_was_paid_for() -> None:
+    with fake_llm(judge=_judge()) as llm:
+        grader = _grader(llm.base_url, Budget(calls=2))
+        graded = grade_tasks(grader, TASKS, _settings(concurrency=1))
+        grader.close()
+    assert len(llm.requests) == 2
+    assert len(graded.rows) == 2
+    assert graded.left == 2
+    assert not graded.failures
+    assert grader.ledger.stopped
+
+
+def test_the_cost_budget_counts_the_endpoints_usage_tokens() -> None:
+    with fake_llm(judge=_judge()) as llm:
+        # Each call: about 140 prompt tokens at 1 per million, 16 completion at 2 (estimate).
+        grader = _grader(llm.base_url, Budget(cost=0.0004))
+        graded = grade_tasks(grader, TASKS, _settings(concurrency=1))
+        grader.close()
+    assert 1 <= len(llm.requests) < 4
+    assert grader.ledger.cost <= 0.0004
+    assert len(graded.rows) == len(llm.requests)
+
+
+def test_answers_are_cached_by_model_prompt_query_and_passage(tmp_path: Path) -> None:
+    with fake_llm(judge=_judge()) as llm, ResultCache(tmp_path / "cache.sqlite") as cache:
+        first = grade_tasks(_grader(llm.base_url), TASKS, _settings(), cache=cache)
+        again = grade_tasks(_grader(llm.base_url), TASKS, _settings(), cache=cache)
+        assert len(llm.requests) == 4
+        assert again.cached == 4
+        assert again.rows == first.rows
+        changed = tasks_of([(Pair("q1", "query", "alpha"), "alpha text, edited")])
+        grade_tasks(_grader(llm.base_url), changed, _settings(), cache=cache)
+        assert len(llm.requests) == 5
+        llm.model = "judge-2"  # another model: nothing cached for it
+        grade_tasks(_grader(llm.base_url, model="judge-2"), TASKS, _settings(), cache=cache)
+        assert len(llm.requests) == 9
+
+
+def test_a_huge_passage_is_cut_before_it_is_sent_or_keyed() -> None:
+    [task] = tasks_of([(Pair("q", "query", "alpha"), "alpha " + "x" * 100_000)])
+    assert len(task.passage) == MAX_PASSAGE
+    with fake_llm(judge=_judge()) as llm:
+        grader = _grader(llm.base_url)
+        grade_tasks(grader, [task], _settings())
+        grader.close()
+    assert len(llm.requests[0]["messages"][1]["content"]) < MAX_PASSAGE + 2000
