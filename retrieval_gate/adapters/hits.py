@@ -60,6 +60,12 @@ def score(value: Any) -> float | None:
     return number
 
 
+def hit_text(value: Any) -> str | None:
+    """A hit's text when the retriever returned a string; anything else is no text (the
+    field was never required, so a number or a nested object there is not an error)."""
+    return value if isinstance(value, str) else None
+
+
 def to_hit(item: Any) -> Hit:
     """One result in any of the accepted shapes (see SHAPES); ValueError otherwise."""
     if isinstance(item, Hit):
@@ -80,11 +86,15 @@ def to_hit(item: Any) -> Hit:
             )
             rename = f"; if {shown(idish, 30)} is the doc id, name it 'id'" if idish else ""
             raise ValueError(f"it has no 'id', 'doc_id' or '_id' key (its keys: {keys}){rename}")
-        return Hit(doc_id(item[key]), score(item.get("score")))
+        return Hit(doc_id(item[key]), score(item.get("score")), hit_text(item.get("text")))
     name = next((name for name in ID_KEYS if getattr(item, name, None) is not None), None)
     if name is None:
         raise ValueError("it has no id, doc_id or _id attribute")
-    return Hit(doc_id(getattr(item, name)), score(getattr(item, "score", None)))
+    return Hit(
+        doc_id(getattr(item, name)),
+        score(getattr(item, "score", None)),
+        hit_text(getattr(item, "text", None)),
+    )
 
 
 def to_hits(results: Any, k: int, where: str) -> list[Hit]:

@@ -16,7 +16,7 @@ from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
 from pydantic import Field, model_validator
 
-from retrieval_gate.adapters.hits import doc_id, score
+from retrieval_gate.adapters.hits import doc_id, hit_text, score
 from retrieval_gate.adapters.interface import Adapter
 from retrieval_gate.adapters.paths import PathError, Step, parse_path, select
 from retrieval_gate.adapters.serve import ServeConfig, Service
@@ -89,6 +89,11 @@ class HttpConfig(AdapterSettings):
         default="score",
         description="Path to the score within a hit, when it has one; null for none.",
     )
+    text: str | None = Field(
+        default=None,
+        description="Path to the document's text within a hit, e.g. _source.body: what "
+        "`retrieval-gate judge` grades when dataset.corpus lacks the document; null for none.",
+    )
     version: str | VersionSource | None = Field(
         default=None,
         description=(
@@ -150,6 +155,7 @@ class HttpRetriever(Adapter[HttpConfig]):
         self.results = parse_path(config.results, "results")
         self.id_path = parse_path(config.id, "id")
         self.score_path = None if config.score is None else parse_path(config.score, "score")
+        self.text_path = None if config.text is None else parse_path(config.text, "text")
         self.name = f"{config.method} {public_url(config.url)}"
         import httpx
 
@@ -200,6 +206,7 @@ class HttpRetriever(Adapter[HttpConfig]):
             "results": config.results,
             "id": config.id,
             "score": config.score,
+            **({"text": config.text} if config.text is not None else {}),
             **({"version": self.version} if self.version is not None else {}),
             **({"serve": self._service.description()} if self._service is not None else {}),
         }
@@ -355,7 +362,11 @@ class HttpRetriever(Adapter[HttpConfig]):
         if self.score_path is not None:
             with contextlib.suppress(PathError):  # a hit without a score ranks as listed
                 value = _one(item, self.score_path, self.config.score or "")
-        return Hit(doc_id(identifier), score(value))
+        text = None
+        if self.text_path is not None:
+            with contextlib.suppress(PathError):  # a hit without text is judged from the corpus
+                text = hit_text(_one(item, self.text_path, self.config.text or ""))
+        return Hit(doc_id(identifier), score(value), text)
 
 
 class _Fields:

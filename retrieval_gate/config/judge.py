@@ -59,6 +59,11 @@ class JudgeConfig(StrictModel):
     )
     temperature: float = Field(0.0, ge=0, le=2, description="sampling temperature")
     seed: int | None = Field(0, description="the request's seed, where the endpoint honours it")
+    logprobs: bool = Field(
+        True,
+        description="ask for the answer's log-probabilities: the layer's confidence (how sure "
+        "the judge was); set false for an endpoint that refuses the request",
+    )
     max_tokens: int = Field(16, ge=1, le=4096, description="most tokens of an answer")
     concurrency: int = Field(4, ge=1, le=256, description="requests in flight at once")
     timeout: float = Field(60.0, gt=0, description="seconds one request may take")

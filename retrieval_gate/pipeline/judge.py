@@ -176,7 +176,7 @@ def run_judge(
     judge = plan.judge
     ledger = Ledger(judge.prices, budget, judge.max_tokens)
     client = ChatClient(judge, environ)
-    retriever = JudgeRetriever(client, plan.prompt, ledger)
+    retriever = JudgeRetriever(client, plan.prompt, ledger, logprobs=judge.logprobs)
     settings = RunSettings(
         concurrency=judge.concurrency,
         timeout=judge.timeout,

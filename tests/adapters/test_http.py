@@ -67,6 +67,13 @@ class Handler(BaseHTTPRequestHandler):
         elif url.path == "/es":
             hits = [{"_source": {"doc_id": "g1"}, "_score": 2.5}, {"_source": {"doc_id": 7}}]
             self.reply(200, {"data": {"results": hits}})
+        elif url.path == "/with-text":
+            hits = [
+                {"id": "a", "body": "Red shoes\n::error::x"},
+                {"id": "b"},
+                {"id": "c", "body": 3},
+            ]
+            self.reply(200, {"hits": hits})
         elif url.path == "/ids":
             self.reply(200, {"hits": ["a", "b", "a", "c"]})
         elif url.path == "/batch":
@@ -202,6 +209,21 @@ def test_score_paths_and_bare_id_hits(server: tuple[str, Seen], make: Any) -> No
     with pytest.raises(RetrieverError, match=r"hit 1: score \{'doc_id': 'g1'\} is not a number"):
         not_a_number.search(QUERY, 5)
     assert make(url=f"{url}/ids", score=None).search(QUERY, 10) == [Hit("a"), Hit("b"), Hit("c")]
+
+
+def test_a_text_path_carries_the_documents_text(server: tuple[str, Seen], make: Any) -> None:
+    url, _ = server
+    plain = make(url=f"{url}/with-text", score=None)
+    assert [hit.text for hit in plain.search(QUERY, 5)] == [None, None, None]
+    with_text = make(url=f"{url}/with-text", score=None, text="body")
+    # A hit without text, or with a number there, has none: the judge reads the corpus.
+    assert with_text.search(QUERY, 5) == [
+        Hit("a", None, "Red shoes\n::error::x"),
+        Hit("b"),
+        Hit("c"),
+    ]
+    assert with_text.describe()["text"] == "body"
+    assert "text" not in plain.describe()  # fingerprints of configs without it are unchanged
 
 
 def test_500_then_429_are_retryable_then_success(server: tuple[str, Seen], make: Any) -> None:

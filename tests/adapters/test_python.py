@@ -482,3 +482,14 @@ def test_framework_adapters_name_the_retriever_when_user_code_exits(gate: Any) -
 
     with pytest.raises(GateError, match=r"^retriever langchain \(target exits_on_import:search\)"):
         LangchainRetriever(LangchainConfig(target="exits_on_import:search"), base_dir=Path.cwd())
+
+
+def test_a_hit_dict_or_object_may_carry_its_text() -> None:
+    from types import SimpleNamespace
+
+    from retrieval_gate.adapters.hits import to_hit
+
+    assert to_hit({"id": "d1", "score": 2, "text": "the passage"}) == Hit("d1", 2.0, "the passage")
+    assert to_hit(SimpleNamespace(id="d2", score=None, text="object text")).text == "object text"
+    assert to_hit({"id": "d3", "text": {"nested": 1}}) == Hit("d3")  # not a string: no text
+    assert to_hit(("d4", 1.0)).text is None

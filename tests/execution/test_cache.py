@@ -27,6 +27,18 @@ def test_round_trip_keeps_ids_scores_and_order(tmp_path: Path) -> None:
         assert reopened.get("fp", "what is bm25", 10) == HITS
 
 
+def test_hit_texts_round_trip_and_entries_without_text_stay_readable(tmp_path: Path) -> None:
+    with ResultCache(tmp_path / "cache.sqlite") as cache:
+        texts = [Hit("d1", 1.0, "a passage\n\x1b"), Hit("d2", None, "")]
+        cache.put("fp", "q", 2, texts)
+        assert cache.get("fp", "q", 2) == texts
+        with sqlite3.connect(tmp_path / "cache.sqlite") as conn:
+            conn.execute(
+                "INSERT INTO answers VALUES ('old', 'q', 2, '[[\"d1\",1.5],[\"d2\",null]]', 0)"
+            )
+        assert cache.get("old", "q", 2) == [Hit("d1", 1.5), Hit("d2")]
+
+
 def test_empty_answers_and_non_finite_scores_round_trip(tmp_path: Path) -> None:
     with ResultCache(tmp_path / "cache.sqlite") as cache:
         cache.put("fp", "nothing", 5, [])

@@ -168,3 +168,14 @@ def test_a_huge_passage_is_cut_before_it_is_sent_or_keyed() -> None:
         grade_tasks(grader, [task], _settings())
         grader.close()
     assert len(llm.requests[0]["messages"][1]["content"]) < MAX_PASSAGE + 2000
+
+
+def test_logprobs_can_be_turned_off_for_an_endpoint_that_refuses_them() -> None:
+    with fake_llm(judge=_judge()) as llm:
+        config = JudgeConfig(base_url=llm.base_url, model="judge-1", logprobs=False)
+        ledger = Ledger(Prices(), Budget(), config.max_tokens)
+        grader = JudgeRetriever(ChatClient(config, {}), Prompt(RUBRIC), ledger, logprobs=False)
+        graded = grade_tasks(grader, TASKS, _settings())
+        grader.close()
+    assert all("logprobs" not in request for request in llm.requests)
+    assert all(row.confidence is None for row in graded.rows)

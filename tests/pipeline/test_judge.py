@@ -1,0 +1,108 @@
+"""`judge`'s plan (what is pooled and from where) and its stops, on the bundled example."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from retrieval_gate.config.loader import load
+from retrieval_gate.core.qrels import is_judged
+from retrieval_gate.datasets.llm_layer import read_layer
+from retrieval_gate.pipeline.judge import plan_judging
+from tests.helpers.fake_llm import fake_llm
+from tests.helpers.judge_example import judge_example
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _trec(path: Path, rows: dict[str, list[str]]) -> Path:
+    lines = [
+        f"{q} Q0 {doc} {rank} {10 - rank} run\n"
+        for q, docs in rows.items()
+        for rank, doc in enumerate(docs, 1)
+    ]
+    path.write_text("".join(lines))
+    return path
+
+
+def test_saved_runs_are_pooled_and_documents_without_text_are_counted(tmp_path: Path) -> None:
+    example = judge_example(tmp_path, "http://127.0.0.1:9/v1", held_back=0.7)
+    current = _trec(tmp_path / "current.trec", {"q001": ["kb-1101", "kb-1102", "not-a-doc"]})
+    reference = _trec(tmp_path / "reference.trec", {"q001": ["kb-1102", "kb-1201"]})
+    plan = plan_judging(
+        load(example.config), run_path=current, reference_path=reference, cache=False
+    )
+    assert plan.sources == (f"the current run: {current}", f"the reference: {reference}")
+    assert plan.pool.pooled == 4
+    assert plan.no_text == 1
+    assert any("no text: 1 pair skipped" in warning for warning in plan.warnings)
+    assert {task.pair.doc for task in plan.tasks} <= {"kb-1101", "kb-1102", "kb-1201"}
+    assert plan.tasks[0].passage.startswith("Create a Quillhour account\n\n")
+
+
+def test_the_calibration_sample_is_drawn_from_judged_queries_with_the_seed(
+    tmp_path: Path,
+) -> None:
+    example = judge_example(tmp_path, "http://127.0.0.1:9/v1", calibration_queries=5, seed=3)
+    config = load(example.config)
+    plan = plan_judging(config, cache=False)
+    assert len(plan.pool.calibration) == 5
+    assert set(plan.pool.calibration) <= set(plan.human)
+    assert plan_judging(config, cache=False).pool == plan.pool
+    for task in plan.tasks:
+        pair = task.pair
+        judged = is_judged(plan.human.get(pair.query_id, {}), pair.doc)
+        # Outside the sample only unjudged pairs are graded; inside it, people's grade rides along.
+        assert not judged or pair.query_id in plan.pool.calibration
+        assert (pair.human is not None) == judged
+
+
+def test_ctrl_c_keeps_what_was_paid_for(tmp_path: Path) -> None:
+    with fake_llm(delay=0.05) as llm:
+        example = judge_example(tmp_path, llm.base_url, concurrency=2)
+        llm.judge = example.fake_judge()
+        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        process = subprocess.Popen(
+            [sys.executable, "-m", "retrieval_gate", "judge", "-c", str(example.config), "--quiet"],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        deadline = time.monotonic() + 60
+        while len(llm.requests) < 20 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=60)
+        sent = len(llm.requests)
+    assert process.returncode == 130, err
+    assert "interrupted" in err
+    kept = read_layer(tmp_path / "kept.llm.jsonl")
+    assert 20 - 2 <= len(kept) <= sent < 1000
+
+
+def test_the_text_a_retriever_returns_is_graded_when_the_corpus_lacks_the_document(
+    tmp_path: Path,
+) -> None:
+    import yaml
+
+    with fake_llm() as llm:
+        example = judge_example(tmp_path, llm.base_url, held_back=0.0, calibration_queries=1)
+        (tmp_path / "web_search.py").write_text(
+            "def search(query, k):\n"
+            "    return [{'id': 'web-1', 'score': 2.0, 'text': 'Refunds: ask within 30 days.'},\n"
+            "            {'id': 'web-2', 'score': 1.0}]\n"
+        )
+        config = yaml.safe_load(example.config.read_text())
+        config["retriever"] = {"type": "python", "target": "web_search:search"}
+        example.config.write_text(yaml.safe_dump(config))
+        (tmp_path / ".retrieval-gate" / "example" / "baseline.json").unlink()
+        plan = plan_judging(load(example.config), cache=False)
+        assert plan.no_text == len(example.queries)  # web-2: no text anywhere
+        assert {task.pair.doc for task in plan.tasks} == {"web-1"}
+        assert {task.passage for task in plan.tasks} == {"Refunds: ask within 30 days."}
+        assert any("no baseline" in warning for warning in plan.warnings)
