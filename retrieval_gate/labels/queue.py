@@ -14,7 +14,7 @@ import csv
 import io
 import json
 import math
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
@@ -26,6 +26,7 @@ from retrieval_gate.metrics.spec import format_value
 
 if TYPE_CHECKING:
     from retrieval_gate.datasets import Dataset
+    from retrieval_gate.datasets.llm_layer import LlmJudgment
 
 QueueFormat = Literal["jsonl", "csv"]
 QUEUE_FORMATS: tuple[QueueFormat, ...] = ("jsonl", "csv")
@@ -135,6 +136,79 @@ def unjudged_items(
     are None. Order: rank, then delta ascending (most regressed first, None last), then
     query id and doc id.
     """
+    items = _items(
+        dataset,
+        top_k,
+        k,
+        metric,
+        deltas,
+        baseline_top_k,
+        lambda judged, doc, _: not is_judged(judged, doc),
+    )
+    items.sort(key=_queue_order)
+    return items
+
+
+def judge_unsure_first(
+    items: Sequence[QueueItem], judge: Mapping[tuple[str, str], LlmJudgment]
+) -> list[QueueItem]:
+    """`items` with the pairs the LLM judge was least sure of first (lowest confidence);
+    pairs it graded without a confidence, then pairs it did not grade, follow in their
+    order."""
+
+    def order(item: QueueItem) -> tuple[int, float]:
+        row = judge.get((item.query_id, item.doc_id))
+        if row is None:
+            return (2, 0.0)
+        return (0, row.confidence) if row.confidence is not None else (1, 0.0)
+
+    return sorted(items, key=order)  # stable: ties keep the impact order
+
+
+def judge_disagreements(
+    dataset: Dataset,
+    top_k: Mapping[str, Sequence[str]],
+    judge: Mapping[tuple[str, str], LlmJudgment],
+    *,
+    k: int,
+    metric: str,
+    deltas: Mapping[str, float] | None = None,
+    baseline_top_k: Mapping[str, Sequence[str]] | None = None,
+) -> list[QueueItem]:
+    """The judged (query, doc) pairs of `top_k` whose LLM grade (`judge`, by (query, doc))
+    differs from people's, for a second look: the largest |judge - people| first, then the
+    judge's lowest confidence, then queue order."""
+
+    gaps: dict[tuple[str, str], float] = {}
+
+    def keep(judged: Mapping[str, float], doc: str, query_id: str) -> bool:
+        row = judge.get((query_id, doc))
+        if row is None or not is_judged(judged, doc) or row.grade == judged[doc]:
+            return False
+        gaps[query_id, doc] = abs(row.grade - judged[doc])
+        return True
+
+    items = _items(dataset, top_k, k, metric, deltas, baseline_top_k, keep)
+
+    def order(item: QueueItem) -> tuple[float, float, tuple[int, bool, float, str, str]]:
+        row = judge[item.query_id, item.doc_id]
+        sure = row.confidence if row.confidence is not None else 1.0
+        return (-gaps[item.query_id, item.doc_id], sure, _queue_order(item))
+
+    return sorted(items, key=order)
+
+
+def _items(
+    dataset: Dataset,
+    top_k: Mapping[str, Sequence[str]],
+    k: int,
+    metric: str,
+    deltas: Mapping[str, float] | None,
+    baseline_top_k: Mapping[str, Sequence[str]] | None,
+    keep: Callable[[Mapping[str, float], str, str], bool],
+) -> list[QueueItem]:
+    """A queue item per (query, doc) of `top_k` (cut to k) that `keep(the query's
+    judgments, doc, query id)` keeps, for the queries the labelled set holds, by rank."""
     qrels = dataset.qrels
     corpus = dataset.corpus
     items: list[QueueItem] = []
@@ -150,7 +224,7 @@ def unjudged_items(
         text = dataset.query(query_id).text
         seen: set[str] = set()
         for rank, doc_id in enumerate(ranked[:k], 1):
-            if is_judged(judged, doc_id) or doc_id in seen:
+            if doc_id in seen or not keep(judged, doc_id, query_id):
                 continue
             seen.add(doc_id)
             document = corpus.get(doc_id) if corpus is not None else None
@@ -167,7 +241,6 @@ def unjudged_items(
                     text=None if document is None else document.text,
                 )
             )
-    items.sort(key=_queue_order)
     return items
 
 

@@ -6,16 +6,22 @@ import json
 import math
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, Literal, TextIO
 
 from retrieval_gate.config.schema import GateConfig
 from retrieval_gate.datasets import load as load_dataset
+from retrieval_gate.datasets.llm_layer import LlmJudgment, judges_of, layer_path, read_layer
 from retrieval_gate.errors import InputError, NotComparableError
 from retrieval_gate.gate.baseline.document import record_of
 from retrieval_gate.gate.baseline.file import read_baseline
 from retrieval_gate.gate.baseline.record import Baseline
 from retrieval_gate.gate.comparable import comparable_baseline
-from retrieval_gate.labels.queue import LabelQueue, unjudged_items
+from retrieval_gate.labels.queue import (
+    LabelQueue,
+    judge_disagreements,
+    judge_unsure_first,
+    unjudged_items,
+)
 from retrieval_gate.metrics import parse_metric
 from retrieval_gate.pipeline.record import record_current
 
@@ -27,6 +33,7 @@ def make_queue(
     cache: bool = True,
     refresh_cache: bool = False,
     progress: TextIO | None = None,
+    order: QueueOrder = "impact",
 ) -> LabelQueue:
     """The label queue of `config`'s current top k: from the retriever (cached as `check`
     caches it), or from `result_path`: a `check` JSON result, a baseline file, or a run file
@@ -85,14 +92,19 @@ def make_queue(
             deltas = _record_deltas(compared, record, metric)
             if deltas is None:
                 warnings.append(f"{baseline_path} has no {metric} scores; `delta` is empty")
-    items = unjudged_items(
-        dataset,
-        record.top_k,
-        k=config.k,
-        metric=metric,
-        deltas=deltas,
-        baseline_top_k=None if baseline is None else baseline.top_k,
-    )
+    earlier = None if baseline is None else baseline.top_k
+    if order == "judge-disagrees":
+        grades = judge_grades(config)
+        items = judge_disagreements(
+            dataset, record.top_k, grades, k=config.k, metric=metric, deltas=deltas,
+            baseline_top_k=earlier,
+        )  # fmt: skip
+    else:
+        items = unjudged_items(
+            dataset, record.top_k, k=config.k, metric=metric, deltas=deltas, baseline_top_k=earlier
+        )
+        if order == "judge-unsure":
+            items = judge_unsure_first(items, judge_grades(config))
     return LabelQueue(
         tuple(items),
         config.k,
@@ -100,6 +112,32 @@ def make_queue(
         baseline_path if baseline is not None else None,
         tuple(warnings),
     )
+
+
+QueueOrder = Literal["impact", "judge-unsure", "judge-disagrees"]
+QUEUE_ORDERS: tuple[QueueOrder, ...] = ("impact", "judge-unsure", "judge-disagrees")
+
+
+def judge_grades(config: GateConfig) -> dict[tuple[str, str], LlmJudgment]:
+    """{(query, doc): row} of one judge in `config`'s judgment layer: the config's judge
+    (judge.model and its prompt's sha256), else the layer's only judge."""
+    from retrieval_gate.judging.prompt import load_prompt
+
+    path = layer_path(config)
+    rows = read_layer(path)
+    if config.judge is not None:
+        prompt = load_prompt(config.resolve(config.judge.rubric) if config.judge.rubric else None)
+        judge = (config.judge.model, prompt.sha256)
+    else:
+        judges = judges_of(rows)
+        if len(judges) != 1:
+            raise InputError(
+                f"the layer holds {len(judges)} judges; add the `judge:` block of the one "
+                "to order the queue by",
+                source=str(path),
+            )
+        judge = judges[0]
+    return {(row.query, row.doc): row for row in rows if row.judge == judge}
 
 
 def _record_document(path: Path) -> dict[str, Any] | None:

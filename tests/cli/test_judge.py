@@ -198,3 +198,36 @@ def test_a_config_without_a_judge_block_is_told_what_to_add(tmp_path: Path) -> N
     code, _, err = run_cli("judge", "-c", example.config, "--quiet")
     assert code == 2
     assert "no `judge:` block" in err
+
+
+def test_label_queue_takes_the_pairs_the_judge_is_least_sure_of_or_disagrees_on(
+    tmp_path: Path,
+) -> None:
+    with fake_llm() as llm:
+        example = judge_example(tmp_path, llm.base_url, held_back=0.5)
+        llm.judge = example.fake_judge(over_grade=0.3, under_grade=0.1)
+        assert run_cli("judge", "-c", example.config, "--quiet").ret == 0
+    rows = {(r.query, r.doc): r for r in read_layer(tmp_path / "kept.llm.jsonl")}
+    default = run_cli("label-queue", "-c", example.config, "--quiet")
+    unsure = run_cli("label-queue", "-c", example.config, "--quiet", "--by", "judge-unsure")
+    assert unsure.ret == 0, unsure.err
+    plain = [json.loads(line) for line in default.out.splitlines()]
+    ordered = [json.loads(line) for line in unsure.out.splitlines()]
+    assert sorted(map(json.dumps, plain)) == sorted(map(json.dumps, ordered))  # same rows
+    confidence = [rows[item["query_id"], item["doc_id"]].confidence for item in ordered]
+    assert confidence[0] == pytest.approx(0.6)  # a bent grade: the judge was unsure
+    assert confidence == sorted(confidence)
+    code, out, err = run_cli(
+        "label-queue", "-c", example.config, "--quiet", "--by", "judge-disagrees"
+    )
+    assert code == 0, err
+    items = [json.loads(line) for line in out.splitlines()]
+    human = read_qrels(example.kept).to_dict()
+    gaps = [
+        abs(rows[i["query_id"], i["doc_id"]].grade - human[i["query_id"]][i["doc_id"]])
+        for i in items
+    ]
+    assert items
+    assert all(gap > 0 for gap in gaps)
+    assert gaps == sorted(gaps, reverse=True)
+    assert "judged document" in err

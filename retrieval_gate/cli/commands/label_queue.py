@@ -34,6 +34,15 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         choices=("jsonl", "csv"),
         help="jsonl or csv (default: from the suffix of -o, else jsonl)",
     )
+    parser.add_argument(
+        "--by",
+        choices=("impact", "judge-unsure", "judge-disagrees"),
+        default="impact",
+        help="impact (default): rank, then the queries that fell most; judge-unsure: the pairs "
+        "the LLM judge was least sure of first; judge-disagrees: the judged pairs whose LLM "
+        "grade differs most from people's, for a second look (from `retrieval-gate judge`'s "
+        "layer)",
+    )
     parser.add_argument("--limit", type=_row_limit, metavar="N", help="keep the first N rows only")
     parser.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
     parser.add_argument("--quiet", action="store_true", help="no progress output")
@@ -62,6 +71,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         result_path=args.run,
         cache=not args.no_cache,
         progress=None if args.quiet else err,
+        order=args.by,
     )
     for warning in queue.warnings:
         print(f"retrieval-gate: warning: {warning}", file=err)
@@ -72,7 +82,8 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     else:
         raw(out).write(text)  # JSON Lines or CSV: data, written as it is
         out.flush()
-    total = plural(len(queue.items), "unjudged document")
+    noun = "judged document" if args.by == "judge-disagrees" else "unjudged document"
+    total = plural(len(queue.items), noun)
     shown = f"the first {len(items)} of {total}" if len(items) < len(queue.items) else total
     since = (
         f"{queue.new} new since the baseline"
@@ -81,7 +92,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     )
     where = f"wrote {args.output}: " if args.output else ""
     if not queue.items:
-        print(f"retrieval-gate: {where}no unjudged documents in the top {queue.k}", file=err)
+        print(f"retrieval-gate: {where}no {noun}s in the top {queue.k}", file=err)
         return EXIT_OK
     print(
         f"retrieval-gate: {where}{shown} in the top {queue.k} of "
