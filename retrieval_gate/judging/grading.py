@@ -28,6 +28,8 @@ if TYPE_CHECKING:
 
 TOP_LOGPROBS = 4
 """Alternatives asked for the first token: the four grades."""
+INTERRUPT_GRACE = 10.0
+"""Most seconds an interrupted run waits for its calls in flight."""
 _ANSWER = "judgment"
 """The doc id of the one hit a grading 'search' returns; its text holds the judgment."""
 
@@ -99,7 +101,8 @@ class JudgeRetriever:
         self.clock = clock or (lambda: datetime.now(timezone.utc))
         self.graded: dict[str, LlmJudgment] = {}
         """Pairs graded by calls of this run, by query id: kept when a run is interrupted."""
-        self._lock = threading.Lock()
+        self._idle = threading.Condition()
+        self._inflight = 0
 
     def describe(self) -> Mapping[str, Any]:
         return judge_description(self.client.config, self.prompt)
@@ -120,6 +123,29 @@ class JudgeRetriever:
         task: Task = query.metadata["task"]
         messages = self.prompt.messages(task.pair.query, task.passage)
         estimate = self.ledger.reserve(estimated_prompt_tokens(messages))
+        with self._idle:
+            self._inflight += 1
+        try:
+            return self._grade(query.id, task, messages, estimate)
+        finally:
+            with self._idle:
+                self._inflight -= 1
+                self._idle.notify_all()
+
+    def graded_so_far(self) -> dict[str, LlmJudgment]:
+        """A copy of `graded`, safe while calls are still in flight."""
+        with self._idle:
+            return dict(self.graded)
+
+    def wait_idle(self, timeout: float) -> None:
+        """Wait (at most `timeout` seconds) for the calls still in flight: an interrupted
+        runner abandons them, but they are paid for."""
+        with self._idle:
+            self._idle.wait_for(lambda: self._inflight == 0, timeout)
+
+    def _grade(
+        self, key: str, task: Task, messages: list[dict[str, str]], estimate: float
+    ) -> list[Hit]:
         try:
             completion = self.client.complete(
                 messages, top_logprobs=TOP_LOGPROBS if self.logprobs else 0
@@ -141,8 +167,8 @@ class JudgeRetriever:
             "time": self.clock().isoformat(timespec="seconds").replace("+00:00", "Z"),
         }
         row = _row(task.pair, payload, self.client.config.model, self.prompt.sha256)
-        with self._lock:
-            self.graded[query.id] = row
+        with self._idle:
+            self.graded[key] = row
         return [Hit(_ANSWER, None, json.dumps(payload, sort_keys=True))]
 
 
@@ -164,7 +190,10 @@ def grade_tasks(
     try:
         result = run_queries(judge, queries, 1, settings, cache=cache, progress=progress)
     except KeyboardInterrupt:
-        kept = tuple(judge.graded[key] for key in sorted(judge.graded))
+        # The calls in flight are paid for: a moment for them to land (a second Ctrl-C ends it).
+        judge.wait_idle(min(settings.timeout, INTERRUPT_GRACE))
+        graded = judge.graded_so_far()
+        kept = tuple(graded[key] for key in sorted(graded))
         return Graded(kept, 0, (), len(tasks) - len(kept), "", interrupted=True)
     rows: list[LlmJudgment] = []
     failures: list[tuple[Pair, str]] = []

@@ -179,3 +179,17 @@ def test_logprobs_can_be_turned_off_for_an_endpoint_that_refuses_them() -> None:
         grader.close()
     assert all("logprobs" not in request for request in llm.requests)
     assert all(row.confidence is None for row in graded.rows)
+
+
+def test_with_many_calls_in_flight_the_budget_still_pays_for_exactly_its_calls() -> None:
+    tasks = tasks_of([(Pair("q1", "query", f"alpha{i}"), f"alpha text {i}") for i in range(40)])
+    with fake_llm(judge=_judge(), delay=0.3) as llm:
+        # Refusals settle at once, before the two paid calls return: the run must neither
+        # stop early on them nor lose the two grades it paid for.
+        grader = _grader(llm.base_url, Budget(calls=2))
+        graded = grade_tasks(grader, tasks, _settings(concurrency=12))
+        grader.close()
+    assert len(llm.requests) == 2
+    assert len(graded.rows) == 2
+    assert graded.left == 38
+    assert not graded.failures
