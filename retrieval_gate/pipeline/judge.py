@@ -109,15 +109,18 @@ def plan_judging(
     queries = _all_queries(labels.queries)
     depth = judge.depth or config.k
     warnings: list[str] = []
-    current, hit_texts, source = _current(config, queries, labels.corpus, depth, run_path,
-                                          cache, progress)  # fmt: skip
+    current, hit_texts, source = _current(
+        config, queries, labels.corpus, depth, run_path, cache, progress
+    )
     rankings, sources = [current], [source]
     reference = _reference(config, depth, reference_path, warnings)
     if reference is not None:
         rankings.append(reference[0])
         sources.append(reference[1])
     judged = [q.id for q in queries if any(grade >= 0 for grade in human.get(q.id, {}).values())]
-    sample = calibration_sample(judged, judge.calibration_queries, judge.seed)
+    # A null judge.seed (an endpoint without seeds) still draws the same sample every run.
+    seed = 0 if judge.seed is None else judge.seed
+    sample = calibration_sample(judged, judge.calibration_queries, seed)
     pool = pool_pairs(queries, human, rankings, depth, sample)
     layer = layer_path(config)
     held = {row.key for row in (read_layer(layer) if layer.is_file() else ())}
@@ -137,8 +140,11 @@ def plan_judging(
             f"no text: {plural(no_text, 'pair')} skipped (the document is not in "
             "dataset.corpus and the retriever returned no text for it)"
         )
-    return JudgePlan(config, judge, prompt, layer, pool, tuple(tasks_of(todo)), in_layer,
-                     no_text, human, tuple(sources), tuple(warnings))  # fmt: skip
+    tasks = tuple(tasks_of(todo))
+    return JudgePlan(
+        config, judge, prompt, layer, pool, tasks, in_layer, no_text, human, tuple(sources),
+        tuple(warnings),
+    )  # fmt: skip
 
 
 def estimate(plan: JudgePlan, store: ResultCache | None) -> Estimate:
