@@ -50,6 +50,13 @@ class ChatClient:
         self.config = config
         environ = os.environ if environ is None else environ
         headers = {"Content-Type": "application/json"}
+        url = httpx.URL(config.base_url)
+        if config.api_key_env and (url.username or url.password):
+            # httpx turns URL user info into Basic auth, which would replace the Bearer key.
+            raise GateError(
+                "judge.base_url carries a user and password and judge.api_key_env names a "
+                "key: both would go in the one Authorization header; keep one of them"
+            )
         if config.api_key_env:
             key = environ.get(config.api_key_env)
             if not key:
@@ -60,9 +67,8 @@ class ChatClient:
                 )
             redaction.register(key)
             headers["Authorization"] = f"Bearer {key}"
-        password = httpx.URL(config.base_url).password
-        if password:
-            redaction.register(password)
+        if url.password:
+            redaction.register(url.password)
         self.name = f"judge {public_url(config.base_url)}"
         self._url = f"{config.base_url}/chat/completions"
         self._resume_at = 0.0

@@ -57,6 +57,13 @@ def test_a_missing_key_variable_is_a_usage_error() -> None:
         ChatClient(JudgeConfig(base_url="http://127.0.0.1:9/v1", model="m", api_key_env="NOPE"), {})
 
 
+def test_a_url_password_and_a_key_are_not_both_sent() -> None:
+    url = "http://user:s3cret-pass@127.0.0.1:9/v1"
+    with pytest.raises(GateError, match="keep one of them") as refused:
+        ChatClient(JudgeConfig(base_url=url, model="m", api_key_env="KEY"), {"KEY": KEY})
+    assert "s3cret-pass" not in str(refused.value)
+
+
 def test_429_holds_later_requests_back_and_5xx_is_retryable() -> None:
     with fake_llm(judge=_judge(alpha=1)) as llm:
         llm.script(rate_limited(1), server_error())
