@@ -2,27 +2,25 @@
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from retrieval_gate.config.schema import GateConfig
+from retrieval_gate.core.ids import FloatArray
 from retrieval_gate.datasets import Dataset
 from retrieval_gate.gate.baseline.record import Baseline
 from retrieval_gate.gate.comparable import comparable_baseline
-from retrieval_gate.gate.compare import compare
+from retrieval_gate.gate.compare import Comparison, compare
 from retrieval_gate.gate.diagnostics import (
-    explainable_failures,
     graded_top_ks,
     hit_changes,
     judged_at_k,
-    judged_drops,
-    labelling_gaps,
     query_changes,
     unjudged_summary,
 )
+from retrieval_gate.gate.label_holes import label_holes
 from retrieval_gate.gate.policy import gate_settings, gate_thresholds
 from retrieval_gate.gate.repeats import noise_of, runs_of
 from retrieval_gate.gate.result import GateContext, GateResult, failing_checks
@@ -62,6 +60,13 @@ def decide(
         warnings = (*warnings, same_as_all_warning(again, len(dataset.queries)))
     settings = gate_settings(config)
     repeated = baseline.repeats is not None or current.repeats is not None
+    runs = (runs_of(baseline), runs_of(current)) if repeated else None
+
+    def decided(
+        before: Mapping[str, FloatArray], after: Mapping[str, FloatArray]
+    ) -> tuple[Comparison, ...]:
+        return compare(before, after, slices, thresholds, overrides, settings, runs=runs)
+
     assisted = None
     if config.gate.labels == "human+llm":
         from retrieval_gate.gate.assisted import assisted_checks
@@ -72,15 +77,7 @@ def decide(
         warnings = (*warnings, *notes)
         comparisons = assisted.assisted if assisted.trusted else assisted.human
     else:
-        comparisons = compare(
-            baseline.scores,
-            current.scores,
-            slices,
-            thresholds,
-            overrides,
-            settings,
-            runs=(runs_of(baseline), runs_of(current)) if repeated else None,
-        )
+        comparisons = decided(baseline.scores, current.scores)
     # The most regressed queries of the worst failure's metric, else of the first metric.
     failing = failing_checks(comparisons)
     shown = failing[0].metric if failing else next(iter(thresholds))
@@ -90,9 +87,26 @@ def decide(
     context = GateContext(
         _config_file(config), _config_sha256(config), config.k, settings, reference
     )
-    judged_before, unjudged_before = judged_at_k(before, config.k)
-    judged_after, unjudged_after = judged_at_k(after, config.k)
-    result = GateResult(
+    judged_before, _ = judged_at_k(before, config.k)
+    judged_after, _ = judged_at_k(after, config.k)
+    # The bounds re-decide with people's labels alone: with human+llm the judge's labels
+    # fill the holes (and the prediction-powered rule is another), so there are none to bound.
+    holes = (
+        label_holes(
+            comparisons,
+            before,
+            after,
+            dataset.qrels,
+            slices,
+            (baseline.scores, current.scores),
+            decided,
+            k=config.k,
+            proven=settings.test == "randomization",
+        )
+        if assisted is None
+        else ()
+    )
+    return GateResult(
         config.name,
         comparisons,
         changes,
@@ -101,7 +115,7 @@ def decide(
         tuple(warnings),
         tuple(failed_queries),
         unjudged_summary(before, after, judged_before, judged_after),
-        (),
+        holes,
         context,
         baseline,
         current,
@@ -109,15 +123,6 @@ def decide(
         dataset,
         assisted,
     )
-    judged = (judged_before, judged_after)
-    unjudged = (unjudged_before, unjudged_after)
-    # Re-scoring under optimistic labels is the costly part: only for checks it can change.
-    suspects = [
-        failure for failure, _, _ in judged_drops(result.failures, slices, judged, unjudged)
-    ]
-    explainable = explainable_failures(suspects, before, after, dataset.qrels, slices)
-    gaps = labelling_gaps(suspects, slices, judged, unjudged, explainable)
-    return dataclasses.replace(result, labelling_gaps=gaps)
 
 
 def _config_file(config: GateConfig) -> str:

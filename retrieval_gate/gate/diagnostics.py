@@ -1,9 +1,9 @@
-"""Per-query diagnostics of a comparison: queries that moved, hits lost, judged@k, label gaps."""
+"""Per-query diagnostics of a comparison: queries that moved, hits lost, judged@k."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence, Set
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -14,23 +14,12 @@ from retrieval_gate.core.qrels import Qrels
 from retrieval_gate.core.run import Run
 from retrieval_gate.datasets import Dataset
 from retrieval_gate.gate.baseline.record import Baseline
-from retrieval_gate.gate.compare import Comparison
 from retrieval_gate.metrics.top_k import listed_run
 
 BoolArray = npt.NDArray[np.bool_]
 
 QUERY_CHANGES = 10
 """Most-regressed queries listed in a result."""
-JUDGED_DROP = 0.01
-"""The fall of mean judged@k on a failing check's queries (1 point), with a rise of the share of
-unjudged documents in their top k by as much, from which the reports call the failure a possible
-labelling gap. Unjudged documents count as non-relevant, so a retriever that ranks documents
-nobody judged loses points whether or not they are relevant. judged@k is trec_eval's (1 - the
-unjudged share), so a retriever returning fewer documents does not lower it and, from
-`judged_at_k`, the two conditions agree; `labelling_gaps` keeps both for records whose judged
-and unjudged shares were measured apart. A smaller change (less than one document in ten
-queries at k = 10) is not worth the note. The check fails either way; the note only says
-where to look before blaming the retriever."""
 
 
 @dataclass(frozen=True)
@@ -81,20 +70,6 @@ class Unjudged:
     """Mean judged@k (k = the config's k) of the baseline's top k over the labelled queries."""
     judged_after: float
     """Mean judged@k of the current top k over the labelled queries."""
-
-
-@dataclass(frozen=True)
-class LabellingGap:
-    """A failing check whose queries' mean judged@k fell by JUDGED_DROP or more as unjudged
-    documents entered their top k: part of the drop may be documents nobody judged rather than
-    a worse retriever."""
-
-    metric: str
-    slice: str
-    judged_before: float
-    """Mean judged@k of the baseline's top k over the slice's queries."""
-    judged_after: float
-    """Mean judged@k of the current top k over the slice's queries."""
 
 
 @dataclass(frozen=True)
@@ -183,112 +158,6 @@ def unjudged_summary(
         _mean(judged_before),
         _mean(judged_after),
     )
-
-
-def labelling_gaps(
-    failures: Sequence[Comparison],
-    slices: Mapping[str, IntArray],
-    judged: tuple[FloatArray, FloatArray],
-    unjudged: tuple[FloatArray, FloatArray],
-    explainable: Set[tuple[str, str]],
-) -> tuple[LabellingGap, ...]:
-    """Each failing check whose queries' mean judged@k fell by JUDGED_DROP or more while their
-    share of unjudged documents rose by as much (`judged_drops`), and whose verdict the
-    unjudged documents could change (`explainable`: (metric, slice))."""
-    return tuple(
-        LabellingGap(failure.metric, failure.slice, before, after)
-        for failure, before, after in judged_drops(failures, slices, judged, unjudged)
-        if (failure.metric, failure.slice) in explainable
-    )
-
-
-def judged_drops(
-    failures: Sequence[Comparison],
-    slices: Mapping[str, IntArray],
-    judged: tuple[FloatArray, FloatArray],
-    unjudged: tuple[FloatArray, FloatArray],
-) -> list[tuple[Comparison, float, float]]:
-    """(failure, judged@k before, after) of the failing checks whose queries' mean judged@k
-    fell by JUDGED_DROP or more while their share of unjudged documents rose by as much
-    (`judged` and `unjudged`: before, after): the only ones that can be labelling gaps."""
-    found = []
-    for failure in failures:
-        rows = slices[failure.slice]
-        if not len(rows):
-            continue
-        before, after = _mean(judged[0][rows]), _mean(judged[1][rows])
-        entered = _mean(unjudged[1][rows]) - _mean(unjudged[0][rows])
-        # Rounded: means of k-ths can miss an exact 1-point change by a float rounding error.
-        if round(before - after, 12) >= JUDGED_DROP and round(entered, 12) >= JUDGED_DROP:
-            found.append((failure, before, after))
-    return found
-
-
-def explainable_failures(
-    failures: Sequence[Comparison],
-    before: GradedTopK,
-    after: GradedTopK,
-    qrels: Qrels,
-    slices: Mapping[str, IntArray],
-) -> set[tuple[str, str]]:
-    """(metric, slice) of the failing checks that would pass if every document nobody judged
-    in either top k were relevant at the highest grade given: only those can be labelling
-    gaps. A check that fails even then is a worse retriever, whatever the missing labels say.
-    """
-    from retrieval_gate.metrics import evaluate, parse_metric
-    from retrieval_gate.metrics.diversity import DIVERSITY
-
-    # Diversity measures judge docs per subtopic: "relevant at the highest grade" has no
-    # subtopic to be relevant to, so their failures are never claimed as labelling gaps.
-    failures = [f for f in failures if parse_metric(f.metric).name not in DIVERSITY]
-    if not failures:
-        return set()
-    optimistic = _optimistic(qrels, (before, after))
-    metrics = sorted({failure.metric for failure in failures})
-    old_scores, new_scores = (evaluate(top_k.run, optimistic, metrics) for top_k in (before, after))
-    if old_scores.query_ids != tuple(after.run.query_ids.tolist()):
-        return set()  # not aligned with the slices: claim nothing
-    found = set()
-    for failure in failures:
-        rows = slices[failure.slice]
-        if not len(rows):
-            continue
-        old = _mean(old_scores.values[failure.metric][rows])
-        new = _mean(new_scores.values[failure.metric][rows])
-        within = failure.max_drop is None or old - new <= failure.max_drop + 1e-12
-        above = failure.floor is None or new >= failure.floor - 1e-12
-        if within and above:
-            found.add((failure.metric, failure.slice))
-    return found
-
-
-def _optimistic(qrels: Qrels, top_ks: Sequence[GradedTopK]) -> Qrels:
-    """`qrels` with every doc of `top_ks` that nobody judged (absent, or graded < 0) judged
-    relevant at the highest grade given (at least 1)."""
-    best = max(float(qrels.grade.max()) if len(qrels) else 1.0, 1.0)
-    pairs = np.concatenate([top_k.pairs(top_k.unjudged) for top_k in top_ks])
-    docs = ByteIds.concatenate(
-        [top_k.run.doc_bytes.take(np.flatnonzero(top_k.unjudged)) for top_k in top_ks]
-    )
-    pairs, first = np.unique(pairs, return_index=True)  # each (query, doc) once, in order
-    docs = docs.take(first)
-    run = top_ks[0].run
-    added = pairs // top_ks[0].vocabulary  # the query of each, as a code of run.query_ids
-    to_qrels = positions(run.query_ids, qrels.position)  # every labelled query has qrels
-    # A row graded < 0 (pooled, not judged) that a top k holds is replaced by the added one.
-    kept = qrels.grade >= 0
-    pooled = np.flatnonzero(~kept)
-    if len(pooled):
-        names = run.query_ids[added].tolist()
-        wanted = set(qrels.docs[pooled].tolist())
-        held = {(q, d) for q, d in zip(names, docs.strings().tolist(), strict=True) if d in wanted}
-        queries = qrels.query_ids[qrels.query[pooled]].tolist()
-        rows = zip(queries, qrels.docs[pooled].tolist(), strict=True)
-        kept[pooled] = [pair not in held for pair in rows]
-    query = np.concatenate([qrels.query[kept], to_qrels[added]])
-    all_docs = ByteIds.concatenate([qrels.doc_bytes.take(np.flatnonzero(kept)), docs])
-    grade = np.concatenate([qrels.grade[kept], np.full(len(pairs), best)])
-    return Qrels(qrels.query_ids, query, all_docs, grade, qrels.source)
 
 
 def _mean(values: FloatArray) -> float:

@@ -12,7 +12,8 @@ from retrieval_gate.datasets import Dataset
 from retrieval_gate.gate.assisted import Assisted
 from retrieval_gate.gate.baseline.record import Baseline
 from retrieval_gate.gate.compare import Comparison, ComparisonSettings
-from retrieval_gate.gate.diagnostics import LabellingGap, QueryChange, Unjudged
+from retrieval_gate.gate.diagnostics import QueryChange, Unjudged
+from retrieval_gate.gate.label_holes import LabelHole
 from retrieval_gate.gate.repeats import Noise
 from retrieval_gate.gate.slicing import ALL
 
@@ -49,8 +50,9 @@ class GateResult:
     failed_queries: tuple[str, ...]
     """Queries the retriever failed on (scored 0, within the error budget)."""
     unjudged: Unjudged
-    labelling_gaps: tuple[LabellingGap, ...]
-    """Failing checks whose queries' judged@k fell by JUDGED_DROP or more, in failure order."""
+    label_holes: tuple[LabelHole, ...]
+    """Each failing or inconclusive check re-decided with its unjudged documents at both
+    extremes (`label_holes`), in check order."""
     context: GateContext
     baseline: Baseline
     current: Baseline
@@ -99,7 +101,7 @@ class GateResult:
             "warnings": list(self.warnings),
             "failed_queries": list(self.failed_queries),
             "unjudged": asdict(self.unjudged),
-            "labelling_gaps": [asdict(gap) for gap in self.labelling_gaps],
+            "label_holes": [asdict(hole) for hole in self.label_holes],
             "noise": {
                 **asdict(self.noise),
                 "spread": {

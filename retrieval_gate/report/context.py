@@ -7,7 +7,7 @@ from typing import Any
 from retrieval_gate.core.wording import one_line
 from retrieval_gate.errors import GateError
 from retrieval_gate.gate.compare import Comparison
-from retrieval_gate.gate.diagnostics import LabellingGap
+from retrieval_gate.gate.label_holes import LabelHole
 from retrieval_gate.report.document import ResultRecord
 from retrieval_gate.report.forest import forest_axis, forest_rows, forest_text
 from retrieval_gate.report.trend import trend_views
@@ -110,7 +110,7 @@ def _context(result: ResultRecord) -> dict[str, Any]:
         "hits_gained": result.hits_gained,
         "warnings": result.warnings,
         "unjudged": result.unjudged if _unjudged_rose(result.unjudged) else None,
-        "gaps": _gaps(result),
+        "holes": _holes(result),
         "noise": result.noise,
         "config": result.config,
         "baseline": result.baseline,
@@ -164,12 +164,12 @@ def _past(c: Comparison) -> float:
     return c.delta + (c.max_drop or 0.0)
 
 
-def _gaps(result: ResultRecord) -> dict[str, dict[str, LabellingGap]]:
-    """The labelling gaps by metric, then slice: `gaps.get(c.metric, {}).get(c.slice)`."""
-    gaps: dict[str, dict[str, LabellingGap]] = {}
-    for gap in result.labelling_gaps:
-        gaps.setdefault(gap.metric, {})[gap.slice] = gap
-    return gaps
+def _holes(result: ResultRecord) -> dict[str, dict[str, LabelHole]]:
+    """The label-hole bounds by metric, then slice: `holes.get(c.metric, {}).get(c.slice)`."""
+    holes: dict[str, dict[str, LabelHole]] = {}
+    for hole in result.label_holes:
+        holes.setdefault(hole.metric, {})[hole.slice] = hole
+    return holes
 
 
 def _gain(metric: str) -> str | None:
@@ -309,8 +309,8 @@ def _bin(change: float) -> int:
 def _unjudged_rose(unjudged: Any) -> bool:
     """Whether the unjudged share of the current top k rose (judged@k fell): only then can
     unjudged documents that entered it explain part of a drop. New unjudged documents in a
-    top k that is better judged than the baseline's are no labelling gap."""
+    top k that is better judged than the baseline's explain none."""
     if unjudged is None:
         return False
-    # Rounded as `diagnostics.judged_drops` rounds: means of k-ths miss exact values by a bit.
+    # Rounded: means of k-ths miss exact values by a bit.
     return bool(round(unjudged.judged_before - unjudged.judged_after, 12) > 0)

@@ -1,6 +1,6 @@
 """The JSON result as a validated model: reports render only what passed validation.
 
-Comparisons, query changes, unjudged counts and labelling gaps validate into the gate's own
+Comparisons, query changes, unjudged counts and label-hole bounds validate into the gate's own
 dataclasses; fields they do not declare are ignored. A result written before the decision rule
 became one-sided (comparisons with `mde` and the `noise` verdict, without `p_bound`, `level`,
 `detectable_drop`) is refused: its numbers mean something else, so it is not rendered as if
@@ -18,7 +18,8 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, StrictInt, Valid
 from retrieval_gate.core.redaction import scrubbed
 from retrieval_gate.errors import InputError
 from retrieval_gate.gate.compare import Comparison
-from retrieval_gate.gate.diagnostics import LabellingGap, QueryChange, Unjudged
+from retrieval_gate.gate.diagnostics import QueryChange, Unjudged
+from retrieval_gate.gate.label_holes import LabelHole
 from retrieval_gate.gate.result import Status
 from retrieval_gate.stats.calibration import GradeBias, SystemAgreement
 
@@ -145,7 +146,8 @@ class ResultRecord(_Model):
     hits_gained: list[str] = Field(default_factory=list)
     warnings: list[str] = Field(default_factory=list)
     unjudged: Unjudged | None = None
-    labelling_gaps: list[LabellingGap] = Field(default_factory=list)
+    label_holes: list[LabelHole] = Field(default_factory=list)
+    """Absent from results written before the bounds (their `labelling_gaps` are ignored)."""
     noise: NoiseRecord | None = None
     config: ConfigRecord | None = None
     baseline: BaselineRecord | None = None

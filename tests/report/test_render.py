@@ -252,7 +252,9 @@ def test_annotations_name_every_failure_and_each_inconclusive_check(
         "warning",
         "ndcg@10 fell 4.0 pt on intent=troubleshooting (p = 0.312): inconclusive, past the "
         "threshold without enough evidence; detects 8.2 pt (80% power), needs 91 queries for "
-        "3 pt (1.5x max_drop)",
+        "3 pt (1.5x max_drop); depends on 144 unjudged documents (worst case inconclusive at "
+        "-3.97 pt, best case pass at -1.26 pt): label them (`retrieval-gate label-queue`) or "
+        "judge them (`retrieval-gate judge`)",
     )
 
 
@@ -399,61 +401,61 @@ def test_thousands_of_failing_slices_still_fit_a_comment(regressed: dict[str, An
     assert f"and {len(document['failures']) - 20} more failing checks" in trimmed
 
 
-GAP = (
-    "judged@10 fell 0.20 {arrow} 0.13 on these queries: the drop may be a labelling gap rather "
-    "than a retriever fault; {command} lists the unjudged documents"
-)
+def _depends(hole: Any, label: str, judge: str) -> str:
+    return (
+        f"depends on {hole.unjudged} unjudged documents (worst case {hole.worst} at "
+        f"{hole.worst_delta * 100:+.2f} pt, best case {hole.best.replace('_', ' ')} at "
+        f"{hole.best_delta * 100:+.2f} pt): label them ({label}) or judge them ({judge})"
+    )
 
 
-def test_every_format_puts_the_labelling_gap_next_to_its_failing_check(
+def test_every_format_puts_the_label_holes_next_to_their_checks(
     regressed: dict[str, Any],
 ) -> None:
-    gaps = {(g["metric"], g["slice"]) for g in regressed["labelling_gaps"]}
-    assert ("ndcg@10", "intent=billing") in gaps
-    assert ("ndcg@10", "intent=how-to") not in gaps  # failing, but its judged@10 held
     record = validate_result(regressed)
-    assert [(g.metric, g.slice) for g in record.labelling_gaps] == [
-        (g["metric"], g["slice"]) for g in regressed["labelling_gaps"]
+    holes = {(h.metric, h.slice): h for h in record.label_holes}
+    bounded = [
+        (c["metric"], c["slice"])
+        for c in regressed["comparisons"]
+        if c["failed"] or (c["gated"] and c["verdict"] == "inconclusive")
     ]
+    assert sorted(holes) == sorted(bounded)  # every failing or inconclusive check, no other
+    billing, how_to = holes["ndcg@10", "intent=billing"], holes["ndcg@10", "intent=how-to"]
+    assert not billing.robust
+    assert (billing.worst, billing.best) == ("regressed", "improved")
+    assert how_to.robust
+    assert how_to.worst == how_to.best == "regressed"
     markdown = render(record, "markdown").splitlines()
-    note = GAP.format(arrow="→", command="`retrieval-gate label-queue`")
-    # The note follows its group's table, naming the check.
+    code = ("`retrieval-gate label-queue`", "`retrieval-gate judge`")
+    # The notes follow their group's table, naming the check.
     row = "| ❌ ndcg@10 on intent=billing | -46.93 [-61.05, -32.81] | < 0.004 | drop ≤ 2 pt |"
     at = markdown.index(row)
     end = markdown.index("", at)  # the table ends; its notes follow
-    assert f"- ⚠️ ndcg@10 on intent=billing: {note}" in markdown[end : end + 5]
-    assert not any(line.startswith("- ⚠️ ndcg@10 on intent=how-to") for line in markdown)
+    assert f"- ⚠️ ndcg@10 on intent=billing: {_depends(billing, *code)}" in markdown[end : end + 6]
+    held = "holds whatever the 144 unjudged documents turn out to be"
+    assert f"- ⚠️ ndcg@10 on intent=how-to: {held}" in markdown[end : end + 6]
     html = render(record, "html")
-    note = GAP.format(arrow="→", command="<code>retrieval-gate label-queue</code>")
+    tags = ("<code>retrieval-gate label-queue</code>", "<code>retrieval-gate judge</code>")
+    note = _depends(billing, *tags)
     assert f'<li class="inconclusive">ndcg@10 on intent=billing: {note}</li>' in html
-    assert "ndcg@10 on intent=how-to: judged" not in html
+    assert f'<li class="inconclusive">ndcg@10 on intent=how-to: {held}</li>' in html
     summary = summary_of(record).splitlines()
-    note = GAP.format(arrow="->", command="`retrieval-gate label-queue`")
-    # The console says the advice once, at the first gap, and points back to it after.
-    notes = [line for line in summary if line.startswith("    judged@10 fell")]
-    changes = [f"{g.judged_before:.2f} -> {g.judged_after:.2f}" for g in record.labelling_gaps]
-    assert notes[0] in {"    " + note.replace("0.20 -> 0.13", change) for change in changes}
-    again = [
-        f"    judged@10 fell {change}: a possible labelling gap, as above" for change in changes
-    ]
-    assert set(notes[1:]) <= set(again)
-    assert len(notes) == min(len(gaps), 20)
+    # The console says the advice once, at the first label-dependent check, then points back.
+    notes = [line for line in summary if line.startswith("    depends on")]
+    assert notes[0] == "    " + _depends(holes["ndcg@10", "all"], *code)
+    assert all(line.endswith(", as above") for line in notes[1:])
     at = summary.index("  x ndcg@10 fell 46.9 pt on intent=billing (p < 0.004)")
-    assert summary[at + 1] in (f"    {note}", *again)
+    assert summary[at + 1] == "    depends on 180 unjudged documents, as above"
     at = summary.index("  x ndcg@10 fell 37.6 pt on intent=how-to (p < 0.00219)")
-    assert summary[at + 1].startswith("  x ")
+    assert summary[at + 1] == f"    {held}"
     annotations = annotations_of(record)
     at = annotations.index(
         ("error", "ndcg@10 fell 46.9 pt on intent=billing (p < 0.004): regressed")
     )
     assert annotations[at + 1] == (
         "warning",
-        f"ndcg@10 fell 46.9 pt on intent=billing (p < 0.004): {note}",
+        f"ndcg@10 fell 46.9 pt on intent=billing (p < 0.004): {_depends(billing, *code)}",
     )
-    at = annotations.index(
-        ("error", "ndcg@10 fell 37.6 pt on intent=how-to (p < 0.00219): regressed")
-    )
-    assert annotations[at + 1][0] == "error"
     import xml.etree.ElementTree as ET
 
     messages = {
@@ -462,29 +464,41 @@ def test_every_format_puts_the_labelling_gap_next_to_its_failing_check(
         if (failure := case.find("failure")) is not None
         and case.get("classname", "").endswith(".ndcg@10")
     }
-    note = GAP.format(arrow="→", command="retrieval-gate label-queue")
+    note = _depends(billing, "retrieval-gate label-queue", "retrieval-gate judge")
     assert (
         messages["intent=billing"] == f"ndcg@10 fell 46.9 pt on intent=billing (p < 0.004) — {note}"
     )
-    assert messages["intent=how-to"] == "ndcg@10 fell 37.6 pt on intent=how-to (p < 0.00219)"
+    assert (
+        messages["intent=how-to"] == f"ndcg@10 fell 37.6 pt on intent=how-to (p < 0.00219) — {held}"
+    )
 
 
 def test_the_unjudged_note_shows_judged_at_k_before_and_after(regressed: dict[str, Any]) -> None:
     unjudged = regressed["unjudged"]
     assert unjudged["judged_before"] > unjudged["judged_after"]
-    shown = "part of a drop there may be a labelling gap (judged@10 0.20 → 0.19; 486 of 590"
+    shown = "part of a drop there may be theirs (judged@10 0.20 → 0.19; 486 of 590"
     assert shown in render(regressed, "markdown")
     assert shown in render(regressed, "html")
 
 
-def test_malformed_labelling_gaps_are_named(regressed: dict[str, Any]) -> None:
-    gap = {**regressed["labelling_gaps"][0], "judged_before": "most"}
-    with pytest.raises(InputError, match=r"labelling_gaps\.0\.judged_before"):
-        render({**regressed, "labelling_gaps": [gap]}, "markdown")
+def test_malformed_label_holes_are_named(regressed: dict[str, Any]) -> None:
+    for field, value in (("worst", "::error::x"), ("unjudged", "many"), ("robust", "maybe")):
+        hole = {**regressed["label_holes"][0], field: value}
+        with pytest.raises(InputError, match=rf"label_holes\.0\.{field}"):
+            render({**regressed, "label_holes": [hole]}, "markdown")
     unjudged = {k: v for k, v in regressed["unjudged"].items() if k != "judged_after"}
     with pytest.raises(InputError, match=r"unjudged\.judged_after"):
         render({**regressed, "unjudged": unjudged}, "markdown")
-    assert render({**regressed, "labelling_gaps": []}, "markdown").count("labelling gap") == 1
+    assert "depends on" not in render({**regressed, "label_holes": []}, "markdown")
+
+
+def test_a_result_written_before_the_bounds_still_renders(regressed: dict[str, Any]) -> None:
+    old = {k: v for k, v in regressed.items() if k != "label_holes"}
+    gap = {"metric": "ndcg@10", "slice": "all", "judged_before": 0.2, "judged_after": 0.19}
+    markdown = render({**old, "labelling_gaps": [gap]}, "markdown")
+    assert "depends on" not in markdown
+    assert "holds whatever" not in markdown
+    assert "ndcg@10" in markdown
 
 
 # --------------------------------------------------------------------------------------------

@@ -1,0 +1,238 @@
+"""Label-hole bounds against a brute force: every grade assignment re-scored by `evaluate`."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import pytest
+
+from retrieval_gate.core.ids import FloatArray
+from retrieval_gate.gate.compare import ComparisonSettings, Threshold, compare
+from retrieval_gate.gate.diagnostics import graded_top_ks
+from retrieval_gate.gate.label_holes import _extremes, _queries, label_holes
+from retrieval_gate.metrics import evaluate, parse_metric
+from retrieval_gate.readers import qrels_from_dict, run_from_dict
+
+K = 5
+METRICS = [
+    "ndcg@5",
+    "ndcg(gain=linear)@5",
+    "ndcg(gains=0:1;2:5)@5",
+    "recall@5",
+    "recall(rel=2)@5",
+    "precision@5",
+    "precision@3",
+    "rr@5",
+    "rr(rel=2)@5",
+    "ap@5",
+    "hit_rate@5",
+    "dcg@5",
+]
+
+Case = tuple[dict[str, dict[str, float]], list[str], dict[str, list[str]], dict[str, list[str]]]
+
+
+def random_case(seed: int, queries: int = 6, docs: int = 9) -> Case:
+    """Seeded graded qrels (-1 pooled-unjudged to 3, some queries with no relevant doc) and
+    two top-5 maps sharing docs, some lists short, some docs nobody judged."""
+    rng = np.random.default_rng(seed)
+    query_ids = [f"q{i}" for i in range(queries)]
+    top = int(rng.integers(1, 4))
+    judgments = {
+        q: {
+            f"d{int(d)}": float(rng.integers(-1, top + 1))
+            for d in rng.choice(docs, int(rng.integers(1, 6)), replace=False)
+        }
+        for q in query_ids
+    }
+    tops = [{q: ranked(rng, docs) for q in query_ids} for _ in range(2)]
+    return judgments, query_ids, tops[0], tops[1]
+
+
+def ranked(rng: np.random.Generator, docs: int) -> list[str]:
+    """A top K of distinct docs, sometimes shorter or empty."""
+    return [f"d{int(d)}" for d in rng.choice(docs, int(rng.integers(0, K + 1)), replace=False)]
+
+
+def brute_force(case: Case, metric: str) -> tuple[FloatArray, ...]:
+    """Per query: lowest and highest delta and current value, every grade 0..top of every
+    unjudged doc of both top k (one grade per doc) scored by the metric engine (each
+    assignment a query of its own, so one `evaluate` scores them all)."""
+    judgments, query_ids, old, new = case
+    top = max(max(g for j in judgments.values() for g in j.values()), 1.0)
+    grades = np.arange(0.0, np.floor(top) + 1.0).tolist()
+    found: list[list[float]] = [[], [], [], []]
+    for q in query_ids:
+        open_ = sorted({d for d in old[q] + new[q] if judgments[q].get(d, -1.0) < 0})
+        every = list(itertools.product(grades, repeat=len(open_)))
+        labels = {
+            f"{q}#{i}": {**judgments[q], **dict(zip(open_, assigned, strict=True))}
+            for i, assigned in enumerate(every)
+        }
+        values = [
+            evaluate(run_from_dict(dict.fromkeys(labels, side[q])), labels, [metric])
+            for side in (old, new)
+        ]
+        assert values[0].query_ids == values[1].query_ids
+        before, after = values[0].values[metric], values[1].values[metric]
+        delta = after - before
+        for i, value in enumerate((delta.min(), delta.max(), after.min(), after.max())):
+            found[i].append(float(value))
+    return tuple(np.asarray(values) for values in found)
+
+
+def bounds_of(case: Case, metric: str) -> tuple[tuple[FloatArray, ...], np.ndarray]:
+    judgments, query_ids, old, new = case
+    qrels = qrels_from_dict(judgments)
+    before, after = graded_top_ks(old, new, query_ids, qrels)
+    top = max(float(qrels.grade.max()), 1.0)
+    found = _extremes(parse_metric(metric), _queries(before, after, qrels), top)
+    return (*found.delta, *found.current), found.exact
+
+
+@pytest.mark.parametrize("metric", METRICS)
+@pytest.mark.parametrize("seed", range(6))
+def test_each_query_s_extremes_equal_the_brute_force(metric: str, seed: int) -> None:
+    case = random_case(seed)
+    expected = brute_force(case, metric)
+    found, exact = bounds_of(case, metric)
+    assert exact.all()
+    names = ("min delta", "max delta", "min cur", "max cur")
+    for name, got, want in zip(names, found, expected, strict=True):
+        np.testing.assert_allclose(got, want, atol=1e-12, err_msg=f"{metric} {name}")
+
+
+def test_shared_documents_and_the_ideal_ranking_matter() -> None:
+    """The naive extremes (current's unjudged at 0, the baseline's at the top grade) are not
+    the true ones: a doc in both lists has one grade, and a relevant doc raises the ideal."""
+    judgments = {"q": {"a": 1.0, "b": 3.0}}
+    case: Case = (judgments, ["q"], {"q": ["u", "a"]}, {"q": ["a", "u"]})
+    expected = brute_force(case, "ndcg@5")
+    found, _ = bounds_of(case, "ndcg@5")
+    np.testing.assert_allclose(found, expected, atol=1e-12)
+    assert found[0][0] > -1.0  # u is shared: no free swing both ways
+    assert found[1][0] < 1.0
+
+
+def test_past_the_enumeration_limit_the_bound_is_outer_and_says_so() -> None:
+    rng = np.random.default_rng(3)
+    docs = [f"u{i}" for i in range(14)]
+    case: Case = (
+        {"q": {"j": 1.0, "top": 3.0}},
+        ["q"],
+        {"q": list(rng.permutation(docs))[:5]},
+        {"q": list(rng.permutation(docs))[:5]},
+    )
+    from retrieval_gate.gate import label_holes as module
+
+    low_limit = pytest.MonkeyPatch()
+    low_limit.setattr(module, "MULTISETS", 10)
+    low_limit.setattr(module, "EXHAUSTIVE", 10)
+    try:
+        for metric in ("ndcg@5", "ap@5"):
+            found, exact = bounds_of(case, metric)
+            expected = brute_force(case, metric)
+            assert not exact.any()
+            for low in (0, 2):  # each range holds the true one
+                assert found[low][0] <= expected[low][0] + 1e-12
+                assert found[low + 1][0] >= expected[low + 1][0] - 1e-12
+    finally:
+        low_limit.undo()
+
+
+# --- the verdicts --------------------------------------------------------------------------
+
+
+def scored(case: Case, metrics: list[str], labels: Mapping[str, Mapping[str, float]]) -> Any:
+    _, query_ids, old, new = case
+    qrels = qrels_from_dict(labels)
+    sides = [
+        evaluate(run_from_dict({q: top[q] for q in query_ids}), qrels, metrics)
+        for top in (old, new)
+    ]
+    return sides[0].values, sides[1].values
+
+
+def decider(settings: ComparisonSettings, thresholds: dict[str, Threshold], slices: Any) -> Any:
+    def decide(base: Mapping[str, FloatArray], cur: Mapping[str, FloatArray]) -> Any:
+        return compare(base, cur, slices, thresholds, {}, settings, strict=False)
+
+    return decide
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_a_robust_verdict_holds_for_every_joint_assignment(seed: int) -> None:
+    """Robust checks keep their verdict under every grading of every unjudged doc (enumerated
+    across all queries jointly); a label-dependent one changes under at least one."""
+    rng = np.random.default_rng(100 + seed)
+    case = random_case(seed + 50, queries=4, docs=6)
+    judgments, query_ids, old, new = case
+    # At most 5 unjudged docs in all, so the joint enumeration stays small.
+    left = 5
+    for q in query_ids:
+        for d in sorted({*old[q], *new[q]}):
+            if judgments[q].get(d, -1.0) >= 0:
+                continue
+            if left:
+                left -= 1
+            else:
+                judgments[q][d] = float(rng.integers(0, 2))
+    metrics = ["ndcg@5", "recall@5", "rr@5", "precision@5"]
+    thresholds = {
+        m: Threshold(
+            max_drop=float(rng.choice([0.0, 0.05, 0.2])), floor=[None, 0.3][int(rng.integers(2))]
+        )
+        for m in metrics
+    }
+    slices = {"all": np.arange(len(query_ids)), "half": np.arange(2)}
+    settings = ComparisonSettings(require_significance=False, min_size=1, on_inconclusive="fail")
+    decide = decider(settings, thresholds, slices)
+    qrels = qrels_from_dict(judgments)
+    before, after = graded_top_ks(old, new, query_ids, qrels)
+    actual = decide(*scored(case, metrics, judgments))
+    holes = label_holes(
+        actual, before, after, qrels, slices, scored(case, metrics, judgments), decide, k=K
+    )
+    top = max(max(g for j in judgments.values() for g in j.values()), 1.0)
+    grades = np.arange(0.0, np.floor(top) + 1.0).tolist()
+    open_ = [
+        (q, d)
+        for q in query_ids
+        for d in sorted({*old[q], *new[q]})
+        if judgments[q].get(d, -1.0) < 0
+    ]
+    assert len(grades) ** len(open_) <= 4096
+    every = list(itertools.product(grades, repeat=len(open_)))
+    labels = {}
+    for i, assigned in enumerate(every):
+        for q, judged in judgments.items():
+            labels[f"{i:05d}|{q}"] = dict(judged)
+        for (q, d), grade in zip(open_, assigned, strict=True):
+            labels[f"{i:05d}|{q}"][d] = grade
+    sides = [
+        evaluate(run_from_dict({name: top[name.split("|")[1]] for name in labels}), labels, metrics)
+        for top in (old, new)
+    ]
+    assert sides[0].query_ids == tuple(sorted(labels))
+    seen: dict[tuple[str, str], set[str]] = {}
+    for i in range(len(every)):
+        rows = slice(i * len(query_ids), (i + 1) * len(query_ids))
+        at = [{m: side.values[m][rows] for m in metrics} for side in sides]
+        for c in decide(at[0], at[1]):
+            seen.setdefault((c.metric, c.slice), set()).add(str(c.verdict))
+    for hole in holes:
+        verdicts = seen[hole.metric, hole.slice]
+        assert hole.exact
+        if hole.robust:
+            assert verdicts == {hole.verdict}, hole
+        elif thresholds[hole.metric].floor is None:
+            # Without a floor only the delta decides, and each query's lowest and highest
+            # delta are reached together across queries: both extremes happen.
+            assert {hole.worst, hole.best} <= verdicts, hole
+            assert len(verdicts) > 1, hole
+        assert hole.unjudged == sum(
+            1 for q, _ in open_ if q in {query_ids[i] for i in slices[hole.slice]}
+        )
