@@ -4,8 +4,10 @@ filled queue read back.
 A document is judged for a query when the query's qrels grade it 0 or more (judged@k's
 rule); a document absent from them, or graded below 0 (pooled, never judged), is unjudged
 and counts as non-relevant, so a retriever that brings new documents up looks worse than
-it may be. The queue lists those documents, most impactful first: the highest ranks, then
-the queries whose primary metric fell most since the baseline.
+it may be. The queue lists those documents, most impactful first: those of the checks whose
+verdict depends on them (`check`'s label-hole bounds, when the queue is made from its
+result), then the highest ranks, then the queries whose primary metric fell most since the
+baseline.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import csv
 import io
 import json
 import math
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence, Set
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
@@ -44,8 +46,9 @@ class QueueItem:
     query: str
     """The query's text."""
     doc_id: str
-    rank: int
-    """1-based rank in the current top k."""
+    rank: int | None
+    """1-based rank in the current top k; None: in the baseline's top k only (listed for a
+    label-dependent check, whose bounds count both sides' unjudged documents)."""
     new: bool | None
     """True when the doc was not in the baseline's top k of the query; None: no baseline."""
     delta: float | None
@@ -59,6 +62,9 @@ class QueueItem:
     """Left empty for the annotator."""
     annotator: str | None = None
     """Left empty; the annotator may fill it."""
+    depends: bool | None = None
+    """True when a label-dependent check of the result covers the query (its verdict depends
+    on the unjudged documents); None: made without a `check` result that bounds them."""
 
     def row(self) -> dict[str, Any]:
         """The item as a queue row, columns in order."""
@@ -127,14 +133,17 @@ def unjudged_items(
     metric: str,
     deltas: Mapping[str, float] | None = None,
     baseline_top_k: Mapping[str, Sequence[str]] | None = None,
+    dependent: Set[str] | None = None,
 ) -> list[QueueItem]:
     """The unjudged (query, doc) pairs of `top_k` (each cut to k), in queue order.
 
     Queries the labelled set does not hold are left out. `deltas` (query -> primary metric
     change) and `baseline_top_k` (query -> the baseline's ranked doc ids; a query absent from
     it retrieved nothing then) are None when there is no baseline: then `delta` and `new`
-    are None. Order: rank, then delta ascending (most regressed first, None last), then
-    query id and doc id.
+    are None. `dependent`: the queries of the label-dependent checks (None: not known); their
+    pairs come first, with those of the baseline's top k that the current one lacks, so the
+    first rows are exactly the pairs the bounds count. Then: rank, delta ascending (most
+    regressed first, None last), query id and doc id.
     """
     items = _items(
         dataset,
@@ -144,6 +153,7 @@ def unjudged_items(
         deltas,
         baseline_top_k,
         lambda judged, doc, _: not is_judged(judged, doc),
+        dependent,
     )
     items.sort(key=_queue_order)
     return items
@@ -190,7 +200,9 @@ def judge_disagreements(
 
     items = _items(dataset, top_k, k, metric, deltas, baseline_top_k, keep)
 
-    def order(item: QueueItem) -> tuple[float, float, tuple[int, bool, float, str, str]]:
+    def order(
+        item: QueueItem,
+    ) -> tuple[float, float, tuple[bool, bool, int, bool, float, str, str]]:
         row = judge[item.query_id, item.doc_id]
         sure = row.confidence if row.confidence is not None else 1.0
         return (-gaps[item.query_id, item.doc_id], sure, _queue_order(item))
@@ -206,6 +218,7 @@ def _items(
     deltas: Mapping[str, float] | None,
     baseline_top_k: Mapping[str, Sequence[str]] | None,
     keep: Callable[[Mapping[str, float], str, str], bool],
+    dependent: Set[str] | None = None,
 ) -> list[QueueItem]:
     """A queue item per (query, doc) of `top_k` (cut to k) that `keep(the query's
     judgments, doc, query id)` keeps, for the queries the labelled set holds, by rank."""
@@ -214,7 +227,10 @@ def _items(
     items: list[QueueItem] = []
     # Every query's ids decoded at once: a record's top k decodes per read (`TopKIds`).
     earlier = None if baseline_top_k is None else dict(baseline_top_k.items())
-    for query_id, ranked in sorted(top_k.items()):
+    # A dependent query the current run retrieved nothing for still has the baseline's pairs.
+    extra = set() if dependent is None or earlier is None else dependent & earlier.keys()
+    for query_id in sorted({*top_k, *extra}):
+        ranked = top_k.get(query_id, ())
         position = qrels.position.get(query_id)
         if position is None:
             continue
@@ -222,21 +238,27 @@ def _items(
         before = None if earlier is None else set(earlier.get(query_id, ()))
         delta = _rounded(deltas.get(query_id)) if deltas is not None else None
         text = dataset.query(query_id).text
-        seen: set[str] = set()
+        depends = None if dependent is None else query_id in dependent
+        ranks: dict[str, int | None] = {}
         for rank, doc_id in enumerate(ranked[:k], 1):
-            if doc_id in seen or not keep(judged, doc_id, query_id):
-                continue
-            seen.add(doc_id)
+            if doc_id not in ranks and keep(judged, doc_id, query_id):
+                ranks[doc_id] = rank
+        if depends and earlier is not None:
+            for doc_id in earlier.get(query_id, ())[:k]:
+                if doc_id not in ranks and keep(judged, doc_id, query_id):
+                    ranks[doc_id] = None
+        for doc_id, at in ranks.items():
             document = corpus.get(doc_id) if corpus is not None else None
             items.append(
                 QueueItem(
                     query_id=query_id,
                     query=text,
                     doc_id=doc_id,
-                    rank=rank,
+                    rank=at,
                     new=None if before is None else doc_id not in before,
                     delta=delta,
                     metric=metric,
+                    depends=depends,
                     title=None if document is None else document.title,
                     text=None if document is None else document.text,
                 )
@@ -460,9 +482,11 @@ def _rounded(value: float | None) -> float | None:
     return round(float(value), DELTA_DIGITS) + 0.0  # + 0.0: no "-0.0"
 
 
-def _queue_order(item: QueueItem) -> tuple[int, bool, float, str, str]:
+def _queue_order(item: QueueItem) -> tuple[bool, bool, int, bool, float, str, str]:
     return (
-        item.rank,
+        item.depends is not True,
+        item.rank is None,
+        item.rank or 0,
         item.delta is None,
         item.delta if item.delta is not None else 0.0,
         item.query_id,

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, Literal, TextIO
 
 from retrieval_gate.config.schema import GateConfig
+from retrieval_gate.datasets import Dataset
 from retrieval_gate.datasets import load as load_dataset
 from retrieval_gate.datasets.llm_layer import LlmJudgment, judges_of, layer_path, read_layer
 from retrieval_gate.errors import InputError, NotComparableError
@@ -100,9 +101,11 @@ def make_queue(
             baseline_top_k=earlier,
         )  # fmt: skip
     else:
+        dependent = None if document is None else _dependent_queries(document, config, dataset)
         items = unjudged_items(
-            dataset, record.top_k, k=config.k, metric=metric, deltas=deltas, baseline_top_k=earlier
-        )
+            dataset, record.top_k, k=config.k, metric=metric, deltas=deltas,
+            baseline_top_k=earlier, dependent=dependent,
+        )  # fmt: skip
         if order == "judge-unsure":
             items = judge_unsure_first(items, judge_grades(config))
     return LabelQueue(
@@ -138,6 +141,27 @@ def judge_grades(config: GateConfig) -> dict[tuple[str, str], LlmJudgment]:
             )
         judge = judges[0]
     return {(row.query, row.doc): row for row in rows if row.judge == judge}
+
+
+def _dependent_queries(
+    document: Mapping[str, Any], config: GateConfig, dataset: Dataset
+) -> set[str] | None:
+    """The queries of the checks whose verdict depends on unjudged documents (`label_holes`
+    of a `check` result), by the config's slices; None when the document has no bounds."""
+    from retrieval_gate.gate.slicing import slice_queries
+
+    holes = document.get("label_holes")
+    if not isinstance(holes, list):
+        return None
+    names = {
+        hole.get("slice")
+        for hole in holes
+        if isinstance(hole, dict) and hole.get("robust") is False and not hole.get("reason")
+    }
+    slices = config.slices
+    found = slice_queries(dataset.queries, slices.by, slices.combine, slices.query_length.bins)
+    ids = [query.id for query in dataset.queries]
+    return {ids[i] for name in names if name in found for i in found[name].tolist()}
 
 
 def _record_document(path: Path) -> dict[str, Any] | None:

@@ -156,6 +156,28 @@ def test_title_and_text_come_from_the_corpus_when_it_has_the_doc() -> None:
     assert (no_corpus[0].grade, no_corpus[0].annotator) == (None, None)
 
 
+def test_the_pairs_of_label_dependent_checks_come_first_with_the_baseline_s() -> None:
+    data = dataset({"q1": {"j": 1}, "q2": {"j": 1, "p": -1}, "q3": {"j": 1}})
+    items = unjudged_items(
+        data,
+        {"q1": ["a", "j"], "q2": ["b", "j"]},
+        k=10,
+        metric="m",
+        baseline_top_k={"q1": ["j", "z"], "q2": ["c", "b", "j", "p"], "q3": ["e"]},
+        dependent={"q2", "q3"},
+    )
+    # q2 and q3 first: their current pairs, then the baseline's only (no current rank),
+    # q3 too though the current run retrieved nothing for it; q1's baseline-only z is not
+    # listed, its checks hold whatever it is.
+    assert [(i.query_id, i.doc_id, i.rank, i.depends, i.new) for i in items] == [
+        ("q2", "b", 1, True, False),
+        ("q2", "c", None, True, False),
+        ("q2", "p", None, True, False),
+        ("q3", "e", None, True, False),
+        ("q1", "a", 1, False, True),
+    ]
+
+
 # ---- writing ------------------------------------------------------------------------------
 
 
@@ -164,7 +186,8 @@ def test_jsonl_has_one_object_per_line_with_the_columns_in_order() -> None:
     assert text == (
         '{"query_id": "q1", "query": "reset password", "doc_id": "d1", "rank": 1, '
         '"new": true, "delta": -0.25, "metric": "ndcg@10", "title": "Reset", '
-        '"text": "Café, \\"quoted\\"\\nsecond line\u2028", "grade": null, "annotator": null}\n'
+        '"text": "Café, \\"quoted\\"\\nsecond line\u2028", "grade": null, "annotator": null, '
+        '"depends": null}\n'
     )
     assert list(json.loads(text)) == list(COLUMNS)
 
@@ -176,10 +199,10 @@ def test_csv_quotes_per_rfc_4180_and_writes_empty_cells_for_null() -> None:
         item(query_id="q3", new=False, delta=0.0),
     ]
     assert render_queue(items, "csv") == (
-        "query_id,query,doc_id,rank,new,delta,metric,title,text,grade,annotator\r\n"
-        'q1,reset password,d1,1,true,-0.25,ndcg@10,Reset,"a, ""b""\nc",,\r\n'
-        "q2,reset password,d2,2,,,ndcg@10,,,,\r\n"
-        "q3,reset password,d1,1,false,0.0,ndcg@10,Reset,Open settings.,,\r\n"
+        "query_id,query,doc_id,rank,new,delta,metric,title,text,grade,annotator,depends\r\n"
+        'q1,reset password,d1,1,true,-0.25,ndcg@10,Reset,"a, ""b""\nc",,,\r\n'
+        "q2,reset password,d2,2,,,ndcg@10,,,,,\r\n"
+        "q3,reset password,d1,1,false,0.0,ndcg@10,Reset,Open settings.,,,\r\n"
     )
 
 
@@ -387,7 +410,9 @@ def test_label_queue_lists_exactly_the_unjudged_docs_of_the_regressed_top_10(
     ) in err
 
 
-def test_label_queue_from_a_check_result_gives_the_same_rows(configs: Path) -> None:
+def test_label_queue_from_a_check_result_puts_the_label_dependent_pairs_first(
+    configs: Path,
+) -> None:
     config = configs / "example-regressed.yaml"
     code, _, err = run_cli("label-queue", "-c", config, "-o", configs / "direct.jsonl", "--quiet")
     assert code == 0, err
@@ -398,9 +423,22 @@ def test_label_queue_from_a_check_result_gives_the_same_rows(configs: Path) -> N
         "label-queue", "-c", config, "--run", result, "-o", configs / "run.jsonl"
     )
     assert code == 0, err
-    direct = (configs / "direct.jsonl").read_bytes()
+    direct = [json.loads(line) for line in (configs / "direct.jsonl").read_text().splitlines()]
+    rows = [json.loads(line) for line in (configs / "run.jsonl").read_text().splitlines()]
     assert direct
-    assert (configs / "run.jsonl").read_bytes() == direct
+    assert all(r["depends"] is None for r in direct)  # no result: no bounds to go by
+    # Every check of the example depends on its unjudged documents, the overall ones too: the
+    # queue is then exactly the pairs the bounds count, the current top k's first (as the
+    # queue without a result lists them), then those only the baseline's top k holds.
+    holes = json.loads(result.read_text())["label_holes"]
+    overall = next(h for h in holes if h["slice"] == "all" and h["metric"] == "ndcg@10")
+    assert not overall["robust"]
+    assert all(r["depends"] is True for r in rows)
+    assert len(rows) == len({(r["query_id"], r["doc_id"]) for r in rows}) == overall["unjudged"]
+    current = [r for r in rows if r["rank"] is not None]
+    assert [{**r, "depends": None} for r in current] == direct
+    assert rows[len(current) :] == [r for r in rows if r["rank"] is None]
+    assert all(r["new"] is False for r in rows[len(current) :])
     # A baseline file as RESULT: its top k, compared with the config's baseline.
     code, out, err = run_cli(
         "label-queue", "-c", config, "--run", configs / EXAMPLE_BASELINE, "--limit", "3"

@@ -16,8 +16,11 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "label-queue",
         help="export the unjudged documents of the current top k for annotators",
         description="List the (query, doc) pairs of the current top k that no judgment covers "
-        "(absent from the qrels, or graded below 0), most impactful first: by rank, then the "
-        "queries whose primary metric fell most since the baseline. Each row has the query and "
+        "(absent from the qrels, or graded below 0), most impactful first: from a `check` "
+        "result (--run), the pairs of the checks whose verdict depends on them (its label-hole "
+        "bounds; `depends` is true, and the baseline's unjudged documents of those queries are "
+        "listed too, rank empty), then by rank, then the queries whose primary metric fell most "
+        "since the baseline. Each row has the query and "
         "document text, `new` (not in the baseline's top k) and an empty grade and annotator "
         "to fill in; merge the filled queue with `retrieval-gate qrels merge`.",
     )
