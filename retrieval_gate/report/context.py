@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from retrieval_gate.core.wording import one_line
@@ -168,7 +169,9 @@ def _holes(result: ResultRecord) -> dict[str, dict[str, LabelHole]]:
     """The label-hole bounds by metric, then slice: `holes.get(c.metric, {}).get(c.slice)`."""
     holes: dict[str, dict[str, LabelHole]] = {}
     for hole in result.label_holes:
-        holes.setdefault(hole.metric, {})[hole.slice] = hole
+        # A hand-edited result's reason must not break a line in any format (HTML too).
+        shown = dataclasses.replace(hole, reason=one_line(hole.reason))
+        holes.setdefault(hole.metric, {})[hole.slice] = shown
     return holes
 
 

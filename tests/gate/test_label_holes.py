@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import itertools
+import json
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -15,6 +17,9 @@ from retrieval_gate.gate.diagnostics import graded_top_ks
 from retrieval_gate.gate.label_holes import _extremes, _queries, label_holes
 from retrieval_gate.metrics import evaluate, parse_metric
 from retrieval_gate.readers import qrels_from_dict, run_from_dict
+from tests.helpers.builders import copy_example
+from tests.helpers.cli import run_cli
+from tests.helpers.generated_project import QUERIES, make_project, write_config
 
 K = 5
 METRICS = [
@@ -236,3 +241,103 @@ def test_a_robust_verdict_holds_for_every_joint_assignment(seed: int) -> None:
         assert hole.unjudged == sum(
             1 for q, _ in open_ if q in {query_ids[i] for i in slices[hole.slice]}
         )
+
+
+# --- end to end ------------------------------------------------------------------------------
+
+
+def test_example_regressed_checks_depend_until_their_documents_are_labelled(
+    tmp_path: Path,
+) -> None:
+    configs = copy_example(tmp_path / "configs")
+    config = configs / "example-regressed.yaml"
+    result = configs / "result.json"
+    code, out, err = run_cli("check", "-c", config, "--quiet", "--json", result)
+    assert code == 1, err
+    document = json.loads(result.read_text(encoding="utf-8"))
+    holes = {(h["metric"], h["slice"]): h for h in document["label_holes"]}
+    bounded = [
+        (c["metric"], c["slice"])
+        for c in document["comparisons"]
+        if c["failed"] or (c["gated"] and c["verdict"] == "inconclusive")
+    ]
+    assert sorted(holes) == sorted(bounded)
+    assert all(h["exact"] and not h["reason"] for h in holes.values())
+    # 11 unjudged documents a query: graded at the top, they could make up for every drop.
+    overall = holes["ndcg@10", "all"]
+    assert (overall["worst"], overall["best"], overall["robust"]) == (
+        "regressed",
+        "improved",
+        False,
+    )
+    first = holes["recall@10", "all"]  # the console's first failing check: the advice in full
+    lines = out.splitlines()
+    at = lines.index("  x recall@10 fell 21.5 pt (p < 0.001)")
+    assert lines[at + 1] == (
+        f"    depends on {first['unjudged']} unjudged documents (worst case regressed at "
+        f"{first['worst_delta'] * 100:+.2f} pt, best case improved at "
+        f"{first['best_delta'] * 100:+.2f} pt): label them (`retrieval-gate label-queue`) or "
+        "judge them (`retrieval-gate judge`)"
+    )
+    at = lines.index("  x ndcg@10 fell 13.5 pt (p < 0.001)")
+    assert lines[at + 1] == f"    depends on {overall['unjudged']} unjudged documents, as above"
+    # The annotators grade all but the first five pairs of the queue (as unjudged documents
+    # count now: non-relevant); five cannot move 131 queries' nDCG 13.5 points.
+    queue = configs / "queue.jsonl"
+    assert run_cli("label-queue", "-c", config, "--run", result, "-o", queue)[0] == 0
+    rows = [json.loads(line) for line in queue.read_text(encoding="utf-8").splitlines()]
+    assert len(rows) == overall["unjudged"]
+    filled = [{**row, "grade": None if i < 5 else 0} for i, row in enumerate(rows)]
+    queue.write_text("".join(json.dumps(row) + "\n" for row in filled), encoding="utf-8")
+    qrels = configs / "example" / "qrels" / "test.tsv"
+    assert run_cli("qrels", "merge", qrels, queue)[0] == 0
+    code, out, err = run_cli("check", "-c", config, "--quiet", "--json", result)
+    assert code == 1, err
+    document = json.loads(result.read_text(encoding="utf-8"))
+    holes = {(h["metric"], h["slice"]): h for h in document["label_holes"]}
+    overall = holes["ndcg@10", "all"]
+    assert overall["unjudged"] == 5
+    assert (overall["worst"], overall["best"], overall["robust"]) == ("regressed",) * 2 + (True,)
+    at = out.splitlines().index("  x ndcg@10 fell 13.5 pt (p < 0.001)")
+    assert out.splitlines()[at + 1] == "    holds whatever the 5 unjudged documents turn out to be"
+
+
+HOSTILE_RETRIEVER = """\
+def search(query, k, metadata):
+    # Documents nobody judged, named to break every sink they might reach.
+    i = int(metadata["n"])
+    names = ["::error::pwned", "<script>alert(1)</script>", "\\x1b[31mred", "a\\nb", "|x|"]
+    if metadata["intent"] == "billing":
+        return [f"{names[j % len(names)]}{i}-{j}" for j in range(k)]
+    return [f"d{i}"] + [f"d{(i + j) % @COUNT@}" for j in range(1, k)]
+"""
+
+
+def test_hostile_unjudged_doc_ids_reach_no_report_sink(tmp_path: Path) -> None:
+    from retrieval_gate.report import annotations_of, read_result, summary_of
+
+    project = make_project(tmp_path)
+    (project / "hostile_search.py").write_text(
+        HOSTILE_RETRIEVER.replace("@COUNT@", str(QUERIES)), encoding="utf-8"
+    )
+    config = write_config(project, "hostile_search", name="hostile.yaml")
+    paths = {suffix: project / f"report.{suffix}" for suffix in ("json", "md", "html", "xml")}
+    code, out, err = run_cli(
+        "check", "-c", config, "--json", paths["json"], "--markdown", paths["md"],
+        "--html", paths["html"], "--junit", paths["xml"], "--quiet",
+    )  # fmt: skip
+    assert code == 1, err
+    record = read_result(paths["json"])
+    assert any(not h.robust for h in record.label_holes)
+    sinks = {name: path.read_text(encoding="utf-8") for name, path in paths.items()}
+    sinks["stdout"] = out
+    sinks["summary"] = summary_of(record)
+    sinks["annotations"] = "\n".join(message for _, message in annotations_of(record))
+    for name, text in sinks.items():
+        if name != "json":  # the result keeps the run's top k as it was
+            assert "pwned" not in text, name
+            assert "<script>" not in text, name
+            assert "\x1b" not in text, name
+        assert not any(line.lstrip().startswith("::") for line in text.splitlines()), name
+    assert "depends on" in sinks["md"]
+    assert "depends on" in sinks["html"]

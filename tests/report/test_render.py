@@ -920,3 +920,16 @@ def test_the_console_lists_twenty_failing_checks_and_counts_the_rest(
     )
     # Every one is still in the reports.
     assert render(document, "markdown").count("segment=s099") >= 1
+
+
+def test_a_hostile_label_hole_reason_is_harmless_in_every_sink(regressed: dict[str, Any]) -> None:
+    hole = {**regressed["label_holes"][0], "reason": "x\n::error::pwned <script>alert(1)</script>"}
+    record = validate_result({**regressed, "label_holes": [hole]})
+    texts = {fmt: render(record, fmt) for fmt in ("markdown", "html", "junit")}
+    texts["summary"] = summary_of(record)
+    texts["annotations"] = "\n".join(message for _, message in annotations_of(record))
+    for fmt, text in texts.items():
+        assert "pwned" in text, fmt  # said, made harmless
+        assert not any(line.lstrip().startswith("::") for line in text.splitlines()), fmt
+        if fmt in ("markdown", "html", "junit"):  # markup: no live tag
+            assert "<script>" not in text, fmt
