@@ -130,14 +130,15 @@ def label_holes(
     extremes: dict[str, _Extremes] = {}
     reasons: dict[str, str] = {}
     # Every metric the gate tests, not only the failing ones': their p-values share alpha.
-    for metric in sorted({*scores[0], *(c.metric for c in wanted)}):
+    family = {c.metric for c in checks if c.level is not None}
+    for metric in sorted(family | {c.metric for c in wanted}):
         spec, why = _boundable(metric, k)
         if spec is None:
             reasons[metric] = why
         else:
             extremes[metric] = _extremes(spec, queries, top)
     counts = np.asarray([q.unjudged for q in queries], dtype=np.int64)
-    worst, best = _decided(scores, extremes, decide)
+    worst, best = _decided(scores, extremes, family - set(extremes), decide)
     found = []
     for check in wanted:
         rows = slices[check.slice]
@@ -188,12 +189,13 @@ def _boundable(metric: str, k: int) -> tuple[MetricSpec | None, str]:
 def _decided(
     scores: tuple[Mapping[str, FloatArray], Mapping[str, FloatArray]],
     extremes: Mapping[str, _Extremes],
+    unbounded: set[str],
     decide: Decider,
 ) -> tuple[dict[tuple[str, str], Comparison], dict[tuple[str, str], Comparison]]:
-    """Every check decided at the worst and at the best case. A metric without bounds moves
-    to its own extreme for the others' sake (multiplicity correction shares alpha): a drop of
-    1 on every query (the smallest p-value) at the worst, no change (the largest) at the best.
-    """
+    """Every check decided at the worst and at the best case. An `unbounded` metric of the
+    tested family moves to its own extreme for the others' sake (the correction shares alpha):
+    a drop of 1 on every query (the smallest p-value) at the worst, no change (the largest) at
+    the best. The other metrics (report only) keep their scores."""
     sides = []
     for low in (True, False):
         base: dict[str, FloatArray] = {}
@@ -205,6 +207,8 @@ def _decided(
                 pick = 0 if low else 1
                 cur[metric] = at.current[pick]
                 base[metric] = at.current[pick] - at.delta[pick]
+            elif metric not in unbounded:
+                base[metric], cur[metric] = before, after
             elif low:
                 base[metric], cur[metric] = np.ones_like(before), np.zeros_like(after)
             else:
