@@ -11,8 +11,8 @@ output and its JUnit XML (`--junitxml`) show each check:
   enterprise]``. In JUnit XML the classname is ``retrieval-gate[NAME]`` and the name
   ``METRIC[SLICE]``. ``-k enterprise`` and ``--deselect`` select among them as usual.
 - A failing check fails; its failure message is its line of the console summary (the
-  ``x ...`` line of `retrieval-gate check`), plus the labelling-gap note when the summary
-  has one, and no traceback.
+  ``x ...`` line of `retrieval-gate check`), plus the label-hole note the summary gives
+  under it, and no traceback.
 - A check that passes, improved, or is inconclusive without failing the gate (the default
   ``on_inconclusive: pass``) passes: the gate passed it. An inconclusive one carries its
   warning line as a report section (shown by ``-rP`` / ``-rA``). Every item records its
@@ -296,7 +296,7 @@ def _messages(
     result: GateResult,
 ) -> tuple[dict[tuple[str, str], str], dict[tuple[str, str], str]]:
     """(metric, slice) -> message: each failing check's line of the console summary (with the
-    labelling-gap note under it, if any), and each passing inconclusive check's warning.
+    label-hole note under it, if any), and each passing inconclusive check's warning.
 
     Read off the project's own rendering, so the message is the line the CLI prints: the
     annotations (one error per failing check, in `result.failures` order, then one warning

@@ -115,7 +115,10 @@ def test_failing_checks_fail_with_the_console_summary_line(
     failure = cases[("retrieval-gate[example-regressed]", "recall@10[segment=enterprise]")]
     element = failure.find("failure")
     assert element is not None
-    assert element.attrib["message"] == line
+    # The console's note under the line (the check's label-hole bounds) comes with it.
+    note = lines[lines.index(f"  x {line}") + 1]
+    assert note.startswith("    depends on ")
+    assert element.attrib["message"] == f"{line}\n{note.strip()}"
     failing = {name for (_, name), case in cases.items() if case.find("failure") is not None}
     assert failing == {f"{c.metric}[{c.slice}]" for c in result.failures}
 
