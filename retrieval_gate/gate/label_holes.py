@@ -48,7 +48,9 @@ class LabelHole:
     unjudged: int
     """Distinct unjudged (query, doc) pairs in the top k of either side over its queries."""
     worst: Verdict | None
-    """The verdict at the worst case (each query's delta at its lowest); None: not bounded."""
+    """The verdict at the worst case (each query's delta at its lowest, its current value too:
+    the two may come from different gradings, which only widens the range); None: not
+    bounded."""
     best: Verdict | None
     """The verdict at the best case (each query's delta at its highest)."""
     worst_delta: float | None
@@ -56,8 +58,8 @@ class LabelHole:
     robust: bool
     """The verdict holds whatever grades the unjudged documents get."""
     exact: bool
-    """False when an outer bound stood in for the exact extremes somewhere (then `robust` may
-    be False where the exact bound would say True, never the other way round)."""
+    """False when an outer bound stood in for a query's exact extremes, or under the t-test
+    (then `robust` may be False where an exact bound would say True, never the other way)."""
     reason: str = ""
     """Why the check is not bounded, or "" when it is."""
 
@@ -119,9 +121,11 @@ def label_holes(
     the best case both at their highest. The threshold (absolute or relative: with baseline =
     current - delta it holds -(1 - r) delta > r current), the floor and the randomization
     test's evidence all move one way with each query's delta and current value, so a verdict
-    equal at both extremes holds for every assignment in between. `proven` off (the t-test,
-    whose statistic does not move one way with each delta) claims no check robust unless it
-    has no unjudged document."""
+    equal at both extremes holds for every assignment in between. (For the randomization test
+    that holds draw by draw, the sign flips being shared: past its Monte Carlo resolution,
+    where Hoeffding's bound stands in, only for levels below 1 / (resamples + 1).) `proven`
+    off (the t-test, whose statistic does not move one way with each delta) claims no check
+    robust unless it has no unjudged document."""
     wanted = [c for c in checks if bounded(c)]
     if not wanted:
         return ()
@@ -295,7 +299,7 @@ def _grades(spec: MetricSpec, top: float) -> FloatArray:
     """The grades an unjudged document may get, as far as `spec` can tell them apart."""
     if spec.name in BINARY:
         return np.asarray([0.0, top])
-    return np.arange(0.0, math.floor(top) + 1.0)
+    return np.unique(np.append(np.arange(0.0, math.floor(top) + 1.0), top))  # top: 2.5 too
 
 
 Bounds = tuple[tuple[float, float], tuple[float, float], bool]

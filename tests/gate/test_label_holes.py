@@ -341,3 +341,42 @@ def test_hostile_unjudged_doc_ids_reach_no_report_sink(tmp_path: Path) -> None:
         assert not any(line.lstrip().startswith("::") for line in text.splitlines()), name
     assert "depends on" in sinks["md"]
     assert "depends on" in sinks["html"]
+
+
+def test_unbounded_metrics_say_why_and_the_t_test_claims_nothing() -> None:
+    """A measure without a bound, or one that looks past the stored top k, says so; under the
+    t-test (not monotone in each delta) no check with unjudged documents is called robust."""
+    query_ids = [f"q{i}" for i in range(40)]
+    judgments = {q: {"r1": 3.0, "r2": 2.0, "r3": 1.0, "n": 0.0} for q in query_ids}
+    old = {q: ["r1", "r2", "r3", "n"] for q in query_ids}
+    new = {q: ["n", "r3", "u", "r2", "r1"] if i % 2 else ["n", "r3", "r2", "r1"]
+           for i, q in enumerate(query_ids)}  # fmt: skip
+    case: Case = (judgments, query_ids, old, new)
+    metrics = ["ndcg@5", "err(g_max=3)@5", "ap"]
+    thresholds = {m: Threshold(max_drop=0.02) for m in metrics}
+    slices = {"all": np.arange(len(query_ids))}
+    qrels = qrels_from_dict(judgments)
+    before, after = graded_top_ks(old, new, query_ids, qrels)
+    scores = scored(case, metrics, judgments)
+    found = {}
+    for test in ("randomization", "t"):
+        settings = ComparisonSettings(test=test)  # type: ignore[arg-type]
+        decide = decider(settings, thresholds, slices)
+        checks = decide(*scores)
+        proven = test == "randomization"  # as decide passes it
+        holes = label_holes(
+            checks, before, after, qrels, slices, scores, decide, k=K, proven=proven
+        )
+        found[test] = {h.metric: h for h in holes}
+    plain = found["randomization"]
+    assert plain["err(g_max=3)@5"].reason == "no label-hole bound for err"
+    assert plain["err(g_max=3)@5"].worst is None
+    assert plain["ap"].reason == "looks past the stored top 5: not bounded"
+    ndcg = plain["ndcg@5"]
+    assert ndcg.unjudged == 20  # u on every other query
+    assert ndcg.robust  # the three judged documents all fell: no grade of u undoes it
+    assert ndcg.exact
+    t_test = found["t"]["ndcg@5"]
+    assert t_test.worst == t_test.best == t_test.verdict == "regressed"
+    assert not t_test.robust
+    assert not t_test.exact

@@ -558,7 +558,7 @@ def synthetic_result(frame: dict[str, Any], **gate: Any) -> dict[str, Any]:
         "hits_gained": [],
         "warnings": [],
         "unjudged": None,
-        "labelling_gaps": [],
+        "label_holes": [],
         "config": config,
         "baseline": None,
         "current": None,
