@@ -328,3 +328,13 @@ def test_too_few_human_judged_queries_keep_the_verdict_human_only(tmp_path: Path
     assert result.assisted.decided_by == "human"
     assert "only 7 human-judged queries in the estimate" in result.assisted.why_not
     assert result.comparisons == result.assisted.human
+
+
+def test_human_llm_results_carry_no_label_hole_bounds(
+    full_results: dict[str, GateResult], assisted_results: dict[str, GateResult]
+) -> None:
+    # The judge's labels fill the holes and the prediction-powered rule decides: the bounds,
+    # which re-decide with people's labels alone, would bound another gate.
+    assert full_results["example-regressed.yaml"].label_holes  # people only: bounded
+    assert all(result.label_holes == () for result in assisted_results.values())
+    assert all(result.document()["label_holes"] == [] for result in assisted_results.values())
