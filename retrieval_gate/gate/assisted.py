@@ -148,6 +148,31 @@ def covered(
     return found
 
 
+def pooled(judge: Qrels, records: Sequence[Baseline], depth: int) -> Qrels:
+    """The judge's labels of the pairs the records rank in their top `depth`, nothing else.
+
+    The judge also grades people's pairs beyond the pool of its calibration queries, for the
+    card; scoring with them would make the judge's values of human-judged queries see more
+    relevant documents (a larger ideal DCG, more to recall) than those of the other queries,
+    and the rectifier would correct a difference the other queries do not have."""
+    ids = judge.query_ids.tolist()
+    pools = {
+        query: {d for record in records for d in record.top_k.get(query, ())[:depth]}
+        for query in ids
+    }
+    keep = np.fromiter(
+        (
+            d in pools[ids[q]]
+            for q, d in zip(judge.query.tolist(), judge.docs.tolist(), strict=True)
+        ),
+        dtype=bool,
+        count=len(judge),
+    )
+    return Qrels(
+        judge.query_ids, judge.query[keep], judge.docs[keep], judge.grade[keep], judge.source
+    )
+
+
 def judge_scores(record: Baseline, judge: Qrels) -> Mapping[str, FloatArray]:
     """`record`'s metrics re-scored from its stored top k under the judge's labels."""
     from retrieval_gate.metrics import evaluate, parse_metric
@@ -375,8 +400,10 @@ def assisted_checks(
     labels = judge_labels(config, [q.id for q in dataset.queries])
     labelled = human_judged(dataset)
     ids = list(current.query_ids)
-    keep = covered(labels.qrels, records, ids, config.judge.depth or config.k)
-    judged = (judge_scores(baseline, labels.qrels), judge_scores(current, labels.qrels))
+    depth = config.judge.depth or config.k
+    keep = covered(labels.qrels, records, ids, depth)
+    pool = pooled(labels.qrels, records, depth)
+    judged = (judge_scores(baseline, pool), judge_scores(current, pool))
     human_scores = (baseline.scores, current.scores)
     made, counts, weights = assisted_comparisons(
         (_rows(human_scores[0], keep), _rows(human_scores[1], keep)),
@@ -487,7 +514,9 @@ def power_view(
             note=f"human-only figures on the {n} human-judged queries: LLM labels are "
             f"provisional ({why_not})",
         )
-    judged = judge_scores(baseline, labels.qrels)
+    judged = judge_scores(
+        baseline, pooled(labels.qrels, [baseline], config.judge.depth or config.k)
+    )
     made, counts, _ = assisted_comparisons(
         (scores, scores), (judged, judged), labelled, slices, *policy
     )

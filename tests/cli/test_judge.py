@@ -14,7 +14,7 @@ from retrieval_gate.readers import read_qrels
 from retrieval_gate.stats.agreement import cohen_kappa
 from tests.helpers.cli import run_cli
 from tests.helpers.fake_llm import fake_llm, rate_limited
-from tests.helpers.judge_example import judge_example
+from tests.helpers.judged_example import judge_example
 
 KEY = "sk-live-judge-0123456789abcdef"
 
@@ -36,11 +36,12 @@ def test_the_example_with_70_percent_held_back_is_judged_and_calibrated(tmp_path
     with fake_llm() as llm:
         example = judge_example(tmp_path, llm.base_url, held_back=0.7)
         llm.judge = example.fake_judge(over_grade=0.3)
+        people = example.kept.read_bytes()
         code, out, err = run_cli(
             "judge", "-c", example.config, "--quiet", "--against", example.held_back
         )
     assert code == 0, err
-    layer = tmp_path / "kept.llm.jsonl"
+    layer = example.layer
     rows = read_layer(layer)
     assert f"layer: {layer} ({len(rows)} rows)" in out
     assert len(rows) == len(llm.requests) > 1000
@@ -59,7 +60,7 @@ def test_the_example_with_70_percent_held_back_is_judged_and_calibrated(tmp_path
     assert bent
     assert all(r.grade == truth[r.query, r.doc] + 1 for r in bent)
     # The qrels were not touched; a second run grades nothing new.
-    assert "kept.tsv" in example.config.read_text()
+    assert example.kept.read_bytes() == people
     with fake_llm(judge=example.fake_judge(over_grade=0.3)) as again:
         code, out, _ = run_cli("judge", "-c", example.config, "--quiet")
     assert code == 0
@@ -81,7 +82,7 @@ def test_a_dry_run_calls_nothing_and_estimates_the_cost(tmp_path: Path) -> None:
     assert calls > 1000
     assert f"+ {calls * 4} completion" in out
     assert cost == pytest.approx((prompt * 2.5 + calls * 4 * 10.0) / 1e6, abs=1e-4)
-    assert not (tmp_path / "kept.llm.jsonl").exists()
+    assert not example.layer.exists()
 
 
 def test_the_budget_stops_with_exit_2_keeps_what_was_paid_for_and_resumes(
@@ -95,12 +96,12 @@ def test_the_budget_stops_with_exit_2_keeps_what_was_paid_for_and_resumes(
         assert "budget (30 calls) is spent" in err
         assert "run `retrieval-gate judge` again" in err
         assert len(llm.requests) == 30
-        assert len(read_layer(tmp_path / "kept.llm.jsonl")) == 30
+        assert len(read_layer(example.layer)) == 30
         code, out, err = run_cli("judge", "-c", example.config, "--quiet", "--dry-run")
         assert "30 already in the layer" in out
         code, out, err = run_cli("judge", "-c", example.config, "--quiet")
     assert code == 0, err
-    total = len(read_layer(tmp_path / "kept.llm.jsonl"))
+    total = len(read_layer(example.layer))
     assert len(llm.requests) == total  # nothing paid for twice
 
 
@@ -117,7 +118,7 @@ def test_a_document_that_orders_a_grade_gets_the_grade_its_content_deserves(
         llm.judge = example.fake_judge()
         code, _, err = run_cli("judge", "-c", example.config, "--quiet")
     assert code == 0, err
-    graded = [row for row in read_layer(tmp_path / "kept.llm.jsonl") if row.doc == doc["_id"]]
+    graded = [row for row in read_layer(example.layer) if row.doc == doc["_id"]]
     assert graded
     for row in graded:
         assert row.grade == example.grades.get((row.query, row.doc), 0)
@@ -150,10 +151,10 @@ def test_hostile_answers_ids_and_keys_never_reach_a_sink(
     assert "failed: query" in err
     assert "holds no grade" in err
     assert llm.headers[-1]["authorization"] == f"Bearer {KEY}"
-    layer = (tmp_path / "kept.llm.jsonl").read_text()
+    layer = example.layer.read_text()
     assert "\x1b" not in layer
     assert KEY not in layer
-    assert any(row.query == hostile["_id"] for row in read_layer(tmp_path / "kept.llm.jsonl"))
+    assert any(row.query == hostile["_id"] for row in read_layer(example.layer))
     assert not any(line.startswith("::") for line in layer.splitlines())
 
 
@@ -207,7 +208,7 @@ def test_label_queue_takes_the_pairs_the_judge_is_least_sure_of_or_disagrees_on(
         example = judge_example(tmp_path, llm.base_url, held_back=0.5)
         llm.judge = example.fake_judge(over_grade=0.3, under_grade=0.1)
         assert run_cli("judge", "-c", example.config, "--quiet").ret == 0
-    rows = {(r.query, r.doc): r for r in read_layer(tmp_path / "kept.llm.jsonl")}
+    rows = {(r.query, r.doc): r for r in read_layer(example.layer)}
     default = run_cli("label-queue", "-c", example.config, "--quiet")
     unsure = run_cli("label-queue", "-c", example.config, "--quiet", "--by", "judge-unsure")
     assert unsure.ret == 0, unsure.err

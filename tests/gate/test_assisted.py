@@ -304,7 +304,7 @@ def test_power_states_the_prediction_powered_detectable_drop(example: Path) -> N
 
     assert first(trusted)["n"] == first(provisional)["n"] == 39
     # The judge's labels on the other 92 queries make the overall check see a smaller drop.
-    assert first(trusted)["detectable_drop"] < 0.8 * first(provisional)["detectable_drop"]
+    assert first(trusted)["detectable_drop"] < first(provisional)["detectable_drop"]
     # Slices gate as `check` gates them: by size, and by 10 human-judged queries inside.
     gated = {c["slice"] for c in trusted["checks"] if c["gated"]}
     assert "intent=billing" in gated

@@ -76,7 +76,7 @@ def copy_example(target: Path) -> Path:
     """The example's two configs, its labelled set and its committed baseline copied into a
     new folder `target` (no cache), so running the gate there writes nothing into the
     repository."""
-    target.mkdir()
+    target.mkdir(parents=True, exist_ok=True)
     for name in ("example.yaml", "example-regressed.yaml"):
         shutil.copy(CONFIGS / name, target / name)
     shutil.copytree(

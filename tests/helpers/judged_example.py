@@ -1,9 +1,12 @@
-"""The example with most of its judgments held back and a simulated LLM judge's layer."""
+"""The example with most of its judgments held back, a judge block, a simulated judge's layer."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import yaml
@@ -12,6 +15,7 @@ from retrieval_gate.config.loader import load
 from retrieval_gate.datasets.llm_layer import LlmJudgment, write_layer
 from retrieval_gate.pipeline.execute import execute
 from tests.helpers.builders import copy_example
+from tests.helpers.fake_llm import FakeJudge
 
 MODEL = "sim-judge"
 PROMPT = "a" * 64
@@ -104,3 +108,53 @@ def simulated_layer(
             )
         )
     return write_layer(path, rows)
+
+
+@dataclass(frozen=True)
+class JudgeExample:
+    """The held-back example with a judge block: its config, the qrels kept and held back,
+    the layer the judge writes, and the truth the stand-in judge grades from."""
+
+    config: Path
+    kept: Path
+    held_back: Path
+    grades: dict[tuple[str, str], int]
+    """{(query id, doc id): grade} of the full qrels."""
+    queries: dict[str, str]
+    """{query id: text}."""
+    passages: dict[str, str]
+    """{doc id: the passage the judge is sent: title, a blank line, text}."""
+
+    @property
+    def layer(self) -> Path:
+        """Where the judge writes its layer: beside the kept qrels."""
+        return self.kept.with_name("test.llm.jsonl")
+
+    def fake_judge(self, **bias: Any) -> FakeJudge:
+        """A judge grading from the full qrels (held-back labels included)."""
+        by_text = {(self.queries[q], d): g for (q, d), g in self.grades.items()}
+        return FakeJudge.from_grades(by_text, self.passages, **bias)
+
+
+def judge_example(
+    folder: Path, base_url: str, *, held_back: float = HELD_BACK, seed: int = 0, **judge: Any
+) -> JudgeExample:
+    """`held_back_example` in `folder` (`held_back` of the judged queries' judgments moved
+    aside, seeded) whose example.yaml has a judge block at `base_url` (`judge` adds fields)."""
+    held_back_example(folder, seed=seed, share=held_back)
+    path = folder / "example.yaml"
+    config = yaml.safe_load(path.read_text(encoding="utf-8"))
+    config["judge"] = {"base_url": base_url, "model": "judge-1", **judge}
+    path.write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
+    queries = {}
+    for line in (folder / "example" / "queries.jsonl").read_text(encoding="utf-8").splitlines():
+        item = json.loads(line)
+        queries[item["_id"]] = item["text"]
+    passages = {}
+    for line in (folder / "example" / "corpus.jsonl").read_text(encoding="utf-8").splitlines():
+        item = json.loads(line)
+        parts = (item.get("title", ""), item.get("text", ""))
+        passages[item["_id"]] = "\n\n".join(part.strip() for part in parts if part.strip())
+    kept = folder / "example" / "qrels" / "test.tsv"
+    grades = read_qrels(folder / "full.tsv")
+    return JudgeExample(path, kept, folder / "held_back.tsv", grades, queries, passages)

@@ -14,7 +14,7 @@ from retrieval_gate.core.qrels import is_judged
 from retrieval_gate.datasets.llm_layer import read_layer
 from retrieval_gate.pipeline.judge import plan_judging
 from tests.helpers.fake_llm import fake_llm
-from tests.helpers.judge_example import judge_example
+from tests.helpers.judged_example import judge_example
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -40,7 +40,11 @@ def test_saved_runs_are_pooled_and_documents_without_text_are_counted(tmp_path: 
     assert plan.pool.pooled == 4
     assert plan.no_text == 1
     assert any("no text: 1 pair skipped" in warning for warning in plan.warnings)
-    assert {task.pair.doc for task in plan.tasks} <= {"kb-1101", "kb-1102", "kb-1201"}
+    pooled = {task.pair.doc for task in plan.tasks if task.pair.query_id == "q001"}
+    beyond = pooled - {"kb-1101", "kb-1102", "kb-1201"}
+    # Beyond the pool, only people's own pairs of a calibration query, for the card.
+    assert "q001" in plan.pool.calibration or not beyond
+    assert all(is_judged(plan.human["q001"], doc) for doc in beyond)
     assert plan.tasks[0].passage.startswith("Create a Quillhour account\n\n")
 
 
@@ -81,7 +85,7 @@ def test_ctrl_c_keeps_what_was_paid_for(tmp_path: Path) -> None:
         sent = len(llm.requests)
     assert process.returncode == 130, err
     assert "interrupted" in err
-    kept = read_layer(tmp_path / "kept.llm.jsonl")
+    kept = read_layer(example.layer)
     assert 20 - 2 <= len(kept) <= sent < 1000
 
 
@@ -103,6 +107,11 @@ def test_the_text_a_retriever_returns_is_graded_when_the_corpus_lacks_the_docume
         (tmp_path / ".retrieval-gate" / "example" / "baseline.json").unlink()
         plan = plan_judging(load(example.config), cache=False)
         assert plan.no_text == len(example.queries)  # web-2: no text anywhere
-        assert {task.pair.doc for task in plan.tasks} == {"web-1"}
-        assert {task.passage for task in plan.tasks} == {"Refunds: ask within 30 days."}
+        pooled = [task for task in plan.tasks if task.pair.human is None]
+        assert {task.pair.doc for task in pooled} == {"web-1"}
+        assert {task.passage for task in pooled} == {"Refunds: ask within 30 days."}
+        # People's pairs of the calibration query are graded too, from the corpus.
+        assert {task.pair.query_id for task in plan.tasks if task.pair.human is not None} <= set(
+            plan.pool.calibration
+        )
         assert any("no baseline" in warning for warning in plan.warnings)

@@ -1,0 +1,55 @@
+"""Issue 28's path end to end: 30% of the example's labels, an LLM judge, the same verdicts."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from retrieval_gate.datasets.llm_layer import read_layer
+from retrieval_gate.pipeline.check import check
+from retrieval_gate.stats.agreement import cohen_kappa
+from tests.helpers.builders import CONFIGS
+from tests.helpers.cli import run_cli
+from tests.helpers.fake_llm import fake_llm
+from tests.helpers.judged_example import assisted_config, judge_example, read_qrels
+
+NAMES = ("example.yaml", "example-regressed.yaml")
+
+
+def test_judge_calibrate_and_check_give_the_full_labels_verdicts(tmp_path: Path) -> None:
+    with fake_llm() as llm:
+        example = judge_example(tmp_path, llm.base_url, held_back=0.7)
+        llm.judge = example.fake_judge(over_grade=0.3)
+        configs = {
+            name: assisted_config(
+                tmp_path, name, base_url=llm.base_url, model="judge-1", output=None
+            )
+            for name in NAMES
+        }
+        for config in configs.values():  # each retriever's pool, one layer beside the qrels
+            judged = run_cli("judge", "-c", config, "--quiet")
+            assert judged.ret == 0, judged.err
+        assert len(llm.requests) > 1000  # every pair was graded over HTTP, none made up
+    card = run_cli(
+        "calibrate", "-c", configs["example.yaml"], "--qrels", example.held_back, "-f", "json"
+    )
+    assert card.ret == 0, card.err
+    printed = json.loads(card.out)
+    # The card's kappa against the held-back labels is the kappa of those pairs.
+    held = read_qrels(example.held_back)
+    rows = [row for row in read_layer(example.layer) if (row.query, row.doc) in held]
+    kappa = cohen_kappa(
+        [held[r.query, r.doc] for r in rows], [r.grade for r in rows], weights="quadratic"
+    )
+    assert printed["calibration"]["pairs"] == len(rows) > 100
+    assert abs(printed["calibration"]["kappa"] - kappa) < 1e-9
+    for name, config in configs.items():
+        full = check(CONFIGS / name, cache=False)
+        assisted = check(config, cache=False)
+        assert assisted.status == full.status, name
+        assert assisted.assisted is not None
+        assert assisted.assisted.trusted, assisted.assisted.why_not
+        assert assisted.assisted.decided_by == "human+llm"
+    assert full.status == "fail"  # the regressed example, last
+    # The people's qrels stay as they were: nothing of the judge's is merged into them.
+    assert read_qrels(example.kept).keys().isdisjoint(held.keys())
