@@ -36,6 +36,7 @@ def build_parser() -> argparse.ArgumentParser:
         power,
         qrels,
         run,
+        synthesize,
     )
 
     parser = argparse.ArgumentParser(
@@ -62,6 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
     datasets.add_parser(commands)
     completion.add_parser(commands)
     history.add_parser(commands)
+    synthesize.add_parser(commands)
     parser.set_defaults(root_parser=parser)  # what `completion` generates its script from
     return parser
 

@@ -22,6 +22,11 @@ if TYPE_CHECKING:
 
 EXAMPLES = 5
 """Ids quoted in a data warning before it says `and N more`."""
+SYNTHETIC = (
+    "every query is synthetic (written by an LLM from one document, which is its only judged "
+    "relevant one): such queries share words with their source and flatter lexical retrievers "
+    "such as BM25; replace them with real queries and human labels as those come"
+)
 
 
 @dataclass(frozen=True)
@@ -140,6 +145,8 @@ def assemble(
         missing = sorted({d for d in qrels.docs.tolist() if d not in corpus})
         _warn(warnings, "judged_doc_not_in_corpus", "judged document", "missing from the corpus",
               missing)  # fmt: skip
+    if labelled and all(q.metadata.get("synthetic") is True for q in labelled):
+        warnings.append(DataWarning("synthetic", SYNTHETIC, len(labelled), ()))
     if labels.subtopics is not None:
         ids = [q.id for q in labelled]
         judged_topics = set(labels.subtopics.query_ids.tolist())
