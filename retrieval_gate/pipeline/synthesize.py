@@ -88,6 +88,13 @@ class Tally:
     calls: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    kept: int = 0
+
+    @property
+    def unused(self) -> int:
+        """Queries written past the last one needed (a batch is written at once)."""
+        rejected = self.unusable + self.not_relevant + self.duplicates + self.failed
+        return self.asked - self.kept - rejected
 
 
 @dataclass(frozen=True, eq=False)
@@ -289,6 +296,7 @@ def _run(
                 item = batch[n]
                 stratum = strata[item.doc_id] if options.stratify else None
                 kept.append(SyntheticQuery(text, item.style, item.doc_id, stratum, grade))
+                tally.kept += 1
     return kept, tally, ""
 
 
@@ -300,13 +308,17 @@ def _affordable(judge: JudgeConfig, tally: Tally, size: int) -> tuple[int, str]:
         if left < 1:
             return 0, f"judge.budget.calls ({budget.calls}) is spent"
         size = min(size, left)
-    if budget.cost is not None and tally.calls:
+    if budget.cost is not None and not tally.calls:
+        return 1, ""  # one query first: its two calls price the rest
+    if budget.cost is not None:
         spent = cost_of(judge, tally)
         per_call = spent / tally.calls
         if spent >= budget.cost:
             return 0, f"judge.budget.cost ({budget.cost:g}) is spent ({spent:.4g})"
-        if per_call > 0:
-            size = min(size, max(1, int((budget.cost - spent) / per_call) // 2))
+        affordable = int((budget.cost - spent) / per_call) // 2 if per_call > 0 else size
+        if affordable < 1:
+            return 0, f"judge.budget.cost ({budget.cost:g}) is spent ({spent:.4g})"
+        size = min(size, affordable)
     return size, ""
 
 

@@ -130,7 +130,8 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         f"retrieval-gate: {tally.asked} asked for, {tally.written} written; rejected: "
         f"{tally.unusable} unusable answers, {tally.not_relevant} graded below "
         f"{options.min_grade} against their source, {tally.duplicates} near-duplicates; "
-        f"{tally.failed} failed requests; {plural(tally.calls, 'call')}, cost {result.cost:.4g}",
+        f"{tally.failed} failed requests; {tally.unused} unused (written past the last one "
+        f"needed); {plural(tally.calls, 'call')}, cost {result.cost:.4g}",
         file=err,
     )
     for warning in result.warnings:
