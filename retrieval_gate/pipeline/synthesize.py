@@ -37,8 +37,9 @@ if TYPE_CHECKING:
 
 GRADE_TOKENS = 4
 """Most tokens of a grade: a single digit."""
-OVERDRAW = 1.25
-"""Queries written per query still wanted, in each batch: about one in five is rejected."""
+MIN_RATE = 0.05
+"""The lowest share of kept queries a batch is sized for: when the judge keeps almost none,
+batches stay at twenty times what is still wanted rather than the whole plan."""
 SET_CONFIG = "retrieval-gate.yaml"
 _LISTED_FAILURES = 5
 
@@ -189,9 +190,9 @@ def cost_of(judge: JudgeConfig, tally: Tally) -> float:
 
 
 def estimated_calls(planned: int, wanted: int) -> tuple[int, int]:
-    """The calls a run likely makes (a query and a grade each, a fifth rejected) and the most
-    it can make (every planned query written and graded)."""
-    return min(2 * math.ceil(wanted * OVERDRAW), 2 * planned), 2 * planned
+    """The fewest calls a run makes (a query and a grade for each one kept) and the most
+    (every planned query written and graded)."""
+    return min(2 * wanted, 2 * planned), 2 * planned
 
 
 def _judge_of(config: GateConfig) -> JudgeConfig:
@@ -250,7 +251,10 @@ def _run(
     position = 0
     while len(kept) < options.queries and position < len(items):
         wanted = options.queries - len(kept)
-        size = min(math.ceil(wanted * OVERDRAW) + 4, len(items) - position)
+        # Sized by the share kept so far (all, before the first batch): few calls are spent
+        # past the last query needed, and the result does not depend on the size.
+        rate = max(tally.kept / tally.asked if tally.asked else 1.0, MIN_RATE)
+        size = min(math.ceil(wanted / rate), len(items) - position)
         size, stopped = _affordable(judge, tally, size)
         if stopped:
             return kept, tally, stopped

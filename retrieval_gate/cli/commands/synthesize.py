@@ -107,11 +107,12 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         else ""
     )
     if args.dry_run:
-        likely, most = estimated_calls(result.planned, options.queries)
+        fewest, most = estimated_calls(result.planned, options.queries)
         print(
             f"retrieval-gate: dry run, nothing sent: {options.queries} queries wanted from "
             f"{plural(result.documents, 'document')}{strata}, in {', '.join(options.styles)}; "
-            f"about {likely} calls (a query and a grade each), at most {most}",
+            f"at least {fewest} calls (a query and a grade for each one kept, more for each "
+            f"one rejected), at most {most}",
             file=err,
         )
         return EXIT_OK
