@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import heapq
 import random
 import re
 import unicodedata
@@ -128,23 +129,41 @@ def strata_of(corpus: Mapping[str, Document], field: str | None) -> dict[str, st
 
 
 def stratified_order(strata: Mapping[str, str], seed: int) -> list[str]:
-    """Every document once, in an order whose every prefix holds each stratum in proportion
-    to its size, within one document (proportional allocation at any sample size).
+    """Every document once, in an order whose every prefix is a proportional sample: of the
+    first m documents, a stratum of n out of N holds between floor(m*n/N) and ceil(m*n/N).
 
-    Each stratum is shuffled (seeded); its j-th of n documents is placed at (j + 1/2) / n,
-    exactly (fractions); equal places go by stratum name, then doc id.
+    Each stratum is shuffled (seeded); the m-th place goes by Balinski and Young's quota
+    method: to the stratum with the most documents per place it already has, n / (taken + 1),
+    among those still below their upper quota ceil(m*n/N); equal ones go by stratum name.
     """
     groups: dict[str, list[str]] = {}
     for doc_id, stratum in strata.items():
         groups.setdefault(stratum, []).append(doc_id)
     rng = random.Random(seed)
-    placed: list[tuple[Fraction, str, str]] = []
     for name in sorted(groups):
-        docs = sorted(groups[name])
-        rng.shuffle(docs)
-        placed += [(Fraction(2 * j + 1, 2 * len(docs)), name, d) for j, d in enumerate(docs)]
-    placed.sort()
-    return [doc_id for _, _, doc_id in placed]
+        groups[name].sort()
+        rng.shuffle(groups[name])
+    total = len(strata)
+    taken = dict.fromkeys(groups, 0)
+    heap = [(-Fraction(len(docs)), name) for name, docs in groups.items()]
+    heapq.heapify(heap)
+    order: list[str] = []
+    for place in range(1, total + 1):
+        skipped = []
+        while True:  # the quota method's theorem: some stratum is below its upper quota
+            entry = heapq.heappop(heap)
+            size = len(groups[entry[1]])
+            if taken[entry[1]] + 1 <= -(-place * size // total):  # ceil(place*size/total)
+                break
+            skipped.append(entry)
+        name = entry[1]
+        order.append(groups[name][taken[name]])
+        taken[name] += 1
+        if taken[name] < size:
+            heapq.heappush(heap, (-Fraction(size, taken[name] + 1), name))
+        for other in skipped:
+            heapq.heappush(heap, other)
+    return order
 
 
 def plan(order: Sequence[str], styles: Sequence[str]) -> list[PlanItem]:

@@ -130,8 +130,9 @@ def synthesize(
 
     judge = _judge_of(config)
     corpus_path = corpus_file(config)
-    corpus = read_corpus(corpus_path)
-    _check_options(options, corpus)
+    # A document with neither title nor text has nothing to write a query from.
+    corpus = {d: doc for d, doc in read_corpus(corpus_path).items() if document_text(doc)}
+    _check_options(options, corpus, corpus_path)
     strata = strata_of(corpus, options.stratify)
     items = plan(stratified_order(strata, options.seed), options.styles)
     counts = dict(sorted(Counter(strata.values()).items()))
@@ -205,7 +206,14 @@ def _judge_of(config: GateConfig) -> JudgeConfig:
     return config.judge
 
 
-def _check_options(options: SynthesisOptions, corpus: Mapping[str, Document]) -> None:
+def _check_options(
+    options: SynthesisOptions, corpus: Mapping[str, Document], corpus_path: Path
+) -> None:
+    if not corpus:
+        raise InputError(
+            "the corpus has no document with a title or text to write queries from",
+            source=str(corpus_path),
+        )
     if options.stratify in RESERVED:
         raise InputError(
             f"--stratify {options.stratify}: that name is one of the query metadata fields "
@@ -217,8 +225,6 @@ def _check_options(options: SynthesisOptions, corpus: Mapping[str, Document]) ->
             'metadata field (corpus.jsonl rows: {"_id", "title", "text", "metadata": '
             "{...}}); name one of its metadata fields, or leave --stratify out"
         )
-    if not corpus:
-        raise InputError("the corpus has no documents to write queries from")
 
 
 def _check_out(options: SynthesisOptions) -> None:

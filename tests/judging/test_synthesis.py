@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import math
+import random
 import re
 from collections import Counter
+from fractions import Fraction
 
 import pytest
 
@@ -32,7 +35,7 @@ def _strata(**sizes: int) -> dict[str, str]:
 
 
 @pytest.mark.parametrize("seed", [0, 1, 7])
-def test_every_prefix_of_the_order_is_proportional_within_one_document(seed: int) -> None:
+def test_every_prefix_of_the_order_holds_each_stratum_within_its_quota(seed: int) -> None:
     strata = _strata(faq=60, billing=25, api=10, legal=3, misc=1)
     order = stratified_order(strata, seed)
     assert sorted(order) == sorted(strata)
@@ -42,7 +45,20 @@ def test_every_prefix_of_the_order_is_proportional_within_one_document(seed: int
     for taken, doc in enumerate(order, 1):
         seen[strata[doc]] += 1
         for name, size in sizes.items():
-            assert abs(seen[name] - taken * size / total) <= 1, (taken, name)
+            assert taken * size // total <= seen[name] <= -(-taken * size // total), (taken, name)
+
+
+def test_the_quota_holds_for_random_strata() -> None:
+    rng = random.Random(28)
+    for seed in range(40):
+        sizes = {f"s{i}": rng.randint(1, 40) for i in range(rng.randint(1, 8))}
+        strata = _strata(**sizes)
+        seen: Counter[str] = Counter()
+        for taken, doc in enumerate(stratified_order(strata, seed), 1):
+            seen[strata[doc]] += 1
+            for name, size in sizes.items():
+                share = Fraction(taken * size, len(strata))
+                assert math.floor(share) <= seen[name] <= math.ceil(share), (sizes, seed, taken)
 
 
 def test_the_order_is_seeded() -> None:

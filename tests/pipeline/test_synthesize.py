@@ -216,6 +216,15 @@ def test_refusals_name_what_to_do(
         synthesize(config, SynthesisOptions(tmp_path / "syn"))
 
 
+def test_documents_without_text_are_not_sampled(tmp_path: Path) -> None:
+    corpus = [*_corpus()[:3], {"_id": "blank", "title": " ", "text": ""}]
+    config = _config(tmp_path, "http://127.0.0.1:9/v1", corpus)
+    assert synthesize(config, SynthesisOptions(tmp_path / "syn"), dry_run=True).documents == 3
+    config = _config(tmp_path, "http://127.0.0.1:9/v1", corpus[3:])
+    with pytest.raises(InputError, match="no document with a title or text"):
+        synthesize(config, SynthesisOptions(tmp_path / "syn"), dry_run=True)
+
+
 def test_stratifying_by_a_field_no_document_has_is_refused(tmp_path: Path) -> None:
     config = _config(tmp_path, "http://127.0.0.1:9/v1")
     for field, message in (("segment", "no document of the corpus has"), ("style", "one of the")):

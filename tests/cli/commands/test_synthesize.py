@@ -96,8 +96,10 @@ def test_hostile_corpus_text_never_reaches_the_terminal_as_a_command(tmp_path: P
             "metadata": {"section": "::error::section\n::notice::y"},
         }
         corpus.write_text(json.dumps(evil) + "\n" + corpus.read_text())
+        # More queries than documents: every one is asked, the evil one too (a stratum of
+        # one document comes last in the quota order).
         code, out, err = run_cli(
-            "synthesize", "-c", config, "--out", tmp_path / "syn", "--queries", "120",
+            "synthesize", "-c", config, "--out", tmp_path / "syn", "--queries", "230",
             "--stratify", "section",
         )  # fmt: skip
     assert code == 0, err
