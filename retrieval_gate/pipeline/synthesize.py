@@ -141,8 +141,14 @@ def synthesize(
     _check_out(options)
     prompt = load_prompt(config.resolve(judge.rubric) if judge.rubric else None)
     client = ChatClient(judge)
+    kept: list[SyntheticQuery] = []
+    tally = Tally()
     try:
-        kept, tally, stopped = _run(client, prompt, corpus, strata, items, options, progress)
+        stopped = _run(client, prompt, corpus, strata, items, options, kept, tally, progress)
+    except KeyboardInterrupt:  # what was paid for is kept
+        if kept:
+            write_set(config, options, kept, corpus_path)
+        raise
     finally:
         client.close()
     warnings = []
@@ -243,16 +249,17 @@ def _run(
     strata: Mapping[str, str],
     items: Sequence[PlanItem],
     options: SynthesisOptions,
+    kept: list[SyntheticQuery],
+    tally: Tally,
     progress: Progress | None,
-) -> tuple[list[SyntheticQuery], Tally, str]:
-    """Write and grade the plan's queries in batches, in plan order, until enough are kept.
+) -> str:
+    """Write and grade the plan's queries in batches, in plan order, until enough are kept
+    (into `kept`, counting in `tally`); return why a budget stopped it early, or "".
 
     The kept queries are the first `options.queries` of the plan that are usable, graded at
     least the minimum and repeat no earlier kept one, whatever the batch sizes: a batch
     only decides how many extra calls are made past the last one kept."""
     judge = client.config
-    tally = Tally()
-    kept: list[SyntheticQuery] = []
     duplicates = NearDuplicates()
     position = 0
     while len(kept) < options.queries and position < len(items):
@@ -263,7 +270,7 @@ def _run(
         size = min(math.ceil(wanted / rate), len(items) - position)
         size, stopped = _affordable(judge, tally, size)
         if stopped:
-            return kept, tally, stopped
+            return stopped
         batch = items[position : position + size]
         position += size
         tally.asked += len(batch)
@@ -307,7 +314,7 @@ def _run(
                 stratum = strata[item.doc_id] if options.stratify else None
                 kept.append(SyntheticQuery(text, item.style, item.doc_id, stratum, grade))
                 tally.kept += 1
-    return kept, tally, ""
+    return ""
 
 
 def _affordable(judge: JudgeConfig, tally: Tally, size: int) -> tuple[int, str]:

@@ -13,6 +13,7 @@ import pytest
 from retrieval_gate.config.loader import load
 from retrieval_gate.config.schema import GateConfig
 from retrieval_gate.errors import InputError
+from retrieval_gate.judging.calls import ask_all
 from retrieval_gate.judging.synthesis import clean_query
 from retrieval_gate.pipeline.synthesize import SynthesisOptions, synthesize
 from tests.helpers.builders import labelled_set
@@ -162,6 +163,28 @@ def test_the_cost_budget_stops_the_run(tmp_path: Path) -> None:
     assert "judge.budget.cost (0.5) is spent" in result.stopped
     assert result.cost < 0.5 + 0.1  # past the budget by less than one query's two calls
     assert 0 < len(result.kept) < 40
+
+
+def test_ctrl_c_keeps_the_queries_kept_so_far(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from retrieval_gate.pipeline import synthesize as module
+
+    asked = []
+
+    def ask_then_interrupt(*args: Any, **kwargs: Any) -> Any:
+        asked.append(1)
+        if len(asked) > 2:  # Ctrl-C during the second batch's writing
+            raise KeyboardInterrupt
+        return ask_all(*args, **kwargs)
+
+    monkeypatch.setattr(module, "ask_all", ask_then_interrupt)
+    with fake_llm(judge=_judge(), writer=fake_writer(off_topic=0.5)) as llm:
+        config = _config(tmp_path, llm.base_url)
+        with pytest.raises(KeyboardInterrupt):
+            synthesize(config, SynthesisOptions(tmp_path / "syn", queries=30))
+    rows = _rows(tmp_path / "syn")
+    assert 0 < len(rows) < 30
 
 
 def test_a_dry_run_sends_nothing_and_writes_nothing(tmp_path: Path) -> None:
