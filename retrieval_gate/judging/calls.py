@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from retrieval_gate.config.judge import JudgeConfig
 from retrieval_gate.core.model import Hit, Query
+from retrieval_gate.errors import GateError
 from retrieval_gate.execution.runner import QueryFailure, RunSettings, run_queries
 from retrieval_gate.judging.client import ChatClient, Completion, Message
 
@@ -51,12 +52,15 @@ def ask_all(
     client: ChatClient, requests: Sequence[Request], *, progress: Progress | None = None
 ) -> Answers:
     """Send every request through the runner (never cached: a query writer at temperature
-    above 0 is meant to vary); a failed one is in `failures`, never raised."""
+    above 0 is meant to vary); a failed one is in `failures`. When the first requests all
+    fail the same way the runner sends no more, and that is a GateError."""
     if not requests:
         return Answers({}, (), 0)
     asker = _Asker(client, {request.key: request for request in requests})
     queries = [Query(request.key, request.key) for request in requests]
     result = run_queries(asker, queries, 1, settings_of(client.config), progress=progress)
+    if result.stopped:  # the first requests all failed alike: the rest were never sent
+        raise GateError(result.stopped)
     return Answers(dict(sorted(asker.completions.items())), result.failures, result.calls)
 
 

@@ -145,7 +145,7 @@ def synthesize(
     tally = Tally()
     try:
         stopped = _run(client, prompt, corpus, strata, items, options, kept, tally, progress)
-    except KeyboardInterrupt:  # what was paid for is kept
+    except (KeyboardInterrupt, GateError):  # what was paid for is kept
         if kept:
             write_set(config, options, kept, corpus_path)
         raise

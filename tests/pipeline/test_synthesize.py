@@ -12,7 +12,7 @@ import pytest
 
 from retrieval_gate.config.loader import load
 from retrieval_gate.config.schema import GateConfig
-from retrieval_gate.errors import InputError
+from retrieval_gate.errors import GateError, InputError
 from retrieval_gate.judging.calls import ask_all
 from retrieval_gate.judging.synthesis import clean_query
 from retrieval_gate.pipeline.synthesize import SynthesisOptions, synthesize
@@ -185,6 +185,24 @@ def test_ctrl_c_keeps_the_queries_kept_so_far(
             synthesize(config, SynthesisOptions(tmp_path / "syn", queries=30))
     rows = _rows(tmp_path / "syn")
     assert 0 < len(rows) < 30
+
+
+def test_an_endpoint_that_always_fails_stops_the_run(tmp_path: Path) -> None:
+    with fake_llm(judge=_judge(), writer=fake_writer()) as llm:
+        llm.script(*[server_error()] * 200)
+        config = _config(tmp_path, llm.base_url, retries=0)
+        with pytest.raises(GateError, match="HTTP 500"):
+            synthesize(config, SynthesisOptions(tmp_path / "syn", queries=100))
+    assert len(llm.requests) < 100
+    assert not (tmp_path / "syn").exists()
+
+
+def test_failures_past_the_error_budget_are_an_error(tmp_path: Path) -> None:
+    with fake_llm(judge=_judge(), writer=fake_writer()) as llm:
+        config = _config(tmp_path, llm.base_url, retries=0, concurrency=1)
+        llm.script(server_error(), server_error(), server_error())  # 3 of 30: budget 1%
+        with pytest.raises(GateError, match=r"failed, more than judge\.error_budget"):
+            synthesize(config, SynthesisOptions(tmp_path / "syn", queries=30))
 
 
 def test_a_dry_run_sends_nothing_and_writes_nothing(tmp_path: Path) -> None:
