@@ -53,6 +53,27 @@ def test_beir_folder_with_metadata_and_warnings(tmp_path: Path) -> None:
     assert folder.exists()
 
 
+@pytest.mark.parametrize(
+    ("marks", "warned"),
+    [((True, True), True), ((True, False), False), ((True, None), False), (("true", True), False)],
+)
+def test_a_set_of_synthetic_queries_only_is_warned_about(
+    tmp_path: Path, marks: tuple[object, object], warned: bool
+) -> None:
+    folder = beir_folder(tmp_path)
+    rows = [
+        {"_id": query_id, "text": f"query {query_id}", "metadata": {"synthetic": mark}}
+        for query_id, mark in zip(("q1", "q2"), marks, strict=True)
+    ]
+    write_lines(folder / "queries.jsonl", rows)
+    dataset = load(DatasetConfig(path="kb"), tmp_path)
+    synthetic = [w for w in dataset.warnings if w.kind == "synthetic"]
+    assert bool(synthetic) == warned
+    if warned:
+        assert str(synthetic[0]).startswith("every query is synthetic")
+        assert "flatter lexical retrievers" in str(synthetic[0])
+
+
 def test_human_llm_mode_keeps_queries_without_judgments(tmp_path: Path) -> None:
     beir_folder(tmp_path)
     dataset = load(DatasetConfig(path="kb"), tmp_path, keep_unjudged=True)
