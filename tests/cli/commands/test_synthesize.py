@@ -12,6 +12,7 @@ from tests.helpers.fake_llm import FakeJudge, fake_llm
 from tests.helpers.fake_writer import fake_writer, overlap_grade
 
 FILES = ("queries.jsonl", "qrels/test.tsv", "retrieval-gate.yaml")
+DOC = Path(__file__).resolve().parents[3] / "docs" / "synthetic-queries.md"
 
 
 def _example(tmp_path: Path, url: str, extra: str = "") -> Path:
@@ -32,6 +33,10 @@ def test_the_bundled_corpus_makes_a_deterministic_set_that_check_gates(tmp_path:
             code, _, err = run_cli("synthesize", "-c", config, "--out", folder, "--seed", seed)
             assert code == 0, err
             runs[name] = {file: (folder / file).read_bytes() for file in FILES}
+            if name == "a":  # the summary docs/synthetic-queries.md shows
+                shown = DOC.read_text(encoding="utf-8").split("```text\n")[1].splitlines()
+                assert shown[0].replace("synthetic", str(folder), 1) in err
+                assert shown[1] in err
     assert runs["a"] == runs["b"]
     assert runs["a"]["queries.jsonl"] != runs["c"]["queries.jsonl"]
     assert "wrote" in err
