@@ -225,11 +225,14 @@ def _check_options(
             f"--stratify {options.stratify}: that name is one of the query metadata fields "
             f"synthesize writes ({', '.join(RESERVED)}); stratify by a corpus metadata field"
         )
-    if options.stratify and not any(options.stratify in d.metadata for d in corpus.values()):
+    present = sorted({field for document in corpus.values() for field in document.metadata})
+    if options.stratify and options.stratify not in present:
+        listing = ", ".join(map(one_line, present[:20])) or "none"
         raise InputError(
             f"--stratify {one_line(options.stratify)}: no document of the corpus has that "
-            'metadata field (corpus.jsonl rows: {"_id", "title", "text", "metadata": '
-            "{...}}); name one of its metadata fields, or leave --stratify out"
+            f"metadata field (fields present: {listing}; corpus.jsonl rows: "
+            '{"_id", "title", "text", "metadata": {...}}); name one, or leave --stratify out',
+            source=str(corpus_path),
         )
 
 
