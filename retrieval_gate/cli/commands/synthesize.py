@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from retrieval_gate.cli.commands.common import add_config_option, add_quiet_option
 from retrieval_gate.errors import EXIT_OK, EXIT_USAGE
+
+if TYPE_CHECKING:
+    from retrieval_gate.config.schema import GateConfig
+    from retrieval_gate.pipeline.synthesize import Tally
 
 
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -63,6 +67,13 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument(
         "--force", action="store_true", help="replace a labelled set already in --out"
     )
+    parser.add_argument(
+        "--pool-judge",
+        action="store_true",
+        help="then grade the retriever's top k on the new set with the judge (`retrieval-gate "
+        "judge` on the written config, with what is left of judge.budget): up to k calls a "
+        "query more",
+    )
     add_quiet_option(parser)
     parser.set_defaults(handler=run)
 
@@ -115,6 +126,13 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             f"one rejected), at most {most}",
             file=err,
         )
+        if args.pool_judge and config.judge is not None:
+            depth = config.judge.depth or config.k
+            print(
+                f"retrieval-gate: dry run: --pool-judge then grades up to {depth} pairs of "
+                f"each query's top {depth}, {options.queries * depth} calls at most",
+                file=err,
+            )
         return EXIT_OK
     tally = result.tally
     styles: dict[str, int] = {}
@@ -151,9 +169,35 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             file=err,
         )
         return EXIT_USAGE
+    if args.pool_judge:
+        return _pool_judge(written, config, result.tally, args.quiet, out, err)
     print(
         "retrieval-gate: next: pool-judge the retriever's top k with "
         f"`retrieval-gate judge -c {written}`, then `retrieval-gate baseline -c {written}`",
         file=err,
     )
     return EXIT_OK
+
+
+def _pool_judge(
+    written: Path, config: GateConfig, tally: Tally, quiet: bool, out: TextIO, err: TextIO
+) -> int:
+    """`retrieval-gate judge -c WRITTEN`, parsed by judge's own parser, with what is left of
+    judge.budget after the queries were written and graded."""
+    from retrieval_gate.cli.commands import judge
+    from retrieval_gate.pipeline.synthesize import cost_of
+
+    argv = ["judge", "-c", str(written)] + (["--quiet"] if quiet else [])
+    budget = config.judge.budget if config.judge else None
+    if budget is not None and budget.calls is not None:
+        argv += ["--max-calls", str(max(budget.calls - tally.calls, 1))]
+    if budget is not None and budget.cost is not None and config.judge:
+        left = budget.cost - cost_of(config.judge, tally)
+        argv += ["--max-cost", repr(max(left, 1e-9))]
+    parser = argparse.ArgumentParser(prog="retrieval-gate")
+    judge.add_parser(parser.add_subparsers())
+    print(f"retrieval-gate: pool-judging: {' '.join(argv)}", file=err)
+    code: int = judge.run(parser.parse_args(argv), out, err)
+    if code == EXIT_OK:
+        print(f"retrieval-gate: next: `retrieval-gate baseline -c {written}`", file=err)
+    return code

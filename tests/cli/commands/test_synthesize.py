@@ -81,6 +81,37 @@ def test_a_dry_run_says_what_it_would_send_and_sends_nothing(tmp_path: Path) -> 
     assert out == ""
 
 
+def test_pool_judging_grades_the_top_k_of_the_new_set_within_the_budget(tmp_path: Path) -> None:
+    with fake_llm(judge=FakeJudge(overlap_grade), writer=fake_writer()) as llm:
+        config = _example(tmp_path, llm.base_url, "  budget: {calls: 150}\n")
+        out_dir = tmp_path / "syn"
+        code, _, err = run_cli(
+            "synthesize", "-c", config, "--out", out_dir, "--queries", "20", "--pool-judge",
+            "--quiet",
+        )  # fmt: skip
+    assert code == 2  # 40 calls wrote the set; 110 were left for 200 pairs
+    assert "--max-calls 110" in err
+    assert "the judging budget (110 calls) is spent" in err
+    assert len(llm.requests) == 150
+    layer = out_dir / "qrels" / "test.llm.jsonl"
+    rows = [json.loads(line) for line in layer.read_text().splitlines()]
+    assert len(rows) == 110
+    lines = (out_dir / "queries.jsonl").read_text().splitlines()
+    queries = {json.loads(line)["_id"] for line in lines}
+    assert {row["query"] for row in rows} <= queries
+
+    with fake_llm(judge=FakeJudge(overlap_grade), writer=fake_writer()) as llm:
+        (tmp_path / "again").mkdir()
+        config = _example(tmp_path / "again", llm.base_url)
+        code, _, err = run_cli(
+            "synthesize", "-c", config, "--out", tmp_path / "syn2", "--queries", "20",
+            "--pool-judge", "--dry-run",
+        )  # fmt: skip
+    assert code == 0
+    assert llm.requests == []
+    assert "--pool-judge then grades up to 10 pairs of each query's top 10, 200 calls" in err
+
+
 def test_a_spent_budget_exits_2_and_keeps_what_was_written(tmp_path: Path) -> None:
     with fake_llm(judge=FakeJudge(overlap_grade), writer=fake_writer()) as llm:
         config = _example(tmp_path, llm.base_url, "  budget: {calls: 20}\n")
