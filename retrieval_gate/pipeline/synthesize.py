@@ -17,6 +17,7 @@ from retrieval_gate.core.wording import one_line
 from retrieval_gate.errors import GateError, InputError
 from retrieval_gate.judging.calls import Answers, Request, ask_all
 from retrieval_gate.judging.prompt import Prompt, load_prompt, parse_grade
+from retrieval_gate.judging.spend import cost_of
 from retrieval_gate.judging.synthesis import (
     RESERVED,
     STYLES,
@@ -164,7 +165,7 @@ def synthesize(
             "judge block's model and the corpus"
         )
     return Synthesis(
-        tuple(kept), tally, len(items), len(corpus), counts, cost_of(judge, tally), files, stopped,
+        tuple(kept), tally, len(items), len(corpus), counts, spent(judge, tally), files, stopped,
         tuple(warnings),
     )  # fmt: skip
 
@@ -190,10 +191,9 @@ def corpus_file(config: GateConfig) -> Path:
     return path
 
 
-def cost_of(judge: JudgeConfig, tally: Tally) -> float:
+def spent(judge: JudgeConfig, tally: Tally) -> float:
     """What the calls cost at judge.prices."""
-    prices = judge.prices
-    return (tally.prompt_tokens * prices.input + tally.completion_tokens * prices.output) / 1e6
+    return cost_of(judge.prices, tally.prompt_tokens, tally.completion_tokens)
 
 
 def estimated_calls(planned: int, wanted: int) -> tuple[int, int]:
@@ -331,13 +331,13 @@ def _affordable(judge: JudgeConfig, tally: Tally, size: int) -> tuple[int, str]:
     if budget.cost is not None and not tally.calls:
         return 1, ""  # one query first: its two calls price the rest
     if budget.cost is not None:
-        spent = cost_of(judge, tally)
-        per_call = spent / tally.calls
-        if spent >= budget.cost:
-            return 0, f"judge.budget.cost ({budget.cost:g}) is spent ({spent:.4g})"
-        affordable = int((budget.cost - spent) / per_call) // 2 if per_call > 0 else size
+        paid = spent(judge, tally)
+        per_call = paid / tally.calls
+        if paid >= budget.cost:
+            return 0, f"judge.budget.cost ({budget.cost:g}) is spent ({paid:.4g})"
+        affordable = int((budget.cost - paid) / per_call) // 2 if per_call > 0 else size
         if affordable < 1:
-            return 0, f"judge.budget.cost ({budget.cost:g}) is spent ({spent:.4g})"
+            return 0, f"judge.budget.cost ({budget.cost:g}) is spent ({paid:.4g})"
         size = min(size, affordable)
     return size, ""
 

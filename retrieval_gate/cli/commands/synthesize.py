@@ -185,14 +185,14 @@ def _pool_judge(
     """`retrieval-gate judge -c WRITTEN`, parsed by judge's own parser, with what is left of
     judge.budget after the queries were written and graded."""
     from retrieval_gate.cli.commands import judge
-    from retrieval_gate.pipeline.synthesize import cost_of
+    from retrieval_gate.pipeline.synthesize import spent
 
     argv = ["judge", "-c", str(written)] + (["--quiet"] if quiet else [])
     budget = config.judge.budget if config.judge else None
     if budget is not None and budget.calls is not None:
         argv += ["--max-calls", str(max(budget.calls - tally.calls, 1))]
     if budget is not None and budget.cost is not None and config.judge:
-        left = budget.cost - cost_of(config.judge, tally)
+        left = budget.cost - spent(config.judge, tally)
         argv += ["--max-cost", repr(max(left, 1e-9))]
     parser = argparse.ArgumentParser(prog="retrieval-gate")
     judge.add_parser(parser.add_subparsers())
