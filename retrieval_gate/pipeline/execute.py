@@ -89,13 +89,7 @@ def execute(
             retriever.close()
             raise
     description = dict(retriever.describe())
-    settings = RunSettings(
-        concurrency=config.retriever.concurrency,
-        timeout=config.retriever.timeout,
-        retries=config.retriever.retries,
-        error_budget=config.gate.error_budget,
-        seed=config.gate.seed,
-    )
+    settings = run_settings(config)
     cached = cache and bool(getattr(retriever, "cacheable", False))
     store = ResultCache(config.resolve(config.cache)) if cached else None
     notes: list[str] = []
@@ -131,6 +125,17 @@ def execute(
             f"(within the error budget): {shown}" + (f"; and {more} more" if more > 0 else "")
         )
     return Execution(config, dataset, result, scores, tuple(warnings), description)
+
+
+def run_settings(config: GateConfig) -> RunSettings:
+    """How the runner calls `config`'s retriever."""
+    return RunSettings(
+        concurrency=config.retriever.concurrency,
+        timeout=config.retriever.timeout,
+        retries=config.retriever.retries,
+        error_budget=config.gate.error_budget,
+        seed=config.gate.seed,
+    )
 
 
 def _call(

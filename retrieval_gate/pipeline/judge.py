@@ -16,7 +16,7 @@ from retrieval_gate.core.wording import plural
 from retrieval_gate.datasets import load_labels
 from retrieval_gate.datasets.llm_layer import LlmJudgment, layer_path, read_layer, write_layer
 from retrieval_gate.errors import GateError
-from retrieval_gate.execution.runner import RunSettings
+from retrieval_gate.judging.calls import settings_of
 from retrieval_gate.judging.grading import Graded, Task, judge_fingerprint, tasks_of
 from retrieval_gate.judging.pool import Pool, calibration_sample, passage_text, pool_pairs
 from retrieval_gate.judging.prompt import Prompt, load_prompt
@@ -183,13 +183,7 @@ def run_judge(
     ledger = Ledger(judge.prices, budget, judge.max_tokens)
     client = ChatClient(judge, environ)
     retriever = JudgeRetriever(client, plan.prompt, ledger, logprobs=judge.logprobs)
-    settings = RunSettings(
-        concurrency=judge.concurrency,
-        timeout=judge.timeout,
-        retries=judge.retries,
-        error_budget=judge.error_budget,
-        seed=judge.seed or 0,
-    )
+    settings = settings_of(judge)
     try:
         graded = grade_tasks(
             retriever,
@@ -259,6 +253,7 @@ def _current(
     from retrieval_gate.execution.progress import make_progress
     from retrieval_gate.execution.runner import check_budget, read_saved, run_queries
     from retrieval_gate.metrics.top_k import top_k_ids
+    from retrieval_gate.pipeline.execute import run_settings
     from retrieval_gate.readers import read_run
 
     if run_path is not None:
@@ -266,13 +261,7 @@ def _current(
         return {q: list(docs) for q, docs in top.items()}, {}, f"the current run: {run_path}"
     retriever = build_retriever(config.retriever, base_dir=config.base_dir, corpus=corpus)
     description = dict(retriever.describe())
-    settings = RunSettings(
-        concurrency=config.retriever.concurrency,
-        timeout=config.retriever.timeout,
-        retries=config.retriever.retries,
-        error_budget=config.gate.error_budget,
-        seed=config.gate.seed,
-    )
+    settings = run_settings(config)
     if isinstance(retriever, RunFileRetriever):
         retriever.close()
         result = read_saved(retriever.run, queries, depth, fingerprint(description))
