@@ -67,11 +67,12 @@ def plural(count: int, noun: str, nouns: str | None = None) -> str:
     """`count` and `noun`, or `nouns` (default: noun + s, or -ies for a consonant + y)."""
     if count == 1:
         return f"{count} {noun}"
-    if nouns is None:
-        nouns = (
-            noun[:-1] + "ies" if noun.endswith("y") and noun[-2:-1] not in "aeiou" else noun + "s"
-        )
-    return f"{count} {nouns}"
+    return f"{count} {nouns or plural_noun(noun)}"
+
+
+def plural_noun(noun: str) -> str:
+    """`noun` + s, or -ies for a consonant + y: query -> queries, pair -> pairs."""
+    return noun[:-1] + "ies" if noun.endswith("y") and noun[-2:-1] not in "aeiou" else noun + "s"
 
 
 def aligned(rows: Sequence[Sequence[str]], *, right_from: int | None = None) -> list[str]:

@@ -6,7 +6,7 @@ import time
 from collections.abc import Callable
 from typing import Any, Protocol, TextIO
 
-from retrieval_gate.core.wording import raw_stream
+from retrieval_gate.core.wording import plural_noun, raw_stream
 
 
 class Progress(Protocol):
@@ -30,8 +30,10 @@ class PlainProgress:
         every_fraction: float = 0.1,
         every_seconds: float = 10.0,
         clock: Callable[[], float] = time.monotonic,
+        unit: str = "query",
     ) -> None:
         self._stream = stream
+        self._units = plural_noun(unit)
         self._every_fraction = every_fraction
         self._every_seconds = every_seconds
         self._clock = clock
@@ -64,7 +66,7 @@ class PlainProgress:
 
     def _line(self, suffix: str) -> None:
         self._stream.write(
-            f"retrieval-gate: {self._done}/{self._total} queries "
+            f"retrieval-gate: {self._done}/{self._total} {self._units} "
             f"({self._failed} failed, {self._cached} cached){suffix}\n"
         )
         self._stream.flush()
@@ -73,8 +75,9 @@ class PlainProgress:
 class TqdmProgress:
     """A tqdm bar, for a terminal."""
 
-    def __init__(self, stream: TextIO) -> None:
+    def __init__(self, stream: TextIO, unit: str = "query") -> None:
         self._stream = stream
+        self._unit = unit
         self._bar: Any = None
         self._failed = self._cached = 0
 
@@ -83,7 +86,11 @@ class TqdmProgress:
 
         self._failed = self._cached = 0
         self._bar = tqdm(
-            total=total, file=self._stream, desc="retrieval-gate", unit="query", dynamic_ncols=True
+            total=total,
+            file=self._stream,
+            desc="retrieval-gate",
+            unit=self._unit,
+            dynamic_ncols=True,
         )
 
     def advance(self, n: int, *, failed: bool = False, cached: bool = False) -> None:
@@ -101,8 +108,9 @@ class TqdmProgress:
             self._bar = None
 
 
-def make_progress(stream: TextIO, enabled: bool) -> Progress | None:
-    """A tqdm bar on a terminal, plain lines elsewhere (CI logs), None when disabled."""
+def make_progress(stream: TextIO, enabled: bool, unit: str = "query") -> Progress | None:
+    """A tqdm bar on a terminal, plain lines elsewhere (CI logs), None when disabled; `unit`
+    names what is counted (a query, an LLM call)."""
     if not enabled:
         return None
     try:
@@ -111,4 +119,4 @@ def make_progress(stream: TextIO, enabled: bool) -> Progress | None:
         terminal = False
     # tqdm redraws with carriage returns: it writes beneath the CLI's InertStream (its text is
     # the tool's own counts); plain lines go through it.
-    return TqdmProgress(raw_stream(stream)) if terminal else PlainProgress(stream)
+    return TqdmProgress(raw_stream(stream), unit) if terminal else PlainProgress(stream, unit=unit)

@@ -190,7 +190,9 @@ def run_judge(
             plan.tasks,
             settings,
             cache=store,
-            progress=make_progress(progress, enabled=True) if progress is not None else None,
+            progress=make_progress(progress, enabled=True, unit="pair")
+            if progress is not None
+            else None,
         )
     finally:
         retriever.close()

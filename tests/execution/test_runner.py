@@ -643,3 +643,13 @@ def test_save_trec_refuses_ids_that_break_the_format(tmp_path: Path) -> None:
         save_trec(trec_result(), path, "two words")
     assert path.read_text(encoding="utf-8") == "old\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["run.trec"]
+
+
+def test_progress_names_what_it_counts() -> None:
+    stream = StringIO()
+    progress = make_progress(stream, True, unit="pair")
+    assert progress is not None
+    progress.start(3)
+    progress.advance(3)
+    progress.close()
+    assert stream.getvalue().startswith("retrieval-gate: 3/3 pairs (0 failed, 0 cached) in ")

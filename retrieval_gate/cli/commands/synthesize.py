@@ -109,7 +109,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         min_grade=args.min_grade,
         force=args.force,
     )
-    progress = make_progress(err, not args.quiet and not args.dry_run)
+    progress = make_progress(err, not args.quiet and not args.dry_run, unit="call")
     result = synthesize(config, options, dry_run=args.dry_run, progress=progress)
     strata = (
         f" in {plural(len(result.strata), 'stratum', 'strata')} of {args.stratify} "
