@@ -35,19 +35,27 @@ if TYPE_CHECKING:
 def load(spec: DatasetConfig, base_dir: Path, *, keep_unjudged: bool = False) -> Dataset:
     """The labelled set `spec` describes; relative paths resolve against `base_dir`.
     `keep_unjudged` (gate.labels: human+llm) keeps queries without judgments (`assemble`)."""
-    return assemble(
-        load_labels(spec, base_dir), combine=spec.annotators.combine, keep_unjudged=keep_unjudged
-    )
+    labels = load_labels(spec, base_dir, judgments_required=not keep_unjudged)
+    return assemble(labels, combine=spec.annotators.combine, keep_unjudged=keep_unjudged)
 
 
-def load_labels(spec: DatasetConfig, base_dir: Path) -> Labels:
+def load_labels(spec: DatasetConfig, base_dir: Path, *, judgments_required: bool = True) -> Labels:
     """The labelled set's files as read (every judgment row kept), before any check; with
-    the subtopic qrels of `dataset.subtopics` when given."""
+    the subtopic qrels of `dataset.subtopics` when given.
+
+    Without `judgments_required` (`judge`, gate.labels: human+llm), a set of queries with no
+    qrels yet is read with no judgments: a team starts from zero labels there. A qrels file
+    the config names must still exist."""
     if spec.ir_datasets is not None:
         labels = load_ir_datasets(spec, base_dir)
     else:
         layout = spec.format if spec.format != "auto" else _detect(spec)
-        labels = LOADERS[layout](spec, base_dir)
+        try:
+            labels = LOADERS[layout](spec, base_dir)
+        except _NoJudgmentsError as missing:
+            if judgments_required:
+                raise InputError(str(missing), source=missing.source) from None
+            labels = missing.labels
     if spec.subtopics:
         path = field_path(spec.subtopics, base_dir, "dataset.subtopics")
         labels = dataclasses.replace(labels, subtopics=read_subtopics(path))
@@ -61,29 +69,33 @@ def _load_beir(spec: DatasetConfig, base_dir: Path) -> Labels:
         if spec.queries
         else (existing_path(folder / "queries.jsonl", "dataset.path") if folder else None)
     )
+    default_qrels = folder / "qrels" / f"{spec.split}.tsv" if folder else None
     qrels = (
         field_path(spec.qrels, base_dir, "dataset.qrels")
         if spec.qrels
-        else (
-            existing_path(folder / "qrels" / f"{spec.split}.tsv", "dataset.split")
-            if folder
-            else None
-        )
+        else (default_qrels if default_qrels is not None and default_qrels.exists() else None)
     )
     corpus = (
         field_path(spec.corpus, base_dir, "dataset.corpus")
         if spec.corpus
         else (folder / "corpus.jsonl" if folder and (folder / "corpus.jsonl").exists() else None)
     )
-    if queries is None or qrels is None:
+    if queries is None or (qrels is None and default_qrels is None):
         raise InputError("dataset: give `path` (a BEIR folder) or both `queries` and `qrels`")
-    return Labels(
+    labels = Labels(
         read_json_queries(queries),
-        read_judgments(qrels),
+        read_judgments(qrels) if qrels is not None else _no_judgments(str(default_qrels)),
         read_corpus(corpus) if corpus else None,
         source=str(folder or queries),
         layout="beir",
     )
+    if qrels is None:  # checked as before: the same error when judgments are required
+        raise _NoJudgmentsError(
+            f"dataset.split: {default_qrels} does not exist; check the path (relative paths "
+            "start at the config file's folder)",
+            labels,
+        )
+    return labels
 
 
 def _load_trec(spec: DatasetConfig, base_dir: Path) -> Labels:
@@ -145,12 +157,33 @@ def _load_jsonl(spec: DatasetConfig, base_dir: Path) -> Labels:
             judged_queries, docs, grades, annotators=named or None, source=str(path), lines=lines
         )
     else:
-        raise InputError(
-            "no judgments: add `qrels` to each query line or set dataset.qrels", source=str(path)
+        raise _NoJudgmentsError(
+            "no judgments: add `qrels` to each query line or set dataset.qrels",
+            Labels(
+                queries,
+                _no_judgments(str(path)),
+                field_corpus(spec, base_dir),
+                source=str(path),
+                layout="jsonl",
+            ),
+            source=str(path),
         )
     return Labels(
         queries, judgments, field_corpus(spec, base_dir), source=str(path), layout="jsonl"
     )
+
+
+class _NoJudgmentsError(Exception):
+    """A set of queries with no judgments yet: an error, unless the caller takes `labels`."""
+
+    def __init__(self, message: str, labels: Labels, source: str | None = None) -> None:
+        super().__init__(message)
+        self.labels = labels
+        self.source = source
+
+
+def _no_judgments(source: str) -> Judgments:
+    return Judgments.from_rows([], [], [], source=source)
 
 
 LOADERS: dict[str, Callable[[DatasetConfig, Path], Labels]] = {

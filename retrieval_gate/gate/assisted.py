@@ -422,9 +422,10 @@ def assisted_checks(
             tuple(_rows(run, labelled) for run in runs_of(current)),
         )
     first = next(iter(thresholds))
+    # Two runs (base and head) rank nothing: their means only fill the card's line.
     systems = system_agreement(
-        [float(s[first][labelled].mean()) for s in human_scores],
-        [float(s[first][keep].mean()) for s in judged],
+        [_mean(s[first][labelled]) for s in human_scores],
+        [_mean(s[first][keep]) for s in judged],
     )
     card = dataclasses.replace(card_of(dataset.qrels, labels.qrels), systems=systems)
     trust = config.judge.trust
@@ -434,6 +435,14 @@ def assisted_checks(
         why_not = (
             f"only {few} human-judged queries in the estimate (at least {MIN_HUMAN} are needed "
             "to correct the judge's labels)"
+        )
+    if why_not and not labelled.any():
+        # The human-only view decides and has no query: every check would pass unjudged.
+        raise GateError(
+            "gate.labels human+llm: no query has people's judgments yet, and the judge's "
+            f"labels alone decide nothing ({why_not}); label some: `retrieval-gate "
+            "label-queue --by judge-unsure` lists the pairs, `retrieval-gate qrels merge` "
+            "adds them"
         )
     # Too few human-judged queries to ever fail is a refusal only when they decide.
     human = compare(
@@ -473,6 +482,10 @@ def assisted_checks(
         uncovered,
     )
     return assisted, tuple(warnings)
+
+
+def _mean(values: FloatArray) -> float:
+    return float(values.mean()) if values.size else 0.0
 
 
 def _rows(scores: Mapping[str, FloatArray], keep: np.ndarray) -> dict[str, FloatArray]:

@@ -152,7 +152,11 @@ class LintInput:
     def dataset(self) -> Dataset | None:
         """The assembled set, or None when it cannot be assembled (an error says why)."""
         try:
-            return assemble(self.labels, combine=self.config.dataset.annotators.combine)
+            return assemble(
+                self.labels,
+                combine=self.config.dataset.annotators.combine,
+                keep_unjudged=self.config.gate.labels == "human+llm",  # as the gate runs it
+            )
         except GateError:
             return None
 

@@ -68,7 +68,7 @@ def calibrate(
             "calibrate needs the judge: add a judge: block (model, base_url) to the config",
             source=str(config.path),
         )
-    labels = load_labels(config.dataset, config.base_dir)
+    labels = load_labels(config.dataset, config.base_dir, judgments_required=qrels is None)
     dataset = assemble(labels, combine=config.dataset.annotators.combine, keep_unjudged=True)
     human = dataset.qrels
     if qrels is not None:

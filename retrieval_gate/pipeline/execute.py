@@ -72,12 +72,13 @@ def execute(
 
     config = config if isinstance(config, GateConfig) else load(config)
     if dataset is None:
-        labels = load_labels(config.dataset, config.base_dir)
+        assisted = config.gate.labels == "human+llm"
+        labels = load_labels(config.dataset, config.base_dir, judgments_required=not assisted)
         refuse_broken(config, labels)
         dataset = assemble(
             labels,
             combine=config.dataset.annotators.combine,
-            keep_unjudged=config.gate.labels == "human+llm",
+            keep_unjudged=assisted,
         )
     retriever = build_retriever(
         config.retriever, base_dir=retriever_dir or config.base_dir, corpus=dataset.corpus

@@ -104,7 +104,7 @@ def plan_judging(
             "LLM; see docs/llm-labels.md"
         )
     prompt = load_prompt(config.resolve(judge.rubric) if judge.rubric else None)
-    labels = load_labels(config.dataset, config.base_dir)
+    labels = load_labels(config.dataset, config.base_dir, judgments_required=False)
     human = labels.judgments.qrels(config.dataset.annotators.combine).to_dict()
     queries = _all_queries(labels.queries)
     depth = judge.depth or config.k
@@ -121,6 +121,14 @@ def plan_judging(
     # A null judge.seed (an endpoint without seeds) still draws the same sample every run.
     seed = 0 if judge.seed is None else judge.seed
     sample = calibration_sample(judged, judge.calibration_queries, seed)
+    if queries and all(query.metadata.get("synthetic") is True for query in queries):
+        # Their one judged document is the one they were written from, at the top grade:
+        # agreeing with that says nothing about the judge, and regrading it costs a call each.
+        sample = ()
+        warnings.append(
+            "every query is synthetic: no calibration sample (its only judged document is "
+            "its source, at the top grade); the judge's labels stay provisional"
+        )
     pool = pool_pairs(queries, human, rankings, depth, sample)
     layer = layer_path(config)
     held = {row.key for row in (read_layer(layer) if layer.is_file() else ())}

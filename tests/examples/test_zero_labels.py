@@ -53,3 +53,37 @@ def test_judge_calibrate_and_check_give_the_full_labels_verdicts(tmp_path: Path)
     assert full.status == "fail"  # the regressed example, last
     # The people's qrels stay as they were: nothing of the judge's is merged into them.
     assert read_qrels(example.kept).keys().isdisjoint(held.keys())
+
+
+def test_a_set_with_no_labels_yet_is_judged_queued_and_not_gated(tmp_path: Path) -> None:
+    (tmp_path / "set").mkdir()
+    for name in ("corpus.jsonl", "queries.jsonl"):  # no qrels: nobody has labelled anything
+        (tmp_path / "set" / name).write_bytes((CONFIGS / "example" / name).read_bytes())
+    with fake_llm() as llm:
+        config = tmp_path / "gate.yaml"
+        config.write_text(
+            "version: 1\nname: zero\ndataset: {path: set}\nretriever: {type: bm25}\n"
+            "metrics: {ndcg@10: {max_drop: 6pt}, recall@10: {max_drop: 7pt}}\n"
+            f"gate: {{labels: human+llm}}\njudge: {{base_url: '{llm.base_url}', model: judge-1}}\n",
+            encoding="utf-8",
+        )
+        example = judge_example(tmp_path / "truth", llm.base_url, held_back=0.0)
+        llm.judge = example.fake_judge(over_grade=0.3)
+        assert run_cli("lint", "-c", config).ret == 0
+        judged = run_cli("judge", "-c", config, "--quiet")
+        assert judged.ret == 0, judged.err
+        assert "no baseline" in judged.err
+    layer = read_layer(tmp_path / "set" / "qrels" / "test.llm.jsonl")
+    assert len({row.query for row in layer}) == 131
+    queue = run_cli("label-queue", "-c", config, "--by", "judge-unsure", "-o", tmp_path / "q.jsonl")
+    assert queue.ret == 0, queue.err
+    rows = [json.loads(line) for line in (tmp_path / "q.jsonl").read_text().splitlines()]
+    sure = {(r.query, r.doc): r.confidence for r in layer}
+    shown = [sure[row["query_id"], row["doc_id"]] for row in rows]
+    assert len(rows) == len(layer)
+    assert shown[0] < 0.9 < shown[-1]  # the pairs the judge was least sure of come first
+    assert run_cli("baseline", "-c", config).ret == 0
+    gated = run_cli("check", "-c", config)
+    # The judge alone decides nothing: with no human-judged query the gate cannot fail.
+    assert gated.ret == 2
+    assert "no query has people's judgments yet" in gated.err

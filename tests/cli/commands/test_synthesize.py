@@ -99,6 +99,11 @@ def test_pool_judging_grades_the_top_k_of_the_new_set_within_the_budget(tmp_path
     lines = (out_dir / "queries.jsonl").read_text().splitlines()
     queries = {json.loads(line)["_id"] for line in lines}
     assert {row["query"] for row in rows} <= queries
+    # Its source, graded 3 by construction, is no calibration: not regraded, said so.
+    assert "every query is synthetic: no calibration sample" in err
+    qrels = (out_dir / "qrels" / "test.tsv").read_text().splitlines()[1:]
+    sources = {tuple(line.split("\t")[:2]) for line in qrels}
+    assert not sources & {(row["query"], row["doc"]) for row in rows}
 
     with fake_llm(judge=FakeJudge(overlap_grade), writer=fake_writer()) as llm:
         (tmp_path / "again").mkdir()
