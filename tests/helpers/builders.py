@@ -4,10 +4,16 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import yaml
+
+from retrieval_gate.core.judgments import Judgments
+from retrieval_gate.core.model import Document, Query
+from retrieval_gate.datasets import Dataset, Labels, assemble
+from retrieval_gate.labels.queue import QueueItem
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 EXAMPLE_BASELINE = Path(".retrieval-gate") / "example" / "baseline.json"
@@ -85,3 +91,28 @@ def copy_example(target: Path) -> Path:
     (target / EXAMPLE_BASELINE).parent.mkdir(parents=True)
     shutil.copy(CONFIGS / EXAMPLE_BASELINE, target / EXAMPLE_BASELINE)
     return target
+
+
+def queue_dataset(
+    judgments: Mapping[str, Mapping[str, float]],
+    corpus: Mapping[str, Document] | None = None,
+) -> Dataset:
+    """A labelled set of the queries in `judgments` ({query: {doc: grade}}), each query's
+    text its id in capitals."""
+    rows = [(q, d, g) for q, docs in judgments.items() for d, g in docs.items()]
+    return assemble(
+        Labels(
+            queries=[Query(q, q.upper()) for q in judgments],
+            judgments=Judgments.from_rows(
+                [r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows]
+            ),
+            corpus=corpus,
+            source="<test>",
+            layout="test",
+        )
+    )
+
+
+def queue_keys(items: list[QueueItem]) -> list[tuple[str, str, int | None]]:
+    """(query, doc, rank) of each queue item, in order."""
+    return [(item.query_id, item.doc_id, item.rank) for item in items]

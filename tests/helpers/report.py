@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html.parser
+import os
 from pathlib import Path
 from typing import Any
 
@@ -10,6 +11,7 @@ from retrieval_gate.history.record import TrendPoint
 from retrieval_gate.report.trend import with_trend
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "report"
+UPDATE = os.environ.get("RETRIEVAL_GATE_UPDATE_GOLDEN") == "1"
 
 
 class Elements(html.parser.HTMLParser):
@@ -73,3 +75,12 @@ def with_golden_trend(document: dict[str, Any]) -> dict[str, Any]:
             "rr@10": trend_points(1, start=0.97),
         },
     )
+
+
+def check_golden(name: str, text: str) -> None:
+    """`text` equals the golden file byte for byte (RETRIEVAL_GATE_UPDATE_GOLDEN=1 rewrites)."""
+    path = GOLDEN / name
+    if UPDATE:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8", newline="")
+    assert path.read_text(encoding="utf-8") == text, f"{name} differs from its golden file"

@@ -6,16 +6,12 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
 
 from retrieval_gate.config.loader import load
-from retrieval_gate.core.judgments import Judgments
-from retrieval_gate.core.model import Document, Query
-from retrieval_gate.datasets import Dataset
-from retrieval_gate.datasets.dataset import Labels, assemble
+from retrieval_gate.core.model import Document
 from retrieval_gate.errors import InputError
 from retrieval_gate.gate.baseline.file import read_baseline
 from retrieval_gate.labels.queue import (
@@ -27,32 +23,8 @@ from retrieval_gate.labels.queue import (
     unjudged_items,
 )
 from retrieval_gate.pipeline.record import record_current
-from tests.helpers.builders import EXAMPLE_BASELINE, write
+from tests.helpers.builders import EXAMPLE_BASELINE, queue_dataset, queue_keys, write
 from tests.helpers.cli import run_cli
-
-
-def dataset(
-    judgments: Mapping[str, Mapping[str, float]],
-    corpus: Mapping[str, Document] | None = None,
-) -> Dataset:
-    """A labelled set of the queries in `judgments` ({query: {doc: grade}}), each query's
-    text its id in capitals."""
-    rows = [(q, d, g) for q, docs in judgments.items() for d, g in docs.items()]
-    return assemble(
-        Labels(
-            queries=[Query(q, q.upper()) for q in judgments],
-            judgments=Judgments.from_rows(
-                [r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows]
-            ),
-            corpus=corpus,
-            source="<test>",
-            layout="test",
-        )
-    )
-
-
-def keys(items: list[QueueItem]) -> list[tuple[str, str, int]]:
-    return [(item.query_id, item.doc_id, item.rank) for item in items]
 
 
 def item(**fields: object) -> QueueItem:
@@ -75,11 +47,11 @@ def item(**fields: object) -> QueueItem:
 
 
 def test_items_sort_by_rank_then_most_regressed_then_ids() -> None:
-    data = dataset({"q1": {"j": 1}, "q2": {"j": 1}, "q3": {"j": 1}, "q4": {"j": 1}})
+    data = queue_dataset({"q1": {"j": 1}, "q2": {"j": 1}, "q3": {"j": 1}, "q4": {"j": 1}})
     top_k = {"q1": ["j", "a", "b"], "q2": ["c", "j"], "q3": ["e", "d"], "q4": ["f"]}
     deltas = {"q1": 0.1, "q2": -0.5, "q3": -0.5}  # q4 has none: last among equal ranks
     items = unjudged_items(data, top_k, k=10, metric="ndcg@10", deltas=deltas)
-    assert keys(items) == [
+    assert queue_keys(items) == [
         ("q2", "c", 1),  # delta -0.5
         ("q3", "e", 1),  # delta -0.5, then by query id
         ("q4", "f", 1),  # no delta
@@ -91,28 +63,28 @@ def test_items_sort_by_rank_then_most_regressed_then_ids() -> None:
 
 
 def test_the_same_doc_id_in_two_queries_ties_on_query_id() -> None:
-    data = dataset({"b": {"j": 1}, "a": {"j": 1}})
+    data = queue_dataset({"b": {"j": 1}, "a": {"j": 1}})
     items = unjudged_items(data, {"b": ["x", "y"], "a": ["y", "x"]}, k=10, metric="ndcg@10")
-    assert keys(items) == [("a", "y", 1), ("b", "x", 1), ("a", "x", 2), ("b", "y", 2)]
+    assert queue_keys(items) == [("a", "y", 1), ("b", "x", 1), ("a", "x", 2), ("b", "y", 2)]
 
 
 def test_judged_docs_are_left_out_and_graded_below_zero_are_unjudged() -> None:
-    data = dataset({"q1": {"rel": 2, "nonrel": 0, "pooled": -1}})
+    data = queue_dataset({"q1": {"rel": 2, "nonrel": 0, "pooled": -1}})
     items = unjudged_items(
         data, {"q1": ["rel", "nonrel", "pooled", "absent"]}, k=10, metric="ndcg@10"
     )
-    assert keys(items) == [("q1", "pooled", 3), ("q1", "absent", 4)]
+    assert queue_keys(items) == [("q1", "pooled", 3), ("q1", "absent", 4)]
 
 
 def test_only_the_top_k_and_labelled_queries_count() -> None:
-    data = dataset({"q1": {"j": 1}})
+    data = queue_dataset({"q1": {"j": 1}})
     top_k = {"q1": ["a", "b", "c"], "unlabelled": ["x"]}
     items = unjudged_items(data, top_k, k=2, metric="ndcg@10")
-    assert keys(items) == [("q1", "a", 1), ("q1", "b", 2)]
+    assert queue_keys(items) == [("q1", "a", 1), ("q1", "b", 2)]
 
 
 def test_new_compares_with_the_baseline_top_k_and_is_null_without_one() -> None:
-    data = dataset({"q1": {"j": 1}, "q2": {"j": 1}})
+    data = queue_dataset({"q1": {"j": 1}, "q2": {"j": 1}})
     top_k = {"q1": ["kept", "fresh"], "q2": ["other"]}
     without = unjudged_items(data, top_k, k=10, metric="ndcg@10")
     assert [(i.doc_id, i.new, i.delta) for i in without] == [
@@ -129,7 +101,7 @@ def test_new_compares_with_the_baseline_top_k_and_is_null_without_one() -> None:
 
 
 def test_delta_is_rounded_to_four_decimals_without_negative_zero() -> None:
-    data = dataset({"q1": {"j": 1}, "q2": {"j": 1}})
+    data = queue_dataset({"q1": {"j": 1}, "q2": {"j": 1}})
     items = unjudged_items(
         data,
         {"q1": ["a"], "q2": ["b"]},
@@ -145,19 +117,19 @@ def test_delta_is_rounded_to_four_decimals_without_negative_zero() -> None:
 def test_title_and_text_come_from_the_corpus_when_it_has_the_doc() -> None:
     corpus = {"a": Document("a", title="Reset", text="Open settings.")}
     items = unjudged_items(
-        dataset({"q1": {"j": 1}}, corpus), {"q1": ["a", "b"]}, k=10, metric="ndcg@10"
+        queue_dataset({"q1": {"j": 1}}, corpus), {"q1": ["a", "b"]}, k=10, metric="ndcg@10"
     )
     assert [(i.doc_id, i.query, i.title, i.text) for i in items] == [
         ("a", "Q1", "Reset", "Open settings."),
         ("b", "Q1", None, None),
     ]
-    no_corpus = unjudged_items(dataset({"q1": {"j": 1}}), {"q1": ["a"]}, k=10, metric="m")
+    no_corpus = unjudged_items(queue_dataset({"q1": {"j": 1}}), {"q1": ["a"]}, k=10, metric="m")
     assert (no_corpus[0].title, no_corpus[0].text) == (None, None)
     assert (no_corpus[0].grade, no_corpus[0].annotator) == (None, None)
 
 
 def test_the_pairs_of_label_dependent_checks_come_first_with_the_baseline_s() -> None:
-    data = dataset({"q1": {"j": 1}, "q2": {"j": 1, "p": -1}, "q3": {"j": 1}})
+    data = queue_dataset({"q1": {"j": 1}, "q2": {"j": 1, "p": -1}, "q3": {"j": 1}})
     items = unjudged_items(
         data,
         {"q1": ["a", "j"], "q2": ["b", "j"]},
@@ -209,7 +181,7 @@ def test_csv_quotes_per_rfc_4180_and_writes_empty_cells_for_null() -> None:
 @pytest.mark.parametrize("fmt", ["jsonl", "csv"])
 def test_equal_inputs_give_equal_bytes(fmt: str) -> None:
     def build() -> str:
-        data = dataset({"q2": {"j": 1}, "q1": {"j": 1}}, {"a": Document("a", "T", "x")})
+        data = queue_dataset({"q2": {"j": 1}, "q1": {"j": 1}}, {"a": Document("a", "T", "x")})
         found = unjudged_items(
             data,
             {"q2": ["a", "b"], "q1": ["b", "a"]},

@@ -17,7 +17,7 @@ from tests.helpers.judged_example import (
     read_qrels,
     simulated_layer,
 )
-from tests.report.test_render import check_golden
+from tests.helpers.report import check_golden
 
 NAME = "example-regressed.yaml"
 

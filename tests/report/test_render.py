@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import random
 import re
 from pathlib import Path
@@ -24,9 +23,8 @@ from retrieval_gate.report import (
     summary_of,
     validate_result,
 )
-from tests.helpers.report import GOLDEN, elements, with_golden_trend
+from tests.helpers.report import GOLDEN, check_golden, elements, with_golden_trend
 
-UPDATE = os.environ.get("RETRIEVAL_GATE_UPDATE_GOLDEN") == "1"
 ZWSP = "\u200b"
 NOT_JUDGED = "\u2796"  # the heavy minus sign that marks rows without an enforced verdict
 TIMES = "\u00d7"
@@ -131,15 +129,6 @@ def regressed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 @pytest.fixture(scope="module")
 def passed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     return build_scenario(tmp_path_factory.mktemp("passed"), regressed=False)
-
-
-def check_golden(name: str, text: str) -> None:
-    """`text` equals the golden file byte for byte (RETRIEVAL_GATE_UPDATE_GOLDEN=1 rewrites)."""
-    path = GOLDEN / name
-    if UPDATE:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8", newline="")
-    assert path.read_text(encoding="utf-8") == text, f"{name} differs from its golden file"
 
 
 def test_the_json_result_is_pinned(regressed: dict[str, Any]) -> None:
