@@ -19,6 +19,7 @@ from retrieval_gate.gate.baseline.record import Baseline
 from retrieval_gate.gate.comparable import comparable_baseline
 from retrieval_gate.labels.queue import (
     LabelQueue,
+    QueueItem,
     judge_disagreements,
     judge_unsure_first,
     unjudged_items,
@@ -35,6 +36,7 @@ def make_queue(
     refresh_cache: bool = False,
     progress: TextIO | None = None,
     order: QueueOrder = "impact",
+    sample: int | None = None,
 ) -> LabelQueue:
     """The label queue of `config`'s current top k: from the retriever (cached as `check`
     caches it), or from `result_path`: a `check` JSON result, a baseline file, or a run file
@@ -43,6 +45,11 @@ def make_queue(
     `new` compares with the config's baseline file when it exists. `delta` comes from the
     result's baseline scores when `result_path` is a `check` result, else from the config's
     baseline file. No printing; problems that do not stop the queue are in `warnings`.
+
+    `sample` keeps whole queries only: that many drawn at random (seeded with gate.seed) from
+    those people have judged nothing of, every unjudged pair of each. gate.labels: human+llm
+    needs the human-judged queries to be a random sample of the set; queries picked by where
+    the judge doubts, or by impact, are not, and would bias its estimates.
     """
 
     metric = str(parse_metric(next(iter(config.metrics))))
@@ -108,6 +115,8 @@ def make_queue(
         )  # fmt: skip
         if order == "judge-unsure":
             items = judge_unsure_first(items, judge_grades(config))
+    if sample is not None:
+        items = _whole_queries(items, dataset, sample, config.gate.seed)
     return LabelQueue(
         tuple(items),
         config.k,
@@ -141,6 +150,19 @@ def judge_grades(config: GateConfig) -> dict[tuple[str, str], LlmJudgment]:
             )
         judge = judges[0]
     return {(row.query, row.doc): row for row in rows if row.judge == judge}
+
+
+def _whole_queries(
+    items: list[QueueItem], dataset: Dataset, size: int, seed: int
+) -> list[QueueItem]:
+    """The items of `size` queries drawn with `seed` among those no grade of people's covers."""
+    import random
+
+    qrels = dataset.qrels
+    judged = set(qrels.query_ids[qrels.query[qrels.grade >= 0]].tolist())
+    candidates = sorted({item.query_id for item in items} - judged)
+    chosen = set(random.Random(seed).sample(candidates, min(size, len(candidates))))
+    return [item for item in items if item.query_id in chosen]
 
 
 def _dependent_queries(

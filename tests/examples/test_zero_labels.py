@@ -82,6 +82,15 @@ def test_a_set_with_no_labels_yet_is_judged_queued_and_not_gated(tmp_path: Path)
     shown = [sure[row["query_id"], row["doc_id"]] for row in rows]
     assert len(rows) == len(layer)
     assert shown[0] < 0.9 < shown[-1]  # the pairs the judge was least sure of come first
+    # For people: whole queries at random, so the human-judged ones stay a random sample.
+    drawn = run_cli("label-queue", "-c", config, "--sample", "5", "-o", tmp_path / "s.jsonl")
+    assert drawn.ret == 0, drawn.err
+    again = run_cli("label-queue", "-c", config, "--sample", "5", "-o", tmp_path / "t.jsonl")
+    assert (tmp_path / "s.jsonl").read_bytes() == (tmp_path / "t.jsonl").read_bytes()
+    picked = [json.loads(line) for line in (tmp_path / "s.jsonl").read_text().splitlines()]
+    assert len({row["query_id"] for row in picked}) == 5
+    assert len(picked) == 50  # every pair of their top 10: no query only half labelled
+    assert again.ret == 0
     assert run_cli("baseline", "-c", config).ret == 0
     gated = run_cli("check", "-c", config)
     # The judge alone decides nothing: with no human-judged query the gate cannot fail.

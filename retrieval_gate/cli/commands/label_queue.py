@@ -46,6 +46,14 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "grade differs most from people's, for a second look (from `retrieval-gate judge`'s "
         "layer)",
     )
+    parser.add_argument(
+        "--sample",
+        type=_row_limit,
+        metavar="N",
+        help="whole queries only: N drawn at random (gate.seed) from those people have not "
+        "judged, every unjudged pair of each; what gate.labels: human+llm needs, since its "
+        "estimates assume the human-judged queries are a random sample",
+    )
     parser.add_argument("--limit", type=_row_limit, metavar="N", help="keep the first N rows only")
     parser.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
     parser.add_argument("--quiet", action="store_true", help="no progress output")
@@ -75,6 +83,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         cache=not args.no_cache,
         progress=None if args.quiet else err,
         order=args.by,
+        sample=args.sample,
     )
     for warning in queue.warnings:
         print(f"retrieval-gate: warning: {warning}", file=err)
