@@ -76,6 +76,12 @@ def pool_pairs(
     return Pool(tuple(pairs), pooled, tuple(sorted(sampled)))
 
 
+def document_text(document: Document) -> str:
+    """What an LLM reads of a corpus document, to grade it or to write a query it answers: its
+    title, a blank line, then its text."""
+    return "\n\n".join(part.strip() for part in (document.title, document.text) if part.strip())
+
+
 def passage_text(
     doc: str, corpus: Mapping[str, Document] | None, hit_texts: Mapping[str, str]
 ) -> str | None:
@@ -83,7 +89,7 @@ def passage_text(
     line above the text), else the text a retriever returned with it, else None."""
     document = corpus.get(doc) if corpus is not None else None
     if document is not None:
-        text = "\n\n".join(part.strip() for part in (document.title, document.text) if part.strip())
+        text = document_text(document)
         if text:
             return text
     text = hit_texts.get(doc, "").strip()

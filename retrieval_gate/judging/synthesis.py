@@ -176,11 +176,6 @@ def plan(order: Sequence[str], styles: Sequence[str]) -> list[PlanItem]:
     ]
 
 
-def document_text(document: Document) -> str:
-    """What the writer and the judge read of a document: its title, then its text."""
-    return "\n".join(part for part in (document.title.strip(), document.text.strip()) if part)
-
-
 def writing_messages(document: str, style: str) -> list[dict[str, str]]:
     """The chat messages that ask for one query in `style` that `document` answers."""
     user = WRITE.replace("{style}", STYLES[style]).replace(

@@ -16,6 +16,7 @@ from retrieval_gate.core.model import Document
 from retrieval_gate.core.wording import one_line
 from retrieval_gate.errors import GateError, InputError
 from retrieval_gate.judging.calls import Answers, Request, ask_all
+from retrieval_gate.judging.pool import document_text
 from retrieval_gate.judging.prompt import Prompt, load_prompt, parse_grade
 from retrieval_gate.judging.spend import cost_of
 from retrieval_gate.judging.synthesis import (
@@ -25,7 +26,6 @@ from retrieval_gate.judging.synthesis import (
     NearDuplicates,
     PlanItem,
     clean_query,
-    document_text,
     plan,
     strata_of,
     stratified_order,
