@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import re
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from retrieval_gate.cli.commands.common import add_config_option
-from retrieval_gate.errors import EXIT_OK
+from retrieval_gate.core.wording import one_line
+from retrieval_gate.errors import EXIT_OK, InputError
 
 
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -27,6 +29,23 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument(
         "-f", "--format", choices=("text", "json"), default="text", help="text (default) or json"
     )
+    parser.add_argument(
+        "--claim",
+        metavar="CHANGE",
+        help="audit a claimed mean change instead (-2pt, +1.5pt or -0.02): the smallest p-value "
+        "it could have, its t p-value and the detectable change, given --n and a spread",
+    )
+    parser.add_argument("--n", metavar="N", help="with --claim: the number of queries")
+    parser.add_argument(
+        "--sd", metavar="SD", help="with --claim: per-query sd of the changes (default: the "
+        "baseline's per-query sd of --metric, when the config and its baseline exist)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--metric", help="with --claim: the baseline metric whose sd is used (default: the first)"
+    )
+    # argparse reads `-2pt` as an option unless it looks like a negative number: a drop in
+    # points is one, so `--claim -2pt` works as `--claim -0.02` does.
+    parser._negative_number_matcher = re.compile(r"^-\d*\.?\d+\s*(pt|pts|points?)?$", re.I)
     parser.set_defaults(handler=run)
 
 
@@ -37,6 +56,11 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from retrieval_gate.gate.baseline.file import read_baseline
     from retrieval_gate.gate.power import power_report
 
+    if args.claim is not None:
+        return _run_claim(args, out)
+    for option in ("n", "sd", "metric"):
+        if getattr(args, option) is not None:
+            raise InputError(f"--{option} goes with --claim CHANGE")
     config = load(args.config)
     dataset = load_dataset(
         config.dataset, config.base_dir, keep_unjudged=config.gate.labels == "human+llm"
@@ -47,3 +71,61 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         print(f"retrieval-gate: warning: {warning}", file=err)
     out.write(report.to_json() if args.format == "json" else report.to_text())
     return EXIT_OK
+
+
+def _run_claim(args: argparse.Namespace, out: TextIO) -> int:
+    """Print what a claimed change over --n queries can show: with the config's settings and
+    its baseline's spread when the config exists, else the defaults and --sd alone."""
+    from retrieval_gate.config import DEFAULT_CONFIG
+    from retrieval_gate.config.loader import load
+    from retrieval_gate.gate.claim import audit, check_sd, parse_change
+    from retrieval_gate.gate.compare import ComparisonSettings
+    from retrieval_gate.gate.policy import gate_settings
+
+    change = parse_change(args.claim)
+    if args.n is None:
+        raise InputError("--claim needs --n N, the number of queries the change is a mean over")
+    n = _number("--n", args.n, int)
+    sd = None if args.sd is None else check_sd(_number("--sd", args.sd, float))
+    settings, source = ComparisonSettings(), "--sd" if sd is not None else ""
+    if args.config != DEFAULT_CONFIG or Path(args.config).exists():
+        config = load(args.config)
+        settings = gate_settings(config)
+        path = Path(args.baseline) if args.baseline else config.resolve(config.baseline)
+        metric = args.metric or next(iter(config.metrics), None)
+        if sd is None and metric is not None and (args.baseline or path.exists()):
+            sd, source = _baseline_sd(path, metric, args.config)
+    elif args.metric is not None or args.baseline is not None:
+        raise InputError(f"--metric and --baseline need a config; {DEFAULT_CONFIG} does not exist")
+    claim = audit(change, n, sd, source, settings)
+    out.write(claim.to_json() if args.format == "json" else claim.to_text())
+    return EXIT_OK
+
+
+def _number(option: str, text: str, kind: type[int] | type[float]) -> Any:
+    """`text` read as `kind`; InputError naming `option` when it is not one."""
+    try:
+        return kind(text)
+    except (ValueError, OverflowError):
+        shown = one_line(text)[:60]
+        wanted = "whole number" if kind is int else "number"
+        raise InputError(f"{option}: {shown!r} is not a {wanted}") from None
+
+
+def _baseline_sd(path: Path, metric: str, config: str) -> tuple[float, str]:
+    """The sd of the baseline's per-query scores of `metric`, and where it comes from."""
+    from retrieval_gate.gate.baseline.file import read_baseline
+    from retrieval_gate.metrics import parse_metric
+
+    try:
+        name = str(parse_metric(metric))
+    except Exception:
+        raise InputError(f"--metric: {one_line(metric)[:60]!r} is not a metric name") from None
+    baseline = read_baseline(path, config=config)
+    if name not in baseline.scores:
+        known = ", ".join(sorted(baseline.scores))
+        raise InputError(f"--metric: the baseline has no {name} scores; it has {known}")
+    scores = baseline.scores[name]
+    if len(scores) < 2:
+        raise InputError(f"{path}: fewer than 2 queries of {name}: no spread; give --sd")
+    return float(scores.std(ddof=1)), f"baseline:{name}"
