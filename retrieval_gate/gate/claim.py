@@ -131,18 +131,29 @@ class Claim:
                 f"per-query sd {self.sd:.4g}, the baseline's {self.sd_source.partition(':')[2]} "
                 "(exact when the runs correlate at 0.5)"
             )
-        lines.append(f"paired t-test: p = {self.t_p:.3g} with {assumed}")
+        lines.append(f"paired t-test: p = {self.t_p:.3g} for this mean with {assumed}")
         test = "paired t-test" if s.test == "t" else "sign-flip test"
         if self.detectable is None:
             lines.append(f"detectable change: none; {self.n} queries cannot reach alpha")
         else:
-            verdict = "within" if self.within else "below"
+            claimed = f"{abs(self.change) * 100:.2f}pt"
+            verdict = (
+                f"the claimed {claimed} is at or past it"
+                if self.within
+                else f"the claimed {claimed} is below it: {self.n:,} queries catch a true "
+                f"change that small less than {s.power:.0%} of the time"
+            )
             lines.append(
-                f"detectable change: {self.detectable * 100:.2f}pt at {s.power:.0%} power "
-                f"({test}, one check at alpha {s.alpha:g}, same sd): the claim is {verdict} "
-                "what this n can detect"
+                f"detectable change: {_up(self.detectable)}pt at {s.power:.0%} power "
+                f"({test}, one check at alpha {s.alpha:g}, same sd); {verdict}"
             )
         return "\n".join(lines) + "\n"
+
+
+def _up(change: float) -> str:
+    """Points to 0.01, rounded up: a detectable change is never printed below a claim it is
+    past."""
+    return f"{math.ceil(round(change * 10_000, 6)) / 100:.2f}"
 
 
 def audit(
