@@ -57,7 +57,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from retrieval_gate.gate.power import power_report
 
     if args.claim is not None:
-        return _run_claim(args, out)
+        return _run_claim(args, out, err)
     for option in ("n", "sd", "metric"):
         if getattr(args, option) is not None:
             raise InputError(f"--{option} goes with --claim CHANGE")
@@ -73,7 +73,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return EXIT_OK
 
 
-def _run_claim(args: argparse.Namespace, out: TextIO) -> int:
+def _run_claim(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Print what a claimed change over --n queries can show: with the config's settings and
     its baseline's spread when the config exists, else the defaults and --sd alone."""
     from retrieval_gate.config import DEFAULT_CONFIG
@@ -95,6 +95,12 @@ def _run_claim(args: argparse.Namespace, out: TextIO) -> int:
         metric = args.metric or next(iter(config.metrics), None)
         if sd is None and metric is not None and (args.baseline or path.exists()):
             sd, source = _baseline_sd(path, metric, args.config)
+        elif sd is None:
+            print(
+                f"retrieval-gate: warning: no baseline at {path}: no per-query spread to test "
+                "the claim with; give --sd, or make the baseline",
+                file=err,
+            )
     elif args.metric is not None or args.baseline is not None:
         raise InputError(f"--metric and --baseline need a config; {DEFAULT_CONFIG} does not exist")
     claim = audit(change, n, sd, source, settings)

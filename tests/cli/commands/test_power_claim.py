@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 
 import pytest
 from scipy import stats
@@ -94,3 +95,14 @@ def test_bad_input_is_one_clean_line_naming_the_option(argv: list[str], option: 
     assert err.count("\n") == 1
     assert "\x1b" not in err
     assert not any(line.startswith("::") for line in err.splitlines())
+
+
+def test_a_config_without_its_baseline_says_why_there_is_no_spread(tmp_path: Path) -> None:
+    config = tmp_path / "gate.yaml"
+    text = (CONFIGS / "example.yaml").read_text(encoding="utf-8")
+    config.write_text(text.replace("path: example", f"path: {CONFIGS / 'example'}"), "utf-8")
+    code, out, err = run_cli("power", "--claim", "-2pt", "--n", "131", "-c", config)
+    assert code == 0, err
+    assert "no lower bound" in out or "--sd" in out
+    assert "no baseline at" in err
+    assert "give --sd" in err
