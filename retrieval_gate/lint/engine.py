@@ -328,8 +328,15 @@ def _stats(given: LintInput) -> dict[str, Any]:
     agreement = given.agreement
     texts = {query.id for query in given.labels.queries}
     queries = len(texts & set(judgments.query_ids.tolist()))
+    # Under human+llm every query with text runs, labelled by people or not: say both.
+    assisted = given.config.gate.labels == "human+llm" and len(texts) > queries
+    counted = (
+        f"{plural(len(texts), 'query', 'queries')} ({queries} labelled)"
+        if assisted
+        else plural(queries, "labelled query", "labelled queries")
+    )
     described = (
-        f"{plural(queries, 'labelled query', 'labelled queries')}, "
+        f"{counted}, "
         f"{plural(len(judgments), 'judgment')}"
         + (
             f" by {plural(len(judgments.annotators), 'annotator')}"

@@ -69,7 +69,9 @@ def test_a_set_with_no_labels_yet_is_judged_queued_and_not_gated(tmp_path: Path)
         )
         example = judge_example(tmp_path / "truth", llm.base_url, held_back=0.0)
         llm.judge = example.fake_judge(over_grade=0.3)
-        assert run_cli("lint", "-c", config).ret == 0
+        linted = run_cli("lint", "-c", config)
+        assert linted.ret == 0, linted.err
+        assert "131 queries (0 labelled), 0 judgments, 218 documents" in linted.out
         judged = run_cli("judge", "-c", config, "--quiet")
         assert judged.ret == 0, judged.err
         assert "no baseline" in judged.err
