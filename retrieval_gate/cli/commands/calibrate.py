@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
-from dataclasses import asdict
 from typing import TYPE_CHECKING, Any, TextIO
 
 from retrieval_gate.cli.commands.common import add_config_option
@@ -46,6 +44,8 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
     found = calibrate(args.config, qrels=args.qrels, runs=args.run)
     if args.format == "json":
+        import json
+
         out.write(json.dumps(calibration_document(found), indent=2) + "\n")
     else:
         out.write(calibration_text(found))
@@ -54,6 +54,8 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 def calibration_document(found: Calibration) -> dict[str, Any]:
     """The card as JSON."""
+    from dataclasses import asdict
+
     return {
         "judge": {"model": found.model, "prompt_sha256": found.prompt_sha256},
         "labels": found.labels,
