@@ -24,7 +24,7 @@ from retrieval_gate.gate.compare import (
     family_levels,
     verdict_for,
 )
-from retrieval_gate.gate.slicing import ALL, same_as_all, small_slices
+from retrieval_gate.gate.slicing import check_list
 from retrieval_gate.stats.calibration import CalibrationCard, calibration_card, system_agreement
 from retrieval_gate.stats.detectability import detectable_drop
 from retrieval_gate.stats.ppi import PpiEstimate, ppi_mean
@@ -133,36 +133,40 @@ def human_judged(dataset: Dataset) -> np.ndarray:
     return judged
 
 
-def covered(
-    judge: Qrels, records: Sequence[Baseline], query_ids: Sequence[str], depth: int
-) -> np.ndarray:
-    """Per query: whether the judge graded every doc the records rank in its top `depth`."""
+def pools_of(
+    records: Sequence[Baseline], query_ids: Sequence[str], depth: int
+) -> dict[str, set[str]]:
+    """Per query: the documents the records rank in its top `depth` (the judge's pool)."""
+    return {
+        query: {d for record in records for d in record.top_k.get(query, ())[:depth]}
+        for query in query_ids
+    }
+
+
+def covered(judge: Qrels, pools: Mapping[str, set[str]], query_ids: Sequence[str]) -> np.ndarray:
+    """Per query: whether the judge graded every doc of its pool (`pools_of`)."""
     graded: dict[str, set[str]] = {}
     ids = judge.query_ids.tolist()
     for q, d in zip(judge.query.tolist(), judge.docs.tolist(), strict=True):
         graded.setdefault(ids[q], set()).add(d)
-    found = np.ones(len(query_ids), dtype=bool)
-    for i, query in enumerate(query_ids):
-        pool = {d for record in records for d in record.top_k.get(query, ())[:depth]}
-        found[i] = pool <= graded.get(query, set())
-    return found
+    return np.fromiter(
+        (pools.get(query, set()) <= graded.get(query, set()) for query in query_ids),
+        dtype=bool,
+        count=len(query_ids),
+    )
 
 
-def pooled(judge: Qrels, records: Sequence[Baseline], depth: int) -> Qrels:
-    """The judge's labels of the pairs the records rank in their top `depth`, nothing else.
+def pooled(judge: Qrels, pools: Mapping[str, set[str]]) -> Qrels:
+    """The judge's labels of the pairs of each query's pool (`pools_of`), nothing else.
 
     The judge also grades people's pairs beyond the pool of its calibration queries, for the
     card; scoring with them would make the judge's values of human-judged queries see more
     relevant documents (a larger ideal DCG, more to recall) than those of the other queries,
     and the rectifier would correct a difference the other queries do not have."""
     ids = judge.query_ids.tolist()
-    pools = {
-        query: {d for record in records for d in record.top_k.get(query, ())[:depth]}
-        for query in ids
-    }
     keep = np.fromiter(
         (
-            d in pools[ids[q]]
+            d in pools.get(ids[q], ())
             for q, d in zip(judge.query.tolist(), judge.docs.tolist(), strict=True)
         ),
         dtype=bool,
@@ -211,26 +215,19 @@ def assisted_comparisons(
     or BH) is `compare`'s, with a t reference. Returns the comparisons, each one's count of
     human-judged queries and its weight of the judge's labels.
     """
-    again = set(same_as_all(slices))
-    order = [ALL, *sorted(name for name in slices if name != ALL and name not in again)]
-    small = small_slices(slices, settings.min_size)
     cells = []
-    for metric in thresholds:
-        for name in order:
-            rows = np.asarray(slices[name], dtype=np.int64)
-            threshold = overrides.get(name, {}).get(metric, thresholds[metric])
-            ours = rows[labelled[rows]]
+    for metric, name, rows, threshold, reason in check_list(
+        slices, thresholds, overrides, settings.min_size
+    ):
+        rows = np.asarray(rows, dtype=np.int64)
+        ours = rows[labelled[rows]]
+        # Before a small slice's reason, as it names the estimate's own limit.
+        if rows.size and not threshold.report_only and ours.size < MIN_HUMAN:
             reason = (
-                "report only: no max_drop or min"
-                if threshold.report_only
-                else "no queries"
-                if not rows.size
-                else f"too few human-judged queries ({ours.size} < {MIN_HUMAN}) to correct "
-                "the judge's labels"
-                if ours.size < MIN_HUMAN
-                else small.get(name, "")
+                f"too few human-judged queries ({ours.size} < {MIN_HUMAN}) to correct the "
+                "judge's labels"
             )
-            cells.append((metric, name, rows, ours, rows[~labelled[rows]], threshold, reason))
+        cells.append((metric, name, rows, ours, rows[~labelled[rows]], threshold, reason))
     estimates = [
         _estimates(human, judged, metric, ours, theirs)
         for metric, _, _, ours, theirs, _, _ in cells
@@ -401,8 +398,9 @@ def assisted_checks(
     labelled = human_judged(dataset)
     ids = list(current.query_ids)
     depth = config.judge.depth or config.k
-    keep = covered(labels.qrels, records, ids, depth)
-    pool = pooled(labels.qrels, records, depth)
+    pools = pools_of(records, ids, depth)
+    keep = covered(labels.qrels, pools, ids)
+    pool = pooled(labels.qrels, pools)
     judged = (judge_scores(baseline, pool), judge_scores(current, pool))
     human_scores = (baseline.scores, current.scores)
     made, counts, weights = assisted_comparisons(
@@ -528,7 +526,10 @@ def power_view(
             f"provisional ({why_not})",
         )
     judged = judge_scores(
-        baseline, pooled(labels.qrels, [baseline], config.judge.depth or config.k)
+        baseline,
+        pooled(
+            labels.qrels, pools_of([baseline], baseline.query_ids, config.judge.depth or config.k)
+        ),
     )
     made, counts, _ = assisted_comparisons(
         (scores, scores), (judged, judged), labelled, slices, *policy

@@ -11,7 +11,7 @@ import numpy as np
 
 from retrieval_gate.core.ids import FloatArray, IntArray
 from retrieval_gate.errors import GateError
-from retrieval_gate.gate.slicing import ALL, same_as_all, small_slices
+from retrieval_gate.gate.slicing import ALL, check_list
 from retrieval_gate.stats.detectability import detectable_drop, queries_needed
 from retrieval_gate.stats.significance import (
     Correction,
@@ -439,24 +439,14 @@ def compare(
             for metric in arrays:
                 if _scores(f"a {name} run", run, metric).size != total:
                     raise GateError(f"every {name} run must score the same {total} queries")
-    # A slice of every query is the overall check again: not a check of its own.
-    again = set(same_as_all(index))
-    order = [ALL, *sorted(name for name in index if name != ALL and name not in again)]
-    small = small_slices(index, settings.min_size)
-    cells = []
-    for metric in arrays:
-        for name in order:
-            threshold = overrides.get(name, {}).get(metric, thresholds[metric])
-            rows = index[name]
-            reason = (
-                "report only: no max_drop or min"
-                if threshold.report_only
-                else "no queries"
-                if not rows.size
-                else small.get(name, "")
-            )
-            noise = run_noise(runs, metric, rows) if runs else None
-            cells.append(_Cell(metric, name, rows, threshold, reason, noise))
+    cells = [
+        _Cell(
+            metric, name, rows, threshold, reason, run_noise(runs, metric, rows) if runs else None
+        )
+        for metric, name, rows, threshold, reason in check_list(
+            index, thresholds, overrides, settings.min_size
+        )
+    ]
     # One column per check, zero outside its slice: every test runs on one matrix.
     # Column by column, as the tests read it (`sign_flip` then needs no copy).
     diffs = np.zeros((total, len(cells)), dtype=np.float64, order="F")

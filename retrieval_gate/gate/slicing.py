@@ -8,7 +8,7 @@ import itertools
 import math
 import operator
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
 
@@ -290,3 +290,41 @@ def _label(value: Any, field: str, query_id: str) -> str:
             "flatten it to one list of values"
         )
     return str(value)
+
+
+class _Thresholds(Protocol):
+    """What `check_list` reads of a threshold (compare.Threshold)."""
+
+    @property
+    def report_only(self) -> bool: ...
+
+
+_Gated = TypeVar("_Gated", bound=_Thresholds)
+
+
+def check_list(
+    slices: Mapping[str, IntArray],
+    thresholds: Mapping[str, _Gated],
+    overrides: Mapping[str, Mapping[str, _Gated]],
+    min_size: int,
+) -> list[tuple[str, str, IntArray, _Gated, str]]:
+    """Every check (metric, slice, rows, threshold, why it is not gated: "" when it is), by
+    metric, then "all", then the other slices by name. A slice that holds exactly the queries
+    of "all" is the overall check again, not a check of its own (`same_as_all`)."""
+    again = set(same_as_all(slices))
+    order = [ALL, *sorted(name for name in slices if name != ALL and name not in again)]
+    small = small_slices(slices, min_size)
+    found = []
+    for metric in thresholds:
+        for name in order:
+            threshold = overrides.get(name, {}).get(metric, thresholds[metric])
+            rows = slices[name]
+            reason = (
+                "report only: no max_drop or min"
+                if threshold.report_only
+                else "no queries"
+                if not rows.size
+                else small.get(name, "")
+            )
+            found.append((metric, name, rows, threshold, reason))
+    return found
