@@ -238,10 +238,19 @@ class GateSettings(StrictModel):
     require_significance: bool = Field(
         True, description="false: a drop past max_drop fails whatever its p-value"
     )
+    rule: Literal["significant-drop", "evidence-of-excess", "non-inferiority"] = Field(
+        "significant-drop",
+        description="how a check is decided: significant-drop fails when the mean drop is "
+        "past max_drop and a paired test shows a drop; evidence-of-excess fails only with "
+        "evidence that the drop is past max_drop (fewer false alarms near the threshold, "
+        "fewer catches); non-inferiority passes only with evidence that the drop is within "
+        "max_drop, else the check is inconclusive (on_inconclusive: fail makes it strict)",
+    )
     on_inconclusive: Literal["pass", "fail"] = Field(
         "pass",
-        description="a check past its threshold without enough evidence: pass (the default; "
-        "the report lists it) or fail the gate",
+        description="a check past its threshold whose test leans towards the drop without "
+        "the evidence to fail it (adjusted p within 2x alpha), or under non-inferiority one "
+        "not shown within max_drop: pass (the default; the report lists it) or fail the gate",
     )
     overall_share: float = Field(
         0.5,
@@ -358,6 +367,13 @@ class GateConfig(StrictModel):
                 "judge_missing",
                 "gate.labels: human+llm gates on an LLM judge's labels: add a judge: block "
                 "(base_url, model) naming the judge that wrote them",
+            )
+        if self.gate.labels == "human+llm" and self.gate.rule != "significant-drop":
+            raise PydanticCustomError(
+                "rule_unsupported",
+                "gate.rule: {rule} is not available with gate.labels: human+llm yet (its "
+                "prediction-powered tests are against no change): use significant-drop",
+                {"rule": self.gate.rule},
             )
         return self
 

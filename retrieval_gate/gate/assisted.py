@@ -20,13 +20,12 @@ from retrieval_gate.gate.compare import (
     Comparison,
     ComparisonSettings,
     Threshold,
-    fails,
-    family_levels,
-    verdict_for,
 )
+from retrieval_gate.gate.family import family_levels
 from retrieval_gate.gate.slicing import check_list
+from retrieval_gate.gate.verdicts import fails, verdict_for
 from retrieval_gate.stats.calibration import CalibrationCard, calibration_card, system_agreement
-from retrieval_gate.stats.detectability import detectable_drop
+from retrieval_gate.stats.detectability import LEAN, detectable_drop
 from retrieval_gate.stats.ppi import PpiEstimate, ppi_mean
 from retrieval_gate.stats.significance import adjust_p_values
 
@@ -303,14 +302,12 @@ def _comparison(
     n = delta.n
     max_drop = threshold.resolve(baseline_mean)
     gated = not reason
-    if gated and level is not None:
-        drop_evidence = p_adjusted is not None and p_adjusted <= settings.alpha
-        rise_evidence = delta.p_rise <= level
-    else:
-        drop_evidence = delta.p_drop <= settings.alpha
-        rise_evidence = delta.p_rise <= settings.alpha
+    failing = p_adjusted if gated and level is not None else delta.p_drop
+    rise_evidence = delta.p_rise <= (level if gated and level is not None else settings.alpha)
+    drop_evidence = failing is not None and failing <= settings.alpha
+    lean = failing is not None and failing <= LEAN * settings.alpha
     if not settings.require_significance:
-        drop_evidence = rise_evidence = True
+        drop_evidence = rise_evidence = lean = True
     verdict = verdict_for(
         delta=delta.estimate,
         current_mean=current_mean,
@@ -318,6 +315,7 @@ def _comparison(
         floor=threshold.floor,
         drop_evidence=drop_evidence and n > 0,
         rise_evidence=rise_evidence and n > 0,
+        lean=lean and n > 0,
     )
     if not n and verdict is not None:
         verdict = "pass"
@@ -356,7 +354,7 @@ def _comparison(
         gated=gated,
         reason=reason,
         verdict=verdict,
-        failed=gated and fails(verdict, settings),
+        failed=gated and fails(verdict, settings.on_inconclusive),
     )
 
 

@@ -11,28 +11,39 @@ import numpy as np
 
 from retrieval_gate.core.ids import FloatArray, IntArray
 from retrieval_gate.errors import GateError
+from retrieval_gate.gate.compare_inputs import checked_slices, scores_of
+from retrieval_gate.gate.family import Member, family_of, refusal_advice
 from retrieval_gate.gate.slicing import ALL, check_list
-from retrieval_gate.stats.detectability import detectable_drop, queries_needed
+from retrieval_gate.gate.verdicts import (
+    EPS,
+    RULES,
+    OnInconclusive,
+    Rule,
+    Verdict,
+    fails,
+    verdict_for,
+)
+from retrieval_gate.stats.detectability import (
+    LEAN,
+    OPERATING,
+    detectable_drop,
+    fail_probability,
+    queries_needed,
+)
 from retrieval_gate.stats.significance import (
     Correction,
     adjust_p_values,
     interval,
     paired_t,
     sign_flip,
-    smallest_p,
     t_quantile,
     t_tail,
 )
 
 Runs = Sequence[Mapping[str, FloatArray]]
 """Repeated runs of one side: metric -> per-query values, one mapping per run."""
-Verdict = Literal["pass", "regressed", "inconclusive", "improved", "below_floor"]
 TestName = Literal["randomization", "t"]
-OnInconclusive = Literal["pass", "fail"]
 
-# Verdicts compare means that went through float sums; a drop that equals the threshold in
-# exact arithmetic must not fail because of the last bit.
-_EPS = 1e-12
 _TEST_STREAM = 0
 
 
@@ -87,6 +98,8 @@ class ComparisonSettings:
     """What a check past its threshold without enough evidence does to the gate."""
     overall_share: float = 0.5
     """Share of alpha for the overall checks of the gated metrics when slices are gated too."""
+    rule: Rule = "significant-drop"
+    """How a check past its threshold is decided (`verdicts.RULES`)."""
 
     def __post_init__(self) -> None:
         problems = []
@@ -106,6 +119,8 @@ class ComparisonSettings:
             problems.append(f"power must be within (0, 1), got {self.power}")
         if self.on_inconclusive not in ("pass", "fail"):
             problems.append(f"on_inconclusive must be pass or fail, got {self.on_inconclusive!r}")
+        if self.rule not in RULES:
+            problems.append(f"rule must be one of {', '.join(RULES)}, got {self.rule!r}")
         if not 0 < self.overall_share < 1:
             problems.append(f"overall_share must be within (0, 1), got {self.overall_share}")
         if problems:
@@ -140,11 +155,14 @@ class Comparison:
     ties: int
     losses: int
     p_value: float | None
-    """One-sided paired test of "no drop"; None when there are no queries."""
+    """One-sided paired test of "no drop" (against no change); None when there are no
+    queries."""
     p_bound: bool
     """Whether p_value is an upper bound: past the Monte Carlo resolution, no draw as extreme."""
     p_adjusted: float | None
-    """After correction across every gated check; None for checks outside the family."""
+    """The p-value of the hypothesis whose rejection fails the check (no drop under the
+    significant-drop rule, `p_value`; a drop within max_drop under the other two, `p_excess`),
+    after correction across every gated check; None for checks outside the family."""
     level: float | None
     """The alpha this check is tested at when it alone moved (its share of the family's
     alpha); None outside the family."""
@@ -166,93 +184,22 @@ class Comparison:
     """None for report-only metrics (no max_drop, no floor)."""
     failed: bool
     """Whether this check fails the gate."""
+    fail_chances: tuple[float, ...] | None = None
+    """P(this check fails) at true drops of `detectability.OPERATING` (0, 0.5, 1, 1.5, 2) x its
+    max_drop under the gate's rule, from the spread of this change's differences; None where
+    `detectable_drop` is None for want of variation or queries."""
+    p_excess: float | None = None
+    """Under evidence-of-excess and non-inferiority: the one-sided test of "the drop is within
+    max_drop" (small: evidence that it is past it); None under significant-drop."""
+    p_within: float | None = None
+    """Under non-inferiority: the one-sided test of "the drop is max_drop or more" (small:
+    evidence that it is within it); None otherwise."""
+    p_within_adjusted: float | None = None
+    """`p_within` after correction across the family; None outside it."""
     run_sd: float | None = None
     """The sd of this check's mean between runs of one unchanged retriever, pooled over the
     repeats of both sides; None without repeats. Above 0, the test, interval and detectable
     drop include that run-wide noise."""
-
-
-def verdict_for(
-    *,
-    delta: float,
-    current_mean: float,
-    max_drop: float | None,
-    floor: float | None,
-    drop_evidence: bool,
-    rise_evidence: bool = False,
-) -> Verdict | None:
-    """The verdict of one check from its mean delta, its threshold and floor, and whether the
-    test shows a drop (or a rise). None for a report-only metric (no max_drop, no floor)."""
-    if max_drop is None and floor is None:
-        return None
-    past_drop = max_drop is not None and -delta > max_drop + _EPS
-    if past_drop and drop_evidence:
-        return "regressed"
-    if floor is not None and current_mean < floor - _EPS:
-        return "below_floor"
-    if past_drop:
-        return "inconclusive"
-    if max_drop is not None and delta > max_drop + _EPS and rise_evidence:
-        return "improved"
-    return "pass"
-
-
-def fails(verdict: Verdict | None, settings: ComparisonSettings) -> bool:
-    """Whether a gated check with `verdict` fails the gate under `settings`."""
-    if verdict == "inconclusive":
-        return settings.on_inconclusive == "fail"
-    return verdict in ("regressed", "below_floor")
-
-
-def _scores(name: str, scores: Mapping[str, FloatArray], metric: str) -> FloatArray:
-    if metric not in scores:
-        known = ", ".join(sorted(scores)) or "none"
-        raise GateError(f"{name} has no scores for metric {metric} (it has: {known})")
-    values = np.asarray(scores[metric], dtype=np.float64)
-    if values.ndim != 1:
-        raise GateError(f"{name} scores of {metric} must be one value per query")
-    if not bool(np.all(np.isfinite(values))):
-        raise GateError(f"{name} scores of {metric} contain NaN or infinite values")
-    return values
-
-
-def _check_inputs(
-    arrays: Mapping[str, tuple[FloatArray, FloatArray]],
-    slices: Mapping[str, IntArray],
-    thresholds: Mapping[str, Threshold],
-    overrides: Mapping[str, Mapping[str, Threshold]],
-) -> dict[str, IntArray]:
-    sizes = {m: (b.size, c.size) for m, (b, c) in arrays.items()}
-    lengths = {size for pair in sizes.values() for size in pair}
-    if len(lengths) > 1:
-        listed = "; ".join(f"{m}: baseline {b}, current {c}" for m, (b, c) in sizes.items())
-        raise GateError(
-            f"baseline and current must score the same queries in the same order ({listed})"
-        )
-    total = lengths.pop() if lengths else None
-    if ALL not in slices:
-        raise GateError(f'slices must include "{ALL}"')
-    checked: dict[str, IntArray] = {}
-    for name, raw in slices.items():
-        index = np.asarray(raw, dtype=np.int64)
-        if index.ndim != 1:
-            raise GateError(f"slice {name}: expected a 1-d array of query indices")
-        if total is not None and index.size and (index.min() < 0 or index.max() >= total):
-            raise GateError(f"slice {name}: query indices must be within [0, {total})")
-        if np.unique(index).size != index.size:
-            raise GateError(f"slice {name}: a query is listed more than once")
-        checked[name] = index
-    # An override for a slice absent from this query set is not an error here: the caller
-    # warns about it, and the override simply applies nowhere.
-    for name, per_metric in overrides.items():
-        for metric in per_metric:
-            if metric not in thresholds:
-                known = ", ".join(thresholds) or "none"
-                raise GateError(
-                    f"threshold override for slice {name} names metric {metric}, "
-                    f"which has no threshold (metrics: {known})"
-                )
-    return checked
 
 
 # --------------------------------------------------------------------------------------------
@@ -289,50 +236,15 @@ class RunNoise:
         return cls(spread, spread**2 * (1.0 / reference_runs + 1.0 / current_runs), df)
 
 
-def family_levels(
-    cells: list[tuple[str, int]], settings: ComparisonSettings
-) -> tuple[dict[int, float], dict[int, str]]:
-    """The level each tested check gets when it alone moves, and why the others were left out.
-
-    `cells` are (slice name, size) of the checks that may regress (a max_drop, gated). The
-    overall checks share `overall_share` of alpha and the slice checks the rest, equally, when
-    both exist; a check whose slice is too small for the test to ever reach its level leaves
-    the family (its share goes to the others), so no gated check is unable to fail.
-    """
-    t_test = settings.test == "t"
-    members = dict(enumerate(cells))
-    dropped: dict[int, str] = {}
-    while True:
-        levels = _levels(members, settings)
-        if not settings.require_significance:
-            return levels, dropped  # the drop alone decides: every size can fail
-        unreachable = {
-            i: level
-            for i, level in levels.items()
-            if smallest_p(members[i][1], resamples=settings.resamples, t_test=t_test) > level
-        }
-        if not unreachable:
-            return levels, dropped
-        for i, level in unreachable.items():
-            size = members.pop(i)[1]
-            floor = smallest_p(size, resamples=settings.resamples, t_test=t_test)
-            dropped[i] = (
-                f"{size} queries cannot give p <= {level:.2g}, this check's level "
-                f"(the smallest p they can give is {floor:.2g})"
-            )
-
-
-def _levels(
-    members: Mapping[int, tuple[str, int]], settings: ComparisonSettings
-) -> dict[int, float]:
-    if settings.correction == "none":
-        return dict.fromkeys(members, settings.alpha)
-    overall = [i for i, (name, _) in members.items() if name == ALL]
-    others = [i for i, (name, _) in members.items() if name != ALL]
-    share = settings.overall_share if overall and others else 1.0 if overall else 0.0
-    levels = {i: settings.alpha * share / len(overall) for i in overall}
-    levels.update({i: settings.alpha * (1.0 - share) / len(others) for i in others})
-    return levels
+def _member(cell: _Cell, baseline: FloatArray) -> Member:
+    """A check as the family sees it: its size, and what its baseline has to lose."""
+    base = baseline[cell.rows]
+    if base.size < 2:
+        return Member(cell.slice, int(base.size))
+    mean = float(base.mean())
+    return Member(
+        cell.slice, int(base.size), cell.threshold.resolve(mean), float(base.std(ddof=1)), mean
+    )
 
 
 def run_noise(runs: tuple[Runs, Runs], metric: str, rows: IntArray) -> RunNoise | None:
@@ -363,7 +275,7 @@ def run_spread(sides: Sequence[Runs], metric: str, rows: IntArray) -> tuple[floa
     if not df or not rows.size:
         return None
     spread = math.sqrt(squares / df)
-    return (spread, df) if spread > _EPS else None
+    return (spread, df) if spread > EPS else None
 
 
 def _p_values(
@@ -430,14 +342,15 @@ def compare(
     `current` are: their run-to-run noise enters each check's test (`run_noise`).
     """
     arrays = {
-        m: (_scores("baseline", baseline, m), _scores("current", current, m)) for m in thresholds
+        m: (scores_of("baseline", baseline, m), scores_of("current", current, m))
+        for m in thresholds
     }
-    index = _check_inputs(arrays, slices, thresholds, overrides)
+    index = checked_slices(arrays, slices, thresholds, overrides)
     total = next(iter(arrays.values()))[0].size if arrays else 0
     for side, name in zip(runs or ((), ()), ("baseline", "current"), strict=True):
         for run in side:
             for metric in arrays:
-                if _scores(f"a {name} run", run, metric).size != total:
+                if scores_of(f"a {name} run", run, metric).size != total:
                     raise GateError(f"every {name} run must score the same {total} queries")
     cells = [
         _Cell(
@@ -457,33 +370,57 @@ def compare(
     candidates = [
         c for c, cell in enumerate(cells) if not cell.reason and cell.threshold.max_drop is not None
     ]
-    levels, dropped = family_levels(
-        [(cells[c].slice, int(cells[c].rows.size)) for c in candidates], settings
-    )
-    level_of = {candidates[i]: level for i, level in levels.items()}
-    reasons = {candidates[i]: why for i, why in dropped.items()}
-    unable = [c for c in sorted(reasons) if cells[c].slice == ALL]
+    members = [_member(cells[c], arrays[cells[c].metric][0]) for c in candidates]
+    found = family_of(members, settings)
+    level_of = {candidates[i]: level for i, level in found.levels.items()}
+    reasons = {candidates[i]: why for i, why in found.reasons.items()}
+    unable = [i for i in sorted(found.reasons) if members[i].slice == ALL]
     if unable and strict:
         # Ungating the whole set would pass every change: refuse instead.
+        i = unable[0]
+        gated = len({cells[c].metric for c in candidates})
         raise GateError(
-            f"the gate could never fail: {cells[unable[0]].metric} overall: {reasons[unable[0]]}; "
-            "label more queries, raise gate.alpha, give fewer metrics a max_drop, or set "
-            "gate.require_significance: false"
+            f"the gate could never fail: {cells[candidates[i]].metric} overall: "
+            f"{found.reasons[i]}; " + refusal_advice(members[i], found.left_at[i], settings, gated)
         )
+    excess = within = None
+    if settings.rule != "significant-drop":
+        # The same tests of the differences moved up by each check's max_drop: their drop
+        # side tests "the drop is within max_drop", their rise side "it is max_drop or more".
+        moved = diffs.copy(order="F")
+        for c, cell in enumerate(cells):
+            resolved = cell.threshold.resolve(float(arrays[cell.metric][0][cell.rows].mean()))
+            if resolved and cell.rows.size:
+                moved[cell.rows, c] += resolved
+        excess, within, _ = _p_values(moved, cells, settings)
+        if settings.rule != "non-inferiority":
+            within = None
+    failing = p_drop if excess is None else excess
     family = sorted(level_of)
-    adjusted = adjust_p_values(
-        [float(p_drop[c]) for c in family],
-        settings.correction,
-        [level_of[c] for c in family],
-    )
-    adjusted_of = dict(zip(family, adjusted, strict=True))
+
+    def corrected(p: FloatArray) -> dict[int, float]:
+        found = adjust_p_values(
+            [float(p[c]) for c in family], settings.correction, [level_of[c] for c in family]
+        )
+        return dict(zip(family, found, strict=True))
+
+    adjusted_of = corrected(failing)
+    within_of = corrected(within) if within is not None else {}
     return tuple(
         _comparison(
             cell,
             arrays[cell.metric],
             diffs[cell.rows, c],
-            p=(float(p_drop[c]), float(p_rise[c]), bool(p_bound[c])),
-            p_adjusted=adjusted_of.get(c),
+            _Evidence(
+                float(p_drop[c]),
+                float(p_rise[c]),
+                bool(p_bound[c]),
+                float(failing[c]),
+                adjusted_of.get(c),
+                None if excess is None else float(excess[c]),
+                None if within is None else float(within[c]),
+                within_of.get(c),
+            ),
             level=level_of.get(c),
             reason=cell.reason or reasons.get(c, ""),
             settings=settings,
@@ -492,13 +429,27 @@ def compare(
     )
 
 
+@dataclass(frozen=True)
+class _Evidence:
+    """One check's p-values: against no change, and under the rule (`Comparison`)."""
+
+    drop: float
+    rise: float
+    bound: bool
+    failing: float
+    """The rule's failing hypothesis: `drop` under significant-drop, else `excess`."""
+    adjusted: float | None
+    excess: float | None
+    within: float | None
+    within_adjusted: float | None
+
+
 def _comparison(
     cell: _Cell,
     arrays: tuple[FloatArray, FloatArray],
     diff: FloatArray,
+    p: _Evidence,
     *,
-    p: tuple[float, float, bool],
-    p_adjusted: float | None,
     level: float | None,
     reason: str,
     settings: ComparisonSettings,
@@ -510,16 +461,20 @@ def _comparison(
     delta = float(diff.mean()) if n else 0.0
     max_drop = cell.threshold.resolve(baseline_mean)
     gated = not reason
-    p_drop, p_rise, bound = p
+    alpha = settings.alpha
     if gated and level is not None:
-        drop_evidence = p_adjusted is not None and p_adjusted <= settings.alpha
-        rise_evidence = p_rise <= level
+        failing, within = p.adjusted, p.within_adjusted
+        rise_evidence = p.rise <= level
     else:
         # Not in the family: an informative verdict from the raw one-sided p-values.
-        drop_evidence = p_drop <= settings.alpha
-        rise_evidence = p_rise <= settings.alpha
+        failing, within = p.failing, p.within
+        rise_evidence = p.rise <= alpha
+    drop_evidence = failing is not None and failing <= alpha
+    lean = failing is not None and failing <= LEAN * alpha
+    within_evidence = None if p.within is None else within is not None and within <= alpha
     if not settings.require_significance:
-        drop_evidence = rise_evidence = True
+        drop_evidence = rise_evidence = lean = True
+        within_evidence = None if within_evidence is None else True
     verdict = verdict_for(
         delta=delta,
         current_mean=current_mean,
@@ -527,10 +482,12 @@ def _comparison(
         floor=cell.threshold.floor,
         drop_evidence=drop_evidence and n > 0,
         rise_evidence=rise_evidence and n > 0,
+        lean=lean and n > 0,
+        within_evidence=within_evidence,
     )
     if not n:  # nothing to judge: reported with reason "no queries"
         verdict = None if verdict is None else "pass"
-    detectable = needed = None
+    detectable = needed = chances = None
     if gated and max_drop is not None and n >= 2:
         rule: dict[str, Any] = {
             "sd": float(diff.std(ddof=1)),
@@ -541,8 +498,16 @@ def _comparison(
             "power": settings.power,
             "run_variance": cell.noise.variance if cell.noise else 0.0,
             "run_df": cell.noise.df if cell.noise else None,
+            "rule": settings.rule,
+            "on_inconclusive": settings.on_inconclusive,
         }
         detectable = detectable_drop(n=n, **rule)
+        if rule["sd"] > 0 or rule["run_variance"] > 0:
+            del rule["power"]
+            chances = tuple(
+                fail_probability(multiple * max_drop, n=n, **rule) for multiple in OPERATING
+            )
+            rule["power"] = settings.power
         # Run-wide noise does not shrink with more queries: no honest count to give.
         needed = None if cell.noise else queries_needed(**rule)
     ci = interval(diff, t_test=settings.test == "t") if n else None
@@ -564,9 +529,9 @@ def _comparison(
         wins=int(np.count_nonzero(diff > 0)),
         ties=int(np.count_nonzero(diff == 0)),
         losses=int(np.count_nonzero(diff < 0)),
-        p_value=p_drop if n else None,
-        p_bound=bound,
-        p_adjusted=p_adjusted,
+        p_value=p.drop if n else None,
+        p_bound=p.bound,
+        p_adjusted=p.adjusted,
         level=level,
         max_drop=max_drop,
         floor=cell.threshold.floor,
@@ -575,6 +540,10 @@ def _comparison(
         gated=gated,
         reason=reason,
         verdict=verdict,
-        failed=gated and fails(verdict, settings),
+        failed=gated and fails(verdict, settings.on_inconclusive),
+        fail_chances=chances,
+        p_excess=p.excess if n else None,
+        p_within=p.within if n else None,
+        p_within_adjusted=p.within_adjusted,
         run_sd=cell.noise.spread if cell.noise else None,
     )

@@ -12,8 +12,9 @@ import numpy as np
 
 from retrieval_gate.core.ids import FloatArray, IntArray
 from retrieval_gate.core.qrels import Qrels
-from retrieval_gate.gate.compare import Comparison, Verdict
+from retrieval_gate.gate.compare import Comparison
 from retrieval_gate.gate.diagnostics import GradedTopK
+from retrieval_gate.gate.verdicts import Verdict
 from retrieval_gate.metrics.ranking import RankedJudgments
 from retrieval_gate.metrics.spec import MetricSpec
 

@@ -20,6 +20,7 @@ def gate_settings(config: GateConfig) -> ComparisonSettings:
         min_size=config.slices.min_size,
         on_inconclusive=gate.on_inconclusive,
         overall_share=gate.overall_share,
+        rule=gate.rule,
     )
 
 

@@ -50,6 +50,7 @@ _GATE_DEFAULTS: dict[str, Any] = {
     "power": 0.8,
     "on_inconclusive": "pass",
     "overall_share": 0.5,
+    "rule": "significant-drop",
 }
 """Gate settings the reports describe, as ComparisonSettings defaults them."""
 
@@ -187,7 +188,7 @@ def _gain(metric: str) -> str | None:
 
 
 def _inconclusive(c: Comparison) -> bool:
-    """Gated and past its threshold without enough evidence (failing or not)."""
+    """Gated and inconclusive under the gate's rule (failing or not)."""
     return c.gated and c.verdict == "inconclusive"
 
 

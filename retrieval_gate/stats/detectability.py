@@ -6,6 +6,18 @@ import math
 
 from retrieval_gate.stats.significance import normal_cdf, normal_quantile, t_quantile
 
+LEAN = 2.0
+"""Under significant-drop and evidence-of-excess, a check past its threshold without the
+evidence to fail is "inconclusive" only when its adjusted p-value is within LEAN x alpha: the
+data lean towards the drop. Without that lean its estimate is within the noise of a check that
+could not have shown a drop of its threshold's size, and it passes (its row says what it can
+detect). The family's chance of showing any inconclusive or failing check when nothing changed
+stays within LEAN x alpha (0.10 at alpha 0.05), where an estimate past the threshold alone
+showed one in most unchanged runs of a sliced gate."""
+
+OPERATING = (0.0, 0.5, 1.0, 1.5, 2.0)
+"""The true drops, as multiples of a check's max_drop, at which its P(fail) is stated: its
+operating characteristic, from a false alarm at no change to the catch of twice the drop."""
 POWER = 0.8
 """The power at which a check's detectable drop is stated."""
 TARGET = 1.5
@@ -92,13 +104,22 @@ def fail_probability(
     t_test: bool = False,
     run_variance: float = 0.0,
     run_df: int | None = None,
+    rule: str = "significant-drop",
+    on_inconclusive: str = "pass",
 ) -> float:
-    """P(a check fails) when the true mean drop is `drop` (points on the metric's scale): the
-    estimate must be past `max_drop` and the one-sided test reject at `level` (None: the gate
-    does not require significance). Normal approximations with `sd` the per-query sd of the
-    paired differences; the test's side uses the noncentral t's normal approximation.
-    `run_variance` is the variance run-wide noise adds to the mean delta, estimated with
-    `run_df` degrees of freedom (repeated runs)."""
+    """P(a check fails) when the true mean drop is `drop` (points on the metric's scale), under
+    the gate's `rule` (`gate.verdicts.RULES`): significant-drop fails when the estimate is
+    past `max_drop` and the one-sided test against no change rejects at `level`;
+    evidence-of-excess when the test against a drop of `max_drop` rejects; non-inferiority
+    fails when its test that the drop is within `max_drop` does not reject, if
+    `on_inconclusive` is "fail" (else only on evidence of excess). Under the other two rules
+    `on_inconclusive: fail` also fails a check whose test leans (rejects at LEAN x level).
+    `level` None: the gate does not require significance, and the estimate alone decides.
+
+    Normal approximations with `sd` the per-query sd of the paired differences; the test's
+    side uses the noncentral t's normal approximation. `run_variance` is the variance
+    run-wide noise adds to the mean delta, estimated with `run_df` degrees of freedom
+    (repeated runs)."""
     if n < 1:
         return 0.0
     if sd <= 0 and run_variance <= 0:
@@ -107,11 +128,29 @@ def fail_probability(
     past = normal_cdf((drop - max_drop) / se)
     if level is None:
         return past
-    bar = _test_bar(n, level, resamples=resamples, t_test=t_test, noise=(sd, run_variance, run_df))
+    closed = rule == "non-inferiority" and on_inconclusive == "fail"
+    bar = _test_bar(
+        n,
+        _tested_level(level, rule, on_inconclusive),
+        resamples=resamples,
+        t_test=t_test,
+        noise=(sd, run_variance, run_df),
+    )
     if bar is None:
-        return 0.0
+        return 1.0 if closed else 0.0
     c, spread = bar
-    return min(past, normal_cdf((drop / se - c) / spread))
+    if rule == "significant-drop":
+        return min(past, normal_cdf((drop / se - c) / spread))
+    if closed:
+        return 1.0 - normal_cdf(((max_drop - drop) / se - c) / spread)
+    return normal_cdf(((drop - max_drop) / se - c) / spread)
+
+
+def _tested_level(level: float, rule: str, on_inconclusive: str) -> float:
+    """The level a failing test is held to: LEAN x `level` when a lean fails too."""
+    if on_inconclusive == "fail" and rule != "non-inferiority":
+        return min(level * LEAN, 0.999)
+    return level
 
 
 def detectable_drop(
@@ -125,10 +164,13 @@ def detectable_drop(
     power: float = POWER,
     run_variance: float = 0.0,
     run_df: int | None = None,
+    rule: str = "significant-drop",
+    on_inconclusive: str = "pass",
 ) -> float | None:
     """The true drop a check catches with `power` (the inverse of `fail_probability`); None
     when it can catch none (too few queries for its level) or when `sd` is 0 (differences
-    without variation say nothing about the spread of the next change)."""
+    without variation say nothing about the spread of the next change). A non-inferiority
+    check that fails closed and cannot show any drop within max_drop catches every drop: 0."""
     if n < 1 or not sd > 0:
         return None
     se = math.sqrt(sd * sd / n + run_variance)
@@ -136,11 +178,22 @@ def detectable_drop(
     past = max_drop + z * se
     if level is None:
         return past
-    bar = _test_bar(n, level, resamples=resamples, t_test=t_test, noise=(sd, run_variance, run_df))
+    closed = rule == "non-inferiority" and on_inconclusive == "fail"
+    bar = _test_bar(
+        n,
+        _tested_level(level, rule, on_inconclusive),
+        resamples=resamples,
+        t_test=t_test,
+        noise=(sd, run_variance, run_df),
+    )
     if bar is None:
-        return None
+        return 0.0 if closed else None
     c, spread = bar
-    return max(past, se * (c + z * spread))
+    if rule == "significant-drop":
+        return max(past, se * (c + z * spread))
+    if closed:
+        return max(0.0, max_drop - se * (c - z * spread))
+    return max_drop + se * (c + z * spread)
 
 
 def _test_bar(
@@ -181,6 +234,8 @@ def queries_needed(
     power: float = POWER,
     run_variance: float = 0.0,
     run_df: int | None = None,
+    rule: str = "significant-drop",
+    on_inconclusive: str = "pass",
 ) -> int | None:
     """The fewest queries with which a check detects TARGET x `max_drop` with `power`; None
     without a positive max_drop or without variation."""
@@ -190,7 +245,8 @@ def queries_needed(
     def enough(n: int) -> bool:
         found = detectable_drop(
             sd=sd, n=n, level=level, max_drop=max_drop, resamples=resamples, t_test=t_test,
-            power=power, run_variance=run_variance, run_df=run_df,
+            power=power, run_variance=run_variance, run_df=run_df, rule=rule,
+            on_inconclusive=on_inconclusive,
         )  # fmt: skip
         return not short_of_target(found, max_drop)
 

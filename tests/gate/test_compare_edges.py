@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from retrieval_gate.errors import GateError
-from retrieval_gate.gate.compare import ComparisonSettings, Threshold, compare, verdict_for
+from retrieval_gate.gate.compare import ComparisonSettings, Threshold, compare
+from retrieval_gate.gate.verdicts import verdict_for
 
 MAX_DROP = 0.02
 EPS = 1e-12  # compare's float slack: a drop equal to the threshold in exact arithmetic passes
@@ -75,8 +76,12 @@ def test_outside_the_family_a_verdict_reads_the_raw_p_values() -> None:
     drop[:5] = 0.1
     assert small_slice(drop) == {"verdict": "regressed", "failed": False, "p": 2**-5}
     mixed = drop.copy()
-    mixed[0] = 0.9  # one of five against: p = 6/32 > alpha, no evidence either way
-    assert small_slice(mixed)["verdict"] == "inconclusive"
+    mixed[0] = 0.9  # one of five against: p = 6/32, past alpha and past the lean (2 alpha)
+    assert small_slice(mixed)["verdict"] == "pass"
+    leaning = np.full(60, 0.5)
+    leaning[:5] = 0.1
+    leaning[0] = 0.5  # four of five move: p = 2^-4 = 0.0625, past alpha, within 2 alpha
+    assert small_slice(leaning)["verdict"] == "inconclusive"
 
 
 def test_without_significance_a_one_query_slice_has_a_verdict_too() -> None:

@@ -190,7 +190,7 @@ def test_check_states_power_consistently(n: int, noise: float | None) -> None:
             elif noise:
                 assert "runs" in (statement["more"] or "")
     # The grid has both kinds for the sizes in between.
-    if 9 <= n <= 225 and not noise:
+    if 25 <= n <= 225 and not noise:  # 9 queries cannot fail on a drop carried by 2
         assert flagged_cases, quiet_cases
         assert quiet_cases, flagged_cases
 
@@ -273,7 +273,7 @@ def test_power_states_power_consistently(n: int, repeats: bool) -> None:
 
 # lint: its warnings against power's figures, through the CLI ---------------------------------
 
-LINT_SIZES = (12, 60, 225)
+LINT_SIZES = (17, 60, 225)  # 17: the fewest an overall check fails with on 30% of them
 LINT_DROPS = ("1pt", "4pt", "10pt")
 
 

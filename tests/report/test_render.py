@@ -53,7 +53,7 @@ def search(query, k, metadata):
             docs[0:2] = [f"new-{i}", f"new-{i + 1}"]
         elif metadata["intent"] == "how-to":
             rank = {1: 3, 4: 9}.get(i % 6, 0)
-        elif metadata["intent"] == "troubleshooting" and i % 5 == 0:
+        elif metadata["intent"] == "troubleshooting" and (i % 5 == 0 or i in (8, 11)):
             rank = 1
     docs.insert(rank, f"d{i}")
     return docs[:k]
@@ -223,7 +223,10 @@ def test_junit_is_well_formed_with_hostile_names(regressed: dict[str, Any]) -> N
     assert inconclusive.find("failure") is None
     assert inconclusive.find("skipped") is None
     out = inconclusive.findtext("system-out") or ""
-    assert out.startswith("inconclusive, past the threshold without enough evidence")
+    assert out.startswith(
+        "inconclusive, past the threshold, the test leaning towards a drop without the "
+        "evidence to fail it"
+    )
     error = ET.fromstring(render(error_document("x", "no baseline\x01"), "junit"))
     assert error.find("testsuite/testcase/error") is not None
 
@@ -239,11 +242,11 @@ def test_annotations_name_every_failure_and_each_inconclusive_check(
     assert worst.startswith("rr@10 fell 63.2 pt on intent=billing (p < 0.004)")
     assert lines[-1] == (
         "warning",
-        "ndcg@10 fell 4.0 pt on intent=troubleshooting (p = 0.312): inconclusive, past the "
-        "threshold without enough evidence; detects 8.2 pt (80% power), needs 91 queries for "
-        "3 pt (1.5x max_drop); depends on 144 unjudged documents (worst case inconclusive at "
-        "-3.97 pt, best case pass at -1.26 pt): label them (`retrieval-gate label-queue`) or "
-        "judge them (`retrieval-gate judge`)",
+        "ndcg@10 fell 6.0 pt on intent=troubleshooting (p = 0.0781): inconclusive, past the "
+        "threshold, the test leaning towards a drop without the evidence to fail it; detects "
+        "9.3 pt (80% power), needs 116 queries for 3 pt (1.5x max_drop); depends on 144 "
+        "unjudged documents (worst case inconclusive at -5.96 pt, best case pass at -1.89 pt): "
+        "label them (`retrieval-gate label-queue`) or judge them (`retrieval-gate judge`)",
     )
 
 
@@ -277,7 +280,7 @@ def test_a_long_report_drops_whole_sections_to_fit_a_comment(regressed: dict[str
     assert trimmed.count("❌") >= len(regressed["failures"])  # failures are never cut
     small = render_markdown(validate_result(_inflated(regressed, 20)), limit=COMMENT_BUDGET)
     assert "Trimmed" not in small
-    tight = render_markdown(result, limit=8_000)
+    tight = render_markdown(result, limit=8_500)
     assert "Trimmed to fit a GitHub comment: slices, warnings." in tight
     assert "Most regressed queries" in tight
 
@@ -505,18 +508,19 @@ SYNTHETIC_QUERIES = 43
 
 def synthetic_result(frame: dict[str, Any], **gate: Any) -> dict[str, Any]:
     """A result whose checks come from compare() on seeded scores: 43 queries of which most
-    lost a few points with a spread of 20 (past max_drop without enough evidence), a slice of
+    lost a few points with a spread of 20 (four checks past max_drop, their tests leaning
+    towards the drop without the evidence to fail), a slice of
     3 (too few for an interval), recall@10 report only. `gate` overrides the ComparisonSettings;
     `frame`, a real result, gives the name, config and tool version around the checks."""
     import numpy as np
 
     from retrieval_gate.gate.compare import ComparisonSettings, Threshold, compare
 
-    rng = np.random.default_rng(4)
+    rng = np.random.default_rng(11)
     metrics = ("ndcg@10", "rr@10", "recall@10")
     baseline = {m: rng.uniform(0.3, 0.9, SYNTHETIC_QUERIES) for m in metrics}
     current = {
-        m: np.clip(v + rng.normal(-0.04, 0.2, SYNTHETIC_QUERIES), 0.0, 1.0)
+        m: np.clip(v + rng.normal(-0.05, 0.2, SYNTHETIC_QUERIES), 0.0, 1.0)
         for m, v in baseline.items()
     }
     slices = {
@@ -582,14 +586,11 @@ def test_inconclusive_checks_are_counted_in_every_headline(regressed: dict[str, 
     assert document["status"] == "pass", "the scenario's premise"
     assert len(inconclusive) >= 2, "the scenario's premise"
     record = validate_result(document)
-    headline = (
-        f"{len(inconclusive)} checks inconclusive: past the threshold without enough evidence"
-    )
+    why = "past the threshold, the test leaning towards a drop without the evidence to fail it"
+    headline = f"{len(inconclusive)} checks inconclusive: {why}"
     markdown = render(record, "markdown")
     assert f"## ✅ PASS · retrieval-gate · support-search\n\n**{headline}**\n" in markdown
-    assert markdown.count(": inconclusive, past the threshold without enough evidence") == len(
-        inconclusive
-    )
+    assert markdown.count(f": inconclusive, {why}") == len(inconclusive)
     assert f'<p class="headline pass">{headline}</p>' in render(record, "html")
     assert summary_of(record).startswith(f"retrieval-gate support-search: PASS; {headline}\n")
     annotations = annotations_of(record)
@@ -621,7 +622,7 @@ def test_a_p_value_bound_prints_as_p_below_in_every_format(regressed: dict[str, 
     assert f"**{sentence} and 6 more" in markdown
     assert "| ❌ regressed | intent=billing | rr@10 | 19 | 1.0000 | 0.3684 |" in markdown
     assert "| -63.16 [-82.16, -44.16] | < 0.004 |  |" in markdown
-    assert "(p = 0.312)" in markdown  # an exact p keeps its "="
+    assert "(p = 0.0781)" in markdown  # an exact p keeps its "="
     assert "p = <" not in markdown
     html = render(record, "html")
     assert sentence.replace("<", "&lt;") in html
@@ -652,7 +653,7 @@ def test_report_only_rows_carry_no_verdict(regressed: dict[str, Any]) -> None:
     assert len(rows) == len(report_only)
     assert all(row.startswith(f"| {NOT_JUDGED} report only |") for row in rows)
     assert not any("✅" in row or "pass" in row for row in rows)
-    assert rows[0].endswith("| -25.56 [-32.24, -18.88] | < 0.001 | none |")
+    assert rows[0].endswith("| -25.95 [-32.55, -19.35] | < 0.001 | none |")
     found = elements(render(record, "html"))
     cells = [row for row in found.cells if any("ndcg(gain=linear)@10" in c for c in row)]
     assert len(cells) == len(report_only)
@@ -711,8 +712,9 @@ CAVEATS = {
     ),
     "on_inconclusive": (
         "fail",
-        "Inconclusive checks fail the gate ({code}): any drop past max_drop fails, with or "
-        "without evidence, so false alarms are not controlled.",
+        "Inconclusive checks fail the gate ({code}): a drop past max_drop fails on a test "
+        "leaning towards it (adjusted p within 2{times}{alpha}), so false alarms are not held "
+        "to {alpha}.",
         "on_inconclusive: fail",
     ),
 }
@@ -725,17 +727,17 @@ def test_settings_that_give_up_false_alarm_control_are_stated_in_every_format(
     value, sentence, code = CAVEATS[setting]
     record = validate_result(synthetic_result(regressed, **{setting: value}))
     markdown = render(record, "markdown")
-    assert f"> ⚠️ {sentence.format(code=f'`{code}`', alpha=ALPHA)}\n" in markdown
+    assert f"> ⚠️ {sentence.format(code=f'`{code}`', alpha=ALPHA, times=TIMES)}\n" in markdown
     html = render(record, "html")
-    shown = sentence.format(code=f"<code>{code}</code>", alpha=ALPHA)
+    shown = sentence.format(code=f"<code>{code}</code>", alpha=ALPHA, times=TIMES)
     assert f'<p class="caveat"><span aria-hidden="true">⚠️</span> {shown}</p>' in html
     summary = summary_of(record).splitlines()
-    assert summary[1] == f"note: {sentence.format(code=f'`{code}`', alpha='alpha')}"
+    assert summary[1] == f"note: {sentence.format(code=f'`{code}`', alpha='alpha', times='x')}"
     import xml.etree.ElementTree as ET
 
     properties = ET.fromstring(render(record, "junit")).iter("property")
     caveats = [p.get("value") for p in properties if p.get("name") == "caveat"]
-    assert caveats == [sentence.format(code=code, alpha=ALPHA)]
+    assert caveats == [sentence.format(code=code, alpha=ALPHA, times=TIMES)]
     # The default settings state none of them.
     default = validate_result(synthetic_result(regressed))
     for fmt in ("markdown", "html", "junit"):
@@ -810,11 +812,11 @@ def test_what_a_check_can_detect_is_said_when_it_falls_short(
         assert "detects" not in text
         assert "too few queries to catch" not in text
     document = synthetic_result(regressed)
-    row = _row(document, "ndcg@10", "intent=a")
+    row = _row(document, "ndcg@10", "intent=b")
     assert row["verdict"] == "pass"
     assert row["gated"]
     short = {**row, "detectable_drop": row["max_drop"] * 2, "queries_needed": 1234}
-    none = {**_row(document, "rr@10", "intent=a"), "detectable_drop": None, "queries_needed": None}
+    none = {**_row(document, "rr@10", "intent=b"), "detectable_drop": None, "queries_needed": None}
     changed = {(c["metric"], c["slice"]): c for c in (short, none)}
     document["comparisons"] = [
         changed.get((c["metric"], c["slice"]), c) for c in document["comparisons"]
@@ -822,17 +824,17 @@ def test_what_a_check_can_detect_is_said_when_it_falls_short(
     record = validate_result(document)
     markdown = render(record, "markdown")
     assert (
-        "- ndcg@10 on intent=a detects 4.0 pt (80% power), needs 1234 queries "
+        "- ndcg@10 on intent=b detects 4.0 pt (80% power), needs 1234 queries "
         f"for 3 pt (1.5{TIMES} max_drop)\n"
     ) in markdown
     level = f"{none['level']:.2g}"
     assert (
-        "- rr@10 on intent=a too few queries to catch any drop (20 at level "
+        "- rr@10 on intent=b too few queries to catch any drop (20 at level "
         f"{level}), needs more queries for 4.5 pt (1.5{TIMES} max_drop)\n"
     ) in markdown
     summary = summary_of(record)
     assert "too few queries to enforce the threshold: " in summary
-    assert "ndcg@10 on intent=a detects 4.0 pt (80% power), needs 1234 queries for 3 pt " in summary
+    assert "ndcg@10 on intent=b detects 4.0 pt (80% power), needs 1234 queries for 3 pt " in summary
     assert "(1.5x max_drop)" in summary
 
 

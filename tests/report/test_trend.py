@@ -176,36 +176,36 @@ def test_the_primary_metric_and_each_failing_one_are_shown(
     [
         (
             (),
-            "main has no recorded results yet; this PR: 0.5911.",
-            "ndcg@10 no value over 0 merges, this PR 0.5911",
+            "main has no recorded results yet; this PR: 0.5852.",
+            "ndcg@10 no value over 0 merges, this PR 0.5852",
         ),
         (
             (None,),
-            "main's last merge recorded no value of it; this PR: 0.5911.",
-            "ndcg@10 no value over 1 merge, this PR 0.5911",
+            "main's last merge recorded no value of it; this PR: 0.5852.",
+            "ndcg@10 no value over 1 merge, this PR 0.5852",
         ),
         (
             (0.65,),
-            "main was 0.6500 at its last merge, 000000000000 (#10); this PR: 0.5911, below it.",
-            "ndcg@10 0.6500 over 1 merge, this PR 0.5911 (below)",
+            "main was 0.6500 at its last merge, 000000000000 (#10); this PR: 0.5852, below it.",
+            "ndcg@10 0.6500 over 1 merge, this PR 0.5852 (below)",
         ),
         (
             (0.5, 0.55),
             f"main moved within 0.5000{DASH}0.5500 over the last 2 merges, up to "
-            "000000000000 (#11); this PR: 0.5911, above that range.",
-            "ndcg@10 0.5000-0.5500 over 2 merges, this PR 0.5911 (above)",
+            "000000000000 (#11); this PR: 0.5852, above that range.",
+            "ndcg@10 0.5000-0.5500 over 2 merges, this PR 0.5852 (above)",
         ),
         (
-            (0.5911, 0.5911),
-            "main stayed at 0.5911 over the last 2 merges, up to 000000000000 (#11); this PR: "
-            "0.5911, equal to it.",
-            "ndcg@10 0.5911 over 2 merges, this PR 0.5911 (within)",
+            (0.5852, 0.5852),
+            "main stayed at 0.5852 over the last 2 merges, up to 000000000000 (#11); this PR: "
+            "0.5852, equal to it.",
+            "ndcg@10 0.5852 over 2 merges, this PR 0.5852 (within)",
         ),
         (
             (0.5, None, 0.7),
             f"main moved within 0.5000{DASH}0.7000 over the last 3 merges (1 without a value), "
-            "up to 000000000000 (#12); this PR: 0.5911, within that range.",
-            "ndcg@10 0.5000-0.7000 over 3 merges, this PR 0.5911 (within)",
+            "up to 000000000000 (#12); this PR: 0.5852, within that range.",
+            "ndcg@10 0.5000-0.7000 over 3 merges, this PR 0.5852 (within)",
         ),
     ],
 )
@@ -221,12 +221,12 @@ def test_zero_one_two_and_missing_points_are_worded_in_every_format(
 
 
 def test_values_are_compared_as_shown(passed: dict[str, Any]) -> None:
-    # 0.59111 and 0.59114 both read 0.5911: main "stayed", and so did this PR (0.5911...).
-    text = shown(with_trend(passed, {"ndcg@10": points(0.59111, 0.59114)}))
+    # 0.58521 and 0.58524 both read 0.5852: main "stayed", and so did this PR (0.5852...).
+    text = shown(with_trend(passed, {"ndcg@10": points(0.58521, 0.58524)}))
     (line,) = trend_lines(text["markdown"])
-    assert "main stayed at 0.5911 over the last 2 merges" in line
-    assert line.endswith("this PR: 0.5911, equal to it.")
-    assert "ndcg@10 0.5911 over 2 merges, this PR 0.5911 (within)" in text["summary"]
+    assert "main stayed at 0.5852 over the last 2 merges" in line
+    assert line.endswith("this PR: 0.5852, equal to it.")
+    assert "ndcg@10 0.5852 over 2 merges, this PR 0.5852 (within)" in text["summary"]
 
 
 def test_the_sparkline_marks_this_pr_apart_from_main(passed: dict[str, Any]) -> None:
@@ -304,7 +304,7 @@ def test_the_chart_is_accessible_svg_with_main_s_points_and_this_pr_apart(
     assert desc is not None
     assert title.text == "ndcg@10 on main: the last 4 merges, and this PR"
     assert desc.text == (
-        "ndcg@10: main moved within 0.5000-0.5500 over the last 4 merges; this PR: 0.5911, "
+        "ndcg@10: main moved within 0.5000-0.5500 over the last 4 merges; this PR: 0.5852, "
         "above main's range"
     )
     circles = svg.findall(f"{SVG}circle")
@@ -313,7 +313,7 @@ def test_the_chart_is_accessible_svg_with_main_s_points_and_this_pr_apart(
     assert tips[0] == ("000000000000 #10, 2026-11-01T00:00:00Z: 0.5000")
     assert len(svg.findall(f"{SVG}polyline")) == 1  # 0.5, 0.55 joined; 0.52 alone after a gap
     (diamond,) = svg.findall(f"{SVG}path")
-    assert diamond.findtext(f"{SVG}title") == "this PR: 0.5911, above main's range"
+    assert diamond.findtext(f"{SVG}title") == "this PR: 0.5852, above main's range"
     assert diamond.get("fill") == "#1a7f37"
     texts = [t.text for t in svg.iter(f"{SVG}text")]
     assert "this PR" in texts

@@ -11,7 +11,7 @@ from retrieval_gate.core.wording import plural
 from retrieval_gate.errors import GateError
 from retrieval_gate.gate.compare import compare
 from retrieval_gate.gate.policy import gate_settings, gate_thresholds
-from retrieval_gate.gate.power import MULTIPLES, CheckPower, enforceable_drop
+from retrieval_gate.gate.power import MULTIPLES, CheckPower, baseline_view, enforceable_drop
 from retrieval_gate.gate.slicing import ALL
 from retrieval_gate.lint.engine import Draft, LintInput, rule, some
 from retrieval_gate.stats.detectability import (
@@ -23,17 +23,23 @@ from retrieval_gate.stats.detectability import (
 )
 
 
-@rule("gate-cannot-fail", "warning", "too few queries for an overall check ever to fail")
+@rule("gate-cannot-fail", "warning",
+      "an overall check that cannot fail on a drop worth catching: check refuses it")  # fmt: skip
 def _cannot_fail(given: LintInput) -> Iterator[Draft]:
     slices = given.slices
     if slices is None or given.dataset is None:
         return
     thresholds, overrides = gate_thresholds(given.config)
-    # Which checks can fail depends on the slice sizes alone: compare on zeros finds them.
-    zeros = {metric: np.zeros(len(given.dataset.queries)) for metric in thresholds}
+    # Which checks can fail depends on the slice sizes and on what the baseline has to lose:
+    # compare of the baseline with itself finds them (of zeros, the sizes alone).
+    scores = {metric: np.zeros(len(given.dataset.queries)) for metric in thresholds}
+    if given.baseline is not None:
+        found, view = baseline_view(given.baseline, given.dataset.queries, slices)
+        if all(metric in found for metric in thresholds):
+            scores, slices = {metric: found[metric] for metric in thresholds}, view
     try:
         checks = compare(
-            zeros, zeros, slices, thresholds, overrides, gate_settings(given.config), strict=False
+            scores, scores, slices, thresholds, overrides, gate_settings(given.config), strict=False
         )
     except GateError:  # what compare cannot take, other rules report
         return
@@ -42,8 +48,8 @@ def _cannot_fail(given: LintInput) -> Iterator[Draft]:
         if check.slice == ALL and check.n and check.max_drop is not None and not check.gated:
             yield Draft(
                 f"{check.metric}: the gate could never fail on it: {check.reason}",
-                "label more queries, raise gate.alpha, give fewer metrics a max_drop, or set "
-                "gate.require_significance: false",
+                "label more queries, raise gate.alpha or gate.overall_share, give fewer metrics "
+                "a max_drop, or set gate.require_significance: false (check refuses this config)",
                 given.at("metrics", keys.get(check.metric, check.metric)),
             )
 
