@@ -1,28 +1,26 @@
 """`retrieval-gate power`: what the labelled set can see, before a regression happens.
 
-For every check the gate would run (metric x slice), from the baseline's per-query scores: the
-true drop it catches with the gate's power, P(it fails) at 1x, 1.5x and 2x its threshold, its
-level and the queries it needs, all under the rule `check` applies (`compare.compare`,
+For every check the gate would run (metric x slice): the true drop it catches with the gate's
+power, spread evenly and carried by 10% of the queries, P(it fails) at 0 to 2x its threshold,
+its level and the queries it needs, all under the rule `check` applies (`compare.compare`,
 `detectability`). Nothing here prints.
 
-Before a change there are no paired differences, so their sd is taken as the sd of the
-baseline's per-query scores: exact when the two runs correlate at 0.5, which related runs
-usually exceed, so the estimate errs on the cautious side.
+The sd of the paired differences comes from data when there is any (`spread.DeltaSource`: a
+saved run, main's history, the baseline's repeats), else from the baseline's own scores, which
+is exact when the two runs correlate at 0.5; the figures at other correlations go beside it.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import json
+import itertools
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from retrieval_gate.core.ids import FloatArray, IntArray
-from retrieval_gate.core.wording import aligned, one_line, plural
 from retrieval_gate.gate.compare import (
     Comparison,
     ComparisonSettings,
@@ -31,262 +29,37 @@ from retrieval_gate.gate.compare import (
     compare,
     run_spread,
 )
+from retrieval_gate.gate.power_figures import MULTIPLES, CheckPower, Correlated, PowerReport
+from retrieval_gate.gate.spread import (
+    CORRELATIONS,
+    DeltaSource,
+    Kind,
+    concentrated_drop,
+    correlated_sd,
+)
 from retrieval_gate.metrics import parse_metric
 from retrieval_gate.stats.detectability import (
     TARGET,
     detectable_drop,
     fail_probability,
     queries_needed,
-    stated_chance,
-    stated_points,
 )
+
+__all__ = [
+    "MULTIPLES",
+    "CheckPower",
+    "PowerReport",
+    "baseline_view",
+    "enforceable_drop",
+    "estimate",
+    "power_report",
+]
 
 if TYPE_CHECKING:
     from retrieval_gate.config.schema import GateConfig
     from retrieval_gate.core.model import Query
     from retrieval_gate.datasets import Dataset
     from retrieval_gate.gate.baseline.record import Baseline
-
-MULTIPLES = (1.0, TARGET, 2.0)
-"""The true drops, as multiples of each check's max_drop, at which P(fail) is stated."""
-SCHEMA = "retrieval-gate/power"
-SCHEMA_VERSION = 1
-ASSUMPTION = (
-    "before a change there are no paired differences, so their per-query sd is taken as the sd "
-    "of the baseline's per-query scores: exact when the two runs correlate at 0.5; related runs "
-    "usually correlate more, so the real power is usually higher"
-)
-
-
-@dataclass(frozen=True)
-class CheckPower:
-    """What one check (metric x slice) with a max_drop can see."""
-
-    metric: str
-    """Canonical metric name."""
-    slice: str
-    n: int
-    """Queries in the slice."""
-    threshold: str
-    """The max_drop as configured: `2pt`, or `3%` of the baseline mean."""
-    max_drop: float
-    """The tolerated drop in points (a relative one resolved against the baseline mean)."""
-    sd: float | None
-    """The sd of the baseline's per-query scores, taken as that of the paired differences;
-    None below 2 queries."""
-    level: float | None
-    """The alpha this check is tested at when it alone moves; None outside the family."""
-    detectable_drop: float | None
-    """The true drop (points) caught with the gate's power; None when not gated, when none
-    is, or without spread to estimate from."""
-    fail_probability: tuple[float, ...] | None
-    """P(the check fails) at each of MULTIPLES x max_drop: 0 when it is not gated, None
-    without spread to estimate from."""
-    queries_needed: int | None
-    """Queries with which it would catch TARGET x max_drop with that power."""
-
-    @property
-    def unknown(self) -> bool:
-        """Gated, but the baseline's scores do not vary on the slice: nothing to estimate."""
-        return self.gated and not (self.sd is not None and self.sd > 0)
-
-    gated: bool
-    reason: str
-    """Why the check is not gated (too small, or cannot reach its level), or ""."""
-
-
-@dataclass(frozen=True)
-class PowerReport:
-    """Every check with a max_drop, in the gate's order, and what the estimate rests on."""
-
-    config: str
-    baseline: str
-    settings: ComparisonSettings
-    checks: tuple[CheckPower, ...]
-    untested: tuple[str, ...]
-    """Metrics without a max_drop anywhere: never tested for a drop."""
-    warnings: tuple[str, ...]
-
-    def document(self) -> dict[str, Any]:
-        """The JSON document: settings, the assumption, one object per check."""
-        settings = self.settings
-        return {
-            "schema": SCHEMA,
-            "schema_version": SCHEMA_VERSION,
-            "config": self.config,
-            "baseline": self.baseline,
-            "assumption": ASSUMPTION,
-            "power": settings.power,
-            "multiples": list(MULTIPLES),
-            "settings": {
-                "alpha": settings.alpha,
-                "correction": settings.correction,
-                "test": settings.test,
-                "resamples": settings.resamples,
-                "require_significance": settings.require_significance,
-                "min_size": settings.min_size,
-                "overall_share": settings.overall_share,
-            },
-            "checks": [
-                {
-                    "metric": c.metric,
-                    "slice": c.slice,
-                    "n": c.n,
-                    "threshold": c.threshold,
-                    "max_drop": c.max_drop,
-                    "sd": c.sd,
-                    "level": c.level,
-                    "detectable_drop": c.detectable_drop,
-                    "fail_probability": None
-                    if c.fail_probability is None
-                    else [
-                        {"multiple": m, "drop": m * c.max_drop, "probability": p}
-                        for m, p in zip(MULTIPLES, c.fail_probability, strict=True)
-                    ],
-                    "queries_needed": c.queries_needed,
-                    "gated": c.gated,
-                    "reason": c.reason,
-                }
-                for c in self.checks
-            ],
-            "untested_metrics": list(self.untested),
-            "warnings": list(self.warnings),
-        }
-
-    def to_json(self) -> str:
-        """`document()` as sorted, indented ASCII JSON with one trailing newline: the control
-        characters of a slice name or path are escaped, so a terminal shows them inert."""
-        return json.dumps(self.document(), indent=2, sort_keys=True, allow_nan=False) + "\n"
-
-    def to_text(self) -> str:
-        """An aligned table of the gated checks, the others with their reason, and what the
-        numbers mean. Config and dataset text is printed inert, never at a line's start."""
-        settings = self.settings
-        power = f"{settings.power:.0%}"
-        gated = [c for c in self.checks if c.gated]
-        lines = [
-            f"retrieval-gate power: {one_line(self.config)}",
-            f"baseline {one_line(self.baseline)}",
-            f"alpha {settings.alpha:g}: {_family(settings)}; {_test(settings)}",
-            "",
-        ]
-        if gated:
-            header = ["metric", "slice", "n", "max_drop", "level", f"detects ({power})"]
-            header += [
-                f"P(fail) {_times(m)}" if i == 0 else _times(m) for i, m in enumerate(MULTIPLES)
-            ]
-            header.append(f"queries for {_times(TARGET)}")
-            rows = [header]
-            for c in gated:
-                rows.append(
-                    [
-                        one_line(c.metric),
-                        one_line(c.slice),
-                        str(c.n),
-                        _threshold_text(c),
-                        f"{c.level:.2g}" if c.level and settings.require_significance else "-",
-                        "-"
-                        if c.detectable_drop is None
-                        else f"{stated_points(c.detectable_drop, c.max_drop)}pt",
-                        *(
-                            _chance(p, settings.power)
-                            for p in c.fail_probability or (None,) * len(MULTIPLES)
-                        ),
-                        "-" if c.queries_needed is None else str(c.queries_needed),
-                    ]
-                )
-            lines += aligned(rows, right_from=2)
-            if any(c.unknown for c in gated):
-                lines.append(
-                    "(-: the baseline's scores do not vary on that slice: no spread to estimate "
-                    "from)"
-                )
-            if any(
-                c.detectable_drop is not None and c.queries_needed is None and c.max_drop > 0
-                for c in gated
-            ):
-                lines.append(
-                    "(- queries for 1.5x: no count with run-to-run noise, which more queries do "
-                    "not remove and more runs do)"
-                )
-        else:
-            lines.append("no check can be gated")
-        ungated = [c for c in self.checks if not c.gated]
-        if ungated:
-            lines += ["", f"not gated ({plural(len(ungated), 'check')}):"]
-            lines += [
-                f"  {one_line(c.metric)} on {one_line(c.slice)}: {one_line(c.reason)}"
-                for c in ungated
-            ]
-        if self.untested:
-            names = ", ".join(one_line(m) for m in self.untested)
-            lines += ["", f"never tested for a drop (no max_drop): {names}"]
-        lines += ["", *_explanation(settings)]
-        return "\n".join(lines) + "\n"
-
-
-def _explanation(settings: ComparisonSettings) -> list[str]:
-    import textwrap
-
-    power = f"{settings.power:.0%}"
-    test = (
-        f"and the one-sided paired test shows a drop at the check's level (its share of alpha "
-        f"{settings.alpha:g} when it alone moves)"
-        if settings.require_significance
-        else "(gate.require_significance is off: no test)"
-    )
-    text = (
-        "What the numbers mean: a check fails when its measured mean drop is past max_drop "
-        f"{test}. "
-        f"`detects` is the true drop the check catches with {power} power; `P(fail) 1x`, `1.5x` "
-        f"and `2x` are the chances it fails when the true drop is 1, 1.5 or 2 times max_drop "
-        f"(at most 50% at 1x: half the measurements of a true drop of exactly max_drop "
-        f"fall short of it); `queries for 1.5x` is how many queries the slice needs to catch "
-        f"1.5x max_drop with {power} power. Estimated from the baseline alone: {ASSUMPTION}."
-    )
-    return textwrap.wrap(text, width=96, break_on_hyphens=False)
-
-
-def _family(settings: ComparisonSettings) -> str:
-    if settings.correction == "none":
-        return "no correction"
-    name = "weighted Holm" if settings.correction == "holm" else "weighted Benjamini-Hochberg"
-    return f"{name} over the gated checks (overall share {settings.overall_share:g})"
-
-
-def _test(settings: ComparisonSettings) -> str:
-    if settings.test == "t":
-        return "one-sided paired t-test"
-    return f"one-sided paired sign-flip test ({settings.resamples} resamples)"
-
-
-def _chance(p: float | None, power: float) -> str:
-    """A probability as a whole percentage; never 0% or 100% unless it is exactly that, nor
-    `power` when it is below it (`stated_chance`)."""
-    if p is None:
-        return "-"
-    if 0 < p < 0.005:
-        return "<1%"
-    if 0.995 <= p < 1:
-        return ">99%"
-    return f"{stated_chance(p, power):.0%}"
-
-
-def _times(multiple: float) -> str:
-    return f"{multiple:g}x"
-
-
-def _points(value: float | None) -> str:
-    return "-" if value is None else f"{value * 100:.1f}pt"
-
-
-def _threshold_text(check: CheckPower) -> str:
-    if check.threshold.endswith("%"):
-        return f"{check.threshold} ({_points(check.max_drop)})"
-    return _points(check.max_drop)
-
-
-# Computation ---------------------------------------------------------------------------------
 
 
 def baseline_view(
@@ -319,6 +92,7 @@ def estimate(
     current_runs: int = 1,
     sd_factors: Mapping[tuple[str, str], float] | None = None,
     checks: Sequence[Comparison] | None = None,
+    spread: DeltaSource | None = None,
 ) -> tuple[CheckPower, ...]:
     """What each check with a max_drop can see, in `compare`'s order.
 
@@ -331,7 +105,9 @@ def estimate(
     `compare` itself, run on the baseline against itself (the null case): a check's family,
     level and reason depend only on the slice sizes, so they are exactly what `check` will use.
     `sd_factors` scale each (metric, slice)'s sd and `checks`, when given, replace `compare`'s
-    (prediction-powered checks: `assisted.power_view`).
+    (prediction-powered checks: `assisted.power_view`). `spread`, aligned with `scores`, gives
+    each check's sd of the differences when it has a spread there; else the baseline's own sd
+    stands for it (the assumption), and the figures at CORRELATIONS go beside it.
     """
     comparisons = (
         checks
@@ -345,10 +121,14 @@ def estimate(
         if threshold.max_drop is None or c.max_drop is None:
             continue  # report-only or a floor alone: never tested for a drop
         values = np.asarray(scores[c.metric])[slices[c.slice]]
-        sd = float(values.std(ddof=1)) if values.size >= 2 else None
-        if sd is not None and sd_factors:
-            sd *= sd_factors.get((c.metric, c.slice), 1.0)
-        detectable = needed = None
+        assumed = float(values.std(ddof=1)) if values.size >= 2 else None
+        if assumed is not None and sd_factors:
+            assumed *= sd_factors.get((c.metric, c.slice), 1.0)
+        measured = spread.sd(c.metric, slices[c.slice]) if spread is not None else None
+        source: Kind = spread.kind if spread is not None and measured else "assumption"
+        sd = measured if source != "assumption" else assumed
+        detectable = needed = concentrated = None
+        others: tuple[Correlated, ...] = ()
         chances: tuple[float, ...] | None = (0.0,) * len(MULTIPLES)
         if c.gated and not (sd is not None and sd > 0):
             chances = None
@@ -367,6 +147,10 @@ def estimate(
             # Run-wide noise does not shrink with more queries: no honest count to give.
             needed = None if noise else queries_needed(power=settings.power, **common)
             chances = tuple(fail_probability(m * c.max_drop, n=c.n, **common) for m in MULTIPLES)
+            concentrated = concentrated_drop(common, c.n, settings.power)
+            if source in ("assumption", "repeats") and assumed:
+                stated = detectable if source == "assumption" else None
+                others = _correlated(common | {"sd": assumed}, c.n, settings.power, stated)
         text = f"{threshold.max_drop * 100:g}" + ("%" if threshold.relative else "pt")
         found.append(
             CheckPower(
@@ -382,6 +166,28 @@ def estimate(
                 queries_needed=needed,
                 gated=c.gated,
                 reason=c.reason,
+                source=source,
+                concentrated_drop=concentrated,
+                by_correlation=others,
+            )
+        )
+    return tuple(found)
+
+
+def _correlated(
+    common: Mapping[str, Any], n: int, power: float, stated: float | None
+) -> tuple[Correlated, ...]:
+    """The figures at each of CORRELATIONS, from the baseline's sd in `common`; P(fail) at
+    `stated`, the detectable drop printed under the assumption (None: not printed)."""
+    found = []
+    for correlation in CORRELATIONS:
+        given = dict(common, sd=correlated_sd(common["sd"], correlation))
+        found.append(
+            Correlated(
+                correlation=correlation,
+                sd=given["sd"],
+                detectable_drop=detectable_drop(n=n, power=power, **given),
+                stated_chance=None if stated is None else fail_probability(stated, n=n, **given),
             )
         )
     return tuple(found)
@@ -403,9 +209,15 @@ def _expected_noise(
 
 
 def power_report(
-    config: GateConfig, dataset: Dataset, baseline: Baseline, baseline_path: str | Path
+    config: GateConfig,
+    dataset: Dataset,
+    baseline: Baseline,
+    baseline_path: str | Path,
+    spread: DeltaSource | None = None,
 ) -> PowerReport:
-    """What `config`'s gate can see on `dataset`, estimated from `baseline`.
+    """What `config`'s gate can see on `dataset`, estimated from `baseline`, with the sd of
+    the differences read from `spread` (a saved run or main's history), else from the
+    baseline's repeats (the noise floor), else assumed from its scores.
 
     Raises NotComparableError (exit 2) naming `baseline_path` when `check` could not compare
     with it; when only the judgments changed, it is re-scored as `check` would and a warning
@@ -437,6 +249,8 @@ def power_report(
             f"{len(runs)} runs, with gate.repeats = {config.gate.repeats} run"
             f"{'s' if config.gate.repeats != 1 else ''} of the change"
         )
+    if spread is None and len(runs) >= 2:
+        spread = repeats_source(runs, baseline_view_ids(baseline, dataset), config.gate.repeats)
     settings = gate_settings(config)
     assisted = None
     if config.gate.labels == "human+llm":
@@ -448,6 +262,12 @@ def power_report(
         scores, view = assisted.scores, assisted.slices
         warnings.append(assisted.note)
         runs = []  # the assisted checks leave run-to-run noise out
+        if spread is not None and spread.kind != "repeats":
+            warnings.append(
+                f"the sd of the differences is the assisted estimate's, not {spread.label}'s: "
+                "the judge's labels change what the differences are"
+            )
+        spread = None
         if assisted.checks is not None:
             settings = dataclasses.replace(settings, test="t")
     checks = estimate(
@@ -460,6 +280,7 @@ def power_report(
         current_runs=config.gate.repeats,
         sd_factors=assisted.factors if assisted else None,
         checks=assisted.checks if assisted else None,
+        spread=spread.aligned(baseline_view_ids(baseline, dataset)) if spread else None,
     )
     tested = {c.metric for c in checks}
     return PowerReport(
@@ -469,7 +290,30 @@ def power_report(
         checks=checks,
         untested=tuple(m for m in thresholds if m not in tested),
         warnings=tuple(warnings),
+        source=spread.kind if spread else "assumption",
+        source_label=spread.label if spread else "",
     )
+
+
+def baseline_view_ids(baseline: Baseline, dataset: Dataset) -> tuple[str, ...]:
+    """The ids of `baseline_view`'s rows: the labelled queries the baseline has, in order."""
+    have = set(baseline.query_ids)
+    return tuple(query.id for query in dataset.queries if query.id in have)
+
+
+def repeats_source(
+    runs: Sequence[Mapping[str, FloatArray]], ids: Sequence[str], current_runs: int
+) -> DeltaSource:
+    """The differences between consecutive runs of the baseline (aligned with `ids`): the
+    noise floor. A pair's differences have twice a run's per-query noise variance; the
+    check's mean of `current_runs` runs against the mean of the baseline's has 1/R + 1/C
+    times it, so their sd is scaled by sqrt((1/R + 1/C) / 2)."""
+    pairs = tuple(
+        {metric: np.asarray(after[metric]) - np.asarray(before[metric]) for metric in before}
+        for before, after in itertools.pairwise(runs)
+    )
+    scale = ((1.0 / len(runs) + 1.0 / max(current_runs, 1)) / 2.0) ** 0.5
+    return DeltaSource("repeats", f"the baseline's {len(runs)} runs", tuple(ids), pairs, scale)
 
 
 def _comparable(

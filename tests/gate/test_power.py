@@ -88,8 +88,10 @@ def test_the_detectable_drop_is_detectability_s_for_that_check(
         assert check["detectable_drop"] == pytest.approx(drop, rel=1e-12)
         assert check["queries_needed"] == needed
         row = row_of(text, metric, slice_name)
-        assert row[2:6] == [str(len(rows)), f"{max_drop * 100:.1f}pt", f"{level:.2g}",
-                            f"{drop * 100:.1f}pt"]  # fmt: skip
+        assert row[2:7] == [str(len(rows)), f"{max_drop * 100:.1f}pt", f"{level:.2g}",
+                            f"{sd * 100:.1f}pt", f"{drop * 100:.1f}pt"]  # fmt: skip
+        assert check["sd"] == pytest.approx(sd, rel=1e-12)
+        assert check["sd_source"] == "assumption"
         assert row[-1] == str(needed)
 
 
@@ -97,22 +99,24 @@ def test_p_fail_is_at_most_a_half_at_the_threshold_and_grows_with_the_drop(
     example: tuple[dict[str, Any], str],
 ) -> None:
     document, _ = example
-    assert document["multiples"] == [1.0, 1.5, 2.0]
+    assert document["multiples"] == [0.0, 0.5, 1.0, 1.5, 2.0]
     for check in document["checks"]:
         if not check["gated"]:
-            assert [p["probability"] for p in check["fail_probability"]] == [0.0, 0.0, 0.0]
+            assert [p["probability"] for p in check["fail_probability"]] == [0.0] * 5
             continue
         chances = [p["probability"] for p in check["fail_probability"]]
-        # At exactly max_drop half the measurements fall short of it: never more than 50%.
-        assert chances[0] <= 0.5
+        # With no change the check alone fails under its level; at exactly max_drop half the
+        # measurements fall short of it: never more than 50%.
+        assert chances[0] <= check["level"]
+        assert chances[2] <= 0.5
         assert chances == sorted(chances)
         assert [p["drop"] for p in check["fail_probability"]] == pytest.approx(
-            [m * check["max_drop"] for m in (1.0, 1.5, 2.0)]
+            [m * check["max_drop"] for m in (0.0, 0.5, 1.0, 1.5, 2.0)]
         )
         # The detectable drop is where P(fail) reaches 80%: past 1.5x exactly when P(1.5x) < 80%.
-        assert (check["detectable_drop"] > 1.5 * check["max_drop"]) == (chances[1] < 0.8)
+        assert (check["detectable_drop"] > 1.5 * check["max_drop"]) == (chances[3] < 0.8)
     slice_chances = [
-        c["fail_probability"][0]["probability"]
+        c["fail_probability"][2]["probability"]
         for c in document["checks"]
         if c["gated"] and c["slice"] != "all"
     ]
@@ -125,16 +129,23 @@ def test_the_text_lists_every_check_and_explains_itself(
     document, text = example
     lines = text.splitlines()
     assert lines[0] == f"retrieval-gate power: {EXAMPLE}"
-    assert lines[4].split()[:6] == ["metric", "slice", "n", "max_drop", "level", "detects"]
-    assert row_of(text, "ndcg@10", "all")[6] == "50%"
+    assert lines[5].split()[:7] == ["metric", "slice", "n", "max_drop", "level", "sd", "detects"]
+    assert row_of(text, "ndcg@10", "all")[10] == "50%"
     small = "not gated (3 checks):\n  ndcg@10 on intent=security: 8 queries, below min_size 20\n"
     assert small in text
     assert "never tested for a drop (no max_drop): ap@10" in text
     assert "What the numbers mean" in text
     assert "correlate at 0.5" in text
+    assert lines[3] == (
+        "sd of the differences: assumed: the sd of the baseline's scores (exact when the runs "
+        "correlate at 0.5)"
+    )
     gated = [c for c in document["checks"] if c["gated"]]
     rows = [line for line in lines if line.startswith(("ndcg@10 ", "recall@10 ", "rr@10 "))]
-    assert len(rows) == len(gated)
+    # Every gated check's row, then the overall checks' figures at other correlations.
+    assert len(rows) == len(gated) + 3
+    assert "had the runs correlated otherwise than 0.5" in text
+    assert row_of(text, "ndcg@10", "all") != rows[-3].split()
     assert document["untested_metrics"] == ["ap@10"]
 
 
@@ -145,7 +156,7 @@ def test_json_is_sorted_deterministic_and_round_trips(example: tuple[dict[str, A
     assert json.dumps(json.loads(out), indent=2, sort_keys=True) + "\n" == out
     assert run_cli("power", "-c", str(EXAMPLE), "--format", "json")[1] == out
     assert document["schema"] == "retrieval-gate/power"
-    assert document["schema_version"] == 1
+    assert document["schema_version"] == 2
     assert document["settings"] == {
         "alpha": 0.05,
         "correction": "holm",
@@ -156,9 +167,17 @@ def test_json_is_sorted_deterministic_and_round_trips(example: tuple[dict[str, A
         "test": "randomization",
     }
     assert set(document["checks"][0]) == {
-        "metric", "slice", "n", "threshold", "max_drop", "sd", "level", "detectable_drop",
-        "fail_probability", "queries_needed", "gated", "reason",
+        "metric", "slice", "n", "threshold", "max_drop", "sd", "sd_source", "level",
+        "detectable_drop", "detectable_drop_concentrated", "by_correlation", "fail_probability",
+        "queries_needed", "gated", "reason",
     }  # fmt: skip
+    assert document["spread"] == {
+        "source": "assumption",
+        "from": None,
+        "assumed_correlation": 0.5,
+        "correlations": [0.3, 0.7, 0.9],
+        "concentrated_share": 0.1,
+    }
 
 
 # Errors ----------------------------------------------------------------------------------------

@@ -198,7 +198,8 @@ def test_check_states_power_consistently(n: int, noise: float | None) -> None:
 # power: its table and its JSON over the same grid --------------------------------------------
 
 ROW = re.compile(
-    rf"^{re.escape(METRIC)}\s+all\s+(?P<n>\d+)\s+\S+\s+\S+\s+(?P<detects>-|\d+\.\dpt)\s+"
+    rf"^{re.escape(METRIC)}\s+all\s+(?P<n>\d+)\s+\S+\s+\S+\s+\S+\s+(?P<detects>-|\d+\.\dpt)\s+"
+    r"(?P<concentrated>-|\d+\.\dpt)\s+(?P<p0>\S+)\s+(?P<p05>\S+)\s+"
     r"(?P<p1>\S+)\s+(?P<p15>\S+)\s+(?P<p2>\S+)\s+(?P<queries>-|\d+)$",
     re.M,
 )

@@ -5,11 +5,17 @@ from __future__ import annotations
 import argparse
 import re
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from retrieval_gate.cli.commands.common import add_config_option
 from retrieval_gate.core.wording import one_line
 from retrieval_gate.errors import EXIT_OK, InputError
+
+if TYPE_CHECKING:
+    from retrieval_gate.config.schema import GateConfig
+    from retrieval_gate.datasets import Dataset
+    from retrieval_gate.gate.baseline.record import Baseline
+    from retrieval_gate.gate.spread import DeltaSource
 
 
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -19,13 +25,32 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="what the labelled set can detect: each check's detectable drop and P(fail)",
         description="From the baseline's per-query scores, print each gated check (metric x "
         "slice) with its size, level, the true drop it catches with 80% power, the chance it "
-        "fails at 1x, 1.5x and 2x its max_drop, and the queries it needs to catch 1.5x max_drop; "
-        "checks that cannot be gated are listed with the reason. The paired differences' sd is "
-        "taken as the sd of the baseline's scores (exact when the runs correlate at 0.5). Exit 2 "
-        "when the config is invalid or the baseline is missing or cannot be compared.",
+        "fails at 0 to 2x its max_drop, the drop it catches when 10% of the queries carry it, and "
+        "the queries it needs to catch 1.5x max_drop; checks that cannot be gated are listed "
+        "with the reason. The sd of the paired differences is measured between --run and the "
+        "baseline, else between consecutive records of main's history, else between the "
+        "baseline's repeated runs (a lower bound), else taken as the sd of the baseline's scores "
+        "(exact when the runs correlate at 0.5; the figures at 0.3, 0.7 and 0.9 go beside it). "
+        "Exit 2 when the config is invalid, the baseline is missing or cannot be compared, or "
+        "--run pairs another query set.",
     )
     add_config_option(parser)
     parser.add_argument("--baseline", help="baseline file (default: the config's `baseline`)")
+    parser.add_argument(
+        "--run",
+        metavar="FILE",
+        help="a saved run of another version (a run file, or a baseline or `check --json` "
+        "result): the sd of its per-query differences with the baseline is the one used",
+    )
+    parser.add_argument(
+        "--history",
+        metavar="SOURCE",
+        help="main's history, whose consecutive records give the differences' sd: a branch of "
+        "this repository, or a .jsonl file or folder (default: as `check` finds it)",
+    )
+    parser.add_argument(
+        "--no-history", action="store_true", help="do not read main's history for the sd"
+    )
     parser.add_argument(
         "-f", "--format", choices=("text", "json"), default="text", help="text (default) or json"
     )
@@ -57,20 +82,56 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from retrieval_gate.gate.power import power_report
 
     if args.claim is not None:
+        if args.run is not None or args.history is not None or args.no_history:
+            raise InputError("--run, --history and --no-history go without --claim")
         return _run_claim(args, out, err)
     for option in ("n", "sd", "metric"):
         if getattr(args, option) is not None:
             raise InputError(f"--{option} goes with --claim CHANGE")
+    if args.no_history and args.history is not None:
+        raise InputError("--history and --no-history exclude each other")
     config = load(args.config)
     dataset = load_dataset(
         config.dataset, config.base_dir, keep_unjudged=config.gate.labels == "human+llm"
     )
     path = Path(args.baseline) if args.baseline else config.resolve(config.baseline)
-    report = power_report(config, dataset, read_baseline(path, config=args.config), path)
-    for warning in report.warnings:
+    baseline = read_baseline(path, config=args.config)
+    spread, notes = _measured(args, config, dataset, baseline)
+    report = power_report(config, dataset, baseline, path, spread)
+    for warning in [*notes, *report.warnings]:
         print(f"retrieval-gate: warning: {warning}", file=err)
     out.write(report.to_json() if args.format == "json" else report.to_text())
     return EXIT_OK
+
+
+def _measured(
+    args: argparse.Namespace, config: GateConfig, dataset: Dataset, baseline: Baseline
+) -> tuple[DeltaSource | None, list[str]]:
+    """The differences to read the sd from (--run, else main's history unless --no-history),
+    and warnings; None when there are none."""
+    from retrieval_gate.pipeline.power_data import history_source, run_source
+
+    if args.run is not None:
+        return run_source(config, baseline, args.run), []
+    if args.no_history:
+        return None, []
+    from retrieval_gate.history.store import iter_history
+    from retrieval_gate.pipeline.history import history_source as where
+
+    source, named = where(args.history, config)
+    try:
+        found, note = history_source(iter_history(source, config.name), dataset, baseline)
+    except InputError as error:
+        if named:
+            raise
+        return None, [f"main's history not read for the sd: {error}"]
+    notes = [note] if note else []
+    if found is None and named:
+        notes.append(
+            "main's history has no two consecutive records of this labelled set that differ: "
+            "the sd is not measured on it"
+        )
+    return found, notes
 
 
 def _run_claim(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:

@@ -1,0 +1,131 @@
+"""The per-query differences `power` reads its spread from: a saved run, or main's history."""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from retrieval_gate.config.schema import GateConfig
+from retrieval_gate.core.ids import FloatArray
+from retrieval_gate.core.wording import one_line, plural
+from retrieval_gate.datasets import Dataset
+from retrieval_gate.errors import InputError
+from retrieval_gate.gate.baseline.record import Baseline, some_of
+from retrieval_gate.gate.spread import DeltaSource
+from retrieval_gate.history.record import Entry, ResultEntry
+
+HISTORY_PAIRS = 20
+"""Main's newest pairs of consecutive records pooled: the recent merges, not the project's
+whole past."""
+
+
+def run_source(
+    config: GateConfig, baseline: Baseline, path: str | Path, option: str = "--run"
+) -> DeltaSource:
+    """The differences between the run at `path` and `baseline`, query by query: a run file
+    scored on the config's labelled set now, or a baseline or `check` JSON result (its
+    record). Raises InputError (exit 2) naming `path` when it pairs another query set, k or
+    metrics with the baseline."""
+    from retrieval_gate.gate.baseline.file import read_record
+
+    path = Path(path)
+    if _is_json(path, option):
+        record = read_record(path)
+    else:
+        from retrieval_gate.pipeline.record import record_current
+
+        record = record_current(config, run_path=path, cache=False).record
+    if record.fingerprints.k != baseline.fingerprints.k:
+        raise InputError(
+            f"{option} {path}: scored at k {record.fingerprints.k}, the baseline at k "
+            f"{baseline.fingerprints.k}: their differences are not a change's; give a run of k "
+            f"{baseline.fingerprints.k}"
+        )
+    missing = [m for m in baseline.scores if m not in record.scores]
+    if missing:
+        raise InputError(
+            f"{option} {path}: has no scores of {', '.join(missing)}, which the baseline has; "
+            "score it with this config"
+        )
+    lacking = sorted(set(baseline.query_ids) - set(record.query_ids))
+    if lacking:
+        raise InputError(
+            f"{option} {path}: pairs another query set with the baseline: "
+            f"{plural(len(lacking), 'query', 'queries')} of the baseline's "
+            f"{len(baseline.query_ids)} missing ({some_of([one_line(q) for q in lacking])}); "
+            "give a run of the same labelled set"
+        )
+    pair = _differences(baseline, record, baseline.query_ids)
+    return DeltaSource("run", str(path), tuple(baseline.query_ids), (pair,))
+
+
+def history_source(
+    entries: Iterable[Entry], dataset: Dataset, baseline: Baseline
+) -> tuple[DeltaSource | None, str]:
+    """The differences between consecutive records of main made on the baseline's queries
+    under the labelled set's judgments and the baseline's k and metrics (the newest
+    HISTORY_PAIRS pairs that changed anything), and a note on what was left out; None when no
+    such pair exists."""
+    # Read one record at a time: the previous one and the newest pairs are all that is kept.
+    pairs: deque[Mapping[str, FloatArray]] = deque(maxlen=HISTORY_PAIRS)
+    previous: Baseline | None = None
+    unchanged = 0
+    for entry in entries:
+        if not isinstance(entry, ResultEntry):
+            continue
+        record = entry.record if _usable(entry.record, dataset, baseline) else None
+        if previous is not None and record is not None:
+            pair = _differences(previous, record, baseline.query_ids)
+            if any(np.any(values) for values in pair.values()):
+                pairs.append(pair)
+            else:
+                unchanged += 1  # a merge that moved no score says nothing of a change's spread
+        previous = record
+    kept = list(pairs)
+    note = ""
+    if unchanged:
+        note = f"{plural(unchanged, 'merge')} of main that changed no score left out"
+    if not kept:
+        return None, note
+    label = f"{plural(len(kept), 'pair')} of consecutive records of main"
+    return DeltaSource("history", label, tuple(baseline.query_ids), tuple(kept)), note
+
+
+def _usable(record: Baseline, dataset: Dataset, baseline: Baseline) -> bool:
+    """Whether `record` scored the baseline's queries, k and metrics under the labelled set's
+    current judgments (a record under others would add their change to the differences)."""
+    return (
+        record.fingerprints.dataset == dataset.fingerprint
+        and record.fingerprints.k == baseline.fingerprints.k
+        and set(baseline.scores) <= set(record.scores)
+        and set(baseline.query_ids) <= set(record.query_ids)
+    )
+
+
+def _differences(before: Baseline, after: Baseline, ids: Sequence[str]) -> dict[str, FloatArray]:
+    """`after` minus `before` for every metric of `before`, on `ids` in that order."""
+    first, second = _rows(before, ids), _rows(after, ids)
+    return {
+        metric: np.asarray(after.scores[metric])[second] - np.asarray(before.scores[metric])[first]
+        for metric in before.scores
+    }
+
+
+def _rows(record: Baseline, ids: Sequence[str]) -> np.ndarray:
+    position = {query_id: i for i, query_id in enumerate(record.query_ids)}
+    return np.array([position[query_id] for query_id in ids], dtype=np.int64)
+
+
+def _is_json(path: Path, option: str) -> bool:
+    """Whether the file opens with `{` (a baseline or result; a run file never does)."""
+    try:
+        with path.open("rb") as file:
+            start = file.read(4096).lstrip(b"\xef\xbb\xbf \t\r\n")
+    except FileNotFoundError:
+        raise InputError(f"{option} {path}: no such file") from None
+    except OSError as error:
+        raise InputError(f"{option} {path}: cannot read it: {error}") from None
+    return start.startswith(b"{")
