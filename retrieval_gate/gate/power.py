@@ -31,11 +31,11 @@ from retrieval_gate.gate.compare import (
 )
 from retrieval_gate.gate.power_figures import MULTIPLES, CheckPower, Correlated, PowerReport
 from retrieval_gate.gate.spread import (
-    CORRELATIONS,
     DeltaSource,
     Kind,
     concentrated_drop,
     correlated_sd,
+    correlations_for,
 )
 from retrieval_gate.metrics import parse_metric
 from retrieval_gate.stats.detectability import (
@@ -115,6 +115,7 @@ def estimate(
         else compare(scores, scores, slices, thresholds, overrides, settings, strict=False)
     )
     t_test = settings.test == "t"
+    kind: Kind = spread.kind if spread is not None else "assumption"
     found = []
     for c in comparisons:
         threshold = overrides.get(c.slice, {}).get(c.metric, thresholds[c.metric])
@@ -148,9 +149,9 @@ def estimate(
             needed = None if noise else queries_needed(power=settings.power, **common)
             chances = tuple(fail_probability(m * c.max_drop, n=c.n, **common) for m in MULTIPLES)
             concentrated = concentrated_drop(common, c.n, settings.power)
-            if source in ("assumption", "repeats") and assumed:
-                stated = detectable if source == "assumption" else None
-                others = _correlated(common | {"sd": assumed}, c.n, settings.power, stated)
+            if correlations_for(kind) and assumed:
+                given = common | {"sd": assumed}
+                others = _correlated(given, c.n, settings.power, detectable, kind)
         text = f"{threshold.max_drop * 100:g}" + ("%" if threshold.relative else "pt")
         found.append(
             CheckPower(
@@ -175,12 +176,13 @@ def estimate(
 
 
 def _correlated(
-    common: Mapping[str, Any], n: int, power: float, stated: float | None
+    common: Mapping[str, Any], n: int, power: float, stated: float | None, kind: Kind
 ) -> tuple[Correlated, ...]:
-    """The figures at each of CORRELATIONS, from the baseline's sd in `common`; P(fail) at
-    `stated`, the detectable drop printed under the assumption (None: not printed)."""
+    """The figures at each of the correlations beside those of a source of `kind`, from the
+    baseline's sd in `common`; P(fail) at `stated`, the detectable drop printed (None: none
+    is)."""
     found = []
-    for correlation in CORRELATIONS:
+    for correlation in correlations_for(kind):
         given = dict(common, sd=correlated_sd(common["sd"], correlation))
         found.append(
             Correlated(

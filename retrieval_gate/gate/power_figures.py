@@ -11,9 +11,9 @@ from retrieval_gate.core.wording import aligned, one_line, plural
 from retrieval_gate.gate.compare import ComparisonSettings
 from retrieval_gate.gate.spread import (
     ASSUMED_CORRELATION,
-    CORRELATIONS,
     SHARE,
     Kind,
+    correlations_for,
     source_note,
 )
 from retrieval_gate.stats.detectability import TARGET, stated_chance, stated_points
@@ -113,7 +113,7 @@ class PowerReport:
                 "source": self.source,
                 "from": self.source_label or None,
                 "assumed_correlation": ASSUMED_CORRELATION,
-                "correlations": list(CORRELATIONS),
+                "correlations": list(correlations_for(self.source)),
                 "concentrated_share": SHARE,
             },
             "power": settings.power,
@@ -233,7 +233,7 @@ class PowerReport:
                     "(- queries for 1.5x: no count with run-to-run noise, which more queries do "
                     "not remove and more runs do)"
                 )
-            lines += _correlation_lines(gated, settings.power)
+            lines += _correlation_lines(gated, settings.power, self.source)
         else:
             lines.append("no check can be gated")
         ungated = [c for c in self.checks if not c.gated]
@@ -246,7 +246,7 @@ class PowerReport:
         if self.untested:
             names = ", ".join(one_line(m) for m in self.untested)
             lines += ["", f"never tested for a drop (no max_drop): {names}"]
-        lines += ["", *_explanation(settings, self.note)]
+        lines += ["", *_explanation(settings, one_line(self.note))]
         return "\n".join(lines) + "\n"
 
 
@@ -258,12 +258,12 @@ def _source_line(kind: Kind, label: str) -> str:
     if kind == "repeats":
         return f"measured between {one_line(label)} (the noise floor: a lower bound)"
     return (
-        f"assumed: the sd of the baseline's scores (exact when the runs correlate at "
+        f"assumed to be the sd of the baseline's scores (exact when the runs correlate at "
         f"{ASSUMED_CORRELATION:g})"
     )
 
 
-def _correlation_lines(gated: Sequence[CheckPower], power: float) -> list[str]:
+def _correlation_lines(gated: Sequence[CheckPower], power: float, kind: Kind) -> list[str]:
     """The overall checks' figures at the other correlations, when the sd was not measured on
     real changes (the JSON has every check's)."""
     shown = [c for c in gated if c.by_correlation and c.slice == "all"]
@@ -279,10 +279,13 @@ def _correlation_lines(gated: Sequence[CheckPower], power: float) -> list[str]:
             detects = "-" if r.detectable_drop is None else _points(r.detectable_drop)
             cells.append(f"{detects} ({_chance(r.stated_chance, power)})")
         rows.append(cells)
+    if kind == "assumption":
+        lead = f"had the runs correlated otherwise than {ASSUMED_CORRELATION:g}"
+    else:
+        lead = "with the sd the baseline's scores give at each correlation of the runs"
     return [
         "",
-        f"had the runs correlated otherwise than {ASSUMED_CORRELATION:g}: the drop detected with "
-        f"{power:.0%} power (P(fail) at the drop above):",
+        f"{lead}: the drop detected with {power:.0%} power (P(fail) at the drop above):",
         *aligned(rows, right_from=2),
     ]
 

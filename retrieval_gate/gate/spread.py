@@ -18,6 +18,19 @@ ASSUMED_CORRELATION = 0.5
 """The correlation of the two runs at which the baseline's sd is that of the differences."""
 CORRELATIONS = (0.3, 0.7, 0.9)
 """The other correlations whose figures are printed beside the assumed one."""
+
+
+def correlations_for(kind: Kind) -> tuple[float, ...]:
+    """The correlations whose figures go beside a source's: the others than the assumed one
+    under the assumption; every one of them beside the repeats' noise floor; none beside
+    differences measured on real changes."""
+    if kind == "assumption":
+        return CORRELATIONS
+    if kind == "repeats":
+        return tuple(sorted((*CORRELATIONS, ASSUMED_CORRELATION)))
+    return ()
+
+
 SHARE = 0.1
 """The share of the queries that carries a concentrated drop."""
 ASSUMPTION = (

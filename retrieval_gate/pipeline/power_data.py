@@ -24,20 +24,22 @@ whole past."""
 
 def run_source(
     config: GateConfig, baseline: Baseline, path: str | Path, option: str = "--run"
-) -> DeltaSource:
+) -> tuple[DeltaSource, list[str]]:
     """The differences between the run at `path` and `baseline`, query by query: a run file
     scored on the config's labelled set now, or a baseline or `check` JSON result (its
-    record). Raises InputError (exit 2) naming `path` when it pairs another query set, k or
-    metrics with the baseline."""
+    record); and the scoring's warnings (queries the run misses score 0). Raises InputError
+    (exit 2) naming `path` when it pairs another query set, k or metrics with the baseline."""
     from retrieval_gate.gate.baseline.file import read_record
 
     path = Path(path)
+    warnings: list[str] = []
     if _is_json(path, option):
         record = read_record(path)
     else:
         from retrieval_gate.pipeline.record import record_current
 
-        record = record_current(config, run_path=path, cache=False).record
+        scored = record_current(config, run_path=path, cache=False)
+        record, warnings = scored.record, [f"{option} {path}: {w}" for w in scored.warnings]
     if record.fingerprints.k != baseline.fingerprints.k:
         raise InputError(
             f"{option} {path}: scored at k {record.fingerprints.k}, the baseline at k "
@@ -59,7 +61,7 @@ def run_source(
             "give a run of the same labelled set"
         )
     pair = _differences(baseline, record, baseline.query_ids)
-    return DeltaSource("run", str(path), tuple(baseline.query_ids), (pair,))
+    return DeltaSource("run", str(path), tuple(baseline.query_ids), (pair,)), warnings
 
 
 def history_source(

@@ -137,8 +137,8 @@ def test_the_text_lists_every_check_and_explains_itself(
     assert "What the numbers mean" in text
     assert "correlate at 0.5" in text
     assert lines[3] == (
-        "sd of the differences: assumed: the sd of the baseline's scores (exact when the runs "
-        "correlate at 0.5)"
+        "sd of the differences: assumed to be the sd of the baseline's scores (exact when the "
+        "runs correlate at 0.5)"
     )
     gated = [c for c in document["checks"] if c["gated"]]
     rows = [line for line in lines if line.startswith(("ndcg@10 ", "recall@10 ", "rr@10 "))]

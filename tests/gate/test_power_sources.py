@@ -167,6 +167,20 @@ def test_a_bad_run_is_exit_2_naming_it(
     assert "\x1b" not in err
 
 
+def test_a_hostile_run_path_is_printed_inert(example: Path, tmp_path: Path) -> None:
+    hostile = tmp_path / "run\x1b[2J\n::error::x.json"
+    shutil.copy(example / "regressed.json", hostile)
+    code, out, err = run_cli("power", "-c", example / "configs" / "example.yaml", "--run", hostile)
+    assert code == 0, err
+    assert "\x1b" not in out + err
+    assert not any(line.startswith("::") for line in (out + err).splitlines())
+    code, out, _ = run_cli(
+        "power", "-c", example / "configs" / "example.yaml", "--run", hostile, "-f", "json"
+    )
+    assert json.loads(out)["spread"]["from"] == str(hostile)
+    assert "\x1b" not in out
+
+
 def test_hostile_query_ids_in_a_run_file_stay_inert(example: Path, tmp_path: Path) -> None:
     record = read_baseline(EXAMPLE_BASELINE)
     hostile = {q: f"::error::{q}\x1b[2J" for q in record.query_ids}
@@ -312,7 +326,15 @@ def test_the_repeats_give_the_noise_floor_stated_as_a_lower_bound(example: Path)
     expected = pooled * np.sqrt((1 / 3 + 1 / repeats) / 2)
     assert check["sd_source"] == "repeats"
     assert check["sd"] == pytest.approx(float(expected), rel=1e-9)
-    assert [r["correlation"] for r in check["by_correlation"]] == [0.3, 0.7, 0.9]
+    # Beside the noise floor: what the baseline's sd gives at every correlation, and P(fail)
+    # at the stated drop there, under the power it claims.
+    assert document["spread"]["correlations"] == [0.3, 0.5, 0.7, 0.9]
+    assert [r["correlation"] for r in check["by_correlation"]] == [0.3, 0.5, 0.7, 0.9]
+    # (Not monotone in the correlation here: with run-wide noise, a smaller per-query spread
+    # leaves the runs' few degrees of freedom to the test.)
+    for figure in check["by_correlation"]:
+        assert 0 < figure["fail_probability_at_detectable_drop"] < 1
+        assert figure["detectable_drop"] > check["max_drop"]
 
 
 def test_the_assumption_states_the_figures_at_other_correlations(example: Path) -> None:

@@ -112,7 +112,7 @@ def _measured(
     from retrieval_gate.pipeline.power_data import history_source, run_source
 
     if args.run is not None:
-        return run_source(config, baseline, args.run), []
+        return run_source(config, baseline, args.run)
     if args.no_history:
         return None, []
     from retrieval_gate.history.store import iter_history
