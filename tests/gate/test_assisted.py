@@ -313,6 +313,17 @@ def test_power_states_the_prediction_powered_detectable_drop(example: Path) -> N
     assert "intent=account" not in gated
 
 
+def test_power_keeps_the_assisted_spread_over_a_saved_run(example: Path) -> None:
+    saved = example / ".retrieval-gate" / "example" / "baseline.json"
+    code, out, err = run_cli(
+        "power", "-c", example / "assisted-example.yaml", "--run", saved, "-f", "json"
+    )
+    assert code == 0, err
+    document = json.loads(out)
+    assert document["spread"]["source"] == "assumption"
+    assert any("the assisted estimate's, not" in w for w in document["warnings"])
+
+
 def test_repeated_runs_are_said_to_be_averaged(example: Path) -> None:
     result = check(example / "assisted-example.yaml", cache=False, repeats=2)
     assert result.status == "pass"

@@ -351,3 +351,10 @@ def test_the_assumption_states_the_figures_at_other_correlations(example: Path) 
     # Less correlated runs differ more: the drop caught grows, P(fail) at the stated drop falls.
     assert drops[0] > check["detectable_drop"] > drops[1] > drops[2]
     assert chances[0] < 0.8 < chances[1] < chances[2]
+
+
+def test_a_claim_takes_no_data_source(example: Path) -> None:
+    config = example / "configs" / "example.yaml"
+    code, _, err = run_cli("power", "--claim", "-2pt", "--n", "131", "-c", config, "--no-history")
+    assert code == 2
+    assert "go without --claim" in err
