@@ -53,6 +53,7 @@ __all__ = [
     "enforceable_drop",
     "estimate",
     "power_report",
+    "repeats_source",
 ]
 
 if TYPE_CHECKING:
@@ -252,7 +253,7 @@ def power_report(
             f"{'s' if config.gate.repeats != 1 else ''} of the change"
         )
     if spread is None and len(runs) >= 2:
-        spread = repeats_source(runs, baseline_view_ids(baseline, dataset), config.gate.repeats)
+        spread = repeats_source(runs, _view_ids(baseline, dataset), config.gate.repeats)
     settings = gate_settings(config)
     assisted = None
     if config.gate.labels == "human+llm":
@@ -282,7 +283,7 @@ def power_report(
         current_runs=config.gate.repeats,
         sd_factors=assisted.factors if assisted else None,
         checks=assisted.checks if assisted else None,
-        spread=spread.aligned(baseline_view_ids(baseline, dataset)) if spread else None,
+        spread=spread.aligned(_view_ids(baseline, dataset)) if spread else None,
     )
     tested = {c.metric for c in checks}
     return PowerReport(
@@ -297,7 +298,7 @@ def power_report(
     )
 
 
-def baseline_view_ids(baseline: Baseline, dataset: Dataset) -> tuple[str, ...]:
+def _view_ids(baseline: Baseline, dataset: Dataset) -> tuple[str, ...]:
     """The ids of `baseline_view`'s rows: the labelled queries the baseline has, in order."""
     have = set(baseline.query_ids)
     return tuple(query.id for query in dataset.queries if query.id in have)
