@@ -145,13 +145,16 @@ def estimate(
                 "run_variance": noise.variance if noise else 0.0,
                 "run_df": noise.df if noise else None,
             }
-            detectable = detectable_drop(n=c.n, power=settings.power, **common)
+            ruled = common | {"rule": settings.rule, "on_inconclusive": settings.on_inconclusive}
+            detectable = detectable_drop(n=c.n, power=settings.power, **ruled)
             # Run-wide noise does not shrink with more queries: no honest count to give.
-            needed = None if noise else queries_needed(power=settings.power, **common)
-            chances = tuple(fail_probability(m * c.max_drop, n=c.n, **common) for m in MULTIPLES)
-            concentrated = concentrated_drop(common, c.n, settings.power)
+            needed = None if noise else queries_needed(power=settings.power, **ruled)
+            chances = tuple(fail_probability(m * c.max_drop, n=c.n, **ruled) for m in MULTIPLES)
+            # The mixture's figure is derived for the default rule's test against no change.
+            if settings.rule == "significant-drop":
+                concentrated = concentrated_drop(common, c.n, settings.power)
             if correlations_for(kind) and assumed:
-                given = common | {"sd": assumed}
+                given = ruled | {"sd": assumed}
                 others = _correlated(given, c.n, settings.power, detectable, kind)
         text = f"{threshold.max_drop * 100:g}" + ("%" if threshold.relative else "pt")
         found.append(
@@ -370,6 +373,23 @@ def enforceable_drop(check: CheckPower, settings: ComparisonSettings) -> float |
     """
     if check.sd is None or check.unknown or not check.gated:
         return None
+    if settings.rule != "significant-drop":
+        # evidence-of-excess catches max_drop + D: 1.5 x max_drop from max_drop >= 2 D on;
+        # non-inferiority's fail-closed figure does not shrink that way: no suggestion.
+        if settings.rule == "non-inferiority" and settings.on_inconclusive == "fail":
+            return None
+        common_excess: dict[str, Any] = {
+            "sd": check.sd,
+            "n": check.n,
+            "max_drop": 0.0,
+            "resamples": settings.resamples,
+            "t_test": settings.test == "t",
+            "power": settings.power,
+            "rule": "evidence-of-excess",
+        }
+        level = check.level if settings.require_significance else None
+        reach = detectable_drop(level=level, **common_excess)
+        return None if reach is None else reach / (TARGET - 1.0)
     common: dict[str, Any] = {
         "sd": check.sd,
         "n": check.n,

@@ -126,6 +126,8 @@ class PowerReport:
                 "require_significance": settings.require_significance,
                 "min_size": settings.min_size,
                 "overall_share": settings.overall_share,
+                "rule": settings.rule,
+                "on_inconclusive": settings.on_inconclusive,
             },
             "checks": [
                 {
@@ -294,15 +296,27 @@ def _explanation(settings: ComparisonSettings, note: str) -> list[str]:
     import textwrap
 
     power = f"{settings.power:.0%}"
-    test = (
-        f"and the one-sided paired test shows a drop at the check's level (its share of alpha "
-        f"{settings.alpha:g} when it alone moves)"
-        if settings.require_significance
-        else "(gate.require_significance is off: no test)"
-    )
+    share = f"at the check's level (its share of alpha {settings.alpha:g} when it alone moves)"
+    if not settings.require_significance:
+        rule = "its measured mean drop is past max_drop (gate.require_significance is off: no test)"
+    elif settings.rule == "evidence-of-excess":
+        rule = (
+            f"a one-sided paired test shows the drop is past max_drop {share} (evidence-of-excess)"
+        )
+    elif settings.rule == "non-inferiority" and settings.on_inconclusive == "fail":
+        rule = (
+            f"a one-sided paired test does not show the drop is within max_drop {share} "
+            "(non-inferiority, on_inconclusive: fail)"
+        )
+    elif settings.rule == "non-inferiority":
+        rule = f"a one-sided paired test shows the drop is past max_drop {share} (non-inferiority)"
+    else:
+        rule = (
+            "its measured mean drop is past max_drop and the one-sided paired test shows a "
+            f"drop {share}"
+        )
     text = (
-        "What the numbers mean: a check fails when its measured mean drop is past max_drop "
-        f"{test}. "
+        f"What the numbers mean: a check fails when {rule}. "
         f"`sd` is the per-query sd of the paired differences the figures use. `detects` is the "
         f"true drop the check catches with {power} power when every query moves alike, `if "
         f"{SHARE:.0%} carry it` when {SHARE:.0%} of the queries carry the whole drop (it widens "

@@ -237,12 +237,23 @@ def queries_needed(
     rule: str = "significant-drop",
     on_inconclusive: str = "pass",
 ) -> int | None:
-    """The fewest queries with which a check detects TARGET x `max_drop` with `power`; None
-    without a positive max_drop or without variation."""
+    """The fewest queries with which a check detects TARGET x `max_drop` with `power` (failing
+    closed under non-inferiority: with which it passes an unchanged retriever with `power`);
+    None without a positive max_drop or without variation."""
     if not max_drop > 0 or not sd > 0:
         return None
+    closed = rule == "non-inferiority" and on_inconclusive == "fail"
 
     def enough(n: int) -> bool:
+        if closed:
+            # Failing closed, every drop is caught; what takes queries is passing an
+            # unchanged retriever with `power`.
+            chance = fail_probability(
+                0.0, sd=sd, n=n, level=level, max_drop=max_drop, resamples=resamples,
+                t_test=t_test, run_variance=run_variance, run_df=run_df, rule=rule,
+                on_inconclusive=on_inconclusive,
+            )  # fmt: skip
+            return chance <= 1.0 - power
         found = detectable_drop(
             sd=sd, n=n, level=level, max_drop=max_drop, resamples=resamples, t_test=t_test,
             power=power, run_variance=run_variance, run_df=run_df, rule=rule,

@@ -161,9 +161,11 @@ def test_json_is_sorted_deterministic_and_round_trips(example: tuple[dict[str, A
         "alpha": 0.05,
         "correction": "holm",
         "min_size": 20,
+        "on_inconclusive": "pass",
         "overall_share": 0.5,
         "require_significance": True,
         "resamples": 10_000,
+        "rule": "significant-drop",
         "test": "randomization",
     }
     assert set(document["checks"][0]) == {

@@ -442,3 +442,40 @@ def test_the_bundled_example_lints_with_info_findings_only() -> None:
     code, out, _ = run_cli("lint", "-c", str(REPO / "configs" / "example.yaml"))
     assert code == 0
     assert "lint: 0 errors, 0 warnings," in out
+
+
+def test_an_overall_check_that_could_catch_no_drop_the_metric_can_make_is_named(
+    tmp_path: Path,
+) -> None:
+    # A baseline with 3 pt to lose and a spread of about 8 pt: the overall check catches only
+    # drops past what the metric has, which check refuses and lint says first.
+    values = [0.0] * 76 + [0.6] * 4
+    report = run_lint(many(tmp_path), baseline_with(values, MANY_IDS))
+    message = finding(report, "gate-cannot-fail")
+    assert message.startswith("ndcg@10: the gate could never fail on it: at level 0.0")
+    assert message.endswith("more than the 3.0 pt the baseline has to lose")
+
+
+def test_a_strict_gate_that_would_fail_unchanged_code_is_named(tmp_path: Path) -> None:
+    values = [float(x) for x in np.random.default_rng(7).random(80)]
+    config = labelled_set(
+        tmp_path,
+        queries=MANY,
+        qrels=MANY_QRELS,
+        gate={"rule": "non-inferiority", "on_inconclusive": "fail"},
+    )
+    report = run_lint(config, baseline_with(values, MANY_IDS))
+    strict = [f for f in report.findings if f.code == "strict-gate-fails-unchanged"]
+    assert strict
+    assert strict[0].message.startswith(
+        "ndcg@10: with 80 queries the non-inferiority test shows the drop is within max_drop"
+    )
+    assert "an unchanged retriever fails this check" in strict[0].message
+    assert strict[0].fix.startswith("label about ")
+    assert "to pass it 80% of the time" in strict[0].fix
+    # Failing open (on_inconclusive: pass), only evidence of excess fails: nothing to say.
+    relaxed = labelled_set(
+        tmp_path / "open", queries=MANY, qrels=MANY_QRELS, gate={"rule": "non-inferiority"}
+    )
+    found = run_lint(relaxed, baseline_with(values, MANY_IDS))
+    assert "strict-gate-fails-unchanged" not in codes(found)

@@ -36,6 +36,7 @@ ORDER = (
     "gate-cannot-fail",
     "threshold-below-mde",
     "slice-below-mde",
+    "strict-gate-fails-unchanged",
     "no-baseline",
 )
 """Every rule's code in the order the rules run, which is the order their findings print in

@@ -172,3 +172,36 @@ def _enforceable(given: LintInput, check: CheckPower) -> float | None:
 
 def _points(value: float) -> str:
     return f"{value * 100:.1f}pt"
+
+
+UNCHANGED_FAILS = 0.2
+"""Above this chance of failing an unchanged retriever, a strict gate is flagged."""
+
+
+@rule("strict-gate-fails-unchanged", "warning",
+      "non-inferiority failing closed would fail an unchanged retriever too often")  # fmt: skip
+def _strict_fails_unchanged(given: LintInput) -> Iterator[Draft]:
+    gate = given.config.gate
+    if gate.rule != "non-inferiority" or gate.on_inconclusive != "fail":
+        return
+    keys = {str(spec): key for key, spec in given.specs.items()}
+    for check in given.detectability:
+        if check.metric not in keys or not check.gated or check.fail_probability is None:
+            continue
+        chance = check.fail_probability[MULTIPLES.index(0.0)]
+        if chance > UNCHANGED_FAILS:
+            where = "" if check.slice == ALL else f" on {check.slice}"
+            yield Draft(
+                f"{check.metric}{where}: with {plural(check.n, 'query', 'queries')} the "
+                f"non-inferiority test shows the drop is within max_drop {check.threshold} too "
+                f"rarely: an unchanged retriever fails this check {stated_chance(chance):.0%} "
+                "of the time",
+                (
+                    f"label about {check.queries_needed} queries to pass it {POWER:.0%} of the time"
+                    if check.queries_needed
+                    else "label more queries"
+                )
+                + ", widen max_drop, or set gate.on_inconclusive: pass (then only evidence of a "
+                "drop past max_drop fails)",
+                given.at("metrics", keys[check.metric]),
+            )
