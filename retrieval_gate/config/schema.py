@@ -217,6 +217,14 @@ class DriftConfig(StrictModel):
         description="largest tolerated drop of every gated metric since the reference: 3pt "
         "(points), 0.03 (fraction) or 5% (relative)"
     )
+    horizon: int = Field(
+        50,
+        ge=1,
+        le=100_000,
+        description="merges since the reference over which half of gate.alpha is spread "
+        "evenly, alpha / (2 x horizon) a look; past it the level shrinks with every merge "
+        "(the other half), so P(any false trip since the reference) <= alpha however long",
+    )
 
 
 class GateSettings(StrictModel):

@@ -1,4 +1,6 @@
 """The drift budget: the newest main-branch result against a reference, with the merges named."""
+# Every merge after the reference is one more look at the same question, so each look gets
+# its own share of gate.alpha (`look_level`): however many merges, the shares sum to alpha.
 
 from __future__ import annotations
 
@@ -7,13 +9,14 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from retrieval_gate.config.schema import DriftConfig, GateConfig, MetricGate
 from retrieval_gate.core.wording import plural
 from retrieval_gate.datasets import Dataset
-from retrieval_gate.errors import InputError
+from retrieval_gate.errors import GateError, InputError
 from retrieval_gate.gate.baseline.file import read_baseline
 from retrieval_gate.gate.baseline.record import Baseline, comparability_problems
 from retrieval_gate.gate.comparable import rescored_baseline
@@ -62,7 +65,12 @@ class DriftReport:
     """How the reference is named to the user (the tag, commit, baseline, an acceptance)."""
     budget: str
     merges: int
-    """Records after the reference, up to and including the newest."""
+    """Records after the reference, up to and including the newest: the look's number."""
+    horizon: int
+    alpha: float
+    """gate.alpha: what every look since the reference spends in all."""
+    level: float
+    """This look's share of alpha (`look_level`): the alpha the comparison was decided at."""
     result: GateResult
     attributions: tuple[Attribution, ...]
     notes: tuple[str, ...]
@@ -111,14 +119,23 @@ def check_drift(
         notes.insert(0, f"the reference was moved to {label} by an acceptance: {accepted}")
     reference = chain[start]
     newest = chain[-1]
-    result = decide(
-        reference.record,
-        newest.record,
-        _drift_config(config, budget),
-        dataset,
-        reference=f"the drift reference {label}",
-    )
     segment = chain[start:]
+    look = len(segment) - 1
+    level = look_level(config.gate.alpha, budget.horizon, look)
+    try:
+        result = decide(
+            reference.record,
+            newest.record,
+            _drift_config(config, budget, level),
+            dataset,
+            reference=f"the drift reference {label}",
+        )
+    except GateError as error:
+        raise InputError(
+            f"the drift's {_look(look, budget.horizon)} is tested at {level:.2g}: {error}; "
+            "or move the reference forward (history accept, or a newer tag in "
+            "gate.drift.reference) to start a new horizon"
+        ) from error
     slices = slice_queries(
         dataset.queries, config.slices.by, config.slices.combine, config.slices.query_length.bins
     )
@@ -131,7 +148,10 @@ def check_drift(
         config.name,
         label,
         budget.max_drop.text,
-        len(segment) - 1,
+        look,
+        budget.horizon,
+        config.gate.alpha,
+        level,
         result,
         attributions,
         tuple(notes),
@@ -254,9 +274,31 @@ def _find(chain: Sequence[Point], commit: str) -> int | None:
     return found[-1] if found else None
 
 
-def _drift_config(config: GateConfig, budget: DriftConfig) -> GateConfig:
+def look_level(alpha: float, horizon: int, look: int) -> float:
+    """The alpha look number `look` (merges since the reference) is tested at.
+
+    Half of `alpha` is spread evenly over the first `horizon` looks, alpha / (2 horizon) each;
+    look t past it gets alpha horizon / (2 t (t - 1)), which sums to the other half over every
+    later look (the sum telescopes to 1 / horizon). By the union bound, whatever the
+    dependence between looks, P(any false trip since the reference) <= alpha. Look 0 (the
+    newest record is the reference) is tested as look 1: its drop is nothing.
+    """
+    look = max(look, 1)
+    if look <= horizon:
+        return alpha / (2 * horizon)
+    return alpha * horizon / (2 * look * (look - 1))
+
+
+def _look(look: int, horizon: int) -> str:
+    if look <= horizon:
+        return f"look {look} of the {horizon}-merge horizon"
+    return f"look {look}, past the {horizon}-merge horizon"
+
+
+def _drift_config(config: GateConfig, budget: DriftConfig, level: float) -> GateConfig:
     """`config` with the drift budget as every gated metric's tolerance: no floor (a floor is
-    each pull request's), no per-slice override."""
+    each pull request's), no per-slice override; and the look's level as its alpha, which
+    the gated checks share as a pull request's share gate.alpha."""
     metrics = {
         key: MetricGate(max_drop=budget.max_drop)
         if gate.max_drop is not None or gate.min is not None
@@ -264,7 +306,8 @@ def _drift_config(config: GateConfig, budget: DriftConfig) -> GateConfig:
         for key, gate in config.metrics.items()
     }
     slices = config.slices.model_copy(update={"overrides": {}})
-    return config.model_copy(update={"metrics": metrics, "slices": slices})
+    gate = config.gate.model_copy(update={"alpha": level})
+    return config.model_copy(update={"metrics": metrics, "slices": slices, "gate": gate})
 
 
 def _attribution(check: Comparison, segment: Sequence[Point], rows: np.ndarray) -> Attribution:
@@ -288,7 +331,8 @@ def describe(report: DriftReport) -> list[str]:
     verdict = "FAIL" if report.exit_code else "PASS"
     lines = [
         f"{verdict} drift of {report.config} since {report.reference} "
-        f"({plural(report.merges, 'merge')}; budget {report.budget})"
+        f"({plural(report.merges, 'merge')}; budget {report.budget})",
+        look_line(report),
     ]
     for check in gated:
         detectable = (
@@ -316,6 +360,67 @@ def describe(report: DriftReport) -> list[str]:
         )
     lines += [f"note: {note}" for note in report.notes]
     return lines
+
+
+def look_line(report: DriftReport) -> str:
+    """Which look this is and the alpha it was tested at, and what past the horizon means."""
+    line = (
+        f"{_look(report.merges, report.horizon)}: tested at {report.level:.2g} "
+        f"(gate.alpha {report.alpha:g} spread over every look since the reference)"
+    )
+    if report.merges > report.horizon:
+        line += (
+            "; the level shrinks with each merge: move the reference forward (history accept, "
+            "or a newer tag in gate.drift.reference) to start a new horizon"
+        )
+    return line
+
+
+def drift_document(report: DriftReport) -> dict[str, Any]:
+    """The drift report as JSON: the look and its level, every gated check, the merges."""
+    checks = [
+        {
+            "metric": c.metric,
+            "slice": c.slice,
+            "n": c.n,
+            "reference_mean": c.baseline_mean,
+            "current_mean": c.current_mean,
+            "delta": c.delta,
+            "p_value": c.p_value,
+            "p_adjusted": c.p_adjusted,
+            "level": c.level,
+            "max_drop": c.max_drop,
+            "detectable_drop": c.detectable_drop,
+            "verdict": c.verdict,
+            "failed": c.failed,
+        }
+        for c in report.result.comparisons
+        if c.gated
+    ]
+    return {
+        "config": report.config,
+        "verdict": "fail" if report.exit_code else "pass",
+        "reference": report.reference,
+        "budget": report.budget,
+        "look": {
+            "number": report.merges,
+            "horizon": report.horizon,
+            "past_horizon": report.merges > report.horizon,
+            "alpha": report.alpha,
+            "level": report.level,
+        },
+        "checks": checks,
+        "attributions": [
+            {
+                "metric": item.metric,
+                "slice": item.slice,
+                "total": item.total,
+                "steps": [{"merge": label, "delta": delta} for label, delta in item.steps],
+            }
+            for item in report.attributions
+        ],
+        "notes": list(report.notes),
+    }
 
 
 def _points(delta: float) -> str:

@@ -40,7 +40,11 @@ def test_the_next_pull_request_shows_the_trend_and_names_the_drift(
     assert "trend on main" in out
     drift = [w for w in document["warnings"] if w.startswith("main's drift: ")]
     assert drift, document["warnings"]
-    assert "ndcg@10 is 5.5 pt below v1 over 4 merges: #101 -1.3, #102 -1.5, #103 -1.3" in drift[0]
+    assert drift[0] == (
+        "main's drift: look 4 of the 50-merge horizon: tested at 0.0005 "
+        "(gate.alpha 0.05 spread over every look since the reference)"
+    )
+    assert "ndcg@10 is 5.5 pt below v1 over 4 merges: #101 -1.3, #102 -1.5, #103 -1.3" in drift[1]
     # Markdown-escaped, as every warning: the PR numbers do not turn into links or mentions.
     assert "main&#39;s drift: ndcg@10 is 5.5 pt below v1 over 4 merges: #&#8203;101" in markdown
 

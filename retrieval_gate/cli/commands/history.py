@@ -108,9 +108,13 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         description="Compare the newest record with the reference of gate.drift query by "
         "query, with the rule of a pull request and gate.drift.max_drop as the tolerance. "
         "Exit 1 when a gated metric drifted past the budget with evidence, naming the merges "
-        "the drop came from.",
+        "the drop came from. Each merge since the reference is a look tested at its share of "
+        "gate.alpha (gate.drift.horizon).",
     )
     add_config_option(drift)
+    drift.add_argument(
+        "--json", dest="json_path", metavar="PATH", help="also write the drift report as JSON"
+    )
     branch_options(drift, reads=True)
     drift.set_defaults(handler=run_drift)
 
@@ -320,8 +324,9 @@ def run_export(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 def run_drift(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Check the newest record against the drift reference; exit 1 past the budget."""
     from retrieval_gate.config.loader import load
+    from retrieval_gate.core.files import write_text_atomic
     from retrieval_gate.datasets import load as load_dataset
-    from retrieval_gate.history.drift import check_drift, describe, resolver
+    from retrieval_gate.history.drift import check_drift, describe, drift_document, resolver
 
     config = load(args.config)
     if config.gate.drift is None:
@@ -332,6 +337,9 @@ def run_drift(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     )
     entries = list(_entries(args, config.name))
     report = check_drift(entries, config, dataset, resolve=resolver(_checkout(args)))
+    if args.json_path:
+        text = json.dumps(drift_document(report), indent=2, ensure_ascii=True) + "\n"
+        write_text_atomic(Path(args.json_path), text)
     for line in describe(report):
         print(line, file=out)
     return report.exit_code
