@@ -23,7 +23,10 @@ query alike or, "concentrated", to a fixed 10% of the queries (10 L_t each):
 - creeping: L_t grows by drop / 4 a merge from merge 5, then stays at `--drop`.
 
 The lag is the merges from the crossing (the first merge whose true loss passes the budget)
-to the trip; a trial that never trips within the horizon is counted as never, not as late.
+to the trip; its median and 90th percentile are over the trials that tripped, and a trial
+that never trips within the horizon is counted as never, not as late. A trip before the
+crossing (a drop still below the budget, measured past it with evidence of a drop: the
+pull request's rule) is a negative lag, and counted in its own column.
 Shares carry Wilson 95% intervals (the Monte Carlo error). Prints Markdown tables.
 
     python benchmarks/bench_drift.py                 # 200 trials per row: about 15 minutes

@@ -13,6 +13,7 @@ import pytest
 
 from retrieval_gate.config.loader import load
 from retrieval_gate.datasets import load as load_dataset
+from retrieval_gate.errors import InputError
 from retrieval_gate.history import drift
 from retrieval_gate.history.drift import check_drift, describe, drift_document, look_level
 from retrieval_gate.history.record import ResultEntry, result_entry
@@ -188,3 +189,19 @@ def test_the_drift_json_is_byte_identical_run_to_run(main: Main, tmp_path: Path)
     assert document["look"]["number"] == 1
     assert document["look"]["level"] == 0.0005
     assert [s["merge"] for s in document["attributions"][0]["steps"]] == ["#101"]
+
+
+def test_a_level_the_queries_cannot_reach_is_exit_2_saying_what_to_do(
+    main: Main, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first = _first(main)
+    entries = _history(first, _walk(dict(first.record.scores), 1, [0.0, 0.0]))
+    config = load(main.config)
+    dataset = load_dataset(config.dataset, config.base_dir)
+    monkeypatch.setattr(drift, "look_level", lambda alpha, horizon, look: 1e-300)
+    with pytest.raises(InputError) as raised:
+        check_drift(entries, config, dataset)
+    message = str(raised.value)
+    assert message.startswith("the drift's look 1 of the 50-merge horizon is tested at 1e-300: ")
+    assert "cannot give p <= " in message
+    assert message.endswith("to start a new horizon")
