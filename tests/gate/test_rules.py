@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -14,6 +16,8 @@ from retrieval_gate.stats.detectability import (
     fail_probability,
 )
 from retrieval_gate.stats.significance import sign_flip
+from tests.helpers.builders import labelled_set
+from tests.helpers.cli import run_cli
 
 
 def overall(base: FloatArray, current: FloatArray, **options: object) -> Comparison:
@@ -140,3 +144,25 @@ def test_every_gated_check_states_its_operating_characteristic() -> None:
     assert list(found.fail_chances) == pytest.approx(expected)
     # Without variation there is no spread to state it from.
     assert overall(base, base).fail_chances is None
+
+
+@pytest.mark.parametrize("value", ["strict", "::error::forged\x1b[31m", "Non-Inferiority"])
+def test_an_unknown_rule_is_refused_naming_the_field(tmp_path: Path, value: str) -> None:
+    config = labelled_set(tmp_path, gate={"rule": value})
+    code, out, err = run_cli("lint", "-c", config)
+    assert code == 2
+    assert "gate.rule" in err
+    assert "significant-drop" in err
+    assert "\x1b" not in out + err
+    assert not any(line.startswith("::") for line in (out + err).splitlines())
+
+
+def test_a_rule_the_assisted_gate_cannot_take_is_refused(tmp_path: Path) -> None:
+    config = labelled_set(
+        tmp_path,
+        gate={"rule": "evidence-of-excess", "labels": "human+llm"},
+        judge={"base_url": "http://127.0.0.1:9/v1", "model": "m"},
+    )
+    code, _, err = run_cli("lint", "-c", config)
+    assert code == 2
+    assert "gate.rule: evidence-of-excess is not available with gate.labels: human+llm" in err
