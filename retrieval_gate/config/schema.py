@@ -227,6 +227,34 @@ class DriftConfig(StrictModel):
     )
 
 
+class SequentialConfig(StrictModel):
+    """Early fail for a retriever that costs money per call: queries in a seeded random order,
+    in batches, and a stop with FAIL once an anytime-valid test shows a drop past max_drop."""
+
+    batch: int | None = Field(
+        None,
+        ge=1,
+        le=100_000,
+        description="queries per batch; the gate looks after each. Unset: the retriever's "
+        "concurrency (gate.sequential: true takes every default)",
+    )
+    alpha_share: float = Field(
+        1.0,
+        gt=0,
+        le=1,
+        description="share of gate.alpha the early fail spends, split across the gated "
+        "checks as the gate splits alpha, valid at every look: it fails early only with "
+        "evidence both of a drop and of the drop over the labelled set past max_drop",
+    )
+
+
+def _sequential(raw: Any) -> Any:
+    """`sequential: true` is the defaults, `false` none."""
+    if raw is True:
+        return {}
+    return None if raw is False else raw
+
+
 class GateSettings(StrictModel):
     """The statistics of the gate."""
 
@@ -289,6 +317,12 @@ class GateSettings(StrictModel):
         None,
         description="drift budget over many merges, checked against the history branch: "
         "{reference: v2.3, max_drop: 3pt}; unset: no drift check",
+    )
+    sequential: Annotated[SequentialConfig | None, BeforeValidator(_sequential)] = Field(
+        None,
+        description="run the labelled queries in a seeded random order, in batches, and stop "
+        "with FAIL once a gated check's drop is shown past its max_drop: true, or {batch: 20, "
+        "alpha_share: 1}; never passes early (check --sequential)",
     )
     labels: Literal["human", "human+llm"] = Field(
         "human",

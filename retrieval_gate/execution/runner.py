@@ -197,6 +197,23 @@ def read_saved(run: Run, queries: Sequence[Query], k: int, fp: str) -> RunResult
     )
 
 
+def merged(results: Sequence[RunResult]) -> RunResult:
+    """Runs of disjoint queries by one retriever (a sequential check's batches) as one run."""
+    answers = {query: hits for result in results for query, hits in result.hits.items()}
+    failures = sorted((f for r in results for f in r.failures), key=lambda f: f.query_id)
+    fp = results[0].fingerprint if results else ""
+    return RunResult(
+        run=_build_run(answers, fp),
+        failures=tuple(failures),
+        hits=dict(sorted(answers.items())),
+        elapsed=sum(result.elapsed for result in results),
+        cached=sum(result.cached for result in results),
+        calls=sum(result.calls for result in results),
+        fingerprint=fp,
+        stopped=next((result.stopped for result in results if result.stopped), ""),
+    )
+
+
 def check_budget(result: RunResult, total: int, budget: float) -> None:
     """Raise a GateError listing the first failures when more than `budget` of `total` failed,
     or saying why the run stopped early (`RunResult.stopped`)."""

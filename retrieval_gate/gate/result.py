@@ -15,6 +15,7 @@ from retrieval_gate.gate.compare import Comparison, ComparisonSettings
 from retrieval_gate.gate.diagnostics import QueryChange, Unjudged
 from retrieval_gate.gate.label_holes import LabelHole
 from retrieval_gate.gate.repeats import Noise
+from retrieval_gate.gate.sequential import SequentialRun, stop_line
 from retrieval_gate.gate.slicing import ALL
 
 RESULT_SCHEMA_VERSION = 2
@@ -64,6 +65,9 @@ class GateResult:
     assisted: Assisted | None = None
     """gate.labels human+llm: the judge's calibration, the prediction-powered and the
     human-only checks, and which decided (`comparisons` holds those)."""
+    sequential: SequentialRun | None = None
+    """gate.sequential: the looks taken and, when it stopped early, the checks that showed
+    the drop (`comparisons` are then on the queries run)."""
 
     @property
     def failures(self) -> tuple[Comparison, ...]:
@@ -98,6 +102,7 @@ class GateResult:
             "hits_lost": list(self.hits_lost),
             "hits_gained": list(self.hits_gained),
             **({"labels": assisted_document(self.assisted)} if self.assisted else {}),
+            **({"sequential": sequential_document(self.sequential)} if self.sequential else {}),
             "warnings": list(self.warnings),
             "failed_queries": list(self.failed_queries),
             "unjudged": asdict(self.unjudged),
@@ -164,6 +169,21 @@ def _aligned_scores(baseline: Baseline, query_ids: Sequence[str]) -> dict[str, l
 
 def _comparison(comparison: Comparison) -> dict[str, Any]:
     return asdict(comparison)
+
+
+def sequential_document(run: SequentialRun) -> dict[str, Any]:
+    """The sequential block: how many queries were spent, and why it stopped if it did."""
+    return {
+        "stopped": run.stopped,
+        "queries_run": run.queries_run,
+        "queries_total": run.queries_total,
+        "looks": run.looks,
+        "batch": run.batch,
+        "alpha": run.alpha,
+        "stopped_by": [asdict(crossing) for crossing in run.stopped_by],
+        "untested": list(run.untested),
+        "note": stop_line(run),
+    }
 
 
 def assisted_document(assisted: Assisted) -> dict[str, Any]:

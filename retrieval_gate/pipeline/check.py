@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import TextIO
 
 from retrieval_gate.config.loader import load
-from retrieval_gate.config.schema import GateConfig
+from retrieval_gate.config.schema import GateConfig, SequentialConfig
 from retrieval_gate.errors import GateError
 from retrieval_gate.gate.baseline.file import read_baseline
 from retrieval_gate.gate.decide import decide, shown_path
@@ -25,6 +25,7 @@ def check(
     progress: TextIO | None = None,
     repeats: int | None = None,
     against: str | None = None,
+    sequential: bool = False,
 ) -> GateResult:
     """Run (or read `run_path`), score, and compare with the reference. No printing.
 
@@ -33,10 +34,26 @@ def check(
     Cached answers are read only when the retriever's description proves them current,
     unless `trust_cache` (then the result's warnings count them). `repeats` (default
     gate.repeats) runs the retriever that many times a side. Raises NotComparableError when
-    the baseline cannot be compared (exit 2).
+    the baseline cannot be compared (exit 2). `sequential` (or gate.sequential) runs the
+    queries in batches and may stop early with FAIL (`sequential.py`).
     """
     config = config if isinstance(config, GateConfig) else load(config)
     times = config.gate.repeats if repeats is None else repeats
+    steps = config.gate.sequential or (SequentialConfig() if sequential else None)
+    if steps is not None:
+        from retrieval_gate.pipeline.sequential import check_sequential, refuse_sequential
+
+        refuse_sequential(against=against, repeats=times, labels=config.gate.labels)
+        if run_path is None and config.retriever.type != "run_file":
+            return check_sequential(
+                config,
+                steps,
+                baseline_path=baseline_path,
+                cache=cache,
+                refresh_cache=refresh_cache,
+                trust_cache=trust_cache,
+                progress=progress,
+            )
     if against is not None:
         if run_path is not None or baseline_path is not None:
             raise GateError(
@@ -54,12 +71,15 @@ def check(
         repeats=times,
     )
     source = Path(baseline_path) if baseline_path else config.resolve(config.baseline)
+    warnings = current.warnings
+    if steps is not None:  # a saved run costs nothing to read: nothing to save by stopping
+        warnings = (*warnings, "gate.sequential: a saved run is read whole; every query decided")
     return decide(
         read_baseline(source),
         current.record,
         config,
         current.dataset,
-        current.warnings,
+        warnings,
         failed_queries=current.failed_queries,
         reference=f"baseline {shown_path(source)}",
     )

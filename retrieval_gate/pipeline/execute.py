@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from retrieval_gate.config.loader import load
 from retrieval_gate.config.schema import GateConfig
+from retrieval_gate.core.model import Query
 from retrieval_gate.core.wording import one_line, plural
 from retrieval_gate.datasets import Dataset, assemble, load_labels
 from retrieval_gate.execution.runner import RunResult, RunSettings
@@ -17,8 +18,19 @@ from retrieval_gate.metrics import Scores, evaluate
 if TYPE_CHECKING:
     from retrieval_gate.adapters.interface import Retriever
     from retrieval_gate.execution.cache import ResultCache
+    from retrieval_gate.execution.progress import Progress
 
 FAILURES_SHOWN = 5
+
+
+@dataclass(frozen=True)
+class Looks:
+    """A sequential run: the queries in `order`'s order, `batch` at a time; after each batch
+    `stop` (given the answers so far) says whether to run no more."""
+
+    order: Callable[[Dataset], Sequence[Query]]
+    batch: int
+    stop: Callable[[Dataset, RunResult], bool]
 
 
 @dataclass(frozen=True, eq=False)
@@ -32,6 +44,8 @@ class Execution:
     warnings: tuple[str, ...]
     retriever: Mapping[str, Any]
     """The retriever's description (no secrets), for provenance."""
+    unrun: tuple[str, ...] = ()
+    """Queries never run: a sequential run stopped before them. They score 0 in `scores`."""
 
 
 def execute(
@@ -43,6 +57,7 @@ def execute(
     progress: TextIO | None = None,
     retriever_dir: Path | None = None,
     dataset: Dataset | None = None,
+    looks: Looks | None = None,
 ) -> Execution:
     """Run the configured retriever on every labelled query and score it.
 
@@ -61,7 +76,8 @@ def execute(
     nothing else prints. The retriever's relative paths start at `retriever_dir` when given
     (a checkout of another commit), else at the config's folder, as the labelled set's do.
     `dataset`, when given, is the labelled set an earlier execution of `config` loaded and
-    checked: repeated runs read it once.
+    checked: repeated runs read it once. `looks`: run the queries in its order and batches
+    and stop when it says (a saved run is read whole: it costs nothing).
     """
     from retrieval_gate.adapters import build_retriever
     from retrieval_gate.adapters.interface import Adapter, fingerprint
@@ -94,6 +110,7 @@ def execute(
     cached = cache and bool(getattr(retriever, "cacheable", False))
     store = ResultCache(config.resolve(config.cache)) if cached else None
     notes: list[str] = []
+    unrun: tuple[str, ...] = ()
     # Like `cacheable`, an adapter's own attribute: custom Retriever objects are never cached.
     unproven = retriever.unproven_cache() if isinstance(retriever, Adapter) and cached else None
     if unproven and prove_cache and not refresh_cache:
@@ -106,9 +123,15 @@ def execute(
         retriever.close()
         result = read_saved(retriever.run, dataset.queries, config.k, fingerprint(description))
         del retriever  # frees the whole file's arrays: only each query's top k goes on
+    elif looks is not None:
+        result = _call_in_batches(
+            retriever, dataset, config.k, settings, store, refresh_cache, progress, looks
+        )
+        ran = {*result.hits, *(failure.query_id for failure in result.failures)}
+        unrun = tuple(q.id for q in dataset.queries if q.id not in ran)
     else:
         result = _call(retriever, dataset, config.k, settings, store, refresh_cache, progress)
-    check_budget(result, len(dataset.queries), settings.error_budget)
+    check_budget(result, len(dataset.queries) - len(unrun), settings.error_budget)
     scores = evaluate(result.run, dataset.qrels, list(config.metrics), dataset.subtopics)
     warnings = [str(warning) for warning in dataset.warnings] + notes
     if unproven and result.cached:
@@ -125,7 +148,7 @@ def execute(
             f"{plural(len(result.failures), 'query')} failed and score 0 "
             f"(within the error budget): {shown}" + (f"; and {more} more" if more > 0 else "")
         )
-    return Execution(config, dataset, result, scores, tuple(warnings), description)
+    return Execution(config, dataset, result, scores, tuple(warnings), description, unrun)
 
 
 def run_settings(config: GateConfig) -> RunSettings:
@@ -166,3 +189,64 @@ def _call(
         retriever.close()
         if store is not None:
             store.close()
+
+
+def _call_in_batches(
+    retriever: Retriever,
+    dataset: Dataset,
+    k: int,
+    settings: RunSettings,
+    store: ResultCache | None,
+    refresh_cache: bool,
+    progress: TextIO | None,
+    looks: Looks,
+) -> RunResult:
+    """The queries in `looks`' order, a batch at a time, until it says stop or all ran; the
+    retriever and the cache are closed after."""
+    from retrieval_gate.execution.progress import make_progress
+    from retrieval_gate.execution.runner import merged, run_queries
+
+    order = looks.order(dataset)
+    bar = make_progress(progress, enabled=True) if progress is not None else None
+    results: list[RunResult] = []
+    try:
+        if bar is not None:
+            bar.start(len(order))
+        for start in range(0, len(order), looks.batch):
+            batch = order[start : start + looks.batch]
+            results.append(
+                run_queries(
+                    retriever,
+                    batch,
+                    k,
+                    settings,
+                    cache=store,
+                    refresh_cache=refresh_cache,
+                    progress=_Continued(bar) if bar is not None else None,
+                )
+            )
+            if results[-1].stopped or looks.stop(dataset, merged(results)):
+                break
+    finally:
+        if bar is not None:
+            bar.close()
+        retriever.close()
+        if store is not None:
+            store.close()
+    return merged(results)
+
+
+class _Continued:
+    """One progress bar across the batches: each batch's run only advances it."""
+
+    def __init__(self, bar: Progress) -> None:
+        self.bar = bar
+
+    def start(self, total: int) -> None:
+        pass
+
+    def advance(self, n: int, *, failed: bool = False, cached: bool = False) -> None:
+        self.bar.advance(n, failed=failed, cached=cached)
+
+    def close(self) -> None:
+        pass

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from retrieval_gate.config.schema import GateConfig
 from retrieval_gate.core.version import __version__
@@ -19,6 +19,9 @@ from retrieval_gate.gate.baseline.record import (
 from retrieval_gate.gate.repeats import averaged
 from retrieval_gate.gate.slicing import slice_definition
 
+if TYPE_CHECKING:
+    from retrieval_gate.pipeline.execute import Looks
+
 
 @dataclass(frozen=True)
 class CurrentRun:
@@ -28,6 +31,8 @@ class CurrentRun:
     dataset: Dataset
     warnings: tuple[str, ...]
     failed_queries: tuple[str, ...]
+    unrun: tuple[str, ...] = ()
+    """Queries a sequential run stopped before (they score 0 in `record`)."""
 
 
 def record_current(
@@ -41,12 +46,14 @@ def record_current(
     repo_dir: Path | None = None,
     retriever_dir: Path | None = None,
     repeats: int = 1,
+    looks: Looks | None = None,
 ) -> CurrentRun:
     """The current retriever's record in baseline form, the labelled set, and warnings.
 
     With `repeats` above 1 the retriever is run that many times, never from the cache, and the
     record is their mean (`repeats.averaged`). `retriever_dir` is where the retriever's
     relative paths start (a checkout of another commit), when not the config's folder.
+    `looks`: a sequential run (one run, no repeats), which may stop before every query ran.
     """
     if repeats > 1 and run_path is not None:
         raise GateError(
@@ -70,12 +77,13 @@ def record_current(
                 repo_dir=repo_dir,
                 retriever_dir=retriever_dir,
                 dataset=runs[0].dataset if runs else None,  # read and checked once
+                looks=looks,
             )
         )
     warnings = tuple(dict.fromkeys(w for run in runs for w in run.warnings))
     failed = tuple(sorted({q for run in runs for q in run.failed_queries}))
     record = averaged([run.record for run in runs])
-    return CurrentRun(record, runs[0].dataset, warnings, failed)
+    return CurrentRun(record, runs[0].dataset, warnings, failed, runs[0].unrun)
 
 
 def _record_once(
@@ -88,6 +96,7 @@ def _record_once(
     repo_dir: Path | None,
     retriever_dir: Path | None,
     dataset: Dataset | None,
+    looks: Looks | None = None,
 ) -> CurrentRun:
     from retrieval_gate.adapters import fingerprint
     from retrieval_gate.metrics.top_k import top_k_ids
@@ -101,6 +110,7 @@ def _record_once(
         progress=progress,
         retriever_dir=retriever_dir,
         dataset=dataset,
+        looks=looks,
     )
     scores, dataset, warnings = execution.scores, execution.dataset, execution.warnings
     description = dict(execution.retriever)
@@ -126,4 +136,4 @@ def _record_once(
         repo_dir=repo_dir if repo_dir is not None else config.base_dir,
     )
     failed = tuple(failure.query_id for failure in execution.run.failures)
-    return CurrentRun(record, dataset, tuple(warnings), failed)
+    return CurrentRun(record, dataset, tuple(warnings), failed, execution.unrun)

@@ -114,6 +114,7 @@ def _context(result: ResultRecord) -> dict[str, Any]:
         "unjudged": result.unjudged if _unjudged_rose(result.unjudged) else None,
         "holes": _holes(result),
         "noise": result.noise,
+        "sequential": result.sequential,
         "config": result.config,
         "baseline": result.baseline,
         "current": result.current,

@@ -61,6 +61,16 @@ class CurrentRecord(_Model):
     scores: dict[str, list[float]]
 
 
+class SequentialRecord(_Model):
+    """gate.sequential: the queries spent, and the line the reports show."""
+
+    stopped: bool
+    queries_run: int
+    queries_total: int
+    looks: int
+    note: str
+
+
 class NoiseRecord(_Model):
     """The repeats of both sides (`repeats.Noise`) and each gated metric's run-to-run sd."""
 
@@ -155,6 +165,8 @@ class ResultRecord(_Model):
     trend: TrendRecord | None = None
     labels: LabelsRecord | None = None
     """Present when LLM labels took part (gate.labels: human+llm)."""
+    sequential: SequentialRecord | None = None
+    """Present when the check ran sequentially (gate.sequential)."""
 
     _document: Mapping[str, Any] = PrivateAttr(default_factory=dict)
     _context: dict[str, Any] | None = PrivateAttr(default=None)

@@ -55,6 +55,13 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "this repository, or a .jsonl file or folder (default: $RETRIEVAL_GATE_HISTORY_BRANCH, "
         "else retrieval-gate-history when the repository has it)",
     )
+    parser.add_argument(
+        "--sequential",
+        action="store_true",
+        help="run the queries in a seeded random order, in batches, and stop with FAIL as "
+        "soon as a gated check's drop is shown past its max_drop (gate.sequential; never "
+        "passes early): for a retriever that costs money per call",
+    )
     add_repeats_option(parser)
     add_report_options(parser)
     parser.set_defaults(handler=run)
@@ -80,6 +87,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             progress=None if args.quiet else err,
             repeats=args.repeats,
             against=args.against,
+            sequential=args.sequential,
         )
     except GateError as error:  # the reports say why the gate could not decide
         document = validate_result(error_document(config.name, str(error)))

@@ -1,0 +1,222 @@
+"""`check --sequential`: the labelled queries in a seeded order, in batches, failing early."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TextIO
+
+import numpy as np
+
+from retrieval_gate.config.schema import GateConfig, SequentialConfig
+from retrieval_gate.core.model import Query
+from retrieval_gate.datasets import Dataset
+from retrieval_gate.errors import GateError
+from retrieval_gate.execution.runner import RunResult
+from retrieval_gate.gate.baseline.file import read_baseline
+from retrieval_gate.gate.baseline.record import Baseline, Fingerprints, fingerprint_slices
+from retrieval_gate.gate.comparable import comparable_baseline
+from retrieval_gate.gate.compare import Comparison
+from retrieval_gate.gate.decide import decide, shown_path
+from retrieval_gate.gate.policy import gate_settings, gate_thresholds
+from retrieval_gate.gate.result import GateResult
+from retrieval_gate.gate.sequential import Crossing, Monitor, SequentialRun, draw_order
+from retrieval_gate.gate.slicing import slice_definition, slice_queries
+from retrieval_gate.metrics import evaluate, parse_metrics
+from retrieval_gate.pipeline.execute import Looks
+from retrieval_gate.pipeline.record import record_current
+
+
+def refuse_sequential(*, against: str | None, repeats: int, labels: str) -> None:
+    """A GateError when a sequential check cannot run as asked (exit 2)."""
+    if against is not None:
+        raise GateError(
+            "gate.sequential (check --sequential) runs the retriever against the committed "
+            "baseline, batch by batch; --against runs both commits whole: drop one of them"
+        )
+    if repeats > 1:
+        raise GateError(
+            f"gate.sequential stops one run early; repeats {repeats} averages whole runs: set "
+            "gate.repeats to 1 (or drop --repeats), or turn gate.sequential off"
+        )
+    if labels != "human":
+        raise GateError(
+            "gate.sequential needs gate.labels: human; with human+llm the judge's labels of "
+            "every query decide together: turn one of them off"
+        )
+
+
+def check_sequential(
+    config: GateConfig,
+    sequential: SequentialConfig,
+    *,
+    baseline_path: str | Path | None = None,
+    cache: bool = True,
+    refresh_cache: bool = False,
+    trust_cache: bool = False,
+    progress: TextIO | None = None,
+) -> GateResult:
+    """The retriever on the labelled queries in a seeded random order, a batch at a time.
+
+    After each batch every gated check's e-process (`gate.sequential.Monitor`) is looked at;
+    once one shows the drop over the labelled set past max_drop, no more queries are run and
+    the result fails, its comparisons on the queries run and marked partial. Never passes
+    early: when no check stops it, every query runs and the decision is `check`'s.
+    """
+    source = Path(baseline_path) if baseline_path else config.resolve(config.baseline)
+    stored = read_baseline(source)
+    batch = sequential.batch or config.retriever.concurrency
+    state = _State()
+
+    def order(dataset: Dataset) -> Sequence[Query]:
+        state.start(stored, config, dataset, sequential.alpha_share)
+        return [dataset.queries[i] for i in state.order]
+
+    def stop(dataset: Dataset, result: RunResult) -> bool:
+        return state.look(config, dataset, result)
+
+    current = record_current(
+        config,
+        cache=cache,
+        refresh_cache=refresh_cache,
+        prove_cache=not trust_cache,
+        progress=progress,
+        looks=Looks(order, batch, stop),
+    )
+    total = len(current.dataset.queries)
+    run = SequentialRun(
+        batch=batch,
+        looks=state.looks,
+        queries_run=total - len(current.unrun),
+        queries_total=total,
+        alpha=config.gate.alpha * sequential.alpha_share,
+        stopped_by=state.crossed if current.unrun else (),
+        untested=state.untested,
+    )
+    reference = f"baseline {shown_path(source)}"
+    if not current.unrun:
+        result = decide(
+            stored,
+            current.record,
+            config,
+            current.dataset,
+            current.warnings,
+            failed_queries=current.failed_queries,
+            reference=reference,
+        )
+        return dataclasses.replace(result, sequential=run)
+    keep = [query.id for query in current.dataset.queries if query.id not in set(current.unrun)]
+    baseline, note = comparable_baseline(stored, current.record, current.dataset)
+    partial = dataclasses.replace(
+        current.dataset, queries=tuple(q for q in current.dataset.queries if q.id in set(keep))
+    )
+    result = decide(
+        _restricted(baseline, keep),
+        _restricted(current.record, keep),
+        config,
+        partial,
+        (*current.warnings, *((note,) if note else ())),
+        failed_queries=current.failed_queries,
+        reference=reference,
+    )
+    return dataclasses.replace(
+        result, comparisons=_failed(result.comparisons, run.stopped_by), sequential=run
+    )
+
+
+class _State:
+    """What the looks of one sequential run share: the order, the monitor, its findings."""
+
+    def __init__(self) -> None:
+        self.order = np.zeros(0, dtype=np.int64)
+        self.monitor: Monitor | None = None
+        self.looks = 0
+        self.crossed: tuple[Crossing, ...] = ()
+        self.untested: tuple[str, ...] = ()
+
+    def start(self, stored: Baseline, config: GateConfig, dataset: Dataset, share: float) -> None:
+        """Check the baseline can be compared before any call, then ready the checks."""
+        baseline = _comparable_now(stored, config, dataset)
+        position = {query_id: i for i, query_id in enumerate(baseline.query_ids)}
+        rows = np.asarray([position[q.id] for q in dataset.queries], dtype=np.int64)
+        slices = slice_queries(
+            dataset.queries,
+            config.slices.by,
+            config.slices.combine,
+            config.slices.query_length.bins,
+        )
+        thresholds, overrides = gate_thresholds(config)
+        settings = gate_settings(config)
+        self.monitor = Monitor(
+            {metric: baseline.scores[metric][rows] for metric in thresholds},
+            slices,
+            thresholds,
+            overrides,
+            settings,
+            settings.alpha * share,
+        )
+        self.untested = self.monitor.untested
+        self.order = draw_order(len(dataset.queries), config.gate.seed)
+
+    def look(self, config: GateConfig, dataset: Dataset, result: RunResult) -> bool:
+        """Score the answers so far and look: whether a check showed its drop."""
+        assert self.monitor is not None
+        self.looks += 1
+        ran = {*result.hits, *(failure.query_id for failure in result.failures)}
+        drawn = np.asarray(
+            [i for i in self.order.tolist() if dataset.queries[i].id in ran], dtype=np.int64
+        )
+        scores = evaluate(result.run, dataset.qrels, list(config.metrics), dataset.subtopics)
+        position = {query_id: i for i, query_id in enumerate(scores.query_ids)}
+        rows = np.asarray([position[dataset.queries[i].id] for i in drawn], dtype=np.int64)
+        current = {metric: scores.values[metric][rows] for metric in self.monitor.baseline}
+        self.crossed = self.monitor.look(drawn, current)
+        return bool(self.crossed)
+
+
+def _comparable_now(stored: Baseline, config: GateConfig, dataset: Dataset) -> Baseline:
+    """`stored`, re-scored if only the judgments changed; NotComparableError (exit 2) before
+    any query is paid for when it cannot be compared at all."""
+    slices = config.slices
+    definition = slice_definition(
+        slices.by, slices.combine, slices.query_length.bins, slices.min_size
+    )
+    fingerprints = Fingerprints(
+        dataset=dataset.fingerprint,
+        k=config.k,
+        metrics=tuple(str(spec) for spec in parse_metrics(list(config.metrics))),
+        slices=fingerprint_slices(definition),
+        retriever="",
+        queries=dataset.queries_fingerprint,
+    )
+    ids = tuple(sorted(q.id for q in dataset.queries))
+    stand_in = dataclasses.replace(stored, fingerprints=fingerprints, query_ids=ids)
+    baseline, _ = comparable_baseline(stored, stand_in, dataset)
+    return baseline
+
+
+def _restricted(record: Baseline, keep: Sequence[str]) -> Baseline:
+    """`record` on the queries `keep` alone."""
+    position = {query_id: i for i, query_id in enumerate(record.query_ids)}
+    ids = tuple(sorted(keep))
+    rows = np.asarray([position[query_id] for query_id in ids], dtype=np.int64)
+    return dataclasses.replace(
+        record,
+        query_ids=ids,
+        scores={metric: values[rows] for metric, values in record.scores.items()},
+        top_k={query_id: record.top_k[query_id] for query_id in ids if query_id in record.top_k},
+    )
+
+
+def _failed(
+    comparisons: Sequence[Comparison], crossed: Sequence[Crossing]
+) -> tuple[Comparison, ...]:
+    """The comparisons, those the early fail stopped on marked regressed."""
+    stopped = {(c.metric, c.slice) for c in crossed}
+    return tuple(
+        dataclasses.replace(c, verdict="regressed", failed=True, gated=True, reason="")
+        if (c.metric, c.slice) in stopped
+        else c
+        for c in comparisons
+    )
