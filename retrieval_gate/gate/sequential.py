@@ -171,11 +171,11 @@ def _on_unit_scale(values: FloatArray) -> bool:
 
 
 def stop_line(run: SequentialRun) -> str:
-    """One line on how a sequential check went, for the reports."""
+    """One line on how a sequential check went, for the reports (after "sequential: ")."""
     shown = run.stopped_by
     if not run.stopped:
         return (
-            f"sequential: looked {run.looks} times, every {run.batch} queries, and did not "
+            f"looked {run.looks} times, every {run.batch} queries, and did not "
             f"stop early: all {run.queries_total} queries ran"
         )
     first = shown[0]

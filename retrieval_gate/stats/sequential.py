@@ -30,8 +30,8 @@ def log_wealth(
 
     `population`: the values are drawn without replacement, in uniformly random order, from
     a set of that many, and H0 is about the set's mean: the next draw's mean under H0 is then
-    (N * null_mean - sum so far) / (N - t), which tightens as the set runs out (and is past
-    `upper` once the set's mean cannot be >= `null_mean` whatever is left: wealth infinite).
+    (N * null_mean - sum so far) / (N - t), which tightens as the set runs out; once the set's
+    mean cannot be >= `null_mean` whatever is left, the wealth is infinite.
     None: independent draws with mean >= `null_mean`.
     """
     x = np.asarray(values, dtype=np.float64)
@@ -51,6 +51,11 @@ def log_wealth(
         bet = np.where(gap > 0, gap / (spread + gap * gap), 0.0)
         limit = np.where(expected < upper, CAP / (upper - expected), 0.0)
     bet = np.where(expected < lower, 0.0, np.clip(bet, 0.0, limit))
-    steps = np.log1p(bet * (expected - x))
-    steps = np.where(expected > upper + 1e-12, np.inf, steps)  # H0 is impossible from here on
-    return np.cumsum(steps)
+    wealth = np.cumsum(np.log1p(bet * (expected - x)))
+    if population is not None:
+        # Once what is left, all at `upper`, cannot bring the set's mean to `null_mean`, H0 is
+        # false for certain (and stays so): infinite evidence.
+        after = np.cumsum(x)
+        short = population * null_mean - after - upper * (population - seen - 1.0)
+        wealth = np.where(short > 1e-9, np.inf, wealth)
+    return wealth
