@@ -33,8 +33,8 @@ class Crossing:
     max_drop: float
     """In points (a relative threshold resolved against the baseline's mean on the set)."""
     e_value: float | None
-    """The largest e-value seen; None when infinite: no queries left to run could bring the
-    set's drop back within max_drop."""
+    """The smaller of its two e-values (`evidence`), each the largest seen so far; None when
+    both are infinite."""
     level: float
     """This check's share of the early fail's alpha: it fails at e_value >= 1 / level."""
 
