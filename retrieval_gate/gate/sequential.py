@@ -32,9 +32,9 @@ class Crossing:
     """Queries of the check's slice in the labelled set."""
     max_drop: float
     """In points (a relative threshold resolved against the baseline's mean on the set)."""
-    e_value: float | None
-    """The smaller of its two e-values (`evidence`), each the largest seen so far; None when
-    both are infinite."""
+    e_value: float
+    """The smaller of its two e-values (`evidence`), each the largest seen so far (the one of
+    a drop at all is always finite)."""
     level: float
     """This check's share of the early fail's alpha: it fails at e_value >= 1 / level."""
 
@@ -128,8 +128,6 @@ class Monitor:
         """The checks past their level once the queries `drawn` (positions in the labelled
         set, in the order run) scored `current` (metric -> values aligned with `drawn`)."""
         crossed = []
-        seen = np.zeros(len(next(iter(self.baseline.values()))), dtype=bool)
-        seen[drawn] = True
         for check in self.checks:
             values = np.asarray(current[check.metric], dtype=np.float64)
             if not _on_unit_scale(values):
@@ -147,7 +145,7 @@ class Monitor:
                         int(inside.sum()),
                         int(check.rows.size),
                         check.max_drop,
-                        math.exp(min(wealth, 700.0)) if math.isfinite(wealth) else None,
+                        math.exp(min(wealth, 700.0)),
                         check.level,
                     )
                 )
@@ -180,11 +178,7 @@ def stop_line(run: SequentialRun) -> str:
         )
     first = shown[0]
     more = f" and {len(shown) - 1} more" if len(shown) > 1 else ""
-    evidence = (
-        f"e-value {first.e_value:.3g} >= {1 / first.level:.3g}"
-        if first.e_value is not None
-        else "whatever the queries not run score"
-    )
+    evidence = f"e-value {first.e_value:.3g} >= {1 / first.level:.3g}"
     where = "overall" if first.slice == ALL else f"on {first.slice}"
     return (
         f"stopped early after {run.queries_run} of {run.queries_total} queries: "
