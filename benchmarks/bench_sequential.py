@@ -119,6 +119,8 @@ class Trial:
     within: bool
     """It stopped on a check whose drop over the whole set was within its max_drop."""
     spent: int
+    sd: float
+    """sd of the ndcg@10 per-query differences over the set."""
 
 
 def trial(gen: Generator, shift: float, seed: int, index: int, alpha: float) -> Trial:
@@ -154,7 +156,8 @@ def trial(gen: Generator, shift: float, seed: int, index: int, alpha: float) -> 
     if stopper is not None:
         row = next(c for c in full if (c.metric, c.slice) == (stopper.metric, stopper.slice))
         within = row.max_drop is not None and -row.delta <= row.max_drop
-    return Trial(any(c.failed for c in full), early, within, first)
+    sd = float(np.std(current["ndcg@10"] - base["ndcg@10"], ddof=1))
+    return Trial(any(c.failed for c in full), early, within, first, sd)
 
 
 def row(label: str, drop: float, trials: Sequence[Trial]) -> list[str]:
@@ -174,6 +177,7 @@ def row(label: str, drop: float, trials: Sequence[Trial]) -> list[str]:
         bg.rate(within, n),
         f"{np.median(spent):.0f}",
         f"{np.percentile(spent, 90):.0f}",
+        f"{np.mean([t.sd for t in trials]):.3f}",
     ]
 
 
@@ -207,6 +211,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "early on a check within max_drop",
         "median queries",
         "p90 queries",
+        "sd of ndcg@10 deltas",
     ]
     print(bg.table(header, body, right=set(range(1, len(header)))))
     print(f"\n{time.perf_counter() - started:.0f}s")

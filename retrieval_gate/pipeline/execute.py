@@ -131,7 +131,7 @@ def execute(
         unrun = tuple(q.id for q in dataset.queries if q.id not in ran)
     else:
         result = _call(retriever, dataset, config.k, settings, store, refresh_cache, progress)
-    check_budget(result, len(dataset.queries) - len(unrun), settings.error_budget)
+    check_budget(result, len(dataset.queries), settings.error_budget)
     scores = evaluate(result.run, dataset.qrels, list(config.metrics), dataset.subtopics)
     warnings = [str(warning) for warning in dataset.warnings] + notes
     if unproven and result.cached:
@@ -225,7 +225,10 @@ def _call_in_batches(
                     progress=_Continued(bar) if bar is not None else None,
                 )
             )
-            if results[-1].stopped or looks.stop(dataset, merged(results)):
+            so_far = merged(results)
+            # Past the whole run's error budget already: the run is an error, not a verdict.
+            spent = not so_far.within_budget(len(order), settings.error_budget)
+            if so_far.stopped or spent or looks.stop(dataset, so_far):
                 break
     finally:
         if bar is not None:

@@ -174,3 +174,36 @@ def test_the_history_refuses_a_result_that_stopped_early(example: Path) -> None:
     _, _, _, document = _check(example / "example-regressed.yaml", "--sequential")
     with pytest.raises(InputError, match="stopped early after"):
         result_entry(document, "result.json", commit="0" * 40, time="", ref="", subject="")
+
+
+@pytest.fixture(scope="module")
+def generated(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from tests.helpers.generated_project import make_project
+
+    root = make_project(tmp_path_factory.mktemp("generated"))
+    (root / "down_search.py").write_text(
+        "def search(query, k, metadata):\n    raise ValueError('the service is down')\n"
+    )
+    return root
+
+
+def test_a_retriever_past_its_error_budget_stops_as_an_error(generated: Path) -> None:
+    from tests.helpers.generated_project import write_config
+
+    config = write_config(generated, "down_search", name="down.yaml")
+    code, _, err = run_cli("check", "-c", config, "--sequential", "--quiet", "--no-reports")
+    assert code == 2  # a broken retriever is an error, never a regression
+    assert "failed" in err
+    assert "8 of 240 queries failed" in err  # the first batch; the budget allows 2
+
+
+def test_a_drop_confined_to_a_slice_stops_on_that_slice(generated: Path) -> None:
+    from tests.helpers.generated_project import write_config
+
+    config = write_config(generated, "worse_search", name="worse.yaml")
+    result = check(config, sequential=True)
+    assert result.sequential is not None
+    assert result.sequential.stopped
+    assert result.sequential.queries_run < 240
+    assert {c.slice for c in result.sequential.stopped_by} & {"all", "intent=billing"}
+    assert result.exit_code == 1
