@@ -9,7 +9,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from retrieval_gate.core.ids import FloatArray, IntArray
-from retrieval_gate.gate.compare import ComparisonSettings, Threshold, family_levels
+from retrieval_gate.gate.compare import ComparisonSettings, Threshold
+from retrieval_gate.gate.family import Member, family_levels
 from retrieval_gate.gate.slicing import ALL, check_list
 from retrieval_gate.metrics import parse_metric
 from retrieval_gate.stats.sequential import log_wealth
@@ -110,19 +111,26 @@ class Monitor:
             )
             if not reason and threshold.max_drop is not None and metric not in self.untested
         ]
-        levels, _ = family_levels([(name, int(rows.size)) for _, name, rows, _ in found], settings)
+        members = [
+            _member(name, baseline[metric][rows], threshold)
+            for metric, name, rows, threshold in found
+        ]
+        levels, _ = family_levels(members, settings)
         total = sum(levels.values())
         self.checks = [
             _Check(
                 metric,
                 name,
                 rows,
-                threshold.resolve(float(baseline[metric][rows].mean())) or 0.0,
+                members[i].max_drop or 0.0,
                 alpha * levels[i] / total,
             )
-            for i, (metric, name, rows, threshold) in enumerate(found)
+            for i, (metric, name, rows, _) in enumerate(found)
             if i in levels
         ]
+        # The drop the full-set rule needs evidence of: any (significant-drop), or one past
+        # max_drop (evidence-of-excess, and non-inferiority, which that evidence fails too).
+        self.any_drop = settings.rule == "significant-drop"
 
     def look(self, drawn: IntArray, current: Mapping[str, FloatArray]) -> tuple[Crossing, ...]:
         """The checks past their level once the queries `drawn` (positions in the labelled
@@ -136,7 +144,9 @@ class Monitor:
             if not inside.any():
                 continue
             deltas = values[inside] - self.baseline[check.metric][drawn[inside]]
-            wealth = min(evidence(deltas, check.max_drop, int(check.rows.size)))
+            wealth = min(
+                evidence(deltas, check.max_drop, int(check.rows.size), any_drop=self.any_drop)
+            )
             if wealth >= math.log(1.0 / check.level):
                 crossed.append(
                     Crossing(
@@ -152,16 +162,27 @@ class Monitor:
         return tuple(crossed)
 
 
-def evidence(deltas: FloatArray, max_drop: float, size: int) -> tuple[float, float]:
+def evidence(
+    deltas: FloatArray, max_drop: float, size: int, *, any_drop: bool = True
+) -> tuple[float, float]:
     """The largest log e-values so far of the two things a full-set failure needs: the drop
     over the labelled set past `max_drop` (its `size` queries drawn without replacement), and
-    a drop at all, as the paired test sees one (the queries a sample of the population).
+    a drop as the paired test sees one (the queries a sample of the population): any drop
+    with `any_drop`, else one past `max_drop`.
 
     The set's alone would fail what the full set cannot: near the end of a slice it knows the
     slice's own mean, past max_drop by chance on small slices with nothing changed."""
     over_set = log_wealth(deltas, -max_drop, population=size)
-    any_drop = log_wealth(deltas, 0.0)
-    return float(np.max(over_set)), float(np.max(any_drop))
+    shown = log_wealth(deltas, 0.0 if any_drop else -max_drop)
+    return float(np.max(over_set)), float(np.max(shown))
+
+
+def _member(name: str, base: FloatArray, threshold: Threshold) -> Member:
+    """A check as the gate's family sees it (`compare`'s members): size, and what it can lose."""
+    if base.size < 2:
+        return Member(name, int(base.size))
+    mean = float(base.mean())
+    return Member(name, int(base.size), threshold.resolve(mean), float(base.std(ddof=1)), mean)
 
 
 def _on_unit_scale(values: FloatArray) -> bool:

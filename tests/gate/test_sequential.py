@@ -9,6 +9,7 @@ import pytest
 
 from retrieval_gate.gate.compare import ComparisonSettings, Threshold
 from retrieval_gate.gate.sequential import Monitor, bounded, draw_order
+from retrieval_gate.gate.sequential import evidence as sequential_evidence
 
 N = 400
 SETTINGS = ComparisonSettings(min_size=30)
@@ -80,6 +81,15 @@ def test_values_off_the_unit_scale_leave_the_metric_untested() -> None:
     assert monitor.checks == []
 
 
+def test_under_evidence_of_excess_the_drop_shown_is_one_past_max_drop() -> None:
+    # A 2.5pt drop with 2pt tolerated: evidence of a drop, never of one past 2pt at this size.
+    rng = np.random.default_rng(4)
+    deltas = np.clip(rng.normal(-0.025, 0.05, N), -1, 1)
+    _, shown = sequential_evidence(deltas, 0.02, N)
+    _, excess = sequential_evidence(deltas, 0.02, N, any_drop=False)
+    assert shown >= math.log(1 / 0.05) > excess
+
+
 def test_nothing_changed_rarely_stops_and_a_large_drop_stops_early() -> None:
     stops = [_first_stop(seed, 0.0) for seed in range(60)]
     assert sum(stop is not None for stop in stops) <= 0.05 * 60
@@ -96,6 +106,6 @@ def test_the_sets_own_evidence_alone_would_stop_with_nothing_changed(
     import retrieval_gate.gate.sequential as sequential
 
     both = sequential.evidence
-    monkeypatch.setattr(sequential, "evidence", lambda *a: (both(*a)[0], both(*a)[0]))
+    monkeypatch.setattr(sequential, "evidence", lambda *a, **k: (both(*a, **k)[0],) * 2)
     stops = [_first_stop(seed, 0.0) for seed in range(60)]
     assert sum(stop is not None for stop in stops) > 0.15 * 60
