@@ -236,17 +236,6 @@ class RunNoise:
         return cls(spread, spread**2 * (1.0 / reference_runs + 1.0 / current_runs), df)
 
 
-def _member(cell: _Cell, baseline: FloatArray) -> Member:
-    """A check as the family sees it: its size, and what its baseline has to lose."""
-    base = baseline[cell.rows]
-    if base.size < 2:
-        return Member(cell.slice, int(base.size))
-    mean = float(base.mean())
-    return Member(
-        cell.slice, int(base.size), cell.threshold.resolve(mean), float(base.std(ddof=1)), mean
-    )
-
-
 def run_noise(runs: tuple[Runs, Runs], metric: str, rows: IntArray) -> RunNoise | None:
     """The run-to-run noise of one check from each side's repeated runs (None when neither
     side has two runs, or its runs agree exactly): `run_spread` over both sides, carried by
@@ -370,7 +359,12 @@ def compare(
     candidates = [
         c for c, cell in enumerate(cells) if not cell.reason and cell.threshold.max_drop is not None
     ]
-    members = [_member(cells[c], arrays[cells[c].metric][0]) for c in candidates]
+    members = [
+        Member.of(
+            cells[c].slice, arrays[cells[c].metric][0][cells[c].rows], cells[c].threshold.resolve
+        )
+        for c in candidates
+    ]
     found = family_of(members, settings)
     level_of = {candidates[i]: level for i, level in found.levels.items()}
     reasons = {candidates[i]: why for i, why in found.reasons.items()}

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from retrieval_gate.core.ids import FloatArray
 from retrieval_gate.gate.slicing import ALL
 from retrieval_gate.stats.detectability import detectable_drop
 from retrieval_gate.stats.significance import smallest_p, t_tail
@@ -57,6 +58,17 @@ class Member:
     before a change, as `power` and `lint` take it (exact when the runs correlate at 0.5)."""
     baseline_mean: float | None = None
     """The most a metric on [0, 1] can lose."""
+
+    @classmethod
+    def of(
+        cls, name: str, baseline: FloatArray, resolve: Callable[[float], float | None]
+    ) -> Member:
+        """A check of slice `name` whose baseline scores are `baseline`, its max_drop resolved
+        against their mean by `resolve` (`compare.Threshold.resolve`)."""
+        if baseline.size < 2:
+            return cls(name, int(baseline.size))
+        mean = float(baseline.mean())
+        return cls(name, int(baseline.size), resolve(mean), float(baseline.std(ddof=1)), mean)
 
 
 @dataclass(frozen=True)

@@ -112,7 +112,7 @@ class Monitor:
             if not reason and threshold.max_drop is not None and metric not in self.untested
         ]
         members = [
-            _member(name, baseline[metric][rows], threshold)
+            Member.of(name, baseline[metric][rows], threshold.resolve)
             for metric, name, rows, threshold in found
         ]
         levels, _ = family_levels(members, settings)
@@ -175,14 +175,6 @@ def evidence(
     over_set = log_wealth(deltas, -max_drop, population=size)
     shown = log_wealth(deltas, 0.0 if any_drop else -max_drop)
     return float(np.max(over_set)), float(np.max(shown))
-
-
-def _member(name: str, base: FloatArray, threshold: Threshold) -> Member:
-    """A check as the gate's family sees it (`compare`'s members): size, and what it can lose."""
-    if base.size < 2:
-        return Member(name, int(base.size))
-    mean = float(base.mean())
-    return Member(name, int(base.size), threshold.resolve(mean), float(base.std(ddof=1)), mean)
 
 
 def _on_unit_scale(values: FloatArray) -> bool:
