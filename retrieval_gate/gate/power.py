@@ -373,23 +373,8 @@ def enforceable_drop(check: CheckPower, settings: ComparisonSettings) -> float |
     """
     if check.sd is None or check.unknown or not check.gated:
         return None
-    if settings.rule != "significant-drop":
-        # evidence-of-excess catches max_drop + D: 1.5 x max_drop from max_drop >= 2 D on;
-        # non-inferiority's fail-closed figure does not shrink that way: no suggestion.
-        if settings.rule == "non-inferiority" and settings.on_inconclusive == "fail":
-            return None
-        common_excess: dict[str, Any] = {
-            "sd": check.sd,
-            "n": check.n,
-            "max_drop": 0.0,
-            "resamples": settings.resamples,
-            "t_test": settings.test == "t",
-            "power": settings.power,
-            "rule": "evidence-of-excess",
-        }
-        level = check.level if settings.require_significance else None
-        reach = detectable_drop(level=level, **common_excess)
-        return None if reach is None else reach / (TARGET - 1.0)
+    if settings.rule == "non-inferiority" and settings.on_inconclusive == "fail":
+        return None  # failing closed, its figure does not shrink with max_drop: no suggestion
     common: dict[str, Any] = {
         "sd": check.sd,
         "n": check.n,
@@ -398,8 +383,13 @@ def enforceable_drop(check: CheckPower, settings: ComparisonSettings) -> float |
         "t_test": settings.test == "t",
         "power": settings.power,
     }
+    level = check.level if settings.require_significance else None
+    if settings.rule != "significant-drop":
+        # The test against max_drop catches max_drop + D: 1.5 x max_drop from max_drop >= 2 D.
+        reach = detectable_drop(level=level, rule="evidence-of-excess", **common)
+        return None if reach is None else reach / (TARGET - 1.0)
     spread = detectable_drop(level=None, **common)
-    tested = detectable_drop(level=check.level if settings.require_significance else None, **common)
+    tested = detectable_drop(level=level, **common)
     if spread is None or tested is None:
         return None
     return max(spread / (TARGET - 1.0), tested / TARGET)

@@ -166,3 +166,22 @@ def test_a_rule_the_assisted_gate_cannot_take_is_refused(tmp_path: Path) -> None
     code, _, err = run_cli("lint", "-c", config)
     assert code == 2
     assert "gate.rule: evidence-of-excess is not available with gate.labels: human+llm" in err
+
+
+def test_the_widest_max_drop_suggested_under_excess_is_one_the_check_enforces() -> None:
+    from retrieval_gate.gate.power import CheckPower, enforceable_drop
+
+    check = CheckPower(
+        metric="ndcg@10", slice="all", n=300, threshold="1pt", max_drop=0.01, sd=0.25,
+        level=0.01, detectable_drop=None, fail_probability=None, queries_needed=None,
+        gated=True, reason="",
+    )  # fmt: skip
+    settings = ComparisonSettings(rule="evidence-of-excess")
+    widest = enforceable_drop(check, settings)
+    assert widest is not None
+    caught = detectable_drop(
+        sd=0.25, n=300, level=0.01, max_drop=widest, resamples=10_000, rule="evidence-of-excess"
+    )
+    assert caught == pytest.approx(1.5 * widest)
+    strict = ComparisonSettings(rule="non-inferiority", on_inconclusive="fail")
+    assert enforceable_drop(check, strict) is None
