@@ -13,7 +13,15 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, StrictInt, ValidationError
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    StrictInt,
+    ValidationError,
+    field_validator,
+)
 
 from retrieval_gate.core.redaction import scrubbed
 from retrieval_gate.errors import InputError
@@ -22,6 +30,7 @@ from retrieval_gate.gate.diagnostics import QueryChange, Unjudged
 from retrieval_gate.gate.label_holes import LabelHole
 from retrieval_gate.gate.result import Status
 from retrieval_gate.stats.calibration import GradeBias, SystemAgreement
+from retrieval_gate.stats.detectability import OPERATING
 
 
 class _Model(BaseModel):
@@ -125,6 +134,22 @@ class CalibrationRecord(_Model):
     systems: SystemAgreement | None = None
 
 
+def _checked_operating(checks: list[Comparison]) -> list[Comparison]:
+    """Refuse a check whose operating characteristic is not one probability per multiple of
+    OPERATING: the reports print it as such."""
+    for i, check in enumerate(checks):
+        chances = check.fail_chances
+        if chances is None:
+            continue
+        if len(chances) != len(OPERATING) or not all(0.0 <= p <= 1.0 for p in chances):
+            raise ValueError(
+                f"check {i} ({check.metric} on {check.slice}): fail_chances must be "
+                f"{len(OPERATING)} probabilities within [0, 1], one per multiple of max_drop "
+                f"{list(OPERATING)}"
+            )
+    return checks
+
+
 class LabelsRecord(_Model):
     """gate.labels human+llm: which labels decided, the calibration, both views' checks."""
 
@@ -139,6 +164,11 @@ class LabelsRecord(_Model):
     human_judged: list[int] = Field(default_factory=list)
     judge_weights: list[float | None] = Field(default_factory=list)
     human: list[Comparison] = Field(default_factory=list)
+
+    @field_validator("assisted", "human")
+    @classmethod
+    def _operating(cls, checks: list[Comparison]) -> list[Comparison]:
+        return _checked_operating(checks)
 
 
 class ResultRecord(_Model):
@@ -170,6 +200,12 @@ class ResultRecord(_Model):
 
     _document: Mapping[str, Any] = PrivateAttr(default_factory=dict)
     _context: dict[str, Any] | None = PrivateAttr(default=None)
+
+    @field_validator("failures", "comparisons")
+    @classmethod
+    def _operating(cls, checks: list[Comparison]) -> list[Comparison]:
+        return _checked_operating(checks)
+
     """What the templates show (`report.context.report_context`), built on first use: every
     format of one record shares it."""
 

@@ -930,3 +930,16 @@ def test_a_hostile_label_hole_reason_is_harmless_in_every_sink(regressed: dict[s
         assert not any(line.lstrip().startswith("::") for line in text.splitlines()), fmt
         if fmt in ("markdown", "html", "junit"):  # markup: no live tag
             assert "<script>" not in text, fmt
+
+
+@pytest.mark.parametrize(
+    "chances",
+    [[float("nan"), 0.1, 0.2, 0.3, 0.4], [0.0, 0.5, 1.0, 1.5, 2.0], [0.1] * 6, [-0.1] * 5],
+)
+def test_an_operating_characteristic_that_is_not_five_probabilities_is_refused(
+    regressed: dict[str, Any], chances: list[float]
+) -> None:
+    document = json.loads(json.dumps(regressed))
+    document["comparisons"][0]["fail_chances"] = chances
+    with pytest.raises(InputError, match=r"fail_chances must be 5 probabilities within \[0, 1\]"):
+        validate_result(document)
