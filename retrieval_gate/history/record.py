@@ -146,14 +146,6 @@ def result_entry(
             f"status: {_shown(status)}; only a decided result (pass or fail) has scores to keep",
             source=source,
         )
-    sequential = document.get("sequential")
-    if isinstance(sequential, dict) and sequential.get("stopped"):
-        raise InputError(
-            f"sequential: the check stopped early after {_shown(sequential.get('queries_run'))} "
-            "queries, and the history keeps whole runs: append a result of `check` without "
-            "--sequential (or gate.sequential)",
-            source=source,
-        )
     name = document.get("name")
     if not isinstance(name, str) or not valid_name(name):
         raise InputError(f"name: {_shown(name)} is not a gate name", source=source)

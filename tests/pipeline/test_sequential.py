@@ -207,3 +207,16 @@ def test_a_drop_confined_to_a_slice_stops_on_that_slice(generated: Path) -> None
     assert result.sequential.queries_run < 240
     assert {c.slice for c in result.sequential.stopped_by} & {"all", "intent=billing"}
     assert result.exit_code == 1
+
+
+def test_compare_refuses_a_result_that_stopped_early(example: Path) -> None:
+    config = example / "example-regressed.yaml"
+    result = config.parent / "stopped.json"
+    code, _, err = run_cli("check", "-c", config, "--quiet", "--json", result, "--sequential")
+    assert code == 1, err
+    baseline = example / ".retrieval-gate" / "example" / "baseline.json"
+    assert baseline.is_file()
+    code, _, err = run_cli("compare", "-c", config, "--no-reports", baseline, result)
+    assert code == 2
+    assert "sequential: the check stopped early after 48 of 131 queries" in err
+    assert "use a result of `check` without --sequential" in err

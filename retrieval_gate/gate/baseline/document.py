@@ -95,6 +95,20 @@ def _finite(scores: npt.ArrayLike, metric: str, ids: Sequence[str]) -> FloatArra
 def record_of(document: Any, source: str) -> Baseline:
     """The current record of a parsed `check` result (its `current` part), or a baseline."""
     if isinstance(document, dict) and isinstance(document.get("current"), dict):
+        sequential = document.get("sequential")
+        if isinstance(sequential, dict) and sequential.get("stopped") is True:
+            run, total = sequential.get("queries_run"), sequential.get("queries_total")
+            counts = (
+                f" after {run} of {total} queries"
+                if all(isinstance(v, int) and not isinstance(v, bool) for v in (run, total))
+                else ""
+            )
+            raise InputError(
+                f"sequential: the check stopped early{counts}, so its record holds only the "
+                "queries it ran: use a result of `check` without --sequential (or "
+                "gate.sequential)",
+                source=source,
+            )
         return from_document(document["current"], source, "current", clock=False)
     return from_document(document, source, "", clock=True)
 
