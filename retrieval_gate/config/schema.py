@@ -22,7 +22,7 @@ from retrieval_gate.adapters import AdapterConfig
 from retrieval_gate.config import DEFAULT_CONFIG
 from retrieval_gate.config.judge import JudgeConfig
 from retrieval_gate.core.names import NAME_PATTERN, NAME_RULE, valid_name
-from retrieval_gate.core.strict import StrictModel
+from retrieval_gate.core.strict import TAKES_BOOL, StrictModel
 
 _POINTS = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*(pt|pts|point|points)\s*$", re.IGNORECASE)
 _PERCENT = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*%\s*$")
@@ -318,11 +318,13 @@ class GateSettings(StrictModel):
         description="drift budget over many merges, checked against the history branch: "
         "{reference: v2.3, max_drop: 3pt}; unset: no drift check",
     )
-    sequential: Annotated[SequentialConfig | None, BeforeValidator(_sequential)] = Field(
-        None,
-        description="run the labelled queries in a seeded random order, in batches, and stop "
-        "with FAIL once a gated check's drop is shown past its max_drop: true, or {batch: 20, "
-        "alpha_share: 1}; never passes early (check --sequential)",
+    sequential: Annotated[SequentialConfig | None, BeforeValidator(_sequential), TAKES_BOOL] = (
+        Field(
+            None,
+            description="run the labelled queries in a seeded random order, in batches, and stop "
+            "with FAIL once a gated check's drop is shown past its max_drop: true, or {batch: 20, "
+            "alpha_share: 1}; never passes early (check --sequential)",
+        )
     )
     labels: Literal["human", "human+llm"] = Field(
         "human",

@@ -23,12 +23,21 @@ class StrictModel(BaseModel):
         return no_bool_for_numbers(cls, value, info)
 
 
+class TakesBool:
+    """`Annotated` metadata of a field whose own before-validator turns a boolean into a value
+    (`sequential: true` for the defaults): a boolean there is not a number written as one."""
+
+
+TAKES_BOOL = TakesBool()
+
+
 def no_bool_for_numbers(model: type[BaseModel], value: Any, info: ValidationInfo) -> Any:
     """`value`, unless it is a boolean (or holds one) where the field takes numbers: YAML
     reads true, yes and on as booleans, and pydantic would take them as 1."""
-    if info.field_name is not None and _bool_where_not_allowed(
-        model.model_fields[info.field_name].annotation, value
-    ):
+    field = model.model_fields[info.field_name] if info.field_name is not None else None
+    if field is None or any(isinstance(m, TakesBool) for m in field.metadata):
+        return value
+    if _bool_where_not_allowed(field.annotation, value):
         raise PydanticCustomError(
             "bool_not_number",
             "expected a number, got a boolean (YAML reads true/false, yes/no and on/off "

@@ -25,7 +25,7 @@ def check(
     progress: TextIO | None = None,
     repeats: int | None = None,
     against: str | None = None,
-    sequential: bool = False,
+    sequential: bool | None = None,
 ) -> GateResult:
     """Run (or read `run_path`), score, and compare with the reference. No printing.
 
@@ -35,11 +35,14 @@ def check(
     unless `trust_cache` (then the result's warnings count them). `repeats` (default
     gate.repeats) runs the retriever that many times a side. Raises NotComparableError when
     the baseline cannot be compared (exit 2). `sequential` (or gate.sequential) runs the
-    queries in batches and may stop early with FAIL (`sequential.py`).
+    queries in batches and may stop early with FAIL (`sequential.py`); False runs every query
+    whatever gate.sequential says.
     """
     config = config if isinstance(config, GateConfig) else load(config)
     times = config.gate.repeats if repeats is None else repeats
-    steps = config.gate.sequential or (SequentialConfig() if sequential else None)
+    steps = None
+    if sequential is not False:
+        steps = config.gate.sequential or (SequentialConfig() if sequential else None)
     if steps is not None:
         from retrieval_gate.pipeline.sequential import check_sequential, refuse_sequential
 

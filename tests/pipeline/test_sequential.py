@@ -220,3 +220,16 @@ def test_compare_refuses_a_result_that_stopped_early(example: Path) -> None:
     assert code == 2
     assert "sequential: the check stopped early after 48 of 131 queries" in err
     assert "use a result of `check` without --sequential" in err
+
+
+def test_no_sequential_runs_every_query_whatever_the_config_says(example: Path) -> None:
+    text = (example / "example-regressed.yaml").read_text(encoding="utf-8")
+    config = example / "regressed-sequential.yaml"
+    config.write_text(text + "\ngate: {sequential: true}\n", encoding="utf-8")
+    code, _, err, document = _check(config)
+    assert code == 1, err
+    assert document["sequential"]["queries_run"] == 48
+    code, _, err, document = _check(config, "--no-sequential")
+    assert code == 1, err
+    assert "sequential" not in document or document["sequential"] is None
+    assert all(c["n"] == QUERIES for c in document["comparisons"] if c["slice"] == "all")

@@ -57,10 +57,12 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     parser.add_argument(
         "--sequential",
-        action="store_true",
+        action=argparse.BooleanOptionalAction,
+        default=None,
         help="run the queries in a seeded random order, in batches, and stop with FAIL as "
-        "soon as a gated check's drop is shown past its max_drop (gate.sequential; never "
-        "passes early): for a retriever that costs money per call",
+        "soon as a gated check's drop is shown past its max_drop (never passes early): for a "
+        "retriever that costs money per call; --no-sequential runs every query whatever "
+        "gate.sequential says (default: gate.sequential)",
     )
     add_repeats_option(parser)
     add_report_options(parser)
