@@ -23,9 +23,9 @@ from retrieval_gate.gate.compare import (
 )
 from retrieval_gate.gate.family import family_levels
 from retrieval_gate.gate.slicing import check_list
-from retrieval_gate.gate.verdicts import fails, verdict_for
+from retrieval_gate.gate.verdicts import Evidence, fails, verdict_of
 from retrieval_gate.stats.calibration import CalibrationCard, calibration_card, system_agreement
-from retrieval_gate.stats.detectability import LEAN, detectable_drop
+from retrieval_gate.stats.detectability import detectable_drop
 from retrieval_gate.stats.ppi import PpiEstimate, ppi_mean
 from retrieval_gate.stats.significance import adjust_p_values
 
@@ -302,23 +302,21 @@ def _comparison(
     n = delta.n
     max_drop = threshold.resolve(baseline_mean)
     gated = not reason
-    failing = p_adjusted if gated and level is not None else delta.p_drop
-    rise_evidence = delta.p_rise <= (level if gated and level is not None else settings.alpha)
-    drop_evidence = failing is not None and failing <= settings.alpha
-    lean = failing is not None and failing <= LEAN * settings.alpha
-    if not settings.require_significance:
-        drop_evidence = rise_evidence = lean = True
-    verdict = verdict_for(
+    in_family = gated and level is not None
+    verdict = verdict_of(
         delta=delta.estimate,
         current_mean=current_mean,
         max_drop=max_drop,
         floor=threshold.floor,
-        drop_evidence=drop_evidence and n > 0,
-        rise_evidence=rise_evidence and n > 0,
-        lean=lean and n > 0,
+        n=n,
+        evidence=Evidence(
+            failing=p_adjusted if in_family else delta.p_drop,
+            rise=delta.p_rise,
+            rise_level=level if in_family and level is not None else settings.alpha,
+        ),
+        alpha=settings.alpha,
+        require_significance=settings.require_significance,
     )
-    if not n and verdict is not None:
-        verdict = "pass"
     detectable = None
     if gated and max_drop is not None and n >= 2 and delta.se > 0:
         detectable = detectable_drop(

@@ -17,14 +17,14 @@ from retrieval_gate.gate.slicing import ALL, check_list
 from retrieval_gate.gate.verdicts import (
     EPS,
     RULES,
+    Evidence,
     OnInconclusive,
     Rule,
     Verdict,
     fails,
-    verdict_for,
+    verdict_of,
 )
 from retrieval_gate.stats.detectability import (
-    LEAN,
     OPERATING,
     detectable_drop,
     fail_probability,
@@ -455,32 +455,23 @@ def _comparison(
     delta = float(diff.mean()) if n else 0.0
     max_drop = cell.threshold.resolve(baseline_mean)
     gated = not reason
-    alpha = settings.alpha
-    if gated and level is not None:
-        failing, within = p.adjusted, p.within_adjusted
-        rise_evidence = p.rise <= level
-    else:
-        # Not in the family: an informative verdict from the raw one-sided p-values.
-        failing, within = p.failing, p.within
-        rise_evidence = p.rise <= alpha
-    drop_evidence = failing is not None and failing <= alpha
-    lean = failing is not None and failing <= LEAN * alpha
-    within_evidence = None if p.within is None else within is not None and within <= alpha
-    if not settings.require_significance:
-        drop_evidence = rise_evidence = lean = True
-        within_evidence = None if within_evidence is None else True
-    verdict = verdict_for(
+    in_family = gated and level is not None
+    verdict = verdict_of(
         delta=delta,
         current_mean=current_mean,
         max_drop=max_drop,
         floor=cell.threshold.floor,
-        drop_evidence=drop_evidence and n > 0,
-        rise_evidence=rise_evidence and n > 0,
-        lean=lean and n > 0,
-        within_evidence=within_evidence,
+        n=n,
+        # Outside the family, an informative verdict from the raw one-sided p-values.
+        evidence=Evidence(
+            failing=p.adjusted if in_family else p.failing,
+            rise=p.rise,
+            rise_level=level if in_family and level is not None else settings.alpha,
+            within=(p.within_adjusted if in_family else p.within) if p.within is not None else None,
+        ),
+        alpha=settings.alpha,
+        require_significance=settings.require_significance,
     )
-    if not n:  # nothing to judge: reported with reason "no queries"
-        verdict = None if verdict is None else "pass"
     detectable = needed = chances = None
     if gated and max_drop is not None and n >= 2:
         rule: dict[str, Any] = {
@@ -489,21 +480,16 @@ def _comparison(
             "max_drop": max_drop,
             "resamples": settings.resamples,
             "t_test": settings.test == "t",
-            "power": settings.power,
             "run_variance": cell.noise.variance if cell.noise else 0.0,
             "run_df": cell.noise.df if cell.noise else None,
             "rule": settings.rule,
             "on_inconclusive": settings.on_inconclusive,
         }
-        detectable = detectable_drop(n=n, **rule)
+        detectable = detectable_drop(n=n, power=settings.power, **rule)
         if rule["sd"] > 0 or rule["run_variance"] > 0:
-            del rule["power"]
-            chances = tuple(
-                fail_probability(multiple * max_drop, n=n, **rule) for multiple in OPERATING
-            )
-            rule["power"] = settings.power
+            chances = tuple(fail_probability(m * max_drop, n=n, **rule) for m in OPERATING)
         # Run-wide noise does not shrink with more queries: no honest count to give.
-        needed = None if cell.noise else queries_needed(**rule)
+        needed = None if cell.noise else queries_needed(power=settings.power, **rule)
     ci = interval(diff, t_test=settings.test == "t") if n else None
     if ci is not None and cell.noise is not None:
         # The run-wide shift's own 95% half-width, added in quadrature.

@@ -42,6 +42,7 @@ from retrieval_gate.stats.detectability import (
     TARGET,
     detectable_drop,
     fail_probability,
+    fails_closed,
     queries_needed,
 )
 
@@ -373,7 +374,7 @@ def enforceable_drop(check: CheckPower, settings: ComparisonSettings) -> float |
     """
     if check.sd is None or check.unknown or not check.gated:
         return None
-    if settings.rule == "non-inferiority" and settings.on_inconclusive == "fail":
+    if fails_closed(settings.rule, settings.on_inconclusive):
         return None  # failing closed, its figure does not shrink with max_drop: no suggestion
     common: dict[str, Any] = {
         "sd": check.sd,

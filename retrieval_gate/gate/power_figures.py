@@ -16,7 +16,7 @@ from retrieval_gate.gate.spread import (
     correlations_for,
     source_note,
 )
-from retrieval_gate.stats.detectability import TARGET, stated_chance, stated_points
+from retrieval_gate.stats.detectability import TARGET, fails_closed, stated_chance, stated_points
 
 MULTIPLES = (0.0, 0.5, 1.0, TARGET, 2.0)
 """The true drops, as multiples of each check's max_drop, at which P(fail) is stated (0: the
@@ -303,7 +303,7 @@ def _explanation(settings: ComparisonSettings, note: str) -> list[str]:
         rule = (
             f"a one-sided paired test shows the drop is past max_drop {share} (evidence-of-excess)"
         )
-    elif settings.rule == "non-inferiority" and settings.on_inconclusive == "fail":
+    elif fails_closed(settings.rule, settings.on_inconclusive):
         rule = (
             f"a one-sided paired test does not show the drop is within max_drop {share} "
             "(non-inferiority, on_inconclusive: fail)"

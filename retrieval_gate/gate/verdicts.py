@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Literal
+
+from retrieval_gate.stats.detectability import LEAN
 
 Verdict = Literal["pass", "regressed", "inconclusive", "improved", "below_floor"]
 OnInconclusive = Literal["pass", "fail"]
@@ -29,6 +32,7 @@ def verdict_for(
     within_evidence: bool | None = None,
 ) -> Verdict | None:
     """The verdict of one check; None for a report-only metric (no max_drop, no floor).
+    `verdict_of` reads these from the tests' p-values.
 
     `drop_evidence`: the rule's test shows the drop that fails (against no change under
     significant-drop, past max_drop under the other two); `lean`: its p-value is within
@@ -58,3 +62,55 @@ def fails(verdict: Verdict | None, on_inconclusive: OnInconclusive) -> bool:
     if verdict == "inconclusive":
         return on_inconclusive == "fail"
     return verdict in ("regressed", "below_floor")
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What one check's tests say, as its verdict reads them: the p-values (adjusted across
+    the family for a check in it, raw for one outside, whose verdict is informative)."""
+
+    failing: float | None
+    """The p-value of the rule's failing hypothesis; None when there is none."""
+    rise: float
+    """The one-sided p-value of a rise."""
+    rise_level: float
+    """What `rise` is held to: the check's level in the family, else alpha."""
+    within: float | None = None
+    """Under non-inferiority, the p-value of "the drop is max_drop or more"; else None."""
+
+
+def verdict_of(
+    *,
+    delta: float,
+    current_mean: float,
+    max_drop: float | None,
+    floor: float | None,
+    n: int,
+    evidence: Evidence,
+    alpha: float,
+    require_significance: bool = True,
+) -> Verdict | None:
+    """The verdict of a check of `n` queries from its tests (`verdict_for` from p-values):
+    evidence is a p-value within `alpha`, a lean one within LEAN x alpha; without
+    `require_significance` the drop alone decides; with no queries a gated check passes."""
+    failing, within = evidence.failing, evidence.within
+    drop = failing is not None and failing <= alpha
+    lean = failing is not None and failing <= LEAN * alpha
+    rise = evidence.rise <= evidence.rise_level
+    shown_within = None if within is None else within <= alpha
+    if not require_significance:
+        drop = rise = lean = True
+        shown_within = None if shown_within is None else True
+    verdict = verdict_for(
+        delta=delta,
+        current_mean=current_mean,
+        max_drop=max_drop,
+        floor=floor,
+        drop_evidence=drop and n > 0,
+        rise_evidence=rise and n > 0,
+        lean=lean and n > 0,
+        within_evidence=shown_within,
+    )
+    if not n and verdict is not None:  # nothing to judge: reported with reason "no queries"
+        return "pass"
+    return verdict

@@ -128,14 +128,8 @@ def fail_probability(
     past = normal_cdf((drop - max_drop) / se)
     if level is None:
         return past
-    closed = rule == "non-inferiority" and on_inconclusive == "fail"
-    bar = _test_bar(
-        n,
-        _tested_level(level, rule, on_inconclusive),
-        resamples=resamples,
-        t_test=t_test,
-        noise=(sd, run_variance, run_df),
-    )
+    closed = fails_closed(rule, on_inconclusive)
+    bar = _rule_bar(n, level, rule, on_inconclusive, resamples, t_test, (sd, run_variance, run_df))
     if bar is None:
         return 1.0 if closed else 0.0
     c, spread = bar
@@ -146,11 +140,26 @@ def fail_probability(
     return normal_cdf(((drop - max_drop) / se - c) / spread)
 
 
-def _tested_level(level: float, rule: str, on_inconclusive: str) -> float:
-    """The level a failing test is held to: LEAN x `level` when a lean fails too."""
+def fails_closed(rule: str, on_inconclusive: str) -> bool:
+    """Whether a check fails unless shown within its threshold (non-inferiority failing
+    closed): every drop is then caught, and passing is what takes queries."""
+    return rule == "non-inferiority" and on_inconclusive == "fail"
+
+
+def _rule_bar(
+    n: int,
+    level: float,
+    rule: str,
+    on_inconclusive: str,
+    resamples: int,
+    t_test: bool,
+    noise: tuple[float, float, int | None],
+) -> tuple[float, float] | None:
+    """`_test_bar` at the level the rule's deciding test is held to: LEAN x `level` when a
+    lean fails too (on_inconclusive: fail under the other two rules)."""
     if on_inconclusive == "fail" and rule != "non-inferiority":
-        return min(level * LEAN, 0.999)
-    return level
+        level = min(level * LEAN, 0.999)
+    return _test_bar(n, level, resamples=resamples, t_test=t_test, noise=noise)
 
 
 def detectable_drop(
@@ -178,14 +187,8 @@ def detectable_drop(
     past = max_drop + z * se
     if level is None:
         return past
-    closed = rule == "non-inferiority" and on_inconclusive == "fail"
-    bar = _test_bar(
-        n,
-        _tested_level(level, rule, on_inconclusive),
-        resamples=resamples,
-        t_test=t_test,
-        noise=(sd, run_variance, run_df),
-    )
+    closed = fails_closed(rule, on_inconclusive)
+    bar = _rule_bar(n, level, rule, on_inconclusive, resamples, t_test, (sd, run_variance, run_df))
     if bar is None:
         return 0.0 if closed else None
     c, spread = bar
@@ -242,10 +245,9 @@ def queries_needed(
     None without a positive max_drop or without variation."""
     if not max_drop > 0 or not sd > 0:
         return None
-    closed = rule == "non-inferiority" and on_inconclusive == "fail"
 
     def enough(n: int) -> bool:
-        if closed:
+        if fails_closed(rule, on_inconclusive):
             # Failing closed, every drop is caught; what takes queries is passing an
             # unchanged retriever with `power`.
             chance = fail_probability(

@@ -17,6 +17,7 @@ from retrieval_gate.lint.engine import Draft, LintInput, rule, some
 from retrieval_gate.stats.detectability import (
     POWER,
     TARGET,
+    fails_closed,
     short_of_target,
     stated_chance,
     stated_points,
@@ -182,7 +183,7 @@ UNCHANGED_FAILS = 0.2
       "non-inferiority failing closed would fail an unchanged retriever too often")  # fmt: skip
 def _strict_fails_unchanged(given: LintInput) -> Iterator[Draft]:
     gate = given.config.gate
-    if gate.rule != "non-inferiority" or gate.on_inconclusive != "fail":
+    if not fails_closed(gate.rule, gate.on_inconclusive):
         return
     keys = {str(spec): key for key, spec in given.specs.items()}
     for check in given.detectability:
