@@ -66,6 +66,19 @@ class Qrels:
         check_unique(query, query_ids, ids.held, source=source, lines=lines, what="judgment")
         return cls(query_ids, query, ids, np.asarray(grades, dtype=np.float64), source)
 
+    def restricted(self, keep_queries: np.ndarray) -> Qrels:
+        """These judgments of the queries marked in `keep_queries` (a mask aligned with
+        `query_ids`) alone, renumbered."""
+        rows = keep_queries[self.query]
+        remap = np.cumsum(keep_queries) - 1
+        return Qrels(
+            self.query_ids[keep_queries],
+            remap[self.query[rows]],
+            self.docs[rows],
+            self.grade[rows],
+            self.source,
+        )
+
     @property
     def docs(self) -> ObjectArray:
         """Doc id of each row, as Python strings (built on first use from `doc_bytes`)."""

@@ -130,7 +130,7 @@ def assemble(
         _warn(warnings, "query_without_qrels", "query", "with no judgments not run", unjudged)
     if no_text:
         keep = ~np.isin(qrels.query_ids, object_array(no_text))
-        qrels = _subset(qrels, keep)
+        qrels = qrels.restricted(keep)
     if keep_unjudged and unjudged:
         qrels = _with_queries(qrels, unjudged)
     labelled = tuple(texts[q] for q in qrels.query_ids.tolist())
@@ -170,16 +170,6 @@ def _warn(warnings: list[DataWarning], kind: str, noun: str, what: str, ids: Seq
     if ids:
         message = f"{plural(len(ids), noun)} {what}"
         warnings.append(DataWarning(kind, message, len(ids), tuple(ids[:EXAMPLES])))
-
-
-def _subset(qrels: Qrels, keep_queries: np.ndarray) -> Qrels:
-    """Qrels restricted to the queries marked in `keep_queries` (aligned with query_ids)."""
-    rows = keep_queries[qrels.query]
-    kept_ids = qrels.query_ids[keep_queries]
-    remap = np.cumsum(keep_queries) - 1
-    return Qrels(
-        kept_ids, remap[qrels.query[rows]], qrels.docs[rows], qrels.grade[rows], qrels.source
-    )
 
 
 def _with_queries(qrels: Qrels, more: Sequence[str]) -> Qrels:

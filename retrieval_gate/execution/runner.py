@@ -115,7 +115,7 @@ class RunResult:
 
     def within_budget(self, total: int, budget: float) -> bool:
         """Whether at most `budget` (a fraction) of `total` queries failed."""
-        return len(self.failures) <= _allowed_failures(total, budget)
+        return len(self.failures) <= allowed_failures(total, budget)
 
 
 def run_queries(
@@ -160,7 +160,7 @@ def run_queries(
             units = [_Unit(tuple(todo[i : i + size]), True) for i in range(0, len(todo), size)]
         else:
             units = [_Unit((query,), False) for query in todo]
-        limit = max(STOP_AFTER, _allowed_failures(len(queries), settings.error_budget) + 1)
+        limit = max(STOP_AFTER, allowed_failures(len(queries), settings.error_budget) + 1)
         sink.stop_after = limit if len(todo) > limit else None  # else nothing left to spare
         calls = _execute(retriever, units, k, settings, sink)
     finally:
@@ -234,7 +234,7 @@ def check_budget(result: RunResult, total: int, budget: float) -> None:
         listed += f"\n  ... and {more} more"
     raise GateError(
         f"{failed} of {total} queries failed ({share:.1f}%), more than the error budget of "
-        f"{100.0 * budget:g}% (at most {_allowed_failures(total, budget)}):\n{listed}\n"
+        f"{100.0 * budget:g}% (at most {allowed_failures(total, budget)}):\n{listed}\n"
         + (
             "the responses do not match retriever.results, id or score: fix that mapping "
             "(a raised error budget would only hide it)"
@@ -532,7 +532,8 @@ def _short(text: str, limit: int = 80) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def _allowed_failures(total: int, budget: float) -> int:
+def allowed_failures(total: int, budget: float) -> int:
+    """The most of `total` queries that may fail within an error `budget` (a fraction)."""
     # The epsilon absorbs float error: 0.29 * 100 is 28.999999999999996, and 29 are allowed.
     return max(0, math.floor(budget * total + 1e-9))
 

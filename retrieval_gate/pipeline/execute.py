@@ -26,11 +26,12 @@ FAILURES_SHOWN = 5
 @dataclass(frozen=True)
 class Looks:
     """A sequential run: the queries in `order`'s order, `batch` at a time; after each batch
-    `stop` (given the answers so far) says whether to run no more."""
+    `stop` says whether to run no more."""
 
     order: Callable[[Dataset], Sequence[Query]]
     batch: int
     stop: Callable[[Dataset, RunResult], bool]
+    """Given the answers of the batch just run (the earlier ones it was given before)."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -204,7 +205,7 @@ def _call_in_batches(
     """The queries in `looks`' order, a batch at a time, until it says stop or all ran; the
     retriever and the cache are closed after."""
     from retrieval_gate.execution.progress import make_progress
-    from retrieval_gate.execution.runner import merged, run_queries
+    from retrieval_gate.execution.runner import allowed_failures, merged, run_queries
 
     order = looks.order(dataset)
     bar = make_progress(progress, enabled=True) if progress is not None else None
@@ -225,10 +226,10 @@ def _call_in_batches(
                     progress=_Continued(bar) if bar is not None else None,
                 )
             )
-            so_far = merged(results)
+            failed = sum(len(result.failures) for result in results)
             # Past the whole run's error budget already: the run is an error, not a verdict.
-            spent = not so_far.within_budget(len(order), settings.error_budget)
-            if so_far.stopped or spent or looks.stop(dataset, so_far):
+            spent = failed > allowed_failures(len(order), settings.error_budget)
+            if results[-1].stopped or spent or looks.stop(dataset, results[-1]):
                 break
     finally:
         if bar is not None:

@@ -10,6 +10,7 @@ from typing import TextIO
 import numpy as np
 
 from retrieval_gate.config.schema import GateConfig, SequentialConfig
+from retrieval_gate.core.ids import FloatArray
 from retrieval_gate.core.model import Query
 from retrieval_gate.datasets import Dataset
 from retrieval_gate.errors import GateError
@@ -134,6 +135,10 @@ class _State:
         self.looks = 0
         self.crossed: tuple[Crossing, ...] = ()
         self.untested: tuple[str, ...] = ()
+        self.drawn = np.zeros(0, dtype=np.int64)
+        """Positions in the labelled set of the queries run so far, in the order run."""
+        self.current: dict[str, FloatArray] = {}
+        """Metric -> the current values of `drawn`."""
 
     def start(self, stored: Baseline, config: GateConfig, dataset: Dataset, share: float) -> None:
         """Check the baseline can be compared before any call, then ready the checks."""
@@ -157,21 +162,30 @@ class _State:
             settings.alpha * share,
         )
         self.untested = self.monitor.untested
+        self.current = {metric: np.zeros(0) for metric in self.monitor.baseline}
         self.order = draw_order(len(dataset.queries), config.gate.seed)
 
-    def look(self, config: GateConfig, dataset: Dataset, result: RunResult) -> bool:
-        """Score the answers so far and look: whether a check showed its drop."""
+    def look(self, config: GateConfig, dataset: Dataset, batch: RunResult) -> bool:
+        """Score the answers of the batch just run and look at every answer so far: whether
+        a check showed its drop. Only the new batch is scored (per-query values do not
+        depend on the other queries), against its own queries' judgments."""
         assert self.monitor is not None
         self.looks += 1
-        ran = {*result.hits, *(failure.query_id for failure in result.failures)}
-        drawn = np.asarray(
-            [i for i in self.order.tolist() if dataset.queries[i].id in ran], dtype=np.int64
+        ran = {*batch.hits, *(failure.query_id for failure in batch.failures)}
+        window = self.order[len(self.drawn) :].tolist()
+        new = np.asarray([i for i in window if dataset.queries[i].id in ran], dtype=np.int64)
+        keep = np.isin(dataset.qrels.query_ids, [dataset.queries[i].id for i in new])
+        scores = evaluate(
+            batch.run, dataset.qrels.restricted(keep), list(config.metrics), dataset.subtopics
         )
-        scores = evaluate(result.run, dataset.qrels, list(config.metrics), dataset.subtopics)
         position = {query_id: i for i, query_id in enumerate(scores.query_ids)}
-        rows = np.asarray([position[dataset.queries[i].id] for i in drawn], dtype=np.int64)
-        current = {metric: scores.values[metric][rows] for metric in self.monitor.baseline}
-        self.crossed = self.monitor.look(drawn, current)
+        rows = np.asarray([position[dataset.queries[i].id] for i in new], dtype=np.int64)
+        self.drawn = np.concatenate([self.drawn, new])
+        for metric in self.monitor.baseline:
+            self.current[metric] = np.concatenate(
+                [self.current[metric], scores.values[metric][rows]]
+            )
+        self.crossed = self.monitor.look(self.drawn, self.current)
         return bool(self.crossed)
 
 
