@@ -106,8 +106,11 @@ def excerpt(text: str, limit: int = 200) -> str:
 # --------------------------------------------------------------------------------------------
 
 # C0 controls but tab and newline, DEL, and C1 (CSI \x9b and NEL \x85 act like ESC [ and \n).
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-_CONTROL_OR_NEWLINE = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f]")
+# Bidirectional overrides and isolates reorder what a terminal or a browser shows (the
+# "Trojan Source" trick): shown as controls too.
+_BIDI = "\u202a-\u202e\u2066-\u2069"
+_CONTROL = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{_BIDI}]")
+_CONTROL_OR_NEWLINE = re.compile(f"[\x00-\x08\x0a-\x1f\x7f-\x9f{_BIDI}]")
 # GitHub's runner reads a line as a workflow command when it starts with "::" once leading
 # whitespace is trimmed; its older syntax "##[command]" is found anywhere in a line.
 _COMMAND_START = "::"
@@ -121,8 +124,9 @@ CONTROL_SHOWN = "?"
 
 
 def visible_controls(text: str, *, newlines: bool = True) -> str:
-    """`text` with each control character (C0 but tab, DEL, C1) shown as `CONTROL_SHOWN`, so
-    no escape sequence reaches a terminal; newlines are kept unless `newlines` is false."""
+    """`text` with each control character (C0 but tab, DEL, C1, the bidirectional overrides
+    and isolates) shown as `CONTROL_SHOWN`, so no escape sequence reaches a terminal and no
+    text is shown reordered; newlines are kept unless `newlines` is false."""
     return (_CONTROL if newlines else _CONTROL_OR_NEWLINE).sub(CONTROL_SHOWN, str(text))
 
 

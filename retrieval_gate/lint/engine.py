@@ -18,7 +18,7 @@ import yaml
 
 from retrieval_gate.config.loader import line_of
 from retrieval_gate.config.schema import GateConfig
-from retrieval_gate.core.wording import json_text, plural
+from retrieval_gate.core.wording import json_text, one_line, plural
 from retrieval_gate.datasets import Dataset, Labels, assemble
 from retrieval_gate.errors import GateError, InputError
 from retrieval_gate.gate.policy import gate_settings, gate_thresholds
@@ -276,7 +276,11 @@ def lint(
             severity = draft.severity or registered.severity
             if code in ignored and severity != "error":
                 continue
-            findings.append(Finding(code, severity, draft.message, draft.fix, draft.where))
+            # A finding is one line wherever it is shown: names from the data (a slice's value,
+            # a query id) may carry newlines or controls, which no rule has to think of.
+            findings.append(
+                Finding(code, severity, one_line(draft.message), one_line(draft.fix), draft.where)
+            )
     if blocking_only:
         findings = [f for f in findings if f.severity == "error"]
     order = {severity: i for i, severity in enumerate(SEVERITIES)}

@@ -1,6 +1,8 @@
-"""Counted nouns read as English."""
+"""Counted nouns read as English; text shown inert."""
 
-from retrieval_gate.core.wording import plural
+import pytest
+
+from retrieval_gate.core.wording import console_text, one_line, plural, visible_controls
 
 
 def test_plural_forms() -> None:
@@ -70,3 +72,13 @@ def test_json_file_pieces_join_to_json_text_redacted_and_inert() -> None:
     assert "tok-9f8e7d6c" not in text
     assert not re.search("[\x00-\x09\x0b-\x1f\x80-\x9f]", text)
     assert text == re.sub("[\x80-\x9f]", lambda c: f"\\u{ord(c.group()):04x}", plain)
+
+
+@pytest.mark.parametrize(
+    "mark", ["\u202a", "\u202b", "\u202c", "\u202d", "\u202e", "\u2066", "\u2069"]
+)
+def test_bidirectional_overrides_are_shown_not_obeyed(mark: str) -> None:
+    text = f"access{mark}nimda"
+    assert visible_controls(text) == "access?nimda"
+    assert one_line(text) == "access?nimda"
+    assert console_text(text) == "access?nimda"

@@ -479,3 +479,30 @@ def test_a_strict_gate_that_would_fail_unchanged_code_is_named(tmp_path: Path) -
     )
     found = run_lint(relaxed, baseline_with(values, MANY_IDS))
     assert "strict-gate-fails-unchanged" not in codes(found)
+
+
+def test_a_finding_naming_a_hostile_slice_stays_one_inert_line(tmp_path: Path) -> None:
+    hostile = "evil\x1b[31m\n::error::forged\r\u202e"
+    queries = [
+        {"_id": q["_id"], "text": q["text"], "intent": hostile if i % 2 else "b"}
+        for i, q in enumerate(MANY)
+    ]
+    config = labelled_set(
+        tmp_path,
+        queries=queries,
+        qrels=MANY_QRELS,
+        gate={"rule": "non-inferiority", "on_inconclusive": "fail"},
+    )
+    values = [float(x) for x in np.random.default_rng(7).random(80)]
+    report = run_lint(config, baseline_with(values, MANY_IDS))
+    named = [f for f in report.findings if "evil" in f.message]
+    assert named
+    for found in report.findings:
+        for text in (found.message, found.fix):
+            assert "\n" not in text
+            assert "\r" not in text
+            assert "\x1b" not in text
+            assert "\u202e" not in text
+    code, out, err = run_cli("lint", "-c", config)
+    assert code == 0, err
+    assert not any(line.lstrip().startswith("::") for line in (out + err).splitlines())
