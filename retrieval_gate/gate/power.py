@@ -29,7 +29,7 @@ from retrieval_gate.gate.compare import (
     compare,
     run_spread,
 )
-from retrieval_gate.gate.power_figures import MULTIPLES, CheckPower, Correlated, PowerReport
+from retrieval_gate.gate.power_figures import CheckPower, Correlated, PowerReport
 from retrieval_gate.gate.spread import (
     DeltaSource,
     Kind,
@@ -39,6 +39,7 @@ from retrieval_gate.gate.spread import (
 )
 from retrieval_gate.metrics import parse_metric
 from retrieval_gate.stats.detectability import (
+    OPERATING,
     TARGET,
     detectable_drop,
     fail_probability,
@@ -47,7 +48,6 @@ from retrieval_gate.stats.detectability import (
 )
 
 __all__ = [
-    "MULTIPLES",
     "CheckPower",
     "PowerReport",
     "baseline_view",
@@ -132,7 +132,7 @@ def estimate(
         sd = measured if source != "assumption" else assumed
         detectable = needed = concentrated = None
         others: tuple[Correlated, ...] = ()
-        chances: tuple[float, ...] | None = (0.0,) * len(MULTIPLES)
+        chances: tuple[float, ...] | None = (0.0,) * len(OPERATING)
         if c.gated and not (sd is not None and sd > 0):
             chances = None
         elif c.gated and sd is not None:
@@ -150,7 +150,7 @@ def estimate(
             detectable = detectable_drop(n=c.n, power=settings.power, **ruled)
             # Run-wide noise does not shrink with more queries: no honest count to give.
             needed = None if noise else queries_needed(power=settings.power, **ruled)
-            chances = tuple(fail_probability(m * c.max_drop, n=c.n, **ruled) for m in MULTIPLES)
+            chances = tuple(fail_probability(m * c.max_drop, n=c.n, **ruled) for m in OPERATING)
             # The mixture's figure is derived for the default rule's test against no change.
             if settings.rule == "significant-drop":
                 concentrated = concentrated_drop(common, c.n, settings.power)

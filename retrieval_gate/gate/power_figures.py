@@ -16,11 +16,14 @@ from retrieval_gate.gate.spread import (
     correlations_for,
     source_note,
 )
-from retrieval_gate.stats.detectability import TARGET, fails_closed, stated_chance, stated_points
+from retrieval_gate.stats.detectability import (
+    OPERATING,
+    TARGET,
+    fails_closed,
+    stated_chance,
+    stated_points,
+)
 
-MULTIPLES = (0.0, 0.5, 1.0, TARGET, 2.0)
-"""The true drops, as multiples of each check's max_drop, at which P(fail) is stated (0: the
-check's own false alarm when nothing changed)."""
 SCHEMA = "retrieval-gate/power"
 SCHEMA_VERSION = 2
 
@@ -58,7 +61,7 @@ class CheckPower:
     """The true drop (points) caught with the gate's power; None when not gated, when none
     is, or without spread to estimate from."""
     fail_probability: tuple[float, ...] | None
-    """P(the check fails) at each of MULTIPLES x max_drop: 0 when it is not gated, None
+    """P(the check fails) at each of OPERATING x max_drop: 0 when it is not gated, None
     without spread to estimate from."""
     queries_needed: int | None
     """Queries with which it would catch TARGET x max_drop with that power."""
@@ -117,7 +120,7 @@ class PowerReport:
                 "concentrated_share": SHARE,
             },
             "power": settings.power,
-            "multiples": list(MULTIPLES),
+            "multiples": list(OPERATING),
             "settings": {
                 "alpha": settings.alpha,
                 "correction": settings.correction,
@@ -154,7 +157,7 @@ class PowerReport:
                     if c.fail_probability is None
                     else [
                         {"multiple": m, "drop": m * c.max_drop, "probability": p}
-                        for m, p in zip(MULTIPLES, c.fail_probability, strict=True)
+                        for m, p in zip(OPERATING, c.fail_probability, strict=True)
                     ],
                     "queries_needed": c.queries_needed,
                     "gated": c.gated,
@@ -188,7 +191,7 @@ class PowerReport:
             header = ["metric", "slice", "n", "max_drop", "level", "sd", f"detects ({power})"]
             header.append(f"if {SHARE:.0%} carry it")
             header += [
-                f"P(fail) {_times(m)}" if i == 0 else _times(m) for i, m in enumerate(MULTIPLES)
+                f"P(fail) {_times(m)}" if i == 0 else _times(m) for i, m in enumerate(OPERATING)
             ]
             header.append(f"queries for {_times(TARGET)}")
             rows = [header]
@@ -207,7 +210,7 @@ class PowerReport:
                         _points(c.concentrated_drop),
                         *(
                             _chance(p, settings.power)
-                            for p in c.fail_probability or (None,) * len(MULTIPLES)
+                            for p in c.fail_probability or (None,) * len(OPERATING)
                         ),
                         "-" if c.queries_needed is None else str(c.queries_needed),
                     ]

@@ -15,14 +15,15 @@ detect). The family's chance of showing any inconclusive or failing check when n
 stays within LEAN x alpha (0.10 at alpha 0.05), where an estimate past the threshold alone
 showed one in most unchanged runs of a sliced gate."""
 
-OPERATING = (0.0, 0.5, 1.0, 1.5, 2.0)
-"""The true drops, as multiples of a check's max_drop, at which its P(fail) is stated: its
-operating characteristic, from a false alarm at no change to the catch of twice the drop."""
 POWER = 0.8
 """The power at which a check's detectable drop is stated."""
 TARGET = 1.5
 """"Needs N queries" is the size at which a check detects 1.5 times its threshold: at exactly
 its threshold no rule that reads the estimate can reach more than 50%."""
+OPERATING = (0.0, 0.5, 1.0, TARGET, 2.0)
+"""The true drops, as multiples of a check's max_drop, at which its P(fail) is stated (by
+`power`, lint and every report): its operating characteristic, from its own false alarm
+when nothing changed to the catch of twice the drop."""
 _MAX_QUERIES = 10**9
 _SLACK = 1e-9
 """Relative slack of the comparisons with TARGET x max_drop, past float rounding."""

@@ -35,10 +35,11 @@ from retrieval_gate.gate.compare import (
     run_noise,
     run_spread,
 )
-from retrieval_gate.gate.power import MULTIPLES, PowerReport, estimate
+from retrieval_gate.gate.power import PowerReport, estimate
 from retrieval_gate.gate.result import failing_checks
 from retrieval_gate.report import render, summary_of, validate_result
 from retrieval_gate.stats.detectability import (
+    OPERATING,
     POWER,
     TARGET,
     detectable_drop,
@@ -249,7 +250,7 @@ def test_power_states_power_consistently(n: int, repeats: bool) -> None:
         assert detectable == detectable_drop(n=n, **rule, **noise)
         missed = short(detectable, max_drop)
         assert check.fail_probability is not None
-        chance = dict(zip(MULTIPLES, check.fail_probability, strict=True))
+        chance = dict(zip(OPERATING, check.fail_probability, strict=True))
         for multiple, probability in chance.items():
             expected = fail_probability(multiple * max_drop, n=n, **rule, **noise)
             assert probability == pytest.approx(expected)

@@ -11,10 +11,11 @@ from retrieval_gate.core.wording import plural
 from retrieval_gate.errors import GateError
 from retrieval_gate.gate.compare import compare
 from retrieval_gate.gate.policy import gate_settings, gate_thresholds
-from retrieval_gate.gate.power import MULTIPLES, CheckPower, baseline_view, enforceable_drop
+from retrieval_gate.gate.power import CheckPower, baseline_view, enforceable_drop
 from retrieval_gate.gate.slicing import ALL
 from retrieval_gate.lint.engine import Draft, LintInput, rule, some
 from retrieval_gate.stats.detectability import (
+    OPERATING,
     POWER,
     TARGET,
     fails_closed,
@@ -155,7 +156,7 @@ def _detects(check: CheckPower) -> str:
 def _chance(check: CheckPower) -> str:
     if check.fail_probability is None:
         return "an unknown share"
-    chance = check.fail_probability[MULTIPLES.index(TARGET)]
+    chance = check.fail_probability[OPERATING.index(TARGET)]
     return f"{stated_chance(chance):.0%}" if chance >= 0.005 else "under 1%"
 
 
@@ -189,7 +190,7 @@ def _strict_fails_unchanged(given: LintInput) -> Iterator[Draft]:
     for check in given.detectability:
         if check.metric not in keys or not check.gated or check.fail_probability is None:
             continue
-        chance = check.fail_probability[MULTIPLES.index(0.0)]
+        chance = check.fail_probability[OPERATING.index(0.0)]
         if chance > UNCHANGED_FAILS:
             where = "" if check.slice == ALL else f" on {check.slice}"
             yield Draft(
