@@ -4,6 +4,7 @@
     ├── InputError            a file or value given to the tool is unreadable or malformed
     │   └── CoverageError     a saved run answers too few of the labelled queries
     ├── MetricError           a metric name, parameter or cutoff that does not exist
+    ├── CannotFailError       an overall check could not fail on a drop worth catching
     ├── NotComparableError    the baseline was made under another set, k, metrics or slices
     ├── RetrieverError        a retriever call failed (retryable or not)
     └── CacheError            the answer cache cannot be opened, read or written
@@ -48,6 +49,11 @@ class CoverageError(InputError):
 
 class MetricError(GateError):
     """A metric name, parameter or cutoff that does not exist or is out of range."""
+
+
+class CannotFailError(GateError):
+    """An overall check is blind at its level (`gate.family`): the gate would pass every
+    change, so it refuses to decide."""
 
 
 class NotComparableError(GateError):

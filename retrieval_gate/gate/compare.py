@@ -10,7 +10,7 @@ from typing import Any, Literal
 import numpy as np
 
 from retrieval_gate.core.ids import FloatArray, IntArray
-from retrieval_gate.errors import GateError
+from retrieval_gate.errors import CannotFailError, GateError
 from retrieval_gate.gate.compare_inputs import checked_slices, scores_of
 from retrieval_gate.gate.family import Member, family_of, refusal_advice
 from retrieval_gate.gate.slicing import ALL, check_list
@@ -323,7 +323,7 @@ def compare(
     with a max_drop; weighted Holm by default, the overall checks sharing half of alpha). Past
     the threshold without that evidence it is inconclusive.
 
-    Raises GateError when an overall check could never fail (too few queries for its share of
+    Raises CannotFailError when an overall check could never fail (too few queries for its share of
     alpha): the gate would pass every change. With `strict` off, such a check is reported as
     not gated instead (for `power` and `lint`, which say why).
 
@@ -373,7 +373,7 @@ def compare(
         # Ungating the whole set would pass every change: refuse instead.
         i = unable[0]
         gated = len({cells[c].metric for c in candidates})
-        raise GateError(
+        raise CannotFailError(
             f"the gate could never fail: {cells[candidates[i]].metric} overall: "
             f"{found.reasons[i]}; " + refusal_advice(members[i], found.left_at[i], settings, gated)
         )

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from retrieval_gate.errors import GateError
+from retrieval_gate.errors import CannotFailError, GateError
 from retrieval_gate.gate.compare import ComparisonSettings, Threshold, compare
 from retrieval_gate.gate.family import (
     CONCENTRATED_SHARE,
@@ -80,6 +80,7 @@ def test_a_blind_overall_check_is_refused_with_what_would_help() -> None:
             {},
             ComparisonSettings(alpha=1e-12),
         )
+    assert isinstance(caught.value, CannotFailError)  # the drift says which look caused it
     message = str(caught.value)
     assert message.startswith("the gate could never fail: ndcg@10 overall: a drop carried by")
     assert "gate.resamples" not in message  # 10^12 draws would be no advice
