@@ -49,9 +49,26 @@ def fingerprint(description: Mapping[str, Any]) -> str:
 C = TypeVar("C", bound=AdapterSettings)
 
 
-class Adapter(Generic[C]):
+class OneAtATime:
+    """What a retriever that answers one query per call inherits: no batching, nothing to
+    close. Subclasses implement `describe` and `search`."""
+
+    def search(self, query: Query, k: int) -> list[Hit]:
+        raise NotImplementedError
+
+    def batch_size(self) -> int:
+        return 1
+
+    def search_batch(self, queries: Sequence[Query], k: int) -> list[list[Hit]]:
+        return [self.search(query, k) for query in queries]
+
+    def close(self) -> None:
+        return None
+
+
+class Adapter(OneAtATime, Generic[C]):
     """A `Retriever` built from its config. Subclasses implement `describe` and `search`;
-    batching adapters also override `batch_size` and `search_batch`."""
+    batching adapters also override `batch_size` and `search_batch` (`OneAtATime`'s)."""
 
     config_class: ClassVar[type[AdapterSettings]]
     cacheable: ClassVar[bool] = False
@@ -76,18 +93,6 @@ class Adapter(Generic[C]):
     def unproven_cache(self) -> str | None:
         """Why answers cached under `describe()` cannot be proven current, or None when they
         can (the description covers all that decides the answers)."""
-        return None
-
-    def search(self, query: Query, k: int) -> list[Hit]:
-        raise NotImplementedError
-
-    def batch_size(self) -> int:
-        return 1
-
-    def search_batch(self, queries: Sequence[Query], k: int) -> list[list[Hit]]:
-        return [self.search(query, k) for query in queries]
-
-    def close(self) -> None:
         return None
 
     def __enter__(self) -> Adapter[C]:

@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from retrieval_gate.adapters.interface import OneAtATime
 from retrieval_gate.config.judge import JudgeConfig
 from retrieval_gate.core.model import Hit, Query
 from retrieval_gate.errors import GateError
@@ -64,7 +65,7 @@ def ask_all(
     return Answers(dict(sorted(asker.completions.items())), result.failures, result.calls)
 
 
-class _Asker:
+class _Asker(OneAtATime):
     """The runner's Retriever interface over a chat client: `search` sends the request its
     query id names, keeps the completion, and returns no hits."""
 
@@ -83,12 +84,6 @@ class _Asker:
         with self._lock:
             self.completions[query.id] = completion
         return []
-
-    def batch_size(self) -> int:
-        return 1
-
-    def search_batch(self, queries: Sequence[Query], k: int) -> list[list[Hit]]:
-        return [self.search(query, k) for query in queries]
 
     def resume_at(self) -> float:
         return self._client.resume_at()

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
-from retrieval_gate.adapters.interface import fingerprint
+from retrieval_gate.adapters.interface import OneAtATime, fingerprint
 from retrieval_gate.config.judge import JudgeConfig
 from retrieval_gate.core.model import Hit, Query
 from retrieval_gate.core.wording import excerpt
@@ -78,7 +78,7 @@ class Graded:
     interrupted: bool = False
 
 
-class JudgeRetriever:
+class JudgeRetriever(OneAtATime):
     """The Retriever protocol over a chat endpoint: `search` of a query made by `Task`
     grades that pair and answers one hit whose text is the judgment (JSON), so the runner's
     concurrency, retries, Retry-After, timeouts, error budget and cache all apply."""
@@ -109,12 +109,6 @@ class JudgeRetriever:
 
     def resume_at(self) -> float:
         return self.client.resume_at()
-
-    def batch_size(self) -> int:
-        return 1
-
-    def search_batch(self, queries: Sequence[Query], k: int) -> list[list[Hit]]:
-        return [self.search(query, k) for query in queries]
 
     def close(self) -> None:
         self.client.close()
