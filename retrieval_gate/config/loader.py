@@ -14,6 +14,13 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from retrieval_gate.config import DEFAULT_CONFIG
+from retrieval_gate.config.columns import (
+    OWN_UNITS,
+    RELEVANCE,
+    Column,
+    convertible,
+    operational_column,
+)
 from retrieval_gate.config.schema import GateConfig, MetricGate, shorten
 from retrieval_gate.core import redaction
 from retrieval_gate.errors import InputError, MetricError
@@ -221,6 +228,14 @@ def _check_metrics(config: GateConfig, root: yaml.Node | None, source: str) -> G
     for key, gate in config.metrics.items():
         line = line_of(root, ("metrics", key))
         where = f"{source}:{line}" if line else source
+        column = operational_column(key)
+        if column is not None:
+            problems.extend(
+                f"{where}: metrics.{key}: {p}" for p in threshold_problems(gate, column)
+            )
+            metrics[key] = gate
+            continue
+        problems.extend(f"{where}: metrics.{key}: {p}" for p in threshold_problems(gate, RELEVANCE))
         try:
             spec = parse_metric(key, dialect=dialect, in_config=True)
             found.extend(f"{where}: metrics.{key}: {note}" for note in notes(key, dialect))
@@ -265,6 +280,45 @@ def _check_metrics(config: GateConfig, root: yaml.Node | None, source: str) -> G
     checked = config.model_copy(update={"metrics": metrics, "slices": slices})
     checked._notes = tuple(found)
     return checked
+
+
+def threshold_problems(gate: MetricGate, column: Column) -> list[str]:
+    """What is wrong with `gate`'s thresholds for a check of `column`: the bound and the
+    change for the worse must face the way that is worse, and be in the column's units."""
+    problems = []
+    if column.direction == "higher" and (gate.max_increase is not None or gate.max is not None):
+        problems.append(
+            "higher is better here: write max_drop (the largest tolerated drop) and min (a "
+            "floor), not max_increase or max"
+        )
+    if column.direction == "lower" and (gate.max_drop is not None or gate.min is not None):
+        problems.append(
+            "lower is better here: write max_increase (the largest tolerated increase, e.g. "
+            "20%) and max (a ceiling), not max_drop or min"
+        )
+    if gate.max_drop is not None and gate.max_increase is not None:
+        problems.append("write one of max_drop and max_increase")
+    worse = gate.worse_by
+    if worse is None or worse.relative:
+        return problems
+    if column.bounded and worse.unit:
+        problems.append(
+            f"{worse} is in {worse.unit}, but this check is on the 0-1 scale: write points "
+            "(2pt, 0.02) or a percentage of the baseline (3%)"
+        )
+    elif not column.bounded and not worse.unit and worse.text.endswith("pt"):
+        shown = "plain numbers" if column.unit == OWN_UNITS else column.unit
+        problems.append(
+            f"{worse} is in points of the 0-1 scale, but this check is in {shown}: write the "
+            f"amount in its units{'' if column.unit == OWN_UNITS else f' (50{column.unit})'} "
+            "or a percentage of the baseline (20%)"
+        )
+    elif worse.unit and column.unit != OWN_UNITS and not convertible(worse.unit, column.unit):
+        problems.append(
+            f"{worse} is in {worse.unit}, but this check is in {column.unit}: write it in "
+            f"{column.unit} or as a percentage of the baseline (20%)"
+        )
+    return problems
 
 
 def _count_drop(canonical: str, gate: MetricGate) -> str:

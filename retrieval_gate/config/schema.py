@@ -29,17 +29,30 @@ _PERCENT = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*%\s*$")
 
 
 class Drop(StrictModel):
-    """A tolerated drop: `value` in points of the [0, 1] scale, or relative to the baseline."""
+    """A tolerated change for the worse: `value` on the [0, 1] scale (written in points),
+    relative to the baseline, or in the check's own `unit` (300ms, 0.5 stars)."""
 
-    value: float = Field(ge=0, le=1)
+    value: float = Field(ge=0)
     relative: bool = False
+    unit: str = ""
+    """The unit word as written for a check in its own units; "" on the [0, 1] scale."""
     text: str
+
+    @model_validator(mode="after")
+    def _within_scale(self) -> Drop:
+        if not self.relative and not self.unit and self.value > 1:
+            raise _drop_error(f"{self.value:g} is past the whole 0-1 scale")
+        return self
 
     def __str__(self) -> str:
         return self.text
 
 
-_DROP_FORMS = "write points (2pt, 0.02) or a percentage of the baseline (3%)"
+_DROP_FORMS = (
+    "write points (2pt, 0.02) or a percentage of the baseline (3%), or for a check in its own "
+    "units the number and its unit (50ms, 0.5 stars)"
+)
+_OWN_UNIT = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*([A-Za-z][A-Za-z_]{0,15})\s*$")
 _SIGNED = re.compile(r"^\s*-\s*([0-9]*\.?[0-9]+)\s*(pt|pts|point|points|%)?\s*$", re.IGNORECASE)
 
 
@@ -57,7 +70,8 @@ def _parse_drop(raw: Any) -> Any:
             raise _drop_error(
                 f"{raw:g} would allow a drop of {raw * 100:g}pt, past the whole metric (a bare "
                 f"number is a fraction of the 0-1 scale); write {raw:g}pt for {raw:g} points, "
-                f"or {raw:g}% for a share of the baseline"
+                f"{raw:g}% for a share of the baseline, or the unit of a check in its own "
+                f"units ({raw:g}ms)"
             )
         return {"value": float(raw), "text": f"{float(raw) * 100:g}pt"}
     if isinstance(raw, str):
@@ -77,6 +91,9 @@ def _parse_drop(raw: Any) -> Any:
                     "at most 100%"
                 )
             return {"value": float(match[1]) / 100, "relative": True, "text": f"{match[1]}%"}
+        if match := _OWN_UNIT.match(raw):
+            value, unit = float(match[1]), match[2]
+            return {"value": value, "unit": unit, "text": f"{value:g} {unit}"}
         if _SIGNED.match(raw):
             raise _drop_error(f"{written} is negative; a drop is 0 or more: {_DROP_FORMS}")
     raise _drop_error(f"{shorten(repr(raw))} is not a drop; {_DROP_FORMS}")
@@ -102,8 +119,7 @@ DropSpec = Annotated[
             "anyOf": [
                 {
                     "type": "string",
-                    "pattern": r"^\s*[0-9]*\.?[0-9]+\s*"
-                    r"([Pp][Tt][Ss]?|[Pp][Oo][Ii][Nn][Tt][Ss]?|%)\s*$",
+                    "pattern": r"^\s*[0-9]*\.?[0-9]+\s*([A-Za-z][A-Za-z_]{0,15}|%)\s*$",
                 },
                 {"type": "number", "minimum": 0, "maximum": 1},
             ],
@@ -113,12 +129,33 @@ DropSpec = Annotated[
 
 
 class MetricGate(StrictModel):
-    """Thresholds of one metric: the largest tolerated drop and an absolute floor."""
+    """Thresholds of one check: the largest tolerated change for the worse and an absolute
+    bound (max_drop and min where higher is better; max_increase and max where lower is)."""
 
     max_drop: DropSpec | None = Field(
-        None, description="largest tolerated drop: 2pt (points), 0.02 (fraction) or 3% (relative)"
+        None,
+        description="largest tolerated drop: 2pt (points), 0.02 (fraction) or 3% (relative); "
+        "in its own units for a score off the 0-1 scale (0.5 stars)",
     )
     min: float | None = Field(None, description="absolute floor of the mean, e.g. 0.6")
+    max_increase: DropSpec | None = Field(
+        None,
+        description="for a check where lower is better (latency, cost): the largest tolerated "
+        "increase, 20% (relative) or in its units (50ms)",
+    )
+    max: float | None = Field(
+        None, description="for a check where lower is better: absolute ceiling, e.g. 800 (ms)"
+    )
+
+    @property
+    def worse_by(self) -> Drop | None:
+        """The tolerated change for the worse, whichever way is worse."""
+        return self.max_drop if self.max_drop is not None else self.max_increase
+
+    @property
+    def bound(self) -> float | None:
+        """The absolute floor (min), or ceiling (max) of a lower-is-better check."""
+        return self.min if self.min is not None else self.max
 
 
 class AnnotatorsConfig(StrictModel):

@@ -9,6 +9,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from retrieval_gate.config.columns import Direction
 from retrieval_gate.core.ids import FloatArray, IntArray
 from retrieval_gate.errors import CannotFailError, GateError
 from retrieval_gate.gate.compare_inputs import checked_slices, scores_of
@@ -49,13 +50,19 @@ _TEST_STREAM = 0
 
 @dataclass(frozen=True)
 class Threshold:
-    """What a metric may lose: a drop in points or relative to the baseline, and a floor."""
+    """What a check may lose: a change for the worse in its units or relative to the
+    baseline, and an absolute bound; which way is worse, and its unit."""
 
     max_drop: float | None = None
-    """Points on the [0, 1] scale (0.02), or with `relative` a fraction of the baseline mean."""
+    """The tolerated change for the worse (a drop, or an increase where lower is better): on
+    the [0, 1] scale (0.02) or in the column's unit, or with `relative` a fraction of the
+    baseline mean's magnitude."""
     relative: bool = False
     floor: float | None = None
-    """Absolute minimum of the current mean."""
+    """Absolute minimum of the current mean (its maximum, where lower is better)."""
+    direction: Direction = "higher"
+    unit: str = ""
+    """"" for the [0, 1] scale; else the unit word of the column's values."""
 
     def __post_init__(self) -> None:
         if self.max_drop is not None and not (math.isfinite(self.max_drop) and self.max_drop >= 0):
@@ -67,7 +74,7 @@ class Threshold:
         """The tolerated drop in points, a relative one taken against `baseline_mean`."""
         if self.max_drop is None:
             return None
-        return self.max_drop * baseline_mean if self.relative else self.max_drop
+        return self.max_drop * abs(baseline_mean) if self.relative else self.max_drop
 
     @property
     def report_only(self) -> bool:
@@ -151,7 +158,7 @@ class Comparison:
     adjusted for multiplicity); None when too few queries bound it."""
     ci_high: float | None
     wins: int
-    """Queries where current > baseline."""
+    """Queries where current is better than baseline (higher, or lower where lower is)."""
     ties: int
     losses: int
     p_value: float | None
@@ -200,6 +207,16 @@ class Comparison:
     """The sd of this check's mean between runs of one unchanged retriever, pooled over the
     repeats of both sides; None without repeats. Above 0, the test, interval and detectable
     drop include that run-wide noise."""
+    direction: Direction = "higher"
+    """Which way is better: "lower" for latency and cost, where `max_drop`, `detectable_drop`
+    and `floor` are an increase and a ceiling, and `wins` are queries that got lower."""
+    unit: str = ""
+    """"" for the [0, 1] scale (shown in points); else the unit word of the values."""
+
+    @property
+    def gain(self) -> float:
+        """The mean change for the better in the check's units (negative: worse)."""
+        return self.delta if self.direction == "higher" else -self.delta
 
 
 # --------------------------------------------------------------------------------------------
@@ -330,9 +347,12 @@ def compare(
     `runs` are the repeated runs of each side (reference, current), whose means `baseline` and
     `current` are: their run-to-run noise enters each check's test (`run_noise`).
     """
+    # Lower-is-better columns are tested negated, so that a drop is always the worse way.
     arrays = {
-        m: (scores_of("baseline", baseline, m), scores_of("current", current, m))
-        for m in thresholds
+        m: _facing_up(
+            (scores_of("baseline", baseline, m), scores_of("current", current, m)), threshold
+        )
+        for m, threshold in thresholds.items()
     }
     index = checked_slices(arrays, slices, thresholds, overrides)
     total = next(iter(arrays.values()))[0].size if arrays else 0
@@ -361,7 +381,10 @@ def compare(
     ]
     members = [
         Member.of(
-            cells[c].slice, arrays[cells[c].metric][0][cells[c].rows], cells[c].threshold.resolve
+            cells[c].slice,
+            arrays[cells[c].metric][0][cells[c].rows],
+            cells[c].threshold.resolve,
+            bounded=not cells[c].threshold.unit and cells[c].threshold.direction == "higher",
         )
         for c in candidates
     ]
@@ -423,6 +446,13 @@ def compare(
     )
 
 
+def _facing_up(
+    pair: tuple[FloatArray, FloatArray], threshold: Threshold
+) -> tuple[FloatArray, FloatArray]:
+    """Both sides of a column, negated where lower is better."""
+    return pair if threshold.direction == "higher" else (-pair[0], -pair[1])
+
+
 @dataclass(frozen=True)
 class _Evidence:
     """One check's p-values: against no change, and under the rule (`Comparison`)."""
@@ -454,13 +484,15 @@ def _comparison(
     current_mean = float(cur.mean()) if n else 0.0
     delta = float(diff.mean()) if n else 0.0
     max_drop = cell.threshold.resolve(baseline_mean)
+    lower = cell.threshold.direction == "lower"
+    floor = cell.threshold.floor
     gated = not reason
     in_family = gated and level is not None
     verdict = verdict_of(
         delta=delta,
         current_mean=current_mean,
         max_drop=max_drop,
-        floor=cell.threshold.floor,
+        floor=-floor if lower and floor is not None else floor,
         n=n,
         # Outside the family, an informative verdict from the raw one-sided p-values.
         evidence=Evidence(
@@ -497,13 +529,16 @@ def _comparison(
         middle, half = (ci[0] + ci[1]) / 2.0, (ci[1] - ci[0]) / 2.0
         half = math.sqrt(half**2 + extra**2)
         ci = (middle - half, middle + half)
+    if lower:  # back to the column's own sign
+        baseline_mean, current_mean, delta = -baseline_mean, -current_mean, -delta
+        ci = (-ci[1], -ci[0]) if ci else None
     return Comparison(
         metric=cell.metric,
         slice=cell.slice,
         n=n,
-        baseline_mean=baseline_mean,
-        current_mean=current_mean,
-        delta=delta,
+        baseline_mean=baseline_mean + 0.0,
+        current_mean=current_mean + 0.0,
+        delta=delta + 0.0,
         ci_low=ci[0] if ci else None,
         ci_high=ci[1] if ci else None,
         wins=int(np.count_nonzero(diff > 0)),
@@ -514,7 +549,7 @@ def _comparison(
         p_adjusted=p.adjusted,
         level=level,
         max_drop=max_drop,
-        floor=cell.threshold.floor,
+        floor=floor,
         detectable_drop=detectable,
         queries_needed=needed,
         gated=gated,
@@ -526,4 +561,6 @@ def _comparison(
         p_within=p.within if n else None,
         p_within_adjusted=p.within_adjusted,
         run_sd=cell.noise.spread if cell.noise else None,
+        direction=cell.threshold.direction,
+        unit=cell.threshold.unit,
     )

@@ -61,14 +61,21 @@ class Member:
 
     @classmethod
     def of(
-        cls, name: str, baseline: FloatArray, resolve: Callable[[float], float | None]
+        cls,
+        name: str,
+        baseline: FloatArray,
+        resolve: Callable[[float], float | None],
+        *,
+        bounded: bool = True,
     ) -> Member:
         """A check of slice `name` whose baseline scores are `baseline`, its max_drop resolved
-        against their mean by `resolve` (`compare.Threshold.resolve`)."""
+        against their mean by `resolve` (`compare.Threshold.resolve`). Only a `bounded` column
+        (higher is better, on [0, 1]) has its mean as the most it can lose."""
         if baseline.size < 2:
             return cls(name, int(baseline.size))
         mean = float(baseline.mean())
-        return cls(name, int(baseline.size), resolve(mean), float(baseline.std(ddof=1)), mean)
+        sd = float(baseline.std(ddof=1))
+        return cls(name, int(baseline.size), resolve(mean), sd, mean if bounded else None)
 
 
 @dataclass(frozen=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from retrieval_gate.config.columns import RELEVANCE, Column, in_column_units, operational_column
 from retrieval_gate.config.schema import GateConfig, MetricGate
 from retrieval_gate.gate.compare import ComparisonSettings, Threshold
 from retrieval_gate.metrics import parse_metric
@@ -28,22 +29,31 @@ def gate_thresholds(
     config: GateConfig,
 ) -> tuple[dict[str, Threshold], dict[str, dict[str, Threshold]]]:
     """Canonical metric -> threshold, and slice -> canonical metric -> override."""
-    thresholds = {_canonical(key): _threshold(gate) for key, gate in config.metrics.items()}
+    thresholds = {
+        _canonical(key): _threshold(gate, column_of(key)) for key, gate in config.metrics.items()
+    }
     overrides = {
-        name: {_canonical(key): _threshold(gate) for key, gate in gates.items()}
+        name: {_canonical(key): _threshold(gate, column_of(key)) for key, gate in gates.items()}
         for name, gates in config.slices.overrides.items()
     }
     return thresholds, overrides
 
 
+def column_of(key: str) -> Column:
+    """The direction and unit of the check column a `metrics:` key names."""
+    return operational_column(key) or RELEVANCE
+
+
 def _canonical(name: str) -> str:
-    return str(parse_metric(name))
+    return name if operational_column(name) else str(parse_metric(name))
 
 
-def _threshold(gate: MetricGate) -> Threshold:
-    drop = gate.max_drop
+def _threshold(gate: MetricGate, column: Column) -> Threshold:
+    worse = gate.worse_by
     return Threshold(
-        max_drop=drop.value if drop else None,
-        relative=bool(drop and drop.relative),
-        floor=gate.min,
+        max_drop=in_column_units(worse.value, worse.unit, column.unit) if worse else None,
+        relative=bool(worse and worse.relative),
+        floor=gate.bound,
+        direction=column.direction,
+        unit=column.unit,
     )

@@ -168,7 +168,12 @@ def _aligned_scores(baseline: Baseline, query_ids: Sequence[str]) -> dict[str, l
 
 
 def _comparison(comparison: Comparison) -> dict[str, Any]:
-    return asdict(comparison)
+    document = asdict(comparison)
+    # Absent means higher is better on the [0, 1] scale, as in results made before them.
+    for field, default in (("direction", "higher"), ("unit", "")):
+        if document[field] == default:
+            del document[field]
+    return document
 
 
 def sequential_document(run: SequentialRun) -> dict[str, Any]:

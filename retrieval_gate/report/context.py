@@ -69,7 +69,7 @@ def _context(result: ResultRecord) -> dict[str, Any]:
     overall = [c for c in comparisons if c.slice == "all"]
     slices = sorted(
         (c for c in comparisons if c.slice != "all"),
-        key=lambda c: (not c.failed, _VERDICT_ORDER[c.verdict], not c.gated, c.delta),
+        key=lambda c: (not c.failed, _VERDICT_ORDER[c.verdict], not c.gated, c.gain),
     )
     inconclusive = [c for c in comparisons if _inconclusive(c) and not c.failed]
     primary = overall[0].metric if overall else None
@@ -85,7 +85,7 @@ def _context(result: ResultRecord) -> dict[str, Any]:
         "comparisons": comparisons,
         "failures": result.failures,
         "worst": result.failures[0] if result.failures else None,
-        "inconclusive": sorted(inconclusive, key=lambda c: c.delta),
+        "inconclusive": sorted(inconclusive, key=lambda c: c.gain),
         "overall": overall,
         "gains": {metric: _gain(metric) for metric in {c.metric for c in comparisons}},
         "slices": slices,
@@ -163,8 +163,9 @@ def failure_groups(failures: list[Comparison]) -> list[dict[str, Any]]:
 def _past(c: Comparison) -> float:
     """How far a failing check is past its threshold or floor (negated: farthest first)."""
     if c.verdict == "below_floor" and c.floor is not None:
-        return c.current_mean - c.floor
-    return c.delta + (c.max_drop or 0.0)
+        past = c.current_mean - c.floor
+        return -past if c.direction == "lower" else past
+    return c.gain + (c.max_drop or 0.0)
 
 
 def _holes(result: ResultRecord) -> dict[str, dict[str, LabelHole]]:

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from markupsafe import Markup
 
+from retrieval_gate.config.columns import OWN_UNITS
 from retrieval_gate.core.wording import one_line, visible_controls
 
 if TYPE_CHECKING:
@@ -57,17 +58,38 @@ def xml_text(value: object) -> str:
     return Markup(text) if isinstance(value, Markup) else text
 
 
-def points(value: float | None, places: int = 2) -> str:
-    """A difference on the [0, 1] scale as signed points: 0.0312 -> +3.12."""
+def points(value: float | None, places: int = 2, unit: str = "") -> str:
+    """A difference on the [0, 1] scale as signed points: 0.0312 -> +3.12; in a column's own
+    `unit`, signed in that unit (+12.5 for ms, 4 significant digits otherwise)."""
     if value is None:
         return "-"
+    if unit:
+        return _in_units(value, unit, "+")
     rounded = round(value * 100, places)
     return f"{rounded + 0.0:+.{places}f}"  # + 0.0 turns -0.0 into 0.0
 
 
-def mean(value: float | None) -> str:
-    """A metric value: 4 decimals."""
-    return "-" if value is None else f"{value:.4f}"
+def mean(value: float | None, unit: str = "") -> str:
+    """A metric value: 4 decimals; in a column's own `unit`, with the unit word."""
+    if value is None:
+        return "-"
+    return f"{_in_units(value, unit)}{suffix(unit)}" if unit else f"{value:.4f}"
+
+
+def suffix(unit: str) -> str:
+    """The unit word after a value (" ms"); nothing on the [0, 1] scale's points or for
+    plain numbers in their own units."""
+    return "" if unit in ("", OWN_UNITS) else f" {unit}"
+
+
+def amount(value: float, unit: str) -> str:
+    """An unsigned amount as thresholds state it: 6 pt on the [0, 1] scale, 150 ms."""
+    return f"{value * 100:g} pt" if not unit else f"{_in_units(value, unit)}{suffix(unit)}"
+
+
+def _in_units(value: float, unit: str, sign: str = "") -> str:
+    text = f"{value + 0.0:{sign}.1f}" if unit == "ms" else f"{value + 0.0:{sign}.4g}"
+    return text
 
 
 def p_value(value: float | None) -> str:

@@ -42,7 +42,13 @@ def forest_rows(comparisons: Sequence[Comparison], limit: int | None = None) -> 
     """The gated checks with a max_drop, failing first, then inconclusive, then the rest;
     within each, overall checks first, then the farthest past (or nearest to) its
     threshold. `limit` keeps the top rows, overall checks always among them."""
-    checks = [c for c in comparisons if c.gated and c.max_drop is not None and c.n]
+    # One axis in points, worse to the left: checks in their own units or where lower is
+    # better (latency, cost) are in the tables only.
+    checks = [
+        c
+        for c in comparisons
+        if c.gated and c.max_drop is not None and c.n and not c.unit and c.direction == "higher"
+    ]
     checks.sort(
         key=lambda c: (not c.failed, _ORDER.get(str(c.verdict), 4), c.slice != "all", _margin(c))
     )
@@ -66,7 +72,7 @@ def forest_rows(comparisons: Sequence[Comparison], limit: int | None = None) -> 
 
 def _margin(c: Comparison) -> float:
     """How far the drop is past the threshold, negated (sorts the farthest first)."""
-    return c.delta + (c.max_drop or 0.0)
+    return c.gain + (c.max_drop or 0.0)
 
 
 def forest_axis(rows: Sequence[Row]) -> Axis:

@@ -15,6 +15,7 @@ from retrieval_gate.report.context import (
 )
 from retrieval_gate.report.document import ResultRecord, validate_result
 from retrieval_gate.report.filters import (
+    amount,
     markdown_text,
     mean,
     p_phrase,
@@ -22,6 +23,7 @@ from retrieval_gate.report.filters import (
     plain_text,
     points,
     shown_p,
+    suffix,
     xml_text,
 )
 from retrieval_gate.report.trend import MARKERS_MAX, trend_svg
@@ -120,6 +122,8 @@ def _template(fmt: str) -> jinja2.Template:
         "code": _CODE.get(fmt, _backticks),
         "mean": mean,
         "pt": points,
+        "amount": amount,
+        "suffix": suffix,
         "p": p_value,
         "shown_p": shown_p,
         "p_phrase": p_phrase,

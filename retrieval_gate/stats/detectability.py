@@ -36,13 +36,13 @@ def short_of_target(detectable: float | None, max_drop: float) -> bool:
     return detectable is None or detectable > TARGET * max_drop * (1 + _SLACK)
 
 
-def stated_points(drop: float, max_drop: float) -> str:
+def stated_points(drop: float, max_drop: float, scale: float = 100.0) -> str:
     """A detectable drop as the points it is stated in, to 0.1, on the side of TARGET x
     `max_drop` it is on: a drop that misses the goal is never printed as small as it
     ("detects 4.6 pt ..., needs 240 queries for 4.5 pt", not "detects 4.5 pt"), one that
-    reaches it never printed past it."""
-    points = drop * 100
-    goal = TARGET * max_drop * 100
+    reaches it never printed past it. `scale` 1 states a column in its own units."""
+    points = drop * scale
+    goal = TARGET * max_drop * scale
     shown = f"{points:.1f}"
     if short_of_target(drop, max_drop) and float(shown) <= goal:
         shown = f"{math.floor(goal * 10 + 1e-9) / 10 + 0.1:.1f}"

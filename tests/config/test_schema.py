@@ -216,7 +216,10 @@ def test_booleans_are_not_numbers_and_numbers_are_finite(
     assert where in error_of(tmp_path, GOOD.replace(old, new))
 
 
-DROP_FORMS = "write points (2pt, 0.02) or a percentage of the baseline (3%)"
+DROP_FORMS = (
+    "write points (2pt, 0.02) or a percentage of the baseline (3%), or for a check in its own "
+    "units the number and its unit (50ms, 0.5 stars)"
+)
 
 
 @pytest.mark.parametrize(
@@ -232,8 +235,8 @@ DROP_FORMS = "write points (2pt, 0.02) or a percentage of the baseline (3%)"
         (
             "1.5",
             "1.5 would allow a drop of 150pt, past the whole metric (a bare number is a "
-            "fraction of the 0-1 scale); write 1.5pt for 1.5 points, or 1.5% for a share "
-            "of the baseline",
+            "fraction of the 0-1 scale); write 1.5pt for 1.5 points, 1.5% for a share "
+            "of the baseline, or the unit of a check in its own units (1.5ms)",
         ),
         ("-2pt", f"-2pt is negative; a drop is 0 or more: {DROP_FORMS}"),
         ("-0.02", f"-0.02 is negative; a drop is 0 or more: {DROP_FORMS}"),
