@@ -103,6 +103,9 @@ class Monitor:
             metric
             for metric in thresholds
             if not (bounded(metric) and _on_unit_scale(baseline[metric]))
+            # Its e-values bound a drop on [0, 1]: latency, cost and own units wait for the end.
+            or thresholds[metric].unit
+            or thresholds[metric].direction == "lower"
         )
         found = [
             (metric, name, rows, threshold)

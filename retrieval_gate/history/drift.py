@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from retrieval_gate.config.columns import RELEVANCE
 from retrieval_gate.config.schema import DriftConfig, GateConfig, MetricGate
 from retrieval_gate.core.wording import plural
 from retrieval_gate.datasets import Dataset
@@ -22,6 +23,7 @@ from retrieval_gate.gate.baseline.record import Baseline, comparability_problems
 from retrieval_gate.gate.comparable import rescored_baseline
 from retrieval_gate.gate.compare import Comparison
 from retrieval_gate.gate.decide import decide
+from retrieval_gate.gate.policy import column_of
 from retrieval_gate.gate.result import GateResult
 from retrieval_gate.gate.slicing import ALL, slice_queries
 from retrieval_gate.history.record import AcceptEntry, Entry, ResultEntry
@@ -298,10 +300,12 @@ def _look(look: int, horizon: int) -> str:
 def _drift_config(config: GateConfig, budget: DriftConfig, level: float) -> GateConfig:
     """`config` with the drift budget as every gated metric's tolerance: no floor (a floor is
     each pull request's), no per-slice override; and the look's level as its alpha, which
-    the gated checks share as a pull request's share gate.alpha."""
+    the gated checks share as a pull request's share gate.alpha. The budget is in points of
+    the [0, 1] scale: checks in other units or where lower is better (latency, cost) are
+    only reported."""
     metrics = {
         key: MetricGate(max_drop=budget.max_drop)
-        if gate.max_drop is not None or gate.min is not None
+        if (gate.max_drop is not None or gate.min is not None) and column_of(key) == RELEVANCE
         else MetricGate()
         for key, gate in config.metrics.items()
     }
