@@ -13,6 +13,7 @@ from retrieval_gate.datasets import Dataset
 from retrieval_gate.gate.baseline.record import Baseline
 from retrieval_gate.gate.comparable import comparable_baseline
 from retrieval_gate.gate.compare import Comparison, compare
+from retrieval_gate.gate.corpus_changes import corpus_checked
 from retrieval_gate.gate.diagnostics import (
     graded_top_ks,
     hit_changes,
@@ -40,11 +41,17 @@ def decide(
     """Compare two records under `config`'s thresholds; NotComparableError if unlike.
 
     When only the judgments changed since the baseline, it is re-scored under the current ones
-    and a warning says so (`comparable_baseline`).
+    and a warning says so (`comparable_baseline`). The queries that judged a document removed
+    from the corpus or rewritten since are left out of every check (`corpus_checked`); the
+    result keeps both whole records.
     """
     baseline, note = comparable_baseline(baseline, current, dataset)
     if note:
         warnings = (*warnings, note)
+    records, labelled = (baseline, current), dataset
+    baseline, current, dataset, corpus = corpus_checked(
+        baseline, current, dataset, config.gate.min_coverage
+    )
     slices = slice_queries(
         dataset.queries, config.slices.by, config.slices.combine, config.slices.query_length.bins
     )
@@ -117,11 +124,11 @@ def decide(
         unjudged_summary(before, after, judged_before, judged_after),
         holes,
         context,
-        baseline,
-        current,
+        *records,
         noise_of(baseline, current),
-        dataset,
+        labelled,
         assisted,
+        corpus=corpus,
     )
 
 

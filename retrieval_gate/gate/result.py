@@ -12,6 +12,7 @@ from retrieval_gate.datasets import Dataset
 from retrieval_gate.gate.assisted import Assisted
 from retrieval_gate.gate.baseline.record import Baseline
 from retrieval_gate.gate.compare import Comparison, ComparisonSettings
+from retrieval_gate.gate.corpus_changes import CorpusCheck
 from retrieval_gate.gate.diagnostics import QueryChange, Unjudged
 from retrieval_gate.gate.label_holes import LabelHole
 from retrieval_gate.gate.repeats import Noise
@@ -68,6 +69,9 @@ class GateResult:
     sequential: SequentialRun | None = None
     """gate.sequential: the looks taken and, when it stopped early, the checks that showed
     the drop (`comparisons` are then on the queries run)."""
+    corpus: CorpusCheck | None = None
+    """Whether the judged documents were checked for changes since the baseline, and the
+    queries left out of every check for one (`baseline` and `current` keep them)."""
 
     @property
     def failures(self) -> tuple[Comparison, ...]:
@@ -105,6 +109,7 @@ class GateResult:
             **({"sequential": sequential_document(self.sequential)} if self.sequential else {}),
             "warnings": list(self.warnings),
             "failed_queries": list(self.failed_queries),
+            **_corpus_block(self.corpus),
             "unjudged": asdict(self.unjudged),
             "label_holes": [asdict(hole) for hole in self.label_holes],
             "noise": {
@@ -174,6 +179,26 @@ def _comparison(comparison: Comparison) -> dict[str, Any]:
         if document[field] == default:
             del document[field]
     return document
+
+
+def corpus_document(corpus: CorpusCheck) -> dict[str, Any]:
+    """The corpus block: not checked and why, or the queries left out and why."""
+    if not corpus.checked:
+        return {"checked": False, "reason": corpus.reason}
+    return {
+        "checked": True,
+        "not_comparable": [
+            {"query_id": q.query_id, "reasons": list(q.reasons)} for q in corpus.not_comparable
+        ],
+    }
+
+
+def _corpus_block(corpus: CorpusCheck | None) -> dict[str, Any]:
+    """`{"corpus": ...}` when there is something to say; a checked, unchanged corpus adds
+    nothing, so its result is byte for byte one made before the check."""
+    if corpus is None or (corpus.checked and not corpus.not_comparable):
+        return {}
+    return {"corpus": corpus_document(corpus)}
 
 
 def sequential_document(run: SequentialRun) -> dict[str, Any]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import sys
@@ -17,6 +18,7 @@ from retrieval_gate.errors import GateError, InputError
 
 if TYPE_CHECKING:
     from retrieval_gate.config.schema import GateConfig
+    from retrieval_gate.datasets import Dataset
     from retrieval_gate.gate.baseline.record import Baseline
 
 HOLDER_PREFIX = "retrieval-gate-against-"
@@ -182,7 +184,9 @@ def reference_record(
     head: GateConfig, at_ref: GateConfig, tree: Path, *, repeats: int, progress: TextIO | None
 ) -> tuple[Baseline, tuple[str, ...]]:
     """The reference side's record: `head` with `at_ref`'s retriever, uncached, and warnings
-    naming what else changed since REF (both sides are scored with `head`'s)."""
+    naming what else changed since REF (both sides are scored with `head`'s). Its judged
+    documents' hashes are of the corpus the retriever at REF searched (`_hashes_at_ref`), so
+    a document changed since REF leaves its queries out as one changed since a baseline."""
     from retrieval_gate.pipeline.record import record_current
 
     config = head.model_copy(update={"retriever": at_ref.retriever})
@@ -196,7 +200,11 @@ def reference_record(
     )
     new, old = head.model_dump(mode="json"), at_ref.model_dump(mode="json")
     changed = [name for name in _SHARED if new[name] != old[name]]
-    if "dataset" not in changed and _labels_changed(current.dataset.fingerprint, at_ref):
+    own_index = at_ref.retriever.type != "bm25"
+    labelled_at_ref = _labelled_at(at_ref) if own_index or "dataset" not in changed else None
+    if "dataset" not in changed and (
+        labelled_at_ref is None or labelled_at_ref.fingerprint != current.dataset.fingerprint
+    ):
         changed.insert(0, "the labelled set")
     notes = list(current.warnings)
     if changed:
@@ -204,7 +212,12 @@ def reference_record(
             f"{', '.join(changed)} changed since the reference commit: both sides are scored "
             "with the working tree's"
         )
-    return current.record, tuple(notes)
+    record = current.record
+    if own_index:
+        record = dataclasses.replace(
+            record, judged_documents=_hashes_at_ref(current.dataset, labelled_at_ref)
+        )
+    return record, tuple(notes)
 
 
 def _record_in_subprocess(
@@ -294,17 +307,27 @@ def _worker(request_path: str) -> int:
     return 0
 
 
-def _labels_changed(fingerprint: str, at_ref: GateConfig) -> bool:
-    """Whether the labelled set at REF is not the one with `fingerprint` (not readable at REF
-    counts as changed)."""
+def _labelled_at(at_ref: GateConfig) -> Dataset | None:
+    """The labelled set the config at REF names, read in its checkout; None when it cannot
+    be read there."""
     from retrieval_gate.datasets import load as load_dataset
 
     try:
         keep = at_ref.gate.labels == "human+llm"
-        labelled = load_dataset(at_ref.dataset, at_ref.base_dir, keep_unjudged=keep)
-        return labelled.fingerprint != fingerprint
+        return load_dataset(at_ref.dataset, at_ref.base_dir, keep_unjudged=keep)
     except GateError:
-        return True
+        return None
+
+
+def _hashes_at_ref(head: Dataset, at_ref: Dataset | None) -> dict[str, str] | None:
+    """The working tree's judged documents as the corpus at REF holds them: what a retriever
+    there with its own index was built over. The built-in bm25 indexes the working tree's
+    corpus on both sides, so its record keeps that one's."""
+    from retrieval_gate.gate.corpus_changes import judged_document_hashes
+
+    if at_ref is None or at_ref.corpus is None:
+        return None
+    return judged_document_hashes(dataclasses.replace(head, corpus=at_ref.corpus))
 
 
 def _git(repo: Path, *args: str) -> str | None:

@@ -16,6 +16,7 @@ from retrieval_gate.gate.baseline.record import (
     fingerprint_slices,
     make_baseline,
 )
+from retrieval_gate.gate.corpus_changes import judged_document_hashes
 from retrieval_gate.gate.repeats import averaged
 from retrieval_gate.gate.slicing import slice_definition
 
@@ -134,6 +135,7 @@ def _record_once(
         top_k=top_k_ids(execution.run.run, config.k),
         tool_version=__version__,
         repo_dir=repo_dir if repo_dir is not None else config.base_dir,
+        judged_documents=judged_document_hashes(dataset),
     )
     failed = tuple(failure.query_id for failure in execution.run.failures)
     return CurrentRun(record, dataset, tuple(warnings), failed, execution.unrun)

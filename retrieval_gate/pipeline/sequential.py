@@ -16,7 +16,12 @@ from retrieval_gate.datasets import Dataset
 from retrieval_gate.errors import GateError
 from retrieval_gate.execution.runner import RunResult
 from retrieval_gate.gate.baseline.file import read_baseline
-from retrieval_gate.gate.baseline.record import Baseline, Fingerprints, fingerprint_slices
+from retrieval_gate.gate.baseline.record import (
+    Baseline,
+    Fingerprints,
+    fingerprint_slices,
+    restricted_record,
+)
 from retrieval_gate.gate.comparable import comparable_baseline
 from retrieval_gate.gate.compare import Comparison
 from retrieval_gate.gate.decide import decide, shown_path
@@ -113,8 +118,8 @@ def check_sequential(
         current.dataset, queries=tuple(q for q in current.dataset.queries if q.id in set(keep))
     )
     result = decide(
-        _restricted(baseline, keep),
-        _restricted(current.record, keep),
+        restricted_record(baseline, keep),
+        restricted_record(current.record, keep),
         config,
         partial,
         (*current.warnings, *((note,) if note else ())),
@@ -208,19 +213,6 @@ def _comparable_now(stored: Baseline, config: GateConfig, dataset: Dataset) -> B
     stand_in = dataclasses.replace(stored, fingerprints=fingerprints, query_ids=ids)
     baseline, _ = comparable_baseline(stored, stand_in, dataset)
     return baseline
-
-
-def _restricted(record: Baseline, keep: Sequence[str]) -> Baseline:
-    """`record` on the queries `keep` alone."""
-    position = {query_id: i for i, query_id in enumerate(record.query_ids)}
-    ids = tuple(sorted(keep))
-    rows = np.asarray([position[query_id] for query_id in ids], dtype=np.int64)
-    return dataclasses.replace(
-        record,
-        query_ids=ids,
-        scores={metric: values[rows] for metric, values in record.scores.items()},
-        top_k={query_id: record.top_k[query_id] for query_id in ids if query_id in record.top_k},
-    )
 
 
 def _failed(

@@ -18,6 +18,10 @@ FOREST_ROWS = 12
 FAILURES_SHOWN = 20
 """Failing checks the Markdown report and the console list before counting the rest."""
 """Rows of the forest plot drawn as text in the Markdown report (the HTML draws them all)."""
+NOT_COMPARABLE_SHOWN = 20
+"""Queries left out for a corpus change that the reports list (the JSON result has all)."""
+REASONS_SHOWN = 3
+"""Changed documents named per query left out."""
 SECTIONS = ("slices", "warnings", "chart", "queries")
 """Sections the Markdown may drop to fit a comment, in the order they are dropped: the slice
 table first, the one that grows without bound (its failing rows are also listed above it)."""
@@ -120,6 +124,8 @@ def _context(result: ResultRecord) -> dict[str, Any]:
         "current": result.current,
         "tool_version": result.tool_version,
         "labels": labels_view(result),
+        "corpus": result.corpus,
+        "not_comparable": _not_comparable(result),
     }
 
 
@@ -249,11 +255,30 @@ def _query_deltas(result: ResultRecord, metric: str | None) -> list[dict[str, An
     ids = result.current.query_ids
     if after is None or before is None or not len(ids) == len(after) == len(before):
         return []
+    out = {q.query_id for q in result.corpus.not_comparable} if result.corpus else set()
     rows = [
         {"query_id": q, "before": b, "after": a, "delta": a - b}
         for q, b, a in zip(ids, before, after, strict=True)
+        if q not in out  # left out of every check: the corpus changed under its labels
     ]
     return sorted(rows, key=lambda row: (row["delta"], row["query_id"]))
+
+
+def _not_comparable(result: ResultRecord) -> dict[str, Any] | None:
+    """The first NOT_COMPARABLE_SHOWN queries left out, each with its first REASONS_SHOWN
+    reasons, and how many are not shown; None when none was left out."""
+    left_out = result.corpus.not_comparable if result.corpus else []
+    if not left_out:
+        return None
+    rows = [
+        {
+            "query_id": q.query_id,
+            "reasons": q.reasons[:REASONS_SHOWN],
+            "more": max(0, len(q.reasons) - REASONS_SHOWN),
+        }
+        for q in left_out[:NOT_COMPARABLE_SHOWN]
+    ]
+    return {"count": len(left_out), "rows": rows, "more": len(left_out) - len(rows)}
 
 
 def _chart(deltas: list[dict[str, Any]]) -> dict[str, Any]:

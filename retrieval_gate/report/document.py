@@ -171,6 +171,22 @@ class LabelsRecord(_Model):
         return _checked_operating(checks)
 
 
+class NotComparableRecord(_Model):
+    """A query left out of every check, and which judged documents changed under it."""
+
+    query_id: str
+    reasons: list[str]
+
+
+class CorpusRecord(_Model):
+    """The corpus check: not done and why, or the queries it left out (absent: checked, no
+    change)."""
+
+    checked: bool
+    reason: str = ""
+    not_comparable: list[NotComparableRecord] = Field(default_factory=list)
+
+
 class ResultRecord(_Model):
     """A whole result: a decided gate, or `status: error` with the reason it could not run."""
 
@@ -197,6 +213,8 @@ class ResultRecord(_Model):
     """Present when LLM labels took part (gate.labels: human+llm)."""
     sequential: SequentialRecord | None = None
     """Present when the check ran sequentially (gate.sequential)."""
+    corpus: CorpusRecord | None = None
+    """Present when the corpus was not checked, or its changes left queries out."""
 
     _document: Mapping[str, Any] = PrivateAttr(default_factory=dict)
     _context: dict[str, Any] | None = PrivateAttr(default=None)

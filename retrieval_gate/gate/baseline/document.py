@@ -26,6 +26,9 @@ from retrieval_gate.gate.baseline.record import (
 )
 from retrieval_gate.gate.baseline.side_file import SideTopK
 
+DOCUMENT_HASH = r"^[0-9a-f]{16}$"
+"""A judged document's content hash as written: `corpus_changes.document_hash`."""
+
 
 def baseline_document(
     baseline: Baseline, *, clock: bool = True, compact: bool = False
@@ -76,6 +79,8 @@ def baseline_document(
             ],
             "varying": list(baseline.repeats.varying),
         }
+    if baseline.judged_documents is not None:
+        document["judged_documents"] = dict(baseline.judged_documents)
     return document
 
 
@@ -183,6 +188,7 @@ def from_document(data: Any, source: str, where: str, *, clock: bool) -> Baselin
             )
         ),
         repeats=repeats,
+        judged_documents=model.judged_documents,
     )
 
 
@@ -297,3 +303,5 @@ class _BaselineFile(_FileModel):
         Discriminator(_top_k_kind),
     ]
     repeats: _RepeatsFile | None = None
+    judged_documents: dict[str, Annotated[str, Field(pattern=DOCUMENT_HASH)]] | None = None
+    """Optional (files made before it read as before, unchecked for corpus changes)."""

@@ -19,7 +19,8 @@ from retrieval_gate.core.top_k_ids import TopKIds
 from retrieval_gate.gate.baseline.provenance import git_state
 
 SCHEMA_VERSION = 1
-# Still 1 with `fingerprints.queries`: the field is optional, files without it read as before.
+# Still 1 with `fingerprints.queries` and `judged_documents`: both are optional, files without
+# them read as before.
 
 RECREATE = "recreate it with `retrieval-gate baseline --force`"
 
@@ -94,6 +95,10 @@ class Baseline:
     run's, in a record of repeated runs."""
     repeats: Repeats | None = None
     """The runs `scores` is the mean of, when the record repeated the retriever."""
+    judged_documents: Mapping[str, str] | None = None
+    """Doc id -> content hash (`corpus_changes.document_hash`) of each judged document the
+    corpus held, sorted by id; None when the labelled set had no corpus, or in files made
+    before it was recorded: then corpus changes are not checked."""
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Baseline):
@@ -115,6 +120,7 @@ def make_baseline(
     tool_version: str,
     repo_dir: Path | None,
     now: datetime | None = None,
+    judged_documents: Mapping[str, str] | None = None,
 ) -> Baseline:
     """A baseline of these scores, stamped with `now` (UTC) and the git state of `repo_dir`.
 
@@ -162,6 +168,34 @@ def make_baseline(
         query_ids=ids,
         scores=arrays,
         top_k=ranked,
+        judged_documents=None
+        if judged_documents is None
+        else dict(sorted(judged_documents.items())),
+    )
+
+
+def restricted_record(record: Baseline, keep: Sequence[str]) -> Baseline:
+    """`record` on the queries `keep` alone (each one of its query ids), repeats included."""
+    position = {query_id: i for i, query_id in enumerate(record.query_ids)}
+    ids = tuple(sorted(keep))
+    rows = np.asarray([position[query_id] for query_id in ids], dtype=np.int64)
+
+    def columns(scores: Mapping[str, FloatArray]) -> dict[str, FloatArray]:
+        return {metric: values[rows] for metric, values in scores.items()}
+
+    kept = set(ids)
+    repeats = record.repeats
+    if repeats is not None:
+        repeats = Repeats(
+            tuple(columns(run) for run in repeats.runs),
+            tuple(q for q in repeats.varying if q in kept),
+        )
+    return dataclasses.replace(
+        record,
+        query_ids=ids,
+        scores=columns(record.scores),
+        top_k={query_id: record.top_k[query_id] for query_id in ids if query_id in record.top_k},
+        repeats=repeats,
     )
 
 
