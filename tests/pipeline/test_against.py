@@ -287,3 +287,43 @@ def test_what_the_reference_side_prints_is_relayed_inert_and_redacted(
         assert secret not in text
         assert "\x1b" not in text
         assert not any(line.lstrip().startswith("::") for line in text.splitlines())
+
+
+def _rewrite_judged_document(repo: Path, doc_id: str) -> list[str]:
+    """Commit `doc_id` with a new text; the queries judging it."""
+    corpus = repo / "search" / "example" / "corpus.jsonl"
+    rows = [json.loads(line) for line in corpus.read_text().splitlines()]
+    corpus.write_text(
+        "".join(json.dumps({**r, "text": "new"} if r["_id"] == doc_id else r) + "\n" for r in rows)
+    )
+    git(repo, "commit", "-qam", f"rewrite {doc_id}")
+    qrels = (repo / "search" / "example" / "qrels" / "test.tsv").read_text().splitlines()
+    return sorted({line.split("\t")[0] for line in qrels[1:] if line.split("\t")[1] == doc_id})
+
+
+def test_a_document_rewritten_since_the_reference_is_no_change_to_bm25(repo: Path) -> None:
+    """The built-in bm25 searches the working tree's corpus on both sides: same texts."""
+    assert _rewrite_judged_document(repo, "kb-1102")
+    code, _, err, document = check(repo, "--against", "HEAD~1")
+    assert code == 0, err
+    assert "corpus" not in document
+
+
+def test_a_retriever_with_its_own_index_leaves_out_the_queries_of_a_rewritten_document(
+    repo: Path,
+) -> None:
+    """A python retriever searched REF's corpus there: the queries judging a document
+    rewritten since are not comparable, as against a baseline made at REF."""
+    module = repo / "search" / "my_search.py"
+    module.write_text("def search(query, k):\n    return ['kb-1101', 'kb-1102']\n")
+    git(repo, "add", "search/my_search.py")
+    python = "  type: python\n  target: my_search:search\n"
+    commit_config(repo, "  type: bm25\n", python, "python", toy=True)
+    judging = _rewrite_judged_document(repo, "kb-1102")
+    code, _, err, document = check(repo, "--against", "HEAD~1")
+    assert code == 0, err
+    assert document["corpus"]["not_comparable"] == [
+        {"query_id": query, "reasons": ["doc kb-1102 text changed"]} for query in judging
+    ]
+    overall = next(c for c in document["comparisons"] if c["slice"] == "all")
+    assert overall["n"] == 131 - len(judging)
