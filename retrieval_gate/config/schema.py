@@ -337,7 +337,8 @@ class GateSettings(StrictModel):
         gt=0,
         le=1,
         description="share of the labelled queries a saved run (check --run, run_file) must "
-        "answer; less is bad input (exit 2), not a regression",
+        "answer, and that must stay comparable when judged documents changed in the corpus; "
+        "less is bad input (exit 2), not a regression",
     )
     error_budget: float = Field(
         0.01, ge=0, le=1, description="fraction of queries the retriever may fail on"

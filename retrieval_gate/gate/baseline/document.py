@@ -2,13 +2,22 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
 import numpy as np
 import numpy.typing as npt
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, ValidationError
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    Tag,
+    ValidationError,
+)
 
 from retrieval_gate.core.ids import FloatArray
 from retrieval_gate.core.top_k_ids import TopKIds
@@ -26,8 +35,14 @@ from retrieval_gate.gate.baseline.record import (
 )
 from retrieval_gate.gate.baseline.side_file import SideTopK
 
-DOCUMENT_HASH = r"^[0-9a-f]{16}$"
+_DOCUMENT_HASH = re.compile(r"[0-9a-f]{16}")
 """A judged document's content hash as written: `corpus_changes.document_hash`."""
+
+
+def _document_hash(value: str) -> str:
+    if not _DOCUMENT_HASH.fullmatch(value):
+        raise ValueError("a judged document's hash is 16 lowercase hex digits")
+    return value
 
 
 def baseline_document(
@@ -303,5 +318,5 @@ class _BaselineFile(_FileModel):
         Discriminator(_top_k_kind),
     ]
     repeats: _RepeatsFile | None = None
-    judged_documents: dict[str, Annotated[str, Field(pattern=DOCUMENT_HASH)]] | None = None
+    judged_documents: dict[str, Annotated[str, AfterValidator(_document_hash)]] | None = None
     """Optional (files made before it read as before, unchecked for corpus changes)."""

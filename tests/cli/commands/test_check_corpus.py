@@ -168,7 +168,11 @@ def test_a_baseline_without_hashes_still_reads_and_says_so(configs: Path) -> Non
     ("value", "named"),
     [
         ('"abc"', "judged_documents: Input should be a valid dictionary"),
-        ('{"kb-1101": "XYZ"}', "judged_documents.kb-1101: String should match pattern"),
+        (
+            '{"kb-1101": "XYZ"}',
+            "judged_documents.kb-1101: Value error, a judged document's hash is 16 lowercase "
+            "hex digits (got 'XYZ')",
+        ),
         ('{"kb-1101": 7}', "judged_documents.kb-1101: Input should be a valid string"),
         ('{"kb-1101": {"nested": [[[]]]}}', "judged_documents.kb-1101: Input should be a valid"),
     ],
