@@ -23,8 +23,9 @@ same document's hash in the baseline, never with another document's, so the one 
 rewritten text keeping its 64 bits: a chance of 2**-64 per changed document."""
 NO_CORPUS = "the labelled set has no corpus (dataset.corpus or a BEIR corpus.jsonl)"
 NO_HASHES = (
-    "the baseline holds no hashes of its judged documents (made without a corpus, or before "
-    "retrieval-gate recorded them); recreate it to check them"
+    "the reference holds no hashes of its judged documents (a baseline made without a corpus "
+    "or before retrieval-gate recorded them: recreate it to check them; or a run at a commit "
+    "whose labelled set has no corpus)"
 )
 
 
