@@ -87,6 +87,16 @@ def test_a_removed_and_a_rewritten_judged_document_leave_their_queries_out(
     assert "- " + left_out[0] + ": doc kb-1102 text changed" in report(configs, "md")
     warnings = [m for level, m in annotations_of(validate_result(document)) if level == "warning"]
     assert any("not comparable" in message for message in warnings)
+    # `compare` re-decides the saved result the same way: its record carries the hashes too.
+    again = configs / "out" / "again.json"
+    done = run_cli(
+        "compare", configs / EXAMPLE_BASELINE, configs / "out" / "r.json",
+        "-c", configs / "example.yaml", "--quiet", "--json", again,
+    )  # fmt: skip
+    assert done.ret == 0, done.err
+    redecided = json.loads(again.read_text(encoding="utf-8"))
+    assert redecided["corpus"] == document["corpus"]
+    assert redecided["comparisons"] == document["comparisons"]
 
 
 def test_unjudged_added_and_rewrapped_documents_change_nothing(configs: Path) -> None:
