@@ -23,6 +23,7 @@ from retrieval_gate.adapters.interface import Adapter, Retriever, fingerprint
 from retrieval_gate.adapters.python import PythonConfig, PythonRetriever
 from retrieval_gate.adapters.run_file import RunFileConfig, RunFileRetriever
 from retrieval_gate.adapters.settings import AdapterSettings
+from retrieval_gate.adapters.stages import StagesConfig, StagesRetriever
 from retrieval_gate.core.model import Document, Hit, Query
 from retrieval_gate.errors import GateError, RetrieverError
 
@@ -36,6 +37,7 @@ ADAPTERS: dict[str, type[Adapter[Any]]] = {
     "llamaindex": LlamaIndexRetriever,
     "haystack": HaystackRetriever,
     "bm25": BM25Retriever,
+    "stages": StagesRetriever,
 }
 
 AdapterConfig = Annotated[
@@ -46,7 +48,8 @@ AdapterConfig = Annotated[
     | LangchainConfig
     | LlamaIndexConfig
     | HaystackConfig
-    | BM25Config,
+    | BM25Config
+    | StagesConfig,
     Field(discriminator="type"),
 ]
 
@@ -66,6 +69,8 @@ def build_retriever(
             f"unknown retriever type {kind!r} ({type(config).__name__}); available: "
             f"{', '.join(ADAPTERS)}"
         )
+    if isinstance(config, StagesConfig):  # it builds its first stage with this function
+        return StagesRetriever(config, base_dir=base_dir, corpus=corpus, build=build_retriever)
     return adapter(config, base_dir=base_dir, corpus=corpus)
 
 
@@ -86,6 +91,7 @@ __all__ = [
     "Retriever",
     "RetrieverError",
     "RunFileConfig",
+    "StagesConfig",
     "build_retriever",
     "fingerprint",
 ]

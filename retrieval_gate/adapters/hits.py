@@ -8,7 +8,7 @@ from collections.abc import Iterable, Mapping
 from numbers import Real
 from typing import Any
 
-from retrieval_gate.core.model import Hit
+from retrieval_gate.core.model import MAX_CANDIDATES, Hit, StagedHits
 from retrieval_gate.core.redaction import redacted
 from retrieval_gate.core.wording import excerpt
 from retrieval_gate.errors import RetrieverError
@@ -117,6 +117,21 @@ def to_hits(results: Any, k: int, where: str) -> list[Hit]:
             f"{where}: result {error.position} is {_kind(error.item)}: {error.problem}; "
             f"each result must be {SHAPES}"
         ) from None
+
+
+STAGED_KEYS = frozenset({"hits", "candidates"})
+"""The keys of a two-stage answer: `{"hits": final ranking, "candidates": first stage}`."""
+
+
+def to_ranking(results: Any, k: int, where: str) -> list[Hit]:
+    """`to_hits` of `results`, or of a two-stage answer `{"hits": [...], "candidates": [...]}`
+    (exactly those keys): its top `k` hits carrying its first MAX_CANDIDATES candidates
+    (a `StagedHits`). Each list takes any of the shapes `to_hits` does."""
+    if isinstance(results, Mapping) and results.keys() == STAGED_KEYS:
+        hits = to_hits(results["hits"], k, f"{where} (its 'hits')")
+        candidates = to_hits(results["candidates"], MAX_CANDIDATES, f"{where} (its 'candidates')")
+        return StagedHits(hits, candidates)
+    return to_hits(results, k, where)
 
 
 class _ResultError(Exception):

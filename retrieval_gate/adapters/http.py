@@ -22,12 +22,12 @@ from retrieval_gate.adapters.paths import PathError, Step, parse_path, select
 from retrieval_gate.adapters.serve import ServeConfig, Service
 from retrieval_gate.adapters.settings import AdapterSettings, is_secret, redact
 from retrieval_gate.core import redaction
-from retrieval_gate.core.model import Document, Hit, Query
+from retrieval_gate.core.model import MAX_CANDIDATES, Document, Hit, Query, StagedHits
 from retrieval_gate.core.strict import StrictModel
 from retrieval_gate.core.wording import excerpt
 from retrieval_gate.errors import GateError, RetrieverError
 
-FIELD = re.compile(r"\{(query|queries|k|id|metadata\.[^{}]+)\}")
+FIELD = re.compile(r"\{(query|queries|candidates|k|id|metadata\.[^{}]+)\}")
 SINGLE_BODY = {"query": "{query}", "k": "{k}"}
 BATCH_BODY = {"queries": "{queries}", "k": "{k}"}
 MAX_RETRY_AFTER = 30.0
@@ -80,6 +80,15 @@ class HttpConfig(AdapterSettings):
         description=(
             "Path to the hits in the response: dotted keys, [N] and [*], e.g. hits[*], "
             "data.results[*]. With batch_size > 1 it selects one list of hits per query."
+        ),
+    )
+    candidates: str | None = Field(
+        default=None,
+        description=(
+            "Path to the first stage's candidates in the response, beside the final hits "
+            "at `results`, e.g. candidates[*]; read like the hits (id, score, text), at most "
+            "1,000 kept; for `candidates:` checks. null: the service gives none. Not with "
+            "batch_size > 1."
         ),
     )
     id: str = Field(
@@ -153,6 +162,13 @@ class HttpRetriever(Adapter[HttpConfig]):
         if self.batched and "{queries}" not in json.dumps(self.body, default=str):
             raise GateError("retriever.batch_size > 1 needs a retriever.body that uses {queries}")
         self.results = parse_path(config.results, "results")
+        self.candidates = None
+        if config.candidates is not None:
+            if self.batched:
+                raise GateError(
+                    "retriever.candidates is read from one query's response: set batch_size 1"
+                )
+            self.candidates = parse_path(config.candidates, "candidates")
         self.id_path = parse_path(config.id, "id")
         self.score_path = None if config.score is None else parse_path(config.score, "score")
         self.text_path = None if config.text is None else parse_path(config.text, "text")
@@ -204,6 +220,7 @@ class HttpRetriever(Adapter[HttpConfig]):
             "headers": sorted(config.headers),  # names only: values hold credentials
             "body": redact(self.body),
             "results": config.results,
+            **({"candidates": config.candidates} if config.candidates is not None else {}),
             "id": config.id,
             "score": config.score,
             **({"text": config.text} if config.text is not None else {}),
@@ -226,6 +243,16 @@ class HttpRetriever(Adapter[HttpConfig]):
         if self.batched:
             return self.search_batch([query], k)[0]
         data = self._request(_Fields(query=query, k=k))
+        hits = self._hits(self._select(data), k)
+        if self.candidates is None:
+            return hits
+        found = self._select(data, self.candidates, self.config.candidates or "")
+        return StagedHits(hits, self._hits(found, MAX_CANDIDATES))
+
+    def rerank(self, query: Query, candidates: Sequence[Mapping[str, Any]], k: int) -> list[Hit]:
+        """The endpoint's top `k` of `candidates` (`{id, score, text}` objects, sent where the
+        request template says `{candidates}`), for the stages retriever's rerank."""
+        data = self._request(_Fields(query=query, k=k, candidates=candidates))
         return self._hits(self._select(data), k)
 
     def search_batch(self, queries: Sequence[Query], k: int) -> list[list[Hit]]:
@@ -322,10 +349,14 @@ class HttpRetriever(Adapter[HttpConfig]):
             self._resume_at = max(self._resume_at, time.monotonic() + wait)
         return wait
 
-    def _select(self, data: Any) -> list[Any]:
-        path = self.config.results
+    def _select(
+        self, data: Any, steps: tuple[Step, ...] | None = None, path: str | None = None
+    ) -> list[Any]:
+        """The hits (or with `steps`, what `path` names) in a response."""
+        steps = self.results if steps is None else steps
+        path = self.config.results if path is None else path
         try:
-            found = select(data, self.results)
+            found = select(data, steps)
         except PathError as error:
             raise RetrieverError(
                 f"{self.name}: response has {error} at path {path}: {excerpt(json.dumps(data))}",
@@ -333,7 +364,7 @@ class HttpRetriever(Adapter[HttpConfig]):
                 mapping=True,
             ) from None
         # A path without [*] names the list itself: `hits` reads like `hits[*]`.
-        if None not in self.results:
+        if None not in steps:
             return _as_list(found[0], path)
         return found
 
@@ -373,15 +404,27 @@ class _Fields:
     """The values templates may use for one request: one query, or a batch of them."""
 
     def __init__(
-        self, *, k: int, query: Query | None = None, queries: Sequence[Query] = ()
+        self,
+        *,
+        k: int,
+        query: Query | None = None,
+        queries: Sequence[Query] = (),
+        candidates: Sequence[Mapping[str, Any]] | None = None,
     ) -> None:
         self.k = k
         self.query = query
         self.queries = queries
+        self.candidates = candidates
 
     def value(self, name: str) -> Any:
         if name == "k":
             return self.k
+        if name == "candidates":
+            if self.candidates is None:
+                raise RetrieverError(
+                    "{candidates} is only filled in a stages retriever's rerank request"
+                )
+            return list(self.candidates)
         if name == "queries" and self.queries:
             return [{"id": query.id, "text": query.text} for query in self.queries]
         if self.query is None:

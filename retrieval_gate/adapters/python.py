@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from retrieval_gate.adapters.hits import to_hits
+from retrieval_gate.adapters.hits import to_ranking
 from retrieval_gate.adapters.interface import Adapter
 from retrieval_gate.adapters.settings import AdapterSettings, redact
 from retrieval_gate.adapters.targets import load_target, user_errors
@@ -122,7 +122,7 @@ class PythonRetriever(Adapter[PythonConfig]):
     def search(self, query: Query, k: int) -> list[Hit]:
         if self.batched:
             return self.search_batch([query], k)[0]
-        return to_hits(self._run(query.text, k, dict(query.metadata)), k, self.where)
+        return to_ranking(self._run(query.text, k, dict(query.metadata)), k, self.where)
 
     def search_batch(self, queries: Sequence[Query], k: int) -> list[list[Hit]]:
         if not self.batched:
@@ -135,7 +135,7 @@ class PythonRetriever(Adapter[PythonConfig]):
                 f"{self.where} returned {got} result lists for {len(queries)} queries; a batch "
                 "function returns one list per query, in order"
             )
-        return [to_hits(result, k, self.where) for result in results]
+        return [to_ranking(result, k, self.where) for result in results]
 
     def _run(self, query: Any, k: int, metadata: Any) -> Any:
         exits = user_exits(self.named, "the retriever", "while searching", RetrieverError)

@@ -215,7 +215,6 @@ def _build(
 def _check_metrics(config: GateConfig, root: yaml.Node | None, source: str) -> GateConfig:
     """`config` with its metric keys read (in `metrics_dialect`, or a `dialect:` prefix) and
     written as our canonical names where a dialect read them; every problem is one error."""
-    from retrieval_gate.metrics import parse_metric
     from retrieval_gate.metrics.dialects import split_prefix
     from retrieval_gate.metrics.diversity import DIVERSITY
     from retrieval_gate.metrics.explain import notes
@@ -237,12 +236,11 @@ def _check_metrics(config: GateConfig, root: yaml.Node | None, source: str) -> G
             continue
         problems.extend(f"{where}: metrics.{key}: {p}" for p in threshold_problems(gate, RELEVANCE))
         try:
-            spec = parse_metric(key, dialect=dialect, in_config=True)
-            found.extend(f"{where}: metrics.{key}: {note}" for note in notes(key, dialect))
+            spec, canonical, named = _metric_key(key, dialect)
+            found.extend(f"{where}: metrics.{key}: {note}" for note in notes(named, dialect))
         except MetricError as error:
             problems.append(f"{where}: metrics.{key}: {error}")
             continue
-        canonical = str(spec)
         if canonical in seen:
             problems.append(
                 f"{where}: metrics.{key}: the same metric as {seen[canonical]!r} ({canonical})"
@@ -255,14 +253,14 @@ def _check_metrics(config: GateConfig, root: yaml.Node | None, source: str) -> G
                 f"{where}: metrics.{key}: a diversity measure needs subtopic judgments; set "
                 "dataset.subtopics to a qrels file 'topic subtopic docno judgment', or drop it"
             )
-        translated = dialect is not None or split_prefix(key)[0] is not None
+        translated = dialect is not None or split_prefix(named)[0] is not None
         metrics[canonical if translated else key] = gate
     overrides: dict[str, dict[str, MetricGate]] = {}
     for name, gates in config.slices.overrides.items():
         overrides[name] = {}
         for key, gate in gates.items():
             try:
-                spec = parse_metric(key, dialect=dialect, in_config=True)
+                spec, canonical, named = _metric_key(key, dialect)
             except MetricError:  # reported where the overrides are used, as before
                 overrides[name][key] = gate
                 continue
@@ -270,10 +268,10 @@ def _check_metrics(config: GateConfig, root: yaml.Node | None, source: str) -> G
                 line = line_of(root, ("slices", "overrides", name, key))
                 where = f"{source}:{line}" if line else source
                 problems.append(
-                    f"{where}: slices.overrides.{name}.{key}: {_count_drop(str(spec), gate)}"
+                    f"{where}: slices.overrides.{name}.{key}: {_count_drop(canonical, gate)}"
                 )
-            translated = dialect is not None or split_prefix(key)[0] is not None
-            overrides[name][str(spec) if translated else key] = gate
+            translated = dialect is not None or split_prefix(named)[0] is not None
+            overrides[name][canonical if translated else key] = gate
     if problems:
         raise InputError("\n".join(problems))
     slices = config.slices.model_copy(update={"overrides": overrides})
@@ -319,6 +317,15 @@ def threshold_problems(gate: MetricGate, column: Column) -> list[str]:
             f"{column.unit} or as a percentage of the baseline (20%)"
         )
     return problems
+
+
+def _metric_key(key: str, dialect: str | None) -> tuple[Any, str, str]:
+    """A metrics key's metric spec, its canonical check name, and the metric as written
+    (`recall@100` of `candidates:recall@100`, a first-stage check: config/stages.py)."""
+    from retrieval_gate.config.stages import check_metric, stage_metric
+
+    spec, canonical = check_metric(key, dialect)
+    return spec, canonical, stage_metric(key) or key
 
 
 def _count_drop(canonical: str, gate: MetricGate) -> str:

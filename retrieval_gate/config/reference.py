@@ -206,7 +206,8 @@ def _type_name(annotation: Any) -> str:
     if origin is Literal:
         return " | ".join(_yaml(value) for value in args)
     if origin in (typing.Union, types.UnionType):
-        names = [_type_name(arg) for arg in args if arg is not type(None)]
+        # dict.fromkeys: a union of models (a retriever block of any kind) is one `mapping`.
+        names = list(dict.fromkeys(_type_name(arg) for arg in args if arg is not type(None)))
         return " | ".join([*names, "null"] if type(None) in args else names)
     if origin is list:
         return f"list[{_type_name(args[0])}]"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,3 +34,23 @@ class Document:
     title: str = ""
     text: str = ""
     metadata: Mapping[str, Any] = field(default_factory=dict)
+
+
+MAX_CANDIDATES = 1000
+"""First-stage candidates kept per query: a list this long is more than any candidates check
+reads (their depth is their cutoff), and a retriever that returns its whole index must not
+fill memory, the cache and the record."""
+
+
+class StagedHits(list[Hit]):
+    """A final ranking with the first stage's candidates beside it, as a two-stage retriever's
+    `search` returns it: a list of the final hits, so whatever reads hits reads it as before."""
+
+    def __init__(self, hits: Iterable[Hit], candidates: Iterable[Hit]) -> None:
+        super().__init__(hits)
+        self.candidates: tuple[Hit, ...] = tuple(candidates)
+
+
+def candidates_of(answer: object) -> tuple[Hit, ...] | None:
+    """The first stage's candidates an answer carries, or None when it carries none."""
+    return answer.candidates if isinstance(answer, StagedHits) else None

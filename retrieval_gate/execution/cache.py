@@ -12,7 +12,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from retrieval_gate.core.model import Hit
+from retrieval_gate.core.model import Hit, StagedHits, candidates_of
 from retrieval_gate.errors import CacheError
 
 SCHEMA_VERSION = 1
@@ -84,7 +84,8 @@ class ResultCache:
             raise self._error(exc) from exc
 
     def get(self, fingerprint: str, text: str, k: int) -> list[Hit] | None:
-        """The cached hits for this retriever, query text and k, or None when not cached."""
+        """The cached hits for this retriever, query text and k (a `StagedHits` when the answer
+        had candidates), or None when not cached."""
         with self._lock:
             try:
                 row = self._conn.execute(_GET, (fingerprint, text, k)).fetchone()
@@ -146,8 +147,13 @@ class ResultCache:
     def _decode(self, text: str) -> list[Hit]:
         try:
             rows: Any = json.loads(text)
+            if isinstance(rows, dict):  # a two-stage answer: final hits and candidates
+                return StagedHits(
+                    [_hit(*row) for row in rows["hits"]],
+                    [_hit(*row) for row in rows["candidates"]],
+                )
             hits = [_hit(*row) for row in rows]
-        except (ValueError, TypeError, RecursionError) as exc:
+        except (ValueError, TypeError, KeyError, RecursionError) as exc:
             raise CacheError(
                 f"{self.path}: the result cache holds an unreadable entry ({exc}); "
                 f"delete it (rm {self.path}) or run with --no-cache"
@@ -173,14 +179,22 @@ class ResultCache:
 
 
 def _encode(hits: Sequence[Hit]) -> str:
+    # A two-stage answer is an object, so a single-stage entry stays the list it always was.
+    candidates = candidates_of(hits)
+    if candidates is not None:
+        staged = {"hits": _rows(hits), "candidates": _rows(candidates)}
+        return json.dumps(staged, separators=(",", ":"))
+    return json.dumps(_rows(hits), separators=(",", ":"))
+
+
+def _rows(hits: Sequence[Hit]) -> list[list[Any]]:
     # Non-finite scores are stored as strings: JSON has no NaN/inf, and float() reads them back.
     # A hit's text, when it has one, is a third element: entries without it stay as they were.
-    rows = [
+    return [
         [hit.doc_id, hit.score if hit.score is None or math.isfinite(hit.score) else str(hit.score)]
         + ([] if hit.text is None else [hit.text])
         for hit in hits
     ]
-    return json.dumps(rows, separators=(",", ":"))
 
 
 def _hit(doc: Any, score: Any, text: Any = None) -> Hit:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from retrieval_gate.adapters.interface import Retriever, fingerprint
 from retrieval_gate.core.files import write_text_atomic
-from retrieval_gate.core.model import Hit, Query
+from retrieval_gate.core.model import MAX_CANDIDATES, Hit, Query, StagedHits, candidates_of
 from retrieval_gate.core.run import Run
 from retrieval_gate.core.wording import one_line
 from retrieval_gate.errors import GateError, RetrieverError
@@ -27,6 +27,8 @@ if TYPE_CHECKING:
     from retrieval_gate.execution.progress import Progress
 
 Answer = tuple[Hit, ...]
+Reply = tuple[Answer, Answer | None]
+"""A query's hits and, from a two-stage retriever, its first stage's candidates."""
 
 # Calls abandoned past their timeout still hold a thread (Python cannot kill one). Past this
 # many at once the retriever is taken to be stuck and the remaining queries fail, rather than
@@ -112,6 +114,9 @@ class RunResult:
     stopped: str = ""
     """Why the run stopped early (the first queries all failed the same way), or "". The
     queries it never ran are neither in `run` nor in `failures`; `check_budget` raises it."""
+    candidates: Mapping[str, Answer] = field(default_factory=dict)
+    """Answered query id -> the first stage's candidates (at most MAX_CANDIDATES), for the
+    queries a two-stage retriever answered (`StagedHits`); empty for any other retriever."""
 
     def within_budget(self, total: int, budget: float) -> bool:
         """Whether at most `budget` (a fraction) of `total` queries failed."""
@@ -176,6 +181,7 @@ def run_queries(
         calls=calls,
         fingerprint=fp,
         stopped=sink.stopped,
+        candidates=dict(sorted(sink.candidates.items())),
     )
 
 
@@ -211,7 +217,15 @@ def merged(results: Sequence[RunResult]) -> RunResult:
         calls=sum(result.calls for result in results),
         fingerprint=fp,
         stopped=next((result.stopped for result in results if result.stopped), ""),
+        candidates=dict(
+            sorted((query, c) for result in results for query, c in result.candidates.items())
+        ),
     )
+
+
+def candidates_run(result: RunResult) -> Run:
+    """The first stage's candidates of a run as a run, each query ranked as listed."""
+    return _build_run(dict(result.candidates), result.fingerprint)
 
 
 def check_budget(result: RunResult, total: int, budget: float) -> None:
@@ -295,6 +309,7 @@ class _Sink:
     cache: ResultCache | None
     progress: Progress | None
     answers: dict[str, Answer] = field(default_factory=dict)
+    candidates: dict[str, Answer] = field(default_factory=dict)
     failures: list[QueryFailure] = field(default_factory=list)
     cached: int = 0
     pending: list[CacheEntry] = field(default_factory=list)
@@ -316,17 +331,23 @@ class _Sink:
                 todo.append(query)
             else:
                 self.answers[query.id] = tuple(hits)
+                staged = candidates_of(hits)
+                if staged is not None:
+                    self.candidates[query.id] = staged
         self.cached = len(queries) - len(todo)
         if self.progress is not None and self.cached:
             self.progress.advance(self.cached, cached=True)
         return todo
 
-    def answered(self, unit: _Unit, answers: list[Answer]) -> None:
+    def answered(self, unit: _Unit, replies: list[Reply]) -> None:
         self._settle(None, len(unit.queries))
-        for query, hits in zip(unit.queries, answers, strict=True):
+        for query, (hits, candidates) in zip(unit.queries, replies, strict=True):
             self.answers[query.id] = hits
+            if candidates is not None:
+                self.candidates[query.id] = candidates
             if self.cache is not None:
-                self.pending.append((self.fingerprint, query.text, self.k, hits))
+                kept = hits if candidates is None else StagedHits(hits, candidates)
+                self.pending.append((self.fingerprint, query.text, self.k, kept))
         if len(self.pending) >= _CACHE_FLUSH_EVERY:
             self.flush()
         if self.progress is not None:
@@ -390,8 +411,8 @@ def _execute(
     rng = random.Random(settings.seed)
     ready = deque(units)
     delayed: list[tuple[float, int, _Unit]] = []
-    inflight: dict[Future[list[Answer]], tuple[_Unit, float]] = {}
-    stuck: set[Future[list[Answer]]] = set()
+    inflight: dict[Future[list[Reply]], tuple[_Unit, float]] = {}
+    stuck: set[Future[list[Reply]]] = set()
     stuck_limit = max(_STUCK_MIN, _STUCK_PER_WORKER * settings.concurrency)
     calls = 0
     started = 0  # queries given a first attempt
@@ -486,10 +507,10 @@ def _resume_at(retriever: Retriever) -> float:
     return float(resume_at()) if callable(resume_at) else 0.0
 
 
-def _attempt(retriever: Retriever, unit: _Unit, k: int) -> list[Answer]:
+def _attempt(retriever: Retriever, unit: _Unit, k: int) -> list[Reply]:
     """One call, on a worker thread; a malformed answer is a non-retryable RetrieverError."""
     if not unit.batched:
-        return [_normalize(retriever.search(unit.queries[0], k), k)]
+        return [_reply(retriever.search(unit.queries[0], k), k)]
     answers: object = retriever.search_batch(list(unit.queries), k)
     if not isinstance(answers, list | tuple) or len(answers) != len(unit.queries):
         got = f"{len(answers)} answers" if isinstance(answers, list | tuple) else repr(answers)
@@ -497,7 +518,15 @@ def _attempt(retriever: Retriever, unit: _Unit, k: int) -> list[Answer]:
             f"search_batch returned {_short(got)} for {len(unit.queries)} queries; "
             "it must return one list of hits per query, in order"
         )
-    return [_normalize(answer, k) for answer in answers]
+    return [_reply(answer, k) for answer in answers]
+
+
+def _reply(answer: object, k: int) -> Reply:
+    """The answer's top k hits and, when it carries them, its first MAX_CANDIDATES
+    candidates, each normalized alike."""
+    candidates = candidates_of(answer)
+    staged = None if candidates is None else _normalize(candidates, MAX_CANDIDATES)
+    return _normalize(answer, k), staged
 
 
 def _normalize(answer: object, k: int) -> Answer:

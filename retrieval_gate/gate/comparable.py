@@ -43,22 +43,34 @@ def rescored_baseline(baseline: Baseline, dataset: Dataset) -> Baseline:
 
     Exact: a run is scored on the at most k documents the runner keeps per query, which are
     the stored top k, in the order the metrics rank them (see `record_current`). A query with
-    no stored top k retrieved nothing (or failed) and scores 0, as it did. Raises ValueError
-    when the baseline's queries are not `dataset`'s.
+    no stored top k retrieved nothing (or failed) and scores 0, as it did. The `candidates:`
+    columns are re-scored alike from the stored candidates (all the runner kept: exact too),
+    never from the final top k; without stored candidates they, like any other column this
+    function cannot recompute, are carried over unchanged. Raises ValueError when the
+    baseline's queries are not `dataset`'s.
     """
+    from retrieval_gate.config.stages import candidates_checks
     from retrieval_gate.metrics import evaluate
     from retrieval_gate.metrics.top_k import listed_run
 
-    run = listed_run(baseline.top_k, baseline.query_ids)
     metrics = baseline.fingerprints.metrics
-    scores = evaluate(run, dataset.qrels, metrics, dataset.subtopics)
-    if scores.query_ids != baseline.query_ids:
-        raise ValueError("the baseline's query ids are not the labelled set's")
-    values = {}
-    for metric in metrics:
-        column = scores.values[metric].copy()
-        column.flags.writeable = False
-        values[metric] = column
+    staged = candidates_checks(metrics) if baseline.candidates is not None else {}
+    relevance = [metric for metric in metrics if metric not in candidates_checks(metrics)]
+    values = dict(baseline.scores)
+    sources = [(baseline.top_k, {metric: metric for metric in relevance})]
+    if baseline.candidates is not None:
+        sources.append((baseline.candidates, {name: str(spec) for name, spec in staged.items()}))
+    for top, columns in sources:
+        if not columns:
+            continue
+        run = listed_run(top, baseline.query_ids)
+        scores = evaluate(run, dataset.qrels, list(columns.values()), dataset.subtopics)
+        if scores.query_ids != baseline.query_ids:
+            raise ValueError("the baseline's query ids are not the labelled set's")
+        for name, metric in columns.items():
+            column = scores.values[metric].copy()
+            column.flags.writeable = False
+            values[name] = column
     fingerprints = dataclasses.replace(baseline.fingerprints, dataset=dataset.fingerprint)
     return dataclasses.replace(baseline, fingerprints=fingerprints, scores=values, repeats=None)
 

@@ -26,6 +26,7 @@ from retrieval_gate.gate.policy import gate_settings, gate_thresholds
 from retrieval_gate.gate.repeats import noise_of, runs_of
 from retrieval_gate.gate.result import GateContext, GateResult, failing_checks
 from retrieval_gate.gate.slicing import same_as_all, same_as_all_warning, slice_queries
+from retrieval_gate.gate.stage_losses import stage_losses
 
 
 def decide(
@@ -113,6 +114,18 @@ def decide(
         if assisted is None
         else ()
     )
+    losses = None
+    if current.candidates is not None:
+        losses = stage_losses(
+            baseline.top_k,
+            current.top_k,
+            current.candidates,
+            dataset.qrels,
+            current.query_ids,
+            [(c.metric, c.slice) for c in comparisons],
+            slices,
+            config.k,
+        )
     return GateResult(
         config.name,
         comparisons,
@@ -129,6 +142,7 @@ def decide(
         labelled,
         assisted,
         corpus=corpus,
+        stage_losses=losses,
     )
 
 

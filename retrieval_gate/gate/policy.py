@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from retrieval_gate.config.columns import RELEVANCE, Column, in_column_units, operational_column
 from retrieval_gate.config.schema import GateConfig, MetricGate
+from retrieval_gate.config.stages import check_metric
 from retrieval_gate.gate.compare import ComparisonSettings, Threshold
-from retrieval_gate.metrics import parse_metric
 
 
 def gate_settings(config: GateConfig) -> ComparisonSettings:
@@ -45,7 +45,7 @@ def column_of(key: str) -> Column:
 
 
 def _canonical(name: str) -> str:
-    return name if operational_column(name) else str(parse_metric(name))
+    return name if operational_column(name) else check_metric(name)[1]
 
 
 def _threshold(gate: MetricGate, column: Column) -> Threshold:

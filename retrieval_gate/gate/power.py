@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from retrieval_gate.config.stages import check_metric
 from retrieval_gate.core.ids import FloatArray, IntArray
 from retrieval_gate.gate.compare import (
     Comparison,
@@ -37,7 +38,6 @@ from retrieval_gate.gate.spread import (
     correlated_sd,
     correlations_for,
 )
-from retrieval_gate.metrics import parse_metric
 from retrieval_gate.stats.detectability import (
     OPERATING,
     TARGET,
@@ -338,7 +338,7 @@ def _comparable(
     definition = slice_definition(
         slicing.by, slicing.combine, slicing.query_length.bins, slicing.min_size
     )
-    metrics = tuple(str(parse_metric(key)) for key in config.metrics)
+    metrics = tuple(check_metric(key)[1] for key in config.metrics)
     ids = [query.id for query in dataset.queries]
     expected = make_baseline(
         fingerprints=Fingerprints(

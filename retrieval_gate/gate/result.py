@@ -18,6 +18,7 @@ from retrieval_gate.gate.label_holes import LabelHole
 from retrieval_gate.gate.repeats import Noise
 from retrieval_gate.gate.sequential import SequentialRun, stop_line
 from retrieval_gate.gate.slicing import ALL
+from retrieval_gate.gate.stage_losses import StageLosses
 
 RESULT_SCHEMA_VERSION = 2
 """2: the one-sided rule (inconclusive, detectable_drop, level, p_bound, failed per check)."""
@@ -72,6 +73,9 @@ class GateResult:
     corpus: CorpusCheck | None = None
     """Whether the judged documents were checked for changes since the baseline, and the
     queries left out of every check for one (`baseline` and `current` keep them)."""
+    stage_losses: StageLosses | None = None
+    """A two-stage retriever's lost relevant documents by the stage that lost them; None when
+    the current record has no candidates."""
 
     @property
     def failures(self) -> tuple[Comparison, ...]:
@@ -107,6 +111,11 @@ class GateResult:
             "hits_gained": list(self.hits_gained),
             **({"labels": assisted_document(self.assisted)} if self.assisted else {}),
             **({"sequential": sequential_document(self.sequential)} if self.sequential else {}),
+            **(
+                {"stage_losses": stage_losses_document(self.stage_losses)}
+                if self.stage_losses
+                else {}
+            ),
             "warnings": list(self.warnings),
             "failed_queries": list(self.failed_queries),
             **_corpus_block(self.corpus),
@@ -199,6 +208,15 @@ def _corpus_block(corpus: CorpusCheck | None) -> dict[str, Any]:
     if corpus is None or (corpus.checked and not corpus.not_comparable):
         return {}
     return {"corpus": corpus_document(corpus)}
+
+
+def stage_losses_document(losses: StageLosses) -> dict[str, Any]:
+    """The stage_losses block: per check and slice, and the queries that lost most."""
+    return {
+        "checks": [asdict(loss) for loss in losses.checks],
+        "queries": [asdict(loss) for loss in losses.queries],
+        "query_count": losses.query_count,
+    }
 
 
 def sequential_document(run: SequentialRun) -> dict[str, Any]:

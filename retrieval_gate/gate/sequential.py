@@ -8,11 +8,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from retrieval_gate.config.stages import check_metric
 from retrieval_gate.core.ids import FloatArray, IntArray
 from retrieval_gate.gate.compare import ComparisonSettings, Threshold
 from retrieval_gate.gate.family import Member, family_levels
 from retrieval_gate.gate.slicing import ALL, check_list
-from retrieval_gate.metrics import parse_metric
 from retrieval_gate.stats.sequential import log_wealth
 
 _ORDER_STREAM = 29
@@ -68,7 +68,7 @@ def draw_order(size: int, seed: int) -> IntArray:
 
 def bounded(metric: str) -> bool:
     """Whether `metric`'s per-query values lie on [0, 1] (a canonical or written name)."""
-    spec = parse_metric(metric)
+    spec = check_metric(metric)[0]
     return not spec.measure.integer and spec.name not in _UNBOUNDED
 
 

@@ -18,13 +18,14 @@ import yaml
 
 from retrieval_gate.config.loader import line_of
 from retrieval_gate.config.schema import GateConfig
+from retrieval_gate.config.stages import check_metric
 from retrieval_gate.core.wording import json_text, one_line, plural
 from retrieval_gate.datasets import Dataset, Labels, assemble
 from retrieval_gate.errors import GateError, InputError
 from retrieval_gate.gate.policy import gate_settings, gate_thresholds
 from retrieval_gate.gate.power import CheckPower, baseline_view, estimate
 from retrieval_gate.gate.slicing import slice_queries
-from retrieval_gate.metrics import MetricSpec, parse_metric
+from retrieval_gate.metrics import MetricSpec
 from retrieval_gate.metrics.spec import format_value
 from retrieval_gate.stats.agreement import Agreement, annotator_agreement
 
@@ -179,7 +180,7 @@ class LintInput:
     @cached_property
     def specs(self) -> dict[str, MetricSpec]:
         """Config key as written -> its metric."""
-        return {key: parse_metric(key) for key in self.config.metrics}
+        return {key: check_metric(key)[0] for key in self.config.metrics}
 
     def name(self, key: str) -> str:
         """The metric of config key `key` as the reports name it (`mrr(rel=1)@10` is rr@10)."""

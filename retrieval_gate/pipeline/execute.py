@@ -9,11 +9,13 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from retrieval_gate.config.loader import load
 from retrieval_gate.config.schema import GateConfig
+from retrieval_gate.config.stages import stage_metric
 from retrieval_gate.core.model import Query
 from retrieval_gate.core.wording import one_line, plural
 from retrieval_gate.datasets import Dataset, assemble, load_labels
 from retrieval_gate.execution.runner import RunResult, RunSettings
 from retrieval_gate.metrics import Scores, evaluate
+from retrieval_gate.pipeline.candidates import StageScores, score_candidates
 
 if TYPE_CHECKING:
     from retrieval_gate.adapters.interface import Retriever
@@ -47,6 +49,8 @@ class Execution:
     """The retriever's description (no secrets), for provenance."""
     unrun: tuple[str, ...] = ()
     """Queries never run: a sequential run stopped before them. They score 0 in `scores`."""
+    stage: StageScores | None = None
+    """The `candidates:` check columns, when the config has them (`scores` has the others)."""
 
 
 def execute(
@@ -133,7 +137,9 @@ def execute(
     else:
         result = _call(retriever, dataset, config.k, settings, store, refresh_cache, progress)
     check_budget(result, len(dataset.queries), settings.error_budget)
-    scores = evaluate(result.run, dataset.qrels, list(config.metrics), dataset.subtopics)
+    relevance = [key for key in config.metrics if stage_metric(key) is None]
+    scores = evaluate(result.run, dataset.qrels, relevance, dataset.subtopics)
+    stage = score_candidates(config, dataset, result, description)
     warnings = [str(warning) for warning in dataset.warnings] + notes
     if unproven and result.cached:
         warnings.append(
@@ -149,7 +155,7 @@ def execute(
             f"{plural(len(result.failures), 'query')} failed and score 0 "
             f"(within the error budget): {shown}" + (f"; and {more} more" if more > 0 else "")
         )
-    return Execution(config, dataset, result, scores, tuple(warnings), description, unrun)
+    return Execution(config, dataset, result, scores, tuple(warnings), description, unrun, stage)
 
 
 def run_settings(config: GateConfig) -> RunSettings:

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from retrieval_gate.config.schema import GateConfig
+from retrieval_gate.config.stages import check_metric
 from retrieval_gate.core.version import __version__
 from retrieval_gate.datasets import Dataset
 from retrieval_gate.errors import GateError
@@ -119,11 +120,13 @@ def _record_once(
     definition = slice_definition(
         slices.by, slices.combine, slices.query_length.bins, slices.min_size
     )
+    stage = execution.stage
+    columns = {**scores.values, **(stage.values if stage is not None else {})}
     record = make_baseline(
         fingerprints=Fingerprints(
             dataset=dataset.fingerprint,
             k=config.k,
-            metrics=tuple(str(spec) for spec in scores.metrics),
+            metrics=tuple(check_metric(key)[1] for key in config.metrics),
             slices=fingerprint_slices(definition),
             retriever=fingerprint(description),
             queries=dataset.queries_fingerprint,
@@ -131,8 +134,9 @@ def _record_once(
         retriever=description,
         slice_definition=definition,
         query_ids=scores.query_ids,
-        scores=scores.values,
+        scores=columns,
         top_k=top_k_ids(execution.run.run, config.k),
+        candidates=stage.top if stage is not None else None,
         tool_version=__version__,
         repo_dir=repo_dir if repo_dir is not None else config.base_dir,
         judged_documents=judged_document_hashes(dataset),

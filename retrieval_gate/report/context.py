@@ -22,7 +22,7 @@ NOT_COMPARABLE_SHOWN = 20
 """Queries left out for a corpus change that the reports list (the JSON result has all)."""
 REASONS_SHOWN = 3
 """Changed documents named per query left out."""
-SECTIONS = ("slices", "warnings", "chart", "queries")
+SECTIONS = ("slices", "warnings", "chart", "queries", "stages")
 """Sections the Markdown may drop to fit a comment, in the order they are dropped: the slice
 table first, the one that grows without bound (its failing rows are also listed above it)."""
 _INF = float("inf")
@@ -126,6 +126,20 @@ def _context(result: ResultRecord) -> dict[str, Any]:
         "labels": labels_view(result),
         "corpus": result.corpus,
         "not_comparable": _not_comparable(result),
+        "stages": stages_view(result),
+    }
+
+
+def stages_view(result: ResultRecord) -> dict[str, Any] | None:
+    """What the reports say of the stage that lost each relevant document: the overall
+    checks that lost any, and the queries that lost most; None when none was lost."""
+    losses = result.stage_losses
+    if losses is None or not any(q.first_stage or q.reranker for q in losses.queries):
+        return None
+    return {
+        "overall": [c for c in losses.checks if c.slice == "all"],
+        "queries": losses.queries,
+        "more": max(0, losses.query_count - len(losses.queries)),
     }
 
 

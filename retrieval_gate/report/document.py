@@ -29,6 +29,7 @@ from retrieval_gate.gate.compare import Comparison
 from retrieval_gate.gate.diagnostics import QueryChange, Unjudged
 from retrieval_gate.gate.label_holes import LabelHole
 from retrieval_gate.gate.result import Status
+from retrieval_gate.gate.stage_losses import QueryLoss, StageLoss
 from retrieval_gate.stats.calibration import GradeBias, SystemAgreement
 from retrieval_gate.stats.detectability import OPERATING
 
@@ -187,6 +188,14 @@ class CorpusRecord(_Model):
     not_comparable: list[NotComparableRecord] = Field(default_factory=list)
 
 
+class StageLossesRecord(_Model):
+    """A two-stage retriever's lost relevant documents, by stage (`gate.stage_losses`)."""
+
+    checks: list[StageLoss] = Field(default_factory=list)
+    queries: list[QueryLoss] = Field(default_factory=list)
+    query_count: int = 0
+
+
 class ResultRecord(_Model):
     """A whole result: a decided gate, or `status: error` with the reason it could not run."""
 
@@ -215,6 +224,8 @@ class ResultRecord(_Model):
     """Present when the check ran sequentially (gate.sequential)."""
     corpus: CorpusRecord | None = None
     """Present when the corpus was not checked, or its changes left queries out."""
+    stage_losses: StageLossesRecord | None = None
+    """Present when the current retriever gave first-stage candidates."""
 
     _document: Mapping[str, Any] = PrivateAttr(default_factory=dict)
     _context: dict[str, Any] | None = PrivateAttr(default=None)

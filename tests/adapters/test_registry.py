@@ -34,6 +34,7 @@ def test_every_type_validates_and_names_its_adapter() -> None:
         "llamaindex": {"target": "m:r"},
         "haystack": {"target": "m:r"},
         "bm25": {},
+        "stages": {"candidates": {"type": "bm25"}, "rerank": {"target": "m:rerank"}},
     }
     assert set(samples) == set(ADAPTERS)
     for kind, fields in samples.items():

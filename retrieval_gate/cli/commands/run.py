@@ -46,4 +46,10 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
         save_trec(result.run, Path(args.output), tag=result.config.name)
     out.write(format_table(result.scores, per_query=False))
+    if result.stage is not None and result.stage.values:
+        from retrieval_gate.core.wording import aligned
+
+        rows = [["first stage", "all"]]
+        rows += [[name, f"{values.mean():.4f}"] for name, values in result.stage.values.items()]
+        out.write("\n" + "\n".join(aligned(rows, right_from=1)) + "\n")
     return EXIT_OK

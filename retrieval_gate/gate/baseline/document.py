@@ -20,6 +20,7 @@ from pydantic import (
 )
 
 from retrieval_gate.core.ids import FloatArray
+from retrieval_gate.core.model import MAX_CANDIDATES
 from retrieval_gate.core.top_k_ids import TopKIds
 from retrieval_gate.errors import InputError
 from retrieval_gate.gate.baseline.record import (
@@ -86,6 +87,8 @@ def baseline_document(
             else {q: list(docs) for q, docs in sorted(baseline.top_k.items())}
         ),
     }
+    if baseline.candidates is not None:
+        document["candidates"] = {q: list(docs) for q, docs in sorted(baseline.candidates.items())}
     if baseline.repeats is not None:
         document["repeats"] = {
             "runs": [
@@ -204,6 +207,7 @@ def from_document(data: Any, source: str, where: str, *, clock: bool) -> Baselin
         ),
         repeats=repeats,
         judged_documents=model.judged_documents,
+        candidates=None if model.candidates is None else TopKIds.of(model.candidates),
     )
 
 
@@ -243,6 +247,9 @@ def _consistency_problems(model: _BaselineFile, prefix: str) -> list[str]:
             problems.append(f"{where}.varying: {some_of(strays)} not in query_ids")
     if isinstance(model.top_k, dict):
         problems += top_k_problems(model.top_k, labelled, fp.k, f"{prefix}top_k")
+    if model.candidates is not None:
+        where = f"{prefix}candidates"
+        problems += top_k_problems(model.candidates, labelled, MAX_CANDIDATES, where)
     return problems
 
 
@@ -317,6 +324,7 @@ class _BaselineFile(_FileModel):
         Annotated[dict[str, list[str]], Tag("inline")] | Annotated[_TopKFile, Tag("side")],
         Discriminator(_top_k_kind),
     ]
+    candidates: dict[str, list[str]] | None = None  # a two-stage retriever's, when checked
     repeats: _RepeatsFile | None = None
     judged_documents: dict[str, Annotated[str, AfterValidator(_document_hash)]] | None = None
     """Optional (files made before it read as before, unchecked for corpus changes)."""

@@ -99,6 +99,9 @@ class Baseline:
     """Doc id -> content hash (`corpus_changes.document_hash`) of each judged document the
     corpus held, sorted by id; None when the labelled set had no corpus, or in files made
     before it was recorded: then corpus changes are not checked."""
+    candidates: Mapping[str, tuple[str, ...]] | None = None
+    """Query id -> a two-stage retriever's first candidates, as deep as its `candidates:`
+    checks read (pipeline/candidates.py); None without such checks."""
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Baseline):
@@ -121,6 +124,7 @@ def make_baseline(
     repo_dir: Path | None,
     now: datetime | None = None,
     judged_documents: Mapping[str, str] | None = None,
+    candidates: Mapping[str, Sequence[str]] | None = None,
 ) -> Baseline:
     """A baseline of these scores, stamped with `now` (UTC) and the git state of `repo_dir`.
 
@@ -171,6 +175,9 @@ def make_baseline(
         judged_documents=None
         if judged_documents is None
         else dict(sorted(judged_documents.items())),
+        candidates=None
+        if candidates is None
+        else TopKIds.of({q: tuple(map(str, d)) for q, d in candidates.items() if q in labelled}),
     )
 
 
@@ -196,6 +203,9 @@ def restricted_record(record: Baseline, keep: Sequence[str]) -> Baseline:
         scores=columns(record.scores),
         top_k={query_id: record.top_k[query_id] for query_id in ids if query_id in record.top_k},
         repeats=repeats,
+        candidates=None
+        if record.candidates is None
+        else {q: record.candidates[q] for q in ids if q in record.candidates},
     )
 
 
