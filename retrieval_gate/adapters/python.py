@@ -37,7 +37,8 @@ class PythonConfig(AdapterSettings):
         description=(
             "'module:attribute' naming a function f(query, k[, metadata]), a batch function "
             "f(queries, k[, metadatas]), or a class or object with a search or retrieve "
-            "method. Sync or async. The config's folder is importable."
+            "method. Sync or async. The config's folder is importable. Returning "
+            "{hits: [...], candidates: [...]} gives a first stage's candidates too."
         )
     )
     kwargs: dict[str, Any] = Field(

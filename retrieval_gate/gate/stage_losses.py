@@ -70,15 +70,15 @@ def lost_by_stage(
         if not grades:
             continue
         now = set(current.get(query, ())[:depth])
-        kept = set(candidates.get(query, ()))
-        first: list[str] = []
-        second: list[str] = []
-        for doc in ranked[:depth]:
-            grade = grades.get(doc)  # positive grades only: rel=0 does not count the judged-out
-            if grade is not None and grade >= rel and doc not in now:
-                (second if doc in kept else first).append(doc)
-        if first or second:
-            found[query] = (first, second)
+        # Positive grades only (`grades`): rel=0 does not count the documents judged out.
+        lost = [
+            doc
+            for doc in ranked[:depth]
+            if grades.get(doc, 0) >= rel and doc in grades and doc not in now
+        ]
+        if lost:  # candidates are read (decoded, in a record) only for a query that lost one
+            kept = candidates.get(query, ())
+            found[query] = ([d for d in lost if d not in kept], [d for d in lost if d in kept])
     return found
 
 
