@@ -10,6 +10,7 @@ from retrieval_gate.config.schema import GateConfig
 from retrieval_gate.config.stages import candidates_checks
 from retrieval_gate.core.ids import FloatArray
 from retrieval_gate.core.model import MAX_CANDIDATES
+from retrieval_gate.core.qrels import Qrels
 from retrieval_gate.core.top_k_ids import TopKIds
 from retrieval_gate.core.wording import excerpt, plural
 from retrieval_gate.datasets import Dataset
@@ -33,16 +34,33 @@ def score_candidates(
 ) -> StageScores | None:
     """The `candidates:` checks of `config` on the run's first-stage candidates, and the
     candidates; None when the retriever gave none and no check reads them. A GateError when
-    a check reads them and the retriever gave none for some answered query: a first-stage
-    check of a retriever without a first stage measures nothing."""
-    from retrieval_gate.metrics import evaluate
+    a check reads them and the retriever (`retriever`: its description) gave none for some
+    answered query: a first-stage check of a retriever without a first stage measures
+    nothing."""
     from retrieval_gate.metrics.top_k import top_k_ids
 
-    checks = candidates_checks(config.metrics)
-    if not checks and not result.candidates:
+    if not candidates_checks(config.metrics) and not result.candidates:
         return None
+    values = candidates_columns(config, dataset.qrels, dataset.subtopics, result, retriever)
+    return StageScores(values, top_k_ids(candidates_run(result), MAX_CANDIDATES))
+
+
+def candidates_columns(
+    config: GateConfig,
+    qrels: Qrels,
+    subtopics: Any,
+    result: RunResult,
+    retriever: Mapping[str, Any],
+) -> dict[str, FloatArray]:
+    """The `candidates:` check columns of `config` on `result`'s candidates, one value per
+    query of `qrels` (`evaluate`'s order); the GateError of `score_candidates`."""
+    from retrieval_gate.metrics import evaluate
+
+    checks = candidates_checks(config.metrics)
+    if not checks:
+        return {}
     lacking = [query for query in result.hits if query not in result.candidates]
-    if lacking and checks:
+    if lacking:
         raise GateError(
             f"metrics: {', '.join(checks)} read the first stage's candidates, but "
             f"{_named(retriever)} gave none for {plural(len(lacking), 'query', 'queries')} of "
@@ -50,12 +68,8 @@ def score_candidates(
             '{"hits": [...], "candidates": [...]} (python), set retriever.candidates (http) '
             "or use the stages retriever; or drop the candidates: checks"
         )
-    run = candidates_run(result)
-    values = {}
-    if checks:
-        scores = evaluate(run, dataset.qrels, list(checks.values()), dataset.subtopics)
-        values = {name: scores.values[str(spec)] for name, spec in checks.items()}
-    return StageScores(values, top_k_ids(run, MAX_CANDIDATES))
+    scores = evaluate(candidates_run(result), qrels, list(checks.values()), subtopics)
+    return {name: scores.values[str(spec)] for name, spec in checks.items()}
 
 
 def _named(retriever: Mapping[str, Any]) -> str:

@@ -10,6 +10,7 @@ from typing import TextIO
 import numpy as np
 
 from retrieval_gate.config.schema import GateConfig, SequentialConfig
+from retrieval_gate.config.stages import check_metric, stage_metric
 from retrieval_gate.core.ids import FloatArray
 from retrieval_gate.core.model import Query
 from retrieval_gate.datasets import Dataset
@@ -29,7 +30,8 @@ from retrieval_gate.gate.policy import gate_settings, gate_thresholds
 from retrieval_gate.gate.result import GateResult
 from retrieval_gate.gate.sequential import Crossing, Monitor, SequentialRun, draw_order
 from retrieval_gate.gate.slicing import slice_definition, slice_queries
-from retrieval_gate.metrics import evaluate, parse_metrics
+from retrieval_gate.metrics import evaluate
+from retrieval_gate.pipeline.candidates import candidates_columns
 from retrieval_gate.pipeline.execute import Looks
 from retrieval_gate.pipeline.record import record_current
 
@@ -180,16 +182,17 @@ class _State:
         window = self.order[len(self.drawn) :].tolist()
         new = np.asarray([i for i in window if dataset.queries[i].id in ran], dtype=np.int64)
         keep = np.isin(dataset.qrels.query_ids, [dataset.queries[i].id for i in new])
-        scores = evaluate(
-            batch.run, dataset.qrels.restricted(keep), list(config.metrics), dataset.subtopics
-        )
+        qrels = dataset.qrels.restricted(keep)
+        relevance = [key for key in config.metrics if stage_metric(key) is None]
+        scores = evaluate(batch.run, qrels, relevance, dataset.subtopics)
+        values = dict(scores.values)  # and the candidates: checks, on the same queries
+        described = config.retriever.model_dump()
+        values |= candidates_columns(config, qrels, dataset.subtopics, batch, described)
         position = {query_id: i for i, query_id in enumerate(scores.query_ids)}
         rows = np.asarray([position[dataset.queries[i].id] for i in new], dtype=np.int64)
         self.drawn = np.concatenate([self.drawn, new])
         for metric in self.monitor.baseline:
-            self.current[metric] = np.concatenate(
-                [self.current[metric], scores.values[metric][rows]]
-            )
+            self.current[metric] = np.concatenate([self.current[metric], values[metric][rows]])
         self.crossed = self.monitor.look(self.drawn, self.current)
         return bool(self.crossed)
 
@@ -204,7 +207,7 @@ def _comparable_now(stored: Baseline, config: GateConfig, dataset: Dataset) -> B
     fingerprints = Fingerprints(
         dataset=dataset.fingerprint,
         k=config.k,
-        metrics=tuple(str(spec) for spec in parse_metrics(list(config.metrics))),
+        metrics=tuple(check_metric(key)[1] for key in config.metrics),
         slices=fingerprint_slices(definition),
         retriever="",
         queries=dataset.queries_fingerprint,

@@ -234,3 +234,13 @@ def test_new_judgments_re_score_the_candidates_from_the_stored_candidates(
         document["baseline"]["scores"]["candidates:recall@100"]
         != stored["scores"]["candidates:recall@100"]
     )
+
+
+def test_a_sequential_check_looks_at_the_first_stage_too(example: Path) -> None:
+    code, _, err, document = check(example / "example-two-stage-first-stage.yaml", "--sequential")
+    assert code == 1, err
+    assert document["sequential"]["stopped"] is True
+    assert document["sequential"]["queries_run"] < 131
+    assert any(c["metric"] == "candidates:recall@100" for c in document["failures"])
+    first, demoted = overall(document)["ndcg@10"]
+    assert first > demoted
