@@ -20,7 +20,7 @@ from pydantic import Field
 from retrieval_gate.adapters.hits import to_hits
 from retrieval_gate.adapters.interface import Adapter
 from retrieval_gate.adapters.settings import AdapterSettings
-from retrieval_gate.core.model import Document, Hit, Query
+from retrieval_gate.core.model import MAX_CANDIDATES, Document, Hit, Query, StagedHits
 from retrieval_gate.core.wording import excerpt
 from retrieval_gate.errors import GateError, RetrieverError
 
@@ -51,7 +51,8 @@ class CommandRetriever(Adapter[CommandConfig]):
     """One process, started at build and kept alive, serves every call in turn (a lock:
     several processes could each load a large model). Per query it reads a line
     `{"id", "text", "k", "metadata"}` on stdin and writes one line on stdout:
-    `{"id": ..., "results": [doc id | {"id", "score"}, ...]}` ("hits" also works), or
+    `{"id": ..., "results": [doc id | {"id", "score"}, ...]}` ("hits" also works; a
+    "candidates" list beside it gives a first stage's candidates), or
     `{"id": ..., "error": "message"}` to fail that query. Logs belong on stderr. A batch
     (`batch_size > 1`) writes all its lines first, so the program may answer them together.
 
@@ -165,7 +166,11 @@ class CommandRetriever(Adapter[CommandConfig]):
                 f'command {self.name!r}: the answer to query {query.id!r} has no "results": '
                 f"{excerpt(line)!r}"
             )
-        return to_hits(results, k, f"command {self.name!r}")
+        hits = to_hits(results, k, f"command {self.name!r}")
+        if "candidates" not in data:
+            return hits
+        where = f"command {self.name!r} (its candidates)"
+        return StagedHits(hits, to_hits(data["candidates"], MAX_CANDIDATES, where))
 
 
 class _ProcessError(Exception):

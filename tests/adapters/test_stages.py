@@ -197,3 +197,28 @@ def test_http_candidates_and_rerank_blocks_that_cannot_work_fail_at_build(
         HttpRetriever(HttpConfig(url=server, candidates="c", batch_size=4, body="{queries}"))
     with pytest.raises(GateError, match="must send the candidates"):
         stages(module, {"type": "http", "url": f"{server}/rerank"})
+
+
+COMMAND = """\
+import json, sys
+
+for line in sys.stdin:
+    ask = json.loads(line)
+    answer = {"id": ask["id"], "results": ["d2"], "candidates": ["d1", "d2", "d3"]}
+    if ask["text"] == "broken":
+        answer["candidates"] = {"not": "a list"}
+    print(json.dumps(answer), flush=True)
+"""
+
+
+def test_a_command_answers_with_candidates_beside_its_results(tmp_path: Path) -> None:
+    from retrieval_gate.adapters.command import CommandConfig, CommandRetriever
+
+    (tmp_path / "staged_command.py").write_text(COMMAND, encoding="utf-8")
+    config = CommandConfig(argv=[sys.executable, "staged_command.py"])
+    with CommandRetriever(config, base_dir=tmp_path) as retriever:
+        hits = retriever.search(QUERY, 10)
+        assert list(hits) == [Hit("d2")]
+        assert [hit.doc_id for hit in hits.candidates] == ["d1", "d2", "d3"]  # type: ignore[attr-defined]
+        with pytest.raises(RetrieverError, match=r"\(its candidates\) returned a dict"):
+            retriever.search(Query("q2", "broken"), 10)
