@@ -21,6 +21,11 @@ from retrieval_gate.config.columns import (
     convertible,
     operational_column,
 )
+from retrieval_gate.config.evaluators import (
+    evaluator_key,
+    evaluator_name_problem,
+    evaluator_problem,
+)
 from retrieval_gate.config.schema import GateConfig, MetricGate, shorten
 from retrieval_gate.core import redaction
 from retrieval_gate.errors import InputError, MetricError
@@ -224,9 +229,16 @@ def _check_metrics(config: GateConfig, root: yaml.Node | None, source: str) -> G
     found: list[str] = []
     seen: dict[str, str] = {}
     metrics: dict[str, MetricGate] = {}
+    problems.extend(_evaluator_name_problems(config, root, source))
     for key, gate in config.metrics.items():
         line = line_of(root, ("metrics", key))
         where = f"{source}:{line}" if line else source
+        if evaluator_key(key) is not None:
+            problem = evaluator_problem(key, config.evaluators)
+            if problem:
+                problems.append(f"{where}: metrics.{key}: {problem}")
+            metrics[key] = gate
+            continue
         column = operational_column(key)
         if column is not None:
             problems.extend(
@@ -259,6 +271,9 @@ def _check_metrics(config: GateConfig, root: yaml.Node | None, source: str) -> G
     for name, gates in config.slices.overrides.items():
         overrides[name] = {}
         for key, gate in gates.items():
+            if evaluator_key(key) is not None:
+                overrides[name][key] = gate
+                continue
             try:
                 spec, canonical, named = _metric_key(key, dialect)
             except MetricError:  # reported where the overrides are used, as before
@@ -326,6 +341,17 @@ def _metric_key(key: str, dialect: str | None) -> tuple[Any, str, str]:
 
     spec, canonical = check_metric(key, dialect)
     return spec, canonical, stage_metric(key) or key
+
+
+def _evaluator_name_problems(config: GateConfig, root: yaml.Node | None, source: str) -> list[str]:
+    """An error per evaluator named as something a metrics key prefix already means."""
+    problems = []
+    for name in config.evaluators:
+        problem = evaluator_name_problem(name)
+        if problem:
+            line = line_of(root, ("evaluators", name))
+            problems.append(f"{source}:{line}: evaluators.{name}: {problem}")
+    return problems
 
 
 def _count_drop(canonical: str, gate: MetricGate) -> str:

@@ -20,6 +20,7 @@ from pydantic_core import PydanticCustomError
 
 from retrieval_gate.adapters import AdapterConfig
 from retrieval_gate.config import DEFAULT_CONFIG
+from retrieval_gate.config.evaluators import EvaluatorConfig
 from retrieval_gate.config.judge import JudgeConfig
 from retrieval_gate.core.names import NAME_PATTERN, NAME_RULE, valid_name
 from retrieval_gate.core.strict import TAKES_BOOL, StrictModel
@@ -425,6 +426,11 @@ class GateConfig(StrictModel):
     lint: LintConfig = Field(default_factory=lambda: LintConfig())
     judge: JudgeConfig | None = Field(
         None, description="an LLM judge for `retrieval-gate judge` and gate.labels: human+llm"
+    )
+    evaluators: dict[str, EvaluatorConfig] = Field(
+        default_factory=dict,
+        description="other tools' per-query scores (Ragas, DeepEval, promptfoo, JSONL), "
+        "gated as metrics keys <evaluator>:<score>, e.g. ragas:faithfulness: {max_drop: 3pt}",
     )
 
     _path: Path = PrivateAttr(default=Path(DEFAULT_CONFIG))
