@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from retrieval_gate.config.evaluators import relevance_keys
 from retrieval_gate.datasets import Dataset
 from retrieval_gate.errors import NotComparableError
 from retrieval_gate.gate.baseline.record import Baseline, comparability_problems
@@ -38,8 +39,9 @@ def comparable_baseline(
 
 
 def rescored_baseline(baseline: Baseline, dataset: Dataset) -> Baseline:
-    """`baseline` with every metric recomputed from its stored top-k rankings under `dataset`'s
-    judgments, carrying the dataset's fingerprint.
+    """`baseline` with every relevance metric recomputed from its stored top-k rankings under
+    `dataset`'s judgments, carrying the dataset's fingerprint; the other check columns (an
+    evaluator's scores) are carried over unchanged.
 
     Exact: a run is scored on the at most k documents the runner keeps per query, which are
     the stored top k, in the order the metrics rank them (see `record_current`). A query with
@@ -55,7 +57,8 @@ def rescored_baseline(baseline: Baseline, dataset: Dataset) -> Baseline:
 
     metrics = baseline.fingerprints.metrics
     staged = candidates_checks(metrics) if baseline.candidates is not None else {}
-    relevance = [metric for metric in metrics if metric not in candidates_checks(metrics)]
+    # Evaluator scores stay as measured: no ranking recomputes them.
+    relevance = [m for m in relevance_keys(metrics) if m not in candidates_checks(metrics)]
     values = dict(baseline.scores)
     sources = [(baseline.top_k, {metric: metric for metric in relevance})]
     if baseline.candidates is not None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from retrieval_gate.config.columns import RELEVANCE, Column, in_column_units, operational_column
+from retrieval_gate.config.evaluators import evaluator_key
 from retrieval_gate.config.schema import GateConfig, MetricGate
 from retrieval_gate.config.stages import check_metric
 from retrieval_gate.gate.compare import ComparisonSettings, Threshold
@@ -30,10 +31,13 @@ def gate_thresholds(
 ) -> tuple[dict[str, Threshold], dict[str, dict[str, Threshold]]]:
     """Canonical metric -> threshold, and slice -> canonical metric -> override."""
     thresholds = {
-        _canonical(key): _threshold(gate, column_of(key)) for key, gate in config.metrics.items()
+        canonical_check(key): _threshold(gate, column_of(key))
+        for key, gate in config.metrics.items()
     }
     overrides = {
-        name: {_canonical(key): _threshold(gate, column_of(key)) for key, gate in gates.items()}
+        name: {
+            canonical_check(key): _threshold(gate, column_of(key)) for key, gate in gates.items()
+        }
         for name, gates in config.slices.overrides.items()
     }
     return thresholds, overrides
@@ -44,8 +48,11 @@ def column_of(key: str) -> Column:
     return operational_column(key) or RELEVANCE
 
 
-def _canonical(name: str) -> str:
-    return name if operational_column(name) else check_metric(name)[1]
+def canonical_check(name: str) -> str:
+    """The canonical name of the check a `metrics:` key names."""
+    if operational_column(name) or evaluator_key(name) is not None:
+        return name
+    return check_metric(name)[1]
 
 
 def _threshold(gate: MetricGate, column: Column) -> Threshold:

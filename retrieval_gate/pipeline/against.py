@@ -187,9 +187,11 @@ def reference_record(
     naming what else changed since REF (both sides are scored with `head`'s). Its judged
     documents' hashes are of the corpus the retriever at REF searched (`_hashes_at_ref`), so
     a document changed since REF leaves its queries out as one changed since a baseline."""
+    from retrieval_gate.pipeline.evaluator_scores import evaluators_at
     from retrieval_gate.pipeline.record import record_current
 
-    config = head.model_copy(update={"retriever": at_ref.retriever})
+    evaluators = evaluators_at(head, at_ref)
+    config = head.model_copy(update={"retriever": at_ref.retriever, "evaluators": evaluators})
     current = record_current(
         config,
         cache=False,

@@ -11,6 +11,7 @@ from retrieval_gate.errors import GateError
 from retrieval_gate.gate.baseline.file import read_baseline
 from retrieval_gate.gate.decide import decide, shown_path
 from retrieval_gate.gate.result import GateResult
+from retrieval_gate.pipeline.evaluator_scores import with_reference_scores
 from retrieval_gate.pipeline.record import record_current
 
 
@@ -74,17 +75,18 @@ def check(
         repeats=times,
     )
     source = Path(baseline_path) if baseline_path else config.resolve(config.baseline)
-    warnings = current.warnings
+    whole: tuple[str, ...] = ()
     if steps is not None:  # a saved run costs nothing to read: nothing to save by stopping
-        warnings = (*warnings, "gate.sequential: a saved run is read whole; every query decided")
+        whole = ("gate.sequential: a saved run is read whole; every query decided",)
+    stored, told = with_reference_scores(read_baseline(source), config, current.dataset.queries)
     return decide(
-        read_baseline(source),
+        stored,
         current.record,
         config,
         current.dataset,
-        warnings,
+        (*current.warnings, *told, *whole),
         failed_queries=current.failed_queries,
-        reference=f"baseline {shown_path(source)}",
+        reference=f"baseline {shown_path(source)}{_read_from(config)}",
     )
 
 
@@ -114,3 +116,14 @@ def _check_against(
         failed_queries=current.failed_queries,
         reference=f"a run at {reference.label}",
     )
+
+
+def _read_from(config: GateConfig) -> str:
+    """` (ragas scores: ragas-baseline.csv)` for the evaluators whose reference side is read
+    from a file, not the baseline; empty when none is."""
+    given = [
+        f"{name} scores: {settings.reference}"
+        for name, settings in config.evaluators.items()
+        if settings.reference is not None
+    ]
+    return f" ({'; '.join(given)})" if given else ""

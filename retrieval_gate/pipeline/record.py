@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from retrieval_gate.config.schema import GateConfig
-from retrieval_gate.config.stages import check_metric
 from retrieval_gate.core.version import __version__
 from retrieval_gate.datasets import Dataset
 from retrieval_gate.errors import GateError
@@ -18,8 +17,10 @@ from retrieval_gate.gate.baseline.record import (
     make_baseline,
 )
 from retrieval_gate.gate.corpus_changes import judged_document_hashes
+from retrieval_gate.gate.policy import canonical_check
 from retrieval_gate.gate.repeats import averaged
 from retrieval_gate.gate.slicing import slice_definition
+from retrieval_gate.pipeline.evaluator_scores import evaluator_columns
 
 if TYPE_CHECKING:
     from retrieval_gate.pipeline.execute import Looks
@@ -115,6 +116,9 @@ def _record_once(
         looks=looks,
     )
     scores, dataset, warnings = execution.scores, execution.dataset, execution.warnings
+    evaluated = evaluator_columns(config, dataset.queries)
+    if evaluated.values and tuple(q.id for q in dataset.queries) != scores.query_ids:
+        raise ValueError("the labelled queries are not the scored ones, in order")
     description = dict(execution.retriever)
     slices = config.slices
     definition = slice_definition(
@@ -126,7 +130,7 @@ def _record_once(
         fingerprints=Fingerprints(
             dataset=dataset.fingerprint,
             k=config.k,
-            metrics=tuple(check_metric(key)[1] for key in config.metrics),
+            metrics=tuple(canonical_check(key) for key in config.metrics),
             slices=fingerprint_slices(definition),
             retriever=fingerprint(description),
             queries=dataset.queries_fingerprint,
@@ -134,7 +138,7 @@ def _record_once(
         retriever=description,
         slice_definition=definition,
         query_ids=scores.query_ids,
-        scores=columns,
+        scores={**columns, **evaluated.values},
         top_k=top_k_ids(execution.run.run, config.k),
         candidates=stage.top if stage is not None else None,
         tool_version=__version__,
@@ -142,4 +146,5 @@ def _record_once(
         judged_documents=judged_document_hashes(dataset),
     )
     failed = tuple(failure.query_id for failure in execution.run.failures)
+    warnings = (*warnings, *evaluated.warnings)
     return CurrentRun(record, dataset, tuple(warnings), failed, execution.unrun)
