@@ -229,7 +229,7 @@ def _check_metrics(config: GateConfig, root: yaml.Node | None, source: str) -> G
     found: list[str] = []
     seen: dict[str, str] = {}
     metrics: dict[str, MetricGate] = {}
-    problems.extend(_evaluator_name_problems(config, root, source))
+    problems.extend(_evaluator_problems(config, root, source))
     for key, gate in config.metrics.items():
         line = line_of(root, ("metrics", key))
         where = f"{source}:{line}" if line else source
@@ -343,14 +343,36 @@ def _metric_key(key: str, dialect: str | None) -> tuple[Any, str, str]:
     return spec, canonical, stage_metric(key) or key
 
 
-def _evaluator_name_problems(config: GateConfig, root: yaml.Node | None, source: str) -> list[str]:
-    """An error per evaluator named as something a metrics key prefix already means."""
+def _evaluator_problems(config: GateConfig, root: yaml.Node | None, source: str) -> list[str]:
+    """An error per evaluator named as something a metrics key prefix already means, and
+    for evaluator checks where the gate cannot take them yet."""
     problems = []
     for name in config.evaluators:
         problem = evaluator_name_problem(name)
         if problem:
             line = line_of(root, ("evaluators", name))
             problems.append(f"{source}:{line}: evaluators.{name}: {problem}")
+    checks = [key for key in config.metrics if evaluator_key(key) is not None]
+    if not checks:
+        return problems
+    line = line_of(root, ("metrics", checks[0]))
+    where = f"{source}:{line}: metrics.{checks[0]}" if line else f"{source}: metrics"
+    if len(checks) == len(config.metrics):
+        problems.append(
+            f"{where}: only evaluator checks; gate a relevance metric beside them (ndcg@10: "
+            "{} reports one without gating it): the retriever's rankings are scored on it"
+        )
+    if config.gate.labels == "human+llm":
+        problems.append(
+            f"{where}: gate.labels: human+llm re-estimates the relevance metrics from the "
+            "judge's labels and takes no evaluator checks yet: use gate.labels: human, or "
+            "gate the evaluator in a config of its own"
+        )
+    if config.gate.sequential is not None:
+        problems.append(
+            f"{where}: gate.sequential stops before every query ran, but an evaluator's "
+            "export scores them all: unset gate.sequential in this config"
+        )
     return problems
 
 

@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from retrieval_gate.config.stages import check_metric
 from retrieval_gate.core.ids import FloatArray, IntArray
 from retrieval_gate.gate.compare import (
     Comparison,
@@ -332,13 +331,14 @@ def _comparable(
     from retrieval_gate.errors import NotComparableError
     from retrieval_gate.gate.baseline.record import Fingerprints, fingerprint_slices, make_baseline
     from retrieval_gate.gate.comparable import comparable_baseline
+    from retrieval_gate.gate.policy import canonical_check
     from retrieval_gate.gate.slicing import slice_definition
 
     slicing = config.slices
     definition = slice_definition(
         slicing.by, slicing.combine, slicing.query_length.bins, slicing.min_size
     )
-    metrics = tuple(check_metric(key)[1] for key in config.metrics)
+    metrics = tuple(canonical_check(key) for key in config.metrics)
     ids = [query.id for query in dataset.queries]
     expected = make_baseline(
         fingerprints=Fingerprints(

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 import yaml
 
+from retrieval_gate.config.evaluators import relevance_keys
 from retrieval_gate.config.loader import line_of
 from retrieval_gate.config.schema import GateConfig
 from retrieval_gate.config.stages import check_metric
@@ -179,12 +180,12 @@ class LintInput:
 
     @cached_property
     def specs(self) -> dict[str, MetricSpec]:
-        """Config key as written -> its metric."""
-        return {key: check_metric(key)[0] for key in self.config.metrics}
+        """Config key as written -> its metric (an evaluator's scores are not metrics)."""
+        return {key: check_metric(key)[0] for key in relevance_keys(self.config.metrics)}
 
     def name(self, key: str) -> str:
         """The metric of config key `key` as the reports name it (`mrr(rel=1)@10` is rr@10)."""
-        return str(self.specs[key])
+        return str(self.specs[key]) if key in self.specs else key
 
     @cached_property
     def slices(self) -> dict[str, Any] | None:

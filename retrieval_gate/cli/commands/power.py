@@ -80,6 +80,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from retrieval_gate.datasets import load as load_dataset
     from retrieval_gate.gate.baseline.file import read_baseline
     from retrieval_gate.gate.power import power_report
+    from retrieval_gate.pipeline.evaluator_scores import with_reference_scores
 
     if args.claim is not None:
         if args.run is not None or args.history is not None or args.no_history:
@@ -95,8 +96,11 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         config.dataset, config.base_dir, keep_unjudged=config.gate.labels == "human+llm"
     )
     path = Path(args.baseline) if args.baseline else config.resolve(config.baseline)
-    baseline = read_baseline(path, config=args.config)
+    baseline, told = with_reference_scores(
+        read_baseline(path, config=args.config), config, dataset.queries
+    )
     spread, notes = _measured(args, config, dataset, baseline)
+    notes = [*told, *notes]
     report = power_report(config, dataset, baseline, path, spread)
     for warning in [*notes, *report.warnings]:
         print(f"retrieval-gate: warning: {warning}", file=err)
