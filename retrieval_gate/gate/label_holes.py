@@ -10,6 +10,7 @@ from functools import cache
 
 import numpy as np
 
+from retrieval_gate.config.evaluators import evaluator_key
 from retrieval_gate.core.ids import FloatArray, IntArray
 from retrieval_gate.core.qrels import Qrels
 from retrieval_gate.gate.compare import Comparison
@@ -127,7 +128,9 @@ def label_holes(
     where Hoeffding's bound stands in, only for levels below 1 / (resamples + 1).) `proven`
     off (the t-test, whose statistic does not move one way with each delta) claims no check
     robust unless it has no unjudged document."""
-    wanted = [c for c in checks if bounded(c)]
+    # An evaluator's scores do not move with the judgments: its checks have no label holes,
+    # and stay as measured when the others are decided at their extremes.
+    wanted = [c for c in checks if bounded(c) and evaluator_key(c.metric) is None]
     if not wanted:
         return ()
     queries = _queries(before, after, qrels)
@@ -137,6 +140,8 @@ def label_holes(
     # Every metric the gate tests, not only the failing ones': their p-values share alpha.
     family = {c.metric for c in checks if c.level is not None}
     for metric in sorted(family | {c.metric for c in wanted}):
+        if evaluator_key(metric) is not None:
+            continue
         spec, why = _boundable(metric, k)
         if spec is None:
             reasons[metric] = why

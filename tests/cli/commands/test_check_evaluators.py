@@ -1,0 +1,221 @@
+"""`check` gating a Ragas faithfulness score beside the relevance metrics, through the CLI."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.helpers.builders import CONFIGS, copy_example
+from tests.helpers.cli import run_cli
+
+CONFIG = "example-evaluators.yaml"
+
+
+@pytest.fixture
+def example(tmp_path: Path) -> Path:
+    """A copy of the example with its evaluator config and Ragas exports."""
+    folder = copy_example(tmp_path / "configs")
+    shutil.copy(CONFIGS / CONFIG, folder / CONFIG)
+    return folder
+
+
+def _rows(path: Path) -> list[dict[str, str]]:
+    return list(csv.DictReader(io.StringIO(path.read_text(encoding="utf-8"))))
+
+
+def _write(path: Path, rows: list[dict[str, str]]) -> None:
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=list(rows[0]), lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    path.write_text(out.getvalue(), encoding="utf-8")
+
+
+def _dropped(example: Path, by: float) -> None:
+    """The current export: every query's faithfulness `by` lower than the baseline's."""
+    rows = _rows(example / "example" / "ragas-baseline.csv")
+    for row in rows:
+        row["faithfulness"] = repr(max(0.0, float(row["faithfulness"]) - by))
+    _write(example / "example" / "ragas-current.csv", rows)
+
+
+def _ragas_check(result_path: Path) -> dict[str, object]:
+    document = json.loads(result_path.read_text(encoding="utf-8"))
+    (check,) = [
+        c
+        for c in document["comparisons"]
+        if c["metric"] == "ragas:faithfulness" and c["slice"] == "all"
+    ]
+    return dict(check)
+
+
+def test_the_bundled_example_passes_and_reports_the_score(example: Path) -> None:
+    code, out, err = run_cli("check", "-c", example / CONFIG)
+    assert code == 0, out + err
+    assert "ragas:faithfulness  all    131  0.8108    0.8112" in out
+    assert (
+        "warning: evaluator ragas: the reference side's scores are read from "
+        "example/ragas-baseline.csv, not the baseline's stored ones" in err
+    )
+    reports = example / ".retrieval-gate" / "example-evaluators"
+    assert "ragas:faithfulness" in (reports / "report.md").read_text(encoding="utf-8")
+    assert "ragas:faithfulness" in (reports / "report.html").read_text(encoding="utf-8")
+    junit = (reports / "junit.xml").read_text(encoding="utf-8")
+    assert 'classname="retrieval-gate.example-evaluators.ragas:faithfulness"' in junit
+    document = json.loads((reports / "result.json").read_text(encoding="utf-8"))
+    assert document["baseline"]["source"].endswith(
+        "baseline.json (ragas scores: example/ragas-baseline.csv)"
+    )
+    assert document["warnings"] == [
+        "evaluator ragas: the reference side's scores are read from example/ragas-baseline.csv, "
+        "not the baseline's stored ones"
+    ]
+    check = _ragas_check(reports / "result.json")
+    assert check["verdict"] == "pass"
+    assert check["baseline_mean"] == pytest.approx(0.8108, abs=5e-5)
+
+
+def test_equal_exports_pass_with_no_change(example: Path) -> None:
+    shutil.copy(
+        example / "example" / "ragas-baseline.csv", example / "example" / "ragas-current.csv"
+    )
+    code, out, err = run_cli("check", "-c", example / CONFIG)
+    assert code == 0, out + err
+    assert "ragas:faithfulness  all    131  0.8108    0.8108   +0.00" in out
+
+
+def test_a_real_drop_fails_the_gate(example: Path) -> None:
+    _dropped(example, 0.05)
+    code, out, err = run_cli("check", "-c", example / CONFIG)
+    assert code == 1, out + err
+    assert "FAIL" in out.splitlines()[0]
+    check = _ragas_check(example / ".retrieval-gate" / "example-evaluators" / "result.json")
+    assert check["verdict"] == "regressed"
+
+
+def test_a_drop_within_max_drop_passes(example: Path) -> None:
+    _dropped(example, 0.01)
+    code, out, err = run_cli("check", "-c", example / CONFIG)
+    assert code == 0, out + err
+
+
+def test_without_a_reference_export_the_baseline_stores_the_scores(example: Path) -> None:
+    config = example / CONFIG
+    text = config.read_text(encoding="utf-8").replace(
+        "    reference: example/ragas-baseline.csv\n", ""
+    )
+    config.write_text(text.replace(".retrieval-gate/example/baseline.json", "b.json"))
+    shutil.copy(
+        example / "example" / "ragas-baseline.csv", example / "example" / "ragas-current.csv"
+    )
+    code, out, err = run_cli("baseline", "-c", config, "--quiet")
+    assert code == 0, out + err
+    stored = json.loads((example / "b.json").read_text(encoding="utf-8"))
+    assert "ragas:faithfulness" in stored["fingerprints"]["metrics"]
+    rows = _rows(example / "example" / "ragas-baseline.csv")
+    assert stored["scores"]["ragas:faithfulness"][0] == float(rows[0]["faithfulness"])
+    assert run_cli("check", "-c", config).ret == 0
+    _dropped(example, 0.05)
+    code, out, err = run_cli("check", "-c", config)
+    assert code == 1, out + err
+    assert "reference side's scores are read from" not in err
+
+
+def test_changed_judgments_rescore_the_baseline_but_keep_its_scores(example: Path) -> None:
+    qrels = example / "example" / "qrels" / "test.tsv"
+    lines = qrels.read_text(encoding="utf-8").splitlines()
+    qrels.write_text("\n".join([*lines[:-1], lines[-1].rsplit("\t", 1)[0] + "\t0"]) + "\n")
+    _dropped(example, 0.05)
+    code, out, err = run_cli("check", "-c", example / CONFIG)
+    assert code == 1, out + err
+    assert "were re-scored with the current judgments" in err
+    check = _ragas_check(example / ".retrieval-gate" / "example-evaluators" / "result.json")
+    assert check["baseline_mean"] == pytest.approx(0.8108, abs=5e-5)
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda row: row.update(faithfulness="nan"), "row 1: score faithfulness 'nan' is NaN"),
+        (lambda row: row.update(faithfulness="1.5"), "row 1: score faithfulness 1.5 is outside"),
+        (lambda row: row.update(faithfulness="high"), "row 1: score faithfulness 'high' is not"),
+    ],
+)
+def test_a_bad_export_is_exit_2_naming_file_and_row(
+    example: Path, change: object, message: str
+) -> None:
+    path = example / "example" / "ragas-current.csv"
+    rows = _rows(path)
+    change(rows[0])  # type: ignore[operator]
+    _write(path, rows)
+    code, out, err = run_cli("check", "-c", example / CONFIG)
+    assert code == 2, out + err
+    assert "ragas-current.csv:2: " + message in err
+
+
+def test_missing_and_empty_exports_and_scores_are_exit_2(example: Path) -> None:
+    current = example / "example" / "ragas-current.csv"
+    current.write_text("", encoding="utf-8")
+    code, _, err = run_cli("check", "-c", example / CONFIG)
+    assert code == 2
+    assert "ragas-current.csv: no scored rows (read as ragas)" in err
+    current.unlink()
+    code, _, err = run_cli("check", "-c", example / CONFIG)
+    assert code == 2
+    assert "ragas-current.csv: file not found" in err
+    shutil.copy(example / "example" / "ragas-baseline.csv", current)
+    config = example / CONFIG
+    config.write_text(
+        config.read_text(encoding="utf-8").replace("ragas:faithfulness:", "ragas:answer_relevancy:")
+    )
+    code, _, err = run_cli("check", "-c", config)
+    assert code == 2
+    assert "no score 'answer_relevancy' in this ragas export" in err
+
+
+def test_too_few_scored_queries_is_exit_2(example: Path) -> None:
+    path = example / "example" / "ragas-current.csv"
+    _write(path, _rows(path)[:100])
+    code, _, err = run_cli("check", "-c", example / CONFIG)
+    assert code == 2
+    assert "score faithfulness covers 100 of 131 labelled queries (76%)" in err
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "message"),
+    [
+        ("ragas:faithfulness:", "deepeval:faithfulness:",
+         "no evaluator 'deepeval' (evaluators: ragas)"),
+        ("  ragas:\n", "  ranx:\n", "evaluators.ranx: 'ranx' is reserved"),
+        ("  ragas:\n", "  candidates:\n", "evaluators.candidates: 'candidates' is reserved"),
+        ("format: ragas", "format: csv", "evaluators.ragas.format"),
+        ("ragas:faithfulness:", "ragas:faith fulness:", "'faith fulness' is not a score name"),
+        ("ragas:faithfulness:", "'ragas:::error::x':", "'::error::x' is not a score name"),
+    ],
+)  # fmt: skip
+def test_config_mistakes_are_exit_2_naming_the_line(
+    example: Path, old: str, new: str, message: str
+) -> None:
+    config = example / CONFIG
+    config.write_text(config.read_text(encoding="utf-8").replace(old, new, 1))
+    code, out, err = run_cli("config", "validate", "-c", config)
+    assert code == 2, out + err
+    assert message in err
+    assert "example-evaluators.yaml:" in err
+
+
+def test_hostile_names_in_an_export_reach_the_terminal_inert(example: Path) -> None:
+    path = example / "example" / "ragas-current.csv"
+    rows = _rows(path)
+    hostile = "\n::error::pwned\x1b[31m"
+    _write(path, [{"user_input": r["user_input"], hostile: r["faithfulness"]} for r in rows])
+    code, _out, err = run_cli("check", "-c", example / CONFIG)
+    assert code == 2
+    assert "no score 'faithfulness' in this ragas export" in err
+    assert "\x1b" not in err
+    assert not any(line.lstrip().startswith("::") for line in err.splitlines())
