@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Literal
 
 from pydantic import Field, field_validator
 
+from retrieval_gate.config.columns import OWN_UNITS, Column
 from retrieval_gate.core.strict import StrictModel
 
 RESERVED = ("candidates", "trec_eval", "ir_measures", "ranx")
@@ -45,7 +46,8 @@ class EvaluatorConfig(StrictModel):
     units: dict[str, str] = Field(
         default_factory=dict,
         description="scores not on the [0, 1] scale -> their unit word, e.g. {helpfulness: "
-        "stars}: not range-checked, thresholds in their own units",
+        f"stars}} ({OWN_UNITS}: no word): not range-checked; thresholds in their own units "
+        "(max_drop: 0.5 stars) or relative (5%)",
     )
 
     @field_validator("lower_is_better")
@@ -77,6 +79,18 @@ def evaluator_key(key: str) -> tuple[str, str] | None:
     if not colon or evaluator in RESERVED or "(" in evaluator or "@" in evaluator:
         return None
     return evaluator, score
+
+
+def evaluator_column(key: str, evaluators: Mapping[str, EvaluatorConfig]) -> Column | None:
+    """The direction and unit of the evaluator check `key` (`lower_is_better`, `units`), or
+    None when `key` is not one of a configured evaluator."""
+    named = evaluator_key(key)
+    if named is None or named[0] not in evaluators:
+        return None
+    settings, score = evaluators[named[0]], named[1]
+    return Column(
+        "lower" if score in settings.lower_is_better else "higher", settings.units.get(score, "")
+    )
 
 
 def relevance_keys(metrics: Iterable[str]) -> list[str]:

@@ -22,6 +22,7 @@ from retrieval_gate.config.columns import (
     operational_column,
 )
 from retrieval_gate.config.evaluators import (
+    evaluator_column,
     evaluator_key,
     evaluator_name_problem,
     evaluator_problem,
@@ -235,8 +236,9 @@ def _check_metrics(config: GateConfig, root: yaml.Node | None, source: str) -> G
         where = f"{source}:{line}" if line else source
         if evaluator_key(key) is not None:
             problem = evaluator_problem(key, config.evaluators)
-            if problem:
-                problems.append(f"{where}: metrics.{key}: {problem}")
+            column = evaluator_column(key, config.evaluators)
+            found_problems = [problem] if problem else threshold_problems(gate, column or RELEVANCE)
+            problems.extend(f"{where}: metrics.{key}: {p}" for p in found_problems)
             metrics[key] = gate
             continue
         column = operational_column(key)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from retrieval_gate.config.columns import RELEVANCE, Column, in_column_units, operational_column
-from retrieval_gate.config.evaluators import evaluator_key
+from retrieval_gate.config.evaluators import EvaluatorConfig, evaluator_column, evaluator_key
 from retrieval_gate.config.schema import GateConfig, MetricGate
 from retrieval_gate.config.stages import check_metric
 from retrieval_gate.gate.compare import ComparisonSettings, Threshold
@@ -31,21 +33,23 @@ def gate_thresholds(
 ) -> tuple[dict[str, Threshold], dict[str, dict[str, Threshold]]]:
     """Canonical metric -> threshold, and slice -> canonical metric -> override."""
     thresholds = {
-        canonical_check(key): _threshold(gate, column_of(key))
+        canonical_check(key): _threshold(gate, column_of(key, config.evaluators))
         for key, gate in config.metrics.items()
     }
     overrides = {
         name: {
-            canonical_check(key): _threshold(gate, column_of(key)) for key, gate in gates.items()
+            canonical_check(key): _threshold(gate, column_of(key, config.evaluators))
+            for key, gate in gates.items()
         }
         for name, gates in config.slices.overrides.items()
     }
     return thresholds, overrides
 
 
-def column_of(key: str) -> Column:
-    """The direction and unit of the check column a `metrics:` key names."""
-    return operational_column(key) or RELEVANCE
+def column_of(key: str, evaluators: Mapping[str, EvaluatorConfig] | None = None) -> Column:
+    """The direction and unit of the check column a `metrics:` key names (an evaluator's
+    score: as `evaluators` says)."""
+    return operational_column(key) or evaluator_column(key, evaluators or {}) or RELEVANCE
 
 
 def canonical_check(name: str) -> str:

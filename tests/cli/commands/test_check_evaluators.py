@@ -219,3 +219,98 @@ def test_hostile_names_in_an_export_reach_the_terminal_inert(example: Path) -> N
     assert "no score 'faithfulness' in this ragas export" in err
     assert "\x1b" not in err
     assert not any(line.lstrip().startswith("::") for line in err.splitlines())
+
+
+def _plain_export(path: Path, values: dict[str, dict[str, float]]) -> None:
+    """A plain JSONL export: query id -> named scores."""
+    lines = [json.dumps({"query_id": q, "scores": s}) for q, s in values.items()]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def _with_judge(example: Path, metrics: str, settings: str) -> Path:
+    """example-evaluators.yaml with a plain JSONL evaluator `judge` and `metrics` added."""
+    config = example / CONFIG
+    text = config.read_text(encoding="utf-8")
+    text = text.replace("  ragas:faithfulness:", metrics + "\n  ragas:faithfulness:")
+    text = text.replace(
+        "evaluators:\n",
+        "evaluators:\n  judge:\n    format: jsonl\n    current: judge-now.jsonl\n"
+        f"    reference: judge-then.jsonl\n{settings}",
+    )
+    config.write_text(text, encoding="utf-8")
+    return config
+
+
+def _query_ids(example: Path) -> list[str]:
+    lines = (example / "example" / "queries.jsonl").read_text(encoding="utf-8").splitlines()
+    return [json.loads(line)["_id"] for line in lines]
+
+
+def test_a_lower_is_better_score_fails_on_an_increase_past_max_increase(example: Path) -> None:
+    config = _with_judge(
+        example,
+        "  judge:hallucination: {max_increase: 2pt}",
+        "    lower_is_better: [hallucination]\n",
+    )
+    ids = _query_ids(example)
+    then = {q: {"hallucination": 0.1 + 0.001 * i} for i, q in enumerate(ids)}
+    _plain_export(example / "judge-then.jsonl", then)
+    _plain_export(example / "judge-now.jsonl", then)
+    code, out, err = run_cli("check", "-c", config)
+    assert code == 0, out + err
+    fewer = {q: {"hallucination": s["hallucination"] - 0.05} for q, s in then.items()}
+    _plain_export(example / "judge-now.jsonl", fewer)
+    code, out, err = run_cli("check", "-c", config)
+    assert code == 0, out + err  # less hallucination is better, not a regression
+    more = {q: {"hallucination": s["hallucination"] + 0.05} for q, s in then.items()}
+    _plain_export(example / "judge-now.jsonl", more)
+    code, out, err = run_cli("check", "-c", config)
+    assert code == 1, out + err
+    result = example / ".retrieval-gate" / "example-evaluators" / "result.json"
+    (check,) = [
+        c
+        for c in json.loads(result.read_text(encoding="utf-8"))["comparisons"]
+        if c["metric"] == "judge:hallucination" and c["slice"] == "all"
+    ]
+    assert check["verdict"] == "regressed"
+    assert check["direction"] == "lower"
+
+
+def test_a_score_in_its_own_units_takes_thresholds_in_them(example: Path) -> None:
+    config = _with_judge(
+        example, "  judge:helpfulness: {max_drop: 0.5 stars}", "    units: {helpfulness: stars}\n"
+    )
+    ids = _query_ids(example)
+    then = {q: {"helpfulness": 3.0 + (i % 3)} for i, q in enumerate(ids)}
+    _plain_export(example / "judge-then.jsonl", then)
+    _plain_export(example / "judge-now.jsonl", {q: {"helpfulness": s["helpfulness"] - 0.2}
+                                                for q, s in then.items()})  # fmt: skip
+    code, out, err = run_cli("check", "-c", config)
+    assert code == 0, out + err
+    assert "stars" in out
+    _plain_export(example / "judge-now.jsonl", {q: {"helpfulness": s["helpfulness"] - 1.0}
+                                                for q, s in then.items()})  # fmt: skip
+    code, out, err = run_cli("check", "-c", config)
+    assert code == 1, out + err
+
+
+@pytest.mark.parametrize(
+    ("metrics", "settings", "message"),
+    [
+        ("  judge:hallucination: {max_drop: 2pt}", "    lower_is_better: [hallucination]\n",
+         "metrics.judge:hallucination: lower is better here: write max_increase"),
+        ("  judge:helpfulness: {max_drop: 2pt}", "    units: {helpfulness: stars}\n",
+         "2pt is in points of the 0-1 scale, but this check is in stars"),
+        ("  judge:faithfulness: {max_drop: 0.5 stars}", "",
+         "0.5 stars is in stars, but this check is on the 0-1 scale"),
+        ("  judge:helpfulness: {}", "    units: {helpfulness: \"\\e[31m\"}\n",
+         "evaluators.judge.units"),
+    ],
+)  # fmt: skip
+def test_thresholds_facing_the_wrong_way_or_unit_are_exit_2(
+    example: Path, metrics: str, settings: str, message: str
+) -> None:
+    config = _with_judge(example, metrics, settings)
+    code, out, err = run_cli("config", "validate", "-c", config)
+    assert code == 2, out + err
+    assert message in err
