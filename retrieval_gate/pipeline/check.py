@@ -11,7 +11,7 @@ from retrieval_gate.errors import GateError
 from retrieval_gate.gate.baseline.file import read_baseline
 from retrieval_gate.gate.decide import decide, shown_path
 from retrieval_gate.gate.result import GateResult
-from retrieval_gate.pipeline.evaluator_scores import with_reference_scores
+from retrieval_gate.pipeline.evaluator_scores import unscored_unchanged, with_reference_scores
 from retrieval_gate.pipeline.record import record_current
 
 
@@ -78,13 +78,14 @@ def check(
     whole: tuple[str, ...] = ()
     if steps is not None:  # a saved run costs nothing to read: nothing to save by stopping
         whole = ("gate.sequential: a saved run is read whole; every query decided",)
-    stored, told = with_reference_scores(read_baseline(source), config, current.dataset.queries)
+    stored, read = with_reference_scores(read_baseline(source), config, current.dataset.queries)
+    stored, record = unscored_unchanged(stored, current.record, (read.unscored, current.unscored))
     return decide(
         stored,
-        current.record,
+        record,
         config,
         current.dataset,
-        (*current.warnings, *told, *whole),
+        (*current.warnings, *read.warnings, *whole),
         failed_queries=current.failed_queries,
         reference=f"baseline {shown_path(source)}{_read_from(config)}",
     )
@@ -107,9 +108,10 @@ def _check_against(
         record, notes = record_at(reference, tree, config, repo, repeats=repeats, progress=progress)
     current = record_current(config, cache=False, progress=progress, repeats=repeats)
     warnings = (*(f"at {reference.label}: {note}" for note in notes), *current.warnings)
+    record, now = unscored_unchanged(record, current.record, ({}, current.unscored))
     return decide(
         record,
-        current.record,
+        now,
         config,
         current.dataset,
         warnings,

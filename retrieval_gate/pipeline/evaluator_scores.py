@@ -30,6 +30,8 @@ class EvaluatorColumns:
 
     values: Mapping[str, FloatArray]
     warnings: tuple[str, ...]
+    unscored: Mapping[str, tuple[str, ...]] = dataclasses.field(default_factory=dict)
+    """Column -> the queries it holds no score of (filled with the mean of the others)."""
 
 
 def gated_evaluators(config: GateConfig) -> dict[str, list[str]]:
@@ -54,27 +56,29 @@ def evaluator_columns(
     ones (so the column's mean is theirs) and are counted in the warnings, never 0."""
     values: dict[str, FloatArray] = {}
     warnings: list[str] = []
+    unscored: dict[str, tuple[str, ...]] = {}
     for name, scores in gated_evaluators(config).items():
         settings = config.evaluators[name]
         path = settings.current if side == "current" else settings.reference
         if path is None:
             continue
         export = read_evaluator_scores(config.resolve(path), settings.format, scores)
-        columns, notes = _joined(export, settings, scores, queries, config.gate.min_coverage)
+        columns, notes, holes = _joined(export, settings, scores, queries, config.gate.min_coverage)
         values |= {f"{name}:{score}": column for score, column in columns.items()}
+        unscored |= {f"{name}:{score}": missing for score, missing in holes.items()}
         warnings += [f"evaluator {name} ({path}): {note}" for note in notes]
-    return EvaluatorColumns(values, tuple(warnings))
+    return EvaluatorColumns(values, tuple(warnings), unscored)
 
 
 def with_reference_scores(
     baseline: Baseline, config: GateConfig, queries: Sequence[Query]
-) -> tuple[Baseline, tuple[str, ...]]:
+) -> tuple[Baseline, EvaluatorColumns]:
     """`baseline` with the columns of every evaluator that names a `reference:` export read
-    from it instead of the stored ones (added when the baseline has none), and the warnings
-    saying so."""
+    from it instead of the stored ones (added when the baseline has none), and those columns
+    with the warnings saying so."""
     columns = evaluator_columns(config, queries, "reference")
     if not columns.values:
-        return baseline, ()
+        return baseline, columns
     if tuple(q.id for q in queries) != baseline.query_ids:
         raise InputError(
             "the baseline's queries are not the labelled set's: recreate it with "
@@ -97,7 +101,52 @@ def with_reference_scores(
         f"{config.evaluators[name].reference}, not the baseline's stored ones"
         for name in names
     ]
-    return replaced, (*told, *columns.warnings)
+    return replaced, dataclasses.replace(columns, warnings=(*told, *columns.warnings))
+
+
+def unscored_unchanged(
+    reference: Baseline,
+    current: Baseline,
+    unscored: tuple[Mapping[str, Sequence[str]], Mapping[str, Sequence[str]]],
+) -> tuple[Baseline, Baseline]:
+    """The two records with every query an evaluator left unscored on one side counted as
+    unchanged: it takes the other side's value (`unscored` is (reference's, current's) column
+    -> query ids), so the paired test sees the scored pairs alone."""
+    reference_holes, current_holes = unscored
+    columns = sorted({*reference_holes, *current_holes} & set(current.scores))
+    if not columns or reference.query_ids != current.query_ids:
+        return reference, current
+    position = {query: i for i, query in enumerate(current.query_ids)}
+    before, after = dict(reference.scores), dict(current.scores)
+    for column in columns:
+        holes = [[position[q] for q in sides.get(column, ())] for sides in unscored]
+        before[column], after[column] = unchanged_where_unscored(
+            reference.scores[column], current.scores[column], holes[0], holes[1]
+        )
+    return _with_scores(reference, before), _with_scores(current, after)
+
+
+def unchanged_where_unscored(
+    before: FloatArray, after: FloatArray, before_holes: Sequence[int], after_holes: Sequence[int]
+) -> tuple[FloatArray, FloatArray]:
+    """`before` and `after` with each query unscored on one side given the other side's value
+    (unscored on both: `before`'s, the mean its side was filled with), read-only."""
+    before, after = before.copy(), after.copy()
+    after[list(after_holes)] = before[list(after_holes)]
+    only_before = sorted(set(before_holes) - set(after_holes))
+    before[only_before] = after[only_before]
+    before.flags.writeable = after.flags.writeable = False
+    return before, after
+
+
+def _with_scores(record: Baseline, scores: Mapping[str, FloatArray]) -> Baseline:
+    """`record` holding `scores`; a repeated record's runs hold the evaluator columns too
+    (every run read the same export)."""
+    repeats = record.repeats
+    if repeats is not None:
+        runs = tuple({**run, **{m: scores[m] for m in run}} for run in repeats.runs)
+        repeats = dataclasses.replace(repeats, runs=runs)
+    return dataclasses.replace(record, scores=scores, repeats=repeats)
 
 
 def evaluators_at(head: GateConfig, at_ref: GateConfig) -> dict[str, EvaluatorConfig]:
@@ -127,8 +176,9 @@ def _joined(
     scores: Sequence[str],
     queries: Sequence[Query],
     min_coverage: float,
-) -> tuple[dict[str, FloatArray], list[str]]:
-    """Score -> column over `queries`, and the notes on unmatched rows and unscored queries."""
+) -> tuple[dict[str, FloatArray], list[str], dict[str, tuple[str, ...]]]:
+    """Score -> column over `queries`, the notes on unmatched rows and unscored queries, and
+    score -> the queries it leaves unscored."""
     source = export.source
     held = {s for row in export.rows for s in row.scores}
     for score in scores:
@@ -148,6 +198,7 @@ def _joined(
             f"({shown}{'; ...' if len(unmatched) > SHOWN else ''})"
         )
     columns: dict[str, FloatArray] = {}
+    holes: dict[str, tuple[str, ...]] = {}
     for score in scores:
         unit = settings.units.get(score)
         column = np.full(len(queries), np.nan)
@@ -173,14 +224,23 @@ def _joined(
                 source=source,
             )
         if missing:
-            column[np.isnan(column)] = float(np.nanmean(column))
+            column = mean_filled(column)
+            holes[score] = tuple(missing)
             notes.append(
                 f"{score}: {plural(len(missing), 'labelled query', 'labelled queries')} "
-                f"unscored ({_ids(missing)}), each taking the mean of the scored ones"
+                f"unscored ({_ids(missing)}), each counted as unchanged against the other side"
             )
         column.flags.writeable = False
         columns[score] = column
-    return columns, notes
+    return columns, notes, holes
+
+
+def mean_filled(column: FloatArray) -> FloatArray:
+    """`column` with each NaN (an unscored query) replaced by the mean of the other values,
+    so its mean is theirs."""
+    filled: FloatArray = column.copy()
+    filled[np.isnan(filled)] = float(np.nanmean(column))
+    return filled
 
 
 def _matched(

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
@@ -36,6 +37,8 @@ class CurrentRun:
     failed_queries: tuple[str, ...]
     unrun: tuple[str, ...] = ()
     """Queries a sequential run stopped before (they score 0 in `record`)."""
+    unscored: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """Evaluator column -> the queries its export holds no score of (filled with its mean)."""
 
 
 def record_current(
@@ -86,7 +89,7 @@ def record_current(
     warnings = tuple(dict.fromkeys(w for run in runs for w in run.warnings))
     failed = tuple(sorted({q for run in runs for q in run.failed_queries}))
     record = averaged([run.record for run in runs])
-    return CurrentRun(record, runs[0].dataset, warnings, failed, runs[0].unrun)
+    return CurrentRun(record, runs[0].dataset, warnings, failed, runs[0].unrun, runs[0].unscored)
 
 
 def _record_once(
@@ -147,4 +150,4 @@ def _record_once(
     )
     failed = tuple(failure.query_id for failure in execution.run.failures)
     warnings = (*warnings, *evaluated.warnings)
-    return CurrentRun(record, dataset, tuple(warnings), failed, execution.unrun)
+    return CurrentRun(record, dataset, tuple(warnings), failed, execution.unrun, evaluated.unscored)

@@ -12,7 +12,11 @@ import pytest
 from retrieval_gate.config.loader import load
 from retrieval_gate.core.model import Query
 from retrieval_gate.errors import CoverageError, GateError, InputError
-from retrieval_gate.pipeline.evaluator_scores import evaluator_columns, evaluators_at
+from retrieval_gate.pipeline.evaluator_scores import (
+    evaluator_columns,
+    evaluators_at,
+    unchanged_where_unscored,
+)
 from tests.helpers.builders import write
 
 QUERIES = tuple(Query(f"q{i}", f"question  number {i}") for i in range(1, 11))
@@ -76,9 +80,21 @@ def test_unscored_queries_take_the_mean_within_the_coverage_floor(tmp_path: Path
     assert column[9] == pytest.approx(np.mean(column[:9]))
     assert column.mean() == pytest.approx(np.mean(column[:9]))
     assert columns.warnings == (
-        "evaluator tool (now.jsonl): f: 1 labelled query unscored ('q10'), each taking the "
-        "mean of the scored ones",
+        "evaluator tool (now.jsonl): f: 1 labelled query unscored ('q10'), each counted as "
+        "unchanged against the other side",
     )
+    assert columns.unscored == {"tool:f": ("q10",)}
+
+
+def test_a_query_unscored_on_one_side_takes_the_other_sides_value() -> None:
+    before = np.array([0.1, 0.2, 0.5, 0.4])  # 0.5: the mean its side was filled with
+    after = np.array([0.3, 0.9, 0.5, 0.6])
+    held, now = unchanged_where_unscored(before, after, [2, 3], [1, 2])
+    assert held.tolist() == [0.1, 0.2, 0.5, 0.6]
+    assert now.tolist() == [0.3, 0.2, 0.5, 0.6]
+    assert not held.flags.writeable
+    assert not now.flags.writeable
+    assert before.tolist() == [0.1, 0.2, 0.5, 0.4]  # the inputs are left as they were
 
 
 def test_coverage_below_the_floor_is_an_error_listing_the_unscored(tmp_path: Path) -> None:

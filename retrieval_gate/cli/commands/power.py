@@ -96,11 +96,11 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         config.dataset, config.base_dir, keep_unjudged=config.gate.labels == "human+llm"
     )
     path = Path(args.baseline) if args.baseline else config.resolve(config.baseline)
-    baseline, told = with_reference_scores(
+    baseline, read = with_reference_scores(
         read_baseline(path, config=args.config), config, dataset.queries
     )
     spread, notes = _measured(args, config, dataset, baseline)
-    notes = [*told, *notes]
+    notes = [*read.warnings, *notes]
     report = power_report(config, dataset, baseline, path, spread)
     for warning in [*notes, *report.warnings]:
         print(f"retrieval-gate: warning: {warning}", file=err)

@@ -314,3 +314,21 @@ def test_thresholds_facing_the_wrong_way_or_unit_are_exit_2(
     code, out, err = run_cli("config", "validate", "-c", config)
     assert code == 2, out + err
     assert message in err
+
+
+def test_an_unscored_query_counts_as_unchanged(example: Path) -> None:
+    path = example / "example" / "ragas-current.csv"
+    rows = _rows(example / "example" / "ragas-baseline.csv")
+    lowered = [{**row, "faithfulness": repr(float(row["faithfulness"]) * 0.5)} for row in rows]
+    _write(path, [rows[0], *lowered[1:]][:-5])  # 5 unscored queries, the first unchanged
+    code, out, err = run_cli("check", "-c", example / CONFIG)
+    assert code == 1, out + err
+    assert "faithfulness: 5 labelled queries unscored" in err
+    document = json.loads(
+        (example / ".retrieval-gate" / "example-evaluators" / "result.json").read_text()
+    )
+    check = _ragas_check(example / ".retrieval-gate" / "example-evaluators" / "result.json")
+    assert check["ties"] == 6  # the unscored five and the unchanged first: no difference
+    current = document["current"]["scores"]["ragas:faithfulness"]
+    baseline = [float(row["faithfulness"]) for row in rows]
+    assert current[-5:] == baseline[-5:]
