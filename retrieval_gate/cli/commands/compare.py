@@ -41,17 +41,22 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from retrieval_gate.datasets import load as load_dataset
     from retrieval_gate.gate.baseline.file import read_baseline, read_record
     from retrieval_gate.gate.decide import decide
+    from retrieval_gate.pipeline.evaluator_scores import with_reference_scores
     from retrieval_gate.report import summary_of, validate_result
 
     config = load(args.config)
     dataset = load_dataset(
         config.dataset, config.base_dir, keep_unjudged=config.gate.labels == "human+llm"
     )
+    stored, read = with_reference_scores(
+        read_baseline(Path(args.baseline_file)), config, dataset.queries
+    )
     result = decide(
-        read_baseline(Path(args.baseline_file)),
+        stored,
         read_record(Path(args.result_file)),
         config,
         dataset,
+        read.warnings,
         reference=f"baseline {args.baseline_file}",
     )
     record = validate_result(result.document())

@@ -332,3 +332,20 @@ def test_an_unscored_query_counts_as_unchanged(example: Path) -> None:
     current = document["current"]["scores"]["ragas:faithfulness"]
     baseline = [float(row["faithfulness"]) for row in rows]
     assert current[-5:] == baseline[-5:]
+
+
+def test_compare_re_decides_a_result_against_the_reference_export(example: Path) -> None:
+    _dropped(example, 0.05)
+    assert run_cli("check", "-c", example / CONFIG).ret == 1
+    reports = example / ".retrieval-gate" / "example-evaluators"
+    code, out, err = run_cli(
+        "compare",
+        "-c",
+        example / CONFIG,
+        "--no-reports",
+        example / ".retrieval-gate" / "example" / "baseline.json",
+        reports / "result.json",
+    )
+    assert code == 1, out + err
+    assert out.startswith("retrieval-gate example-evaluators: FAIL; ragas:faithfulness fell")
+    assert "  x ragas:faithfulness fell 5.0 pt (p < 0.001)" in out
