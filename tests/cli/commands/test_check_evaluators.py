@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers.builders import CONFIGS, copy_example
+from tests.helpers.builders import CONFIGS, QRELS, QUERIES, copy_example, labelled_set
 from tests.helpers.cli import run_cli
 
 CONFIG = "example-evaluators.yaml"
@@ -349,3 +349,42 @@ def test_compare_re_decides_a_result_against_the_reference_export(example: Path)
     assert code == 1, out + err
     assert out.startswith("retrieval-gate example-evaluators: FAIL; ragas:faithfulness fell")
     assert "  x ragas:faithfulness fell 5.0 pt (p < 0.001)" in out
+
+
+def test_a_hostile_query_id_in_an_unscored_warning_is_inert_in_every_sink(
+    tmp_path: Path,
+) -> None:
+    hostile = "q<b>1\u202e::error::x"
+    queries = [{**q, "_id": hostile if q["_id"] == "q1" else q["_id"]} for q in QUERIES]
+    qrels = [(hostile if r[0] == "q1" else r[0], *r[1:]) for r in QRELS]
+    config = labelled_set(
+        tmp_path,
+        queries=queries,
+        qrels=qrels,
+        metrics={"ndcg@10": {}, "judge:f": {}},
+        evaluators={"judge": {"format": "jsonl", "current": "judge.jsonl"}},
+        gate={"min_coverage": 0.5},
+    )
+    ids = [q["_id"] for q in queries]
+    _plain_export(tmp_path / "judge.jsonl", {q: {"f": 0.5} for q in ids})
+    assert run_cli("baseline", "-c", config, "--quiet").ret == 0
+    _plain_export(tmp_path / "judge.jsonl", {q: {"f": 0.5} for q in ids if q != hostile})
+    out_dir = tmp_path / "out"
+    code, out, err = run_cli(
+        "check", "-c", config, "--markdown", out_dir / "r.md", "--html", out_dir / "r.html",
+        "--json", out_dir / "r.json",
+    )  # fmt: skip
+    assert code == 0, out + err
+    assert "f: 1 labelled query unscored ('q<b>1\\u202e::error::x')" in err
+    assert "\u202e" not in err
+    assert not any(line.lstrip().startswith("::") for line in err.splitlines())
+    markdown = (out_dir / "r.md").read_text(encoding="utf-8")
+    html = (out_dir / "r.html").read_text(encoding="utf-8")
+    document = json.loads((out_dir / "r.json").read_text(encoding="utf-8"))
+    (warning,) = [w for w in document["warnings"] if "unscored" in w]
+    assert "'q<b>1\\u202e::error::x'" in warning  # data, as quoted in the message
+    for text in (markdown, html):
+        assert "f: 1 labelled query unscored" in text
+        assert "\u202e" not in text
+        assert "<b>1" not in text
+    assert "q&lt;b&gt;1" in html
