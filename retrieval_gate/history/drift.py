@@ -305,7 +305,8 @@ def _drift_config(config: GateConfig, budget: DriftConfig, level: float) -> Gate
     only reported."""
     metrics = {
         key: MetricGate(max_drop=budget.max_drop)
-        if (gate.max_drop is not None or gate.min is not None) and column_of(key) == RELEVANCE
+        if (gate.max_drop is not None or gate.min is not None)
+        and column_of(key, config.evaluators) == RELEVANCE
         else MetricGate()
         for key, gate in config.metrics.items()
     }

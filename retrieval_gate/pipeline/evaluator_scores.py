@@ -52,8 +52,9 @@ def evaluator_columns(
 
     A row matches its query by id or by text (`match`); rows that match no labelled query
     are counted in the warnings. A score on fewer than `gate.min_coverage` of the queries is
-    a CoverageError (exit 2); the queries it leaves unscored take the mean of the scored
-    ones (so the column's mean is theirs) and are counted in the warnings, never 0."""
+    a CoverageError (exit 2); the queries it leaves unscored hold the mean of the scored ones
+    (never 0), are counted in the warnings and listed in `unscored`, for `check` to count
+    them as unchanged (`unscored_unchanged`)."""
     values: dict[str, FloatArray] = {}
     warnings: list[str] = []
     unscored: dict[str, tuple[str, ...]] = {}
