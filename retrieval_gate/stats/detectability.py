@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+from retrieval_gate.stats.saddlepoint import SADDLEPOINT_FROM
 from retrieval_gate.stats.significance import normal_cdf, normal_quantile, t_quantile
 
 LEAN = 2.0
@@ -66,7 +67,8 @@ def critical_t(n: int, level: float, *, resamples: int, t_test: bool = False) ->
     The sign-flip test compares S / sqrt(sum d^2) with the normal quantile z, which is the t
     statistic past z sqrt((n - 1) / (n - z^2)). When the Monte Carlo resolution
     1 / (resamples + 1) is above `level`, only Hoeffding's bound can reject: z becomes
-    sqrt(2 ln(1 / level)). Infinite when n queries cannot reach `level` at all.
+    sqrt(2 ln(1 / level)), unless n reaches the saddlepoint's size, which has no resolution.
+    Infinite when n queries cannot reach `level` at all.
     """
     if not 0 < level < 1:
         raise ValueError(f"level must be within (0, 1), got {level}")
@@ -87,7 +89,7 @@ def critical_t(n: int, level: float, *, resamples: int, t_test: bool = False) ->
     if n < 63 and (1 << n) <= resamples:
         if 2.0**-n > level:
             return math.inf
-    elif (resamples + 1) * level < 1:
+    elif (resamples + 1) * level < 1 and n < SADDLEPOINT_FROM:
         z = math.sqrt(2.0 * math.log(1.0 / level))
     if n <= z * z:
         return math.inf

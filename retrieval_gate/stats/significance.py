@@ -12,6 +12,7 @@ from typing import Any, Literal
 import numpy as np
 
 from retrieval_gate.core.ids import FloatArray, IntArray
+from retrieval_gate.stats.saddlepoint import SADDLEPOINT_FROM, sign_flip_tails
 
 Correction = Literal["holm", "bh", "none"]
 
@@ -96,6 +97,11 @@ def sign_flip(
     other tail of such a column stops within a few hundred draws. Every p-value is valid:
     P(p <= u) <= u when the differences are symmetric about 0.
 
+    A column with `saddlepoint.SADDLEPOINT_FROM` (1,000) non-zero differences or more is not
+    sampled: its p-values are the saddlepoint approximation of the same sign-flip
+    distribution (`saddlepoint.sign_flip_tails`), closer to the exact ones than 10,000 draws
+    resolve there (benchmarks/bench_saddlepoint.py); past 1e-300 it is Hoeffding's bound.
+
     A column with `run_sd` > 0 (the sd of a run-wide shift of its sum, estimated from repeated
     runs with `run_df` degrees of freedom) is tested against the sign flips plus that shift:
     p = P(sum* + run_sd * T <= S), T Student's t with run_df degrees of freedom, averaged over
@@ -127,14 +133,20 @@ def sign_flip(
     total = values.sum(axis=0)
     tolerance = _TIE_TOLERANCE * np.abs(values).sum(axis=0)
     sampled = []
+    large = []
     for c in range(columns):
         m = int(nonzero[c])
         if m == 0 or noisy[c]:
             continue
         if m < 63 and (1 << m) <= resamples:
             drop[c], rise[c] = _exact(values[:, c][values[:, c] != 0], float(tolerance[c]))
+        elif m >= SADDLEPOINT_FROM:
+            large.append(c)
         else:
             sampled.append(c)
+    if large:
+        index = np.asarray(large)
+        drop[index], rise[index], bound[index] = sign_flip_tails(values[:, index])
     if sampled:
         index = np.asarray(sampled)
         # Each column contiguous (as indexing copies them anyway): the sums of squares behind
@@ -534,6 +546,6 @@ def smallest_p(n: int, *, resamples: int, t_test: bool = False) -> float:
         return 1.0
     if t_test:
         return 0.0 if n >= 2 else 1.0
-    if n < 63 and (1 << n) <= resamples:
+    if (n < 63 and (1 << n) <= resamples) or n >= SADDLEPOINT_FROM:
         return 2.0**-n
     return min(1.0 / (resamples + 1), math.exp(-n / 2.0))
