@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Literal
 
 from pydantic import Field, field_validator
@@ -91,11 +91,6 @@ def evaluator_column(key: str, evaluators: Mapping[str, EvaluatorConfig]) -> Col
     return Column(
         "lower" if score in settings.lower_is_better else "higher", settings.units.get(score, "")
     )
-
-
-def relevance_keys(metrics: Iterable[str]) -> list[str]:
-    """The keys of `metrics` the metrics engine scores: all but the evaluators' checks."""
-    return [key for key in metrics if evaluator_key(key) is None]
 
 
 def evaluator_problem(key: str, evaluators: dict[str, EvaluatorConfig]) -> str | None:

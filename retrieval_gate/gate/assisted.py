@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from retrieval_gate.config.check_keys import ranked_keys
 from retrieval_gate.config.schema import GateConfig
 from retrieval_gate.core.ids import FloatArray, IntArray
 from retrieval_gate.core.qrels import Qrels
@@ -182,7 +183,9 @@ def judge_scores(record: Baseline, judge: Qrels) -> Mapping[str, FloatArray]:
     from retrieval_gate.metrics.diversity import DIVERSITY
     from retrieval_gate.metrics.top_k import listed_run
 
-    diverse = [m for m in record.fingerprints.metrics if parse_metric(m).name in DIVERSITY]
+    diverse = [
+        m for m in ranked_keys(record.fingerprints.metrics) if parse_metric(m).name in DIVERSITY
+    ]
     if diverse:
         raise GateError(
             f"gate.labels human+llm cannot score {', '.join(diverse)} with the judge's labels "

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from retrieval_gate.config.evaluators import relevance_keys
+from retrieval_gate.config.check_keys import ranking_keys
 from retrieval_gate.datasets import Dataset
 from retrieval_gate.errors import NotComparableError
 from retrieval_gate.gate.baseline.record import Baseline, comparability_problems
@@ -57,8 +57,8 @@ def rescored_baseline(baseline: Baseline, dataset: Dataset) -> Baseline:
 
     metrics = baseline.fingerprints.metrics
     staged = candidates_checks(metrics) if baseline.candidates is not None else {}
-    # Evaluator scores stay as measured: no ranking recomputes them.
-    relevance = [m for m in relevance_keys(metrics) if m not in candidates_checks(metrics)]
+    # Evaluator scores, latency and cost stay as measured: no ranking recomputes them.
+    relevance = ranking_keys(metrics)
     values = dict(baseline.scores)
     sources = [(baseline.top_k, {metric: metric for metric in relevance})]
     if baseline.candidates is not None:

@@ -183,12 +183,15 @@ def label_holes(
 
 
 def _boundable(metric: str, k: int) -> tuple[MetricSpec | None, str]:
-    from retrieval_gate.config.stages import stage_metric
+    from retrieval_gate.config.check_keys import kind_of
     from retrieval_gate.metrics import parse_metric
     from retrieval_gate.metrics.diversity import DIVERSITY
 
-    if stage_metric(metric) is not None:
+    kind = kind_of(metric)
+    if kind == "candidates":
         return None, "reads the first stage's candidates, not the stored top k: not bounded"
+    if kind != "ranking":
+        return None, "not a ranking metric: no labels to miss"
     spec = parse_metric(metric)
     if spec.name in DIVERSITY:
         return None, "judges documents per subtopic: not bounded"

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from retrieval_gate.config.check_keys import canonical_name
 from retrieval_gate.config.columns import RELEVANCE, Column, in_column_units, operational_column
-from retrieval_gate.config.evaluators import EvaluatorConfig, evaluator_column, evaluator_key
+from retrieval_gate.config.evaluators import EvaluatorConfig, evaluator_column
 from retrieval_gate.config.schema import GateConfig, MetricGate
-from retrieval_gate.config.stages import check_metric
 from retrieval_gate.gate.compare import ComparisonSettings, Threshold
 
 
@@ -33,12 +33,12 @@ def gate_thresholds(
 ) -> tuple[dict[str, Threshold], dict[str, dict[str, Threshold]]]:
     """Canonical metric -> threshold, and slice -> canonical metric -> override."""
     thresholds = {
-        canonical_check(key): _threshold(gate, column_of(key, config.evaluators))
+        canonical_name(key): _threshold(gate, column_of(key, config.evaluators))
         for key, gate in config.metrics.items()
     }
     overrides = {
         name: {
-            canonical_check(key): _threshold(gate, column_of(key, config.evaluators))
+            canonical_name(key): _threshold(gate, column_of(key, config.evaluators))
             for key, gate in gates.items()
         }
         for name, gates in config.slices.overrides.items()
@@ -50,13 +50,6 @@ def column_of(key: str, evaluators: Mapping[str, EvaluatorConfig] | None = None)
     """The direction and unit of the check column a `metrics:` key names (an evaluator's
     score: as `evaluators` says)."""
     return operational_column(key) or evaluator_column(key, evaluators or {}) or RELEVANCE
-
-
-def canonical_check(name: str) -> str:
-    """The canonical name of the check a `metrics:` key names."""
-    if operational_column(name) or evaluator_key(name) is not None:
-        return name
-    return check_metric(name)[1]
 
 
 def _threshold(gate: MetricGate, column: Column) -> Threshold:

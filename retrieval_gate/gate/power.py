@@ -327,18 +327,18 @@ def _comparable(
 ) -> tuple[Baseline, list[str]]:
     """`baseline` as `check` would compare with it: `gate.comparable_baseline` against what a
     run of `config` on `dataset` would record (its fingerprints; no retriever is called)."""
+    from retrieval_gate.config.check_keys import canonical_name
     from retrieval_gate.core.version import __version__
     from retrieval_gate.errors import NotComparableError
     from retrieval_gate.gate.baseline.record import Fingerprints, fingerprint_slices, make_baseline
     from retrieval_gate.gate.comparable import comparable_baseline
-    from retrieval_gate.gate.policy import canonical_check
     from retrieval_gate.gate.slicing import slice_definition
 
     slicing = config.slices
     definition = slice_definition(
         slicing.by, slicing.combine, slicing.query_length.bins, slicing.min_size
     )
-    metrics = tuple(canonical_check(key) for key in config.metrics)
+    metrics = tuple(canonical_name(key) for key in config.metrics)
     ids = [query.id for query in dataset.queries]
     expected = make_baseline(
         fingerprints=Fingerprints(

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from retrieval_gate.config.stages import stage_metric
+from retrieval_gate.config.check_keys import kind_of
 from retrieval_gate.core.ids import IntArray
 from retrieval_gate.core.qrels import Qrels
 from retrieval_gate.metrics import parse_metric
@@ -106,7 +106,7 @@ def stage_losses(
 
     found = []
     for metric, name in checks:
-        if stage_metric(metric) is not None:
+        if kind_of(metric) != "ranking":
             continue
         depth, rel = _cut(metric, k)
         lost = losses(depth, rel)

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Iterable, Iterator
 
+from retrieval_gate.config.check_keys import canonical_name
 from retrieval_gate.history.record import Entry, ResultEntry, TrendPoint
 from retrieval_gate.history.store import HistorySource, iter_history
-from retrieval_gate.metrics import parse_metric
 
 
 def load_trend(
@@ -32,7 +32,7 @@ def trend_points(entries: Iterable[Entry], metric: str) -> list[TrendPoint]:
 
 
 def _points(entries: Iterable[Entry], metric: str) -> Iterator[TrendPoint]:
-    name = str(parse_metric(metric))
+    name = canonical_name(metric)
     for entry in entries:
         if isinstance(entry, ResultEntry) and name in entry.means:
             yield TrendPoint(entry.commit, entry.pr, entry.time, entry.means[name])

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 import yaml
 
-from retrieval_gate.config.evaluators import relevance_keys
+from retrieval_gate.config.check_keys import ranked_keys
 from retrieval_gate.config.loader import line_of
 from retrieval_gate.config.schema import GateConfig
 from retrieval_gate.config.stages import check_metric
@@ -180,8 +180,8 @@ class LintInput:
 
     @cached_property
     def specs(self) -> dict[str, MetricSpec]:
-        """Config key as written -> its metric (an evaluator's scores are not metrics)."""
-        return {key: check_metric(key)[0] for key in relevance_keys(self.config.metrics)}
+        """Config key as written -> its metric (evaluator scores, latency and cost are none)."""
+        return {key: check_metric(key)[0] for key in ranked_keys(self.config.metrics)}
 
     def name(self, key: str) -> str:
         """The metric of config key `key` as the reports name it (`mrr(rel=1)@10` is rr@10)."""

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from retrieval_gate.config.evaluators import relevance_keys
+from retrieval_gate.config.check_keys import ranking_keys
 from retrieval_gate.config.loader import load
 from retrieval_gate.config.schema import GateConfig
 from retrieval_gate.core.ids import object_array
@@ -80,7 +80,7 @@ def calibrate(
     # Held-back labels may name queries the dataset lacks: the judge's rows of them count.
     judge = judge_labels(config, sorted({*(q.id for q in dataset.queries), *judged_ids}))
     card = card_of(human, judge.qrels)
-    metric = relevance_keys(config.metrics)[0]
+    metric = ranking_keys(config.metrics)[0]
     scored = tuple(
         _run_scores(Path(path), metric, _only(human, judged_ids), _only(judge.qrels, judged_ids))
         for path in runs

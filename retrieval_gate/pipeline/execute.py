@@ -7,10 +7,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from retrieval_gate.config.evaluators import relevance_keys
+from retrieval_gate.config.check_keys import ranking_keys
 from retrieval_gate.config.loader import load
 from retrieval_gate.config.schema import GateConfig
-from retrieval_gate.config.stages import stage_metric
 from retrieval_gate.core.model import Query
 from retrieval_gate.core.wording import one_line, plural
 from retrieval_gate.datasets import Dataset, assemble, load_labels
@@ -138,7 +137,7 @@ def execute(
     else:
         result = _call(retriever, dataset, config.k, settings, store, refresh_cache, progress)
     check_budget(result, len(dataset.queries), settings.error_budget)
-    relevance = [key for key in relevance_keys(config.metrics) if stage_metric(key) is None]
+    relevance = ranking_keys(config.metrics)
     scores = evaluate(result.run, dataset.qrels, relevance, dataset.subtopics)
     stage = score_candidates(config, dataset, result, description)
     warnings = [str(warning) for warning in dataset.warnings] + notes

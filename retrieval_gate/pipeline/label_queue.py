@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal, TextIO
 
-from retrieval_gate.config.evaluators import relevance_keys
+from retrieval_gate.config.check_keys import ranking_keys
 from retrieval_gate.config.schema import GateConfig
 from retrieval_gate.datasets import Dataset
 from retrieval_gate.datasets import load as load_dataset
@@ -53,7 +53,7 @@ def make_queue(
     the judge doubts, or by impact, are not, and would bias its estimates.
     """
 
-    metric = str(parse_metric(relevance_keys(config.metrics)[0]))
+    metric = str(parse_metric(ranking_keys(config.metrics)[0]))
     warnings: list[str] = []
     deltas: dict[str, float] | None = None
     document = None if result_path is None else _record_document(Path(result_path))

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
+from retrieval_gate.config.check_keys import canonical_name
 from retrieval_gate.config.schema import GateConfig
 from retrieval_gate.core.version import __version__
 from retrieval_gate.datasets import Dataset
@@ -18,7 +19,6 @@ from retrieval_gate.gate.baseline.record import (
     make_baseline,
 )
 from retrieval_gate.gate.corpus_changes import judged_document_hashes
-from retrieval_gate.gate.policy import canonical_check
 from retrieval_gate.gate.repeats import averaged
 from retrieval_gate.gate.slicing import slice_definition
 from retrieval_gate.pipeline.evaluator_scores import evaluator_columns
@@ -133,7 +133,7 @@ def _record_once(
         fingerprints=Fingerprints(
             dataset=dataset.fingerprint,
             k=config.k,
-            metrics=tuple(canonical_check(key) for key in config.metrics),
+            metrics=tuple(canonical_name(key) for key in config.metrics),
             slices=fingerprint_slices(definition),
             retriever=fingerprint(description),
             queries=dataset.queries_fingerprint,

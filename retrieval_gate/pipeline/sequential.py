@@ -9,8 +9,9 @@ from typing import TextIO
 
 import numpy as np
 
+from retrieval_gate.config.check_keys import ranking_keys
 from retrieval_gate.config.schema import GateConfig, SequentialConfig
-from retrieval_gate.config.stages import check_metric, stage_metric
+from retrieval_gate.config.stages import check_metric
 from retrieval_gate.core.ids import FloatArray
 from retrieval_gate.core.model import Query
 from retrieval_gate.datasets import Dataset
@@ -183,7 +184,7 @@ class _State:
         new = np.asarray([i for i in window if dataset.queries[i].id in ran], dtype=np.int64)
         keep = np.isin(dataset.qrels.query_ids, [dataset.queries[i].id for i in new])
         qrels = dataset.qrels.restricted(keep)
-        relevance = [key for key in config.metrics if stage_metric(key) is None]
+        relevance = ranking_keys(config.metrics)
         scores = evaluate(batch.run, qrels, relevance, dataset.subtopics)
         values = dict(scores.values)  # and the candidates: checks, on the same queries
         described = config.retriever.model_dump()

@@ -1,0 +1,44 @@
+"""What a `metrics:` key names: a ranking metric, a first-stage one, an operational measure or
+an evaluator's score."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Literal
+
+from retrieval_gate.config.columns import operational_column
+from retrieval_gate.config.evaluators import evaluator_key
+from retrieval_gate.config.stages import check_metric, stage_metric
+
+Kind = Literal["ranking", "candidates", "operational", "evaluator"]
+
+
+def kind_of(key: str) -> Kind:
+    """Which kind of check `key` names: `ranking` scores the final list (ndcg@10),
+    `candidates` the first stage's (candidates:recall@100), `operational` is latency or cost
+    (latency_p95), `evaluator` an evaluator's per-query score (ragas:faithfulness)."""
+    if operational_column(key) is not None:
+        return "operational"
+    if evaluator_key(key) is not None:
+        return "evaluator"
+    if stage_metric(key) is not None:
+        return "candidates"
+    return "ranking"
+
+
+def ranking_keys(keys: Iterable[str]) -> list[str]:
+    """The keys of `keys` that score the final ranking, in order."""
+    return [key for key in keys if kind_of(key) == "ranking"]
+
+
+def ranked_keys(keys: Iterable[str]) -> list[str]:
+    """The keys of `keys` that score a ranked list, the final one or the first stage's."""
+    return [key for key in keys if kind_of(key) in ("ranking", "candidates")]
+
+
+def canonical_name(key: str) -> str:
+    """The canonical name of the check `key` names (`ndcg@10` for `NDCG@10`); operational
+    and evaluator keys as written. Raises MetricError for a metric that does not parse."""
+    if kind_of(key) in ("operational", "evaluator"):
+        return key
+    return check_metric(key)[1]
