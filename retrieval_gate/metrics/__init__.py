@@ -1,6 +1,7 @@
 """The metric engine: trec_eval-exact measures computed as numpy reductions."""
 
 from retrieval_gate.metrics import (  # noqa: F401  (their measures register on import)
+    auc,
     diversity,
     incomplete,
     measures,

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+import numpy as np
+
 from retrieval_gate.core.ids import FloatArray
 from retrieval_gate.core.qrels import Qrels
 from retrieval_gate.core.run import Run
@@ -38,11 +40,19 @@ class Scores:
     """Run queries absent from the qrels; not scored."""
 
     def mean(self) -> dict[str, float]:
-        """Mean of each metric over the labelled queries (0.0 when there are none)."""
-        return {
-            name: float(values.mean()) if len(values) else 0.0
-            for name, values in self.values.items()
-        }
+        """Mean of each metric over the labelled queries it is defined for (NaN values, as a
+        one-class query's `auc`, are left out); 0.0 when there are none."""
+        means = {}
+        for name, values in self.values.items():
+            defined = values[~np.isnan(values)]
+            means[name] = float(defined.mean()) if len(defined) else 0.0
+        return means
+
+    def undefined(self) -> dict[str, int]:
+        """How many labelled queries each metric is undefined (NaN) for, and so left out of
+        its mean; only metrics with some."""
+        counts = {name: int(np.isnan(values).sum()) for name, values in self.values.items()}
+        return {name: count for name, count in counts.items() if count}
 
     def per_query(self) -> dict[str, dict[str, float]]:
         """`{query: {metric: value}}` in query order."""
@@ -76,7 +86,8 @@ def evaluate(
     if diverse and subtopics is None:
         raise MetricError(f"{', '.join(map(str, diverse))}: {NEEDS_SUBTOPICS}")
     plain = [spec for spec in specs if spec.name not in DIVERSITY]
-    ranked = rank_judgments(results, qrels, _depth(plain))
+    scored = any(spec.measure.needs_scores for spec in plain)
+    ranked = rank_judgments(results, qrels, _depth(plain), scores=scored)
     values = {str(spec): spec.measure.compute(spec, ranked) for spec in plain}
     if diverse and subtopics is not None:
         values.update(diversity_scores(results, ranked.query_ids, subtopics, diverse))

@@ -150,3 +150,14 @@ def _cutoff(raw: str | None, measure: Measure, text: str) -> int | None:
     if not raw.isdigit() or int(raw) < 1:
         raise MetricError(f"{text}: the cutoff must be a positive integer, got {raw!r}")
     return int(raw)
+
+
+def may_be_undefined(metric: str) -> bool:
+    """Whether check column `metric` may hold NaN for a query (a one-class query's `auc`):
+    its last `prefix:` part names one of our measures registered as possibly undefined.
+    Any other column, a name we cannot read included, must hold a number per query."""
+    name = metric.rsplit(":", 1)[-1]
+    try:
+        return _parse(name).measure.undefined
+    except MetricError:
+        return False

@@ -47,6 +47,9 @@ class RankedJudgments:
     ideal: FloatArray
     missing_queries: tuple[str, ...]
     ignored_queries: tuple[str, ...]
+    scores: FloatArray | None = None
+    """The run's score of each cell of `grades` (NaN past the end of the results); held only
+    when asked for (`rank_judgments(..., scores=True)`), else None: rank order stands in."""
     _cache: dict[tuple[str, float], FloatArray] = field(default_factory=dict, repr=False)
 
     def top(self, k: int | None) -> FloatArray:
@@ -95,20 +98,25 @@ class _Rows:
 ResultsMapping = Mapping[str, Mapping[str, float]]
 
 
-def rank_judgments(run: Run | ResultsMapping, qrels: Qrels, depth: int | None) -> RankedJudgments:
-    """Rank every labelled query's results and look up their grades, `depth` ranks deep."""
+def rank_judgments(
+    run: Run | ResultsMapping, qrels: Qrels, depth: int | None, *, scores: bool = False
+) -> RankedJudgments:
+    """Rank every labelled query's results and look up their grades, `depth` ranks deep; with
+    `scores`, keep each ranked cell's score too (`RankedJudgments.scores`)."""
     with small_pages():
-        return _rank_judgments(run, qrels, depth)
+        return _rank_judgments(run, qrels, depth, scores)
 
 
-def _rank_judgments(run: Run | ResultsMapping, qrels: Qrels, depth: int | None) -> RankedJudgments:
+def _rank_judgments(
+    run: Run | ResultsMapping, qrels: Qrels, depth: int | None, keep_scores: bool
+) -> RankedJudgments:
     labelled = qrels.query_ids
     num_queries = len(labelled)
     rows = _mapping_rows(run, qrels) if isinstance(run, Mapping) else _run_rows(run, qrels)
-    query, at = rows.query, rows.judged
+    query, at, score = rows.query, rows.judged, rows.score
     order, ties = ranking_order(query, rows.score, rows.docs)
     if order is not None:
-        query = query[order]
+        query, score = query[order], score[order]
         moved = np.empty_like(order)
         moved[order] = np.arange(len(order))
         at = moved[at]
@@ -136,6 +144,12 @@ def _rank_judgments(run: Run | ResultsMapping, qrels: Qrels, depth: int | None) 
         grades[short] = np.where(past, NOT_RETRIEVED, UNJUDGED)
     inside = rank < width
     grades[judged_query[inside], rank[inside]] = rows.grade[inside]
+    scores = None
+    if keep_scores:  # tied rows share a score, so the tie moves above leave it right
+        scores = np.full((num_queries, width), np.nan)
+        every_rank = np.arange(len(query)) - first[query]
+        kept = (query < num_queries) & (every_rank < width)
+        scores[query[kept], every_rank[kept]] = score[kept]
 
     missing = tuple(str(q) for q in labelled[num_ret == 0])
     return RankedJudgments(
@@ -147,6 +161,7 @@ def _rank_judgments(run: Run | ResultsMapping, qrels: Qrels, depth: int | None) 
         _ideal_grades(qrels, num_queries, depth),
         missing,
         rows.ignored,
+        scores,
     )
 
 

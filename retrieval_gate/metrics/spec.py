@@ -158,6 +158,10 @@ class Measure:
     example: str = ""
     full_list: bool = False
     """Needs every retrieved rank even when a cutoff is given."""
+    undefined: bool = False
+    """May be undefined (NaN) for a query, which means are then taken without (`auc`)."""
+    needs_scores: bool = False
+    """Reads the run's scores, not only its ranking (`RankedJudgments.scores`)."""
 
 
 REGISTRY: dict[str, Measure] = {}
@@ -174,12 +178,24 @@ def measure(
     integer: bool = False,
     example: str = "",
     full_list: bool = False,
+    undefined: bool = False,
+    needs_scores: bool = False,
 ) -> Callable[[Compute], Compute]:
     """Register the decorated function as measure `name`."""
 
     def register(compute: Compute) -> Compute:
         REGISTRY[name] = Measure(
-            name, help, compute, params, cutoff, aliases, integer, example or name, full_list
+            name,
+            help,
+            compute,
+            params,
+            cutoff,
+            aliases,
+            integer,
+            example or name,
+            full_list,
+            undefined,
+            needs_scores,
         )
         for alias in aliases:
             ALIASES[alias] = name

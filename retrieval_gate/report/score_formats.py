@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
+
+import numpy as np
 
 from retrieval_gate.core.wording import aligned, aligned_columns, json_text, plural
 from retrieval_gate.metrics import REGISTRY, Scores
 
+UNDEFINED = "-"
+"""A per-query cell whose metric is undefined for that query (a one-class query's auc)."""
 PREVIEW = 5
 """Query ids listed in a coverage note before it says `and N more`."""
 
@@ -39,13 +44,19 @@ def format_table(scores: Scores, per_query: bool) -> str:
         columns = [["query", *scores.query_ids, "all"]]
         for name in names:
             values = scores.values[name].tolist()
-            cells = map(round, values) if integer[name] else (f"{v:.4f}" for v in values)
+            cells = map(round, values) if integer[name] else map(_cell, values)
             columns.append([name, *map(str, cells), cell(name, overall[name])])
         lines = aligned_columns(columns, right_from=1)
     footer = f"{len(scores.query_ids)} labelled queries; `all` is the mean"
     if any(integer.values()):
         footer += " (num_* are totals)"
+    if scores.undefined():
+        footer += f"; {UNDEFINED} marks an undefined value, left out of the mean"
     return "\n".join([*lines, "", footer]) + "\n"
+
+
+def _cell(value: float) -> str:
+    return UNDEFINED if math.isnan(value) else f"{value:.4f}"
 
 
 def format_trec(scores: Scores, per_query: bool) -> str:
@@ -57,9 +68,9 @@ def format_trec(scores: Scores, per_query: bool) -> str:
         return f"{name:<22}\t{qid}\t{text}"
 
     lines = []
-    if per_query:
+    if per_query:  # an undefined value has no line, as trec_eval prints none for it
         for qid, values in scores.per_query().items():
-            lines += [line(name, qid, value) for name, value in values.items()]
+            lines += [line(name, qid, v) for name, v in values.items() if not math.isnan(v)]
     lines += [line(name, "all", value) for name, value in summary_values(scores).items()]
     return "\n".join(lines) + "\n"
 
@@ -70,9 +81,17 @@ def format_json(scores: Scores, per_query: bool) -> str:
         "metrics": [str(spec) for spec in scores.metrics],
         "num_queries": len(scores.query_ids),
         "mean": scores.mean(),
-        "per_query": scores.per_query(),
+        # JSON has no NaN: an undefined value (a one-class query's auc) is null.
+        "per_query": {
+            qid: {name: None if math.isnan(v) else v for name, v in values.items()}
+            for qid, values in scores.per_query().items()
+        },
         "missing_queries": list(scores.missing_queries),
         "ignored_queries": list(scores.ignored_queries),
+        "undefined_queries": {
+            name: [scores.query_ids[i] for i in np.flatnonzero(np.isnan(scores.values[name]))]
+            for name in scores.undefined()
+        },
     }
     return json_text(document) + "\n"
 
@@ -85,7 +104,8 @@ FORMATS: dict[str, Callable[[Scores, bool], str]] = {
 
 
 def coverage_notes(scores: Scores) -> list[str]:
-    """One line each for labelled queries without results and run queries without labels."""
+    """One line each for labelled queries without results, run queries without labels, and
+    each metric undefined for some queries."""
     notes = []
     missing, ignored = scores.missing_queries, scores.ignored_queries
     if missing:
@@ -99,6 +119,15 @@ def coverage_notes(scores: Scores) -> list[str]:
         notes.append(
             f"{plural(len(ignored), 'run query')} without judgments "
             f"{'is' if len(ignored) == 1 else 'are'} ignored: {_preview(ignored)}"
+        )
+    for name, count in scores.undefined().items():
+        undefined = tuple(
+            scores.query_ids[i] for i in np.flatnonzero(np.isnan(scores.values[name]))
+        )
+        notes.append(
+            f"{name} is undefined for {count} of {plural(len(scores.query_ids), 'labelled query')}"
+            " (one class among their scored documents: no relevant or no non-relevant one) and "
+            f"left out of its mean: {_preview(undefined)}"
         )
     return notes
 
