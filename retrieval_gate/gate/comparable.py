@@ -8,6 +8,7 @@ from retrieval_gate.config.check_keys import ranking_keys
 from retrieval_gate.datasets import Dataset
 from retrieval_gate.errors import NotComparableError
 from retrieval_gate.gate.baseline.record import Baseline, comparability_problems
+from retrieval_gate.metrics.parse import reads_scores
 
 
 def comparable_baseline(
@@ -23,6 +24,15 @@ def comparable_baseline(
     if not problems:
         return baseline, None
     if _judgments_changed_only(baseline, current, dataset):
+        scored = [m for m in baseline.fingerprints.metrics if reads_scores(m)]
+        if scored:
+            raise NotComparableError(
+                f"the judgments changed since the baseline, and {', '.join(scored)} "
+                f"{'reads' if len(scored) == 1 else 'read'} the retriever's scores, which the "
+                "baseline does not store (ties count half): its stored rankings cannot be "
+                "re-scored exactly. Recreate it on the main branch with "
+                "`retrieval-gate baseline --force`"
+            )
         before = baseline.fingerprints.dataset
         first = " (its first run's: the other runs keep scores, not rankings)"
         return rescored_baseline(baseline, dataset), (

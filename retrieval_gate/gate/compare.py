@@ -15,6 +15,7 @@ from retrieval_gate.errors import CannotFailError, GateError
 from retrieval_gate.gate.compare_inputs import checked_slices, scores_of
 from retrieval_gate.gate.family import Member, family_of, refusal_advice
 from retrieval_gate.gate.slicing import ALL, check_list
+from retrieval_gate.gate.undefined import defined_checks
 from retrieval_gate.gate.verdicts import (
     EPS,
     RULES,
@@ -212,6 +213,9 @@ class Comparison:
     and `floor` are an increase and a ceiling, and `wins` are queries that got lower."""
     unit: str = ""
     """"" for the [0, 1] scale (shown in points); else the unit word of the values."""
+    excluded: int = 0
+    """Queries of the slice left out because the metric is undefined for them on a side (a
+    one-class query's auc); `n` counts the others."""
 
     @property
     def gain(self) -> float:
@@ -234,6 +238,7 @@ class _Cell:
     threshold: Threshold
     reason: str
     noise: RunNoise | None = None
+    excluded: int = 0
 
 
 @dataclass(frozen=True)
@@ -361,12 +366,19 @@ def compare(
             for metric in arrays:
                 if scores_of(f"a {name} run", run, metric).size != total:
                     raise GateError(f"every {name} run must score the same {total} queries")
+    checks = check_list(index, thresholds, overrides, settings.min_size)
     cells = [
         _Cell(
-            metric, name, rows, threshold, reason, run_noise(runs, metric, rows) if runs else None
+            metric,
+            name,
+            rows,
+            threshold,
+            reason,
+            run_noise(runs, metric, rows) if runs else None,
+            excluded,
         )
-        for metric, name, rows, threshold, reason in check_list(
-            index, thresholds, overrides, settings.min_size
+        for metric, name, rows, threshold, reason, excluded in defined_checks(
+            checks, arrays, settings.min_size
         )
     ]
     # One column per check, zero outside its slice: every test runs on one matrix.
@@ -563,4 +575,5 @@ def _comparison(
         run_sd=cell.noise.spread if cell.noise else None,
         direction=cell.threshold.direction,
         unit=cell.threshold.unit,
+        excluded=cell.excluded,
     )

@@ -10,10 +10,12 @@ import numpy as np
 from retrieval_gate.core.ids import FloatArray, IntArray
 from retrieval_gate.errors import GateError
 from retrieval_gate.gate.slicing import ALL
+from retrieval_gate.gate.undefined import may_be_undefined
 
 
 def scores_of(name: str, scores: Mapping[str, FloatArray], metric: str) -> FloatArray:
-    """`scores`' values of `metric` as floats, refused unless one finite value per query;
+    """`scores`' values of `metric` as floats, refused unless one finite value per query (or
+    NaN, for a metric that may be undefined for a query: `undefined.may_be_undefined`);
     `name` says whose they are in the error."""
     if metric not in scores:
         known = ", ".join(sorted(scores)) or "none"
@@ -22,7 +24,9 @@ def scores_of(name: str, scores: Mapping[str, FloatArray], metric: str) -> Float
     if values.ndim != 1:
         raise GateError(f"{name} scores of {metric} must be one value per query")
     if not bool(np.all(np.isfinite(values))):
-        raise GateError(f"{name} scores of {metric} contain NaN or infinite values")
+        finite_or_nan = np.isfinite(values) | np.isnan(values)
+        if not (may_be_undefined(metric) and bool(finite_or_nan.all())):
+            raise GateError(f"{name} scores of {metric} contain NaN or infinite values")
     return values
 
 

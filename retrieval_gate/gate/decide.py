@@ -27,6 +27,7 @@ from retrieval_gate.gate.repeats import noise_of, runs_of
 from retrieval_gate.gate.result import GateContext, GateResult, failing_checks
 from retrieval_gate.gate.slicing import same_as_all, same_as_all_warning, slice_queries
 from retrieval_gate.gate.stage_losses import stage_losses
+from retrieval_gate.gate.undefined import excluded_warnings
 
 
 def decide(
@@ -86,6 +87,7 @@ def decide(
         comparisons = assisted.assisted if assisted.trusted else assisted.human
     else:
         comparisons = decided(baseline.scores, current.scores)
+    warnings = (*warnings, *excluded_warnings(comparisons))
     # The most regressed queries of the worst failure's metric, else of the first metric.
     failing = failing_checks(comparisons)
     shown = failing[0].metric if failing else next(iter(thresholds))

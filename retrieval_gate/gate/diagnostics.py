@@ -173,10 +173,12 @@ def query_changes(
     baseline: Baseline, current: Baseline, dataset: Dataset, metric: str
 ) -> tuple[QueryChange, ...]:
     before, after = baseline.scores[metric], current.scores[metric]
-    order = np.argsort(after - before, kind="stable")
+    delta = after - before
+    delta = np.where(np.isnan(delta), np.inf, delta)  # undefined on a side: not compared
+    order = np.argsort(delta, kind="stable")
     changes = []
     for i in order[:QUERY_CHANGES].tolist():
-        if after[i] >= before[i]:
+        if delta[i] >= 0:
             break
         query_id = current.query_ids[i]
         old = _positions(baseline.top_k.get(query_id, ()))

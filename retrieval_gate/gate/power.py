@@ -123,6 +123,7 @@ def estimate(
         if threshold.max_drop is None or c.max_drop is None:
             continue  # report-only or a floor alone: never tested for a drop
         values = np.asarray(scores[c.metric])[slices[c.slice]]
+        values = values[~np.isnan(values)]  # undefined for a query (auc): not compared
         assumed = float(values.std(ddof=1)) if values.size >= 2 else None
         if assumed is not None and sd_factors:
             assumed *= sd_factors.get((c.metric, c.slice), 1.0)

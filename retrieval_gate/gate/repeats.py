@@ -6,11 +6,10 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-import numpy as np
-
 from retrieval_gate.core.ids import FloatArray
 from retrieval_gate.errors import GateError
 from retrieval_gate.gate.baseline.record import Baseline, Repeats
+from retrieval_gate.gate.undefined import mean_of_runs
 
 
 @dataclass(frozen=True)
@@ -30,7 +29,8 @@ class Noise:
 
 
 def averaged(records: Sequence[Baseline]) -> Baseline:
-    """One record of repeated runs: the per-query mean of their scores, the first run's top k
+    """One record of repeated runs: the per-query mean of their scores (over the runs that
+    define it, for a metric undefined for some queries: `mean_of_runs`), the first run's top k
     and provenance, and the runs themselves (`Baseline.repeats`). One record is returned as is.
 
     Raises GateError when the runs are not of one retriever on one labelled set."""
@@ -49,7 +49,7 @@ def averaged(records: Sequence[Baseline]) -> Baseline:
     runs: list[Mapping[str, FloatArray]] = [r.scores for r in records]
     mean = {}
     for metric in metrics:
-        values = np.mean([run[metric] for run in runs], axis=0)
+        values = mean_of_runs([run[metric] for run in runs])
         values.flags.writeable = False
         mean[metric] = values
     # Every query's ids decoded at once: a record's top k decodes per read (`TopKIds`).

@@ -174,11 +174,15 @@ def error_document(name: str, message: str) -> dict[str, Any]:
     }
 
 
-def _aligned_scores(baseline: Baseline, query_ids: Sequence[str]) -> dict[str, list[float]]:
-    """The baseline's per-query scores in `query_ids` order (comparable records share them)."""
+def _aligned_scores(baseline: Baseline, query_ids: Sequence[str]) -> dict[str, list[float | None]]:
+    """The baseline's per-query scores in `query_ids` order (comparable records share them);
+    null where the metric is undefined for the query (JSON has no NaN)."""
     position = {query_id: i for i, query_id in enumerate(baseline.query_ids)}
     order = [position[query_id] for query_id in query_ids]
-    return {metric: values[order].tolist() for metric, values in baseline.scores.items()}
+    return {
+        metric: [None if v != v else v for v in values[order].tolist()]
+        for metric, values in baseline.scores.items()
+    }
 
 
 def _comparison(comparison: Comparison) -> dict[str, Any]:

@@ -26,6 +26,7 @@ from retrieval_gate.gate.decide import decide
 from retrieval_gate.gate.policy import column_of
 from retrieval_gate.gate.result import GateResult
 from retrieval_gate.gate.slicing import ALL, slice_queries
+from retrieval_gate.gate.undefined import defined_mean
 from retrieval_gate.history.record import AcceptEntry, Entry, ResultEntry
 
 SHOWN_STEPS = 12
@@ -316,7 +317,7 @@ def _drift_config(config: GateConfig, budget: DriftConfig, level: float) -> Gate
 
 
 def _attribution(check: Comparison, segment: Sequence[Point], rows: np.ndarray) -> Attribution:
-    means = [float(point.record.scores[check.metric][rows].mean()) for point in segment]
+    means = [defined_mean(point.record.scores[check.metric][rows]) for point in segment]
     steps = tuple(
         (point.short, after - before)
         for point, before, after in zip(segment[1:], means, means[1:], strict=False)

@@ -156,8 +156,19 @@ def may_be_undefined(metric: str) -> bool:
     """Whether check column `metric` may hold NaN for a query (a one-class query's `auc`):
     its last `prefix:` part names one of our measures registered as possibly undefined.
     Any other column, a name we cannot read included, must hold a number per query."""
-    name = metric.rsplit(":", 1)[-1]
+    measure = _column_measure(metric)
+    return measure is not None and measure.undefined
+
+
+def reads_scores(metric: str) -> bool:
+    """Whether check column `metric` is one of our measures that reads the run's scores, not
+    only its ranking (`auc`): a stored top k (ids in rank order) cannot recompute it."""
+    measure = _column_measure(metric)
+    return measure is not None and measure.needs_scores
+
+
+def _column_measure(metric: str) -> Measure | None:
     try:
-        return _parse(name).measure.undefined
+        return _parse(metric.rsplit(":", 1)[-1]).measure
     except MetricError:
-        return False
+        return None

@@ -18,6 +18,7 @@ from retrieval_gate.gate.baseline.document import record_of
 from retrieval_gate.gate.baseline.file import read_baseline
 from retrieval_gate.gate.baseline.record import Baseline
 from retrieval_gate.gate.comparable import comparable_baseline
+from retrieval_gate.gate.undefined import may_be_undefined
 from retrieval_gate.labels.queue import (
     LabelQueue,
     QueueItem,
@@ -227,8 +228,11 @@ def _result_deltas(
         return None
     current = record.scores[metric].tolist()
     ok = isinstance(values, list) and len(values) == len(current)
+    undefined = may_be_undefined(metric)  # null: undefined for that query, no delta
     if not ok or not all(
-        isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in values
+        (isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v))
+        or (v is None and undefined)
+        for v in values
     ):
         raise InputError(
             f"baseline.scores.{metric} is not one finite number per query of "
@@ -238,6 +242,7 @@ def _result_deltas(
     return {
         query_id: after - float(before)
         for query_id, after, before in zip(record.query_ids, current, values, strict=True)
+        if before is not None and not math.isnan(after)
     }
 
 
@@ -248,5 +253,5 @@ def _record_deltas(baseline: Baseline, record: Baseline, metric: str) -> dict[st
     return {
         query_id: after - before[query_id]
         for query_id, after in zip(record.query_ids, record.scores[metric].tolist(), strict=True)
-        if query_id in before
+        if query_id in before and not math.isnan(after - before[query_id])
     }

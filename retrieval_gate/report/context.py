@@ -261,7 +261,8 @@ CHART_BARS = 900
 
 
 def _query_deltas(result: ResultRecord, metric: str | None) -> list[dict[str, Any]]:
-    """Per-query change of `metric`, most regressed first (ties by query id)."""
+    """Per-query change of `metric`, most regressed first (ties by query id); a query the
+    metric is undefined for on a side (null) has none, as the gate leaves it out."""
     if metric is None or result.current is None or result.baseline is None:
         return []
     after = result.current.scores.get(metric)
@@ -274,6 +275,8 @@ def _query_deltas(result: ResultRecord, metric: str | None) -> list[dict[str, An
         {"query_id": q, "before": b, "after": a, "delta": a - b}
         for q, b, a in zip(ids, before, after, strict=True)
         if q not in out  # left out of every check: the corpus changed under its labels
+        and a is not None  # undefined on a side (a one-class query's auc): not compared
+        and b is not None
     ]
     return sorted(rows, key=lambda row: (row["delta"], row["query_id"]))
 

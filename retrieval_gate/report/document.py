@@ -56,7 +56,8 @@ class BaselineRecord(_Model):
     git_dirty: bool | None
     tool_version: str
     fingerprints: dict[str, Any]
-    scores: dict[str, list[float]] = Field(default_factory=dict)
+    scores: dict[str, list[float | None]] = Field(default_factory=dict)
+    """null: the metric is undefined for that query (a one-class query's auc)."""
     source: str = ""
     """Where the reference came from: "baseline PATH" or "a run at REF (...)"."""
 
@@ -68,7 +69,7 @@ class CurrentRecord(_Model):
     git_dirty: bool | None
     fingerprints: dict[str, Any]
     query_ids: list[str]
-    scores: dict[str, list[float]]
+    scores: dict[str, list[float | None]]
 
 
 class SequentialRecord(_Model):

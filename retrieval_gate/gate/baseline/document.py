@@ -35,6 +35,7 @@ from retrieval_gate.gate.baseline.record import (
     top_k_problems,
 )
 from retrieval_gate.gate.baseline.side_file import SideTopK
+from retrieval_gate.gate.undefined import may_be_undefined, mean_of_runs
 
 _DOCUMENT_HASH = re.compile(r"[0-9a-f]{16}")
 """A judged document's content hash as written: `corpus_changes.document_hash`."""
@@ -59,7 +60,7 @@ def baseline_document(
     ids = baseline.query_ids
     metrics = [m for m in fp.metrics if m in baseline.scores]
     metrics += sorted(set(baseline.scores) - set(metrics))
-    columns = {metric: _finite(baseline.scores[metric], metric, ids).tolist() for metric in metrics}
+    columns = {metric: _column(baseline.scores[metric], metric, ids) for metric in metrics}
     document: dict[str, Any] = {
         "schema_version": baseline.schema_version,
         "tool_version": baseline.tool_version,
@@ -92,7 +93,7 @@ def baseline_document(
     if baseline.repeats is not None:
         document["repeats"] = {
             "runs": [
-                {metric: _finite(run[metric], metric, ids).tolist() for metric in metrics}
+                {metric: _column(run[metric], metric, ids) for metric in metrics}
                 for run in baseline.repeats.runs
             ],
             "varying": list(baseline.repeats.varying),
@@ -102,17 +103,23 @@ def baseline_document(
     return document
 
 
-def _finite(scores: npt.ArrayLike, metric: str, ids: Sequence[str]) -> FloatArray:
+def _column(scores: npt.ArrayLike, metric: str, ids: Sequence[str]) -> list[float | None]:
+    """A score column as JSON values: null for a query the metric is undefined for (JSON has
+    no NaN), which only a metric that may be undefined has (`may_be_undefined`)."""
     values = np.asarray(scores, dtype=np.float64)
     if values.shape != (len(ids),):
         raise ValueError(f"scores[{metric!r}] has shape {values.shape}, not ({len(ids)},)")
-    bad = np.flatnonzero(~np.isfinite(values))
+    undefined = np.isnan(values) if may_be_undefined(metric) else np.zeros(len(ids), bool)
+    bad = np.flatnonzero(~np.isfinite(values) & ~undefined)
     if len(bad):
         raise ValueError(
             f"scores[{metric!r}] of query {ids[bad[0]]!r} is {values[bad[0]]}; "
             "a baseline holds finite scores only"
         )
-    return values
+    column: list[float | None] = values.tolist()
+    for i in np.flatnonzero(undefined).tolist():
+        column[i] = None
+    return column
 
 
 def record_of(document: Any, source: str) -> Baseline:
@@ -211,10 +218,12 @@ def from_document(data: Any, source: str, where: str, *, clock: bool) -> Baselin
     )
 
 
-def _read_only(columns: Mapping[str, list[float]], metrics: Sequence[str]) -> dict[str, FloatArray]:
+def _read_only(
+    columns: Mapping[str, list[float | None]], metrics: Sequence[str]
+) -> dict[str, FloatArray]:
     arrays = {}
     for metric in metrics:
-        values = np.array(columns[metric], dtype=np.float64)
+        values = np.array(columns[metric], dtype=np.float64)  # null (undefined) reads as NaN
         values.flags.writeable = False
         arrays[metric] = values
     return arrays
@@ -239,8 +248,11 @@ def _consistency_problems(model: _BaselineFile, prefix: str) -> list[str]:
             problems += _column_problems(run, fp.metrics, len(ids), f"{where}.runs[{r}]")
         if not problems:
             for metric in fp.metrics:
-                mean = np.mean([run[metric] for run in model.repeats.runs], axis=0)
-                if not np.allclose(mean, model.scores[metric], rtol=0, atol=1e-9):
+                mean = mean_of_runs(
+                    [np.array(run[metric], dtype=np.float64) for run in model.repeats.runs]
+                )
+                stored = np.array(model.scores[metric], dtype=np.float64)
+                if not np.allclose(mean, stored, rtol=0, atol=1e-9, equal_nan=True):
                     problems.append(f"{prefix}scores.{metric}: not the mean of {where}.runs")
         strays = sorted(set(model.repeats.varying) - labelled)
         if strays:
@@ -254,7 +266,7 @@ def _consistency_problems(model: _BaselineFile, prefix: str) -> list[str]:
 
 
 def _column_problems(
-    columns: Mapping[str, list[float]], metrics: Sequence[str], size: int, where: str
+    columns: Mapping[str, list[float | None]], metrics: Sequence[str], size: int, where: str
 ) -> list[str]:
     problems = [f"{where}: no scores for {metric}" for metric in metrics if metric not in columns]
     for metric, values in columns.items():
@@ -262,6 +274,11 @@ def _column_problems(
             problems.append(f"{where}.{metric}: not one of fingerprints.metrics")
         elif len(values) != size:
             problems.append(f"{where}.{metric}: {len(values)} values for {size} query_ids")
+        elif None in values and not may_be_undefined(metric):
+            problems.append(
+                f"{where}.{metric}[{values.index(None)}]: null, but {metric} is defined for "
+                "every query (only a metric such as auc may be null)"
+            )
     return problems
 
 
@@ -290,7 +307,7 @@ class _FingerprintsFile(_FileModel):
 
 
 class _RepeatsFile(_FileModel):
-    runs: list[dict[str, list[float]]] = Field(min_length=2)
+    runs: list[dict[str, list[float | None]]] = Field(min_length=2)
     varying: list[str]
 
 
@@ -319,7 +336,7 @@ class _BaselineFile(_FileModel):
     retriever: dict[str, Any]
     slice_definition: dict[str, Any]
     query_ids: list[str]
-    scores: dict[str, list[float]]
+    scores: dict[str, list[float | None]]
     top_k: Annotated[
         Annotated[dict[str, list[str]], Tag("inline")] | Annotated[_TopKFile, Tag("side")],
         Discriminator(_top_k_kind),
