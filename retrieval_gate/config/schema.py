@@ -199,8 +199,14 @@ class DatasetConfig(StrictModel):
     ir_datasets: str | None = Field(
         None, description="an ir_datasets id (cranfield, beir/scifact/test) instead of files"
     )
+    impressions: str | None = Field(
+        None,
+        description="an impression log (JSON Lines of query or user, item, score or rank, "
+        "clicked) as the labelled set: clicked = grade 1; read the same file as the run with "
+        "retriever {type: run_file, format: impressions}",
+    )
     split: str = Field("test", description="BEIR qrels split: qrels/<split>.tsv")
-    format: Literal["auto", "beir", "trec", "jsonl"] = Field(
+    format: Literal["auto", "beir", "trec", "jsonl", "impressions"] = Field(
         "auto", description="layout of the labelled set; auto detects it"
     )
     query_field: str = Field("title", description="TREC topics: the field used as query text")

@@ -173,6 +173,22 @@ def _load_jsonl(spec: DatasetConfig, base_dir: Path) -> Labels:
     )
 
 
+def _load_impressions(spec: DatasetConfig, base_dir: Path) -> Labels:
+    """An impression log as the labelled set: its queries (or users), clicks as grades."""
+    from retrieval_gate.readers.impressions import read_impressions
+
+    if not spec.impressions:
+        raise InputError("dataset: the impressions layout needs `impressions` (the log file)")
+    others = [name for name in ("path", "queries", "qrels", "corpus") if getattr(spec, name)]
+    if others:
+        raise InputError(
+            f"dataset: `impressions` is the whole labelled set; remove {', '.join(others)}"
+        )
+    path = field_path(spec.impressions, base_dir, "dataset.impressions")
+    log = read_impressions(path)
+    return Labels(list(log.queries), log.judgments, None, source=str(path), layout="impressions")
+
+
 class _NoJudgmentsError(Exception):
     """A set of queries with no judgments yet: an error, unless the caller takes `labels`."""
 
@@ -190,10 +206,13 @@ LOADERS: dict[str, Callable[[DatasetConfig, Path], Labels]] = {
     "beir": _load_beir,
     "trec": _load_trec,
     "jsonl": _load_jsonl,
+    "impressions": _load_impressions,
 }
 
 
 def _detect(spec: DatasetConfig) -> str:
+    if spec.impressions:
+        return "impressions"
     if spec.path:
         return "beir"
     if spec.queries and logical_name(Path(spec.queries)).endswith(".jsonl"):

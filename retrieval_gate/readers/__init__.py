@@ -17,6 +17,7 @@ from retrieval_gate.readers.dicts import (
     read_json_run,
     run_from_dict,
 )
+from retrieval_gate.readers.impressions import read_impressions_judgments, read_impressions_run
 from retrieval_gate.readers.jsonl import read_jsonl_judgments, read_jsonl_run
 from retrieval_gate.readers.text import first_content_line, logical_name
 from retrieval_gate.readers.trec import read_trec_judgments, read_trec_run
@@ -26,11 +27,13 @@ QRELS_FORMATS: dict[str, Callable[[Path], Judgments]] = {
     "beir": read_beir_judgments,
     "jsonl": read_jsonl_judgments,
     "json": read_json_judgments,
+    "impressions": read_impressions_judgments,
 }
 RUN_FORMATS: dict[str, Callable[[Path], Run]] = {
     "trec": read_trec_run,
     "jsonl": read_jsonl_run,
     "json": read_json_run,
+    "impressions": read_impressions_run,
 }
 
 

@@ -6,7 +6,7 @@ import argparse
 from typing import TextIO
 
 from retrieval_gate.cli.commands.common import raw
-from retrieval_gate.errors import EXIT_OK
+from retrieval_gate.errors import EXIT_OK, InputError
 
 DEFAULT_METRICS = ("ndcg@10", "recall@100", "ap@100", "rr@10", "precision@10")
 
@@ -20,8 +20,18 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "missing from the run scores 0 (trec_eval -c). Values equal trec_eval's (the diversity "
         "metrics over --subtopics: ndeval's).",
     )
-    parser.add_argument("qrels", help="qrels file: TREC, BEIR .tsv, JSONL or JSON (.gz too)")
-    parser.add_argument("run", help="run file: TREC, JSONL or BEIR results JSON (.gz too)")
+    parser.add_argument(
+        "qrels", nargs="?", help="qrels file: TREC, BEIR .tsv, JSONL or JSON (.gz too)"
+    )
+    parser.add_argument(
+        "run", nargs="?", help="run file: TREC, JSONL or BEIR results JSON (.gz too)"
+    )
+    parser.add_argument(
+        "--impressions",
+        metavar="FILE",
+        help="an impression log (JSON Lines: query or user, item, score or rank, clicked) as "
+        "both the qrels (clicked = 1) and the run, instead of QRELS and RUN; e.g. -m gauc -m auc",
+    )
     parser.add_argument(
         "-m",
         "--metric",
@@ -65,8 +75,18 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from retrieval_gate.readers.subtopics import read_subtopics
     from retrieval_gate.report.score_formats import FORMATS, coverage_notes
 
-    qrels = read_qrels(args.qrels, args.qrels_format)
-    run = read_run(args.run, args.run_format)
+    if args.impressions is not None:
+        if args.qrels is not None or args.run is not None:
+            raise InputError("evaluate: give --impressions FILE or QRELS RUN, not both")
+        from retrieval_gate.readers.impressions import read_impressions
+
+        log = read_impressions(args.impressions)
+        qrels, run = log.judgments.qrels(), log.run
+    elif args.qrels is None or args.run is None:
+        raise InputError("evaluate: give QRELS and RUN (files), or --impressions FILE")
+    else:
+        qrels = read_qrels(args.qrels, args.qrels_format)
+        run = read_run(args.run, args.run_format)
     subtopics = read_subtopics(args.subtopics) if args.subtopics else None
     scores = evaluate(run, qrels, args.metrics or DEFAULT_METRICS, subtopics)
     # json and trec are data for other tools: written as they are, beneath the InertStream.
