@@ -173,6 +173,10 @@ def test_check_gates_gauc_over_users_between_two_models_on_one_log(tmp_path: Pat
     for name in reports.values():
         text = (tmp_path / name).read_text(encoding="utf-8")
         assert "NaN" not in text, name
+        assert "undefined on a side" in text, name
+    # The most regressed users are users defined on both sides.
+    assert result["query_changes"]
+    assert all(c["before"] is not None and c["after"] is not None for c in result["query_changes"])
     assert not any(math.isnan(v) for v in result["current"]["scores"]["ndcg@10"])
 
 
@@ -204,3 +208,50 @@ def test_hostile_user_ids_reach_no_sink_raw(tmp_path: Path) -> None:
     for text in (out, err):
         assert "\x1b" not in text
         assert not any(line.startswith("::error::") for line in text.splitlines())
+
+
+def test_power_counts_the_users_each_check_can_compare(tmp_path: Path) -> None:
+    _write(tmp_path / "log.jsonl", _rows(5))
+    base = _config(tmp_path, "log.jsonl", "log.jsonl")
+    assert run_cli("baseline", "-c", base).ret == 0
+    code, out, err = run_cli("power", "-c", base, "--format", "json")
+    assert code == 0, err
+    stored = json.loads((tmp_path / "baseline.json").read_text(encoding="utf-8"))
+    defined = 90 - stored["scores"]["gauc"].count(None)
+    checks = {(c["metric"], c["slice"]): c for c in json.loads(out)["checks"]}
+    overall = checks[("gauc", "all")]
+    assert overall["n"] == defined
+    assert overall["detectable_drop"] is not None
+    assert math.isfinite(overall["sd"])
+
+
+def test_changed_clicks_do_not_rescore_a_baseline_of_scores(tmp_path: Path) -> None:
+    rows = _rows(6)
+    _write(tmp_path / "log.jsonl", rows)
+    base = _config(tmp_path, "log.jsonl", "log.jsonl")
+    assert run_cli("baseline", "-c", base).ret == 0
+    flipped = [{**rows[0], "clicked": not rows[0]["clicked"]}, *rows[1:]]
+    _write(tmp_path / "log.jsonl", flipped)
+    code, out, err = run_cli("check", "-c", base, "--no-reports")
+    assert code == 2, out + err
+    assert "read the retriever's scores, which the baseline does not store" in err
+    assert "retrieval-gate baseline --force" in err
+
+
+def test_label_queue_reads_a_result_with_undefined_users(tmp_path: Path) -> None:
+    rows = _rows(7, users=30)
+    _write(tmp_path / "log.jsonl", rows)
+    extra = {"user": "u001", "item": "new", "score": 99.0, "clicked": False, "country": "de"}
+    _write(tmp_path / "more.jsonl", [*rows, extra])
+    base = _config(tmp_path, "log.jsonl", "log.jsonl")
+    assert run_cli("baseline", "-c", base).ret == 0
+    more = _config(tmp_path, "log.jsonl", "more.jsonl")
+    code, out, err = run_cli("check", "-c", more, "--no-reports", "--json", tmp_path / "r.json")
+    assert code in (0, 1), err
+    result = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
+    assert None in result["baseline"]["scores"]["gauc"]  # read back, not refused as edited
+    code, out, err = run_cli("label-queue", "-c", more, "--run", tmp_path / "r.json")
+    assert code == 0, err
+    (item,) = [json.loads(line) for line in out.splitlines()]
+    assert (item["query_id"], item["doc_id"]) == ("u001", "new")
+    assert isinstance(item["delta"], float)
