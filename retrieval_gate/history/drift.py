@@ -28,6 +28,7 @@ from retrieval_gate.gate.result import GateResult
 from retrieval_gate.gate.slicing import ALL, slice_queries
 from retrieval_gate.gate.undefined import defined_mean
 from retrieval_gate.history.record import AcceptEntry, Entry, ResultEntry
+from retrieval_gate.metrics.parse import reads_scores
 
 SHOWN_STEPS = 12
 """Merges named per drifting check; the rest are counted."""
@@ -201,7 +202,9 @@ def _usable(record: Baseline, newest: Baseline, dataset: Dataset) -> tuple[Basel
         return None, False
     if old.dataset == dataset.fingerprint:
         return record, False
-    if old.queries is not None and old.queries == dataset.queries_fingerprint:
+    # A stored top k has no scores: a metric that reads them (auc) cannot be re-scored.
+    exact = not any(reads_scores(metric) for metric in old.metrics)
+    if exact and old.queries is not None and old.queries == dataset.queries_fingerprint:
         return rescored_baseline(record, dataset), True
     return None, False
 

@@ -255,3 +255,23 @@ def test_label_queue_reads_a_result_with_undefined_users(tmp_path: Path) -> None
     (item,) = [json.loads(line) for line in out.splitlines()]
     assert (item["query_id"], item["doc_id"]) == ("u001", "new")
     assert isinstance(item["delta"], float)
+
+
+def test_a_history_line_keeps_undefined_users(tmp_path: Path) -> None:
+    from retrieval_gate.history.record import entry_line, parse_entry, result_entry
+
+    _write(tmp_path / "log.jsonl", _rows(8, users=30))
+    base = _config(tmp_path, "log.jsonl", "log.jsonl")
+    assert run_cli("baseline", "-c", base).ret == 0
+    assert run_cli("check", "-c", base, "--no-reports", "--json", tmp_path / "r.json").ret == 0
+    document = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
+    entry = result_entry(
+        document, "r.json", commit="a" * 40, time="2026-11-26T00:00:00Z", ref="main", subject="s"
+    )
+    line = entry_line(entry)
+    assert "NaN" not in line  # a history line is strict JSON
+    read = parse_entry(line, "history.jsonl", 1)
+    gauc = read.record.scores["gauc"]
+    undefined = [i for i, v in enumerate(document["current"]["scores"]["gauc"]) if v is None]
+    assert undefined
+    assert [i for i, v in enumerate(gauc.tolist()) if math.isnan(v)] == undefined
