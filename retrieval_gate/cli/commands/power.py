@@ -185,6 +185,8 @@ def _number(option: str, text: str, kind: type[int] | type[float]) -> Any:
 
 def _baseline_sd(path: Path, metric: str, config: str) -> tuple[float, str]:
     """The sd of the baseline's per-query scores of `metric`, and where it comes from."""
+    import numpy as np
+
     from retrieval_gate.gate.baseline.file import read_baseline
     from retrieval_gate.metrics import parse_metric
 
@@ -197,6 +199,7 @@ def _baseline_sd(path: Path, metric: str, config: str) -> tuple[float, str]:
         known = ", ".join(sorted(baseline.scores))
         raise InputError(f"--metric: the baseline has no {name} scores; it has {known}")
     scores = baseline.scores[name]
+    scores = scores[~np.isnan(scores)]  # a query it is undefined for (auc) has no value
     if len(scores) < 2:
         raise InputError(f"{path}: fewer than 2 queries of {name}: no spread; give --sd")
     return float(scores.std(ddof=1)), f"baseline:{name}"

@@ -223,6 +223,11 @@ def test_power_counts_the_users_each_check_can_compare(tmp_path: Path) -> None:
     assert overall["n"] == defined
     assert overall["detectable_drop"] is not None
     assert math.isfinite(overall["sd"])
+    # A claim audited with the baseline's spread of gauc: the defined users' sd.
+    code, out, err = run_cli("power", "-c", base, "--claim", "2pt", "--n", "500")
+    assert code == 0, err
+    assert "nan" not in out.lower()
+    assert "the baseline's gauc" in out
 
 
 def test_changed_clicks_do_not_rescore_a_baseline_of_scores(tmp_path: Path) -> None:
