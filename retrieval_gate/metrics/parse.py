@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import functools
 import re
 from collections.abc import Iterable
 
@@ -167,6 +168,7 @@ def reads_scores(metric: str) -> bool:
     return measure is not None and measure.needs_scores
 
 
+@functools.lru_cache(maxsize=1024)  # asked once per check (metric x slice) by the gate
 def _column_measure(metric: str) -> Measure | None:
     try:
         return _parse(metric.rsplit(":", 1)[-1]).measure

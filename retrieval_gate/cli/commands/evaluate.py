@@ -18,7 +18,8 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="score a run against qrels (trec_eval-exact)",
         description="Score a run against qrels. Every labelled query is scored; a query "
         "missing from the run scores 0 (trec_eval -c). Values equal trec_eval's (the diversity "
-        "metrics over --subtopics: ndeval's).",
+        "metrics over --subtopics: ndeval's). auc and gauc are undefined for a query with one "
+        "class (shown as -): it is left out of the mean, and stderr says so.",
     )
     parser.add_argument(
         "qrels", nargs="?", help="qrels file: TREC, BEIR .tsv, JSONL or JSON (.gz too)"
