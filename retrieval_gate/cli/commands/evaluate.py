@@ -65,7 +65,9 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     parser.add_argument("--qrels-format", help="qrels format when detection is not wanted")
     parser.add_argument("--run-format", help="run format when detection is not wanted")
-    parser.set_defaults(handler=run)
+    # QRELS and RUN are optional to argparse (--impressions replaces them): `run` checks them
+    # and shows this usage, as argparse would.
+    parser.set_defaults(handler=run, evaluate_usage=parser.format_usage().strip())
 
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -78,13 +80,17 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
     if args.impressions is not None:
         if args.qrels is not None or args.run is not None:
-            raise InputError("evaluate: give --impressions FILE or QRELS RUN, not both")
+            raise InputError(
+                f"evaluate: give --impressions FILE or QRELS RUN, not both\n{args.evaluate_usage}"
+            )
         from retrieval_gate.readers.impressions import read_impressions
 
         log = read_impressions(args.impressions)
         qrels, run = log.judgments.qrels(), log.run
     elif args.qrels is None or args.run is None:
-        raise InputError("evaluate: give QRELS and RUN (files), or --impressions FILE")
+        raise InputError(
+            f"evaluate: give QRELS and RUN (files), or --impressions FILE\n{args.evaluate_usage}"
+        )
     else:
         qrels = read_qrels(args.qrels, args.qrels_format)
         run = read_run(args.run, args.run_format)
