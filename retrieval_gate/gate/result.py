@@ -187,8 +187,9 @@ def _aligned_scores(baseline: Baseline, query_ids: Sequence[str]) -> dict[str, l
 
 def _comparison(comparison: Comparison) -> dict[str, Any]:
     document = asdict(comparison)
-    # Absent means higher is better on the [0, 1] scale, as in results made before them.
-    for field, default in (("direction", "higher"), ("unit", "")):
+    # Absent means higher is better on the [0, 1] scale with every query defined, as in
+    # results made before them.
+    for field, default in (("direction", "higher"), ("unit", ""), ("excluded", 0)):
         if document[field] == default:
             del document[field]
     return document
