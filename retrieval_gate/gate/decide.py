@@ -39,8 +39,12 @@ def decide(
     *,
     failed_queries: Sequence[str] = (),
     reference: str = "",
+    strict: bool = True,
 ) -> GateResult:
     """Compare two records under `config`'s thresholds; NotComparableError if unlike.
+
+    With `strict` off, an overall check too small to fail is reported as not gated instead of
+    refusing the config (a sequential run's stopped part, whose verdict its looks gave).
 
     When only the judgments changed since the baseline, it is re-scored under the current ones
     and a warning says so (`comparable_baseline`). The queries that judged a document removed
@@ -74,7 +78,9 @@ def decide(
     def decided(
         before: Mapping[str, FloatArray], after: Mapping[str, FloatArray]
     ) -> tuple[Comparison, ...]:
-        return compare(before, after, slices, thresholds, overrides, settings, runs=runs)
+        return compare(
+            before, after, slices, thresholds, overrides, settings, strict=strict, runs=runs
+        )
 
     assisted = None
     if config.gate.labels == "human+llm":

@@ -244,3 +244,19 @@ def test_a_sequential_check_looks_at_the_first_stage_too(example: Path) -> None:
     assert any(c["metric"] == "candidates:recall@100" for c in document["failures"])
     first, demoted = overall(document)["ndcg@10"]
     assert first > demoted
+
+
+def test_a_drastic_drop_stops_before_its_checks_could_fail_alone(example: Path) -> None:
+    # The reranker puts the candidates worst first: the looks stop after 16 queries, too few
+    # for the overall checks to reach their level alone. The looks decided, so FAIL (exit 1)
+    # with the stopped checks failed and the blind ones not gated, not a refusal (exit 2).
+    code, _, err, document = check(example / "example-two-stage-reranker.yaml", "--sequential")
+    assert code == 1, err
+    assert "could never fail" not in err
+    assert document["sequential"]["queries_run"] == 16
+    failed = {(c["metric"], c["slice"]) for c in document["failures"]}
+    stopped = {(s["metric"], s["slice"]) for s in document["sequential"]["stopped_by"]}
+    assert stopped
+    assert stopped <= failed
+    blind = [c for c in document["comparisons"] if c["slice"] == "all" and not c["gated"]]
+    assert all(c["reason"] for c in blind)
