@@ -23,6 +23,7 @@ from retrieval_gate.adapters.serve import ServeConfig, Service
 from retrieval_gate.adapters.settings import AdapterSettings, is_secret, redact
 from retrieval_gate.core import redaction
 from retrieval_gate.core.model import MAX_CANDIDATES, Document, Hit, Query, StagedHits
+from retrieval_gate.core.reported import measure, reported
 from retrieval_gate.core.strict import StrictModel
 from retrieval_gate.core.wording import excerpt
 from retrieval_gate.errors import GateError, RetrieverError
@@ -103,6 +104,18 @@ class HttpConfig(AdapterSettings):
         description="Path to the document's text within a hit, e.g. _source.body: what "
         "`retrieval-gate judge` grades when dataset.corpus lacks the document; null for none.",
     )
+    latency: str | None = Field(
+        default=None,
+        description="Path to the service's own time for the request in milliseconds, e.g. "
+        "took; with batch_size > 1 one value per query, or one for the batch (split evenly). "
+        "Recorded beside the client's wall time (gate.latency.source picks the one gated).",
+    )
+    cost: str | None = Field(
+        default=None,
+        description="Path to the request's cost in any unit (tokens, dollars), e.g. "
+        "usage.total_tokens; in a batch one value per query, or one split evenly. What "
+        "cost_mean gates.",
+    )
     version: str | VersionSource | None = Field(
         default=None,
         description=(
@@ -172,6 +185,11 @@ class HttpRetriever(Adapter[HttpConfig]):
         self.id_path = parse_path(config.id, "id")
         self.score_path = None if config.score is None else parse_path(config.score, "score")
         self.text_path = None if config.text is None else parse_path(config.text, "text")
+        self.measures = {
+            name: parse_path(path, name)
+            for name, path in (("latency", config.latency), ("cost", config.cost))
+            if path is not None
+        }
         self.name = f"{config.method} {public_url(config.url)}"
         import httpx
 
@@ -224,6 +242,8 @@ class HttpRetriever(Adapter[HttpConfig]):
             "id": config.id,
             "score": config.score,
             **({"text": config.text} if config.text is not None else {}),
+            **({"latency": config.latency} if config.latency is not None else {}),
+            **({"cost": config.cost} if config.cost is not None else {}),
             **({"version": self.version} if self.version is not None else {}),
             **({"serve": self._service.description()} if self._service is not None else {}),
         }
@@ -244,10 +264,10 @@ class HttpRetriever(Adapter[HttpConfig]):
             return self.search_batch([query], k)[0]
         data = self._request(_Fields(query=query, k=k))
         hits = self._hits(self._select(data), k)
-        if self.candidates is None:
-            return hits
-        found = self._select(data, self.candidates, self.config.candidates or "")
-        return StagedHits(hits, self._hits(found, MAX_CANDIDATES))
+        if self.candidates is not None:
+            found = self._select(data, self.candidates, self.config.candidates or "")
+            hits = StagedHits(hits, self._hits(found, MAX_CANDIDATES))
+        return self._reported([hits], data)[0]
 
     def rerank(self, query: Query, candidates: Sequence[Mapping[str, Any]], k: int) -> list[Hit]:
         """The endpoint's top `k` of `candidates` (`{id, score, text}` objects, sent where the
@@ -265,7 +285,9 @@ class HttpRetriever(Adapter[HttpConfig]):
                 f"{self.name}: path {self.config.results} selected {len(lists)} result lists "
                 f"for {len(queries)} queries"
             )
-        return [self._hits(_as_list(hits, self.config.results), k) for hits in lists]
+        return self._reported(
+            [self._hits(_as_list(hits, self.config.results), k) for hits in lists], data
+        )
 
     def close(self) -> None:
         """Close the connections, and stop the service `serve` started (idempotent)."""
@@ -367,6 +389,38 @@ class HttpRetriever(Adapter[HttpConfig]):
         if None not in steps:
             return _as_list(found[0], path)
         return found
+
+    def _reported(self, answers: list[list[Hit]], data: Any) -> list[list[Hit]]:
+        """`answers` with the latency and cost the response reports (`retriever.latency`,
+        `retriever.cost`): one value per answer, or one for them all, split evenly. A value
+        missing, or not a finite number from 0 up, is a mapping error: the query fails."""
+        if not self.measures:
+            return answers
+        values: dict[str, list[float]] = {}
+        for name, steps in self.measures.items():
+            path = getattr(self.config, name)
+            try:
+                found = select(data, steps)
+                if len(found) not in (1, len(answers)):
+                    raise PathError(f"{len(found)} values for {len(answers)} queries")
+                each = [measure(value, name) for value in found]
+            except ValueError as error:  # PathError is one
+                raise RetrieverError(
+                    f"{self.name}: retriever.{name} ({path}): {error}",
+                    kind=f"{self.name}: retriever.{name} ({path}) unreadable",
+                    mapping=True,
+                ) from None
+            values[name] = (
+                each if len(each) == len(answers) else [each[0] / len(answers)] * len(answers)
+            )
+        return [
+            reported(
+                hits,
+                latency=values["latency"][i] if "latency" in values else None,
+                cost=values["cost"][i] if "cost" in values else None,
+            )
+            for i, hits in enumerate(answers)
+        ]
 
     def _hits(self, items: list[Any], k: int) -> list[Hit]:
         hits: dict[str, Hit] = {}

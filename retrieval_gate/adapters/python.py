@@ -15,6 +15,7 @@ from retrieval_gate.adapters.interface import Adapter
 from retrieval_gate.adapters.settings import AdapterSettings, redact
 from retrieval_gate.adapters.targets import load_target, user_errors
 from retrieval_gate.core.model import Document, Hit, Query
+from retrieval_gate.core.reported import Reported, reported
 from retrieval_gate.errors import GateError, RetrieverError
 
 EXPECTED = (
@@ -123,7 +124,7 @@ class PythonRetriever(Adapter[PythonConfig]):
     def search(self, query: Query, k: int) -> list[Hit]:
         if self.batched:
             return self.search_batch([query], k)[0]
-        return to_ranking(self._run(query.text, k, dict(query.metadata)), k, self.where)
+        return _with_report(self._run(query.text, k, dict(query.metadata)), k, self.where)
 
     def search_batch(self, queries: Sequence[Query], k: int) -> list[list[Hit]]:
         if not self.batched:
@@ -136,7 +137,7 @@ class PythonRetriever(Adapter[PythonConfig]):
                 f"{self.where} returned {got} result lists for {len(queries)} queries; a batch "
                 "function returns one list per query, in order"
             )
-        return [to_ranking(result, k, self.where) for result in results]
+        return [_with_report(result, k, self.where) for result in results]
 
     def _run(self, query: Any, k: int, metadata: Any) -> Any:
         exits = user_exits(self.named, "the retriever", "while searching", RetrieverError)
@@ -234,6 +235,14 @@ def _plan(function: Callable[..., Any], bound: Mapping[str, Any], where: str, ba
         return function(*(query, k, metadata)[:count], **keywords, **bound)
 
     return call
+
+
+def _with_report(result: Any, k: int, where: str) -> list[Hit]:
+    """The hits of `result`, keeping the latency and cost a `Reported` result carries."""
+    hits = to_ranking(result, k, where)
+    if isinstance(result, Reported):
+        return reported(hits, latency=result.latency, cost=result.cost)
+    return hits
 
 
 async def _wait(awaitable: Awaitable[Any]) -> Any:

@@ -16,18 +16,18 @@ from typing import TYPE_CHECKING
 
 from retrieval_gate.adapters.interface import Retriever, fingerprint
 from retrieval_gate.core.files import write_text_atomic
-from retrieval_gate.core.model import MAX_CANDIDATES, Hit, Query, StagedHits, candidates_of
+from retrieval_gate.core.model import Hit, Query, StagedHits, candidates_of
 from retrieval_gate.core.run import Run
 from retrieval_gate.core.wording import one_line
-from retrieval_gate.errors import GateError, RetrieverError
+from retrieval_gate.errors import GateError
+from retrieval_gate.execution.attempt import Answer, Call, attempt
 from retrieval_gate.execution.retry import Failure, RetryPolicy, describe_failure
+from retrieval_gate.execution.timing import Timing
 
 if TYPE_CHECKING:
     from retrieval_gate.execution.cache import CacheEntry, ResultCache
     from retrieval_gate.execution.progress import Progress
 
-Answer = tuple[Hit, ...]
-Reply = tuple[Answer, Answer | None]
 """A query's hits and, from a two-stage retriever, its first stage's candidates."""
 
 # Calls abandoned past their timeout still hold a thread (Python cannot kill one). Past this
@@ -117,6 +117,9 @@ class RunResult:
     candidates: Mapping[str, Answer] = field(default_factory=dict)
     """Answered query id -> the first stage's candidates (at most MAX_CANDIDATES), for the
     queries a two-stage retriever answered (`StagedHits`); empty for any other retriever."""
+    timings: Mapping[str, Timing] = field(default_factory=dict)
+    """Query id -> how long its call took: the queries answered by a call in this run (not
+    those read from the cache or a saved run, which no clock measured)."""
 
     def within_budget(self, total: int, budget: float) -> bool:
         """Whether at most `budget` (a fraction) of `total` queries failed."""
@@ -182,6 +185,7 @@ def run_queries(
         fingerprint=fp,
         stopped=sink.stopped,
         candidates=dict(sorted(sink.candidates.items())),
+        timings=dict(sorted(sink.timings.items())),
     )
 
 
@@ -220,6 +224,7 @@ def merged(results: Sequence[RunResult]) -> RunResult:
         candidates=dict(
             sorted((query, c) for result in results for query, c in result.candidates.items())
         ),
+        timings=dict(sorted((q, t) for result in results for q, t in result.timings.items())),
     )
 
 
@@ -310,6 +315,7 @@ class _Sink:
     progress: Progress | None
     answers: dict[str, Answer] = field(default_factory=dict)
     candidates: dict[str, Answer] = field(default_factory=dict)
+    timings: dict[str, Timing] = field(default_factory=dict)
     failures: list[QueryFailure] = field(default_factory=list)
     cached: int = 0
     pending: list[CacheEntry] = field(default_factory=list)
@@ -339,10 +345,13 @@ class _Sink:
             self.progress.advance(self.cached, cached=True)
         return todo
 
-    def answered(self, unit: _Unit, replies: list[Reply]) -> None:
+    def answered(self, unit: _Unit, call: Call) -> None:
         self._settle(None, len(unit.queries))
-        for query, (hits, candidates) in zip(unit.queries, replies, strict=True):
+        for query, (hits, candidates), timing in zip(
+            unit.queries, call.replies, call.timings, strict=True
+        ):
             self.answers[query.id] = hits
+            self.timings[query.id] = timing
             if candidates is not None:
                 self.candidates[query.id] = candidates
             if self.cache is not None:
@@ -411,8 +420,8 @@ def _execute(
     rng = random.Random(settings.seed)
     ready = deque(units)
     delayed: list[tuple[float, int, _Unit]] = []
-    inflight: dict[Future[list[Reply]], tuple[_Unit, float]] = {}
-    stuck: set[Future[list[Reply]]] = set()
+    inflight: dict[Future[Call], tuple[_Unit, float]] = {}
+    stuck: set[Future[Call]] = set()
     stuck_limit = max(_STUCK_MIN, _STUCK_PER_WORKER * settings.concurrency)
     calls = 0
     started = 0  # queries given a first attempt
@@ -462,7 +471,7 @@ def _execute(
                 started += 0 if unit.attempts else len(unit.queries)
                 unit.attempts += 1
                 calls += 1
-                future = pool.submit(_attempt, retriever, unit, k)
+                future = pool.submit(attempt, retriever, unit.queries, unit.batched, k)
                 inflight[future] = (unit, time.monotonic() + settings.timeout)
             if not inflight:
                 if delayed or (held > 0 and ready):  # retries in backoff, calls held back
@@ -505,60 +514,6 @@ def _resume_at(retriever: Retriever) -> float:
     retriever of the user's own that does not say is never held back."""
     resume_at = getattr(retriever, "resume_at", None)
     return float(resume_at()) if callable(resume_at) else 0.0
-
-
-def _attempt(retriever: Retriever, unit: _Unit, k: int) -> list[Reply]:
-    """One call, on a worker thread; a malformed answer is a non-retryable RetrieverError."""
-    if not unit.batched:
-        return [_reply(retriever.search(unit.queries[0], k), k)]
-    answers: object = retriever.search_batch(list(unit.queries), k)
-    if not isinstance(answers, list | tuple) or len(answers) != len(unit.queries):
-        got = f"{len(answers)} answers" if isinstance(answers, list | tuple) else repr(answers)
-        raise RetrieverError(
-            f"search_batch returned {_short(got)} for {len(unit.queries)} queries; "
-            "it must return one list of hits per query, in order"
-        )
-    return [_reply(answer, k) for answer in answers]
-
-
-def _reply(answer: object, k: int) -> Reply:
-    """The answer's top k hits and, when it carries them, its first MAX_CANDIDATES
-    candidates, each normalized alike."""
-    candidates = candidates_of(answer)
-    staged = None if candidates is None else _normalize(candidates, MAX_CANDIDATES)
-    return _normalize(answer, k), staged
-
-
-def _normalize(answer: object, k: int) -> Answer:
-    """At most k hits, the first occurrence of each doc id kept (a retriever that returns a
-    doc twice ranks it at its first position), scores as floats."""
-    if not isinstance(answer, list | tuple):
-        raise RetrieverError(f"expected a list of Hit, got {_short(repr(answer))}")
-    seen: set[str] = set()
-    out: list[Hit] = []
-    for position, hit in enumerate(answer, 1):
-        if len(out) == k:
-            break
-        if not isinstance(hit, Hit):
-            raise RetrieverError(f"hit {position} is {_short(repr(hit))}, not a Hit")
-        if not isinstance(hit.doc_id, str) or not hit.doc_id:
-            raise RetrieverError(f"hit {position} has doc id {hit.doc_id!r}; it must be a string")
-        if hit.doc_id in seen:
-            continue
-        seen.add(hit.doc_id)
-        if hit.score is not None and type(hit.score) is not float:
-            try:
-                hit = Hit(hit.doc_id, float(hit.score), hit.text)
-            except (TypeError, ValueError):
-                raise RetrieverError(
-                    f"hit {position} ({hit.doc_id!r}) has score {hit.score!r}; it must be a number"
-                ) from None
-        out.append(hit)
-    return tuple(out)
-
-
-def _short(text: str, limit: int = 80) -> str:
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def allowed_failures(total: int, budget: float) -> int:

@@ -1,0 +1,85 @@
+"""One retriever call on a worker thread: timed, its answers cut to k and checked."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from retrieval_gate.adapters.interface import Retriever
+from retrieval_gate.core.model import MAX_CANDIDATES, Hit, Query, candidates_of
+from retrieval_gate.errors import RetrieverError
+from retrieval_gate.execution.timing import Timing, timing_of
+
+Answer = tuple[Hit, ...]
+Reply = tuple[Answer, Answer | None]
+"""A query's hits, and the first stage's candidates when the retriever gave them."""
+
+
+@dataclass(frozen=True)
+class Call:
+    """What one successful call returned: each query's reply and timing, in the unit's order."""
+
+    replies: list[Reply]
+    timings: list[Timing]
+
+
+def attempt(retriever: Retriever, queries: Sequence[Query], batched: bool, k: int) -> Call:
+    """One call (`search`, or `search_batch` when `batched`), on a worker thread, timed; a
+    malformed answer is a non-retryable RetrieverError."""
+    started = time.perf_counter()
+    if not batched:
+        answers: object = [retriever.search(queries[0], k)]
+    else:
+        answers = retriever.search_batch(list(queries), k)
+    share = (time.perf_counter() - started) * 1000.0 / len(queries)
+    if not isinstance(answers, list | tuple) or len(answers) != len(queries):
+        got = f"{len(answers)} answers" if isinstance(answers, list | tuple) else repr(answers)
+        raise RetrieverError(
+            f"search_batch returned {_short(got)} for {len(queries)} queries; "
+            "it must return one list of hits per query, in order"
+        )
+    return Call(
+        [_reply(answer, k) for answer in answers],
+        [timing_of(share, answer) for answer in answers],
+    )
+
+
+def _reply(answer: object, k: int) -> Reply:
+    """The answer's top k hits and, when it carries them, its first MAX_CANDIDATES
+    candidates, each normalized alike."""
+    candidates = candidates_of(answer)
+    staged = None if candidates is None else _normalize(candidates, MAX_CANDIDATES)
+    return _normalize(answer, k), staged
+
+
+def _normalize(answer: object, k: int) -> Answer:
+    """At most k hits, the first occurrence of each doc id kept (a retriever that returns a
+    doc twice ranks it at its first position), scores as floats."""
+    if not isinstance(answer, list | tuple):
+        raise RetrieverError(f"expected a list of Hit, got {_short(repr(answer))}")
+    seen: set[str] = set()
+    out: list[Hit] = []
+    for position, hit in enumerate(answer, 1):
+        if len(out) == k:
+            break
+        if not isinstance(hit, Hit):
+            raise RetrieverError(f"hit {position} is {_short(repr(hit))}, not a Hit")
+        if not isinstance(hit.doc_id, str) or not hit.doc_id:
+            raise RetrieverError(f"hit {position} has doc id {hit.doc_id!r}; it must be a string")
+        if hit.doc_id in seen:
+            continue
+        seen.add(hit.doc_id)
+        if hit.score is not None and type(hit.score) is not float:
+            try:
+                hit = Hit(hit.doc_id, float(hit.score), hit.text)
+            except (TypeError, ValueError):
+                raise RetrieverError(
+                    f"hit {position} ({hit.doc_id!r}) has score {hit.score!r}; it must be a number"
+                ) from None
+        out.append(hit)
+    return tuple(out)
+
+
+def _short(text: str, limit: int = 80) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
