@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from retrieval_gate.core.ids import FloatArray
+from retrieval_gate.core.ids import FloatArray, IntArray
 
 # Swap draws are made this many cells (draws x queries) at a time: memory stays bounded (a few
 # tens of MB of float64) whatever the number of queries and resamples. It also sets the sizes
@@ -42,6 +42,7 @@ def quantile_change(
     *,
     resamples: int,
     rng: np.random.Generator,
+    blocks: IntArray | None = None,
 ) -> QuantileChange:
     """The change of the `q` quantile (numpy's linear interpolation) from `reference` to
     `current`, paired by position, with both one-sided Monte Carlo p-values of a swap test.
@@ -55,6 +56,12 @@ def quantile_change(
     sides measured one after the other under changing machine load are not exchangeable, and
     the test then sees the load, not the change (benchmarks/bench_latency.py measures both).
     Pairs with a nan on either side (not measured: cached, warm-up, failed) are left out.
+
+    `blocks` (one integer per pair) names the turns the sides were measured in: queries run
+    in one turn, which side went first decided by a coin, swap together, since a change of
+    machine load between the two sides' turns moves every query of the turn alike (swapping
+    them one by one would take those shared moves for independent evidence). None: every
+    pair is its own turn.
     """
     if not 0.0 <= q <= 1.0:
         raise ValueError(f"q must be within [0, 1], got {q}")
@@ -67,6 +74,14 @@ def quantile_change(
     both = ~(np.isnan(ref) | np.isnan(cur))
     ref, cur = ref[both], cur[both]
     n = int(ref.size)
+    if blocks is None:
+        turn = np.arange(n)
+    else:
+        given = np.asarray(blocks)
+        if given.shape != both.shape:
+            raise ValueError(f"expected one block per pair, got shape {given.shape}")
+        turn = np.unique(given[both], return_inverse=True)[1].reshape(-1)
+    turns = int(turn.max()) + 1 if n else 0
     if n == 0:
         return QuantileChange(math.nan, math.nan, math.nan, 1.0, 1.0, 0)
     base, now = float(np.quantile(ref, q)), float(np.quantile(cur, q))
@@ -77,7 +92,7 @@ def quantile_change(
     step = max(1, _CHUNK_CELLS // n)
     for start in range(0, resamples, step):
         size = min(step, resamples - start)
-        swap = rng.random((size, n)) < 0.5
+        swap = (rng.random((size, turns)) < 0.5)[:, turn]
         first = np.where(swap, cur, ref)
         second = np.where(swap, ref, cur)
         drawn = np.quantile(second, q, axis=1) - np.quantile(first, q, axis=1)

@@ -102,3 +102,29 @@ def test_refuses_bad_arguments(ref, cur, q, resamples, message) -> None:
         quantile_change(
             np.array(ref), np.array(cur), q, resamples=resamples, rng=np.random.default_rng(0)
         )
+
+
+def test_turns_swap_together() -> None:
+    """Two turns of three queries: a turn's shared load is one piece of evidence, not three.
+    With every query of the slow turn 10x on the current side, per-query swaps find it rare
+    (1 draw in 8 of the turn's queries agree); turn swaps find it a coin flip."""
+    ref = np.array([1.0, 1.1, 1.2, 1.0, 1.1, 1.2])
+    cur = np.array([10.0, 11.0, 12.0, 1.0, 1.1, 1.2])
+    blocks = np.array([0, 0, 0, 1, 1, 1])
+    alone = change(ref, cur, q=0.9, resamples=4000)
+    together = quantile_change(
+        ref, cur, 0.9, resamples=4000, rng=np.random.default_rng(0), blocks=blocks
+    )
+    assert alone.p_increase < 0.2
+    assert together.p_increase == pytest.approx(0.5, abs=0.03)
+
+
+def test_turns_of_unmeasured_pairs_drop_out() -> None:
+    ref = np.array([1.0, math.nan, 2.0])
+    cur = np.array([1.0, 5.0, 2.0])
+    found = quantile_change(
+        ref, cur, 0.5, resamples=10, rng=np.random.default_rng(0), blocks=np.array([7, 3, 9])
+    )
+    assert found.n == 2
+    with pytest.raises(ValueError, match="one block per pair"):
+        quantile_change(ref, cur, 0.5, resamples=10, rng=np.random.default_rng(0), blocks=[1])
