@@ -292,6 +292,32 @@ class SequentialConfig(StrictModel):
     )
 
 
+class LatencyConfig(StrictModel):
+    """How latency checks are measured: `check --against` runs both commits' queries in
+    interleaved turns, a coin deciding which side goes first in each."""
+
+    batch: int = Field(
+        1,
+        ge=1,
+        le=1000,
+        description="queries per interleaving turn; 1 gives the test the most power (the "
+        "queries of one turn swap together in it)",
+    )
+    warmup: int = Field(
+        5,
+        ge=0,
+        le=10_000,
+        description="queries run first on each side whose latency is left out (counted in "
+        "the report): cold caches and connection set-up",
+    )
+    source: Literal["client", "retriever"] = Field(
+        "client",
+        description="the latency gated: client (wall time around each call, as a user waits) "
+        "or retriever (what the service reports: retriever.latency, a python retriever's "
+        "Reported)",
+    )
+
+
 def _sequential(raw: Any) -> Any:
     """`sequential: true` is the defaults, `false` none."""
     if raw is True:
@@ -370,6 +396,11 @@ class GateSettings(StrictModel):
             "with FAIL once a gated check's drop is shown past its max_drop: true, or {batch: 20, "
             "alpha_share: 1}; never passes early (check --sequential)",
         )
+    )
+    latency: LatencyConfig = Field(
+        default_factory=lambda: LatencyConfig(),
+        description="how latency checks (latency_p95, ...) are measured: {batch: 1, warmup: 5, "
+        "source: client}",
     )
     labels: Literal["human", "human+llm"] = Field(
         "human",

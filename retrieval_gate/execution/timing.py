@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Literal
 
+import numpy as np
+
+from retrieval_gate.core.ids import FloatArray
 from retrieval_gate.core.reported import measure, measured_by
 from retrieval_gate.errors import RetrieverError
 
@@ -35,3 +40,30 @@ def timing_of(latency: float, answer: object) -> Timing:
     except ValueError as error:
         raise RetrieverError(f"the retriever reported {error}", mapping=True) from None
     return Timing(latency, reported, cost)
+
+
+def operational_columns(
+    keys: Sequence[str],
+    query_ids: Sequence[str],
+    timings: Mapping[str, Timing],
+    source: Literal["client", "retriever"],
+) -> dict[str, FloatArray]:
+    """Each operational check's per-query values, aligned with `query_ids`: latency in ms (the
+    client's wall time, or with `source` retriever what the retriever reported) or cost; nan
+    where nothing was measured (cached, failed, not reported)."""
+    columns = {}
+    for key in keys:
+        values = []
+        for query in query_ids:
+            timing = timings.get(query)
+            if timing is None:
+                value = None
+            elif not key.startswith("latency_"):
+                value = timing.cost
+            else:
+                value = timing.latency if source == "client" else timing.reported
+            values.append(np.nan if value is None else value)
+        column = np.asarray(values, dtype=np.float64)
+        column.flags.writeable = False
+        columns[key] = column
+    return columns

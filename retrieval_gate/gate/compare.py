@@ -14,6 +14,7 @@ from retrieval_gate.core.ids import FloatArray, IntArray
 from retrieval_gate.errors import CannotFailError, GateError
 from retrieval_gate.gate.compare_inputs import checked_slices, scores_of
 from retrieval_gate.gate.family import Member, family_of, refusal_advice
+from retrieval_gate.gate.operational import Measured, measured_checks, swap_p_values
 from retrieval_gate.gate.slicing import ALL, check_list
 from retrieval_gate.gate.undefined import defined_checks
 from retrieval_gate.gate.verdicts import (
@@ -332,6 +333,7 @@ def compare(
     *,
     strict: bool = True,
     runs: tuple[Runs, Runs] | None = None,
+    columns: Mapping[str, Measured] | None = None,
 ) -> tuple[Comparison, ...]:
     """Compare every metric of `thresholds` on every slice, query by query.
 
@@ -351,7 +353,9 @@ def compare(
 
     `runs` are the repeated runs of each side (reference, current), whose means `baseline` and
     `current` are: their run-to-run noise enters each check's test (`run_noise`).
+    `columns`: the operational checks' measured pairs and tests (`gate/operational.py`).
     """
+    columns = columns or {}
     # Lower-is-better columns are tested negated, so that a drop is always the worse way.
     arrays = {
         m: _facing_up(
@@ -378,7 +382,7 @@ def compare(
             excluded,
         )
         for metric, name, rows, threshold, reason, excluded in defined_checks(
-            checks, arrays, settings.min_size
+            measured_checks(checks, columns), arrays, settings.min_size
         )
     ]
     # One column per check, zero outside its slice: every test runs on one matrix.
@@ -388,6 +392,16 @@ def compare(
         base, cur = arrays[cell.metric]
         diffs[cell.rows, c] = cur[cell.rows] - base[cell.rows]
     p_drop, p_rise, p_bound = _p_values(diffs, cells, settings)
+    swap_p_values(
+        p_drop,
+        p_rise,
+        p_bound,
+        cells,
+        arrays,
+        columns,
+        resamples=settings.resamples,
+        seed=settings.seed,
+    )
     candidates = [
         c for c, cell in enumerate(cells) if not cell.reason and cell.threshold.max_drop is not None
     ]
@@ -453,6 +467,7 @@ def compare(
             level=level_of.get(c),
             reason=cell.reason or reasons.get(c, ""),
             settings=settings,
+            column=columns.get(cell.metric),
         )
         for c, cell in enumerate(cells)
     )
@@ -489,12 +504,18 @@ def _comparison(
     level: float | None,
     reason: str,
     settings: ComparisonSettings,
+    column: Measured | None = None,
 ) -> Comparison:
     n = int(cell.rows.size)
     base, cur = arrays[0][cell.rows], arrays[1][cell.rows]
     baseline_mean = float(base.mean()) if n else 0.0
     current_mean = float(cur.mean()) if n else 0.0
     delta = float(diff.mean()) if n else 0.0
+    quantile = column is not None and column.quantile is not None and n > 0
+    if quantile and column is not None:  # a quantile's change, not the mean change
+        baseline_mean = column.summary(base, cell.threshold.direction)
+        current_mean = column.summary(cur, cell.threshold.direction)
+        delta = current_mean - baseline_mean
     max_drop = cell.threshold.resolve(baseline_mean)
     lower = cell.threshold.direction == "lower"
     floor = cell.threshold.floor
@@ -517,7 +538,7 @@ def _comparison(
         require_significance=settings.require_significance,
     )
     detectable = needed = chances = None
-    if gated and max_drop is not None and n >= 2:
+    if gated and max_drop is not None and n >= 2 and not quantile:
         rule: dict[str, Any] = {
             "sd": float(diff.std(ddof=1)),
             "level": level if settings.require_significance else None,
@@ -534,7 +555,7 @@ def _comparison(
             chances = tuple(fail_probability(m * max_drop, n=n, **rule) for m in OPERATING)
         # Run-wide noise does not shrink with more queries: no honest count to give.
         needed = None if cell.noise else queries_needed(power=settings.power, **rule)
-    ci = interval(diff, t_test=settings.test == "t") if n else None
+    ci = interval(diff, t_test=settings.test == "t") if n and not quantile else None
     if ci is not None and cell.noise is not None:
         # The run-wide shift's own 95% half-width, added in quadrature.
         extra = t_quantile(0.975, cell.noise.df) * math.sqrt(cell.noise.variance)

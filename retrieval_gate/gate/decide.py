@@ -22,6 +22,7 @@ from retrieval_gate.gate.diagnostics import (
     unjudged_summary,
 )
 from retrieval_gate.gate.label_holes import label_holes
+from retrieval_gate.gate.operational import LatencyRun, filled_runs, operational_columns
 from retrieval_gate.gate.policy import gate_settings, gate_thresholds
 from retrieval_gate.gate.repeats import noise_of, runs_of
 from retrieval_gate.gate.result import GateContext, GateResult, failing_checks
@@ -40,6 +41,7 @@ def decide(
     failed_queries: Sequence[str] = (),
     reference: str = "",
     strict: bool = True,
+    latency: LatencyRun | None = None,
 ) -> GateResult:
     """Compare two records under `config`'s thresholds; NotComparableError if unlike.
 
@@ -49,7 +51,8 @@ def decide(
     When only the judgments changed since the baseline, it is re-scored under the current ones
     and a warning says so (`comparable_baseline`). The queries that judged a document removed
     from the corpus or rewritten since are left out of every check (`corpus_checked`); the
-    result keeps both whole records.
+    result keeps both whole records. `latency`: how this job measured both sides' latencies;
+    without it latency checks are report-only (`operational_columns`).
     """
     baseline, note = comparable_baseline(baseline, current, dataset)
     if note:
@@ -75,11 +78,31 @@ def decide(
     repeated = baseline.repeats is not None or current.repeats is not None
     runs = (runs_of(baseline), runs_of(current)) if repeated else None
 
+    ready, columns, measured = operational_columns(
+        baseline.fingerprints.metrics,
+        current.query_ids,
+        (baseline.scores, current.scores),
+        latency,
+    )
+    warnings = (*warnings, *measured)
+    if runs is not None and columns:
+        runs = (filled_runs(runs[0], columns), filled_runs(runs[1], columns))
+
     def decided(
         before: Mapping[str, FloatArray], after: Mapping[str, FloatArray]
     ) -> tuple[Comparison, ...]:
+        if columns:  # unmeasured latency and cost set aside: `Measured` leaves them out
+            before, after = {**before, **ready[0]}, {**after, **ready[1]}
         return compare(
-            before, after, slices, thresholds, overrides, settings, strict=strict, runs=runs
+            before,
+            after,
+            slices,
+            thresholds,
+            overrides,
+            settings,
+            strict=strict,
+            runs=runs,
+            columns=columns,
         )
 
     assisted = None

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from retrieval_gate.config.schema import GateConfig
     from retrieval_gate.datasets import Dataset
     from retrieval_gate.gate.baseline.record import Baseline
+    from retrieval_gate.pipeline.execute import Looks
 
 HOLDER_PREFIX = "retrieval-gate-against-"
 """The temporary folder holding the worktree (TREE inside) and its owner marker."""
@@ -160,14 +161,7 @@ def record_at(
     Its output goes to `progress`; a failure is a GateError quoting its last lines."""
     from retrieval_gate.config.loader import load
 
-    relative = config.path.resolve().relative_to(repo.resolve())
-    path = tree / relative
-    if not path.is_file():
-        raise InputError(
-            f"--against {reference.label}: {relative.as_posix()} did not exist there, so "
-            "there is no retriever to compare with; commit a baseline instead "
-            "(`retrieval-gate baseline`) for this first change"
-        )
+    path = config_at(reference, tree, config, repo)
     try:
         at_ref = load(path, keep_secrets=True)
     except GateError as error:
@@ -180,8 +174,27 @@ def record_at(
     return _record_in_subprocess(reference, config.path, path, tree, repeats, progress)
 
 
+def config_at(reference: Reference, tree: Path, config: GateConfig, repo: Path) -> Path:
+    """The config file at `reference` (checked out at `tree`); InputError when it was not."""
+    relative = config.path.resolve().relative_to(repo.resolve())
+    path = tree / relative
+    if not path.is_file():
+        raise InputError(
+            f"--against {reference.label}: {relative.as_posix()} did not exist there, so "
+            "there is no retriever to compare with; commit a baseline instead "
+            "(`retrieval-gate baseline`) for this first change"
+        )
+    return path
+
+
 def reference_record(
-    head: GateConfig, at_ref: GateConfig, tree: Path, *, repeats: int, progress: TextIO | None
+    head: GateConfig,
+    at_ref: GateConfig,
+    tree: Path,
+    *,
+    repeats: int,
+    progress: TextIO | None,
+    looks: Looks | None = None,
 ) -> tuple[Baseline, tuple[str, ...]]:
     """The reference side's record: `head` with `at_ref`'s retriever, uncached, and warnings
     naming what else changed since REF (both sides are scored with `head`'s). Its judged
@@ -199,6 +212,7 @@ def reference_record(
         progress=progress,
         repo_dir=tree,
         retriever_dir=at_ref.base_dir,
+        looks=looks,
     )
     new, old = head.model_dump(mode="json"), at_ref.model_dump(mode="json")
     changed = [name for name in _SHARED if new[name] != old[name]]
@@ -230,8 +244,6 @@ def _record_in_subprocess(
     repeats: int,
     progress: TextIO | None,
 ) -> tuple[Baseline, tuple[str, ...]]:
-    from retrieval_gate.gate.baseline.document import record_of
-
     with owned_folder(SCRATCH_PREFIX) as scratch:
         request = scratch / "request.json"
         answer = scratch / "answer.json"
@@ -254,6 +266,13 @@ def _record_in_subprocess(
                 + "\n".join(lines[-TAIL_LINES:])
             )
         reply = json.loads(answer.read_text(encoding="utf-8"))
+    return read_reply(reference, reply)
+
+
+def read_reply(reference: Reference, reply: Any) -> tuple[Baseline, tuple[str, ...]]:
+    """The record and warnings the reference side's worker answered; its error re-raised."""
+    from retrieval_gate.gate.baseline.document import record_of
+
     if "error" in reply:
         raise GateError(f"the retriever at {reference.label}: {reply['error']}")
     record = record_of(reply["record"], f"the run at {reference.label}")
@@ -292,6 +311,7 @@ def _worker(request_path: str) -> int:
 
     request = json.loads(Path(request_path).read_text(encoding="utf-8"))
     answer = Path(request["answer"])
+    turns = request.get("turns")
     try:
         head = load(request["config"])
         at_ref = load(request["config_at_ref"], keep_secrets=True)
@@ -300,13 +320,38 @@ def _worker(request_path: str) -> int:
             at_ref,
             Path(request["tree"]),
             repeats=int(request["repeats"]),
-            progress=sys.stderr,
+            progress=sys.stderr if turns is None else None,  # one bar: the current side's
+            looks=None if turns is None else _led_turns(int(turns)),
         )
         reply: dict[str, Any] = {"record": baseline_document(record), "warnings": list(notes)}
     except GateError as error:
         reply = {"error": redacted(str(error))}
     write_text_atomic(answer, json.dumps(reply))
     return 0
+
+
+def _led_turns(size: int) -> Looks:
+    """The reference side's queries `size` at a time, each turn when the checking process
+    says `go N` on stdin; `done` on stdout after each. The protocol keeps stdout to itself:
+    whatever the retriever prints goes to stderr, which the checking process relays."""
+    import os
+
+    from retrieval_gate.pipeline.execute import Looks
+
+    protocol = os.fdopen(os.dup(1), "w", encoding="utf-8")
+    os.dup2(2, 1)
+
+    def before(turn: int) -> None:
+        said = sys.stdin.readline()
+        if said != f"go {turn}\n":
+            raise GateError(f"the interleaved check stopped before turn {turn + 1}")
+
+    def after(dataset: object, result: object) -> bool:
+        protocol.write("done\n")
+        protocol.flush()
+        return False
+
+    return Looks(order=lambda dataset: dataset.queries, batch=size, stop=after, before=before)
 
 
 def _labelled_at(at_ref: GateConfig) -> Dataset | None:

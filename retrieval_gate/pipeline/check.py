@@ -10,6 +10,7 @@ from retrieval_gate.config.schema import GateConfig, SequentialConfig
 from retrieval_gate.errors import GateError
 from retrieval_gate.gate.baseline.file import read_baseline
 from retrieval_gate.gate.decide import decide, shown_path
+from retrieval_gate.gate.operational import LatencyRun
 from retrieval_gate.gate.result import GateResult
 from retrieval_gate.pipeline.evaluator_scores import unscored_unchanged, with_reference_scores
 from retrieval_gate.pipeline.record import record_current
@@ -104,9 +105,27 @@ def _check_against(
 
     repo = repository_root(config.base_dir)
     reference = resolve_reference(repo, ref)
-    with worktree(repo, reference.commit) as tree:
-        record, notes = record_at(reference, tree, config, repo, repeats=repeats, progress=progress)
-    current = record_current(config, cache=False, progress=progress, repeats=repeats)
+    latency = None
+    timed = any(key.startswith("latency_") for key in config.metrics)
+    if timed and repeats == 1:  # both sides in interleaved turns: latency is comparable
+        from retrieval_gate.execution.turns import Turns
+        from retrieval_gate.pipeline.interleave import interleaved_records
+
+        settings = config.gate.latency
+        turns = Turns(settings.batch, settings.warmup, config.gate.seed)
+        with worktree(repo, reference.commit) as tree:
+            record, notes, current = interleaved_records(
+                reference, tree, config, repo, turns, progress=progress
+            )
+        order = [query.id for query in current.dataset.queries]
+        latency = LatencyRun(turns.of(order), turns.warm(order))
+    else:
+        with worktree(repo, reference.commit) as tree:
+            record, notes = record_at(
+                reference, tree, config, repo, repeats=repeats, progress=progress
+            )
+        current = record_current(config, cache=False, progress=progress, repeats=repeats)
+        latency = LatencyRun(None) if timed else None
     warnings = (*(f"at {reference.label}: {note}" for note in notes), *current.warnings)
     record, now = unscored_unchanged(record, current.record, ({}, current.unscored))
     return decide(
@@ -117,6 +136,7 @@ def _check_against(
         warnings,
         failed_queries=current.failed_queries,
         reference=f"a run at {reference.label}",
+        latency=latency,
     )
 
 

@@ -34,6 +34,8 @@ class Looks:
     batch: int
     stop: Callable[[Dataset, RunResult], bool]
     """Given the answers of the batch just run (the earlier ones it was given before)."""
+    before: Callable[[int], None] | None = None
+    """Called with the batch's number before it runs (an interleaved check's other side)."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -221,6 +223,8 @@ def _call_in_batches(
             bar.start(len(order))
         for start in range(0, len(order), looks.batch):
             batch = order[start : start + looks.batch]
+            if looks.before is not None:
+                looks.before(start // looks.batch)
             results.append(
                 run_queries(
                     retriever,

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from retrieval_gate.config.check_keys import canonical_name
+from retrieval_gate.config.check_keys import canonical_name, kind_of
 from retrieval_gate.config.schema import GateConfig
 from retrieval_gate.core.version import __version__
 from retrieval_gate.datasets import Dataset
@@ -105,6 +105,7 @@ def _record_once(
     looks: Looks | None = None,
 ) -> CurrentRun:
     from retrieval_gate.adapters import fingerprint
+    from retrieval_gate.execution.timing import operational_columns
     from retrieval_gate.metrics.top_k import top_k_ids
     from retrieval_gate.pipeline.execute import execute
 
@@ -123,6 +124,13 @@ def _record_once(
     if evaluated.values and tuple(q.id for q in dataset.queries) != scores.query_ids:
         raise ValueError("the labelled queries are not the scored ones, in order")
     description = dict(execution.retriever)
+    # Latency and cost sit beside the relevance metrics, in the config's order.
+    measured = operational_columns(
+        [key for key in config.metrics if kind_of(key) == "operational"],
+        scores.query_ids,
+        execution.run.timings,
+        config.gate.latency.source,
+    )
     slices = config.slices
     definition = slice_definition(
         slices.by, slices.combine, slices.query_length.bins, slices.min_size
@@ -141,7 +149,7 @@ def _record_once(
         retriever=description,
         slice_definition=definition,
         query_ids=scores.query_ids,
-        scores={**columns, **evaluated.values},
+        scores={**columns, **evaluated.values, **measured},
         top_k=top_k_ids(execution.run.run, config.k),
         candidates=stage.top if stage is not None else None,
         tool_version=__version__,

@@ -19,6 +19,7 @@ from pydantic import (
     ValidationError,
 )
 
+from retrieval_gate.config.columns import operational_column
 from retrieval_gate.core.ids import FloatArray
 from retrieval_gate.core.model import MAX_CANDIDATES
 from retrieval_gate.core.top_k_ids import TopKIds
@@ -105,11 +106,12 @@ def baseline_document(
 
 def _column(scores: npt.ArrayLike, metric: str, ids: Sequence[str]) -> list[float | None]:
     """A score column as JSON values: null for a query the metric is undefined for (JSON has
-    no NaN), which only a metric that may be undefined has (`may_be_undefined`)."""
+    no NaN), which only a metric that may be undefined has (`may_be_undefined`), or a latency
+    or cost nobody measured (cached, failed, warm-up)."""
     values = np.asarray(scores, dtype=np.float64)
     if values.shape != (len(ids),):
         raise ValueError(f"scores[{metric!r}] has shape {values.shape}, not ({len(ids)},)")
-    undefined = np.isnan(values) if may_be_undefined(metric) else np.zeros(len(ids), bool)
+    undefined = np.isnan(values) if _nullable(metric) else np.zeros(len(ids), bool)
     bad = np.flatnonzero(~np.isfinite(values) & ~undefined)
     if len(bad):
         raise ValueError(
@@ -120,6 +122,12 @@ def _column(scores: npt.ArrayLike, metric: str, ids: Sequence[str]) -> list[floa
     for i in np.flatnonzero(undefined).tolist():
         column[i] = None
     return column
+
+
+def _nullable(metric: str) -> bool:
+    """Whether a column may hold null: a metric undefined for some queries, or a latency or
+    cost not measured for some."""
+    return may_be_undefined(metric) or operational_column(metric) is not None
 
 
 def record_of(document: Any, source: str) -> Baseline:
@@ -274,11 +282,13 @@ def _column_problems(
             problems.append(f"{where}.{metric}: not one of fingerprints.metrics")
         elif len(values) != size:
             problems.append(f"{where}.{metric}: {len(values)} values for {size} query_ids")
-        elif None in values and not may_be_undefined(metric):
+        elif None in values and not _nullable(metric):
             problems.append(
                 f"{where}.{metric}[{values.index(None)}]: null, but {metric} is defined for "
-                "every query (only a metric such as auc may be null)"
+                "every query (only a metric such as auc, or latency and cost, may be null)"
             )
+        elif operational_column(metric) and any(v is not None and v < 0 for v in values):
+            problems.append(f"{where}.{metric}: a negative value (latency and cost are 0 or more)")
     return problems
 
 
