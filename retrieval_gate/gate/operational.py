@@ -154,11 +154,13 @@ def operational_columns(
         before[metric] = np.where(both, ref, 0.0)
         after[metric] = np.where(both, cur, 0.0)
         if unmeasured:
-            what = "latency" if is_latency else "cost"
-            warmed = f"{len(warm)} warm-up, " if is_latency and warm else ""
+            warmed = len(warm.intersection(query_ids)) if is_latency else 0
+            why = [f"{warmed} warm-up"] if warmed else []
+            if unmeasured > warmed:
+                why.append(f"{unmeasured - warmed} cached, failed or not reported")
             notes.append(
-                f"{metric}: {plural(unmeasured, 'query', 'queries')} without a {what} on both "
-                f"sides ({warmed}the rest cached, failed or not reported) left out of the check"
+                f"{metric}: {plural(unmeasured, 'query', 'queries')} left out of the check, "
+                f"without a {'latency' if is_latency else 'cost'} on both sides: " + ", ".join(why)
             )
     return (before, after), columns, notes
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TextIO
 
+from retrieval_gate.config.columns import operational_column
 from retrieval_gate.config.loader import load
 from retrieval_gate.config.schema import GateConfig, SequentialConfig
 from retrieval_gate.errors import GateError
@@ -49,6 +50,11 @@ def check(
         from retrieval_gate.pipeline.sequential import check_sequential, refuse_sequential
 
         refuse_sequential(against=against, repeats=times, labels=config.gate.labels)
+        if any(operational_column(key) for key in config.metrics):
+            raise GateError(
+                "gate.sequential stops early on relevance checks alone; latency and cost "
+                "checks need every query: turn gate.sequential off, or drop them"
+            )
         if run_path is None and config.retriever.type != "run_file":
             return check_sequential(
                 config,

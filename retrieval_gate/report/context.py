@@ -220,11 +220,13 @@ def underpowered(c: Comparison) -> bool:
     one of `queries_needed` and of lint: no check catches a true drop of exactly its
     threshold more than half the time, so that one would flag every check. Differences
     without variation (every query moved alike: an interval of one point) also leave the
-    detectable drop None, but say nothing about what the check can catch: not flagged."""
+    detectable drop None, but say nothing about what the check can catch: not flagged; nor is
+    a quantile check (latency_p95), whose test states no detectable change."""
     if not c.gated or c.failed or c.max_drop is None:
         return False
     if c.detectable_drop is None:
-        return not (c.ci_low is not None and c.ci_low == c.ci_high)
+        # No interval either: a quantile check (latency_p95), which states neither.
+        return c.ci_low is not None and c.ci_low != c.ci_high
     return short_of_target(c.detectable_drop, c.max_drop)
 
 

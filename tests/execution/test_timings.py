@@ -183,3 +183,18 @@ def test_http_a_missing_cost_field_fails_the_query() -> None:
         finally:
             retriever.close()
     assert "retriever.cost (usage.total_tokens)" in result.failures[0].error
+
+
+def test_a_python_retriever_returns_reported_hits(tmp_path: Path) -> None:
+    from retrieval_gate.adapters.python import PythonConfig, PythonRetriever
+
+    (tmp_path / "timed_search.py").write_text(
+        "from retrieval_gate.core.reported import Reported\n"
+        "def search(query, k):\n"
+        "    return Reported(['d1', ('d2', 0.5)], latency=4.0, cost=0.002)\n"
+    )
+    retriever = PythonRetriever(PythonConfig(target="timed_search:search"), base_dir=tmp_path)
+    result = run_queries(retriever, queries(1), 5, SERIAL)
+    assert result.timings["q0"].reported == 4.0
+    assert result.timings["q0"].cost == 0.002
+    assert [hit.doc_id for hit in result.hits["q0"]] == ["d1", "d2"]

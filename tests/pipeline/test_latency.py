@@ -99,20 +99,21 @@ def overall(document: dict, metric: str) -> dict:
 
 
 def test_a_real_slowdown_fails_when_both_sides_ran_interleaved(repo: Path, server: str) -> None:
-    (repo / "gate.yaml").write_text(config(server, slow="3"))
+    # 8x: clear of the noise of a loaded machine (whose waits for a core reach 30 ms).
+    (repo / "gate.yaml").write_text(config(server, slow="8"))
     git(repo, "commit", "-qam", "a slower service")
     code, err, document = check(repo, "--against", "HEAD~1")
     assert code == 1, err
     p95 = overall(document, "latency_p95")
-    assert p95["reason"] == ""
-    assert p95["verdict"] == "regressed"
+    assert p95["reason"] == "", p95
+    assert p95["verdict"] == "regressed", p95
     assert p95["unit"] == "ms"
     assert p95["direction"] == "lower"
-    assert p95["current_mean"] > 2 * p95["baseline_mean"]
+    assert p95["current_mean"] > 1.5 * p95["baseline_mean"]
     assert p95["n"] == 131 - 5  # the warm-up queries are left out
     assert overall(document, "ndcg@10")["delta"] == 0
     assert overall(document, "cost_mean")["verdict"] != "regressed"
-    assert any("5 warm-up" in warning for warning in document["warnings"])
+    assert any(w.endswith("on both sides: 5 warm-up") for w in document["warnings"])
 
 
 def test_against_a_committed_baseline_latency_is_report_only_and_cost_is_gated(
@@ -135,3 +136,31 @@ def test_against_a_committed_baseline_latency_is_report_only_and_cost_is_gated(
     assert [(c["metric"], c["slice"]) for c in document["failures"]] == [("cost_mean", "all")]
     report = (repo / ".retrieval-gate" / "latency" / "report.md").read_text()
     assert "report-only" in report
+
+
+def test_a_cost_field_that_is_not_a_number_is_a_mapping_error_naming_it(
+    repo: Path, server: str
+) -> None:
+    text = config(server).replace("cost: usage.total_tokens", "cost: hits[0].id")
+    (repo / "gate.yaml").write_text(text)
+    code, err, _ = check(repo)
+    assert code == 2
+    assert "retriever.cost (hits[0].id)" in err
+    assert "is not a number" in err
+
+
+def test_latency_checks_refuse_a_sequential_check(repo: Path, server: str) -> None:
+    (repo / "gate.yaml").write_text(config(server) + "gate: {sequential: true}\n")
+    code, err, _ = check(repo)
+    assert code == 2
+    assert "latency and cost checks need every query" in err
+
+
+def test_a_threshold_facing_the_wrong_way_names_its_line(repo: Path, server: str) -> None:
+    text = config(server).replace(
+        "latency_p95: {max_increase: 20%}", "latency_p95: {max_drop: 2pt}"
+    )
+    (repo / "gate.yaml").write_text(text)
+    code, err, _ = check(repo)
+    assert code == 2
+    assert "gate.yaml:14: metrics.latency_p95: lower is better here" in err
