@@ -164,3 +164,22 @@ def test_a_threshold_facing_the_wrong_way_names_its_line(repo: Path, server: str
     code, err, _ = check(repo)
     assert code == 2
     assert "gate.yaml:14: metrics.latency_p95: lower is better here" in err
+
+
+def test_new_judgments_rescore_relevance_and_carry_latency_and_cost_over(repo: Path) -> None:
+    code, _, err = run_cli("baseline", "-c", repo / "gate.yaml", "--quiet", "--no-cache")
+    assert code == 0, err
+    saved = json.loads((repo / "baseline.json").read_text())
+    qrels = repo / "example" / "qrels" / "test.tsv"
+    lines = qrels.read_text().splitlines()
+    query, doc, grade = lines[-1].split("\t")
+    lines[-1] = f"{query}\t{doc}\t{3 - int(grade)}"  # one judgment changed
+    qrels.write_text("\n".join(lines) + "\n")
+    code, err, document = check(repo)
+    assert code in (0, 1), err
+    assert any("the judgments changed since the baseline" in w for w in document["warnings"])
+    measured = [v for v in saved["scores"]["latency_mean"] if v is not None]
+    assert overall(document, "latency_mean")["baseline_mean"] == pytest.approx(
+        sum(measured) / len(measured)
+    )
+    assert document["baseline"]["scores"]["cost_mean"] == saved["scores"]["cost_mean"]
