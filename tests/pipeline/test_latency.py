@@ -183,3 +183,33 @@ def test_new_judgments_rescore_relevance_and_carry_latency_and_cost_over(repo: P
         sum(measured) / len(measured)
     )
     assert document["baseline"]["scores"]["cost_mean"] == saved["scores"]["cost_mean"]
+
+
+PRINTING = """import time
+from retrieval_gate.core.reported import Reported
+
+def search(query, k):
+    print("done 0")  # what the interleaving protocol says: it must not reach it
+    time.sleep(SLEEP)
+    return Reported(["kb-1406", "kb-1407"], latency=1.0, cost=2.0)
+"""
+
+
+def test_a_python_retriever_that_prints_keeps_the_turns_in_step(repo: Path) -> None:
+    (repo / "printing.py").write_text(PRINTING.replace("SLEEP", "0.001"))
+    (repo / "gate.yaml").write_text(
+        "version: 1\nname: latency\ndataset: {path: example}\n"
+        "retriever: {type: python, target: 'printing:search', concurrency: 1}\n"
+        "metrics:\n  ndcg@10: {}\n  latency_p95: {max_increase: 20%}\n"
+        "gate: {latency: {source: retriever, warmup: 0, batch: 4}}\n"
+    )
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "a python retriever")
+    (repo / "printing.py").write_text(PRINTING.replace("SLEEP", "0.002"))
+    git(repo, "commit", "-qam", "slower, but it reports 1 ms")
+    code, err, document = check(repo, "--against", "HEAD~1")
+    assert code == 0, err
+    p95 = overall(document, "latency_p95")
+    assert p95["reason"] == ""
+    assert p95["n"] == 131
+    assert p95["baseline_mean"] == p95["current_mean"] == 1.0  # the retriever's own figure
