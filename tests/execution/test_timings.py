@@ -198,3 +198,19 @@ def test_a_python_retriever_returns_reported_hits(tmp_path: Path) -> None:
     assert result.timings["q0"].reported == 4.0
     assert result.timings["q0"].cost == 0.002
     assert [hit.doc_id for hit in result.hits["q0"]] == ["d1", "d2"]
+
+
+def test_http_a_two_stage_answer_keeps_its_candidates_beside_its_latency() -> None:
+    body = {
+        "took": 3,
+        "hits": [{"id": "d1"}],
+        "first": [{"id": "d1"}, {"id": "d2"}],
+    }
+    with serving(_search_service(body)) as url:
+        retriever = _http(url, latency="took", candidates="first")
+        try:
+            result = run_queries(retriever, queries(1), 5, SERIAL)
+        finally:
+            retriever.close()
+    assert result.timings["q0"].reported == 3.0
+    assert [hit.doc_id for hit in result.candidates["q0"]] == ["d1", "d2"]
