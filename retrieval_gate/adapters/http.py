@@ -18,12 +18,12 @@ from pydantic import Field, model_validator
 
 from retrieval_gate.adapters.hits import doc_id, hit_text, score
 from retrieval_gate.adapters.interface import Adapter
+from retrieval_gate.adapters.measures import with_reported
 from retrieval_gate.adapters.paths import PathError, Step, parse_path, select
 from retrieval_gate.adapters.serve import ServeConfig, Service
 from retrieval_gate.adapters.settings import AdapterSettings, is_secret, redact
 from retrieval_gate.core import redaction
 from retrieval_gate.core.model import MAX_CANDIDATES, Document, Hit, Query, StagedHits
-from retrieval_gate.core.reported import measure, reported
 from retrieval_gate.core.strict import StrictModel
 from retrieval_gate.core.wording import excerpt
 from retrieval_gate.errors import GateError, RetrieverError
@@ -186,7 +186,7 @@ class HttpRetriever(Adapter[HttpConfig]):
         self.score_path = None if config.score is None else parse_path(config.score, "score")
         self.text_path = None if config.text is None else parse_path(config.text, "text")
         self.measures = {
-            name: parse_path(path, name)
+            name: (path, parse_path(path, name))
             for name, path in (("latency", config.latency), ("cost", config.cost))
             if path is not None
         }
@@ -267,7 +267,7 @@ class HttpRetriever(Adapter[HttpConfig]):
         if self.candidates is not None:
             found = self._select(data, self.candidates, self.config.candidates or "")
             hits = StagedHits(hits, self._hits(found, MAX_CANDIDATES))
-        return self._reported([hits], data)[0]
+        return with_reported([hits], data, self.measures, self.name)[0]
 
     def rerank(self, query: Query, candidates: Sequence[Mapping[str, Any]], k: int) -> list[Hit]:
         """The endpoint's top `k` of `candidates` (`{id, score, text}` objects, sent where the
@@ -285,9 +285,8 @@ class HttpRetriever(Adapter[HttpConfig]):
                 f"{self.name}: path {self.config.results} selected {len(lists)} result lists "
                 f"for {len(queries)} queries"
             )
-        return self._reported(
-            [self._hits(_as_list(hits, self.config.results), k) for hits in lists], data
-        )
+        answers = [self._hits(_as_list(hits, self.config.results), k) for hits in lists]
+        return with_reported(answers, data, self.measures, self.name)
 
     def close(self) -> None:
         """Close the connections, and stop the service `serve` started (idempotent)."""
@@ -389,38 +388,6 @@ class HttpRetriever(Adapter[HttpConfig]):
         if None not in steps:
             return _as_list(found[0], path)
         return found
-
-    def _reported(self, answers: list[list[Hit]], data: Any) -> list[list[Hit]]:
-        """`answers` with the latency and cost the response reports (`retriever.latency`,
-        `retriever.cost`): one value per answer, or one for them all, split evenly. A value
-        missing, or not a finite number from 0 up, is a mapping error: the query fails."""
-        if not self.measures:
-            return answers
-        values: dict[str, list[float]] = {}
-        for name, steps in self.measures.items():
-            path = getattr(self.config, name)
-            try:
-                found = select(data, steps)
-                if len(found) not in (1, len(answers)):
-                    raise PathError(f"{len(found)} values for {len(answers)} queries")
-                each = [measure(value, name) for value in found]
-            except ValueError as error:  # PathError is one
-                raise RetrieverError(
-                    f"{self.name}: retriever.{name} ({path}): {error}",
-                    kind=f"{self.name}: retriever.{name} ({path}) unreadable",
-                    mapping=True,
-                ) from None
-            values[name] = (
-                each if len(each) == len(answers) else [each[0] / len(answers)] * len(answers)
-            )
-        return [
-            reported(
-                hits,
-                latency=values["latency"][i] if "latency" in values else None,
-                cost=values["cost"][i] if "cost" in values else None,
-            )
-            for i, hits in enumerate(answers)
-        ]
 
     def _hits(self, items: list[Any], k: int) -> list[Hit]:
         hits: dict[str, Hit] = {}
