@@ -81,6 +81,7 @@ def _context(result: ResultRecord) -> dict[str, Any]:
     charted = result.failures[0].metric if result.failures else primary
     deltas = _query_deltas(result, charted)
     forest = forest_rows(comparisons)
+    apart = {c.metric: c.reason for c in overall if not c.gated}
     gate = {**_GATE_DEFAULTS, **(result.config.gate if result.config else {})}
     return {
         "name": result.name,
@@ -94,6 +95,13 @@ def _context(result: ResultRecord) -> dict[str, Any]:
         "gains": {metric: _gain(metric) for metric in {c.metric for c in comparisons}},
         "slices": slices,
         "ungated": [c for c in slices if not c.gated and c.verdict is not None],
+        # Slices of a metric whose overall check is not gated for the same reason (a latency
+        # check against a baseline: report-only) are that reason's, already said, not small.
+        "too_small": [
+            c
+            for c in slices
+            if not c.gated and c.verdict is not None and apart.get(c.metric) != c.reason
+        ],
         "overall_ungated": [c for c in overall if not c.gated and c.verdict is not None],
         "report_only": [c for c in slices if c.verdict is None],
         "underpowered": [c for c in comparisons if underpowered(c)],
