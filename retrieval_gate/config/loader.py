@@ -14,6 +14,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from retrieval_gate.config import DEFAULT_CONFIG
+from retrieval_gate.config.check_keys import kind_of
 from retrieval_gate.config.columns import (
     OWN_UNITS,
     RELEVANCE,
@@ -231,6 +232,7 @@ def _check_metrics(config: GateConfig, root: yaml.Node | None, source: str) -> G
     seen: dict[str, str] = {}
     metrics: dict[str, MetricGate] = {}
     problems.extend(_evaluator_problems(config, root, source))
+    problems.extend(_assisted_problems(config, root, source))
     for key, gate in config.metrics.items():
         line = line_of(root, ("metrics", key))
         where = f"{source}:{line}" if line else source
@@ -364,18 +366,29 @@ def _evaluator_problems(config: GateConfig, root: yaml.Node | None, source: str)
             f"{where}: only evaluator checks; gate a relevance metric beside them (ndcg@10: "
             "{} reports one without gating it): the retriever's rankings are scored on it"
         )
-    if config.gate.labels == "human+llm":
-        problems.append(
-            f"{where}: gate.labels: human+llm re-estimates the relevance metrics from the "
-            "judge's labels and takes no evaluator checks yet: use gate.labels: human, or "
-            "gate the evaluator in a config of its own"
-        )
     if config.gate.sequential is not None:
         problems.append(
             f"{where}: gate.sequential stops before every query ran, but an evaluator's "
             "export scores them all: unset gate.sequential in this config"
         )
     return problems
+
+
+def _assisted_problems(config: GateConfig, root: yaml.Node | None, source: str) -> list[str]:
+    """gate.labels: human+llm re-estimates ranking metrics from the judge's labels: an error
+    for the first check of another kind (it has no labels to re-estimate, or stored lists)."""
+    if config.gate.labels != "human+llm":
+        return []
+    others = [key for key in config.metrics if kind_of(key) != "ranking"]
+    if not others:
+        return []
+    line = line_of(root, ("metrics", others[0]))
+    where = f"{source}:{line}: metrics.{others[0]}" if line else f"{source}: metrics"
+    return [
+        f"{where}: gate.labels: human+llm re-estimates the ranking metrics from the judge's "
+        f"labels and takes no {kind_of(others[0])} checks yet ({', '.join(others)}): use "
+        "gate.labels: human, or gate them in a config of their own"
+    ]
 
 
 def _count_drop(canonical: str, gate: MetricGate) -> str:

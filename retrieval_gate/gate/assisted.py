@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from retrieval_gate.config.check_keys import ranked_keys
+from retrieval_gate.config.check_keys import ranking_keys
 from retrieval_gate.config.schema import GateConfig
 from retrieval_gate.core.ids import FloatArray, IntArray
 from retrieval_gate.core.qrels import Qrels
@@ -184,7 +184,7 @@ def judge_scores(record: Baseline, judge: Qrels) -> Mapping[str, FloatArray]:
     from retrieval_gate.metrics.top_k import listed_run
 
     diverse = [
-        m for m in ranked_keys(record.fingerprints.metrics) if parse_metric(m).name in DIVERSITY
+        m for m in ranking_keys(record.fingerprints.metrics) if parse_metric(m).name in DIVERSITY
     ]
     if diverse:
         raise GateError(

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from retrieval_gate.config.check_keys import canonical_name, kind_of, ranked_keys, ranking_keys
-from retrieval_gate.errors import MetricError
+from retrieval_gate.config.loader import load
+from retrieval_gate.errors import InputError, MetricError
 
 KEYS = [
     "NDCG@10",
@@ -42,3 +45,34 @@ def test_the_engine_scores_only_ranked_keys_and_the_final_list_only_ranking_ones
 def test_a_ranking_key_that_does_not_parse_is_a_metric_error() -> None:
     with pytest.raises(MetricError):
         canonical_name("ndcg@@10")
+
+
+@pytest.mark.parametrize(
+    ("key", "kind"),
+    [
+        ("candidates:recall@100", "candidates"),
+        ("latency_p95", "operational"),
+        ("ragas:faithfulness", "evaluator"),
+    ],
+)
+def test_llm_assisted_labels_take_ranking_checks_only(tmp_path: Path, key: str, kind: str) -> None:
+    # PPI re-estimates a ranking metric from the judge's labels: no labels re-estimate a
+    # latency or an evaluator's score, and the stored top k is not the first stage's list.
+    path = tmp_path / "retrieval-gate.yaml"
+    path.write_text(
+        "version: 1\n"
+        "dataset: {queries: q.jsonl, qrels: q.tsv}\n"
+        'retriever: {type: http, url: "http://127.0.0.1:9/search"}\n'
+        "judge: {base_url: 'http://127.0.0.1:9/v1', model: m}\n"
+        "gate: {labels: human+llm}\n"
+        "evaluators: {ragas: {format: ragas, current: r.csv}}\n"
+        "metrics:\n"
+        "  ndcg@10: {max_drop: 2pt}\n"
+        f"  {key}: {{}}\n",
+        encoding="utf-8",
+    )
+    with pytest.raises(InputError) as caught:
+        load(path)
+    message = str(caught.value)
+    assert f"retrieval-gate.yaml:9: metrics.{key}: gate.labels: human+llm" in message
+    assert f"takes no {kind} checks yet ({key})" in message
