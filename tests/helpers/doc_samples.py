@@ -3,7 +3,8 @@
 A ```console block is a terminal session: `$ ` lines are commands (`retrieval-gate ...`), the
 lines after one are what it prints (stdout and stderr), `...` on a line of its own stands for
 any number of lines, and a command ending in `; echo "exit $?"` is followed by the `exit N` it
-returns. Elapsed times ("in 0.4s") are not compared. A ```markdown block preceded by
+returns. Elapsed times ("in 0.4s") are not compared, nor the numbers of a line that names a
+latency check (`latency_p95`): latency differs from run to run. A ```markdown block preceded by
 `<!-- report of CONFIG -->` is an excerpt of the Markdown report `check` writes for CONFIG,
 with `...` as in a console block.
 """
@@ -31,6 +32,8 @@ _FENCE = re.compile(r"^(?P<fence>`{3,})(?P<lang>[\w-]*)\n(?P<body>.*?)^(?P=fence
 _MARKER = re.compile(r"<!-- (.+?) -->\s*\Z")
 ECHO_EXIT = '; echo "exit $?"'
 ELAPSED = re.compile(r"in \d+\.\d+s\b")
+LATENCY = re.compile(r"latency(?:\\?_)(?:p\d+|mean)")
+NUMBER = re.compile(r"[-+]?\d+(?:\.\d+)?")
 
 
 @dataclass(frozen=True)
@@ -101,13 +104,15 @@ def matches(expected: list[str], actual: list[str]) -> bool:
     head, *rest = expected
     if head.strip() == "...":
         return any(matches(rest, actual[i:]) for i in range(len(actual) + 1))
-    same = bool(actual) and _timeless(actual[0]) == _timeless(head)
+    same = bool(actual) and _steady(actual[0]) == _steady(head)
     return same and matches(rest, actual[1:])
 
 
-def _timeless(line: str) -> str:
-    """`line` with elapsed times ("in 0.4s") blanked: they differ from run to run."""
-    return ELAPSED.sub("in Ns", line.rstrip())
+def _steady(line: str) -> str:
+    """`line` with elapsed times ("in 0.4s") blanked, and every number of a line that names a
+    latency check: they differ from run to run."""
+    line = ELAPSED.sub("in Ns", line.rstrip())
+    return NUMBER.sub("N", line) if LATENCY.search(line) else line
 
 
 def copy_configs(root: Path) -> Path:
