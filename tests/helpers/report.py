@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import dataclasses
 import html.parser
 import os
 from pathlib import Path
 from typing import Any
 
+from retrieval_gate.config.loader import load
+from retrieval_gate.gate.baseline.record import Baseline
 from retrieval_gate.history.record import TrendPoint
+from retrieval_gate.pipeline.record import CurrentRun, record_current
 from retrieval_gate.report.trend import with_trend
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "report"
@@ -84,3 +88,26 @@ def check_golden(name: str, text: str) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8", newline="")
     assert path.read_text(encoding="utf-8") == text, f"{name} differs from its golden file"
+
+
+def pinned_records(
+    root: Path, config: str, retriever: str, module: str
+) -> tuple[Baseline, dict[str, CurrentRun]]:
+    """The baseline and current records of a pinned report: `retriever` (a python module's
+    text, after a `MODE = "baseline"` or `"current"` line, in the module `module` names with
+    `{mode}`) run by `config` (with `@MODULE@` for the module) in `root`, the baseline
+    stamped with a fixed time and commit."""
+    records = {}
+    for mode in ("baseline", "current"):
+        name = module.format(mode=mode)
+        (root / f"{name}.py").write_text(f"MODE = {mode!r}\n" + retriever)
+        path = root / f"{mode}.yaml"
+        path.write_text(config.replace("@MODULE@", name))
+        records[mode] = record_current(load(path), cache=False, repo_dir=root)
+    baseline = dataclasses.replace(
+        records["baseline"].record,
+        created_at="2026-11-20T09:30:00Z",
+        git_commit="0123456789abcdef0123456789abcdef01234567",
+        git_dirty=False,
+    )
+    return baseline, records

@@ -23,7 +23,7 @@ from retrieval_gate.report import (
     summary_of,
     validate_result,
 )
-from tests.helpers.report import GOLDEN, check_golden, elements, with_golden_trend
+from tests.helpers.report import GOLDEN, check_golden, elements, pinned_records, with_golden_trend
 
 ZWSP = "\u200b"
 NOT_JUDGED = "\u2796"  # the heavy minus sign that marks rows without an enforced verdict
@@ -81,7 +81,6 @@ def build_scenario(root: Path, *, regressed: bool = True) -> dict[str, Any]:
     """The result document of the scenario, built under `root` (a fresh folder)."""
     from retrieval_gate.config.loader import load
     from retrieval_gate.gate.decide import decide
-    from retrieval_gate.pipeline.record import record_current
 
     intents = ["billing", "how-to", "troubleshooting"]
     with (root / "queries.jsonl").open("w") as handle:
@@ -96,18 +95,7 @@ def build_scenario(root: Path, *, regressed: bool = True) -> dict[str, Any]:
                 "qrels": {f"d{i}": 2, f"d{(i + 1) % QUERIES}": 1, f"d{(i + 30) % QUERIES}": 1},
             }
             handle.write(json.dumps(row) + "\n")
-    records = {}
-    for mode in ("baseline", "current"):
-        (root / f"{mode}_retriever.py").write_text(f"MODE = {mode!r}\n" + RETRIEVER)
-        path = root / f"{mode}.yaml"
-        path.write_text(CONFIG.replace("@MODULE@", f"{mode}_retriever"))
-        records[mode] = record_current(load(path), cache=False, repo_dir=root)
-    baseline = dataclasses.replace(
-        records["baseline"].record,
-        created_at="2026-11-20T09:30:00Z",
-        git_commit="0123456789abcdef0123456789abcdef01234567",
-        git_dirty=False,
-    )
+    baseline, records = pinned_records(root, CONFIG, RETRIEVER, "{mode}_retriever")
     current = records["current" if regressed else "baseline"]
     config = load(root / "current.yaml")
     result = decide(

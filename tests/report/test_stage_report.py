@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -11,7 +10,7 @@ import pytest
 
 from retrieval_gate.report import render, validate_result
 from retrieval_gate.report.render import summary_of
-from tests.helpers.report import check_golden
+from tests.helpers.report import check_golden, pinned_records
 
 QUERIES = 30
 
@@ -52,7 +51,6 @@ def staged(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     document of every third query and whose reranker demotes two of every third."""
     from retrieval_gate.config.loader import load
     from retrieval_gate.gate.decide import decide
-    from retrieval_gate.pipeline.record import record_current
 
     root = tmp_path_factory.mktemp("stages")
     with (root / "queries.jsonl").open("w") as handle:
@@ -65,18 +63,7 @@ def staged(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
                 "qrels": {f"d{i}": 2, f"d{i}-b": 1},
             }
             handle.write(json.dumps(row) + "\n")
-    records = {}
-    for mode in ("baseline", "current"):
-        (root / f"staged_{mode}.py").write_text(f"MODE = {mode!r}\n" + RETRIEVER)
-        path = root / f"{mode}.yaml"
-        path.write_text(CONFIG.replace("@MODULE@", f"staged_{mode}"))
-        records[mode] = record_current(load(path), cache=False, repo_dir=root)
-    baseline = dataclasses.replace(
-        records["baseline"].record,
-        created_at="2026-11-20T09:30:00Z",
-        git_commit="0123456789abcdef0123456789abcdef01234567",
-        git_dirty=False,
-    )
+    baseline, records = pinned_records(root, CONFIG, RETRIEVER, "staged_{mode}")
     current = records["current"]
     result = decide(baseline, current.record, load(root / "current.yaml"), current.dataset)
     return result.document()
