@@ -233,6 +233,7 @@ def _check_metrics(config: GateConfig, root: yaml.Node | None, source: str) -> G
     metrics: dict[str, MetricGate] = {}
     problems.extend(_evaluator_problems(config, root, source))
     problems.extend(_assisted_problems(config, root, source))
+    problems.extend(_quantile_rule_problems(config, root, source))
     for key, gate in config.metrics.items():
         line = line_of(root, ("metrics", key))
         where = f"{source}:{line}" if line else source
@@ -389,6 +390,30 @@ def _assisted_problems(config: GateConfig, root: yaml.Node | None, source: str) 
         f"labels and takes no {kind_of(others[0])} checks yet ({', '.join(others)}): use "
         "gate.labels: human, or gate them in a config of their own"
     ]
+
+
+def _quantile_rule_problems(config: GateConfig, root: yaml.Node | None, source: str) -> list[str]:
+    """The stricter rules test a mean moved by max_drop: an error for the first quantile
+    check (latency_p95) they would judge with a mean's test."""
+    if config.gate.rule == "significant-drop":
+        return []
+    quantiles = [
+        key
+        for key, gate in config.metrics.items()
+        if _QUANTILE.match(key) and gate.worse_by is not None
+    ]
+    if not quantiles:
+        return []
+    line = line_of(root, ("metrics", quantiles[0]))
+    where = f"{source}:{line}: metrics.{quantiles[0]}" if line else f"{source}: metrics"
+    return [
+        f"{where}: gate.rule: {config.gate.rule} tests a mean moved by the threshold, and "
+        f"{quantiles[0]} is a quantile, whose test is against no change only: use gate.rule: "
+        "significant-drop, gate latency_mean instead, or leave the quantile report-only ({})"
+    ]
+
+
+_QUANTILE = re.compile(r"^latency_p[0-9]+$")
 
 
 def _count_drop(canonical: str, gate: MetricGate) -> str:

@@ -94,3 +94,25 @@ def test_values_show_in_their_units() -> None:
     assert mean(3.5, "own") == "3.5"
     assert amount(0.06, "") == "6 pt"
     assert amount(150.0, "ms") == "150.0 ms"
+
+
+@pytest.mark.parametrize("rule", ["evidence-of-excess", "non-inferiority"])
+def test_a_stricter_rule_refuses_a_gated_quantile(tmp_path: Path, rule: str) -> None:
+    # Both rules test the differences moved by max_drop, a mean's test: a p95 has none.
+    path = tmp_path / "retrieval-gate.yaml"
+    path.write_text(
+        CONFIG.format(key="latency_p95", gate="{max_increase: 20%}") + f"gate: {{rule: {rule}}}\n",
+        encoding="utf-8",
+    )
+    with pytest.raises(InputError) as caught:
+        load(path)
+    assert f"retrieval-gate.yaml:6: metrics.latency_p95: gate.rule: {rule} tests a mean" in str(
+        caught.value
+    )
+    # A mean, and a quantile left report-only, are fine.
+    path.write_text(
+        CONFIG.format(key="latency_mean", gate="{max_increase: 20%}")
+        + f"  latency_p95: {{}}\ngate: {{rule: {rule}}}\n",
+        encoding="utf-8",
+    )
+    assert load(path).gate.rule == rule
