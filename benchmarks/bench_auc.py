@@ -19,11 +19,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from sklearn.metrics import roc_auc_score  # noqa: E402
+from bench_gate import table
+from sklearn.metrics import roc_auc_score
 
-from bench_gate import table  # noqa: E402
-from retrieval_gate.metrics import evaluate  # noqa: E402
-from tests.helpers.random_cases import make_case  # noqa: E402
+from retrieval_gate.metrics import evaluate
+from tests.helpers.random_cases import make_case
 
 
 def _judged(grade: int | None) -> bool:
