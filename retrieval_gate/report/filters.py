@@ -88,8 +88,8 @@ def amount(value: float, unit: str) -> str:
 
 
 def _in_units(value: float, unit: str, sign: str = "") -> str:
-    text = f"{value + 0.0:{sign}.1f}" if unit == "ms" else f"{value + 0.0:{sign}.4g}"
-    return text
+    # + 0.0 turns -0.0 into 0.0
+    return f"{value + 0.0:{sign}.1f}" if unit == "ms" else f"{value + 0.0:{sign}.4g}"
 
 
 def p_value(value: float | None) -> str:
