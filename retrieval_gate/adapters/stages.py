@@ -199,6 +199,11 @@ class _HttpRerank:
                 "'{candidates}' in its body, e.g. body: {query: '{query}', candidates: "
                 "'{candidates}', k: '{k}'}"
             )
+        if config.batch_size > 1 or config.candidates is not None:
+            raise GateError(
+                "retriever.rerank: an http reranker is sent one query's candidates and answers "
+                "with its reranked hits: drop its batch_size and candidates settings"
+            )
         self.client = HttpRetriever(config, base_dir=base_dir)
 
     def describe(self) -> Mapping[str, Any]:

@@ -197,6 +197,10 @@ def test_http_candidates_and_rerank_blocks_that_cannot_work_fail_at_build(
         HttpRetriever(HttpConfig(url=server, candidates="c", batch_size=4, body="{queries}"))
     with pytest.raises(GateError, match="must send the candidates"):
         stages(module, {"type": "http", "url": f"{server}/rerank"})
+    sends = {"body": {"queries": "{queries}", "candidates": "{candidates}"}}
+    for extra in ({"batch_size": 4}, {"candidates": "candidates[*]"}):
+        with pytest.raises(GateError, match="drop its batch_size and candidates settings"):
+            stages(module, {"type": "http", "url": f"{server}/rerank", **sends, **extra})
 
 
 COMMAND = """\
