@@ -23,7 +23,7 @@ from retrieval_gate.adapters.interface import Adapter, Retriever, fingerprint
 from retrieval_gate.adapters.python import PythonConfig, PythonRetriever
 from retrieval_gate.adapters.run_file import RunFileConfig, RunFileRetriever
 from retrieval_gate.adapters.settings import AdapterSettings
-from retrieval_gate.adapters.stages import StagesConfig, StagesRetriever
+from retrieval_gate.adapters.stages import FirstStageConfig, StagesConfig, StagesRetriever
 from retrieval_gate.core.model import Document, Hit, Query
 from retrieval_gate.errors import GateError, RetrieverError
 
@@ -40,18 +40,7 @@ ADAPTERS: dict[str, type[Adapter[Any]]] = {
     "stages": StagesRetriever,
 }
 
-AdapterConfig = Annotated[
-    PythonConfig
-    | HttpConfig
-    | CommandConfig
-    | RunFileConfig
-    | LangchainConfig
-    | LlamaIndexConfig
-    | HaystackConfig
-    | BM25Config
-    | StagesConfig,
-    Field(discriminator="type"),
-]
+AdapterConfig = Annotated[FirstStageConfig | StagesConfig, Field(discriminator="type")]
 
 
 def build_retriever(

@@ -21,7 +21,7 @@ from retrieval_gate.adapters.targets import load_target, user_errors
 from retrieval_gate.core.model import MAX_CANDIDATES, Document, Hit, Query, StagedHits
 from retrieval_gate.errors import GateError, RetrieverError
 
-FirstStage = Annotated[
+FirstStageConfig = (
     PythonConfig
     | HttpConfig
     | CommandConfig
@@ -29,9 +29,10 @@ FirstStage = Annotated[
     | LangchainConfig
     | LlamaIndexConfig
     | HaystackConfig
-    | BM25Config,
-    Field(discriminator="type"),
-]
+    | BM25Config
+)
+"""Every retriever block but `stages`: what a first stage may be (`AdapterConfig` adds it)."""
+FirstStage = Annotated[FirstStageConfig, Field(discriminator="type")]
 RERANK_EXPECTED = "a function f(query, candidates, k) returning the reranked results"
 
 
