@@ -50,6 +50,10 @@ def reverse(query, candidates, k, *, keep=None):
 
 def stray(query, candidates, k):
     return ["d1", "elsewhere"]
+
+
+def hostile(query, candidates, k):
+    return ["\\n::error::pwned\\x1b[31m"]
 """
 
 
@@ -144,6 +148,16 @@ def test_a_reranker_returning_a_document_it_was_not_given_fails_the_query(
         retriever.search(QUERY, 10)
     result = run_queries(retriever, [QUERY], 10, RunSettings(retries=0, error_budget=1.0))
     assert result.failures[0].attempts == 1  # not retried: the answer would not change
+
+
+def test_a_hostile_stray_id_reaches_the_message_inert(module: Path) -> None:
+    retriever = stages(module, {"target": "staged_module:hostile"})
+    with pytest.raises(RetrieverError, match="not among the 5 candidates") as raised:
+        retriever.search(QUERY, 10)
+    message = str(raised.value)
+    assert "\n" not in message
+    assert "\x1b" not in message
+    assert not any(line.startswith("::") for line in message.splitlines())
 
 
 def answer(path: str, body: bytes) -> tuple[int, dict[str, str], bytes]:
