@@ -40,6 +40,15 @@ def check(config: Path, *args: str | Path) -> tuple[int, str, str, dict[str, Any
     return code, out, err, document
 
 
+def variant(config: Path, name: str, old: str, new: str) -> Path:
+    """`config` copied beside it as `name.yaml`, with `old` (which it must hold) made `new`."""
+    text = config.read_text(encoding="utf-8")
+    assert old in text, old
+    copy = config.with_name(f"{name}.yaml")
+    copy.write_text(text.replace(old, new), encoding="utf-8")
+    return copy
+
+
 def overall(document: dict[str, Any]) -> dict[str, tuple[int, int]]:
     return {
         c["metric"]: (c["first_stage"], c["reranker"])
@@ -96,10 +105,8 @@ def test_a_reranker_that_demotes_documents_is_named(example: Path) -> None:
 def test_a_first_stage_check_of_a_retriever_without_candidates_is_an_error(
     example: Path,
 ) -> None:
-    text = (example / "example.yaml").read_text(encoding="utf-8")
-    config = example / "one-stage.yaml"
-    config.write_text(
-        text.replace("  ap(rel=1)@10: {}", "  candidates:recall@100: {}"), encoding="utf-8"
+    config = variant(
+        example / "example.yaml", "one-stage", "  ap(rel=1)@10: {}", "  candidates:recall@100: {}"
     )
     code, _, err, _ = check(config)
     assert code == 2
@@ -113,10 +120,11 @@ def test_a_reranker_returning_a_document_it_was_not_given_fails_the_query(
     (example / "stray_rerank.py").write_text(
         "def rerank(query, candidates, k):\n    return ['not-a-candidate']\n", encoding="utf-8"
     )
-    text = (example / "example-two-stage.yaml").read_text(encoding="utf-8")
-    config = example / "stray.yaml"
-    config.write_text(
-        text.replace("two_stage_rerank:rerank", "stray_rerank:rerank"), encoding="utf-8"
+    config = variant(
+        example / "example-two-stage.yaml",
+        "stray",
+        "two_stage_rerank:rerank",
+        "stray_rerank:rerank",
     )
     code, _, err, _ = check(config)
     assert code == 2
