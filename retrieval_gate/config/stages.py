@@ -21,11 +21,8 @@ def check_metric(key: str, dialect: str | None = None) -> tuple[MetricSpec, str]
     `NDCG@10`, `candidates:recall@100` for `candidates: recall@100` (the metric read as any
     other, dialect prefixes too). Raises MetricError."""
     metric = stage_metric(key)
-    if metric is None:
-        spec = parse_metric(key, dialect=dialect, in_config=True)
-        return spec, str(spec)
-    spec = parse_metric(metric, dialect=dialect, in_config=True)
-    return spec, PREFIX + str(spec)
+    spec = parse_metric(key if metric is None else metric, dialect=dialect, in_config=True)
+    return spec, str(spec) if metric is None else PREFIX + str(spec)
 
 
 def candidates_checks(names: Iterable[str]) -> dict[str, MetricSpec]:
