@@ -77,7 +77,7 @@ def lost_by_stage(
             if grades.get(doc, 0) >= rel and doc in grades and doc not in now
         ]
         if lost:  # candidates are read (decoded, in a record) only for a query that lost one
-            kept = candidates.get(query, ())
+            kept = set(candidates.get(query, ()))
             found[query] = ([d for d in lost if d not in kept], [d for d in lost if d in kept])
     return found
 
