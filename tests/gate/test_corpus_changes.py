@@ -2,18 +2,31 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Iterator
 from pathlib import Path
 
 from retrieval_gate.core.model import Document
+from retrieval_gate.gate.baseline.file import read_record
 from retrieval_gate.gate.corpus_changes import (
     HASH_DIGITS,
+    NO_CORPUS,
+    NO_HASHES,
+    CorpusCheck,
+    corpus_checked,
     document_changes,
     document_hash,
     judged_document_hashes,
 )
-from tests.helpers.builders import CORPUS, QRELS, labelled_set, queue_dataset
+from tests.helpers.builders import (
+    CONFIGS,
+    CORPUS,
+    EXAMPLE_BASELINE,
+    QRELS,
+    labelled_set,
+    queue_dataset,
+)
 from tests.helpers.cli import run_cli
 
 
@@ -60,6 +73,21 @@ def test_removed_and_rewritten_documents_are_changes_and_new_ones_are_not() -> N
     after = {"a": "0" * 16, "c": "f" * 16, "new": "3" * 16}
     assert document_changes(before, after) == {"b": "removed", "c": "text changed"}
     assert document_changes(before, before) == {}
+
+
+def test_a_side_without_hashes_or_no_change_leaves_every_query_in() -> None:
+    record = read_record(CONFIGS / EXAMPLE_BASELINE)
+    assert record.judged_documents
+    unhashed = dataclasses.replace(record, judged_documents=None)
+    dataset = queue_dataset({"q1": {"d1": 1}})
+    for before, after, check in (
+        (record, unhashed, CorpusCheck(False, NO_CORPUS)),  # this run's set has no corpus
+        (unhashed, record, CorpusCheck(False, NO_HASHES)),  # an older baseline
+        (record, record, CorpusCheck(True)),
+    ):
+        kept = corpus_checked(before, after, dataset, 0.9)
+        assert kept[3] == check
+        assert all(a is b for a, b in zip(kept[:3], (before, after, dataset), strict=True))
 
 
 def test_a_baseline_over_a_huge_corpus_grows_with_the_qrels_alone(tmp_path: Path) -> None:
