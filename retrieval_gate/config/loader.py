@@ -355,13 +355,11 @@ def _evaluator_problems(config: GateConfig, root: yaml.Node | None, source: str)
     for name in config.evaluators:
         problem = evaluator_name_problem(name)
         if problem:
-            line = line_of(root, ("evaluators", name))
-            problems.append(f"{source}:{line}: evaluators.{name}: {problem}")
+            problems.append(f"{_at(root, source, 'evaluators', name)}: {problem}")
     checks = [key for key in config.metrics if evaluator_key(key) is not None]
     if not checks:
         return problems
-    line = line_of(root, ("metrics", checks[0]))
-    where = f"{source}:{line}: metrics.{checks[0]}" if line else f"{source}: metrics"
+    where = _at(root, source, "metrics", checks[0])
     if len(checks) == len(config.metrics):
         problems.append(
             f"{where}: only evaluator checks; gate a relevance metric beside them (ndcg@10: "
@@ -383,8 +381,7 @@ def _assisted_problems(config: GateConfig, root: yaml.Node | None, source: str) 
     others = [key for key in config.metrics if kind_of(key) != "ranking"]
     if not others:
         return []
-    line = line_of(root, ("metrics", others[0]))
-    where = f"{source}:{line}: metrics.{others[0]}" if line else f"{source}: metrics"
+    where = _at(root, source, "metrics", others[0])
     return [
         f"{where}: gate.labels: human+llm re-estimates the ranking metrics from the judge's "
         f"labels and takes no {kind_of(others[0])} checks yet ({', '.join(others)}): use "
@@ -404,8 +401,7 @@ def _quantile_rule_problems(config: GateConfig, root: yaml.Node | None, source: 
     ]
     if not quantiles:
         return []
-    line = line_of(root, ("metrics", quantiles[0]))
-    where = f"{source}:{line}: metrics.{quantiles[0]}" if line else f"{source}: metrics"
+    where = _at(root, source, "metrics", quantiles[0])
     return [
         f"{where}: gate.rule: {config.gate.rule} tests a mean moved by the threshold, and "
         f"{quantiles[0]} is a quantile, whose test is against no change only: use gate.rule: "
@@ -414,6 +410,13 @@ def _quantile_rule_problems(config: GateConfig, root: yaml.Node | None, source: 
 
 
 _QUANTILE = re.compile(r"^latency_p[0-9]+$")
+
+
+def _at(root: yaml.Node | None, source: str, section: str, key: str) -> str:
+    """`source:line: section.key` for an error about `key` of the config's `section`, or
+    `source: section` when the key's line is not known."""
+    line = line_of(root, (section, key))
+    return f"{source}:{line}: {section}.{key}" if line else f"{source}: {section}"
 
 
 def _count_drop(canonical: str, gate: MetricGate) -> str:
