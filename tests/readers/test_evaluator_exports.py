@@ -208,3 +208,21 @@ def test_control_characters_in_names_and_texts_are_quoted_in_errors(tmp_path: Pa
     assert "\x07" not in message
     assert "\x1b" not in message
     assert "'::error::x\\x07'" in message  # quoted: the runner reads no command from a quote
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "form"),
+    [
+        ("wide.csv", f"{'x' * 100_000},faithfulness\nrefund,0.5\n", "ragas"),
+        ("keys.json", json.dumps({"x" * 100_000: []}), "deepeval"),
+        ("twice.json", json.dumps({"testCases": [{"input": "q", "metricsData": [
+            {"name": "F" * 100_000, "score": 1}, {"name": "F" * 100_000, "score": 0}]}]}),
+         "deepeval"),
+    ],
+)  # fmt: skip
+def test_a_huge_name_in_an_export_is_cut_in_the_error(
+    tmp_path: Path, name: str, text: str, form: str
+) -> None:
+    with pytest.raises(InputError) as raised:
+        read_evaluator_scores(write(tmp_path, name, text), form, ["faithfulness"])
+    assert len(str(raised.value)) < 1000

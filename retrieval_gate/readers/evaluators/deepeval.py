@@ -20,6 +20,7 @@ from retrieval_gate.readers.evaluators.rows import (
     score_value,
     wanted_names,
 )
+from retrieval_gate.readers.text import quoted
 
 CASE_LISTS = ("testCases", "test_cases", "test_results")
 METRIC_LISTS = ("metricsData", "metrics_data")
@@ -69,7 +70,7 @@ def _cases(document: Any, source: str) -> tuple[list[Any], str]:
             return list_at(top[key], source, key, "test cases"), key
     raise InputError(
         f"no test cases: a DeepEval export has {' or '.join(CASE_LISTS)}; keys are "
-        f"{', '.join(map(repr, list(top)[:20]))}",
+        f"{', '.join(map(quoted, list(top)[:20]))}",
         source=source,
     )
 
@@ -84,7 +85,7 @@ def _metrics(items: list[Any], source: str, where: str) -> dict[str, Mapping[str
                 f"{where}.metricsData[{position}]: a metric needs its name", source=source
             )
         if name in named:
-            raise InputError(f"{where}: metric {name!r} is given twice", source=source)
+            raise InputError(f"{where}: metric {quoted(name)} is given twice", source=source)
         named[name] = metric
     return named
 

@@ -19,7 +19,7 @@ from retrieval_gate.readers.evaluators.rows import (
     score_value,
     wanted_names,
 )
-from retrieval_gate.readers.text import json_lines, logical_name, numbered, open_text
+from retrieval_gate.readers.text import json_lines, logical_name, numbered, open_text, quoted
 
 TEXT_COLUMNS = ("user_input", "question")
 """The query's text: `user_input` since Ragas 0.2, `question` before."""
@@ -44,7 +44,7 @@ def read_ragas_scores(path: Path, wanted: Sequence[str]) -> EvaluatorExport:
                 raise InputError(
                     f"no query column: a Ragas results table has {' or '.join(TEXT_COLUMNS)} "
                     f"(the query's text), or add {ID_COLUMN}; columns are "
-                    f"{', '.join(map(repr, names[:20]))}",
+                    f"{', '.join(map(quoted, names[:20]))}",
                     source=source,
                     line=line,
                 )
