@@ -226,3 +226,10 @@ def test_a_huge_name_in_an_export_is_cut_in_the_error(
     with pytest.raises(InputError) as raised:
         read_evaluator_scores(write(tmp_path, name, text), form, ["faithfulness"])
     assert len(str(raised.value)) < 1000
+
+
+def test_jsonl_scores_that_are_not_an_object_are_an_error_on_their_line(tmp_path: Path) -> None:
+    path = write(tmp_path, "list.jsonl", '\n{"query_id": "q", "scores": [0.5]}\n')
+    with pytest.raises(InputError, match=r"list\.jsonl:2: line 2: scores: expected") as raised:
+        read_evaluator_scores(path, "jsonl", ["faithfulness"])
+    assert (raised.value.source, raised.value.line) == (str(path), 2)

@@ -45,7 +45,7 @@ def read_jsonl_scores(path: Path, wanted: Sequence[str]) -> EvaluatorExport:
                 source=source,
                 line=number,
             )
-        scores = mapping_at(row["scores"], f"{source}:{number}", "scores", "named scores")
+        scores = mapping_at(row["scores"], source, f"{where}: scores", "named scores", number)
         names.update(dict.fromkeys(scores))
         kept = {
             configured: score_value(scores[name], configured, source, where, number)

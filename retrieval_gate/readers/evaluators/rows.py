@@ -159,12 +159,15 @@ def too_big(size: int, source: str) -> None:
         )
 
 
-def mapping_at(value: Any, source: str, where: str, what: str) -> Mapping[str, Any]:
+def mapping_at(
+    value: Any, source: str, where: str, what: str, line: int | None = None
+) -> Mapping[str, Any]:
     """`value` when it is a JSON object; an error naming `where` and what was expected."""
     if not isinstance(value, dict):
         raise InputError(
             f"{where}: expected {what} (a JSON object), got {type(value).__name__}",
             source=source,
+            line=line,
         )
     return value
 
