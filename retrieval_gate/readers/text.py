@@ -14,6 +14,7 @@ from typing import IO, Any
 import numpy as np
 
 from retrieval_gate.core.ids import FloatArray
+from retrieval_gate.core.wording import excerpt
 from retrieval_gate.errors import InputError
 
 GZIP_MAGIC = b"\x1f\x8b"
@@ -182,10 +183,17 @@ def json_id(
     row: Mapping[str, Any], keys: tuple[str, ...], source: str, line: int, what: str
 ) -> str:
     """An id field: a non-empty string (integers are taken as their text)."""
-    value = json_field(row, keys, source, line, what)
+    return id_value(json_field(row, keys, source, line, what), source, line, what)
+
+
+def id_value(value: Any, source: str, line: int | None, what: str) -> str:
+    """`value` as an id: a non-empty string (an integer is taken as its text); an error
+    naming `what` (and `value`, cut to one short line) otherwise."""
     if isinstance(value, bool) or not isinstance(value, (str, int)):
         raise InputError(
-            f"{what} {value!r} must be a string (or an integer)", source=source, line=line
+            f"{what} {excerpt(repr(value), 60)} must be a string (or an integer)",
+            source=source,
+            line=line,
         )
     text = str(value)
     if not text.strip():

@@ -233,3 +233,11 @@ def test_jsonl_scores_that_are_not_an_object_are_an_error_on_their_line(tmp_path
     with pytest.raises(InputError, match=r"list\.jsonl:2: line 2: scores: expected") as raised:
         read_evaluator_scores(path, "jsonl", ["faithfulness"])
     assert (raised.value.source, raised.value.line) == (str(path), 2)
+
+
+def test_a_query_id_that_is_not_an_id_is_an_error_showing_it_cut(tmp_path: Path) -> None:
+    line = json.dumps({"query_id": list(range(100_000)), "scores": {"faithfulness": 1}})
+    path = write(tmp_path, "id.jsonl", line + "\n")
+    with pytest.raises(InputError, match=r"id\.jsonl:1: line 1: query_id \[0, 1, 2,") as raised:
+        read_evaluator_scores(path, "jsonl", ["faithfulness"])
+    assert len(str(raised.value)) < 200

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from retrieval_gate.errors import InputError
-from retrieval_gate.readers.text import open_text, quoted
+from retrieval_gate.readers.text import id_value, open_text, quoted
 
 MAX_EXPORT_BYTES = 256 * 1024 * 1024
 """Largest export read: a per-query score file of a labelled set is megabytes, not gigabytes."""
@@ -105,14 +105,7 @@ def query_text(value: Any, source: str, where: str, line: int | None, field_name
 
 def query_id(value: Any, source: str, where: str, line: int | None, field_name: str) -> str:
     """A query id: a non-empty string or an integer's text."""
-    if isinstance(value, bool) or not isinstance(value, str | int):
-        raise InputError(
-            f"{where}: {field_name} must be a string (or an integer)", source=source, line=line
-        )
-    text = str(value)
-    if not text.strip():
-        raise InputError(f"{where}: {field_name} is empty", source=source, line=line)
-    return text
+    return id_value(value, source, line, f"{where}: {field_name}")
 
 
 def read_json_document(path: Path) -> Any:
