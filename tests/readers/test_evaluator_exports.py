@@ -241,3 +241,10 @@ def test_a_query_id_that_is_not_an_id_is_an_error_showing_it_cut(tmp_path: Path)
     with pytest.raises(InputError, match=r"id\.jsonl:1: line 1: query_id \[0, 1, 2,") as raised:
         read_evaluator_scores(path, "jsonl", ["faithfulness"])
     assert len(str(raised.value)) < 200
+
+
+def test_a_deepeval_error_names_the_metrics_list_as_the_export_spells_it(tmp_path: Path) -> None:
+    text = json.dumps({"test_results": [{"input": "q", "metrics_data": [{"score": 1}]}]})
+    path = write(tmp_path, "result.json", text)
+    with pytest.raises(InputError, match=r"test_results\[0\]\.metrics_data\[0\]: a metric needs"):
+        read_evaluator_scores(path, "deepeval", ["faithfulness"])

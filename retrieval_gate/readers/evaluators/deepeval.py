@@ -40,10 +40,10 @@ def read_deepeval_scores(path: Path, wanted: Sequence[str]) -> EvaluatorExport:
     for index, raw in enumerate(cases):
         where = f"{key}[{index}]"
         case = mapping_at(raw, source, where, "a test case")
-        metrics = next((case[k] for k in METRIC_LISTS if k in case), None)
-        if metrics is None:
+        listed = next((k for k in METRIC_LISTS if k in case), None)
+        if listed is None:
             continue  # a test case no metric ran on (a turn of a conversation)
-        named = _metrics(list_at(metrics, source, f"{where}.metricsData", "metrics"), source, where)
+        named = _metrics(case[listed], source, f"{where}.{listed}")
         names.update(dict.fromkeys(named))
         scores = {}
         for name, configured in wanted_names(named, wanted, source).items():
@@ -75,15 +75,14 @@ def _cases(document: Any, source: str) -> tuple[list[Any], str]:
     )
 
 
-def _metrics(items: list[Any], source: str, where: str) -> dict[str, Mapping[str, Any]]:
+def _metrics(items: Any, source: str, where: str) -> dict[str, Mapping[str, Any]]:
+    """Name -> metric of the list at `where` (a case's metricsData or metrics_data)."""
     named: dict[str, Mapping[str, Any]] = {}
-    for position, raw in enumerate(items):
-        metric = mapping_at(raw, source, f"{where}.metricsData[{position}]", "a metric")
+    for position, raw in enumerate(list_at(items, source, where, "metrics")):
+        metric = mapping_at(raw, source, f"{where}[{position}]", "a metric")
         name = metric.get("name")
         if not isinstance(name, str):
-            raise InputError(
-                f"{where}.metricsData[{position}]: a metric needs its name", source=source
-            )
+            raise InputError(f"{where}[{position}]: a metric needs its name", source=source)
         if name in named:
             raise InputError(f"{where}: metric {quoted(name)} is given twice", source=source)
         named[name] = metric
