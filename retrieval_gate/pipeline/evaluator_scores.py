@@ -254,11 +254,11 @@ def _matched(
         match = "id" if all(row.query_id is not None for row in export.rows) else "text"
     by_key: dict[str, int] = {}
     shared: set[str] = set()
-    for index, query in enumerate(queries):
+    for position, query in enumerate(queries):
         text = query.id if match == "id" else " ".join(query.text.split())
         if text in by_key:
             shared.add(text)
-        by_key[text] = index
+        by_key[text] = position
     matched: dict[int, EvaluatorRow] = {}
     unmatched: list[EvaluatorRow] = []
     for row in export.rows:
@@ -278,11 +278,10 @@ def _matched(
                 source=source,
                 line=row.line,
             )
-        found = by_key.get(key)
-        if found is None:
+        index = by_key.get(key)
+        if index is None:
             unmatched.append(row)
             continue
-        index = found
         if index in matched:
             raise InputError(
                 f"{row.where}: a second row for query {quoted(queries[index].id)} (the first "
