@@ -54,22 +54,29 @@ class EvaluatorConfig(StrictModel):
     @classmethod
     def _score_names(cls, names: list[str]) -> list[str]:
         for name in names:
-            if not _SCORE.fullmatch(name):
-                raise ValueError(f"{name!r} is not a score name ({_NAME_RULE})")
+            if problem := _score_name_problem(name):
+                raise ValueError(problem)
         return names
 
     @field_validator("units")
     @classmethod
     def _unit_words(cls, units: dict[str, str]) -> dict[str, str]:
         for name, unit in units.items():
-            if not _SCORE.fullmatch(name):
-                raise ValueError(f"{name!r} is not a score name ({_NAME_RULE})")
+            if problem := _score_name_problem(name):
+                raise ValueError(problem)
             if not re.fullmatch(r"[A-Za-z%$][A-Za-z0-9 %$/_.-]{0,23}", unit):
                 raise ValueError(
                     f"unit {unit!r} of {name}: a short word such as stars or points "
                     "(letters, digits, spaces, % $ / _ . -; at most 24 characters)"
                 )
         return units
+
+
+def _score_name_problem(name: str) -> str | None:
+    """Why `name` cannot name a score, or None."""
+    if not _SCORE.fullmatch(name):
+        return f"{name!r} is not a score name ({_NAME_RULE})"
+    return None
 
 
 def evaluator_key(key: str) -> tuple[str, str] | None:
@@ -103,9 +110,7 @@ def evaluator_problem(key: str, evaluators: dict[str, EvaluatorConfig]) -> str |
             f"no evaluator {evaluator!r} (evaluators: {known}); add it under evaluators: "
             f"with its format and current export, or fix the name"
         )
-    if not _SCORE.fullmatch(score):
-        return f"{score!r} is not a score name ({_NAME_RULE})"
-    return None
+    return _score_name_problem(score)
 
 
 def evaluator_name_problem(name: str) -> str | None:
