@@ -59,7 +59,8 @@ def auc_and_weight(spec: MetricSpec, ranked: RankedJudgments) -> tuple[FloatArra
     new_group = np.ones(len(query), dtype=bool)
     new_group[1:] = (query[1:] != query[:-1]) | (score[1:] != score[:-1])
     group = np.cumsum(new_group) - 1
-    average = (np.bincount(group, weights=position) / np.maximum(np.bincount(group), 1))[group]
+    # `group` numbers the runs of equal scores 0, 1, ... in order: none is empty.
+    average = (np.bincount(group, weights=position) / np.bincount(group))[group]
     num_pos = np.bincount(query, weights=positive, minlength=num_queries)
     num_neg = counts - num_pos
     rank_sum = np.bincount(query, weights=np.where(positive, average, 0.0), minlength=num_queries)
