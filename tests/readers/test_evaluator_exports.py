@@ -91,6 +91,17 @@ def test_a_deepeval_metric_that_errored_is_an_error_naming_the_case(tmp_path: Pa
         read_evaluator_scores(path, "deepeval", ["faithfulness"])
 
 
+def test_a_deepeval_error_text_with_a_key_is_not_echoed(tmp_path: Path) -> None:
+    secret = "sk-live-0123456789abcdef"
+    error = f"Incorrect API key provided: {secret}\n::error::x"
+    case = {"input": "q", "metricsData": [{"name": "Faithfulness", "score": None, "error": error}]}
+    path = write(tmp_path, "run.json", json.dumps({"testCases": [case]}))
+    with pytest.raises(InputError) as caught:
+        read_evaluator_scores(path, "deepeval", ["faithfulness"])
+    assert secret not in str(caught.value)
+    assert "::error::" not in str(caught.value)
+
+
 def test_promptfoo_results_give_named_scores_and_the_overall_score(tmp_path: Path) -> None:
     results = {
         "evalId": "eval-1",

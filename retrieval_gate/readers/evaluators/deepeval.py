@@ -49,9 +49,11 @@ def read_deepeval_scores(path: Path, wanted: Sequence[str]) -> EvaluatorExport:
         for name, configured in wanted_names(named, wanted, source).items():
             metric = named[name]
             if metric.get("score") is None and metric.get("error"):
+                # Its error is not quoted: a provider's error may carry the key it was sent,
+                # and this message reaches CI logs.
                 raise InputError(
-                    f"{where}: metric {configured} has no score: it failed with "
-                    f"{str(metric['error'])[:200]!r}; re-run the evaluation on this case",
+                    f"{where}: metric {configured} has no score: it failed (its `error` in the "
+                    "export says why); re-run the evaluation on this case",
                     source=source,
                 )
             scores[configured] = score_value(metric.get("score"), configured, source, where, None)
