@@ -31,16 +31,14 @@ import argparse
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench_gate import rate, table
 
@@ -51,6 +49,7 @@ from retrieval_gate.execution.runner import RunSettings, run_queries
 from retrieval_gate.execution.turns import Turns
 from retrieval_gate.gate.compare import Comparison, ComparisonSettings, Threshold, compare
 from retrieval_gate.gate.operational import Measured
+from tests.helpers.local_server import Answer, Respond, serving
 
 QUERIES = 100
 WARMUP = 5
@@ -167,30 +166,15 @@ class Service:
             return float(self.world.base[query]) * noise * load * slower / 1000.0
 
 
-@contextmanager
-def serving(service: Service) -> Iterator[str]:
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            asked = parse_qs(urlsplit(self.path).query)
-            time.sleep(service.delay(int(asked["q"][0]), asked["side"][0]))
-            body = b'{"hits": [{"id": "d"}]}'
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
+def answering(service: Service) -> Respond:
+    """The service's answer to a request: its sleep for the query and side, then one hit."""
 
-        def log_message(self, *args: object) -> None:
-            return None
+    def respond(method: str, path: str, headers: Mapping[str, str], body: bytes) -> Answer:
+        asked = parse_qs(urlsplit(path).query)
+        time.sleep(service.delay(int(asked["q"][0]), asked["side"][0]))
+        return 200, {"Content-Type": "application/json"}, b'{"hits": [{"id": "d"}]}'
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    return respond
 
 
 def http_call(url: str) -> tuple[Call, Callable[[], None]]:
@@ -264,7 +248,7 @@ def http_rows(trials: int) -> list[Row]:
         Row(f"service x{SERVICE_EFFECT} slower, interleaved (turns of 1)"),
     ]
     service = Service()
-    with serving(service) as url:
+    with serving(answering(service)) as url:
         call, close = http_call(url)
         try:
             for trial in range(trials):
