@@ -6,7 +6,7 @@ import dataclasses
 import json
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -245,28 +245,52 @@ def _record_in_subprocess(
     progress: TextIO | None,
 ) -> tuple[Baseline, tuple[str, ...]]:
     with owned_folder(SCRATCH_PREFIX) as scratch:
-        request = scratch / "request.json"
-        answer = scratch / "answer.json"
-        request.write_text(
-            json.dumps(
-                {
-                    "config": str(config_path.resolve()),
-                    "config_at_ref": str(config_at_ref),
-                    "tree": str(tree),
-                    "repeats": repeats,
-                    "answer": str(answer),
-                }
-            ),
-            encoding="utf-8",
-        )
+        request, answer = worker_request(scratch, config_path, config_at_ref, tree, repeats)
         lines = _run_worker(request, progress)
-        if not answer.is_file():
-            raise GateError(
-                f"the retriever at {reference.label} stopped without a result:\n"
-                + "\n".join(lines[-TAIL_LINES:])
-            )
-        reply = json.loads(answer.read_text(encoding="utf-8"))
-    return read_reply(reference, reply)
+        return answered(reference, answer, lines)
+
+
+def worker_request(
+    scratch: Path,
+    config_path: Path,
+    config_at_ref: Path,
+    tree: Path,
+    repeats: int,
+    turns: int | None = None,
+) -> tuple[Path, Path]:
+    """The reference side's request, written in `scratch` for `_worker`, and the path it
+    answers at. With `turns` the worker runs a turn of that many queries when told to."""
+    request = scratch / "request.json"
+    answer = scratch / "answer.json"
+    asked: dict[str, Any] = {
+        "config": str(config_path.resolve()),
+        "config_at_ref": str(config_at_ref),
+        "tree": str(tree),
+        "repeats": repeats,
+        "answer": str(answer),
+    }
+    if turns is not None:
+        asked["turns"] = turns
+    request.write_text(json.dumps(asked), encoding="utf-8")
+    return request, answer
+
+
+def worker_command(request: Path) -> list[str]:
+    """The command that runs the reference side's worker on `request`."""
+    return [sys.executable, "-m", "retrieval_gate.pipeline.against", str(request)]
+
+
+def answered(
+    reference: Reference, answer: Path, output: Iterable[str]
+) -> tuple[Baseline, tuple[str, ...]]:
+    """The record and warnings the worker answered at `answer`; when it left none, an error
+    ending with the last TAIL_LINES of its `output`."""
+    if not answer.is_file():
+        raise GateError(
+            f"the retriever at {reference.label} stopped without a result:\n"
+            + "\n".join(list(output)[-TAIL_LINES:])
+        )
+    return read_reply(reference, json.loads(answer.read_text(encoding="utf-8")))
 
 
 def read_reply(reference: Reference, reply: Any) -> tuple[Baseline, tuple[str, ...]]:
@@ -282,10 +306,9 @@ def read_reply(reference: Reference, reply: Any) -> tuple[Baseline, tuple[str, .
 def _run_worker(request: Path, progress: TextIO | None) -> list[str]:
     """Run the reference side; its output (progress, anything the retriever prints) is
     relayed line by line to `progress` and kept for an error message."""
-    command = [sys.executable, "-m", "retrieval_gate.pipeline.against", str(request)]
     lines: list[str] = []
     with subprocess.Popen(
-        command,
+        worker_command(request),
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,

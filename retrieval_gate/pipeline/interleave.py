@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import contextlib
-import json
 import subprocess
-import sys
 import threading
 from collections import deque
 from pathlib import Path
@@ -18,8 +16,10 @@ from retrieval_gate.pipeline.against import (
     SCRATCH_PREFIX,
     TAIL_LINES,
     Reference,
+    answered,
     config_at,
-    read_reply,
+    worker_command,
+    worker_request,
 )
 from retrieval_gate.pipeline.execute import Looks
 from retrieval_gate.pipeline.record import CurrentRun, record_current
@@ -49,20 +49,8 @@ def interleaved_records(
     A side that fails stops both; the error names the side."""
     path = config_at(reference, tree, config, repo)
     with owned_folder(SCRATCH_PREFIX) as scratch:
-        request = scratch / "request.json"
-        answer = scratch / "answer.json"
-        request.write_text(
-            json.dumps(
-                {
-                    "config": str(config.path.resolve()),
-                    "config_at_ref": str(path),
-                    "tree": str(tree),
-                    "repeats": 1,
-                    "answer": str(answer),
-                    "turns": turns.size,
-                }
-            ),
-            encoding="utf-8",
+        request, answer = worker_request(
+            scratch, config.path, path, tree, repeats=1, turns=turns.size
         )
         with _Partner(request, reference, progress) as partner:
             number = 0
@@ -88,13 +76,7 @@ def interleaved_records(
             except _StoppedError:
                 current = None  # the worker's answer says why
             partner.finish()
-        if not answer.is_file():
-            raise GateError(
-                f"the retriever at {reference.label} stopped without a result:\n"
-                + "\n".join(partner.tail)
-            )
-        reply = json.loads(answer.read_text(encoding="utf-8"))
-    record, notes = read_reply(reference, reply)
+        record, notes = answered(reference, answer, partner.tail)
     if current is None:
         raise GateError(f"the retriever at {reference.label} stopped before its last turn")
     return record, notes, current
@@ -107,9 +89,8 @@ class _Partner:
         self.reference = reference
         self.progress = progress
         self.tail: deque[str] = deque(maxlen=TAIL_LINES)
-        command = [sys.executable, "-m", "retrieval_gate.pipeline.against", str(request)]
         self.worker = subprocess.Popen(
-            command,
+            worker_command(request),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
