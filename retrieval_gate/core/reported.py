@@ -58,16 +58,20 @@ def measure(value: Any, name: str) -> float:
     """`value` as a latency or cost: a finite number from 0 to MAX_MEASURE. ValueError
     naming `name` otherwise (the caller adds where it came from)."""
     if isinstance(value, bool) or not isinstance(value, Real):
-        raise ValueError(f"{name} {_shown(value)} is not a number")
+        raise ValueError(f"{name} {shown_value(value)} is not a number")
     number = float(value)
     if not math.isfinite(number) or not 0.0 <= number <= MAX_MEASURE:
-        raise ValueError(f"{name} {_shown(value)} is not a finite number from 0 to {MAX_MEASURE:g}")
+        raise ValueError(
+            f"{name} {shown_value(value)} is not a finite number from 0 to {MAX_MEASURE:g}"
+        )
     return number
 
 
-def _shown(value: Any) -> str:
+def shown_value(value: Any, limit: int = 40) -> str:
+    """A retriever's value for an error message: its repr (a failing one shown by its type),
+    secrets redacted, on one line, at most `limit` characters and "..."."""
     try:
         text = repr(value)
     except Exception:  # a user object whose __repr__ fails
         text = f"<{type(value).__name__}>"
-    return excerpt(redacted(text), 40)
+    return excerpt(redacted(text), limit)

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from retrieval_gate.adapters.interface import Retriever
 from retrieval_gate.core.model import MAX_CANDIDATES, Hit, Query, candidates_of
+from retrieval_gate.core.reported import shown_value
 from retrieval_gate.errors import RetrieverError
 from retrieval_gate.execution.timing import Timing, timing_of
 
@@ -34,9 +35,9 @@ def attempt(retriever: Retriever, queries: Sequence[Query], batched: bool, k: in
         answers = retriever.search_batch(list(queries), k)
     share = (time.perf_counter() - started) * 1000.0 / len(queries)
     if not isinstance(answers, list | tuple) or len(answers) != len(queries):
-        got = f"{len(answers)} answers" if isinstance(answers, list | tuple) else repr(answers)
+        got = f"{len(answers)} answers" if isinstance(answers, list | tuple) else _shown(answers)
         raise RetrieverError(
-            f"search_batch returned {_short(got)} for {len(queries)} queries; "
+            f"search_batch returned {got} for {len(queries)} queries; "
             "it must return one list of hits per query, in order"
         )
     return Call(
@@ -57,16 +58,18 @@ def _normalize(answer: object, k: int) -> Answer:
     """At most k hits, the first occurrence of each doc id kept (a retriever that returns a
     doc twice ranks it at its first position), scores as floats."""
     if not isinstance(answer, list | tuple):
-        raise RetrieverError(f"expected a list of Hit, got {_short(repr(answer))}")
+        raise RetrieverError(f"expected a list of Hit, got {_shown(answer)}")
     seen: set[str] = set()
     out: list[Hit] = []
     for position, hit in enumerate(answer, 1):
         if len(out) == k:
             break
         if not isinstance(hit, Hit):
-            raise RetrieverError(f"hit {position} is {_short(repr(hit))}, not a Hit")
+            raise RetrieverError(f"hit {position} is {_shown(hit)}, not a Hit")
         if not isinstance(hit.doc_id, str) or not hit.doc_id:
-            raise RetrieverError(f"hit {position} has doc id {hit.doc_id!r}; it must be a string")
+            raise RetrieverError(
+                f"hit {position} has doc id {_shown(hit.doc_id)}; it must be a string"
+            )
         if hit.doc_id in seen:
             continue
         seen.add(hit.doc_id)
@@ -75,11 +78,13 @@ def _normalize(answer: object, k: int) -> Answer:
                 hit = Hit(hit.doc_id, float(hit.score), hit.text)
             except (TypeError, ValueError):
                 raise RetrieverError(
-                    f"hit {position} ({hit.doc_id!r}) has score {hit.score!r}; it must be a number"
+                    f"hit {position} ({_shown(hit.doc_id)}) has score {_shown(hit.score)}; "
+                    "it must be a number"
                 ) from None
         out.append(hit)
     return tuple(out)
 
 
-def _short(text: str, limit: int = 80) -> str:
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+def _shown(value: object) -> str:
+    """A piece of a malformed answer in an error: safe to repr, on one line, short."""
+    return shown_value(value, 80)
