@@ -81,9 +81,9 @@ def quantile_change(
         if given.shape != both.shape:
             raise ValueError(f"expected one block per pair, got shape {given.shape}")
         turn = np.unique(given[both], return_inverse=True)[1].reshape(-1)
-    turns = int(turn.max()) + 1 if n else 0
     if n == 0:
         return QuantileChange(math.nan, math.nan, math.nan, 1.0, 1.0, 0)
+    turns = int(turn.max()) + 1
     base, now = float(np.quantile(ref, q)), float(np.quantile(cur, q))
     observed = now - base
     scale = max(float(np.abs(ref).max()), float(np.abs(cur).max()), 1e-300)
