@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from retrieval_gate.errors import GateError
+from retrieval_gate.pipeline.against import TAIL_LINES, Reference, answered
 from tests.helpers.cli import run_cli
 from tests.helpers.git import git
 from tests.helpers.local_server import free_port
@@ -327,3 +329,21 @@ def test_a_retriever_with_its_own_index_leaves_out_the_queries_of_a_rewritten_do
     ]
     overall = next(c for c in document["comparisons"] if c["slice"] == "all")
     assert overall["n"] == 131 - len(judging)
+
+
+def test_a_worker_without_an_answer_is_named_with_the_end_of_its_output(tmp_path: Path) -> None:
+    reference = Reference("abc123", "a" * 40, "a" * 40)
+    output = [f"line {n}" for n in range(TAIL_LINES + 5)]
+    with pytest.raises(GateError) as caught:
+        answered(reference, tmp_path / "answer.json", output)
+    message = str(caught.value)
+    assert message.startswith(f"the retriever at {reference.label} stopped without a result:\n")
+    assert message.splitlines()[1:] == output[-TAIL_LINES:]
+
+
+def test_a_worker_that_answered_an_error_raises_it_naming_the_reference(tmp_path: Path) -> None:
+    reference = Reference("abc123", "a" * 40, "a" * 40)
+    answer = tmp_path / "answer.json"
+    answer.write_text(json.dumps({"error": "the index is missing"}), encoding="utf-8")
+    with pytest.raises(GateError, match="the index is missing"):
+        answered(reference, answer, ["ignored"])
