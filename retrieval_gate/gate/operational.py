@@ -128,6 +128,7 @@ def operational_columns(
     columns: dict[str, Measured] = {}
     notes: list[str] = []
     warm = set(latency.warmup) if latency is not None else set()
+    cold = np.asarray([query not in warm for query in query_ids], dtype=np.bool_)
     for metric in metrics:
         if operational_column(metric) is None:
             continue
@@ -136,7 +137,7 @@ def operational_columns(
         cur = np.asarray(after[metric], dtype=np.float64)
         both = ~(np.isnan(ref) | np.isnan(cur))
         if is_latency and warm:
-            both &= np.asarray([query not in warm for query in query_ids])
+            both &= cold
         unmeasured = int(np.count_nonzero(~both))
         reason = ""
         turns = None

@@ -95,3 +95,14 @@ def test_an_unchanged_service_passes_and_the_same_seed_gives_the_same_p_value() 
     again = decided(before, after, turns)["latency_p95"]
     assert first.verdict == "pass"
     assert first.p_value == again.p_value
+
+
+def test_no_queries_with_a_warm_up_leave_every_column_empty() -> None:
+    empty = {"latency_p95": np.zeros(0), "cost_mean": np.zeros(0)}
+    (before, after), columns, notes = operational_columns(
+        ["latency_p95", "cost_mean"], [], (empty, empty), LatencyRun({}, ("q1",))
+    )
+    assert before["latency_p95"].size == after["cost_mean"].size == 0
+    assert columns["latency_p95"].both.dtype == np.bool_
+    assert not columns["latency_p95"].both.size
+    assert notes == []
