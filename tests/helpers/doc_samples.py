@@ -33,7 +33,8 @@ _MARKER = re.compile(r"<!-- (.+?) -->\s*\Z")
 ECHO_EXIT = '; echo "exit $?"'
 ELAPSED = re.compile(r"in \d+\.\d+s\b")
 LATENCY = re.compile(r"latency(?:\\?_)(?:p\d+|mean)")
-NUMBER = re.compile(r"[-+]?\d+(?:\.\d+)?")
+# "< 0.001" is how a p-value past the printed digits shows: a number too.
+NUMBER = re.compile(r"(?:<\s*|&lt;\s*)?[-+]?\d+(?:\.\d+)?")
 
 
 @dataclass(frozen=True)
