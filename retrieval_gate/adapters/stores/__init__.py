@@ -1,0 +1,1 @@
+"""Vector-store retrievers (Qdrant, Chroma, LanceDB, pgvector) and their embeddings."""
