@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import argparse
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from retrieval_gate.cli.commands.common import raw
 from retrieval_gate.errors import EXIT_OK, InputError
+
+if TYPE_CHECKING:
+    from retrieval_gate.metrics import Scores
 
 DEFAULT_METRICS = ("ndcg@10", "recall@100", "ap@100", "rr@10", "precision@10")
 
@@ -25,7 +28,11 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "qrels", nargs="?", help="qrels file: TREC, BEIR .tsv, JSONL or JSON (.gz too)"
     )
     parser.add_argument(
-        "run", nargs="?", help="run file: TREC, JSONL or BEIR results JSON (.gz too)"
+        "run",
+        nargs="*",
+        metavar="RUN",
+        help="run file: TREC, JSONL or BEIR results JSON (.gz too); with --scheduler, the "
+        "run's shards split by query (files, folders or quoted globs; Parquet too)",
     )
     parser.add_argument(
         "--impressions",
@@ -63,6 +70,13 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "track's diversity qrels (.gz too): needed by alpha_ndcg@k, err_ia@k and the other "
         "diversity metrics",
     )
+    parser.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="score each RUN shard on a Dask cluster: a scheduler's address "
+        "(tcp://host:8786) or local:N (N worker processes here); needs "
+        "pip install 'retrieval-gate[distributed]'",
+    )
     parser.add_argument("--qrels-format", help="qrels format when detection is not wanted")
     parser.add_argument("--run-format", help="run format when detection is not wanted")
     # QRELS and RUN are optional to argparse (--impressions replaces them): `run` checks them
@@ -76,10 +90,11 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from retrieval_gate.metrics.diversity import DIVERSITY
     from retrieval_gate.readers import read_qrels, read_run
     from retrieval_gate.readers.subtopics import read_subtopics
-    from retrieval_gate.report.score_formats import FORMATS, coverage_notes
 
+    if args.scheduler is not None or len(args.run) > 1:
+        return _run_shards(args, out, err)
     if args.impressions is not None:
-        if args.qrels is not None or args.run is not None:
+        if args.qrels is not None or args.run:
             raise InputError(
                 f"evaluate: give --impressions FILE or QRELS RUN, not both\n{args.evaluate_usage}"
             )
@@ -87,22 +102,16 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
         log = read_impressions(args.impressions)
         qrels, run = log.judgments.qrels(), log.run
-    elif args.qrels is None or args.run is None:
+    elif args.qrels is None or not args.run:
         raise InputError(
             f"evaluate: give QRELS and RUN (files), or --impressions FILE\n{args.evaluate_usage}"
         )
     else:
         qrels = read_qrels(args.qrels, args.qrels_format)
-        run = read_run(args.run, args.run_format)
+        run = read_run(args.run[0], args.run_format)
     subtopics = read_subtopics(args.subtopics) if args.subtopics else None
     scores = evaluate(run, qrels, args.metrics or DEFAULT_METRICS, subtopics)
-    # json and trec are data for other tools: written as they are, beneath the InertStream.
-    (out if args.format == "table" else raw(out)).write(
-        FORMATS[args.format](scores, args.per_query)
-    )
-    out.flush()
-    for note in coverage_notes(scores):
-        print(f"retrieval-gate: {note}", file=err)
+    _print_scores(args, scores, out, err)
     if subtopics is not None and any(spec.name in DIVERSITY for spec in scores.metrics):
         from retrieval_gate.core.wording import one_line, plural
 
@@ -119,3 +128,42 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 file=err,
             )
     return EXIT_OK
+
+
+def _run_shards(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """Score the run's shards on the Dask cluster of `--scheduler`, gathering the values here."""
+    if args.scheduler is None:
+        raise InputError(
+            "evaluate: several RUN files are the shards of one run: give --scheduler local:N "
+            f"or a Dask scheduler's address to score them\n{args.evaluate_usage}"
+        )
+    for option, given in (("--impressions", args.impressions), ("--subtopics", args.subtopics)):
+        if given is not None:
+            raise InputError(f"evaluate: {option} does not go with --scheduler")
+    if args.qrels is None or not args.run:
+        raise InputError(
+            f"evaluate: give QRELS and the RUN shards with --scheduler\n{args.evaluate_usage}"
+        )
+    from retrieval_gate.distributed.gather import evaluate_shards
+    from retrieval_gate.distributed.shards import expand_shards
+    from retrieval_gate.readers import read_qrels
+
+    shards = expand_shards(args.run)
+    qrels = read_qrels(args.qrels, args.qrels_format)
+    metrics = args.metrics or DEFAULT_METRICS
+    scores = evaluate_shards(qrels, shards, metrics, args.scheduler, args.run_format)
+    _print_scores(args, scores, out, err)
+    return EXIT_OK
+
+
+def _print_scores(args: argparse.Namespace, scores: Scores, out: TextIO, err: TextIO) -> None:
+    """The scores in `--format` on `out`, the coverage notes on `err`."""
+    from retrieval_gate.report.score_formats import FORMATS, coverage_notes
+
+    # json and trec are data for other tools: written as they are, beneath the InertStream.
+    (out if args.format == "table" else raw(out)).write(
+        FORMATS[args.format](scores, args.per_query)
+    )
+    out.flush()
+    for note in coverage_notes(scores):
+        print(f"retrieval-gate: {note}", file=err)

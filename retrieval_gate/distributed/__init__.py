@@ -1,0 +1,1 @@
+"""Scoring a run split into shards by query on a Dask cluster: the metric engine per worker."""
