@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -40,8 +41,12 @@ def evaluate_shards(
     with _client(scheduler) as client:
         from distributed import KilledWorker
 
-        shared = client.scatter(light, broadcast=True, hash=False)
         token = uuid.uuid4().hex[:12]
+        # A task, not client.scatter: scattered data dies with the worker holding it, and a
+        # task's result is computed again (the scheduler keeps the task).
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message="Sending large graph")
+            shared = client.submit(_held, light, key=f"retrieval-gate-qrels-{token}")
         keys = {f"retrieval-gate-shard-{i}-{token}": path for i, path in enumerate(shards)}
         futures = [
             client.submit(score_shard, str(path), format, shared, names, key=key)
@@ -63,6 +68,11 @@ def evaluate_shards(
                 source=f"--scheduler {one_line(scheduler)}",
             ) from error
     return merged(qrels, specs, parts)
+
+
+def _held(qrels: Qrels) -> Qrels:
+    """`qrels` itself: the one task every shard's scoring depends on."""
+    return qrels
 
 
 def merged(qrels: Qrels, specs: Sequence[Any], parts: Sequence[ShardScores]) -> Scores:
@@ -130,8 +140,15 @@ def _client(scheduler: str) -> Iterator[Any]:
                 "local:N needs a number of worker processes, e.g. local:2",
                 source=f"--scheduler {one_line(scheduler)}",
             )
+        # Only on 127.0.0.1, and no dashboard: its HTTP server would want port 8787 and warn
+        # when another cluster has it.
         cluster = LocalCluster(  # type: ignore[no-untyped-call]
-            n_workers=int(count), threads_per_worker=1, processes=True, dashboard_address=None
+            n_workers=int(count),
+            threads_per_worker=1,
+            processes=True,
+            host="127.0.0.1",
+            dashboard_address=None,
+            scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},
         )
         with cluster, Client(cluster) as client:  # type: ignore[no-untyped-call]
             yield client

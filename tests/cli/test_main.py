@@ -88,7 +88,7 @@ def test_check_of_a_saved_run_imports_only_what_it_uses(tmp_path: Path) -> None:
     shutil.copytree(ROOT / "configs" / "tiny", tmp_path / "tiny")
     config, run = tmp_path / "tiny" / "retrieval-gate.yaml", tmp_path / "tiny" / "run.txt"
     unused = ("scipy", "httpx", "bm25s", "Stemmer", "tqdm", "langchain_core", "llama_index",
-              "haystack", "ir_datasets", "pyarrow", "pandas", "asyncio")  # fmt: skip
+              "haystack", "ir_datasets", "pyarrow", "pandas", "asyncio", "dask")  # fmt: skip
     script = (
         "import sys\n"
         "from retrieval_gate.cli.main import main\n"
@@ -108,7 +108,7 @@ def test_help_imports_no_heavy_module(argv: list[str]) -> None:
         "from retrieval_gate.cli.main import main\n"
         f"code = main({argv!r})\n"
         "heavy = sorted(m for m in ('numpy', 'jinja2', 'pydantic', 'scipy', 'yaml', "
-        "'retrieval_gate.cli.completion') "
+        "'retrieval_gate.cli.completion', 'dask', 'distributed', 'pyarrow') "
         "if m in sys.modules)\n"
         "print(code, heavy, file=sys.stderr)\n"
     )
