@@ -52,14 +52,15 @@ def evaluate_shards(
             client.submit(score_shard, str(path), format, shared, names, key=key)
             for key, path in keys.items()
         ]
+        keys[str(shared.key)] = Path(qrels.source)
         try:
             parts: list[ShardScores] = client.gather(futures)
         except KilledWorker as error:
             shard = keys.get(str(getattr(error, "task", "")), Path("?"))
             raise InputError(
-                "every worker that scored this shard died (out of memory, or killed); Dask "
-                "gave up after distributed.scheduler.allowed-failures retries. Split it into "
-                "smaller shards or give the workers more memory; their logs say why",
+                "every worker that held this file's rows died (out of memory, or killed); "
+                "Dask gave up after distributed.scheduler.allowed-failures retries. Split the "
+                "run into smaller shards or give the workers more memory; their logs say why",
                 source=one_line(shard),
             ) from error
         except OSError as error:  # the scheduler went away mid-way

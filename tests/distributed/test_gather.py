@@ -175,7 +175,7 @@ def test_a_shard_that_kills_every_worker_is_an_error_naming_it(
             client.unregister_worker_plugin(DieWhenScoring.name)
     assert result.ret == 2
     assert "part-0.trec" in result.err
-    assert "every worker that scored this shard died" in result.err
+    assert "every worker that held this file's rows died" in result.err
     # Dask retries a task whose worker died (distributed.scheduler.allowed-failures, 3).
     assert len(deaths.read_text().splitlines()) == 4
 
