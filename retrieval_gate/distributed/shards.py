@@ -20,15 +20,17 @@ the scores, as trec_eval ranks, so it is not read)."""
 
 
 def expand_shards(given: Sequence[str]) -> list[Path]:
-    """The shard files `given` names, each a file, a folder (its visible files, sorted) or a
-    quoted glob pattern; an error when one names nothing or a file is named twice."""
+    """The shard files `given` names, each a file, a folder (its files, sorted, but for hidden
+    ones and `_` markers) or a quoted glob pattern; an error when one names nothing or a file
+    is named twice."""
     found: list[Path] = []
     for item in given:
         path = Path(item)
         if path.is_file():
             found.append(path)
         elif path.is_dir():
-            inside = sorted(p for p in path.iterdir() if p.is_file() and not p.name.startswith("."))
+            # Hidden files and `_` markers (Spark's _SUCCESS, Parquet's _metadata) are no shards.
+            inside = sorted(p for p in path.iterdir() if p.is_file() and p.name[0] not in "._")
             if not inside:
                 raise InputError("a folder of run shards holds no file", source=one_line(item))
             found += inside

@@ -14,10 +14,12 @@ from retrieval_gate.errors import InputError
 from retrieval_gate.readers import read_run
 
 
-def test_folders_and_globs_expand_sorted_and_skip_hidden_files(tmp_path: Path) -> None:
+def test_folders_and_globs_expand_sorted_and_skip_hidden_files_and_markers(
+    tmp_path: Path,
+) -> None:
     folder = tmp_path / "shards"
     folder.mkdir()
-    for name in ("b.trec", "a.trec", ".hidden"):
+    for name in ("b.trec", "a.trec", ".a.trec.crc", "_SUCCESS"):
         (folder / name).write_text("q1 Q0 d1 1 1.0 r\n")
     other = tmp_path / "c.trec"
     other.write_text("q2 Q0 d1 1 1.0 r\n")
