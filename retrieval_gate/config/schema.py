@@ -22,6 +22,7 @@ from retrieval_gate.adapters import AdapterConfig
 from retrieval_gate.config import DEFAULT_CONFIG
 from retrieval_gate.config.evaluators import EvaluatorConfig
 from retrieval_gate.config.judge import JudgeConfig
+from retrieval_gate.config.unlabelled import UnlabelledConfig
 from retrieval_gate.core.names import NAME_PATTERN, NAME_RULE, valid_name
 from retrieval_gate.core.strict import TAKES_BOOL, StrictModel
 
@@ -468,6 +469,11 @@ class GateConfig(StrictModel):
         default_factory=dict,
         description="other tools' per-query scores (Ragas, DeepEval, promptfoo, JSONL), "
         "gated as metrics keys <evaluator>:<score>, e.g. ragas:faithfulness: {max_drop: 3pt}",
+    )
+    unlabelled: UnlabelledConfig | None = Field(
+        None,
+        description="production queries without labels and the label-free checks on them: "
+        "top-k overlap with the reference, and an ANN index's recall against exact search",
     )
 
     _path: Path = PrivateAttr(default=Path(DEFAULT_CONFIG))

@@ -3,13 +3,13 @@ against an exact search's, as check columns compared by the gate's paired machin
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
 
+from retrieval_gate.config.unlabelled import KEY, KEYS, PREFIX, UnlabelledConfig
 from retrieval_gate.core.ids import FloatArray, IntArray
 from retrieval_gate.errors import GateError
 from retrieval_gate.gate.compare import Comparison, ComparisonSettings, Threshold, compare
@@ -19,7 +19,6 @@ Lists = Mapping[str, Sequence[str]]
 """One run's answers: query id -> doc ids as ranked (a query absent retrieved nothing)."""
 Measure = Literal["overlap", "rbo", "lost", "ann_recall"]
 
-_KEY = re.compile(r"^(overlap|rbo|lost|ann_recall)@([1-9][0-9]{0,4})$")
 MEASURES: Mapping[Measure, str] = {
     "overlap": "share of the reference's top k still in the top k",
     "rbo": "rank-biased overlap with the reference's top k",
@@ -43,16 +42,40 @@ class LabelFreeCheck:
     """`lost`: a query counts when it lost more than this many of the reference's top k."""
 
 
-def parse_key(key: str) -> tuple[Measure, int]:
-    """(measure, k) of a label-free check key such as `overlap@10`. Raises GateError."""
-    match = _KEY.match(key.strip())
-    if not match:
-        raise GateError(
-            f"unlabelled check {key!r}: write overlap@K, rbo@K, lost@K or ann_recall@K, "
-            "e.g. overlap@10"
-        )
-    measure: Measure = match[1]  # type: ignore[assignment]
-    return measure, int(match[2])
+def checks_of(config: UnlabelledConfig) -> list[LabelFreeCheck]:
+    """The label-free checks `config` names, in its order, each named as reports show it
+    (`unlabelled:overlap@10`, `unlabelled:lost@10>3`)."""
+    found = []
+    for key, gate in config.checks.items():
+        match = KEY.match(key)
+        if match is None:  # the config's validator refused it already
+            raise GateError(f"unlabelled check {key!r}: write {KEYS}")
+        measure: Measure = match[1]  # type: ignore[assignment]
+        k = int(match[2])
+        if measure == "lost":
+            threshold = Threshold(max_drop=gate.max_share, floor=gate.max, direction="lower")
+            name = f"{PREFIX}{key}>{gate.more_than}"
+        else:
+            threshold = Threshold(max_drop=gate.max_drop, floor=gate.min)
+            name = f"{PREFIX}{key}"
+        found.append(LabelFreeCheck(name, measure, k, threshold, gate.p, gate.more_than or 0))
+    return found
+
+
+@dataclass(frozen=True)
+class LabelFreeRun:
+    """What the label-free checks read, for the reports' line saying no labels were used."""
+
+    queries: int
+    """Unlabelled queries checked (the sample)."""
+    available: int
+    """Queries the file holds."""
+    source: str
+    """The queries file, as the config names it."""
+    reference: str
+    """What the overlap checks compared with; "" without them."""
+    exact: bool
+    """Whether the configured retriever was run again with exact search."""
 
 
 def pairs(reference_runs: int, current_runs: int) -> int:

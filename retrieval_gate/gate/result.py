@@ -14,6 +14,7 @@ from retrieval_gate.gate.baseline.record import Baseline
 from retrieval_gate.gate.compare import Comparison, ComparisonSettings
 from retrieval_gate.gate.corpus_changes import CorpusCheck
 from retrieval_gate.gate.diagnostics import QueryChange, Unjudged
+from retrieval_gate.gate.label_free import LabelFreeRun
 from retrieval_gate.gate.label_holes import LabelHole
 from retrieval_gate.gate.repeats import Noise
 from retrieval_gate.gate.sequential import SequentialRun, stop_line
@@ -76,6 +77,9 @@ class GateResult:
     stage_losses: StageLosses | None = None
     """A two-stage retriever's lost relevant documents by the stage that lost them; None when
     the current record has no candidates."""
+    label_free: LabelFreeRun | None = None
+    """The label-free checks' queries and reference, when the config has them (their
+    comparisons are in `comparisons`, named `unlabelled:...`)."""
 
     @property
     def failures(self) -> tuple[Comparison, ...]:
@@ -116,6 +120,7 @@ class GateResult:
                 if self.stage_losses
                 else {}
             ),
+            **({"label_free": asdict(self.label_free)} if self.label_free else {}),
             "warnings": list(self.warnings),
             "failed_queries": list(self.failed_queries),
             **_corpus_block(self.corpus),

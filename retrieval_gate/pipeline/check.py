@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from retrieval_gate.config.columns import operational_column
 from retrieval_gate.config.loader import load
@@ -15,6 +17,10 @@ from retrieval_gate.gate.operational import LatencyRun
 from retrieval_gate.gate.result import GateResult
 from retrieval_gate.pipeline.evaluator_scores import unscored_unchanged, with_reference_scores
 from retrieval_gate.pipeline.record import record_current
+
+if TYPE_CHECKING:
+    from retrieval_gate.core.model import Document
+    from retrieval_gate.gate.label_free import Lists
 
 
 def check(
@@ -72,6 +78,8 @@ def check(
                 "--baseline"
             )
         return _check_against(config, against, repeats=times, progress=progress)
+    source = Path(baseline_path) if baseline_path else config.resolve(config.baseline)
+    kept = _kept_reference(config, source, run_path)  # before any run: a missing file is quick
     current = record_current(
         config,
         run_path=run_path,
@@ -81,13 +89,12 @@ def check(
         progress=progress,
         repeats=times,
     )
-    source = Path(baseline_path) if baseline_path else config.resolve(config.baseline)
     whole: tuple[str, ...] = ()
     if steps is not None:  # a saved run costs nothing to read: nothing to save by stopping
         whole = ("gate.sequential: a saved run is read whole; every query decided",)
     stored, read = with_reference_scores(read_baseline(source), config, current.dataset.queries)
     stored, record = unscored_unchanged(stored, current.record, (read.unscored, current.unscored))
-    return decide(
+    result = decide(
         stored,
         record,
         config,
@@ -96,6 +103,12 @@ def check(
         failed_queries=current.failed_queries,
         reference=f"baseline {shown_path(source)}{_read_from(config)}",
     )
+    if config.unlabelled is None:
+        return result
+    if run_path is not None:
+        note = "unlabelled: a saved run (--run) answers the labelled queries only: not checked"
+        return dataclasses.replace(result, warnings=(*result.warnings, note))
+    return _with_label_free(result, config, times, kept, current.dataset.corpus, progress)
 
 
 def _check_against(
@@ -134,7 +147,7 @@ def _check_against(
         latency = LatencyRun(None) if timed else None
     warnings = (*(f"at {reference.label}: {note}" for note in notes), *current.warnings)
     record, now = unscored_unchanged(record, current.record, ({}, current.unscored))
-    return decide(
+    result = decide(
         record,
         now,
         config,
@@ -143,6 +156,50 @@ def _check_against(
         failed_queries=current.failed_queries,
         reference=f"a run at {reference.label}",
         latency=latency,
+    )
+    if config.unlabelled is None:
+        return result
+    return _with_label_free(result, config, repeats, None, current.dataset.corpus, progress)
+
+
+def _kept_reference(
+    config: GateConfig, baseline: Path, run_path: str | Path | None
+) -> tuple[list[Lists], str] | None:
+    """The reference's top k of the unlabelled sample kept beside `baseline`, and how the
+    reports name it; None when no label-free check compares with it."""
+    from retrieval_gate.pipeline.unlabelled import overlap_checked, read_reference, reference_path
+
+    if run_path is not None or not overlap_checked(config):
+        return None
+    path = reference_path(baseline)
+    return read_reference(path, config), f"the baseline's top k ({shown_path(path)})"
+
+
+def _with_label_free(
+    result: GateResult,
+    config: GateConfig,
+    runs: int,
+    kept: tuple[list[Lists], str] | None,
+    corpus: Mapping[str, Document] | None,
+    progress: TextIO | None,
+) -> GateResult:
+    """`result` with the label-free checks beside its own, in their own family (they read
+    other queries), and their warnings."""
+    from retrieval_gate.pipeline.unlabelled import label_free_checks
+
+    found = label_free_checks(
+        config,
+        runs=runs,
+        reference=kept[0] if kept else None,
+        reference_label=kept[1] if kept else "",
+        corpus=corpus,
+        progress=progress,
+    )
+    return dataclasses.replace(
+        result,
+        comparisons=(*result.comparisons, *found.comparisons),
+        warnings=(*result.warnings, *found.warnings),
+        label_free=found.run,
     )
 
 

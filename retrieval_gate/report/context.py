@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from retrieval_gate.config.unlabelled import PREFIX
 from retrieval_gate.core.wording import one_line
 from retrieval_gate.errors import GateError
 from retrieval_gate.gate.compare import Comparison
@@ -78,7 +79,8 @@ def _context(result: ResultRecord) -> dict[str, Any]:
     inconclusive = [c for c in comparisons if _inconclusive(c) and not c.failed]
     primary = overall[0].metric if overall else None
     # The per-query chart shows the metric of the worst failure, else the first metric.
-    charted = result.failures[0].metric if result.failures else primary
+    labelled = [c for c in result.failures if not c.metric.startswith(PREFIX)]
+    charted = labelled[0].metric if labelled else primary
     deltas = _query_deltas(result, charted)
     forest = forest_rows(comparisons)
     apart = {c.metric: c.reason for c in overall if not c.gated}
@@ -127,6 +129,7 @@ def _context(result: ResultRecord) -> dict[str, Any]:
         "holes": _holes(result),
         "noise": result.noise,
         "sequential": result.sequential,
+        "label_free": result.label_free,
         "config": result.config,
         "baseline": result.baseline,
         "current": result.current,

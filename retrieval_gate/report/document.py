@@ -27,6 +27,7 @@ from retrieval_gate.core.redaction import scrubbed
 from retrieval_gate.errors import InputError
 from retrieval_gate.gate.compare import Comparison
 from retrieval_gate.gate.diagnostics import QueryChange, Unjudged
+from retrieval_gate.gate.label_free import LabelFreeRun
 from retrieval_gate.gate.label_holes import LabelHole
 from retrieval_gate.gate.result import Status
 from retrieval_gate.gate.stage_losses import QueryLoss, StageLoss
@@ -227,6 +228,8 @@ class ResultRecord(_Model):
     """Present when the corpus was not checked, or its changes left queries out."""
     stage_losses: StageLossesRecord | None = None
     """Present when the current retriever gave first-stage candidates."""
+    label_free: LabelFreeRun | None = None
+    """Present when the config has label-free checks (`unlabelled:`)."""
 
     _document: Mapping[str, Any] = PrivateAttr(default_factory=dict)
     _context: dict[str, Any] | None = PrivateAttr(default=None)

@@ -5,15 +5,16 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from retrieval_gate.config.unlabelled import UnlabelledConfig
 from retrieval_gate.errors import GateError
 from retrieval_gate.gate.compare import ComparisonSettings, Threshold
 from retrieval_gate.gate.label_free import (
     LabelFreeCheck,
     ann_columns,
+    checks_of,
     label_free_comparisons,
     overlap_columns,
     pairs,
-    parse_key,
 )
 
 OVERLAP = LabelFreeCheck("overlap@4", "overlap", 4, Threshold(max_drop=0.05))
@@ -24,13 +25,26 @@ RBO = LabelFreeCheck("rbo@4", "rbo", 4, Threshold(max_drop=0.05), p=0.9)
 ANN = LabelFreeCheck("ann_recall@4", "ann_recall", 4, Threshold(floor=0.9))
 
 
-def test_keys_parse_or_say_what_to_write() -> None:
-    assert parse_key("overlap@10") == ("overlap", 10)
-    assert parse_key(" ann_recall@100 ") == ("ann_recall", 100)
-    with pytest.raises(GateError, match="overlap@K, rbo@K"):
-        parse_key("ndcg@10")
-    with pytest.raises(GateError):
-        parse_key("overlap@0")
+def test_checks_are_named_and_thresholded_from_the_config() -> None:
+    config = UnlabelledConfig.model_validate(
+        {
+            "queries": "q.jsonl",
+            "checks": {
+                "overlap@10": {"max_drop": "5pt", "min": 0.5},
+                "lost@10": {"more_than": 3, "max_share": "5%", "max": 0.2},
+                "rbo@20": {"p": 0.8},
+            },
+        }
+    )
+    overlap, lost, rbo = checks_of(config)
+    assert (overlap.name, overlap.k, overlap.threshold) == (
+        "unlabelled:overlap@10",
+        10,
+        Threshold(max_drop=0.05, floor=0.5),
+    )
+    assert (lost.name, lost.more_than) == ("unlabelled:lost@10>3", 3)
+    assert lost.threshold == Threshold(max_drop=0.05, floor=0.2, direction="lower")
+    assert (rbo.name, rbo.p, rbo.threshold.report_only) == ("unlabelled:rbo@20", 0.8, True)
 
 
 def test_pairs_match_the_reference_own_runs() -> None:

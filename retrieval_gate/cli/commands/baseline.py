@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
@@ -15,6 +15,8 @@ from retrieval_gate.cli.commands.common import (
 from retrieval_gate.errors import EXIT_OK
 
 if TYPE_CHECKING:
+    from retrieval_gate.config.schema import GateConfig
+    from retrieval_gate.core.model import Document
     from retrieval_gate.gate.compare import Comparison
     from retrieval_gate.gate.result import GateResult
 
@@ -96,6 +98,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 return EXIT_OK
     write_baseline(record, path)
     _warn(current.warnings, err)
+    kept = _keep_unlabelled(config, path, args, current.dataset.corpus, err)
     out.write(
         f"wrote {path}: {len(record.query_ids)} queries, metrics "
         f"{', '.join(record.fingerprints.metrics)}, k = {record.fingerprints.k}"
@@ -104,11 +107,51 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         + (" (uncommitted changes)" if record.git_dirty else "")
         + "\n"
     )
+    if kept:
+        out.write(kept)
     if args.if_improved and not improved:
         out.write("no baseline to improve on: written as is\n")
     if improved:
         out.write(f"improved ({len(improved)}): {_checks(improved, _rise)}\n")
     return EXIT_OK
+
+
+def _keep_unlabelled(
+    config: GateConfig,
+    path: Path,
+    args: argparse.Namespace,
+    corpus: Mapping[str, Document] | None,
+    err: TextIO,
+) -> str:
+    """Run the retriever on the unlabelled sample and keep its top k beside the baseline,
+    when the config has label-free checks against the reference; what was written, or ""."""
+    from retrieval_gate.pipeline.unlabelled import (
+        overlap_checked,
+        read_unlabelled,
+        reference_path,
+        run_lists,
+        write_reference,
+    )
+
+    if not overlap_checked(config):
+        return ""
+    if args.run is not None:
+        err.write(
+            "warning: unlabelled: a saved run (--run) answers the labelled queries only; "
+            "the label-free reference was not written\n"
+        )
+        return ""
+    assert config.unlabelled is not None  # overlap_checked says so
+    queries, _ = read_unlabelled(config, config.unlabelled)
+    repeats = args.repeats or config.gate.repeats
+    progress = None if args.quiet else err
+    runs = [run_lists(config, queries, corpus=corpus, progress=progress)[0] for _ in range(repeats)]
+    kept = reference_path(path)
+    write_reference(kept, config, runs)
+    return (
+        f"wrote {kept}: the top {config.k} of {len(queries)} unlabelled queries, "
+        f"{repeats} run{'s' if repeats > 1 else ''}\n"
+    )
 
 
 def ratchet(result: GateResult) -> tuple[list[Comparison], str]:

@@ -1,0 +1,141 @@
+"""The label-free checks through the command line: an IVF index that loses recall fails the
+ANN check and a faithful one passes; a changed retriever fails the overlap checks."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from tests.helpers.builders import labelled_set
+from tests.helpers.cli import run_cli
+
+# A real inverted-file index over seeded vectors: nprobe of 16 lists is an exact search,
+# 1 of them loses most of the true neighbours; `exact` searches every vector.
+RETRIEVER = """
+import hashlib
+import random
+
+import numpy as np
+
+_RNG = np.random.default_rng(7)
+VECTORS = _RNG.standard_normal((600, 12))
+CENTROIDS = VECTORS[_RNG.choice(600, size=16, replace=False)]
+LISTS = np.argmax(VECTORS @ CENTROIDS.T, axis=1)
+
+
+def _embed(text):
+    seed = int.from_bytes(hashlib.sha256(text.encode("utf-8")).digest()[:8], "big")
+    return np.random.default_rng(seed).standard_normal(12)
+
+
+def search(query, k, *, nprobe=16, exact=False, jitter=0.0, drop=0):
+    vector = _embed(query)
+    scores = VECTORS @ vector
+    if jitter:  # a nondeterministic retriever: fresh noise on every call
+        scores = scores + jitter * np.array([random.gauss(0, 1) for _ in range(len(scores))])
+    if not exact:
+        probed = np.argsort(-(CENTROIDS @ vector))[:nprobe]
+        scores = np.where(np.isin(LISTS, probed), scores, -np.inf)
+    order = [int(i) for i in np.argsort(-scores, kind="stable") if np.isfinite(scores[i])]
+    top = order[drop : drop + k] if drop else order[:k]
+    return [(f"d{i}", float(scores[i])) for i in top]
+"""
+
+
+def _project(tmp_path: Path, checks: dict[str, Any], **kwargs: Any) -> Path:
+    (tmp_path / "ivf_toy.py").write_text(RETRIEVER, encoding="utf-8")
+    rows = [
+        {"id": f"u{i:03d}", "text": f"production query {i}", "intent": "a" if i % 2 else "b"}
+        for i in range(200)
+    ]
+    (tmp_path / "production.jsonl").write_text(
+        "".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8"
+    )
+    return labelled_set(
+        tmp_path,
+        retriever={"type": "python", "target": "ivf_toy:search", "kwargs": kwargs},
+        metrics={"recall@10": {}},
+        unlabelled={"queries": "production.jsonl", "sample": 150, "seed": 3, "checks": checks},
+    )
+
+
+def _with(config: Path, **kwargs: Any) -> Path:
+    """`config` with the retriever's kwargs replaced."""
+    document = yaml.safe_load(config.read_text(encoding="utf-8"))
+    document["retriever"]["kwargs"] = kwargs
+    config.write_text(yaml.safe_dump(document, sort_keys=False), encoding="utf-8")
+    return config
+
+
+def _check(config: Path, *args: str) -> tuple[int, str, str, dict[str, Any]]:
+    result = config.parent / "result.json"
+    code, out, err = run_cli("check", "-c", config, "--quiet", "--json", result, *args)
+    document = json.loads(result.read_text(encoding="utf-8")) if result.exists() else {}
+    return code, out, err, document
+
+
+def _overall(document: dict[str, Any]) -> dict[str, tuple[float, bool]]:
+    return {
+        c["metric"]: (round(c["current_mean"], 3), c["failed"])
+        for c in document["comparisons"]
+        if c["slice"] == "all" and c["metric"].startswith("unlabelled:")
+    }
+
+
+ANN = {"ann_recall@10": {"min": 0.95}}
+
+
+def test_an_index_that_loses_recall_fails_and_a_faithful_one_passes(tmp_path: Path) -> None:
+    config = _project(tmp_path, ANN, nprobe=16)
+    assert run_cli("baseline", "-c", config, "--quiet").ret == 0
+    code, out, err, document = _check(config)
+    assert code == 0, err
+    assert _overall(document) == {"unlabelled:ann_recall@10": (1.0, False)}
+    assert document["label_free"] == {
+        "queries": 150,
+        "available": 200,
+        "source": "production.jsonl",
+        "reference": "",
+        "exact": True,
+    }
+    assert "no labels" in out
+    code, out, err, document = _check(_with(config, nprobe=1))
+    assert code == 1, err
+    recall, failed = _overall(document)["unlabelled:ann_recall@10"]
+    assert failed
+    assert recall < 0.7
+    assert "unlabelled:ann_recall@10" in out
+
+
+OVERLAP = {
+    "overlap@10": {"max_drop": "5pt"},
+    "rbo@10": {"max_drop": "5pt"},
+    "lost@10": {"more_than": 3, "max_share": "5%"},
+}
+
+
+def test_a_changed_ranking_fails_the_overlap_checks(tmp_path: Path) -> None:
+    config = _project(tmp_path, OVERLAP)
+    code, out, err = run_cli("baseline", "-c", config, "--quiet")
+    assert code == 0, err
+    assert "top 10 of 150 unlabelled queries, 1 run" in out
+    kept = tmp_path / ".retrieval-gate" / "baseline.unlabelled.jsonl"
+    assert len(kept.read_text(encoding="utf-8").splitlines()) == 151
+    code, out, err, document = _check(config)
+    assert code == 0, err
+    assert _overall(document) == {
+        "unlabelled:overlap@10": (1.0, False),
+        "unlabelled:rbo@10": (1.0, False),
+        "unlabelled:lost@10>3": (0.0, False),
+    }
+    # Every query's top 10 shifted down by four: each lost four of its ten.
+    code, out, err, document = _check(_with(config, drop=4))
+    assert code == 1, err
+    found = _overall(document)
+    assert found["unlabelled:overlap@10"] == (0.6, True)
+    assert found["unlabelled:lost@10>3"] == (1.0, True)
+    assert found["unlabelled:rbo@10"][1]
+    assert found["unlabelled:rbo@10"][0] < 0.5
