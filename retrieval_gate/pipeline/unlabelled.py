@@ -228,9 +228,18 @@ def label_free_checks(
         b, a = ann_columns(ann, ids, exact, current)
         before.update(b)
         after.update(a)
-    slices = slice_queries(
-        kept, config.slices.by, config.slices.combine, config.slices.query_length.bins
-    )
+    # Production queries need not carry the labelled set's fields: slice by those they have.
+    present = {field for query in kept for field in query.metadata}
+    absent = [field for field in config.slices.by if field not in present]
+    if absent:
+        warnings.append(
+            f"unlabelled: no query of {settings.queries} has the slices.by "
+            f"field{'s' if len(absent) > 1 else ''} {', '.join(absent)}: the label-free "
+            "checks are not sliced by them"
+        )
+    by = [field for field in config.slices.by if field in present]
+    combine = [group for group in config.slices.combine if all(f in present for f in group)]
+    slices = slice_queries(kept, by, combine, config.slices.query_length.bins)
     decided = [c for c in checks if c.name in before]
     comparisons = label_free_comparisons(decided, (before, after), slices, gate_settings(config))
     run = LabelFreeRun(
