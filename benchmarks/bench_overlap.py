@@ -173,7 +173,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"{args.queries} unlabelled queries (slices source=web/app/api, 50/30/20%), "
         f"{POOL} candidates a query with N(0, 1) latent scores, each run ranking them by score "
         f"+ N(0, noise sd); thresholds overlap@10 and rbo@10 (p 0.9) max_drop 2pt, lost@10>3 "
-        f"max_increase 5pt (or all 0: any significant drop fails); alpha {SETTINGS.alpha}, "
+        f"max_share 5% (or all 0: any significant drop fails); alpha {SETTINGS.alpha}, "
         "randomization test, "
         f"{SETTINGS.resamples} resamples; {args.trials} trials a row, Wilson 95% intervals.\n"
     )
