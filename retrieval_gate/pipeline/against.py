@@ -306,9 +306,14 @@ def read_reply(reference: Reference, reply: Any) -> tuple[Baseline, tuple[str, .
 def _run_worker(request: Path, progress: TextIO | None) -> list[str]:
     """Run the reference side; its output (progress, anything the retriever prints) is
     relayed line by line to `progress` and kept for an error message."""
+    return run_command(worker_command(request), progress)
+
+
+def run_command(command: list[str], progress: TextIO | None) -> list[str]:
+    """Run `command`, relaying its output line by line to `progress`; the lines it wrote."""
     lines: list[str] = []
     with subprocess.Popen(
-        worker_command(request),
+        command,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,

@@ -21,6 +21,8 @@ from retrieval_gate.pipeline.record import record_current
 if TYPE_CHECKING:
     from retrieval_gate.core.model import Document
     from retrieval_gate.gate.label_free import Lists
+    from retrieval_gate.pipeline.against import Reference
+    from retrieval_gate.pipeline.record import CurrentRun
 
 
 def check(
@@ -136,6 +138,7 @@ def _check_against(
             record, notes, current = interleaved_records(
                 reference, tree, config, repo, turns, progress=progress
             )
+            kept = _kept_at(reference, tree, config, repo, repeats, current, progress)
         order = [query.id for query in current.dataset.queries]
         latency = LatencyRun(turns.of(order), turns.warm(order))
     else:
@@ -143,7 +146,8 @@ def _check_against(
             record, notes = record_at(
                 reference, tree, config, repo, repeats=repeats, progress=progress
             )
-        current = record_current(config, cache=False, progress=progress, repeats=repeats)
+            current = record_current(config, cache=False, progress=progress, repeats=repeats)
+            kept = _kept_at(reference, tree, config, repo, repeats, current, progress)
         latency = LatencyRun(None) if timed else None
     warnings = (*(f"at {reference.label}: {note}" for note in notes), *current.warnings)
     record, now = unscored_unchanged(record, current.record, ({}, current.unscored))
@@ -159,7 +163,31 @@ def _check_against(
     )
     if config.unlabelled is None:
         return result
-    return _with_label_free(result, config, repeats, None, current.dataset.corpus, progress)
+    return _with_label_free(result, config, repeats, kept, current.dataset.corpus, progress)
+
+
+def _kept_at(
+    reference: Reference,
+    tree: Path,
+    config: GateConfig,
+    repo: Path,
+    repeats: int,
+    current: CurrentRun,
+    progress: TextIO | None,
+) -> tuple[list[Lists], str] | None:
+    """The retriever at REF on the unlabelled sample, `repeats` times, and how the reports
+    name it; None when no label-free check compares with the reference."""
+    from retrieval_gate.pipeline.against import config_at
+    from retrieval_gate.pipeline.unlabelled import overlap_checked
+    from retrieval_gate.pipeline.unlabelled_at import lists_at
+
+    if not overlap_checked(config):
+        return None
+    at_ref = config_at(reference, tree, config, repo)
+    runs = lists_at(
+        reference.label, at_ref, config, repeats, corpus=current.dataset.corpus, progress=progress
+    )
+    return runs, f"a run at {reference.label}"
 
 
 def _kept_reference(

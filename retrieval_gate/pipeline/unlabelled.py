@@ -129,10 +129,12 @@ def run_lists(
     exact: bool = False,
     corpus: Mapping[str, Document] | None = None,
     progress: TextIO | None = None,
+    retriever_dir: Path | None = None,
 ) -> tuple[Lists, tuple[str, ...]]:
     """One uncached run of the configured retriever (with exact search when `exact`) on
     `queries`: each answered query's top-k doc ids, and the queries that failed (within the
-    gate's error budget: more is a GateError)."""
+    gate's error budget: more is a GateError). The retriever's relative paths start at
+    `retriever_dir` (a checkout of another commit), else at the config's folder."""
     from retrieval_gate.adapters import build_retriever
     from retrieval_gate.execution.progress import make_progress
     from retrieval_gate.execution.runner import check_budget, run_queries
@@ -140,7 +142,7 @@ def run_lists(
 
     settings = run_settings(config)
     block = exact_config(config) if exact else config.retriever
-    retriever = build_retriever(block, base_dir=config.base_dir, corpus=corpus)
+    retriever = build_retriever(block, base_dir=retriever_dir or config.base_dir, corpus=corpus)
     try:
         result = run_queries(
             retriever,
@@ -183,8 +185,9 @@ def label_free_checks(
 ) -> LabelFreeChecks:
     """Run the current retriever `runs` times on the unlabelled sample (and once with exact
     search when there are ANN checks) and decide every label-free check. `reference`: the
-    reference's runs on the same sample; None leaves the overlap checks out, with a warning
-    (an ANN check needs no reference). Queries that failed on any run are left out."""
+    reference's runs on the same sample (kept beside the baseline, or run at another commit);
+    None leaves the overlap checks out, with a warning (an ANN check needs no reference).
+    Queries that failed on any run are left out."""
     settings = config.unlabelled
     if settings is None:
         raise GateError("the config has no unlabelled: block")
@@ -206,8 +209,7 @@ def label_free_checks(
     if overlaps and reference is None:
         warnings.append(
             f"unlabelled: {', '.join(c.name for c in overlaps)} not checked: they compare "
-            "with the reference's top k, which a run --against another commit does not "
-            "give yet; check against the baseline"
+            "with the reference's top k, and none was given"
         )
         overlaps = []
     if failed:

@@ -263,3 +263,20 @@ def test_an_ann_check_on_a_retriever_without_exact_search_is_exit_2(tmp_path: Pa
     code, _, err, _ = _check(config)
     assert code == 2
     assert "a bm25 retriever has no exact switch" in err
+
+
+def test_against_a_commit_runs_the_retriever_there_on_the_sample(tmp_path: Path) -> None:
+    from tests.helpers.git import git
+
+    config = _project(tmp_path, OVERLAP)
+    (tmp_path / ".gitignore").write_text(".retrieval-gate/\n__pycache__/\n*.json\n")
+    git(tmp_path, "init", "-q", "-b", "main")
+    git(tmp_path, "add", "-A")
+    git(tmp_path, "commit", "-qm", "the search")
+    code, _, err, document = _check(config, "--against", "HEAD")
+    assert code == 0, err
+    assert _overall(document)["unlabelled:overlap@10"] == (1.0, False)
+    assert document["label_free"]["reference"].startswith("a run at HEAD")
+    code, _out, err, document = _check(_with(config, drop=4), "--against", "HEAD")
+    assert code == 1, err
+    assert _overall(document)["unlabelled:overlap@10"] == (0.6, True)
