@@ -58,6 +58,12 @@ def check(
         from retrieval_gate.pipeline.sequential import check_sequential, refuse_sequential
 
         refuse_sequential(against=against, repeats=times, labels=config.gate.labels)
+        if config.unlabelled is not None:
+            raise GateError(
+                "gate.sequential stops early on the labelled queries, and the unlabelled: "
+                "checks run on every sampled query: turn gate.sequential off, or drop the "
+                "unlabelled: block"
+            )
         if any(operational_column(key) for key in config.metrics):
             raise GateError(
                 "gate.sequential stops early on relevance checks alone; latency and cost "

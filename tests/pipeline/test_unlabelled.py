@@ -280,3 +280,13 @@ def test_against_a_commit_runs_the_retriever_there_on_the_sample(tmp_path: Path)
     code, _out, err, document = _check(_with(config, drop=4), "--against", "HEAD")
     assert code == 1, err
     assert _overall(document)["unlabelled:overlap@10"] == (0.6, True)
+
+
+def test_a_sequential_gate_refuses_the_unlabelled_checks(tmp_path: Path) -> None:
+    config = _project(tmp_path, ANN)
+    document = yaml.safe_load(config.read_text(encoding="utf-8"))
+    document["gate"] = {"sequential": {}}
+    config.write_text(yaml.safe_dump(document, sort_keys=False), encoding="utf-8")
+    code, _, err, _ = _check(config)
+    assert code == 2
+    assert "turn gate.sequential off, or drop the unlabelled: block" in err
