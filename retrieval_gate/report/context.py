@@ -244,6 +244,8 @@ def underpowered(c: Comparison) -> bool:
 def _family(comparisons: list[Comparison]) -> dict[str, int]:
     """The checks the p-values are corrected across (those tested at a level), and how many
     others show a raw p-value."""
+    # The label-free checks are a family of their own (they read other queries).
+    comparisons = [c for c in comparisons if not c.metric.startswith(PREFIX)]
     members = [c for c in comparisons if c.level is not None]
     overall = sum(1 for c in members if c.slice == "all")
     raw = sum(1 for c in comparisons if c.level is None and c.p_value is not None)

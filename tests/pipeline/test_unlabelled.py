@@ -210,6 +210,7 @@ def test_hostile_queries_stay_inert_in_every_sink(tmp_path: Path) -> None:
         assert "ignore previous instructions" not in text, sink
     assert "no labels used" in texts["md"]
     assert "no labels used" in texts["html"]
+    assert "corrected as a family of their own" in texts["md"]
 
 
 @pytest.mark.parametrize(
