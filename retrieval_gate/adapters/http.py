@@ -17,6 +17,7 @@ from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 from pydantic import Field, model_validator
 
 from retrieval_gate.adapters.hits import doc_id, hit_text, score
+from retrieval_gate.adapters.http_client import ClientName, UnansweredError, json_body, open_client
 from retrieval_gate.adapters.interface import Adapter
 from retrieval_gate.adapters.measures import with_reported
 from retrieval_gate.adapters.paths import PathError, Step, parse_path, select
@@ -136,9 +137,10 @@ class HttpConfig(AdapterSettings):
 
 
 class HttpRetriever(Adapter[HttpConfig]):
-    """One pooled, thread-safe `httpx.Client` for every call. Timeouts, connection errors,
-    HTTP 429 and 5xx are retryable errors; other 4xx, bodies that are not JSON and missing
-    fields are not. A hit that is a bare string or number is its own id.
+    """One pooled, thread-safe HTTP client for every call (adapters/http_client.py).
+    Timeouts, connection errors, HTTP 429 and 5xx are retryable errors; other 4xx, bodies
+    that are not JSON and missing fields are not. A hit that is a bare string or number is
+    its own id.
 
     A 429 or 503 with `Retry-After` (seconds or an HTTP date) makes every later request of
     this retriever, the runner's retry and other queries' calls alike, wait until that time
@@ -164,7 +166,9 @@ class HttpRetriever(Adapter[HttpConfig]):
         *,
         base_dir: Path | None = None,
         corpus: Mapping[str, Document] | None = None,
+        client: ClientName | None = None,
     ) -> None:
+        """`client`: the HTTP client, by default aiohttp when installed, else httpx."""
         super().__init__(config, base_dir=base_dir, corpus=corpus)
         if not config.url.startswith(("http://", "https://")):
             raise GateError(f"retriever.url must start with http:// or https://: {config.url!r}")
@@ -201,6 +205,12 @@ class HttpRetriever(Adapter[HttpConfig]):
         password = httpx.URL(config.url).password if "{" not in config.url else None
         if password:
             redaction.register(password)
+        # What no query changes is built once, not per request.
+        self._url: str | None = None
+        if not _templated(config.url, *config.params.values()):
+            with contextlib.suppress(ValueError):  # an invalid URL fails each request, as before
+                self._url = self._fill_url(None)
+        self._headers = None if _templated(*config.headers.values()) else self._fill_headers(None)
         self._service: Service | None = None
         if config.serve is not None:
             # Started before the version is read: retriever.version.url may ask the service.
@@ -210,20 +220,10 @@ class HttpRetriever(Adapter[HttpConfig]):
             self._service.start()
         try:
             self.version = _read_version(config.version, config.timeout, base_dir)
-            # Keep a connection alive per concurrent caller: httpx's default of 20 idle
-            # connections makes callers beyond 20 reconnect on every request.
-            connections = max(config.concurrency, 1)
             self._resume_at = 0.0  # time.monotonic() before which no request is sent
             self._resume_lock = threading.Lock()
-            # Redirects are not followed: httpx would send custom headers (an X-Api-Key) to
-            # whatever origin a redirect names.
-            self._client = httpx.Client(
-                timeout=config.timeout,
-                follow_redirects=False,
-                limits=httpx.Limits(
-                    max_connections=connections, max_keepalive_connections=connections
-                ),
-            )
+            # A connection kept alive per concurrent caller: fewer make callers reconnect.
+            self._client = open_client(client, max(config.concurrency, 1), config.timeout)
         except BaseException:
             self._stop_service()  # never an orphan: nobody can close a retriever not built
             raise
@@ -299,48 +299,66 @@ class HttpRetriever(Adapter[HttpConfig]):
         if self._service is not None:
             self._service.stop()
 
-    def _request(self, fields: _Fields) -> Any:
+    def _fill_url(self, fields: _Fields | None) -> str:
         import httpx
 
         config = self.config
-        params = {name: fields.fill(value) for name, value in config.params.items()}
-        # Merged, not replaced: httpx drops the URL's own query string when given params.
-        url = httpx.URL(fields.fill(config.url, quote_values=True)).copy_merge_params(params)
-        headers = {name: fields.fill(value) for name, value in config.headers.items()}
-        body = fields.fill_json(self.body) if self.body is not None else None
+        url, params = config.url, dict(config.params)
+        if fields is not None:
+            url = fields.fill(url, quote_values=True)
+            params = {name: fields.fill(value) for name, value in params.items()}
+        try:
+            # Merged, not replaced: httpx drops the URL's own query string when given params.
+            return str(httpx.URL(url).copy_merge_params(params))
+        except httpx.InvalidURL as error:
+            raise ValueError(str(error)) from None
+
+    def _fill_headers(self, fields: _Fields | None) -> dict[str, str]:
+        headers = dict(self.config.headers)
+        if fields is not None:
+            headers = {name: fields.fill(value) for name, value in headers.items()}
+        # As httpx's json= sets it, unless the config names its own.
+        if self.body is not None and not any(n.lower() == "content-type" for n in headers):
+            headers["Content-Type"] = "application/json"
+        return headers
+
+    def _request(self, fields: _Fields) -> Any:
+        config = self.config
+        try:
+            url = self._url if self._url is not None else self._fill_url(fields)
+        except ValueError as error:
+            raise RetrieverError(f"{self.name}: InvalidURL: {error}") from None
+        headers = self._headers if self._headers is not None else self._fill_headers(fields)
+        body = json_body(fields.fill_json(self.body)) if self.body is not None else None
         self._hold_off()
         try:
-            response = self._client.request(config.method, url, headers=headers, json=body)
-        except httpx.TimeoutException:
-            raise RetrieverError(
-                f"{self.name}: no answer within {config.timeout:g}s", retryable=True
-            ) from None
-        except httpx.TransportError as error:
-            raise RetrieverError(
-                f"{self.name}: {type(error).__name__}: {error}", retryable=True
-            ) from None
-        except (httpx.HTTPError, httpx.InvalidURL) as error:
-            raise RetrieverError(f"{self.name}: {type(error).__name__}: {error}") from None
+            response = self._client.send(config.method, url, headers, body)
+        except UnansweredError as error:
+            if error.timeout:
+                raise RetrieverError(
+                    f"{self.name}: no answer within {config.timeout:g}s", retryable=True
+                ) from None
+            raise RetrieverError(f"{self.name}: {error}", retryable=error.retryable) from None
         if response.is_redirect:
             raise RetrieverError(
-                f"{self.name}: HTTP {response.status_code}: redirected to "
+                f"{self.name}: HTTP {response.status}: redirected to "
                 f"{public_url(response.headers.get('Location', '?'))}; redirects are not "
                 "followed (headers would go to another origin): set retriever.url to the "
                 "final address"
             )
-        if response.status_code >= 400:
-            retryable = response.status_code == 429 or response.status_code >= 500
+        if response.status >= 400:
+            retryable = response.status == 429 or response.status >= 500
             wait = None
-            if response.status_code in (429, 503):
+            if response.status in (429, 503):
                 wait = self._retry_after(response.headers.get("Retry-After"))
             after = "" if wait is None else f" (Retry-After: the next request waits {wait:.3g}s)"
             raise RetrieverError(
-                f"{self.name}: HTTP {response.status_code}{after}: {excerpt(response.text)}",
+                f"{self.name}: HTTP {response.status}{after}: {excerpt(response.text)}",
                 retryable=retryable,
-                kind=f"{self.name}: HTTP {response.status_code}",
+                kind=f"{self.name}: HTTP {response.status}",
             )
         try:
-            return response.json()
+            return json.loads(response.content)
         except ValueError:
             raise RetrieverError(
                 f"{self.name}: response is not JSON: {excerpt(response.text)}",
@@ -499,6 +517,11 @@ def retry_after_seconds(header: str | None, now: datetime | None = None) -> floa
         when = when.replace(tzinfo=timezone.utc)
     now = now or datetime.now(timezone.utc)
     return max(0.0, (when - now).total_seconds())
+
+
+def _templated(*templates: str) -> bool:
+    """Whether any of `templates` names a field a request fills in."""
+    return any(FIELD.search(template) for template in templates)
 
 
 def _one(item: Any, steps: tuple[Step, ...], path: str) -> Any:
