@@ -41,8 +41,8 @@ async def _handle(
         while True:
             try:
                 header = await reader.readuntil(b"\r\n\r\n")
-            except (asyncio.IncompleteReadError, ConnectionError):
-                return
+            except (asyncio.IncompleteReadError, asyncio.CancelledError, ConnectionError):
+                return  # the client left, or the server stops
             length = 0
             for line in header.split(b"\r\n"):
                 if line[:15].lower() == b"content-length:":

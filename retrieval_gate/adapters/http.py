@@ -8,6 +8,7 @@ import re
 import threading
 import time
 from collections.abc import Mapping, Sequence
+from concurrent.futures import Future
 from datetime import datetime, timezone
 from email.utils import parsedate_to_datetime
 from pathlib import Path
@@ -17,7 +18,15 @@ from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 from pydantic import Field, model_validator
 
 from retrieval_gate.adapters.hits import doc_id, hit_text, score
-from retrieval_gate.adapters.http_client import ClientName, UnansweredError, json_body, open_client
+from retrieval_gate.adapters.http_client import (
+    ClientName,
+    Reply,
+    Request,
+    UnansweredError,
+    json_body,
+    open_client,
+)
+from retrieval_gate.adapters.http_version import read_version
 from retrieval_gate.adapters.interface import Adapter
 from retrieval_gate.adapters.measures import with_reported
 from retrieval_gate.adapters.paths import PathError, Step, parse_path, select
@@ -219,7 +228,7 @@ class HttpRetriever(Adapter[HttpConfig]):
             )
             self._service.start()
         try:
-            self.version = _read_version(config.version, config.timeout, base_dir)
+            self.version = read_version(config.version, config.timeout, base_dir)
             self._resume_at = 0.0  # time.monotonic() before which no request is sent
             self._resume_lock = threading.Lock()
             # A connection kept alive per concurrent caller: fewer make callers reconnect.
@@ -262,7 +271,25 @@ class HttpRetriever(Adapter[HttpConfig]):
     def search(self, query: Query, k: int) -> list[Hit]:
         if self.batched:
             return self.search_batch([query], k)[0]
-        data = self._request(_Fields(query=query, k=k))
+        return self._answer(self._request(_Fields(query=query, k=k)), k)
+
+    def start_search(self, query: Query, k: int) -> Future[list[Hit]] | None:
+        """`search` started on the client's own event loop, holding no thread while it waits
+        (the runner's way to many calls in flight for little CPU); None when the client has
+        no loop (httpx) or queries go in batches."""
+        submit = getattr(self._client, "submit", None)
+        if submit is None or self.batched:
+            return None
+        request = self._prepared(_Fields(query=query, k=k))
+        with self._resume_lock:
+            delay = self._resume_at - time.monotonic()
+        future: Future[list[Hit]] = submit(
+            request, lambda reply: self._answer(self._read(reply), k), self._unanswered, delay
+        )
+        return future
+
+    def _answer(self, data: Any, k: int) -> list[Hit]:
+        """One query's hits (with candidates and what the service reports) in a response."""
         hits = self._hits(self._select(data), k)
         if self.candidates is not None:
             found = self._select(data, self.candidates, self.config.candidates or "")
@@ -323,22 +350,32 @@ class HttpRetriever(Adapter[HttpConfig]):
         return headers
 
     def _request(self, fields: _Fields) -> Any:
-        config = self.config
+        request = self._prepared(fields)
+        self._hold_off()
+        try:
+            response = self._client.send(*request)
+        except UnansweredError as error:
+            raise self._unanswered(error) from None
+        return self._read(response)
+
+    def _prepared(self, fields: _Fields) -> Request:
         try:
             url = self._url if self._url is not None else self._fill_url(fields)
         except ValueError as error:
             raise RetrieverError(f"{self.name}: InvalidURL: {error}") from None
         headers = self._headers if self._headers is not None else self._fill_headers(fields)
         body = json_body(fields.fill_json(self.body)) if self.body is not None else None
-        self._hold_off()
-        try:
-            response = self._client.send(config.method, url, headers, body)
-        except UnansweredError as error:
-            if error.timeout:
-                raise RetrieverError(
-                    f"{self.name}: no answer within {config.timeout:g}s", retryable=True
-                ) from None
-            raise RetrieverError(f"{self.name}: {error}", retryable=error.retryable) from None
+        return self.config.method, url, headers, body
+
+    def _unanswered(self, error: UnansweredError) -> RetrieverError:
+        if error.timeout:
+            return RetrieverError(
+                f"{self.name}: no answer within {self.config.timeout:g}s", retryable=True
+            )
+        return RetrieverError(f"{self.name}: {error}", retryable=error.retryable)
+
+    def _read(self, response: Reply) -> Any:
+        """The JSON of a response, or the RetrieverError its status or body makes."""
         if response.is_redirect:
             raise RetrieverError(
                 f"{self.name}: HTTP {response.status}: redirected to "
@@ -525,6 +562,8 @@ def _templated(*templates: str) -> bool:
 
 
 def _one(item: Any, steps: tuple[Step, ...], path: str) -> Any:
+    if len(steps) == 1 and type(item) is dict and type(steps[0]) is str and steps[0] in item:
+        return item[steps[0]]  # the common case (`id`, `score`) without select's checks
     found = select(item, steps)
     if len(found) != 1:
         raise PathError(f"{len(found)} values at path {path} (expected one)")
@@ -551,49 +590,3 @@ def public_url(url: str) -> str:
         for name, value in parse_qsl(parts.query, keep_blank_values=True)
     ]
     return urlunsplit(parts._replace(query=urlencode(pairs, safe="<>{}")))
-
-
-VERSION_LIMIT = 200
-"""Characters of a version answer kept: a build id or a model name, not a page."""
-
-
-def _read_version(
-    version: str | VersionSource | None, timeout: float, base_dir: Path | None
-) -> str | None:
-    """The declared version, or the answer of its command or URL (stripped, at most
-    VERSION_LIMIT characters); a source that fails is a GateError naming retriever.version."""
-    if version is None or isinstance(version, str):
-        return version
-    if version.command is not None:
-        import subprocess
-
-        try:
-            done = subprocess.run(
-                version.command,
-                cwd=base_dir,
-                capture_output=True,
-                text=True,
-                timeout=timeout,
-                check=False,
-            )
-        except (OSError, subprocess.TimeoutExpired) as error:
-            raise GateError(f"retriever.version.command: {error}") from None
-        if done.returncode != 0:
-            raise GateError(
-                f"retriever.version.command exited {done.returncode}: {excerpt(done.stderr)}"
-            )
-        answer = done.stdout
-    else:
-        import httpx
-
-        try:
-            response = httpx.get(version.url or "", timeout=timeout, follow_redirects=False)
-        except httpx.HTTPError as error:
-            raise GateError(f"retriever.version.url: {type(error).__name__}: {error}") from None
-        if response.status_code != 200:
-            raise GateError(f"retriever.version.url: HTTP {response.status_code}")
-        answer = response.text
-    answer = answer.strip()[:VERSION_LIMIT]
-    if not answer:
-        raise GateError("retriever.version: the command or URL answered nothing")
-    return answer

@@ -7,14 +7,18 @@ import importlib.util
 import json
 import threading
 import weakref
-from collections.abc import Mapping
+from collections.abc import Callable, Coroutine, Mapping
+from concurrent.futures import Future
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 
 if TYPE_CHECKING:
     import asyncio
 
 ClientName = Literal["aiohttp", "httpx"]
+Request = tuple[str, str, Mapping[str, str], "bytes | None"]
+"""Method, URL, headers (complete), body."""
+T = TypeVar("T")
 REDIRECTS = frozenset({301, 302, 303, 307, 308})
 
 
@@ -117,10 +121,13 @@ class AiohttpClient:
 
         import aiohttp
         import httpx
+        from aiohttp.helpers import get_env_proxy_for_url
         from yarl import URL
 
         self._aiohttp = aiohttp
         self._url = URL
+        self._env_proxy = get_env_proxy_for_url
+        self._proxies: dict[tuple[str, str | None, int | None], dict[str, Any]] = {}
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(
             target=_serve, args=(self._loop,), name="retrieval-gate-http", daemon=True
@@ -136,11 +143,10 @@ class AiohttpClient:
                 timeout=aiohttp.ClientTimeout(
                     total=None, connect=timeout, sock_connect=timeout, sock_read=timeout
                 ),
-                trust_env=True,  # HTTP(S)_PROXY and NO_PROXY, as httpx honours them
             )
 
         try:
-            self._session = self._run(session())
+            self._session = self._run(session()).result()
         except BaseException:
             self._loop.call_soon_threadsafe(self._loop.stop)
             raise
@@ -148,12 +154,42 @@ class AiohttpClient:
         self._finalizer = weakref.finalize(self, _abandon, self._loop, self._session)
 
     def send(self, method: str, url: str, headers: Mapping[str, str], body: bytes | None) -> Reply:
+        reply: Reply = self._run(self._sent(method, url, headers, body)).result()
+        return reply
+
+    def submit(
+        self,
+        request: Request,
+        then: Callable[[Reply], T],
+        fail: Callable[[UnansweredError], BaseException],
+        delay: float = 0.0,
+    ) -> Future[T]:
+        """Send `request` (method, url, headers, body) after `delay` seconds without blocking
+        the caller: a future of `then(reply)`, which runs on this client's thread (so does
+        `fail`, which turns an unanswered request into the future's error)."""
+        import asyncio
+
+        async def call() -> T:
+            if delay > 0:
+                await asyncio.sleep(delay)
+            try:
+                reply = await self._sent(*request)
+            except UnansweredError as error:
+                raise fail(error) from None
+            return then(reply)
+
+        future: Future[T] = self._run(call())
+        return future
+
+    async def _sent(
+        self, method: str, url: str, headers: Mapping[str, str], body: bytes | None
+    ) -> Reply:
+        """The reply to a request, or UnansweredError."""
         import asyncio
 
         aiohttp = self._aiohttp
         try:
-            reply: Reply = self._run(self._send(method, url, headers, body))
-            return reply
+            return await self._send(method, url, headers, body)
         except asyncio.TimeoutError:
             raise UnansweredError("timeout", timeout=True) from None
         except (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError) as error:
@@ -165,29 +201,45 @@ class AiohttpClient:
         self, method: str, url: str, headers: Mapping[str, str], body: bytes | None
     ) -> Reply:
         # encoded=True: the URL is sent as given (httpx built it), not re-quoted.
+        target = self._url(url, encoded=True)
         async with self._session.request(
             method,
-            self._url(url, encoded=True),
+            target,
             headers=headers,
             data=body,
             allow_redirects=False,
+            **self._proxy(target),
         ) as response:
             return Reply(response.status, response.headers, await response.read())
 
-    def _run(self, coroutine: Any) -> Any:
+    def _proxy(self, url: Any) -> dict[str, Any]:
+        """The proxy HTTP(S)_PROXY and NO_PROXY name for `url`'s origin, as httpx honours
+        them; looked up once per origin (aiohttp's trust_env would ask on a worker thread
+        for every request, and read ~/.netrc, which httpx does not)."""
+        origin = (url.scheme, url.host, url.port)
+        if origin not in self._proxies:
+            try:
+                proxy, auth = self._env_proxy(url)
+                self._proxies[origin] = {"proxy": proxy, "proxy_auth": auth}
+            except LookupError:  # none, or NO_PROXY names the host
+                self._proxies[origin] = {}
+        return self._proxies[origin]
+
+    def _run(self, coroutine: Coroutine[Any, Any, T]) -> Future[T]:
+        """`coroutine` started on the client's loop."""
         import asyncio
 
         if self._loop.is_closed():
             coroutine.close()
             raise UnansweredError("the HTTP client is closed")
-        return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result()
+        return asyncio.run_coroutine_threadsafe(coroutine, self._loop)
 
     def close(self) -> None:
         if not self._finalizer.alive:
             return
         self._finalizer.detach()
         try:
-            self._run(self._session.close())
+            self._run(self._session.close()).result()
         finally:
             self._loop.call_soon_threadsafe(self._loop.stop)
             self._thread.join()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass
 
 from retrieval_gate.adapters.interface import Retriever
@@ -33,11 +34,46 @@ def attempt(retriever: Retriever, queries: Sequence[Query], batched: bool, k: in
         answers: object = [retriever.search(queries[0], k)]
     else:
         answers = retriever.search_batch(list(queries), k)
-    share = (time.perf_counter() - started) * 1000.0 / len(queries)
-    if not isinstance(answers, list | tuple) or len(answers) != len(queries):
+    return _call(answers, len(queries), (time.perf_counter() - started) * 1000.0, k)
+
+
+def start_attempt(
+    retriever: Retriever, queries: Sequence[Query], batched: bool, k: int
+) -> Future[Call] | None:
+    """One query's call started without a worker thread, when the retriever can start it
+    (`start_search`: its client's own event loop): a future of what `attempt` returns, timed
+    from the start to the answer. None when it cannot: run `attempt` on a worker."""
+    start = getattr(retriever, "start_search", None)
+    if batched or not callable(start):
+        return None
+    outer: Future[Call] = Future()
+    started = time.perf_counter()
+    try:
+        inner = start(queries[0], k)
+    except Exception as error:  # as `attempt` would raise it on a worker
+        outer.set_exception(error)
+        return outer
+    if inner is None:
+        return None
+
+    def finish(done: Future[object]) -> None:
+        latency = (time.perf_counter() - started) * 1000.0
+        try:
+            outer.set_result(_call([done.result()], 1, latency, k))
+        except BaseException as error:  # cancelled, failed or malformed: the call's error
+            outer.set_exception(error)
+
+    inner.add_done_callback(finish)
+    return outer
+
+
+def _call(answers: object, count: int, latency: float, k: int) -> Call:
+    """The Call of `answers` to `count` queries that took `latency` ms in all."""
+    share = latency / count
+    if not isinstance(answers, list | tuple) or len(answers) != count:
         got = f"{len(answers)} answers" if isinstance(answers, list | tuple) else _shown(answers)
         raise RetrieverError(
-            f"search_batch returned {got} for {len(queries)} queries; "
+            f"search_batch returned {got} for {count} queries; "
             "it must return one list of hits per query, in order"
         )
     return Call(

@@ -20,7 +20,7 @@ from retrieval_gate.core.model import Hit, Query, StagedHits, candidates_of
 from retrieval_gate.core.run import Run
 from retrieval_gate.core.wording import one_line
 from retrieval_gate.errors import GateError
-from retrieval_gate.execution.attempt import Answer, Call, attempt
+from retrieval_gate.execution.attempt import Answer, Call, attempt, start_attempt
 from retrieval_gate.execution.retry import Failure, RetryPolicy, describe_failure
 from retrieval_gate.execution.timing import Timing
 
@@ -471,7 +471,9 @@ def _execute(
                 started += 0 if unit.attempts else len(unit.queries)
                 unit.attempts += 1
                 calls += 1
-                future = pool.submit(attempt, retriever, unit.queries, unit.batched, k)
+                future = start_attempt(retriever, unit.queries, unit.batched, k) or pool.submit(
+                    attempt, retriever, unit.queries, unit.batched, k
+                )
                 inflight[future] = (unit, time.monotonic() + settings.timeout)
             if not inflight:
                 if delayed or (held > 0 and ready):  # retries in backoff, calls held back
