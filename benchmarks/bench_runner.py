@@ -3,107 +3,28 @@
 from __future__ import annotations
 
 import argparse
-import json
+import os
 import random
-import subprocess
+import statistics
 import sys
 import tempfile
-import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from retrieval_gate.adapters.interface import Retriever
 from retrieval_gate.core.model import Hit, Query
-from retrieval_gate.errors import RetrieverError
 from retrieval_gate.execution.cache import ResultCache
 from retrieval_gate.execution.runner import RunResult, RunSettings, run_queries
 from retrieval_gate.metrics import evaluate
 
+if TYPE_CHECKING:
+    from retrieval_gate.adapters.http_client import ClientName
+
 K = 10
 METRICS = ["ndcg@10", "recall@10", "rr@10"]
-
-
-# --------------------------------------------------------------------------------------------
-# A local search service: POST {"query": ..., "k": ...} -> {"hits": [{"id", "score"}, ...]}
-# --------------------------------------------------------------------------------------------
-
-
-def make_handler(latency: float) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"  # keep-alive, as a real search service would offer
-        # Headers and body go out in two writes; with Nagle on, the second waits for the
-        # client's delayed ACK (~40 ms on Linux), which would be measured as runner overhead.
-        disable_nagle_algorithm = True
-
-        def do_POST(self) -> None:
-            try:
-                request = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                hits = answer(str(request["query"]), int(request["k"]))
-            except (KeyError, TypeError, ValueError):
-                self.send_error(400, "expected a JSON body with query and k")
-                return
-            time.sleep(latency)
-            data = json.dumps({"hits": hits}).encode("utf-8")
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
-        def log_message(self, format: str, *args: Any) -> None:  # quiet: no line per request
-            pass
-
-    return Handler
-
-
-class Server(ThreadingHTTPServer):
-    daemon_threads = True
-    request_queue_size = 256  # the default backlog of 5 drops connections at concurrency 32
-
-
-def run_server(latency: float) -> int:
-    """Child process: serve on a free port, print it, stop when stdin closes."""
-    server = Server(("127.0.0.1", 0), make_handler(latency))
-    print(server.server_address[1], flush=True)
-
-    def stop_on_eof() -> None:
-        sys.stdin.read()
-        server.shutdown()
-
-    threading.Thread(target=stop_on_eof, daemon=True).start()
-    server.serve_forever(poll_interval=0.05)
-    server.server_close()
-    return 0
-
-
-@contextmanager
-def serve(latency: float) -> Iterator[str]:
-    """The search service for the duration of the block; yields its URL. It runs in a child
-    process so that its request handling does not share the runner's GIL, which would count
-    the server's CPU time as runner overhead."""
-    child = subprocess.Popen(
-        [sys.executable, __file__, "--serve", "--latency", str(latency)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert child.stdout is not None  # a pipe: stdout=PIPE above
-        port = int(child.stdout.readline())
-        yield f"http://127.0.0.1:{port}/search"
-    finally:
-        if child.stdin is not None:
-            child.stdin.close()  # asks the server to stop
-        try:
-            child.wait(timeout=5.0)
-        except subprocess.TimeoutExpired:
-            child.kill()
-            child.wait()
 
 
 def answer(text: str, k: int) -> list[dict[str, Any]]:
@@ -118,59 +39,19 @@ def answer(text: str, k: int) -> list[dict[str, Any]]:
 # --------------------------------------------------------------------------------------------
 
 
-class MinimalHttp:
-    """A bare httpx retriever, used when the project's http adapter is not available."""
+def http_retriever(url: str, concurrency: int, client: ClientName) -> Retriever:
+    """The project's http adapter on `client`, as `retrieval-gate run` builds it."""
+    from retrieval_gate.adapters.http import HttpConfig, HttpRetriever
 
-    def __init__(self, url: str, timeout: float = 30.0) -> None:
-        import httpx
-
-        self.url = url
-        self.client = httpx.Client(
-            timeout=timeout,
-            limits=httpx.Limits(max_connections=64, max_keepalive_connections=64),
-        )
-
-    def describe(self) -> Mapping[str, Any]:
-        return {"type": "bench-http", "url": self.url}
-
-    def search(self, query: Query, k: int) -> list[Hit]:
-        import httpx
-
-        try:
-            response = self.client.post(self.url, json={"query": query.text, "k": k})
-        except httpx.TransportError as error:
-            raise RetrieverError(f"{type(error).__name__}: {error}", retryable=True) from None
-        if response.status_code >= 400:
-            raise RetrieverError(f"HTTP {response.status_code}", retryable=True)
-        return [Hit(str(hit["id"]), float(hit["score"])) for hit in response.json()["hits"]]
-
-    def batch_size(self) -> int:
-        return 1
-
-    def search_batch(self, queries: Sequence[Query], k: int) -> list[list[Hit]]:
-        return [self.search(query, k) for query in queries]
-
-    def close(self) -> None:
-        self.client.close()
-
-
-def http_retriever(url: str, concurrency: int) -> tuple[Retriever, str]:
-    """The project's http adapter when it imports and builds, else MinimalHttp."""
-    try:
-        from retrieval_gate.adapters.http import HttpConfig, HttpRetriever
-
-        config = HttpConfig.model_validate(
-            {
-                "url": url,
-                "body": {"query": "{query}", "k": "{k}"},
-                "results": "hits[*]",
-                "concurrency": concurrency,  # as `retrieval-gate run` builds it from the config
-            }
-        )
-        retriever: Retriever = HttpRetriever(config)
-        return retriever, "retrieval_gate.adapters.http.HttpRetriever"
-    except Exception as error:  # any failure here means "not ready yet": use our own
-        return MinimalHttp(url), f"MinimalHttp (project adapter unavailable: {error})"
+    config = HttpConfig.model_validate(
+        {
+            "url": url,
+            "body": {"query": "{query}", "k": "{k}"},
+            "results": "hits[*]",
+            "concurrency": concurrency,  # as `retrieval-gate run` builds it from the config
+        }
+    )
+    return HttpRetriever(config, client=client)
 
 
 class InProcess:
@@ -211,6 +92,8 @@ class Row:
     ideal: float | None
     failures: int
     note: str = ""
+    cpu: float | None = None
+    """Client CPU seconds (user + sys of this process) per query."""
 
 
 def make_queries(n: int) -> list[Query]:
@@ -234,54 +117,64 @@ def checked(result: RunResult, expected: int) -> RunResult:
     return result
 
 
-def bench_http(args: argparse.Namespace) -> tuple[list[Row], str]:
+def bench_http(args: argparse.Namespace) -> list[Row]:
+    """Per concurrency and client: the median wall and client CPU of `--repeats` runs."""
+    from bench_http_clients import cpu_seconds, serve
+
     rows = []
-    with serve(args.latency) as url:
+    with serve(args.latency) as service:
         for concurrency in args.concurrency:
-            retriever, used = http_retriever(url, concurrency)
-            try:
-                settings = RunSettings(concurrency=concurrency, timeout=30.0)
-                run_queries(retriever, make_queries(concurrency), K, settings)  # warm up
-                n = args.serial_queries if concurrency == 1 else args.queries
-                items = make_queries(n)
-                started = time.perf_counter()
-                result = checked(run_queries(retriever, items, K, settings), n)
-                wall = time.perf_counter() - started
-                note = f"{n} queries: ideal scaled to them" if n != args.queries else ""
-                ideal = n * args.latency / concurrency
+            n = args.serial_queries if concurrency == 1 else args.queries
+            items = make_queries(n)
+            settings = RunSettings(concurrency=concurrency, timeout=30.0)
+            for client in args.clients:
+                walls, cpus, failures = [], [], 0
+                for _ in range(args.repeats):
+                    retriever = http_retriever(service.url, concurrency, client)
+                    try:
+                        run_queries(retriever, make_queries(concurrency), K, settings)  # warm up
+                        cpu, started = cpu_seconds(), time.perf_counter()
+                        result = checked(run_queries(retriever, items, K, settings), n)
+                        walls.append(time.perf_counter() - started)
+                        cpus.append((cpu_seconds() - cpu) / n)
+                        failures += len(result.failures)
+                    finally:
+                        retriever.close()
+                notes = [f"{n} queries: ideal scaled to them"] if n != args.queries else []
+                if len(walls) > 1:
+                    notes.append(f"walls {min(walls):.2f}-{max(walls):.2f} s")
                 rows.append(
                     Row(
-                        f"http, {args.latency * 1000:g} ms/request",
+                        f"http ({client}), {args.latency * 1000:g} ms/request",
                         n,
                         concurrency,
-                        wall,
-                        ideal,
-                        len(result.failures),
-                        note,
+                        statistics.median(walls),
+                        n * args.latency / concurrency,
+                        failures,
+                        "; ".join(notes),
+                        statistics.median(cpus),
                     )
                 )
-            finally:
-                retriever.close()
+                print(table(rows[-1:]).splitlines()[-1], file=sys.stderr, flush=True)
     # The same wait without HTTP: what the runner itself costs at the highest concurrency.
     concurrency = max(args.concurrency)
     items = make_queries(args.queries)
-    started = time.perf_counter()
+    cpu, started = cpu_seconds(), time.perf_counter()
     result = run_queries(InProcess(args.latency), items, K, RunSettings(concurrency=concurrency))
     wall = time.perf_counter() - started
-    ideal = len(items) * args.latency / concurrency
-    note = "time.sleep in-process, no network"
     rows.append(
         Row(
             f"sleep, {args.latency * 1000:g} ms/call",
             len(items),
             concurrency,
             wall,
-            ideal,
+            len(items) * args.latency / concurrency,
             len(result.failures),
-            note,
+            "time.sleep in-process, no network",
+            (cpu_seconds() - cpu) / len(items),
         )
     )
-    return rows, used
+    return rows
 
 
 def bench_in_process(args: argparse.Namespace) -> list[Row]:
@@ -311,7 +204,17 @@ def bench_in_process(args: argparse.Namespace) -> list[Row]:
 
 
 def table(rows: Sequence[Row]) -> str:
-    header = ["case", "queries", "concurrency", "wall s", "ideal s", "wall/ideal", "failed", "note"]
+    header = [
+        "case",
+        "queries",
+        "concurrency",
+        "wall s",
+        "ideal s",
+        "wall/ideal",
+        "client CPU ms/query",
+        "failed",
+        "note",
+    ]
     body = [
         [
             row.case,
@@ -320,13 +223,14 @@ def table(rows: Sequence[Row]) -> str:
             f"{row.wall:.3f}",
             "" if row.ideal is None else f"{row.ideal:.3f}",
             "" if row.ideal is None else f"{row.wall / row.ideal:.2f}",
+            "" if row.cpu is None else f"{row.cpu * 1000:.3f}",
             str(row.failures),
             row.note,
         ]
         for row in rows
     ]
     widths = [max(len(line[i]) for line in [header, *body]) for i in range(len(header))]
-    right = {1, 2, 3, 4, 5, 6}
+    right = {1, 2, 3, 4, 5, 6, 7}
 
     def render(cells: Sequence[str]) -> str:
         parts = [
@@ -354,24 +258,33 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--concurrency",
         type=lambda text: [int(part) for part in text.split(",")],
-        default=[1, 8, 32],
-        help="comma-separated concurrency levels for the HTTP case",
+        default=[8, 16, 32, 64],
+        help="comma-separated concurrency levels for the HTTP case (1 runs --serial-queries)",
     )
-    parser.add_argument("--latency", type=float, default=0.05, help="server seconds per request")
+    parser.add_argument("--latency", type=float, default=0.02, help="server seconds per request")
+    parser.add_argument(
+        "--clients",
+        type=lambda text: text.split(","),
+        default=["aiohttp", "httpx"],
+        help="comma-separated HTTP clients of the http adapter: aiohttp, httpx",
+    )
+    parser.add_argument("--repeats", type=int, default=3, help="runs per cell; medians shown")
     parser.add_argument("--skip-http", action="store_true", help="only the in-process cases")
-    parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)  # the child
     args = parser.parse_args(argv)
-    if args.serve:
-        return run_server(args.latency)
+    load = " ".join(f"{value:.2f}" for value in os.getloadavg())
     rows: list[Row] = []
-    used = "not run"
     if not args.skip_http:
-        http_rows, used = bench_http(args)
-        rows.extend(http_rows)
+        rows.extend(bench_http(args))
     rows.extend(bench_in_process(args))
     print(table(rows))
-    print(f"\nhttp retriever: {used}")
-    print(f"python {sys.version.split()[0]}, k = {K}; ideal = queries x latency / concurrency")
+    after = " ".join(f"{value:.2f}" for value in os.getloadavg())
+    print(
+        f"\nhttp: the gate's runner and http adapter against an asyncio server in another "
+        f"process (benchmarks/bench_http_clients.py) that waits {args.latency * 1000:g} ms and "
+        f"answers {K} hits; medians of {args.repeats} runs; client CPU = user + sys of this "
+        f"process per query; load average before {load}, after {after}; python "
+        f"{sys.version.split()[0]}, k = {K}; ideal = queries x latency / concurrency"
+    )
     return 0
 
 
