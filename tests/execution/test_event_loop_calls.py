@@ -1,0 +1,132 @@
+"""Calls started on the http client's event loop (start_attempt): timed, failed and bounded
+like calls on worker threads."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Mapping
+from concurrent.futures import Future
+from typing import Any
+
+import pytest
+
+from retrieval_gate.adapters import HttpConfig, Query
+from retrieval_gate.adapters.http import HttpRetriever
+from retrieval_gate.core.model import Hit
+from retrieval_gate.errors import RetrieverError
+from retrieval_gate.execution.attempt import start_attempt
+from retrieval_gate.execution.runner import RunSettings, run_queries
+from tests.helpers.local_server import Answer, serving
+
+pytest.importorskip("aiohttp")
+
+
+def _slow(delays: Mapping[str, float], seen: list[str], busy: list[int] | None = None) -> Any:
+    """A search service that waits delays[query text] seconds (default 0) and answers;
+    `busy` holds the requests in progress now and the most at once."""
+    lock = threading.Lock()
+    busy = [0, 0] if busy is None else busy
+
+    def respond(method: str, path: str, headers: Mapping[str, str], body: bytes) -> Answer:
+        text = json.loads(body)["query"]
+        with lock:
+            seen.append(text)
+            busy[0] += 1
+            busy[1] = max(busy)
+        time.sleep(delays.get(text, 0.0))
+        with lock:
+            busy[0] -= 1
+        payload = json.dumps({"hits": [{"id": f"{text}-d", "score": 1.0}]})
+        return 200, {"Content-Type": "application/json"}, payload.encode()
+
+    return respond
+
+
+def _retriever(url: str, **settings: Any) -> HttpRetriever:
+    return HttpRetriever(HttpConfig(url=f"{url}/search", **settings), client="aiohttp")
+
+
+def test_an_http_retriever_on_aiohttp_starts_calls_without_a_worker() -> None:
+    seen: list[str] = []
+    with serving(_slow({}, seen)) as url:
+        retriever = _retriever(url)
+        try:
+            future = start_attempt(retriever, [Query("q1", "a")], False, 5)
+            assert isinstance(future, Future)
+            call = future.result(timeout=10)
+            assert call.replies == [((Hit("a-d", 1.0),), None)]
+            assert start_attempt(retriever, [Query("q1", "a")], True, 5) is None  # batched
+        finally:
+            retriever.close()
+        on_httpx = HttpRetriever(HttpConfig(url=f"{url}/search"), client="httpx")
+        try:
+            assert start_attempt(on_httpx, [Query("q1", "a")], False, 5) is None
+        finally:
+            on_httpx.close()
+
+
+def test_a_request_that_cannot_be_built_is_the_calls_error() -> None:
+    with serving(_slow({}, [])) as url:
+        retriever = _retriever(url, body={"q": "{metadata.missing}"})
+        try:
+            future = start_attempt(retriever, [Query("q1", "a")], False, 5)
+            assert future is not None
+            with pytest.raises(RetrieverError, match="no metadata field 'missing'"):
+                future.result(timeout=10)
+            result = run_queries(
+                retriever, [Query("q1", "a")], 5, RunSettings(retries=0, error_budget=1.0)
+            )
+            assert "no metadata field 'missing'" in result.failures[0].error
+        finally:
+            retriever.close()
+
+
+def test_each_query_is_timed_from_its_start_to_its_answer() -> None:
+    seen: list[str] = []
+    delays = {"slow": 0.2, "fast": 0.0}
+    with serving(_slow(delays, seen)) as url:
+        retriever = _retriever(url)
+        try:
+            items = [Query("s", "slow"), Query("f", "fast")]
+            result = run_queries(retriever, items, 5, RunSettings(concurrency=2))
+        finally:
+            retriever.close()
+    assert 200.0 <= result.timings["s"].latency < 2000.0
+    assert result.timings["f"].latency < 200.0
+
+
+def test_concurrency_bounds_the_calls_in_flight() -> None:
+    seen: list[str] = []
+    busy = [0, 0]
+    delays = {f"t{i}": 0.05 for i in range(12)}
+    with serving(_slow(delays, seen, busy)) as url:
+        retriever = _retriever(url, concurrency=3)
+        try:
+            items = [Query(f"q{i}", f"t{i}") for i in range(12)]
+            started = time.perf_counter()
+            result = run_queries(retriever, items, 5, RunSettings(concurrency=3))
+            wall = time.perf_counter() - started
+        finally:
+            retriever.close()
+    assert not result.failures
+    assert sorted(seen) == sorted(query.text for query in items)
+    assert busy[1] == 3  # used, and never more
+    assert wall >= 4 * 0.05  # 12 calls, 3 at a time
+
+
+def test_a_call_past_its_timeout_is_a_retryable_failure() -> None:
+    seen: list[str] = []
+    with serving(_slow({"hang": 1.0}, seen)) as url:
+        retriever = _retriever(url, timeout=0.2)
+        try:
+            settings = RunSettings(timeout=0.2, retries=1, backoff=0.0, error_budget=1.0)
+            result = run_queries(retriever, [Query("h", "hang"), Query("o", "ok")], 5, settings)
+        finally:
+            retriever.close()
+    assert set(result.hits) == {"o"}
+    (failure,) = result.failures
+    assert failure.attempts == 2  # retried once
+    assert "0.2s" in failure.error
+    assert seen.count("hang") == 2
