@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import importlib.util
 import json
@@ -202,6 +203,13 @@ class AiohttpClient:
     ) -> Reply:
         # encoded=True: the URL is sent as given (httpx built it), not re-quoted.
         target = self._url(url, encoded=True)
+        if target.user is not None or target.password is not None:
+            # As httpx does: the URL's user info is Basic auth and replaces any Authorization
+            # header (aiohttp refuses the two together).
+            userpass = f"{target.user or ''}:{target.password or ''}".encode()
+            headers = {n: v for n, v in headers.items() if n.lower() != "authorization"}
+            headers["Authorization"] = "Basic " + base64.b64encode(userpass).decode("ascii")
+            target = target.with_user(None)
         async with self._session.request(
             method,
             target,

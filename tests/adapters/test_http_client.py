@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import socket
 import threading
@@ -139,3 +140,19 @@ def test_aiohttp_is_the_default_when_installed(monkeypatch: pytest.MonkeyPatch) 
     opened = open_client(None, 1, 1.0)
     opened.close()
     assert opened.name == "httpx"
+
+
+def test_the_urls_user_info_is_basic_auth_over_any_authorization_header(server: Any) -> None:
+    url, seen = server
+    config = HttpConfig(
+        url=url.replace("http://", "http://us%40er:p%3Ass@") + "/s",
+        headers={"authorization": "Bearer replaced"},
+    )
+    for client in ("aiohttp", "httpx"):
+        retriever = HttpRetriever(config, client=client)
+        try:
+            retriever.search(QUERY, 3)
+        finally:
+            retriever.close()
+    expected = "Basic " + base64.b64encode(b"us@er:p:ss").decode()
+    assert [headers["authorization"] for _, _, headers, _ in seen] == [expected] * 2
