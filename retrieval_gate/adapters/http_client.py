@@ -68,8 +68,9 @@ def json_body(value: Any) -> bytes:
 
 
 def default_client() -> ClientName:
-    """aiohttp when it is installed (the `fast-http` extra): a quarter of httpx's CPU per
-    request (benchmarks/bench_http_clients.py); else httpx, a core dependency."""
+    """aiohttp when it is installed (the `fast-http` extra): about half of httpx's client
+    CPU per query through the runner, or less (benchmarks/bench_runner.py); else httpx, a
+    core dependency."""
     return "aiohttp" if importlib.util.find_spec("aiohttp") is not None else "httpx"
 
 
