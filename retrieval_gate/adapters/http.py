@@ -278,8 +278,8 @@ class HttpRetriever(Adapter[HttpConfig]):
         (the runner's way to many calls in flight for little CPU); None when the client has
         no loop (httpx) or queries go in batches."""
         submit = getattr(self._client, "submit", None)
-        if submit is None or self.batched:
-            return None
+        if submit is None or self.batched or type(self).search is not HttpRetriever.search:
+            return None  # a subclass's own search must not be bypassed
         request = self._prepared(_Fields(query=query, k=k))
         with self._resume_lock:
             delay = self._resume_at - time.monotonic()

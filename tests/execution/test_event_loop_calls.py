@@ -130,3 +130,18 @@ def test_a_call_past_its_timeout_is_a_retryable_failure() -> None:
     assert failure.attempts == 2  # retried once
     assert "0.2s" in failure.error
     assert seen.count("hang") == 2
+
+
+def test_a_subclass_with_its_own_search_is_called_on_a_worker() -> None:
+    class Tagged(HttpRetriever):
+        def search(self, query: Query, k: int) -> list[Hit]:
+            return [Hit("tagged"), *super().search(query, k)]
+
+    with serving(_slow({}, [])) as url:
+        retriever = Tagged(HttpConfig(url=f"{url}/search"), client="aiohttp")
+        try:
+            assert start_attempt(retriever, [Query("q1", "a")], False, 5) is None
+            result = run_queries(retriever, [Query("q1", "a")], 5, RunSettings())
+        finally:
+            retriever.close()
+    assert [hit.doc_id for hit in result.hits["q1"]] == ["tagged", "a-d"]
