@@ -24,6 +24,9 @@ from retrieval_gate.adapters.python import PythonConfig, PythonRetriever
 from retrieval_gate.adapters.run_file import RunFileConfig, RunFileRetriever
 from retrieval_gate.adapters.settings import AdapterSettings
 from retrieval_gate.adapters.stages import FirstStageConfig, StagesConfig, StagesRetriever
+from retrieval_gate.adapters.stores.chroma import ChromaConfig, ChromaRetriever
+from retrieval_gate.adapters.stores.lancedb import LanceDBConfig, LanceDBRetriever
+from retrieval_gate.adapters.stores.qdrant import QdrantConfig, QdrantRetriever
 from retrieval_gate.core.model import Document, Hit, Query
 from retrieval_gate.errors import GateError, RetrieverError
 
@@ -38,6 +41,9 @@ ADAPTERS: dict[str, type[Adapter[Any]]] = {
     "haystack": HaystackRetriever,
     "bm25": BM25Retriever,
     "stages": StagesRetriever,
+    "qdrant": QdrantRetriever,
+    "chroma": ChromaRetriever,
+    "lancedb": LanceDBRetriever,
 }
 
 AdapterConfig = Annotated[FirstStageConfig | StagesConfig, Field(discriminator="type")]
@@ -68,14 +74,17 @@ __all__ = [
     "AdapterConfig",
     "AdapterSettings",
     "BM25Config",
+    "ChromaConfig",
     "CommandConfig",
     "Document",
     "HaystackConfig",
     "Hit",
     "HttpConfig",
+    "LanceDBConfig",
     "LangchainConfig",
     "LlamaIndexConfig",
     "PythonConfig",
+    "QdrantConfig",
     "Query",
     "Retriever",
     "RetrieverError",

@@ -17,6 +17,9 @@ from retrieval_gate.adapters.interface import Adapter, Retriever
 from retrieval_gate.adapters.python import PythonConfig, user_exits
 from retrieval_gate.adapters.run_file import RunFileConfig
 from retrieval_gate.adapters.settings import AdapterSettings, redact
+from retrieval_gate.adapters.stores.chroma import ChromaConfig
+from retrieval_gate.adapters.stores.lancedb import LanceDBConfig
+from retrieval_gate.adapters.stores.qdrant import QdrantConfig
 from retrieval_gate.adapters.targets import load_target, user_errors
 from retrieval_gate.core.model import MAX_CANDIDATES, Document, Hit, Query, StagedHits
 from retrieval_gate.errors import GateError, RetrieverError
@@ -30,6 +33,9 @@ FirstStageConfig = (
     | LlamaIndexConfig
     | HaystackConfig
     | BM25Config
+    | QdrantConfig
+    | ChromaConfig
+    | LanceDBConfig
 )
 """Every retriever block but `stages`: what a first stage may be (`AdapterConfig` adds it)."""
 FirstStage = Annotated[FirstStageConfig, Field(discriminator="type")]

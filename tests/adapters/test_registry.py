@@ -35,6 +35,9 @@ def test_every_type_validates_and_names_its_adapter() -> None:
         "haystack": {"target": "m:r"},
         "bm25": {},
         "stages": {"candidates": {"type": "bm25"}, "rerank": {"target": "m:rerank"}},
+        "qdrant": {"path": "q", "collection": "c", "embedding": {"python": "m:e"}},
+        "chroma": {"path": "c", "collection": "c", "embedding": {"wordllama": {}}},
+        "lancedb": {"uri": "l", "table": "t", "id_field": "id", "query": "fts"},
     }
     assert set(samples) == set(ADAPTERS)
     for kind, fields in samples.items():
@@ -95,7 +98,8 @@ def test_package_import_stays_light() -> None:
     code = (
         "import sys, retrieval_gate.adapters; "
         "heavy = ['httpx', 'bm25s', 'numpy', 'Stemmer', 'langchain_core', 'llama_index', "
-        "'haystack']; print([m for m in heavy if m in sys.modules])"
+        "'haystack', 'qdrant_client', 'chromadb', 'lancedb', 'wordllama', 'pyarrow']; "
+        "print([m for m in heavy if m in sys.modules])"
     )
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
