@@ -106,7 +106,7 @@ class QdrantRetriever(Adapter[QdrantConfig]):
         assert config.embedding is not None
         self.embed: Embedder = embedder(config.embedding, self.base, where="retriever")
         self.index_key: str | None = None
-        self._lock = threading.Lock() if config.url is None else None
+        self._lock = _LOCAL_QUERIES if config.url is None else None
         try:
             self.filter = None if config.filter is None else models.Filter(**config.filter)
         except (TypeError, ValueError) as error:
@@ -174,7 +174,8 @@ class QdrantRetriever(Adapter[QdrantConfig]):
     def close(self) -> None:
         client = getattr(self, "client", None)
         if client is not None:
-            client.close()
+            _release(client)
+            self.client = None
         self.embed.close()
 
     def _locked(self) -> Any:
@@ -301,18 +302,44 @@ class QdrantRetriever(Adapter[QdrantConfig]):
         return name
 
 
+_LOCAL_QUERIES = threading.Lock()
+"""Local mode is one in-process store with no promise of thread safety: its calls take turns."""
+_OPEN: dict[str, list[Any]] = {}
+"""Local-mode clients by folder, with how many retrievers use each: qdrant-client lets one
+client open a folder, and a gate may search one store twice (as configured and exactly)."""
+
+
 def _local(folder: Path, where: str) -> Any:
     from qdrant_client import QdrantClient
 
-    try:
-        return QdrantClient(path=str(folder))
-    except RuntimeError as error:  # its lock: another client holds the folder
-        raise store_error(
-            where,
-            f"cannot open {folder.name}: {error}",
-            "local mode lets one process use a folder at a time: stop the other one, or "
-            "run a Qdrant server",
-        ) from None
+    key = str(folder.resolve())
+    with _LOCAL_QUERIES:
+        held = _OPEN.get(key)
+        if held is None:
+            try:
+                held = _OPEN[key] = [QdrantClient(path=key), 0]
+            except RuntimeError as error:  # its lock: another process holds the folder
+                raise store_error(
+                    where,
+                    f"cannot open {folder.name}: {error}",
+                    "local mode lets one process use a folder at a time: stop the other "
+                    "one, or run a Qdrant server",
+                ) from None
+        held[1] += 1
+        return held[0]
+
+
+def _release(client: Any) -> None:
+    """Close `client` once no retriever uses it."""
+    with _LOCAL_QUERIES:
+        for key, held in _OPEN.items():
+            if held[0] is client:
+                held[1] -= 1
+                if held[1] > 0:
+                    return
+                del _OPEN[key]
+                break
+        client.close()
 
 
 def _populate(
