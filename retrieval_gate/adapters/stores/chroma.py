@@ -137,6 +137,10 @@ class ChromaRetriever(Adapter[ChromaConfig]):
         return ranked(hits)[:k]
 
     def close(self) -> None:
+        client = getattr(self, "client", None)
+        if client is not None:
+            client.close()
+            self.client = None
         self.embed.close()
 
     def _exact(self, vector: Any, limit: int) -> list[tuple[str, float, Any]]:

@@ -268,7 +268,10 @@ def _openai(config: OpenAIEndpoint, name: str, environ: Mapping[str, str]) -> Em
             ) from None
         except httpx.HTTPError as error:
             raise RetrieverError(
-                redaction.redacted(f"{shown}: {type(error).__name__}: {error}"),
+                redaction.redacted(
+                    f"{shown}: {type(error).__name__}: {error}; check {name}.openai.url and "
+                    "that the endpoint is up"
+                ),
                 retryable=isinstance(error, httpx.TransportError),
                 kind=f"{shown}: {type(error).__name__}",
             ) from None

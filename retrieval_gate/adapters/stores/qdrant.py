@@ -8,6 +8,7 @@ import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 from pydantic import Field, model_validator
 
@@ -202,6 +203,9 @@ class QdrantRetriever(Adapter[QdrantConfig]):
                 )
             return _local(folder, self.where)
         key = None
+        password = urlsplit(config.url or "").password
+        if password:
+            redaction.register(password)
         if config.api_key_env:
             key = os.environ.get(config.api_key_env)
             if not key:

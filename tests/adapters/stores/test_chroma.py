@@ -3,6 +3,12 @@ search, metadata ids and filters."""
 
 from __future__ import annotations
 
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -10,6 +16,7 @@ import pytest
 from pydantic import TypeAdapter
 
 from retrieval_gate.adapters import AdapterConfig, Query, build_retriever
+from tests.helpers.local_server import free_port
 from tests.helpers.vectors import as_text, cosine_top, unit_rows
 
 CONFIGS: TypeAdapter[Any] = TypeAdapter(AdapterConfig)
@@ -70,3 +77,58 @@ def test_the_record_id_is_the_default_id(store: Path) -> None:
         search.close()
     assert hits[0].doc_id == "row42"
     assert hits[0].score == pytest.approx(0.0, abs=1e-5)  # minus the cosine distance
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[int]:
+    """A real Chroma server (`chroma run`, shipped in the chromadb wheel) on a free port."""
+    chroma = shutil.which("chroma", path=str(Path(sys.executable).parent))
+    if chroma is None:
+        pytest.skip("the chroma command is not installed beside this Python")
+    port = free_port()
+    process = subprocess.Popen(
+        [chroma, "run", "--path", str(tmp_path / "served"), "--port", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        for _ in range(300):
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                    break
+            except OSError:
+                time.sleep(0.1)
+        else:
+            pytest.fail("chroma run did not listen within 30 s")
+        yield port
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+def test_a_server_answers_as_the_persistent_client_does(store: Path, server: int) -> None:
+    import chromadb
+    from chromadb.config import Settings
+
+    client = chromadb.HttpClient(
+        host="127.0.0.1", port=server, settings=Settings(anonymized_telemetry=False)
+    )
+    served = client.create_collection(
+        "docs", metadata={"hnsw:space": "cosine"}, embedding_function=None
+    )
+    served.add(ids=[f"row{i}" for i in range(len(ROWS))], embeddings=ROWS)
+    block = {"type": "chroma", "host": "127.0.0.1", "port": server, "collection": "docs"}
+    remote = build_retriever(
+        CONFIGS.validate_python(block | {"embedding": EMBED}), base_dir=store.parent
+    )
+    local = retriever(store)
+    try:
+        for seed in range(5):
+            query = Query("q", as_text(unit_rows(1, 8, seed=400 + seed)[0]))
+            near, far = remote.search(query, 10), local.search(query, 10)
+            assert [hit.doc_id for hit in near] == [hit.doc_id for hit in far]
+            assert [h.score for h in near] == pytest.approx([h.score for h in far], abs=1e-6)
+    finally:
+        remote.close()
+        local.close()
+        client.close()
