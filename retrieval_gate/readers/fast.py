@@ -58,7 +58,7 @@ _GZIP_MAGIC = b"\x1f\x8b"
 _BOM = b"\xef\xbb\xbf"
 
 
-class _DeclinedError(Exception):
+class DeclinedError(Exception):
     """The file is not clean: the exact reader must read it."""
 
 
@@ -101,9 +101,78 @@ def read_table(
         return None
     _reuse_freed_memory()
     try:
-        return _parse(data, 3 if data[:3] == _BOM else 0, num_fields, ids, numbers, constant)
-    except _DeclinedError:
+        return _parse(data, _start(data), len(data), num_fields, (ids, numbers, constant))
+    except DeclinedError:
         return None
+
+
+def read_batches(
+    path: str | Path,
+    num_fields: int,
+    batch_bytes: int,
+    *,
+    ids: tuple[int, ...] = (),
+    numbers: tuple[int, ...] = (),
+) -> Iterator[Table]:
+    """The columns of a clean file, `batch_bytes` of it at a time (more when one group of
+    rows is longer), each batch ending where field 0 changes: the rows of a group of
+    consecutive rows sharing field 0 are never split. Raises DeclinedError (before or
+    during the iteration) when the exact reader must run."""
+    try:
+        with Path(path).open("rb") as handle:
+            data = _load(handle)
+    except (OSError, EOFError, zlib.error, ValueError):
+        raise DeclinedError from None
+    _reuse_freed_memory()
+    at = _start(data)
+    if at >= len(data):
+        raise DeclinedError  # empty: the exact reader decides what that means
+    while at < len(data):
+        end = _group_end(data, at, at + batch_bytes)
+        yield _parse(data, at, end, num_fields, (ids, numbers, ()))
+        at = end
+
+
+def _start(data: bytes | mmap.mmap) -> int:
+    """Where the text starts: after a UTF-8 byte order mark, if any."""
+    return 3 if data[:3] == _BOM else 0
+
+
+def _group_end(data: bytes | mmap.mmap, at: int, want: int) -> int:
+    """The first line start at or before `want` (after `at`) where field 0 changes; past
+    `want` when the group there started at `at`; the end of the data when it is near."""
+    if want >= len(data):
+        return len(data)
+    cut = data.rfind(b"\n", at, want) + 1
+    if cut <= at:  # no line end before `want`: the line is longer than a batch
+        cut = data.find(b"\n", want) + 1 or len(data)
+        if cut >= len(data):
+            return len(data)
+    head = _first_field(data, cut)
+    end = cut
+    # Back over the lines of the group that straddles `cut` (a group of rows is a query's
+    # results: a few hundred lines at most, usually).
+    while end > at:
+        start = max(data.rfind(b"\n", at, end - 1) + 1, at)
+        if _first_field(data, start) != head:
+            break
+        end = start
+    if end > at:
+        return end
+    # The whole batch is one group: it ends where field 0 next changes.
+    while cut < len(data) and _first_field(data, cut) == head:
+        cut = data.find(b"\n", cut) + 1 or len(data)
+    return cut
+
+
+def _first_field(data: bytes | mmap.mmap, start: int) -> bytes:
+    """Field 0 of the line at `start` with the separator after it (so that a longer field
+    sharing its beginning differs)."""
+    line = data[start : start + MAX_ID_BYTES + 2]
+    for index, byte in enumerate(line):
+        if byte <= _SPACE:
+            return line[: index + 1]
+    return line
 
 
 def _reuse_freed_memory() -> None:
@@ -153,7 +222,7 @@ def _scan(chunk: U8Array, num_fields: int, fields: tuple[tuple[int, ...], ...]) 
         seen = _fixed(chunk, *_field(ends, num_fields, i))
         constant[i] = bytes(seen[0])
         if not (seen == seen[0]).all():
-            raise _DeclinedError
+            raise DeclinedError
     bounds = ends[-num_fields - 1 :].tolist() if len(ends) > num_fields else [-1, *ends]
     return _Piece(
         len(ends) // num_fields,
@@ -169,11 +238,12 @@ def _scan(chunk: U8Array, num_fields: int, fields: tuple[tuple[int, ...], ...]) 
 def _parse(
     data: bytes | mmap.mmap,
     begin: int,
+    stop: int,
     num_fields: int,
-    id_fields: tuple[int, ...],
-    number_fields: tuple[int, ...],
-    constant_fields: tuple[int, ...],
+    fields: tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]],
 ) -> Table:
+    """The table of the lines in `data[begin:stop]`."""
+    id_fields = fields[0]
     groups: list[bytes] = []
     group_rows: list[int] = []
     id_bytes: dict[int, _Growing] = {}
@@ -181,11 +251,10 @@ def _parse(
     numbers: dict[int, _Growing] = {}
     constant: dict[int, bytes] = {}
     last: list[bytes] = []
-    fields = (id_fields, number_fields, constant_fields)
-    for chunk in _chunks(data, begin):
+    for chunk in _chunks(data, begin, stop):
         piece = _scan(chunk, num_fields, fields)
         # np.empty costs nothing until written: a generous guess of the size is free.
-        guess = int(len(data) / CHUNK * piece.rows * 1.25) + 1024
+        guess = int((stop - begin) / CHUNK * piece.rows * 1.25) + 1024
         labels, counts = piece.labels, piece.counts
         if groups and labels[0] == groups[-1]:
             group_rows[-1] += counts.pop(0)
@@ -200,10 +269,10 @@ def _parse(
             numbers.setdefault(i, _Growing(np.float64, guess)).extend(parsed)
         for i, value in piece.constant.items():
             if constant.setdefault(i, value) != value:
-                raise _DeclinedError
+                raise DeclinedError
         last = piece.last
     if not groups:
-        raise _DeclinedError  # empty: the exact reader decides what that means
+        raise DeclinedError  # empty: the exact reader decides what that means
     return Table(
         [label.decode() for label in groups],
         np.asarray(group_rows, dtype=np.int64),
@@ -234,19 +303,20 @@ class _Growing:
         return self.array[: self.size]
 
 
-def _chunks(data: bytes | mmap.mmap, begin: int) -> Iterator[U8Array]:
-    """Pieces of `data` that end at line ends (a missing final newline is added)."""
+def _chunks(data: bytes | mmap.mmap, begin: int, stop: int) -> Iterator[U8Array]:
+    """Pieces of `data[begin:stop]` that end at line ends (a missing final newline is added;
+    `stop` is a line start or the end)."""
     view = np.frombuffer(data, dtype=np.uint8)
     # Pages already scanned leave this process's memory (the page cache keeps them): the peak
     # then holds the columns, not the whole file as well.
     release = getattr(data, "madvise", None)
     page = mmap.PAGESIZE
-    released = 0
+    released = begin // page * page
     at = begin
-    while at < len(data):
-        end = data.rfind(b"\n", at, at + CHUNK) + 1
+    while at < stop:
+        end = data.rfind(b"\n", at, min(at + CHUNK, stop)) + 1
         if end <= at:  # a line longer than a chunk
-            end = data.find(b"\n", at + CHUNK) + 1 or len(data)
+            end = data.find(b"\n", at + CHUNK, stop) + 1 or stop
         chunk = view[at:end]
         if chunk[-1] != _NEWLINE:
             chunk = np.append(chunk, np.uint8(_NEWLINE))
@@ -264,9 +334,9 @@ def _check_text(piece: bytes) -> None:
     try:
         piece.decode()
     except UnicodeDecodeError:
-        raise _DeclinedError from None
+        raise DeclinedError from None
     if _UNICODE_SPACE.search(piece):
-        raise _DeclinedError
+        raise DeclinedError
 
 
 def _separators(chunk: U8Array, num_fields: int) -> IntArray:
@@ -276,7 +346,7 @@ def _separators(chunk: U8Array, num_fields: int) -> IntArray:
     # then fail the checks below, so they only ever reach the exact reader.
     ends = np.flatnonzero(chunk <= _SPACE)
     if len(ends) % num_fields or ends[0] == 0:
-        raise _DeclinedError
+        raise DeclinedError
     kinds = chunk[ends]
     lines = len(ends) // num_fields
     # Counts, not a per-separator pattern: every line ends in a newline and no other
@@ -284,12 +354,12 @@ def _separators(chunk: U8Array, num_fields: int) -> IntArray:
     if not (kinds[num_fields - 1 :: num_fields] == _NEWLINE).all() or (
         np.count_nonzero(kinds == _SPACE) + np.count_nonzero(kinds == _TAB) + lines != len(ends)
     ):
-        raise _DeclinedError
+        raise DeclinedError
     gaps = np.diff(ends)
     if ends[0] > MAX_ID_BYTES or (len(gaps) and (gaps.min() < 2 or gaps.max() > MAX_ID_BYTES + 1)):
-        raise _DeclinedError  # blank lines, leading or doubled separators, huge fields
+        raise DeclinedError  # blank lines, leading or doubled separators, huge fields
     if chunk[0] == _HASH or (chunk[ends[num_fields - 1 : -1 : num_fields] + 1] == _HASH).any():
-        raise _DeclinedError  # comment lines
+        raise DeclinedError  # comment lines
     return ends
 
 
@@ -419,9 +489,9 @@ def _numbers(chunk: U8Array, starts: IntArray, ends: IntArray) -> FloatArray:
         try:
             result[rows_odd] = _fixed(chunk, starts[rows_odd], ends[rows_odd]).astype(np.float64)
         except ValueError:
-            raise _DeclinedError from None
+            raise DeclinedError from None
     if not np.isfinite(result).all():
-        raise _DeclinedError  # the exact reader names the line
+        raise DeclinedError  # the exact reader names the line
     return result
 
 

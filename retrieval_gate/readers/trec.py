@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -64,6 +65,18 @@ def fast_trec_run(path: str | Path) -> Run | None:
     if first_duplicate_bytes(codes, run.doc_bytes, run.keys) is not None:
         return None
     return run
+
+
+def trec_run_batches(path: str | Path, batch_bytes: int) -> Iterator[Run]:
+    """A clean run file read with numpy alone, `batch_bytes` at a time, as one Run per batch
+    (a query's consecutive rows are never split across two); raises `fast.DeclinedError`
+    (before or during the iteration) when the exact reader must read it."""
+    for table in fast.read_batches(path, 6, batch_bytes, ids=(2,), numbers=(4,)):
+        codes, query_ids = _query_codes(table)
+        run = Run(query_ids, codes, table.ids[2], table.numbers[4], table.last_row[5], str(path))
+        if first_duplicate_bytes(codes, run.doc_bytes, run.keys) is not None:
+            raise fast.DeclinedError
+        yield run
 
 
 def _query_codes(table: fast.Table) -> tuple[IntArray, ObjectArray]:

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from retrieval_gate.cli.commands.common import raw
 from retrieval_gate.errors import EXIT_OK, InputError
 
 if TYPE_CHECKING:
+    from retrieval_gate.core.qrels import Qrels
     from retrieval_gate.metrics import Scores
 
 DEFAULT_METRICS = ("ndcg@10", "recall@100", "ap@100", "rr@10", "precision@10")
@@ -108,9 +111,16 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         )
     else:
         qrels = read_qrels(args.qrels, args.qrels_format)
-        run = read_run(args.run[0], args.run_format)
+        run = None
     subtopics = read_subtopics(args.subtopics) if args.subtopics else None
-    scores = evaluate(run, qrels, args.metrics or DEFAULT_METRICS, subtopics)
+    metrics = args.metrics or DEFAULT_METRICS
+    scores = None
+    if run is None and subtopics is None:
+        scores = _scored_in_batches(args.run[0], args.run_format, qrels, metrics)
+    if scores is None:
+        if run is None:
+            run = read_run(args.run[0], args.run_format)
+        scores = evaluate(run, qrels, metrics, subtopics)
     _print_scores(args, scores, out, err)
     if subtopics is not None and any(spec.name in DIVERSITY for spec in scores.metrics):
         from retrieval_gate.core.wording import one_line, plural
@@ -167,3 +177,16 @@ def _print_scores(args: argparse.Namespace, scores: Scores, out: TextIO, err: Te
     out.flush()
     for note in coverage_notes(scores):
         print(f"retrieval-gate: {note}", file=err)
+
+
+def _scored_in_batches(
+    path: str, run_format: str | None, qrels: Qrels, metrics: Sequence[str]
+) -> Scores | None:
+    """A TREC run scored a batch of queries at a time (memory set by the batch, not the
+    run), or None when it must be read whole."""
+    from retrieval_gate.metrics.batches import evaluate_run_file
+    from retrieval_gate.readers import detect_run_format
+
+    if (run_format or detect_run_format(Path(path))) != "trec":
+        return None
+    return evaluate_run_file(path, qrels, metrics)
