@@ -37,19 +37,44 @@ SIZES: dict[str, tuple[int, int]] = {
     "huge": (1_000_000, 100),
 }
 MODES = ("files", "dicts", "process")
-PROCESS_TOOLS = ("ours", "pytrec_eval")
-TOOLS = ("ours", "pytrec_eval", "ranx", "ir_measures")
+TOOLS = ("ours", "pytrec_eval", "ranx", "ir_measures", "numpy_floor")
+IN_PROCESS_TOOLS = TOOLS[:4]
+"""The tools files and dicts modes time inside a child; numpy_floor is a whole process only."""
 TOOL_MODULES = {
     "ours": "retrieval_gate",
     "pytrec_eval": "pytrec_eval",
     "ranx": "ranx",
     "ir_measures": "ir_measures",
+    "numpy_floor": "numpy",
+}
+PROCESS_LABELS = {
+    "ours": "retrieval-gate evaluate",
+    "pytrec_eval": "pytrec_eval script",
+    "ranx": "ranx script",
+    "ir_measures": "ir_measures script",
+    "numpy_floor": "numpy floor (numpy_floor.py)",
 }
 CORPUS = 1_000_000  # doc ids d000000 .. d999999
-MEAN_JUDGED = 5.0  # judged docs per query (Poisson, at least one)
+
+
+@dataclass(frozen=True)
+class Shape:
+    """What a data set looks like beyond its size."""
+
+    mean_judged: float
+    """Judged docs per query (Poisson, at least one)."""
+    decimals: int
+    """Decimals of the run's scores (fewer: more exact ties)."""
+    about: str
+
+
+SHAPES = {
+    "light": Shape(5.0, 4, "about 5 judged docs per query, scores with 4 decimals"),
+    "deep": Shape(10.0, 2, "about 10 judged docs per query, scores with 2 decimals (issue 31)"),
+}
 RETRIEVED_SHARE = 0.6  # share of the judged docs that the run retrieves
 TIE_RATE = 0.01  # share of adjacent run entries forced to tie on score
-DATA_VERSION = 1  # bump when the generator changes, so cached data are rebuilt
+DATA_VERSION = 2  # bump when the generator changes, so cached data are rebuilt
 NUMBA_CACHE_ENV = "NUMBA_CACHE_DIR"
 RESULT_PREFIX = "BENCH_RESULT "
 AGREE_TOL = 1e-9
@@ -145,9 +170,10 @@ class DataPaths:
         return self.root / "meta.json"
 
 
-def _meta(seed: int, queries: int, depth: int) -> Json:
+def _meta(seed: int, queries: int, depth: int, shape: str) -> Json:
     return {
         "seed": seed,
+        "shape": shape,
         "queries": queries,
         "depth": depth,
         "corpus": CORPUS,
@@ -155,8 +181,11 @@ def _meta(seed: int, queries: int, depth: int) -> Json:
     }
 
 
-def generate(seed: int, queries: int, depth: int) -> tuple[Any, Any, Any, Any, Any]:
-    """Run doc ids and score ticks (queries x depth) and qrels (query, doc, grade) arrays."""
+def generate(
+    seed: int, queries: int, depth: int, shape: Shape = SHAPES["light"]
+) -> tuple[Any, Any, Any, Any, Any]:
+    """Run doc ids and score ticks (queries x depth, ticks of 10**-shape.decimals) and qrels
+    (query, doc, grade) arrays."""
     import numpy as np
 
     rng = np.random.default_rng(seed)
@@ -171,15 +200,16 @@ def generate(seed: int, queries: int, depth: int) -> tuple[Any, Any, Any, Any, A
             break
         docs[dup] = rng.integers(0, CORPUS, size=count)
     docs = rng.permuted(docs, axis=1)
-    # Scores in 1e-4 ticks (exact decimals in the files), descending, with a few exact ties.
-    top = rng.integers(120_000, 320_000, size=queries)
+    # Scores in ticks (exact decimals in the files), descending, with a few exact ties.
+    unit = 10**shape.decimals
+    top = rng.integers(12 * unit, 32 * unit, size=queries)
     scale = top * 0.6 / depth
     gaps = np.rint(rng.exponential(1.0, size=(queries, depth)) * scale[:, None]).astype(np.int64)
     gaps[:, 0] = 0
     gaps[rng.random((queries, depth)) < TIE_RATE] = 0
     ticks = top[:, None] - np.cumsum(gaps, axis=1)
     # Judged docs: some retrieved (biased to the top ranks), some not retrieved at all.
-    judged = np.maximum(rng.poisson(MEAN_JUDGED, size=queries), 1)
+    judged = np.maximum(rng.poisson(shape.mean_judged, size=queries), 1)
     n_ret = np.minimum(rng.binomial(judged, RETRIEVED_SHARE), depth)
     n_unret = judged - n_ret
     weight = 1.0 / np.arange(1, depth + 1) ** 0.8
@@ -216,10 +246,12 @@ def qid(index: int) -> str:
 
 
 def build_dataset(
-    paths: DataPaths, seed: int, queries: int, depth: int, pickles: bool = True
+    paths: DataPaths, seed: int, queries: int, depth: int, shape: str, pickles: bool = True
 ) -> None:
     """Write the TREC files and (when `pickles`) the pickled dicts of one data set."""
-    docs, ticks, q_all, doc_all, grade_all = generate(seed, queries, depth)
+    decimals = SHAPES[shape].decimals
+    unit = 10**decimals
+    docs, ticks, q_all, doc_all, grade_all = generate(seed, queries, depth, SHAPES[shape])
     paths.root.mkdir(parents=True, exist_ok=True)
     run: dict[str, dict[str, float]] = {}
     ranks = [str(r) for r in range(1, depth + 1)]
@@ -230,12 +262,12 @@ def build_dataset(
             row = ticks[i].tolist()
             out.write(
                 "".join(
-                    f"{q} Q0 {n} {r} {t // 10000}.{t % 10000:04d} bench\n"
+                    f"{q} Q0 {n} {r} {t // unit}.{t % unit:0{decimals}d} bench\n"
                     for n, r, t in zip(names, ranks, row, strict=True)
                 )
             )
             if pickles:
-                run[q] = dict(zip(names, (ticks[i] / 10000.0).tolist(), strict=True))
+                run[q] = dict(zip(names, (ticks[i] / unit).tolist(), strict=True))
     qrels: dict[str, dict[str, int]] = {qid(i): {} for i in range(queries)}
     with paths.qrels.open("w", encoding="ascii", newline="\n") as out:
         for qi, d, g in zip(q_all.tolist(), doc_all.tolist(), grade_all.tolist(), strict=True):
@@ -266,10 +298,12 @@ def dataset_ready(paths: DataPaths, want: Json, pickles: bool = True) -> bool:
 def child_build(spec: Json) -> Json:
     """Build one data set (in a child, so the parent stays small: see run_child)."""
     paths = DataPaths(Path(spec["data"]))
-    want = _meta(spec["seed"], spec["queries"], spec["depth"])
+    want = _meta(spec["seed"], spec["queries"], spec["depth"], spec["shape"])
     paths.meta.unlink(missing_ok=True)
     start = time.perf_counter()
-    build_dataset(paths, spec["seed"], spec["queries"], spec["depth"], spec.get("pickles", True))
+    build_dataset(
+        paths, spec["seed"], spec["queries"], spec["depth"], spec["shape"], spec["pickles"]
+    )
     paths.meta.write_text(json.dumps(want))
     return {"seconds": time.perf_counter() - start}
 
@@ -552,6 +586,7 @@ class Row:
     means: dict[str, float] | None = None
     unstable: bool = False
     hwm_mb: list[float] = field(default_factory=list)
+    cpu: list[float] = field(default_factory=list)
     error: str | None = None
     note: str = ""
 
@@ -586,17 +621,21 @@ def run_child(
 
 
 def plan_rows(sizes: Sequence[str], tools: Sequence[str], modes: Sequence[str]) -> list[Row]:
-    """The rows to measure, in table order."""
+    """The rows to measure, in table order (`sizes` are data set keys, shape:size)."""
     rows: list[Row] = []
     for size in sizes:
         for mode in modes:
             for tool in tools:
-                if mode != "process":
+                if mode == "process":
+                    rows.append(Row(size, mode, tool, PROCESS_LABELS[tool]))
+                elif tool in IN_PROCESS_TOOLS:
                     rows.append(Row(size, mode, tool, tool))
-                elif tool in PROCESS_TOOLS:
-                    label = "retrieval-gate evaluate" if tool == "ours" else "pytrec_eval script"
-                    rows.append(Row(size, mode, tool, label))
     return rows
+
+
+def size_of(key: str) -> str:
+    """The size name of a data set key (`deep:medium` -> `medium`)."""
+    return key.rsplit(":", 1)[-1]
 
 
 # The whole process a pytrec_eval user runs: parse both files, evaluate, average.
@@ -614,20 +653,46 @@ for m in names:
 """
 
 
+RANX_SCRIPT = """\
+import sys, ranx
+qrels = ranx.Qrels.from_file(sys.argv[1], kind="trec")
+run = ranx.Run.from_file(sys.argv[2], kind="trec")
+print(ranx.evaluate(qrels, run, sys.argv[3].split()))
+"""
+
+IRM_SCRIPT = """\
+import sys, ir_measures
+measures = [ir_measures.parse_measure(m) for m in sys.argv[3].split()]
+qrels = ir_measures.read_trec_qrels(sys.argv[1])
+run = ir_measures.read_trec_run(sys.argv[2])
+print(ir_measures.calc_aggregate(measures, qrels, run))
+"""
+
+
 def process_command(tool: str, paths: DataPaths) -> list[str]:
-    """The command a user runs: `retrieval-gate evaluate`, or a pytrec_eval script."""
+    """The command a user runs: `retrieval-gate evaluate`, or another tool's script."""
     if tool == "ours":
         script = shutil.which("retrieval-gate", path=str(Path(sys.executable).parent))
         head = [script] if script else [sys.executable, "-m", "retrieval_gate"]
         return [*head, "evaluate", str(paths.qrels), str(paths.run), "-m", *OUR_METRICS]
-    measures = " ".join(PYTREC_MEASURES)
-    return [sys.executable, "-c", PYTREC_SCRIPT, str(paths.qrels), str(paths.run), measures]
+    if tool == "numpy_floor":
+        return [sys.executable, str(Path(__file__).with_name("numpy_floor.py")), str(paths.run)]
+    script, measures = {
+        "pytrec_eval": (PYTREC_SCRIPT, PYTREC_MEASURES),
+        "ranx": (RANX_SCRIPT, RANX_METRICS),
+        "ir_measures": (IRM_SCRIPT, IRM_MEASURES),
+    }[tool]
+    return [sys.executable, "-c", script, str(paths.qrels), str(paths.run), " ".join(measures)]
 
 
-def time_process(command: list[str], timeout: float) -> Json:
-    """Wall seconds and peak RSS (this child's own ru_maxrss, from wait4) of one command."""
+def time_process(
+    command: list[str], timeout: float, env_extra: Mapping[str, str] | None = None
+) -> Json:
+    """Wall seconds, CPU seconds (user + sys) and peak RSS (this child's own ru_maxrss, from
+    wait4) of one command."""
     env = dict(os.environ)
     env.setdefault("PYTHONHASHSEED", "0")
+    env.update(env_extra or {})
     start = time.perf_counter()
     proc = subprocess.Popen(
         command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, text=True
@@ -656,27 +721,39 @@ def time_process(command: list[str], timeout: float) -> Json:
 
 
 def process_report(rows: Sequence[Row], datasets: Mapping[str, DataPaths]) -> list[str]:
-    """Per size: ours / pytrec_eval whole-process time (median of the paired runs' ratios)
-    and our peak RSS against the run file's size."""
-    lines = []
+    """Issue 31's rows per data set: our whole process's CPU time (user + sys) against each
+    other tool's (the median of the paired rounds' ratios, with their range) and our peak
+    RSS against the run file's size, as a Markdown table."""
+    others = ["pytrec_eval", "ranx", "ir_measures", "numpy_floor"]
+    lines = [
+        "| data set | run file | ours CPU s (wall s) | ours peak RSS / run file | "
+        + " | ".join(f"ours / {t} CPU" for t in others)
+        + " |",
+        "|---|---:|---:|---:|" + "---:|" * len(others),
+    ]
     for size in dict.fromkeys(r.size for r in rows if r.mode == "process"):
         pair = {r.tool: r for r in rows if r.mode == "process" and r.size == size}
-        ours, theirs = pair.get("ours"), pair.get("pytrec_eval")
-        run_mb = datasets[size].run.stat().st_size / 2**20
-        if ours is None or not ours.seconds:
+        ours = pair.get("ours")
+        if ours is None or not ours.cpu:
             continue
-        text = (
-            f"process {size}: ours peak RSS {max(ours.peak_mb):,.0f} MB = "
-            f"{max(ours.peak_mb) / run_mb:.2f}x the run file ({run_mb:,.0f} MB)"
-        )
-        if theirs is not None and len(theirs.seconds) == len(ours.seconds):
-            ratios = [a / b for a, b in zip(ours.seconds, theirs.seconds, strict=True)]
-            text += (
-                f"; ours / pytrec_eval whole process {statistics.median(ratios):.3f} "
-                f"(median of {len(ratios)} paired runs, range {min(ratios):.3f}-"
-                f"{max(ratios):.3f}); pytrec_eval peak {max(theirs.peak_mb):,.0f} MB"
+        run_mb = datasets[size].run.stat().st_size / 2**20
+        cells = [
+            size,
+            f"{run_mb:,.0f} MiB",
+            f"{statistics.median(ours.cpu):.2f} ({statistics.median(ours.seconds):.2f})",
+            f"{max(ours.peak_mb):,.0f} MiB = {max(ours.peak_mb) / run_mb:.2f}x",
+        ]
+        for tool in others:
+            theirs = pair.get(tool)
+            if theirs is None or len(theirs.cpu) != len(ours.cpu):
+                cells.append("-")
+                continue
+            ratios = [a / b for a, b in zip(ours.cpu, theirs.cpu, strict=True)]
+            cells.append(
+                f"{statistics.median(ratios):.3f} ({min(ratios):.3f}-{max(ratios):.3f}; "
+                f"{statistics.median(theirs.cpu):.2f} s, {max(theirs.peak_mb):,.0f} MiB)"
             )
-        lines.append(text)
+        lines.append("| " + " | ".join(cells) + " |")
     return lines
 
 
@@ -704,7 +781,7 @@ def table_cells(rows: Sequence[Row]) -> tuple[list[str], list[list[str]]]:
             baselines[(row.size, row.mode)] = statistics.median(row.seconds)
     cells: list[list[str]] = []
     for row in rows:
-        queries, depth = SIZES[row.size]
+        queries, depth = SIZES[size_of(row.size)]
         lead = [row.size, f"{queries:,} x {depth:,}", row.mode, row.label]
         if not row.seconds:
             cells.append([*lead, "-", "-", "-", "-", "-", row.error or row.note])
@@ -880,7 +957,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--tools",
         default="all",
-        help="comma-separated of ours,pytrec_eval,ranx,ir_measures (default: all)",
+        help="comma-separated of ours,pytrec_eval,ranx,ir_measures,numpy_floor (default: "
+        "all; numpy_floor runs in process mode only)",
+    )
+    parser.add_argument(
+        "--shape",
+        choices=("light", "deep", "both"),
+        default="both",
+        help="the data's shape: light (about 5 judged docs per query, 4-decimal scores), deep "
+        "(about 10 judged, 2-decimal scores: issue 31's) or both (default)",
     )
     parser.add_argument(
         "--modes", default="files,dicts", help="files,dicts,process or all (default: files,dicts)"
@@ -905,7 +990,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.child is not None:
         child_main(args.child)
         return 0
-    sizes = parse_list(args.sizes, list(SIZES), "size")
+    shapes = list(SHAPES) if args.shape == "both" else [args.shape]
+    sizes = [
+        f"{shape}:{size}"
+        for shape in shapes
+        for size in parse_list(args.sizes, list(SIZES), "size")
+    ]
     tools = parse_list(args.tools, TOOLS, "tool")
     modes = parse_list(args.modes, MODES, "mode")
     if args.repeat < 1:
@@ -925,19 +1015,21 @@ def main(argv: Sequence[str] | None = None) -> int:
             available.append(tool)
         else:
             notes.append(f"{tool}: not installed ({TOOL_MODULES[tool]}), skipped")
-    builds = [("tiny", 7, 16, 20)] + [(s, args.seed, *SIZES[s]) for s in sizes]
+    builds = [("tiny", 7, 16, 20)] + [(s, args.seed, *SIZES[size_of(s)]) for s in sizes]
     # Pickled dicts (slow to write, large) only for the modes that read them.
     pickles = "dicts" in modes or ("files" in modes and "pytrec_eval" in available)
     datasets: dict[str, DataPaths] = {}
     for name, seed, queries, depth in builds:
-        datasets[name] = DataPaths(workdir / name)
+        shape = name.split(":")[0] if ":" in name else "light"
+        datasets[name] = DataPaths(workdir / name.replace(":", "-"))
         wanted = pickles or name == "tiny"
-        if dataset_ready(datasets[name], _meta(seed, queries, depth), wanted):
+        if dataset_ready(datasets[name], _meta(seed, queries, depth, shape), wanted):
             continue
         say(f"[data] building {name}: {queries} queries x {depth} docs in {workdir / name}")
         spec = {
             "task": "build",
-            "data": str(workdir / name),
+            "data": str(datasets[name].root),
+            "shape": shape,
             "seed": seed,
             "queries": queries,
             "depth": depth,
@@ -1009,6 +1101,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"{result['seconds']:.3f}s, peak {result['peak_mb']:.0f} MB "
                 f"({time.perf_counter() - started:.0f}s elapsed)"
             )
+    load_before = os.getloadavg()
     for size in sizes:
         # Whole processes in turn (ours, pytrec_eval, ours, ...): a drift in the machine's
         # speed then moves both sides of each pair's ratio alike.
@@ -1017,16 +1110,26 @@ def main(argv: Sequence[str] | None = None) -> int:
             for row in pair:
                 if row.error:
                     continue
-                result = time_process(process_command(row.tool, datasets[size]), args.timeout)
+                result = time_process(
+                    process_command(row.tool, datasets[size]),
+                    args.timeout,
+                    ranx_env if row.tool == "ranx" else None,
+                )
                 if "error" in result:
                     row.error = f"error: {result['error']}"
                 elif rep:
                     row.seconds.append(result["seconds"])
+                    row.cpu.append(result["cpu"])
                     row.peak_mb.append(result["peak_mb"])
                 say(
                     f"[process] {size} {row.label} run {rep}: "
-                    + (row.error or f"{result['seconds']:.3f}s, peak {result['peak_mb']:.0f} MB")
+                    + (
+                        row.error
+                        or f"{result['seconds']:.3f}s wall, {result['cpu']:.3f}s CPU, peak "
+                        f"{result['peak_mb']:.0f} MB"
+                    )
                 )
+    load_after = os.getloadavg()
     verify: dict[str, Json] = {}
     if "ours" in available and "pytrec_eval" in available and pickles:
         for size in sizes:
@@ -1065,8 +1168,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     for line in agreement_report(rows, verify):
         print(line)
-    for line in process_report(rows, datasets):
-        print(line)
+    if any(r.mode == "process" for r in rows):
+        print()
+        print(
+            "Whole processes (issue 31's rows): CPU = user + sys of the process (wait4), the "
+            f"ratios are medians of {args.repeat} interleaved rounds (range in brackets) after "
+            "one untimed round; load average (1, 5, 15 min) "
+            + " -> ".join(", ".join(f"{v:.2f}" for v in load) for load in (load_before, load_after))
+        )
+        for shape in shapes:
+            print(f"{shape}: {SHAPES[shape].about}; 100 results per query")
+        print()
+        for line in process_report(rows, datasets):
+            print(line)
     warm = [w for r in rows for w in r.warmup]
     if ranx_cold is not None:
         print(
