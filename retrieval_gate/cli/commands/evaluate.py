@@ -91,6 +91,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Score the run against the qrels and print the metrics."""
     from retrieval_gate.metrics import evaluate
     from retrieval_gate.metrics.diversity import DIVERSITY
+    from retrieval_gate.metrics.score_formats import FORMATS, coverage_notes
     from retrieval_gate.readers import read_qrels, read_run
     from retrieval_gate.readers.subtopics import read_subtopics
 

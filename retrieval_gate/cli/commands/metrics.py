@@ -35,7 +35,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         for name, ours in rows:
             out.write(f"  {name:<{width}}  -> {ours}\n")
         return EXIT_OK
-    from retrieval_gate.report.score_formats import format_metric_list
+    from retrieval_gate.metrics.score_formats import format_metric_list
 
     out.write(format_metric_list())
     return EXIT_OK

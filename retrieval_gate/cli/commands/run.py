@@ -30,8 +30,8 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Call the retriever, optionally save the run, print the metric table."""
+    from retrieval_gate.metrics.score_formats import format_table
     from retrieval_gate.pipeline.execute import execute
-    from retrieval_gate.report.score_formats import format_table
 
     result = execute(
         args.config,
