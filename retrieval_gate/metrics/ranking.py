@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from itertools import chain, repeat
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -305,13 +306,31 @@ def ranking_order(
     fetched = docs(rows if order is None else order[rows])
     names = fetched if isinstance(fetched, np.ndarray) else np.array(fetched, dtype=str)
     group = np.cumsum((rows == 0) | ~tied[np.maximum(rows - 1, 0)]) - 1
-    distinct_names, inverse = np.unique(names, return_inverse=True)
-    descending = len(distinct_names) - 1 - inverse.reshape(-1)
-    permuted = np.argsort(group * len(distinct_names) + descending, kind="stable")
+    permuted = _names_descending(names, group)
     moved = np.flatnonzero(permuted != np.arange(len(rows)))
     if len(moved) == 0:
         return order, None
     return order, (rows[moved], rows[permuted[moved]])
+
+
+def _names_descending(names: npt.NDArray[Any], group: IntArray) -> IntArray:
+    """The order that sorts each group of tied rows (`group`: ascending, contiguous) by name
+    descending. Most groups are pairs (two docs on one score): a comparison sets their
+    order, and only the larger groups are sorted."""
+    sizes = np.bincount(group)
+    firsts = np.cumsum(sizes) - sizes
+    permuted = np.arange(len(names))
+    pair = firsts[sizes == 2]
+    swapped = pair[names[pair] < names[pair + 1]]
+    permuted[swapped] += 1
+    permuted[swapped + 1] -= 1
+    larger = np.flatnonzero(sizes[group] > 2)
+    if len(larger):
+        distinct, inverse = np.unique(names[larger], return_inverse=True)
+        descending = len(distinct) - 1 - inverse.reshape(-1)
+        order = np.argsort(group[larger] * len(distinct) + descending, kind="stable")
+        permuted[larger] = larger[order]
+    return permuted
 
 
 def _ideal_grades(qrels: Qrels, num_queries: int, depth: int | None) -> FloatArray:
