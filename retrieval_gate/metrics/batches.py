@@ -18,7 +18,7 @@ from retrieval_gate.metrics.spec import MetricSpec
 from retrieval_gate.readers.fast import DeclinedError
 from retrieval_gate.readers.trec import trec_run_batches
 
-BATCH_BYTES = 16 << 20
+BATCH_BYTES = 8 << 20
 """Bytes of the run file scored at a time: large enough that the per-batch overhead (a few
 milliseconds) is small beside the batch's work, small enough to bound the memory at about
 three times this (the batch's columns, its grade matrix and the metrics' temporaries)."""

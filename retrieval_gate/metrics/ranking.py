@@ -122,10 +122,11 @@ def _rank_judgments(
         moved[order] = np.arange(len(order))
         at = moved[at]
     if ties is not None:  # the judged rows among the tied ones move with them
-        by_source = np.argsort(ties[1])
-        sources, positions = ties[1][by_source], ties[0][by_source]
-        slot = np.minimum(np.searchsorted(sources, at), len(sources) - 1)
-        at = np.where(sources[slot] == at, positions[slot], at)
+        # A table of every row's new place: a gather, where a search per judged row (in
+        # no order) cost five times more.
+        moved_to = np.arange(len(query))
+        moved_to[ties[1]] = ties[0]
+        at = moved_to[at]
 
     num_ret = np.bincount(query, minlength=num_queries + rows.extra)[:num_queries]
     width = int(num_ret.max()) if num_queries else 0  # unlabelled rows are never looked at
