@@ -91,7 +91,6 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Score the run against the qrels and print the metrics."""
     from retrieval_gate.metrics import evaluate
     from retrieval_gate.metrics.diversity import DIVERSITY
-    from retrieval_gate.metrics.score_formats import FORMATS, coverage_notes
     from retrieval_gate.readers import read_qrels, read_run
     from retrieval_gate.readers.subtopics import read_subtopics
 
@@ -169,7 +168,7 @@ def _run_shards(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 def _print_scores(args: argparse.Namespace, scores: Scores, out: TextIO, err: TextIO) -> None:
     """The scores in `--format` on `out`, the coverage notes on `err`."""
-    from retrieval_gate.report.score_formats import FORMATS, coverage_notes
+    from retrieval_gate.metrics.score_formats import FORMATS, coverage_notes
 
     # json and trec are data for other tools: written as they are, beneath the InertStream.
     (out if args.format == "table" else raw(out)).write(
