@@ -1,19 +1,26 @@
 """What `check --run FILE` costs end to end, whole process, and where the time goes.
 
 A seeded synthetic gate: N queries tagged with three metadata fields (27 slices with the
-query-length slices and `all`), about 5 judged docs per query (grades 0-3), a baseline run
-and a current run of 100 docs per query in TREC format, k 10, 5 metrics. For each size it
-times, as whole processes a user runs:
+query-length slices and `all`), a baseline run and a current run of 100 docs per query in
+TREC format, 5 metrics, in one of two shapes (`--shape`):
+
+- light: about 5 judged docs per query (grades 0-3), scores with 4 decimals, k 10;
+- deep: about 10 judged docs per query, scores with 2 decimals (ties), k 100 (issue 31's).
+
+For each size it times, as whole processes a user runs:
 
 - `check --run current.trec` with all four reports (JSON, Markdown, JUnit, HTML);
 - `compare` on the saved result, which is only the statistics (re-deciding the JSON);
 - `evaluate` on the same files (reading and scoring, no gate);
 
 and prints CPU seconds (user + system of the child), wall seconds and peak RSS (the child's
-ru_maxrss), the result JSON's size, and a phase table of one more `check` run under cProfile
-(cumulative seconds of the pipeline's stages; profiling slows Python code, so read shares).
+ru_maxrss), the result JSON's size, the 1-minute load average when `check` ended (the
+machine may be shared: wall time is noisy then, CPU time much less), and a phase table of
+one more `check` run under cProfile (cumulative seconds of the pipeline's stages; profiling
+slows Python code, so read shares).
 
-    python benchmarks/bench_check.py                       # 2,000 and 20,000 queries
+    python benchmarks/bench_check.py                       # 2,000 and 20,000, both shapes
+    python benchmarks/bench_check.py --shape deep --sizes 20000,200000 --no-profile
     python benchmarks/bench_check.py --sizes 2000,20000,200000 --resamples 10000
 """
 
@@ -34,10 +41,25 @@ import numpy as np
 from byte_compiled import byte_compile
 
 DOCS_PER_QUERY = 100
-JUDGED_PER_QUERY = 5
 FIELDS = {"intent": 8, "segment": 5, "region": 10}
 """Metadata fields and their values: 23 slices, with 3 query-length slices and `all`, 27."""
-METRICS = ("ndcg@10", "recall@10", "mrr@10", "ap@10", "precision@10")
+
+
+@dataclass(frozen=True)
+class Shape:
+    """How deep the seeded data is: judged docs per query, score decimals, the gate's k."""
+
+    name: str
+    judged: int
+    decimals: int
+    k: int
+    metrics: tuple[str, ...]
+
+
+SHAPES = {
+    "light": Shape("light", 5, 4, 10, ("ndcg@10", "recall@10", "mrr@10", "ap@10", "precision@10")),
+    "deep": Shape("deep", 10, 2, 100, ("ndcg@10", "ndcg@100", "recall@100", "mrr@100", "ap@100")),
+}
 
 PHASES = (
     ("load and check the labelled set", ("datasets/__init__.py", "load_labels")),
@@ -61,7 +83,7 @@ class Timing:
     peak_mb: float
 
 
-def write_gate(folder: Path, queries: int, seed: int) -> Path:
+def write_gate(folder: Path, queries: int, seed: int, shape: Shape = SHAPES["light"]) -> Path:
     """The labelled set, two runs and a config in `folder`; the config's path."""
     rng = np.random.default_rng(seed)
     folder.mkdir(parents=True, exist_ok=True)
@@ -73,21 +95,21 @@ def write_gate(folder: Path, queries: int, seed: int) -> Path:
             words = " ".join(f"w{j}" for j in range(int(lengths[i])))
             meta = ", ".join(f'"{name}": "{name}{int(v[i])}"' for name, v in values.items())
             out.write(f'{{"_id": "{qid}", "text": "{words}", {meta}}}\n')
-    judged = rng.integers(0, 1000, (queries, JUDGED_PER_QUERY))
-    grades = rng.integers(0, 4, (queries, JUDGED_PER_QUERY))
+    judged = rng.integers(0, 1000, (queries, shape.judged))
+    grades = rng.integers(0, 4, (queries, shape.judged))
     with (folder / "qrels.txt").open("w", encoding="utf-8") as out:
         for i, qid in enumerate(qids):
             for doc, grade in zip(np.unique(judged[i]).tolist(), grades[i].tolist(), strict=False):
                 out.write(f"{qid} 0 d{doc:06d} {grade}\n")
     for name, shift in (("baseline", 0.0), ("current", 0.3)):
-        _write_run(folder / f"{name}.trec", qids, judged, rng, shift)
+        _write_run(folder / f"{name}.trec", qids, judged, rng, shift, shape.decimals)
     config = folder / "gate.yaml"
-    metrics = "\n".join(f"  {m}: {{max_drop: 2pt}}" for m in METRICS)
+    metrics = "\n".join(f"  {m}: {{max_drop: 2pt}}" for m in shape.metrics)
     config.write_text(
         "version: 1\nname: bench\n"
         "dataset:\n  queries: queries.jsonl\n  qrels: qrels.txt\n"
         "retriever:\n  type: run_file\n  path: current.trec\n"
-        f"k: 10\nmetrics:\n{metrics}\n"
+        f"k: {shape.k}\nmetrics:\n{metrics}\n"
         f"slices:\n  by: [{', '.join(FIELDS)}, query_length]\n  min_size: 20\n"
         "baseline: baseline.json\n",
         encoding="utf-8",
@@ -96,9 +118,15 @@ def write_gate(folder: Path, queries: int, seed: int) -> Path:
 
 
 def _write_run(
-    path: Path, qids: Sequence[str], judged: np.ndarray, rng: np.random.Generator, shift: float
+    path: Path,
+    qids: Sequence[str],
+    judged: np.ndarray,
+    rng: np.random.Generator,
+    shift: float,
+    decimals: int,
 ) -> None:
-    """100 docs per query, the judged ones placed near the top (less so with a larger shift)."""
+    """100 docs per query, the judged ones placed near the top (less so with a larger shift),
+    sorted by score (rounding to `decimals` makes ties, kept in that order)."""
     with path.open("w", encoding="utf-8") as out:
         for i, qid in enumerate(qids):
             docs = np.unique(np.concatenate([judged[i], rng.integers(0, 1_000_000, 120)]))
@@ -107,7 +135,7 @@ def _write_run(
             scores = rng.random(len(docs)) + np.isin(docs, judged[i]) * (1.0 - shift)
             order = np.argsort(-scores, kind="stable")
             lines = [
-                f"{qid} Q0 d{int(docs[j]):06d} {rank} {scores[j]:.4f} bench\n"
+                f"{qid} Q0 d{int(docs[j]):06d} {rank} {scores[j]:.{decimals}f} bench\n"
                 for rank, j in enumerate(order.tolist(), 1)
             ]
             out.write("".join(lines))
@@ -155,62 +183,87 @@ def phases(config: Path, folder: Path) -> list[tuple[str, float]]:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="2000,20000", help="comma-separated query counts")
+    parser.add_argument("--shape", choices=("light", "deep", "both"), default="both")
     parser.add_argument("--resamples", type=int, default=None, help="gate.resamples (default)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--workdir", type=Path, default=None)
+    parser.add_argument("--no-compare", action="store_true", help="time check and evaluate only")
+    parser.add_argument("--no-profile", action="store_true", help="skip the cProfile table")
     args = parser.parse_args(argv)
     byte_compile()
     base = args.workdir or Path(tempfile.gettempdir()) / "retrieval_gate_bench_check"
-    print(f"check --run, whole process; {', '.join(METRICS)}; k 10; 27 slices; seed {args.seed}")
+    shapes = [SHAPES["light"], SHAPES["deep"]] if args.shape == "both" else [SHAPES[args.shape]]
+    for shape in shapes:
+        print(
+            f"check --run, whole process; {shape.name} shape: {shape.judged} judged docs a "
+            f"query, scores with {shape.decimals} decimals, k {shape.k}; "
+            f"{', '.join(shape.metrics)}; 27 slices; seed {args.seed}"
+        )
     print()
     header = (
-        "| queries | run file | check CPU s | check wall s | check peak RSS | RSS / run file "
-        "| compare CPU s | evaluate CPU s | result JSON |"
+        "| shape | queries | run file | check CPU s | check wall s | check peak RSS "
+        "| RSS / run file | compare CPU s | evaluate CPU s | result JSON | load |"
     )
     print(header)
-    print("|---:" * 9 + "|")
+    print("|---" + "|---:" * 10 + "|")
     profiles = []
-    for size in (int(s) for s in args.sizes.split(",")):
-        folder = base / f"q{size}-s{args.seed}"
-        config = folder / "gate.yaml"
-        if not config.exists():
-            config = write_gate(folder, size, args.seed)
-        # Made again on every call: a baseline kept from an earlier version of the tool may be
-        # in an older layout (its top k inline, not in a side file) and cost what it no longer
-        # costs.
-        _gate(["baseline", "-c", str(config), "--run", str(folder / "baseline.trec"), "--quiet"])
-        if args.resamples is not None:
-            text = config.read_text(encoding="utf-8").split("gate:\n")[0]
-            config.write_text(text + f"gate:\n  resamples: {args.resamples}\n", encoding="utf-8")
-        run = folder / "current.trec"
-        result = folder / "result.json"
-        reports = {"--json": result, "--markdown": folder / "report.md"}
-        reports |= {"--junit": folder / "junit.xml", "--html": folder / "report.html"}
-        options = [str(part) for pair in reports.items() for part in pair]
-        check = _gate(
-            ["check", "-c", str(config), "--run", str(run), "--quiet", "--no-reports", *options]
-        )
-        baseline = str(folder / "baseline.json")
-        compare = _gate(
-            ["compare", "-c", str(config), baseline, str(result), "--quiet", "--no-reports"]
-        )
-        evaluate = _gate(["evaluate", str(folder / "qrels.txt"), str(run), "-q", "-m", *METRICS])
-        run_mb = run.stat().st_size / 2**20
-        print(
-            f"| {size:,} | {run_mb:.0f} MB | {check.cpu:.2f} | {check.wall:.2f} "
-            f"| {check.peak_mb:.0f} MB | {check.peak_mb / run_mb:.1f}x | {compare.cpu:.2f} "
-            f"| {evaluate.cpu:.2f} | {result.stat().st_size / 2**20:.1f} MB |",
-            flush=True,
-        )
-        profiles.append((size, phases(config, folder)))
-    for size, rows in profiles:
+    for shape in shapes:
+        for size in (int(s) for s in args.sizes.split(",")):
+            timing, rows = _one_size(base, shape, size, args)
+            print(timing, flush=True)
+            if rows:
+                profiles.append((shape.name, size, rows))
+    for name, size, rows in profiles:
         print()
-        print(f"Where `check` spends its time at {size:,} queries (cProfile, cumulative s):")
+        print(f"Where `check` spends its time, {name} shape, {size:,} queries (cProfile, s):")
         print()
         print("| stage | s |\n|---|---:|")
         for label, seconds in rows:
             print(f"| {label} | {seconds:.2f} |")
     return 0
+
+
+def _one_size(
+    base: Path, shape: Shape, size: int, args: argparse.Namespace
+) -> tuple[str, list[tuple[str, float]]]:
+    """One size's table row and its profile's rows (none with --no-profile)."""
+    suffix = "" if shape.name == "light" else f"-{shape.name}"
+    folder = base / f"q{size}-s{args.seed}{suffix}"
+    config = folder / "gate.yaml"
+    if not config.exists():
+        config = write_gate(folder, size, args.seed, shape)
+    # Made again on every call: a baseline kept from an earlier version of the tool may be
+    # in an older layout (its top k inline, not in a side file) and cost what it no longer
+    # costs.
+    _gate(["baseline", "-c", str(config), "--run", str(folder / "baseline.trec"), "--quiet"])
+    text = config.read_text(encoding="utf-8").split("gate:\n")[0]
+    if args.resamples is not None:
+        text += f"gate:\n  resamples: {args.resamples}\n"
+    config.write_text(text, encoding="utf-8")
+    run = folder / "current.trec"
+    result = folder / "result.json"
+    reports = {"--json": result, "--markdown": folder / "report.md"}
+    reports |= {"--junit": folder / "junit.xml", "--html": folder / "report.html"}
+    options = [str(part) for pair in reports.items() for part in pair]
+    check = _gate(
+        ["check", "-c", str(config), "--run", str(run), "--quiet", "--no-reports", *options]
+    )
+    load = os.getloadavg()[0]
+    compare = "-"
+    if not args.no_compare:
+        baseline = str(folder / "baseline.json")
+        timed = _gate(
+            ["compare", "-c", str(config), baseline, str(result), "--quiet", "--no-reports"]
+        )
+        compare = f"{timed.cpu:.2f}"
+    evaluate = _gate(["evaluate", str(folder / "qrels.txt"), str(run), "-q", "-m", *shape.metrics])
+    run_mb = run.stat().st_size / 2**20
+    row = (
+        f"| {shape.name} | {size:,} | {run_mb:.0f} MB | {check.cpu:.2f} | {check.wall:.2f} "
+        f"| {check.peak_mb:,.0f} MB | {check.peak_mb / run_mb:.1f}x | {compare} "
+        f"| {evaluate.cpu:.2f} | {result.stat().st_size / 2**20:.1f} MB | {load:.1f} |"
+    )
+    return row, [] if args.no_profile else phases(config, folder)
 
 
 if __name__ == "__main__":
