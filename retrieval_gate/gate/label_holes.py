@@ -6,7 +6,6 @@ import itertools
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import cache
 
 import numpy as np
 
@@ -15,6 +14,12 @@ from retrieval_gate.core.ids import FloatArray, IntArray
 from retrieval_gate.core.qrels import Qrels
 from retrieval_gate.gate.compare import Comparison
 from retrieval_gate.gate.diagnostics import GradedTopK
+from retrieval_gate.gate.label_hole_extremes import (
+    OpenDocs,
+    SideRows,
+    first_extremes,
+    linear_extremes,
+)
 from retrieval_gate.gate.verdicts import Verdict
 from retrieval_gate.metrics.ranking import RankedJudgments
 from retrieval_gate.metrics.spec import MetricSpec
@@ -25,7 +30,7 @@ Decider = Callable[[Mapping[str, FloatArray], Mapping[str, FloatArray]], Sequenc
 LINEAR = frozenset({"ndcg", "dcg", "recall", "precision"})
 """Measures that, for a fixed multiset of grades given to the unjudged documents, are a sum of
 per-document gains over a denominator that the multiset alone fixes (the ideal DCG, R, k, 1):
-their extremes are exact by the rearrangement inequality (`_linear`)."""
+their extremes are exact by the rearrangement inequality (`label_hole_extremes`)."""
 FIRST = frozenset({"rr", "hit_rate"})
 """Measures of the first relevant rank: exact over the pairs of first relevant ranks."""
 BINARY = frozenset({"recall", "precision", "rr", "hit_rate", "ap"})
@@ -35,7 +40,7 @@ EXHAUSTIVE = 4096
 without an exact shortcut (ap); past it, the query's delta is bounded by [-1, 1]."""
 MULTISETS = 50_000
 """Most multisets of grades enumerated per query for the LINEAR measures; past it, a sound
-interval bound (`_linear_outer`)."""
+interval bound (`label_hole_extremes._outer`)."""
 
 
 @dataclass(frozen=True)
@@ -147,7 +152,7 @@ def label_holes(
             reasons[metric] = why
         else:
             extremes[metric] = _extremes(spec, queries, top)
-    counts = np.asarray([q.unjudged for q in queries], dtype=np.int64)
+    counts = queries.unjudged
     worst, best = _decided(scores, extremes, family - set(extremes), decide)
     found = []
     for check in wanted:
@@ -238,42 +243,61 @@ def _decided(
 # --------------------------------------------------------------------------------------------
 
 
-def _queries(before: GradedTopK, after: GradedTopK, qrels: Qrels) -> list[_Query]:
+def _queries(before: GradedTopK, after: GradedTopK, qrels: Qrels) -> OpenDocs:
+    """Both top k as flat rows, each unjudged doc numbered once per query (a doc in both
+    lists has one grade), and the qrels' judged grades by query."""
     count = len(after.run.query_ids)
-    sides = [_split(top_k, count) for top_k in (before, after)]
-    judged = _judged_grades(qrels, after.run.query_ids.tolist())
-    found = []
-    for q in range(count):
-        (b_rank, b_grade, b_doc), (a_rank, a_grade, a_doc) = sides[0][q], sides[1][q]
-        b_open, a_open = ~(b_grade >= 0), ~(a_grade >= 0)
-        docs, index = np.unique(np.concatenate([b_doc[b_open], a_doc[a_open]]), return_inverse=True)
-        split = int(b_open.sum())
-        found.append(
-            _Query(
-                _Side(b_rank[~b_open], b_grade[~b_open], b_rank[b_open], index[:split]),
-                _Side(a_rank[~a_open], a_grade[~a_open], a_rank[a_open], index[split:]),
-                len(docs),
-                judged[q],
-            )
-        )
-    return found
+    sides = [_rows(top_k, count) for top_k in (before, after)]
+    open_ = [~(side[2] >= 0) for side in sides]
+    vocabulary = after.vocabulary  # both records' doc codes are one coding
+    pairs = np.concatenate(
+        [side[0][o] * vocabulary + side[4][o] for side, o in zip(sides, open_, strict=True)]
+    )
+    keys, slot = np.unique(pairs, return_inverse=True)
+    unjudged = np.bincount(keys // vocabulary, minlength=count)
+    first = np.zeros(count, dtype=np.int64)
+    np.cumsum(unjudged[:-1], out=first[1:])
+    split = int(open_[0].sum())
+    rows = []
+    for (query, rank, grade, bounds, _), o, part in zip(
+        sides, open_, (slot[:split], slot[split:]), strict=True
+    ):
+        slots = np.full(len(query), -1, dtype=np.int64)
+        slots[o] = part
+        rows.append(SideRows(query, rank, grade, slots, bounds))
+    grade, judged_bounds = _judged_grades(qrels, after.run.query_ids.tolist())
+    return OpenDocs(rows[0], rows[1], unjudged, first, grade, judged_bounds)
 
 
-def _split(top_k: GradedTopK, count: int) -> list[tuple[IntArray, FloatArray, IntArray]]:
-    """Each query's (ranks from 1, grades, doc codes) in rank order."""
+def _rows(
+    top_k: GradedTopK, count: int
+) -> tuple[IntArray, IntArray, FloatArray, IntArray, IntArray]:
+    """(query, rank from 1, grade, each query's bounds, doc code), rows sorted by (query,
+    rank)."""
     run = top_k.run
     order = np.lexsort((-run.score, run.query))  # score = -rank (`listed_run`)
     query = run.query[order]
     rank = np.rint(-run.score[order]).astype(np.int64)
-    grade, doc = top_k.grade[order], top_k.doc[order]
     bounds = np.searchsorted(query, np.arange(count + 1))
-    return [
-        (rank[s:e], grade[s:e], doc[s:e])
-        for s, e in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True)
-    ]
+    return query, rank, top_k.grade[order], bounds, top_k.doc[order]
 
 
-def _judged_grades(qrels: Qrels, query_ids: Sequence[str]) -> list[FloatArray]:
+def _query(docs: OpenDocs, q: int) -> _Query:
+    """Query `q`'s two sides, its unjudged docs numbered from 0."""
+    sides = []
+    for side in (docs.before, docs.after):
+        s, e = int(side.bounds[q]), int(side.bounds[q + 1])
+        rank, grade, slot = side.rank[s:e], side.grade[s:e], side.slot[s:e]
+        judged = slot < 0
+        sides.append(
+            _Side(rank[judged], grade[judged], rank[~judged], slot[~judged] - docs.first_slot[q])
+        )
+    s, e = int(docs.judged_bounds[q]), int(docs.judged_bounds[q + 1])
+    return _Query(sides[0], sides[1], int(docs.unjudged[q]), docs.judged_grade[s:e])
+
+
+def _judged_grades(qrels: Qrels, query_ids: Sequence[str]) -> tuple[FloatArray, IntArray]:
+    """Every judged grade (>= 0) of the queries, grouped by query, and each query's bounds."""
     from retrieval_gate.core.ids import positions
 
     query = positions(qrels.query_ids, query_ids)[qrels.query]
@@ -281,8 +305,7 @@ def _judged_grades(qrels: Qrels, query_ids: Sequence[str]) -> list[FloatArray]:
     query, grade = query[keep], qrels.grade[keep]
     order = np.argsort(query, kind="stable")
     query, grade = query[order], grade[order]
-    bounds = np.searchsorted(query, np.arange(len(query_ids) + 1))
-    return [grade[s:e] for s, e in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True)]
+    return grade, np.searchsorted(query, np.arange(len(query_ids) + 1))
 
 
 # --------------------------------------------------------------------------------------------
@@ -290,19 +313,26 @@ def _judged_grades(qrels: Qrels, query_ids: Sequence[str]) -> list[FloatArray]:
 # --------------------------------------------------------------------------------------------
 
 
-def _extremes(spec: MetricSpec, queries: Sequence[_Query], top: float) -> _Extremes:
+def _extremes(spec: MetricSpec, docs: OpenDocs, top: float) -> _Extremes:
     """Each query's lowest and highest delta (current - baseline) and current value."""
     grades = _grades(spec, top)
-    n = len(queries)
+    if spec.name in LINEAR:
+        low, high, cur_low, cur_high, exact = linear_extremes(spec, docs, grades, MULTISETS)
+        return _Extremes((low, high), (cur_low, cur_high), exact)
+    if spec.name in FIRST:
+        low, high, cur_low, cur_high, exact = first_extremes(spec, docs, top)
+        return _Extremes((low, high), (cur_low, cur_high), exact)
+    n = docs.count
     low, high, cur_low, cur_high = (np.zeros(n) for _ in range(4))
     exact = np.ones(n, dtype=bool)
-    for q, query in enumerate(queries):
-        if spec.name in LINEAR:
-            found = _linear(spec, query, grades)
-        elif spec.name in FIRST:
-            found = _first(spec, query, top)
-        else:
-            found = _exhaustive(spec, query, grades)
+    most = 0  # the most unjudged docs whose every assignment is enumerated
+    while len(grades) > 1 and len(grades) ** (most + 1) <= EXHAUSTIVE:
+        most += 1
+    # Past EXHAUSTIVE assignments a query's delta is bounded by [-1, 1].
+    many = docs.unjudged > (most if len(grades) > 1 else np.iinfo(np.int64).max)
+    low[many], high[many], cur_high[many], exact[many] = -1.0, 1.0, 1.0, False
+    for q in np.flatnonzero(~many).tolist():
+        found = _exhaustive(spec, _query(docs, q), grades)
         (low[q], high[q]), (cur_low[q], cur_high[q]), exact[q] = found
     return _Extremes((low, high), (cur_low, cur_high), exact)
 
@@ -316,166 +346,6 @@ def _grades(spec: MetricSpec, top: float) -> FloatArray:
 
 Bounds = tuple[tuple[float, float], tuple[float, float], bool]
 """((lowest delta, highest delta), (lowest current value, highest), exact)."""
-
-
-def _gain(spec: MetricSpec, grades: FloatArray) -> FloatArray:
-    from retrieval_gate.metrics.measures import _gain as graded_gain
-
-    if spec.name in ("ndcg", "dcg"):
-        return np.asarray(graded_gain(np.asarray(grades, dtype=np.float64), spec), np.float64)
-    return (np.asarray(grades) >= int(spec.param("rel"))).astype(np.float64)
-
-
-def _weights(spec: MetricSpec, ranks: IntArray) -> FloatArray:
-    """Each rank's weight in the metric's sum (0 past its cutoff)."""
-    assert spec.k is not None
-    inside = ranks <= spec.k
-    if spec.name in ("ndcg", "dcg"):
-        return np.where(inside, 1.0 / np.log2(ranks + 1.0), 0.0)
-    return inside.astype(np.float64)
-
-
-def _denominators(spec: MetricSpec, judged: FloatArray, added: FloatArray) -> FloatArray:
-    """The metric's denominator for each row of gains given to the unjudged docs (`added`,
-    rows x docs) beside the query's judged gains: the ideal DCG, R, k or 1."""
-    assert spec.k is not None
-    rows = added.shape[0]
-    if spec.name == "precision":
-        return np.full(rows, float(spec.k))
-    if spec.name == "dcg":
-        return np.ones(rows)
-    if spec.name == "recall":
-        return np.asarray(float((judged > 0).sum()) + (added > 0).sum(axis=1), np.float64)
-    known = np.sort(judged[judged > 0])[::-1][: spec.k]
-    every = np.concatenate([np.broadcast_to(known, (rows, len(known))), added], axis=1)
-    every = -np.sort(-np.where(every > 0, every, 0.0), axis=1)[:, : spec.k]
-    return every @ (1.0 / np.log2(np.arange(2, every.shape[1] + 2, dtype=np.float64)))
-
-
-@cache
-def _multisets(docs: int, values: int) -> IntArray:
-    """Every multiset of `docs` values out of `values`, as rows of value indices ascending."""
-    rows = list(itertools.combinations_with_replacement(range(values), docs))
-    return np.asarray(rows, dtype=np.int64).reshape(len(rows), docs)
-
-
-def _linear(spec: MetricSpec, query: _Query, grades: FloatArray) -> Bounds:
-    """Exact extremes of a LINEAR measure. With the multiset of grades fixed, the denominator
-    is fixed and the numerator is sum(gain_d * c_d) (c_d: the doc's weight in the current top
-    k minus its weight in the baseline's, or its current weight alone for the current value):
-    by the rearrangement inequality the lowest sum gives the highest gains to the lowest c_d,
-    the highest sum to the highest. Every multiset is tried."""
-    u = query.unjudged
-    gains = _gain(spec, grades)
-    judged_gain = _gain(spec, query.judged)
-    a, b = query.after, query.before
-    const_a = float(_gain(spec, a.judged_grade) @ _weights(spec, a.judged_rank))
-    const_b = float(_gain(spec, b.judged_grade) @ _weights(spec, b.judged_rank))
-    w_a = _per_doc(a, _weights(spec, a.unjudged_rank), u)
-    w_b = _per_doc(b, _weights(spec, b.unjudged_rank), u)
-    distinct = np.unique(gains)[::-1]  # grades of equal gain are one choice
-    if math.comb(u + len(distinct) - 1, u) > MULTISETS:
-        return _linear_outer(spec, judged_gain, distinct, w_a, w_b, const_a, const_b)
-    added = distinct[_multisets(u, len(distinct))]  # rows of gains, descending
-    denominator = _denominators(spec, judged_gain, added)
-    delta = _ratio_range(added, w_a - w_b, const_a - const_b, denominator)
-    current = _ratio_range(added, w_a, const_a, denominator)
-    return delta, current, True
-
-
-def _per_doc(side: _Side, weights: FloatArray, docs: int) -> FloatArray:
-    """Each unjudged doc's weight in `side` (0 where it is not there)."""
-    found = np.zeros(docs)
-    found[side.unjudged_index] = weights
-    return found
-
-
-def _ratio_range(
-    added: FloatArray, coefficient: FloatArray, const: float, denominator: FloatArray
-) -> tuple[float, float]:
-    ascending = np.sort(coefficient)
-    low = const + added @ ascending  # the highest gains on the lowest coefficients
-    high = const + added @ ascending[::-1]
-    safe = np.where(denominator > 0, denominator, 1.0)
-    low = np.where(denominator > 0, low / safe, 0.0)
-    high = np.where(denominator > 0, high / safe, 0.0)
-    return float(low.min()), float(high.max())
-
-
-def _linear_outer(
-    spec: MetricSpec,
-    judged: FloatArray,
-    gains: FloatArray,
-    w_a: FloatArray,
-    w_b: FloatArray,
-    const_a: float,
-    const_b: float,
-) -> Bounds:
-    """A sound interval when there are too many multisets: the numerator's range doc by doc
-    over the denominator's range (the smallest positive and the largest denominator)."""
-    u = len(w_a)
-    ends = np.stack([np.full(u, gains.min()), np.full(u, gains.max())])
-    smallest = float(_denominators(spec, judged, ends[:1])[0])
-    largest = float(_denominators(spec, judged, ends[1:])[0])
-    if smallest <= 0:  # positive once some doc gains: R >= 1, ideal DCG >= the least gain
-        positive = gains[gains > 0]
-        smallest = float(positive.min()) if spec.name == "ndcg" and len(positive) else 1.0
-    ranges = []
-    for coefficient, const in ((w_a - w_b, const_a - const_b), (w_a, const_a)):
-        low = const + float(np.minimum(gains.min() * coefficient, gains.max() * coefficient).sum())
-        high = const + float(np.maximum(gains.min() * coefficient, gains.max() * coefficient).sum())
-        lo = low / smallest if low < 0 else low / largest
-        hi = high / smallest if high > 0 else high / largest
-        if spec.name != "dcg":
-            lo, hi = max(lo, -1.0), min(hi, 1.0)
-        ranges.append((lo, hi))
-    return ranges[0], ranges[1], False
-
-
-def _first(spec: MetricSpec, query: _Query, top: float) -> Bounds:
-    """Exact extremes of rr and hit_rate, functions of each side's first relevant rank: every
-    pair of first relevant ranks is tried, kept when no document must be both relevant (the
-    first) and non-relevant (ranked above a first)."""
-    assert spec.k is not None
-    rel = int(spec.param("rel"))
-    can = top >= rel  # an unjudged document can be made relevant at all
-    options = [_firsts(side, spec.k, rel, can) for side in (query.after, query.before)]
-    deltas, currents = [], []
-    for a_first, a_yes, a_no in options[0]:
-        value = _first_value(spec.name, a_first)
-        currents.append(value)
-        for b_first, b_yes, b_no in options[1]:
-            if (a_yes & b_no) or (b_yes & a_no):
-                continue
-            deltas.append(value - _first_value(spec.name, b_first))
-    return (min(deltas), max(deltas)), (min(currents), max(currents)), True
-
-
-def _firsts(
-    side: _Side, k: int, rel: int, can: bool
-) -> list[tuple[int | None, frozenset[int], frozenset[int]]]:
-    """(first relevant rank or None, docs that must be relevant, docs that must not be)."""
-    judged = side.judged_rank[(side.judged_grade >= rel) & (side.judged_rank <= k)]
-    cap = int(judged.min()) if len(judged) else None
-    order = np.argsort(side.unjudged_rank)
-    ranks = side.unjudged_rank[order].tolist()
-    index = side.unjudged_index[order].tolist()
-    found: list[tuple[int | None, frozenset[int], frozenset[int]]] = []
-    above: list[int] = []
-    for rank, doc in zip(ranks, index, strict=True):
-        if rank > k or (cap is not None and rank > cap):
-            break
-        if can:
-            found.append((rank, frozenset({doc}), frozenset(above)))
-        above.append(doc)
-    found.append((cap, frozenset(), frozenset(above)))
-    return found
-
-
-def _first_value(name: str, first: int | None) -> float:
-    if first is None:
-        return 0.0
-    return 1.0 / first if name == "rr" else 1.0
 
 
 def _exhaustive(spec: MetricSpec, query: _Query, grades: FloatArray) -> Bounds:
