@@ -18,6 +18,7 @@ from retrieval_gate.adapters.frameworks import (
     LlamaIndexConfig,
     LlamaIndexRetriever,
 )
+from retrieval_gate.adapters.fusion import FusionConfig, FusionRetriever
 from retrieval_gate.adapters.http import HttpConfig, HttpRetriever
 from retrieval_gate.adapters.interface import Adapter, Retriever, fingerprint
 from retrieval_gate.adapters.python import PythonConfig, PythonRetriever
@@ -44,9 +45,12 @@ ADAPTERS: dict[str, type[Adapter[Any]]] = {
     "qdrant": QdrantRetriever,
     "chroma": ChromaRetriever,
     "lancedb": LanceDBRetriever,
+    "fusion": FusionRetriever,
 }
 
-AdapterConfig = Annotated[FirstStageConfig | StagesConfig, Field(discriminator="type")]
+AdapterConfig = Annotated[
+    FirstStageConfig | StagesConfig | FusionConfig, Field(discriminator="type")
+]
 
 
 def build_retriever(
@@ -66,6 +70,8 @@ def build_retriever(
         )
     if isinstance(config, StagesConfig):  # it builds its first stage with this function
         return StagesRetriever(config, base_dir=base_dir, corpus=corpus, build=build_retriever)
+    if isinstance(config, FusionConfig):  # and fusion its inputs
+        return FusionRetriever(config, base_dir=base_dir, corpus=corpus, build=build_retriever)
     return adapter(config, base_dir=base_dir, corpus=corpus)
 
 
@@ -77,6 +83,7 @@ __all__ = [
     "ChromaConfig",
     "CommandConfig",
     "Document",
+    "FusionConfig",
     "HaystackConfig",
     "Hit",
     "HttpConfig",

@@ -38,6 +38,7 @@ def test_every_type_validates_and_names_its_adapter() -> None:
         "qdrant": {"path": "q", "collection": "c", "embedding": {"python": "m:e"}},
         "chroma": {"path": "c", "collection": "c", "embedding": {"wordllama": {}}},
         "lancedb": {"uri": "l", "table": "t", "id_field": "id", "query": "fts"},
+        "fusion": {"retrievers": {"a": {"type": "bm25"}, "b": {"type": "bm25"}}},
     }
     assert set(samples) == set(ADAPTERS)
     for kind, fields in samples.items():
