@@ -12,8 +12,10 @@ from pathlib import Path
 import pytest
 
 from retrieval_gate.adapters import ADAPTERS
+from retrieval_gate.adapters.fusion import fuse
 from retrieval_gate.config.loader import load
 from retrieval_gate.config.schema import GateConfig
+from retrieval_gate.core.model import Hit
 from retrieval_gate.datasets import load as load_dataset
 from retrieval_gate.pipeline.execute import execute
 
@@ -144,6 +146,18 @@ def test_wrapper_templates_rank_as_the_python_template(
 def test_the_run_file_template_reads_the_bundled_run(copy: Path) -> None:
     hits = ranking(copy / "run_file.yaml")
     assert hits["reset-password"] == ["kb-318", "kb-101", "kb-777", "kb-240", "kb-102"]
+
+
+def test_the_fusion_template_ranks_as_rrf_of_its_inputs_run_alone(copy: Path) -> None:
+    fusion = copy / "fusion.yaml"
+    fusion.write_text(fusion.read_text(encoding="utf-8").replace("depth: 20", "depth: 10"))
+    alone = {"bm25": ranking(copy.parent / "tiny" / "retrieval-gate.yaml")}
+    alone["dense"] = ranking(copy / "python.yaml")
+    fused = ranking(fusion)
+    assert fused.keys() == alone["bm25"].keys()
+    for query, docs in fused.items():
+        lists = {name: [Hit(doc) for doc in found[query]] for name, found in alone.items()}
+        assert docs == [hit.doc_id for hit in fuse(lists, {}, 10)]
 
 
 @pytest.mark.parametrize("path", CONFIG_FILES, ids=IDS)
