@@ -125,7 +125,8 @@ class FusionRetriever(Adapter[FusionConfig]):
     another within a query; queries run concurrently as the fusion block's `concurrency`
     says. An input that fails fails the whole query, as any retriever error does: a ranking
     fused from fewer inputs is another retriever, and gating it would hide the outage. Ties
-    are broken by doc id (ascending), so the fused ranking never depends on the input order.
+    are broken by doc id, descending, as trec_eval and the gate's metrics rank them, so the
+    list returned is the list scored, and it never depends on the input order.
     Never cached: an input's code can change without its description changing."""
 
     config_class = FusionConfig
@@ -225,8 +226,9 @@ def fuse(
 ) -> list[Hit]:
     """The top `k` of the named ranked `lists` fused: each document's terms summed exactly
     (math.fsum, so equal sums are equal floats whatever the input order), best first, doc id
-    ascending on ties. A document listed twice in one list counts at its first place.
-    RetrieverError when `weighted` meets a hit without a score."""
+    descending on ties (trec_eval's order, which the metrics apply to equal scores anyway).
+    A document listed twice in one list counts at its first place. RetrieverError when
+    `weighted` meets a hit without a score, or a fused score overflows."""
     terms: dict[str, list[float]] = {}
     for name, hits in lists.items():
         weight = weights.get(name, 1.0)
@@ -237,8 +239,8 @@ def fuse(
             values = _normalized(name, first, normalize)
         for hit, value in zip(first, values, strict=True):
             terms.setdefault(hit.doc_id, []).append(weight * value)
-    scored = sorted((-_total(doc, parts), doc) for doc, parts in terms.items())
-    return [Hit(doc, -negated) for negated, doc in scored[: max(k, 0)]]
+    scored = sorted(((_total(doc, parts), doc) for doc, parts in terms.items()), reverse=True)
+    return [Hit(doc, total) for total, doc in scored[: max(k, 0)]]
 
 
 def _total(doc: str, parts: Sequence[float]) -> float:
