@@ -17,6 +17,7 @@ from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
 from pydantic import Field, model_validator
 
+import retrieval_gate.adapters.engine_answers as engine
 from retrieval_gate.adapters.hits import doc_id, hit_text, score
 from retrieval_gate.adapters.http_client import (
     ClientName,
@@ -102,9 +103,12 @@ class HttpConfig(AdapterSettings):
             "batch_size > 1."
         ),
     )
+    results_optional: bool = Field(default=False, description=engine.RESULTS_OPTIONAL)
+    errors: str | None = Field(default=None, description=engine.ERRORS)
     id: str = Field(
         default="id", description="Path to the doc id within a hit, e.g. _source.doc_id."
     )
+    id_pattern: str | None = Field(default=None, description=engine.ID_PATTERN)
     score: str | None = Field(
         default="score",
         description="Path to the score within a hit, when it has one; null for none.",
@@ -196,6 +200,8 @@ class HttpRetriever(Adapter[HttpConfig]):
                 )
             self.candidates = parse_path(config.candidates, "candidates")
         self.id_path = parse_path(config.id, "id")
+        self.id_pattern = engine.id_pattern(config.id_pattern)
+        self.errors = None if config.errors is None else parse_path(config.errors, "errors")
         self.score_path = None if config.score is None else parse_path(config.score, "score")
         self.text_path = None if config.text is None else parse_path(config.text, "text")
         self.measures = {
@@ -248,7 +254,10 @@ class HttpRetriever(Adapter[HttpConfig]):
             "body": redact(self.body),
             "results": config.results,
             **({"candidates": config.candidates} if config.candidates is not None else {}),
+            **({"results_optional": True} if config.results_optional else {}),
+            **({"errors": config.errors} if config.errors is not None else {}),
             "id": config.id,
+            **({"id_pattern": config.id_pattern} if config.id_pattern is not None else {}),
             "score": config.score,
             **({"text": config.text} if config.text is not None else {}),
             **({"latency": config.latency} if config.latency is not None else {}),
@@ -389,18 +398,27 @@ class HttpRetriever(Adapter[HttpConfig]):
             if response.status in (429, 503):
                 wait = self._retry_after(response.headers.get("Retry-After"))
             after = "" if wait is None else f" (Retry-After: the next request waits {wait:.3g}s)"
+            said = engine.error_text(response.text, self.errors)
             raise RetrieverError(
-                f"{self.name}: HTTP {response.status}{after}: {excerpt(response.text)}",
+                f"{self.name}: HTTP {response.status}{after}: {said}",
                 retryable=retryable,
                 kind=f"{self.name}: HTTP {response.status}",
             )
         try:
-            return json.loads(response.content)
+            data = json.loads(response.content)
         except ValueError:
             raise RetrieverError(
                 f"{self.name}: response is not JSON: {excerpt(response.text)}",
                 kind=f"{self.name}: response is not JSON",
             ) from None
+        reported = None if self.errors is None else engine.reported_errors(data, self.errors)
+        if reported is not None:
+            raise RetrieverError(
+                f"{self.name}: the answer reports errors at {self.config.errors}: {reported}",
+                retryable=True,
+                kind=f"{self.name}: the answer reports errors at {self.config.errors}",
+            )
+        return data
 
     def resume_at(self) -> float:
         """The monotonic time the last `Retry-After` named (0 when none): the runner holds
@@ -434,6 +452,9 @@ class HttpRetriever(Adapter[HttpConfig]):
         try:
             found = select(data, steps)
         except PathError as error:
+            optional = self.config.results_optional and steps is self.results
+            if optional and engine.absent_hits(data, steps):
+                return []
             raise RetrieverError(
                 f"{self.name}: response has {error} at path {path}: {excerpt(json.dumps(data))}",
                 kind=f"{self.name}: response has {error} at path {path}",
@@ -473,6 +494,8 @@ class HttpRetriever(Adapter[HttpConfig]):
         if self.text_path is not None:
             with contextlib.suppress(PathError):  # a hit without text is judged from the corpus
                 text = hit_text(_one(item, self.text_path, self.config.text or ""))
+        if self.id_pattern is not None:
+            identifier = engine.id_within(identifier, self.id_pattern)
         return Hit(doc_id(identifier), score(value), text)
 
 
