@@ -236,7 +236,9 @@ def check_config_fragment(block: Block, fragment: dict[str, Any], configs: Path)
     """A config's sections: valid in the adapter template of its retriever type (whose keys
     and values it must show as they are there), else in configs/tiny's config."""
     kind = fragment.get("retriever", {}).get("type")
-    template = configs / "configs" / "adapters" / f"{kind}.yaml"
+    # `<!-- retriever of configs/adapters/NAME.yaml -->` names a recipe of another type's.
+    named = re.fullmatch(r"retriever of configs/adapters/([\w-]+\.yaml)", block.marker or "")
+    template = configs / "configs" / "adapters" / (named[1] if named else f"{kind}.yaml")
     if template.exists():
         config = yaml.safe_load(template.read_text(encoding="utf-8"))
         shown = {key: config["retriever"].get(key) for key in fragment["retriever"]}
