@@ -1,8 +1,9 @@
-"""Shared fixtures: the reference data folder beside the repository."""
+"""Shared fixtures: the reference data folder beside the repository, a PostgreSQL server."""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -25,3 +26,12 @@ def shared_data() -> Path:
 def trec_eval_test(shared_data: Path) -> Path:
     """trec_eval's own test inputs and expected outputs."""
     return shared_data / "trec_eval_test"
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[str]:
+    """The DSN of a real PostgreSQL server with pgvector, started once per test session."""
+    from tests.helpers.postgres import postgres_server
+
+    with postgres_server() as dsn:
+        yield dsn

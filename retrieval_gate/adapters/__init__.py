@@ -27,6 +27,7 @@ from retrieval_gate.adapters.settings import AdapterSettings
 from retrieval_gate.adapters.stages import FirstStageConfig, StagesConfig, StagesRetriever
 from retrieval_gate.adapters.stores.chroma import ChromaConfig, ChromaRetriever
 from retrieval_gate.adapters.stores.lancedb import LanceDBConfig, LanceDBRetriever
+from retrieval_gate.adapters.stores.pgvector import PgvectorRetriever
 from retrieval_gate.adapters.stores.qdrant import QdrantConfig, QdrantRetriever
 from retrieval_gate.core.model import Document, Hit, Query
 from retrieval_gate.errors import GateError, RetrieverError
@@ -46,6 +47,7 @@ ADAPTERS: dict[str, type[Adapter[Any]]] = {
     "chroma": ChromaRetriever,
     "lancedb": LanceDBRetriever,
     "fusion": FusionRetriever,
+    "pgvector": PgvectorRetriever,
 }
 
 AdapterConfig = Annotated[

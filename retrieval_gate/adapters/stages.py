@@ -19,6 +19,7 @@ from retrieval_gate.adapters.run_file import RunFileConfig
 from retrieval_gate.adapters.settings import AdapterSettings, redact
 from retrieval_gate.adapters.stores.chroma import ChromaConfig
 from retrieval_gate.adapters.stores.lancedb import LanceDBConfig
+from retrieval_gate.adapters.stores.pgvector import PgvectorConfig
 from retrieval_gate.adapters.stores.qdrant import QdrantConfig
 from retrieval_gate.adapters.targets import load_target, user_errors
 from retrieval_gate.core.model import MAX_CANDIDATES, Document, Hit, Query, StagedHits
@@ -36,6 +37,7 @@ FirstStageConfig = (
     | QdrantConfig
     | ChromaConfig
     | LanceDBConfig
+    | PgvectorConfig
 )
 """Every retriever block but `stages`: what a first stage may be (`AdapterConfig` adds it)."""
 FirstStage = Annotated[FirstStageConfig, Field(discriminator="type")]

@@ -39,6 +39,7 @@ def test_every_type_validates_and_names_its_adapter() -> None:
         "chroma": {"path": "c", "collection": "c", "embedding": {"wordllama": {}}},
         "lancedb": {"uri": "l", "table": "t", "id_field": "id", "query": "fts"},
         "fusion": {"retrievers": {"a": {"type": "bm25"}, "b": {"type": "bm25"}}},
+        "pgvector": {"dsn": "postgresql://h/db", "table": "t", "embedding": {"python": "m:e"}},
     }
     assert set(samples) == set(ADAPTERS)
     for kind, fields in samples.items():
