@@ -142,6 +142,7 @@ class PgvectorRetriever(Adapter[PgvectorConfig]):
         self.embed: Embedder = embedder(config.embedding, base_dir or Path.cwd())
         try:
             self.sql = self._query()
+            self.settings, self.settings_sql = self._settings()
             self._check()
         except BaseException:
             self.close()
@@ -207,6 +208,19 @@ class PgvectorRetriever(Adapter[PgvectorConfig]):
             sql.SQL(", ").join(columns), _table(config.table), where, distance
         )
 
+    def _settings(self) -> tuple[list[str], str]:
+        """The transaction's settings as bound values, and the one statement that sets them:
+        the index's knobs, index scans off when exact, and a statement timeout (a query
+        cancelled by it is retried like any timeout)."""
+        config = self.config
+        settings = {name: str(value) for name, value in config.search_settings.items()}
+        if config.exact:
+            settings.update(enable_indexscan="off", enable_bitmapscan="off")
+        settings["statement_timeout"] = f"{round(config.timeout * 1000)}ms"
+        values = [part for pair in settings.items() for part in pair]
+        calls = ", ".join(["set_config(%s, %s, true)"] * len(settings))
+        return values, f"SELECT {calls}"
+
     def _filter_values(self, query: Query) -> dict[str, Any]:
         values = {}
         for name, value in self.config.filter_params.items():
@@ -227,11 +241,7 @@ class PgvectorRetriever(Adapter[PgvectorConfig]):
         connection = self._connection(building=False)
         try:
             with connection.cursor() as cursor:
-                settings = dict(self.config.search_settings)
-                if self.config.exact:
-                    settings.update(enable_indexscan="off", enable_bitmapscan="off")
-                for name, value in settings.items():
-                    cursor.execute("SELECT set_config(%s, %s, true)", (name, str(value)))
+                cursor.execute(self.settings_sql, self.settings)
                 cursor.execute(self.sql, params)
                 rows: list[Any] = cursor.fetchall()
             connection.rollback()  # read-only: nothing to keep, settings end here

@@ -199,6 +199,14 @@ def test_a_filter_the_database_rejects_fails_every_query(database: Any) -> None:
     assert not raised.value.retryable
 
 
+def test_a_slow_query_is_cancelled_at_the_timeout_and_retried(database: Any) -> None:
+    slow = {"filter": "pg_sleep(%(wait)s) IS NOT NULL", "filter_params": {"wait": 0.01}}
+    retriever = build(database, exact=True, timeout=0.3, **slow)
+    with retriever, pytest.raises(RetrieverError, match="statement timeout") as raised:
+        retriever.search(QUERIES[0], 10)
+    assert raised.value.retryable
+
+
 @pytest.mark.parametrize(
     "dsn",
     [
