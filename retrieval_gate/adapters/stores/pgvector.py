@@ -199,11 +199,12 @@ class PgvectorRetriever(Adapter[PgvectorConfig]):
         columns = [sql.Identifier(config.id_column), distance]
         if config.text_column is not None:
             columns.append(sql.Identifier(config.text_column))
-        where: sql.Composable = sql.SQL("")
+        # A row without a vector has no distance: never a hit.
+        where = sql.SQL(" WHERE {} IS NOT NULL").format(vector)
         if config.filter is not None:
             # The config's own SQL, its values bound: parenthesised, so it and only it
             # restricts the rows; one statement only (bound parameters forbid a second).
-            where = sql.SQL(" WHERE ({})").format(sql.SQL(config.filter))
+            where = sql.SQL("{} AND ({})").format(where, sql.SQL(config.filter))
         return sql.SQL("SELECT {} FROM {}{} ORDER BY {} LIMIT %(k)s").format(
             sql.SQL(", ").join(columns), _table(config.table), where, distance
         )

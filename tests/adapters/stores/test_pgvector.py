@@ -149,6 +149,17 @@ def test_hostile_ids_and_query_text_are_data(database: Any) -> None:
     assert count == (ROWS + len(HOSTILE_IDS),)
 
 
+def test_rows_without_a_vector_are_never_hits(database: Any) -> None:
+    with psycopg.connect(database["dsn"], autocommit=True) as connection:
+        connection.execute(f"CREATE TABLE sparse (id text, embedding vector({DIMENSION}))")
+        connection.execute(
+            "INSERT INTO sparse VALUES ('none', NULL), ('one', %s::vector)",
+            ("[" + ",".join(str(float(x)) for x in vector_of("one")) + "]",),
+        )
+    with build(database, table="sparse") as retriever:
+        assert [hit.doc_id for hit in retriever.search(QUERIES[0], 10)] == ["one"]
+
+
 def test_queries_run_read_only(database: Any) -> None:
     sneaky = "lang = %(lang)s OR (SELECT count(*) FROM (DELETE FROM docs RETURNING 1) d) > 0"
     retriever = build(database, filter=sneaky, filter_params={"lang": "en"})
