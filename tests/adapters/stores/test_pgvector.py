@@ -19,7 +19,7 @@ from retrieval_gate.core.wording import one_line
 from retrieval_gate.errors import GateError, RetrieverError
 from tests.helpers.cli import run_cli
 from tests.helpers.local_server import free_port
-from tests.helpers.vectors import DIMENSION, vector_of
+from tests.helpers.seeded_vectors import DIMENSION, vector_of
 
 psycopg = pytest.importorskip("psycopg")
 ROOT = Path(__file__).resolve().parents[3]
@@ -27,7 +27,7 @@ ROWS = 2000
 LISTS = 100
 HOSTILE_IDS = ["x'; DROP TABLE docs; --", "\n::error::boom", 'q"uote\\back\u202eslash', "ünï"]
 PASSWORD = "S3cret-Pg-passw0rd"
-EMBED = {"python": "tests.helpers.vectors:embed"}
+EMBED = {"python": "tests.helpers.seeded_vectors:embed"}
 QUERIES = [Query(f"q{i}", f"question {i}", {"lang": "de" if i % 2 else "en"}) for i in range(40)]
 
 
@@ -179,7 +179,7 @@ def test_queries_run_read_only(database: Any) -> None:
         ({"id_column": "doc_id"}, "has no column 'doc_id' (retriever.id_column)"),
         ({"vector_column": "body"}, "column 'body' of 'docs' is text, not a pgvector vector"),
         (
-            {"embedding": {"python": "tests.helpers.vectors:embed_wide"}},
+            {"embedding": {"python": "tests.helpers.seeded_vectors:embed_wide"}},
             f"holds vectors of dimension {DIMENSION}, the embedding gives {DIMENSION + 1}",
         ),
     ],
