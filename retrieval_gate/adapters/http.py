@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import re
 import threading
 import time
 from collections.abc import Mapping, Sequence
@@ -13,7 +12,7 @@ from datetime import datetime, timezone
 from email.utils import parsedate_to_datetime
 from pathlib import Path
 from typing import Any, Literal
-from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from pydantic import Field, model_validator
 
@@ -27,6 +26,7 @@ from retrieval_gate.adapters.http_client import (
     json_body,
     open_client,
 )
+from retrieval_gate.adapters.http_fields import RequestFields, templated
 from retrieval_gate.adapters.http_version import read_version
 from retrieval_gate.adapters.interface import Adapter
 from retrieval_gate.adapters.measures import with_reported
@@ -39,7 +39,6 @@ from retrieval_gate.core.strict import StrictModel
 from retrieval_gate.core.wording import excerpt
 from retrieval_gate.errors import GateError, RetrieverError
 
-FIELD = re.compile(r"\{(query|queries|candidates|k|id|metadata\.[^{}]+)\}")
 SINGLE_BODY = {"query": "{query}", "k": "{k}"}
 BATCH_BODY = {"queries": "{queries}", "k": "{k}"}
 MAX_RETRY_AFTER = 30.0
@@ -222,10 +221,10 @@ class HttpRetriever(Adapter[HttpConfig]):
             redaction.register(password)
         # What no query changes is built once, not per request.
         self._url: str | None = None
-        if not _templated(config.url, *config.params.values()):
+        if not templated(config.url, *config.params.values()):
             with contextlib.suppress(ValueError):  # an invalid URL fails each request, as before
                 self._url = self._fill_url(None)
-        self._headers = None if _templated(*config.headers.values()) else self._fill_headers(None)
+        self._headers = None if templated(*config.headers.values()) else self._fill_headers(None)
         self._service: Service | None = None
         if config.serve is not None:
             # Started before the version is read: retriever.version.url may ask the service.
@@ -280,7 +279,7 @@ class HttpRetriever(Adapter[HttpConfig]):
     def search(self, query: Query, k: int) -> list[Hit]:
         if self.batched:
             return self.search_batch([query], k)[0]
-        return self._answer(self._request(_Fields(query=query, k=k)), k)
+        return self._answer(self._request(RequestFields(query=query, k=k)), k)
 
     def start_search(self, query: Query, k: int) -> Future[list[Hit]] | None:
         """`search` started on the client's own event loop, holding no thread while it waits
@@ -289,7 +288,7 @@ class HttpRetriever(Adapter[HttpConfig]):
         submit = getattr(self._client, "submit", None)
         if submit is None or self.batched or type(self).search is not HttpRetriever.search:
             return None  # a subclass's own search must not be bypassed
-        request = self._prepared(_Fields(query=query, k=k))
+        request = self._prepared(RequestFields(query=query, k=k))
         with self._resume_lock:
             delay = self._resume_at - time.monotonic()
         future: Future[list[Hit]] = submit(
@@ -308,13 +307,13 @@ class HttpRetriever(Adapter[HttpConfig]):
     def rerank(self, query: Query, candidates: Sequence[Mapping[str, Any]], k: int) -> list[Hit]:
         """The endpoint's top `k` of `candidates` (`{id, score, text}` objects, sent where the
         request template says `{candidates}`), for the stages retriever's rerank."""
-        data = self._request(_Fields(query=query, k=k, candidates=candidates))
+        data = self._request(RequestFields(query=query, k=k, candidates=candidates))
         return self._hits(self._select(data), k)
 
     def search_batch(self, queries: Sequence[Query], k: int) -> list[list[Hit]]:
         if not self.batched:
             return super().search_batch(queries, k)
-        data = self._request(_Fields(queries=queries, k=k))
+        data = self._request(RequestFields(queries=queries, k=k))
         lists = self._select(data)
         if len(lists) != len(queries):
             raise RetrieverError(
@@ -335,7 +334,7 @@ class HttpRetriever(Adapter[HttpConfig]):
         if self._service is not None:
             self._service.stop()
 
-    def _fill_url(self, fields: _Fields | None) -> str:
+    def _fill_url(self, fields: RequestFields | None) -> str:
         import httpx
 
         config = self.config
@@ -349,7 +348,7 @@ class HttpRetriever(Adapter[HttpConfig]):
         except httpx.InvalidURL as error:
             raise ValueError(str(error)) from None
 
-    def _fill_headers(self, fields: _Fields | None) -> dict[str, str]:
+    def _fill_headers(self, fields: RequestFields | None) -> dict[str, str]:
         headers = dict(self.config.headers)
         if fields is not None:
             headers = {name: fields.fill(value) for name, value in headers.items()}
@@ -358,7 +357,7 @@ class HttpRetriever(Adapter[HttpConfig]):
             headers["Content-Type"] = "application/json"
         return headers
 
-    def _request(self, fields: _Fields) -> Any:
+    def _request(self, fields: RequestFields) -> Any:
         request = self._prepared(fields)
         self._hold_off()
         try:
@@ -367,7 +366,7 @@ class HttpRetriever(Adapter[HttpConfig]):
             raise self._unanswered(error) from None
         return self._read(response)
 
-    def _prepared(self, fields: _Fields) -> Request:
+    def _prepared(self, fields: RequestFields) -> Request:
         try:
             url = self._url if self._url is not None else self._fill_url(fields)
         except ValueError as error:
@@ -499,68 +498,6 @@ class HttpRetriever(Adapter[HttpConfig]):
         return Hit(doc_id(identifier), score(value), text)
 
 
-class _Fields:
-    """The values templates may use for one request: one query, or a batch of them."""
-
-    def __init__(
-        self,
-        *,
-        k: int,
-        query: Query | None = None,
-        queries: Sequence[Query] = (),
-        candidates: Sequence[Mapping[str, Any]] | None = None,
-    ) -> None:
-        self.k = k
-        self.query = query
-        self.queries = queries
-        self.candidates = candidates
-
-    def value(self, name: str) -> Any:
-        if name == "k":
-            return self.k
-        if name == "candidates":
-            if self.candidates is None:
-                raise RetrieverError(
-                    "{candidates} is only filled in a stages retriever's rerank request"
-                )
-            return list(self.candidates)
-        if name == "queries" and self.queries:
-            return [{"id": query.id, "text": query.text} for query in self.queries]
-        if self.query is None:
-            raise RetrieverError(f"{{{name}}} is not available in batch requests; use {{queries}}")
-        if name == "query":
-            return self.query.text
-        if name == "id":
-            return self.query.id
-        if name == "queries":
-            return [{"id": self.query.id, "text": self.query.text}]
-        key = name.removeprefix("metadata.")
-        if key not in self.query.metadata:
-            raise RetrieverError(
-                f"query {self.query.id!r} has no metadata field {key!r}, which the retriever's "
-                f"request template uses ({{{name}}})"
-            )
-        return self.query.metadata[key]
-
-    def fill(self, template: str, *, quote_values: bool = False) -> str:
-        def text(match: re.Match[str]) -> str:
-            value = self.value(match[1])
-            value = value if isinstance(value, str) else json.dumps(value)
-            return quote(value, safe="") if quote_values else value
-
-        return FIELD.sub(text, template)
-
-    def fill_json(self, template: Any) -> Any:
-        if isinstance(template, str):
-            whole = FIELD.fullmatch(template)
-            return self.value(whole[1]) if whole else self.fill(template)
-        if isinstance(template, Mapping):
-            return {key: self.fill_json(value) for key, value in template.items()}
-        if isinstance(template, list):
-            return [self.fill_json(value) for value in template]
-        return template
-
-
 def retry_after_seconds(header: str | None, now: datetime | None = None) -> float | None:
     """Seconds a `Retry-After` value asks to wait: a number of seconds, or an HTTP date
     (a date in the past is 0). None when absent or unreadable. Not bounded here."""
@@ -577,11 +514,6 @@ def retry_after_seconds(header: str | None, now: datetime | None = None) -> floa
         when = when.replace(tzinfo=timezone.utc)
     now = now or datetime.now(timezone.utc)
     return max(0.0, (when - now).total_seconds())
-
-
-def _templated(*templates: str) -> bool:
-    """Whether any of `templates` names a field a request fills in."""
-    return any(FIELD.search(template) for template in templates)
 
 
 def _one(item: Any, steps: tuple[Step, ...], path: str) -> Any:

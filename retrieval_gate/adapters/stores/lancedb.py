@@ -205,7 +205,7 @@ class LanceDBRetriever(Adapter[LanceDBConfig]):
         )
 
         def build(scratch: Path) -> None:
-            import pyarrow as pa  # type: ignore[import-untyped]
+            import pyarrow as pa
 
             vectors = embed(texts)
             data = pa.table(
