@@ -94,8 +94,9 @@ def aligned_columns(
 
 def excerpt(text: str, limit: int = 200) -> str:
     """`text` on one line (whitespace runs collapsed, control characters shown as `?`),
-    cut to `limit` characters with "..."."""
-    flat = one_line(text)
+    cut to `limit` characters with "...", registered secrets redacted before the cut (a
+    secret cut in two would no longer match, and its first half would be shown)."""
+    flat = one_line(redacted(text))
     return flat if len(flat) <= limit else flat[:limit] + "..."
 
 

@@ -37,3 +37,17 @@ def test_scrubbed_walks_json_values_and_forget_starts_over() -> None:
     }
     redaction.forget()
     assert redaction.scrubbed(value) == value
+
+
+def test_an_excerpt_cut_through_a_secret_shows_none_of_it() -> None:
+    """An engine that echoes the request's key in a long error body: the excerpt's cut
+    would split the key, and a split key no longer matches the registry."""
+    from retrieval_gate.core.wording import excerpt
+
+    secret = "k3y-" + "x7" * 40
+    redaction.register(secret)
+    body = '{"reason": "bad credentials", "headers": "ApiKey ' + secret + '"}'
+    assert body.index(secret) < 60 < body.index(secret) + len(secret)  # the cut splits it
+    shown = excerpt(body, limit=60)
+    assert "k3y-" not in shown
+    assert "<redacted>" in shown
