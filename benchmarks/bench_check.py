@@ -66,7 +66,7 @@ PHASES = (
     ("read the run file", ("run_file.py", "__init__")),
     ("cut each query's top k", ("runner.py", "read_saved")),
     ("score the metrics", ("evaluate.py", "evaluate")),
-    ("decide (statistics and diagnostics)", ("gate.py", "decide")),
+    ("decide (statistics and diagnostics)", ("gate/decide.py", "decide")),
     ("  of which the statistics", ("compare.py", "compare")),
     ("  of which the diagnostics", ("diagnostics.py", "")),
     ("write the JSON result", ("wording.py", "json_file_pieces")),
