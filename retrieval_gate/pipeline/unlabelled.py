@@ -163,6 +163,14 @@ def exact_config(config: GateConfig) -> Any:
     a python retriever called with the keyword argument exact=True. Raises GateError for a
     retriever that cannot say."""
     block = config.retriever
+    if getattr(block, "query", None) == "fts":
+        # A full-text search has no vector index: its exact twin is itself, so the check
+        # would read 1.0 whatever the index does.
+        raise GateError(
+            f"unlabelled.checks: ann_recall compares the retriever's vector index with an "
+            f"exact search, and a {block.type} retriever with query: fts searches no vector "
+            "index: use query: dense or hybrid, or drop ann_recall"
+        )
     if "exact" in type(block).model_fields:
         return block.model_copy(update={"exact": True})
     if block.type == "python":

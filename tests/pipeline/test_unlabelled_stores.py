@@ -173,3 +173,17 @@ def test_lancedb_probing_one_partition_fails_and_every_partition_passes(
         },
     )
     _fails_then_passes(config, lossy={"nprobes": 1}, faithful={"nprobes": PARTITIONS})
+
+
+def test_an_ann_check_on_a_full_text_lancedb_search_is_refused(tmp_path: Path) -> None:
+    """query: fts ignores exact, so the check would compare the search with itself: 1.0."""
+    from retrieval_gate.config.loader import load
+    from retrieval_gate.errors import GateError
+    from retrieval_gate.pipeline.unlabelled import exact_config
+
+    block = {"type": "lancedb", "uri": "db", "table": "docs", "id_field": "id"}
+    with pytest.raises(GateError, match="with query: fts searches no vector index"):
+        exact_config(load(_project(tmp_path, {**block, "query": "fts"})))
+    dense = load(_project(tmp_path, {**block, "embedding": EMBED}))
+    assert exact_config(dense).exact
+    assert not dense.retriever.exact
