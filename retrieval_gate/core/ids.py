@@ -77,12 +77,9 @@ def byte_codes(ids: ByteIds) -> IntArray:
     fresh = np.empty(len(ordered), dtype=bool)
     fresh[0] = True
     np.not_equal(ordered[1:], ordered[:-1], out=fresh[1:])
-    if not fresh.all():
-        names, lengths = ids.fixed(order), ids.lengths[order]
-        differ = names[1:] != names[:-1]  # (fixed-width bytes ignore trailing NULs: lengths)
-        differ |= lengths[1:] != lengths[:-1]
-        if (differ & ~fresh[1:]).any():
-            return factorize(ids.strings())[0]  # two ids share a hash: code them exactly
+    repeat = np.flatnonzero(~fresh[1:])  # rows whose hash equals the row's before: confirm
+    if len(repeat) and not ids.equal(order[repeat + 1], ids, order[repeat]).all():
+        return factorize(ids.strings())[0]  # two ids share a hash: code them exactly
     codes = np.empty(len(ordered), dtype=np.int64)
     codes[order] = np.cumsum(fresh) - 1
     return codes
