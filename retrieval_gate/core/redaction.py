@@ -7,6 +7,8 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import quote
 
+from retrieval_gate.errors import GateError
+
 REDACTED = "<redacted>"
 MIN_LENGTH = 4
 """Shorter values (a flag, a port) would redact unrelated text and protect nothing."""
@@ -47,3 +49,16 @@ def scrubbed(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [scrubbed(v) for v in value]
     return value
+
+
+def secret_from_env(field: str, variable: str, environ: Mapping[str, str]) -> str:
+    """The key `variable` holds, registered as a secret; a GateError naming `field` (the
+    config key that names the variable) when it is unset or empty."""
+    key = environ.get(variable)
+    if not key:
+        raise GateError(
+            f"{field} names {variable}, which is not set: export the endpoint's API key in "
+            "it, or remove it for a server that needs none"
+        )
+    register(key)
+    return key

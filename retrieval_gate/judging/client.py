@@ -58,14 +58,7 @@ class ChatClient:
                 "key: both would go in the one Authorization header; keep one of them"
             )
         if config.api_key_env:
-            key = environ.get(config.api_key_env)
-            if not key:
-                raise GateError(
-                    f"judge.api_key_env names {config.api_key_env}, which is not set: export "
-                    "the endpoint's API key in it, or remove api_key_env for a server that "
-                    "needs none"
-                )
-            redaction.register(key)
+            key = redaction.secret_from_env("judge.api_key_env", config.api_key_env, environ)
             headers["Authorization"] = f"Bearer {key}"
         if url.password:
             redaction.register(url.password)

@@ -51,3 +51,14 @@ def test_an_excerpt_cut_through_a_secret_shows_none_of_it() -> None:
     shown = excerpt(body, limit=60)
     assert "k3y-" not in shown
     assert "<redacted>" in shown
+
+
+def test_a_key_from_the_environment_is_registered_and_an_unset_one_named() -> None:
+    from retrieval_gate.errors import GateError
+
+    key = redaction.secret_from_env("judge.api_key_env", "RG_KEY", {"RG_KEY": "sk-live-1234"})
+    assert key == "sk-live-1234"
+    assert redaction.redacted("Bearer sk-live-1234") == "Bearer <redacted>"
+    for environ in ({}, {"RG_KEY": ""}):
+        with pytest.raises(GateError, match=r"judge\.api_key_env names RG_KEY, which is not set"):
+            redaction.secret_from_env("judge.api_key_env", "RG_KEY", environ)

@@ -230,14 +230,7 @@ def _openai(config: OpenAIEndpoint, name: str, environ: Mapping[str, str]) -> Em
 
     headers = {"Content-Type": "application/json"}
     if config.api_key_env:
-        key = environ.get(config.api_key_env)
-        if not key:
-            raise GateError(
-                f"{name}.openai.api_key_env names {config.api_key_env}, which is not set: "
-                "export the endpoint's key in it, or remove api_key_env for a server that "
-                "needs none"
-            )
-        redaction.register(key)
+        key = redaction.secret_from_env(f"{name}.openai.api_key_env", config.api_key_env, environ)
         headers["Authorization"] = f"Bearer {key}"
     try:
         parsed = httpx.URL(config.url)

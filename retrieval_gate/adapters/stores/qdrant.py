@@ -207,14 +207,9 @@ class QdrantRetriever(Adapter[QdrantConfig]):
         if password:
             redaction.register(password)
         if config.api_key_env:
-            key = os.environ.get(config.api_key_env)
-            if not key:
-                raise store_error(
-                    self.where,
-                    f"api_key_env names {config.api_key_env}, which is not set",
-                    "export the server's API key in it, or remove api_key_env",
-                )
-            redaction.register(key)
+            key = redaction.secret_from_env(
+                f"{self.where}: api_key_env", config.api_key_env, os.environ
+            )
         # check_compatibility asks the server its version from a background thread.
         return QdrantClient(
             url=config.url,
