@@ -29,6 +29,7 @@ from retrieval_gate.gate.label_free import (
 )
 from retrieval_gate.gate.policy import gate_settings
 from retrieval_gate.gate.slicing import slice_queries
+from retrieval_gate.readers.text import open_text
 
 REFERENCE_VERSION = 1
 RECREATE_REFERENCE = "recreate it with `retrieval-gate baseline --force` on the main branch"
@@ -62,15 +63,12 @@ def read_unlabelled(config: GateConfig, settings: UnlabelledConfig) -> tuple[lis
     fields are metadata (the slices). Every problem is an InputError naming the file and line."""
     path = config.resolve(settings.queries)
     source = settings.queries
-    try:
-        handle = path.open(encoding="utf-8")
-    except FileNotFoundError:
+    if not path.is_file():
         raise InputError(
             "no such file: unlabelled.queries names a JSONL file of {id, text} lines",
             source=source,
-        ) from None
-    except OSError as error:
-        raise InputError(f"cannot read the file: {error.strerror}", source=source) from None
+        )
+    handle = open_text(path)  # as every reader: a byte-order mark dropped, gzip read
     queries: list[Query] = []
     lines: dict[str, int] = {}
     with handle:

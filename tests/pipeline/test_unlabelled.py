@@ -291,3 +291,11 @@ def test_a_sequential_gate_refuses_the_unlabelled_checks(tmp_path: Path) -> None
     code, _, err, _ = _check(config)
     assert code == 2
     assert "turn gate.sequential off, or drop the unlabelled: block" in err
+
+
+def test_a_query_file_with_a_byte_order_mark_reads_as_the_others_do(tmp_path: Path) -> None:
+    """Windows editors start a file with a byte-order mark; every other reader drops it."""
+    config = _project(tmp_path, OVERLAP)
+    queries = tmp_path / "production.jsonl"
+    queries.write_text("\ufeff" + queries.read_text(encoding="utf-8"), encoding="utf-8")
+    assert run_cli("baseline", "-c", config, "--quiet").ret == 0
