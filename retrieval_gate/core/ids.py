@@ -237,7 +237,10 @@ class ByteIds:
             at, row = at + size, row + len(part)
         widths = {part.width for part in parts if len(part)}
         width = widths.pop() if len(widths) == 1 else None
-        return cls(data, offsets, width)
+        joined = cls(data, offsets, width)
+        if all(part._hashes is not None for part in parts):  # already paid for: keep them
+            joined._hashes = np.concatenate([part._hashes for part in parts])
+        return joined
 
     def __len__(self) -> int:
         return self._count
@@ -269,17 +272,33 @@ class ByteIds:
         starts = self.offsets[rows]
         lengths = self.offsets[rows + 1] - starts
         width = max(int(lengths.max()) if len(rows) else 1, 1)
-        column = np.arange(width, dtype=np.int64)
-        index = np.minimum(starts[:, None] + column, len(self.data) - 1)
-        matrix = np.where(column < lengths[:, None], self.data[index], 0).astype(np.uint8)
-        return np.ascontiguousarray(matrix).view(f"S{width}").reshape(-1)
+        matrix = np.zeros((len(rows), width), dtype=np.uint8)
+        # A column at a time: no (rows x width) index matrix, 8 bytes per byte gathered.
+        for column in range(width):
+            present = np.flatnonzero(lengths > column)
+            matrix[present, column] = self.data[starts[present] + column]
+        return matrix.view(f"S{width}").reshape(-1)
 
     def equal(self, rows: IntArray, other: ByteIds, other_rows: IntArray) -> npt.NDArray[np.bool_]:
         """Whether the id at each of `rows` equals `other`'s at `other_rows`, byte for byte
         (fixed-width bytes alone would take 'a' and 'a\\x00' for one id)."""
+        if self.width and self.width == other.width:
+            # Ids of one width as 8-byte words: rows compare as integers, not as strings.
+            mine = self._words()
+            theirs = mine if other is self else other._words()
+            same_words: npt.NDArray[np.bool_] = (mine[rows] == theirs[other_rows]).all(axis=1)
+            return same_words
         same: npt.NDArray[np.bool_] = self.fixed(rows) == other.fixed(other_rows)
         same &= self._lengths_of(rows) == other._lengths_of(other_rows)
         return same
+
+    def _words(self) -> npt.NDArray[np.uint64]:
+        """Each id of a fixed width as a row of 8-byte words, zero-padded."""
+        assert self.width is not None
+        words = -(-self.width // 8)
+        matrix = np.zeros((self._count, words * 8), dtype=np.uint8)
+        matrix[:, : self.width] = self.data[: self._count * self.width].reshape(-1, self.width)
+        return matrix.view(np.uint64)
 
     def _lengths_of(self, rows: IntArray) -> IntArray:
         if self.width is not None:
@@ -292,13 +311,17 @@ class ByteIds:
             matrix = self.data[: self._count * self.width].reshape(self._count, self.width)
             data = np.zeros(len(rows) * self.width + _PAD, dtype=np.uint8)
             data[: len(rows) * self.width] = matrix[rows].reshape(-1)
-            return ByteIds.of_width(data, len(rows), self.width)
+            taken = ByteIds.of_width(data, len(rows), self.width)
+            taken._hashes = None if self._hashes is None else self._hashes[rows]
+            return taken
         starts = self.offsets[rows]
         lengths = self.offsets[rows + 1] - starts
         offsets = np.zeros(len(rows) + 1, dtype=np.int64)
         np.cumsum(lengths, out=offsets[1:])
         index = np.repeat(starts - offsets[:-1], lengths) + np.arange(offsets[-1], dtype=np.int64)
-        return ByteIds(self.data[index], offsets)
+        taken = ByteIds(self.data[index], offsets)
+        taken._hashes = None if self._hashes is None else self._hashes[rows]
+        return taken
 
     def hashes(self, *, keep: bool = True) -> U64Array:
         """A 64-bit hash of each id (equal ids hash equal; others collide rarely); kept for

@@ -123,3 +123,51 @@ def test_ids_are_equal_byte_for_byte() -> None:
     rows = np.asarray([0, 1, 2, 0, 3], dtype=np.int64)
     other_rows = np.asarray([1, 0, 2, 0, 2], dtype=np.int64)
     assert one.equal(rows, other, other_rows).tolist() == [True, True, True, False, False]
+
+
+@pytest.mark.parametrize("width", [1, 7, 8, 9, 17])
+def test_ids_of_one_width_are_equal_byte_for_byte(width: int) -> None:
+    rng = random.Random(width)
+    # NULs at either end: fixed-width bytes would drop trailing ones, 8-byte words do not.
+    letters = "ab\x00"
+    ids = ["".join(rng.choice(letters) for _ in range(width)) for _ in range(300)]
+    one = ByteIds.from_strings(ids)
+    other = ByteIds.from_strings(list(reversed(ids)))
+    assert one.width == other.width == width
+    rows = np.asarray([rng.randrange(300) for _ in range(2000)], dtype=np.int64)
+    other_rows = np.asarray([rng.randrange(300) for _ in range(2000)], dtype=np.int64)
+    expected = [
+        ids[i] == ids[299 - j] for i, j in zip(rows.tolist(), other_rows.tolist(), strict=True)
+    ]
+    assert one.equal(rows, other, other_rows).tolist() == expected
+    assert one.equal(rows, one, other_rows).tolist() == [
+        ids[i] == ids[j] for i, j in zip(rows.tolist(), other_rows.tolist(), strict=True)
+    ]
+
+
+def test_ids_of_one_width_whose_hashes_collide_are_still_told_apart() -> None:
+    ids = ["ab", "ba", "ab", "a\x00", "\x00a", "ba"]
+    encoded = ByteIds.from_strings(ids)
+    assert encoded.width == 2
+    encoded._hashes = np.zeros(len(ids), dtype=np.uint64)
+    assert same_partition(byte_codes(encoded), ids)
+
+
+@pytest.mark.parametrize("pool", [POOL, ["d1", "d2", "d3"]])
+def test_hashes_already_made_go_along_when_ids_are_taken_or_joined(pool: list[str]) -> None:
+    rng = random.Random(3)
+    ids = [rng.choice(pool) for _ in range(50)]
+    encoded = ByteIds.from_strings(ids)
+    encoded.hashes()  # made and kept
+    rows = np.asarray([rng.randrange(50) for _ in range(70)], dtype=np.int64)
+    taken = encoded.take(rows)
+    assert taken._hashes is not None
+    fresh = ByteIds.from_strings([ids[i] for i in rows.tolist()])
+    assert taken.hashes().tolist() == fresh.hashes().tolist()
+    joined = ByteIds.concatenate([encoded, taken])
+    assert joined._hashes is not None
+    assert (
+        joined.hashes().tolist()
+        == ByteIds.from_strings(ids + fresh.strings().tolist()).hashes().tolist()
+    )
+    assert ByteIds.concatenate([encoded, ByteIds.from_strings(["x"])])._hashes is None
