@@ -10,7 +10,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
+
 from retrieval_gate.core.files import write_text_atomic
+from retrieval_gate.core.ids import ByteIds, IntArray, object_array, pair_keys
 from retrieval_gate.core.top_k_ids import TopKColumns, TopKIds
 from retrieval_gate.core.wording import json_id_lists
 from retrieval_gate.errors import InputError
@@ -67,11 +71,26 @@ class SideTopK(TopKIds):
 
     def _columns(self) -> TopKColumns:
         if self._loaded_columns is None:
-            self._loaded_columns = TopKIds.of(self._read()).columns
+            data = self._checked_bytes()
+            written = written_columns(data)
+            columns = written[0] if written is not None and self.valid(*written) else None
+            if columns is None:  # the line-by-line reader names what is wrong
+                columns = TopKIds.of(self._read(data)).columns
+            self._loaded_columns = columns
         return self._loaded_columns
 
-    def _read(self) -> dict[str, tuple[str, ...]]:
-        side = str(self._path)
+    def valid(self, columns: TopKColumns, rows: int) -> bool:
+        """Whether columns read from the file's `rows` pass every check `_read` makes."""
+        listed = np.diff(columns.bounds)
+        return (
+            rows == self._queries
+            and int(listed.max(initial=0)) <= self._k
+            and self._labelled.issuperset(columns.queries.tolist())
+            and not _doc_twice(listed, columns.docs)
+        )
+
+    def _checked_bytes(self) -> bytes:
+        """The side file's bytes, once their sha256 is the one the JSON recorded."""
         fix = f"the two files belong together: restore both from git, or {RECREATE}"
         try:
             data = self._path.read_bytes()
@@ -88,6 +107,11 @@ class SideTopK(TopKIds):
                 f"{fix}",
                 source=self._source,
             )
+        return data
+
+    def _read(self, data: bytes) -> dict[str, tuple[str, ...]]:
+        """Every row of the file, each line checked and named when it is wrong."""
+        side = str(self._path)
         top_k: dict[str, tuple[str, ...]] = {}
         try:
             # "\n" alone ends a row: ids may hold U+2028 or U+2029, which json writes raw and
@@ -141,3 +165,92 @@ def _plain_rows(rows: list[Any]) -> bool:
     if not set(map(type, itertools.chain.from_iterable(lists))) <= {str}:
         return False
     return sum(map(len, map(set, lists))) == sum(map(len, lists))
+
+
+_SEPARATORS = {2: b", ", 3: b", [", 4: b"]]\n[", 7: b", []]\n["}
+"""What `json_id_lists` writes between two strings, told apart by length: doc to doc, query
+to its first doc, last doc to the next query, a query of no docs to the next query."""
+
+
+def written_columns(data: bytes) -> tuple[TopKColumns, int] | None:
+    """The rows of a side file as `json_id_lists` writes them (`["q", ["d", ...]]` lines,
+    queries sorted, no escapes), parsed on the bytes without an object per id, and how many
+    rows it has; None for any other text, which the line-by-line reader then parses or names.
+
+    A row of no docs counts among the rows but not among the columns' queries, as
+    `TopKIds.of` keeps it."""
+    raw = np.frombuffer(data, dtype=np.uint8)
+    if not data.endswith(b"\n") or b"\\" in data or not data.startswith(b'["'):
+        return None
+    quotes = np.flatnonzero(raw == ord('"'))
+    if len(quotes) % 2:
+        return None
+    opens, closes = quotes[0::2], quotes[1::2]
+    # Between two strings, each separator's length says what comes next (_SEPARATORS).
+    gaps = opens[1:] - closes[:-1] - 1
+    query = np.empty(len(opens), dtype=bool)
+    query[0] = True
+    query[1:] = np.isin(gaps, (4, 7))
+    allowed = np.where(query[:-1], np.isin(gaps, (3, 7)), np.isin(gaps, (2, 4)))
+    if not bool(allowed.all()):
+        return None
+    for length, separator in _SEPARATORS.items():
+        at = closes[:-1][gaps == length]
+        if len(at) and not _all_equal(raw, at + 1, separator):
+            return None
+    ending = b", []]\n" if query[-1] else b"]]\n"
+    if data[int(closes[-1]) + 1 :] != ending:
+        return None
+    # Newlines only where separators hold them; no other control character anywhere.
+    rows = int(query.sum())
+    if np.count_nonzero(raw < 0x20) != rows or np.count_nonzero(raw == ord("\n")) != rows:
+        return None
+    if int(raw.max()) >= 0x80:
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+    names = [
+        data[a + 1 : b].decode()
+        for a, b in zip(opens[query].tolist(), closes[query].tolist(), strict=True)
+    ]
+    if any(a >= b for a, b in itertools.pairwise(names)):
+        return None  # not sorted, or a query twice
+    doc = ~query
+    per_query = np.diff(np.append(np.flatnonzero(query), len(query))) - 1
+    listed = per_query > 0
+    bounds = np.zeros(int(listed.sum()) + 1, dtype=np.int64)
+    np.cumsum(per_query[listed], out=bounds[1:])
+    columns = TopKColumns(
+        object_array(itertools.compress(names, listed.tolist())),
+        bounds,
+        _strings_between(raw, opens[doc] + 1, closes[doc]),
+    )
+    return columns, rows
+
+
+def _all_equal(raw: npt.NDArray[np.uint8], starts: IntArray, text: bytes) -> bool:
+    """Whether `text` is at each of `starts` in `raw` (a byte at a time: no index matrix)."""
+    return all(bool((raw[starts + i] == byte).all()) for i, byte in enumerate(text))
+
+
+def _strings_between(raw: npt.NDArray[np.uint8], starts: IntArray, ends: IntArray) -> ByteIds:
+    """The bytes of `raw[starts[i]:ends[i]]` as ids, gathered through a mask (one byte per byte
+    of the file) rather than an index per byte."""
+    edges = np.zeros(len(raw) + 1, dtype=np.int8)
+    edges[starts] = 1  # starts differ from each other, as ends do; an empty id's cancel out
+    edges[ends] -= 1
+    inside = np.cumsum(edges[:-1], dtype=np.int8).view(np.bool_)
+    lengths = ends - starts
+    offsets = np.zeros(len(starts) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    same = len(lengths) > 0 and bool((lengths == lengths[0]).all())
+    return ByteIds(raw[inside], offsets, int(lengths[0]) if same else None)
+
+
+def _doc_twice(listed: IntArray, docs: ByteIds) -> bool:
+    """Whether some query lists a doc twice (on 64-bit hashes: a collision only sends the file
+    to the line-by-line reader, which names the doc)."""
+    query = np.repeat(np.arange(len(listed), dtype=np.int64), listed)
+    keys = np.sort(pair_keys(query, docs.hashes()))
+    return bool(np.any(keys[1:] == keys[:-1]))

@@ -1,0 +1,156 @@
+"""The top-k side file read on its bytes: equal to the line-by-line reader whenever it answers."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+from pathlib import Path
+
+import pytest
+
+from retrieval_gate.core.top_k_ids import TopKIds
+from retrieval_gate.core.wording import json_id_lists
+from retrieval_gate.errors import InputError
+from retrieval_gate.gate.baseline.side_file import SideTopK, written_columns
+
+PLAIN = {
+    "q1": ("d3", "d1", "d2"),
+    "q2": (),
+    "q3": ("only",),
+    "q4": ("", "x" * 40, "é", "日本", "a b", "\u2028", "a\x7fb", "'"),
+}
+
+
+def _text(top_k: dict[str, tuple[str, ...]]) -> bytes:
+    return json_id_lists(sorted(top_k.items())).encode()
+
+
+def _checked(data: bytes) -> SideTopK:
+    """A side file of `data` whose every query is labelled, and as many as it has lines."""
+    lines = data.decode("utf-8", "replace").removesuffix("\n").split("\n") if data else []
+    labelled = set()
+    for line in lines:
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(row, list) and row and isinstance(row[0], str):
+            labelled.add(row[0])
+    return SideTopK(Path("side.jsonl"), "", len(lines), labelled, 10**6, "test")
+
+
+def _slow(data: bytes) -> TopKIds | None:
+    """What the line-by-line reader makes of `data`; None when it refuses it."""
+    side = _checked(data)
+    try:
+        return TopKIds.of(side._read(data))
+    except InputError:
+        return None
+
+
+def test_the_written_text_is_read_on_its_bytes_as_the_line_reader_reads_it() -> None:
+    data = _text(PLAIN)
+    written = written_columns(data)
+    assert written is not None  # the fast path answered: nothing here needs an escape
+    columns, rows = written
+    assert rows == 4
+    assert columns.queries.tolist() == ["q1", "q3", "q4"]  # a query of no docs holds none
+    assert TopKIds(columns) == _slow(data)
+    assert dict(TopKIds(columns).items()) == {q: d for q, d in PLAIN.items() if d}
+
+
+@pytest.mark.parametrize(
+    "doc", ['quo"te', "back\\slash", "tab\there", "new\nline", "\x1b[31m::error::x", "\x85"]
+)
+def test_an_id_json_escapes_is_left_to_the_line_reader(doc: str) -> None:
+    data = _text({"q1": ("d1", doc)})
+    assert written_columns(data) is None
+    assert _slow(data) == TopKIds.of({"q1": ("d1", doc)})
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        b'["q2", ["d1"]]\n["q1", ["d1"]]\n',  # queries out of order
+        b'["q1", ["d1"]]\n["q1", ["d2"]]\n',  # a query twice
+        b'["q1", ["d1"]]',  # no newline at the end
+        b'["q1",["d1"]]\n',  # other spacing
+        b'["q1", ["d1"]]\n\n',  # an empty line
+        b'["q1", ["d1"], ["d2"]]\n',
+        b'["q1", ["d1" ]]\n',
+        b'["q1", "d1"]\n',
+        b'["q1", ["d1"]]\n["q2"\n',
+        b'["q1", ["d\x01"]]\n',  # a raw control character
+        b'["q1", ["\xff"]]\n',  # not UTF-8
+        b'{"q1": ["d1"]}\n',
+        b"",
+    ],
+)
+def test_any_other_text_goes_to_the_line_reader(text: bytes) -> None:
+    assert written_columns(text) is None
+
+
+def test_bytes_changed_at_random_are_read_alike_or_left_to_the_line_reader() -> None:
+    """Whatever the bytes, the fast reader answers what the line reader would, or nothing."""
+    data = _text(PLAIN)
+    alphabet = b'[]", \n\\qd1x'
+    rng = random.Random(7)
+    answered = 0
+    for _ in range(600):
+        changed = bytearray(data)
+        for _ in range(rng.randint(1, 3)):
+            at = rng.randrange(len(changed))
+            what = rng.choice(("drop", "insert", "replace"))
+            if what == "drop":
+                del changed[at]
+            elif what == "insert":
+                changed.insert(at, rng.choice(alphabet))
+            else:
+                changed[at] = rng.choice(alphabet)
+        written = written_columns(bytes(changed))
+        if written is not None and _checked(bytes(changed)).valid(*written):
+            answered += 1
+            assert TopKIds(written[0]) == _slow(bytes(changed)), bytes(changed)
+    assert answered > 30  # some changes keep the shape (an id's letters): both read them
+
+
+def test_a_doc_listed_twice_is_named_by_the_line_reader(tmp_path: Path) -> None:
+    data = b'["q1", ["d1", "d2", "d1"]]\n'
+    assert written_columns(data) is not None  # well formed: the checks after refuse it
+    path = tmp_path / "b.top_k.jsonl"
+    path.write_bytes(data)
+    side = SideTopK(path, hashlib.sha256(data).hexdigest(), 1, {"q1"}, 10, "b.json")
+    with pytest.raises(InputError, match="lists 'd1' twice"):
+        dict(side)
+
+
+@pytest.mark.parametrize(
+    ("labelled", "k", "queries", "message"),
+    [
+        ({"q1"}, 10, 2, "'q2' not in query_ids"),
+        ({"q1", "q2"}, 1, 2, "2 doc ids, more than k = 1"),
+        ({"q1", "q2"}, 10, 3, "2 queries, 3 recorded"),
+    ],
+)
+def test_the_checks_after_the_fast_read_name_what_is_wrong(
+    tmp_path: Path, labelled: set[str], k: int, queries: int, message: str
+) -> None:
+    data = b'["q1", ["d1", "d2"]]\n["q2", ["d1"]]\n'
+    path = tmp_path / "b.top_k.jsonl"
+    path.write_bytes(data)
+    side = SideTopK(path, hashlib.sha256(data).hexdigest(), queries, labelled, k, "b.json")
+    with pytest.raises(InputError, match=message):
+        dict(side)
+
+
+def test_a_side_file_read_on_its_bytes_keeps_every_query_and_id(tmp_path: Path) -> None:
+    top_k = {
+        f"q{i:04d}": tuple(f"doc-{(i * 7 + j) % 97}" for j in range(i % 5)) for i in range(300)
+    }
+    data = _text(top_k)
+    path = tmp_path / "b.top_k.jsonl"
+    path.write_bytes(data)
+    side = SideTopK(path, hashlib.sha256(data).hexdigest(), 300, set(top_k), 4, "b.json")
+    assert dict(side.items()) == {q: d for q, d in top_k.items() if d}
+    assert json.loads(data.split(b"\n")[1]) == ["q0001", ["doc-7"]]
