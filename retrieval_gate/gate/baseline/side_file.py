@@ -11,14 +11,14 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 
 from retrieval_gate.core.files import write_text_atomic
-from retrieval_gate.core.ids import ByteIds, IntArray, object_array, pair_keys
+from retrieval_gate.core.ids import ByteIds, IntArray, pair_keys
 from retrieval_gate.core.top_k_ids import TopKColumns, TopKIds
 from retrieval_gate.core.wording import json_id_lists
 from retrieval_gate.errors import InputError
 from retrieval_gate.gate.baseline.record import RECREATE, top_k_problems
+from retrieval_gate.gate.baseline.side_file_bytes import written_columns, written_text
 
 TOP_K_INLINE = 1000
 """Most queries whose top-k ids the JSON holds itself; past it they go to a side file
@@ -45,7 +45,9 @@ def with_top_k_file(document: dict[str, Any], path: Path) -> dict[str, Any]:
     if not isinstance(top_k, Mapping) or len(top_k) <= TOP_K_INLINE:
         return document
     side = top_k_path(path)
-    text = json_id_lists(top_k.items())
+    text = written_text(top_k) if isinstance(top_k, TopKIds) else None
+    if text is None:
+        text = json_id_lists(top_k.items())
     digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
     write_text_atomic(side, text)
     reference = {"file": side.name, "sha256": digest, "queries": len(top_k)}
@@ -165,87 +167,6 @@ def _plain_rows(rows: list[Any]) -> bool:
     if not set(map(type, itertools.chain.from_iterable(lists))) <= {str}:
         return False
     return sum(map(len, map(set, lists))) == sum(map(len, lists))
-
-
-_SEPARATORS = {2: b", ", 3: b", [", 4: b"]]\n[", 7: b", []]\n["}
-"""What `json_id_lists` writes between two strings, told apart by length: doc to doc, query
-to its first doc, last doc to the next query, a query of no docs to the next query."""
-
-
-def written_columns(data: bytes) -> tuple[TopKColumns, int] | None:
-    """The rows of a side file as `json_id_lists` writes them (`["q", ["d", ...]]` lines,
-    queries sorted, no escapes), parsed on the bytes without an object per id, and how many
-    rows it has; None for any other text, which the line-by-line reader then parses or names.
-
-    A row of no docs counts among the rows but not among the columns' queries, as
-    `TopKIds.of` keeps it."""
-    raw = np.frombuffer(data, dtype=np.uint8)
-    if not data.endswith(b"\n") or b"\\" in data or not data.startswith(b'["'):
-        return None
-    quotes = np.flatnonzero(raw == ord('"'))
-    if len(quotes) % 2:
-        return None
-    opens, closes = quotes[0::2], quotes[1::2]
-    # Between two strings, each separator's length says what comes next (_SEPARATORS).
-    gaps = opens[1:] - closes[:-1] - 1
-    query = np.empty(len(opens), dtype=bool)
-    query[0] = True
-    query[1:] = np.isin(gaps, (4, 7))
-    allowed = np.where(query[:-1], np.isin(gaps, (3, 7)), np.isin(gaps, (2, 4)))
-    if not bool(allowed.all()):
-        return None
-    for length, separator in _SEPARATORS.items():
-        at = closes[:-1][gaps == length]
-        if len(at) and not _all_equal(raw, at + 1, separator):
-            return None
-    ending = b", []]\n" if query[-1] else b"]]\n"
-    if data[int(closes[-1]) + 1 :] != ending:
-        return None
-    # Newlines only where separators hold them; no other control character anywhere.
-    rows = int(query.sum())
-    if np.count_nonzero(raw < 0x20) != rows or np.count_nonzero(raw == ord("\n")) != rows:
-        return None
-    if int(raw.max()) >= 0x80:
-        try:
-            data.decode("utf-8")
-        except UnicodeDecodeError:
-            return None
-    names = [
-        data[a + 1 : b].decode()
-        for a, b in zip(opens[query].tolist(), closes[query].tolist(), strict=True)
-    ]
-    if any(a >= b for a, b in itertools.pairwise(names)):
-        return None  # not sorted, or a query twice
-    doc = ~query
-    per_query = np.diff(np.append(np.flatnonzero(query), len(query))) - 1
-    listed = per_query > 0
-    bounds = np.zeros(int(listed.sum()) + 1, dtype=np.int64)
-    np.cumsum(per_query[listed], out=bounds[1:])
-    columns = TopKColumns(
-        object_array(itertools.compress(names, listed.tolist())),
-        bounds,
-        _strings_between(raw, opens[doc] + 1, closes[doc]),
-    )
-    return columns, rows
-
-
-def _all_equal(raw: npt.NDArray[np.uint8], starts: IntArray, text: bytes) -> bool:
-    """Whether `text` is at each of `starts` in `raw` (a byte at a time: no index matrix)."""
-    return all(bool((raw[starts + i] == byte).all()) for i, byte in enumerate(text))
-
-
-def _strings_between(raw: npt.NDArray[np.uint8], starts: IntArray, ends: IntArray) -> ByteIds:
-    """The bytes of `raw[starts[i]:ends[i]]` as ids, gathered through a mask (one byte per byte
-    of the file) rather than an index per byte."""
-    edges = np.zeros(len(raw) + 1, dtype=np.int8)
-    edges[starts] = 1  # starts differ from each other, as ends do; an empty id's cancel out
-    edges[ends] -= 1
-    inside = np.cumsum(edges[:-1], dtype=np.int8).view(np.bool_)
-    lengths = ends - starts
-    offsets = np.zeros(len(starts) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=offsets[1:])
-    same = len(lengths) > 0 and bool((lengths == lengths[0]).all())
-    return ByteIds(raw[inside], offsets, int(lengths[0]) if same else None)
 
 
 def _doc_twice(listed: IntArray, docs: ByteIds) -> bool:

@@ -1,4 +1,5 @@
-"""The top-k side file read on its bytes: equal to the line-by-line reader whenever it answers."""
+"""The top-k side file written and read on its bytes: as json writes it, as the line-by-line
+reader reads it."""
 
 from __future__ import annotations
 
@@ -9,10 +10,12 @@ from pathlib import Path
 
 import pytest
 
+from retrieval_gate.core import redaction
 from retrieval_gate.core.top_k_ids import TopKIds
 from retrieval_gate.core.wording import json_id_lists
 from retrieval_gate.errors import InputError
-from retrieval_gate.gate.baseline.side_file import SideTopK, written_columns
+from retrieval_gate.gate.baseline.side_file import SideTopK, with_top_k_file
+from retrieval_gate.gate.baseline.side_file_bytes import written_columns, written_text
 
 PLAIN = {
     "q1": ("d3", "d1", "d2"),
@@ -154,3 +157,42 @@ def test_a_side_file_read_on_its_bytes_keeps_every_query_and_id(tmp_path: Path) 
     side = SideTopK(path, hashlib.sha256(data).hexdigest(), 300, set(top_k), 4, "b.json")
     assert dict(side.items()) == {q: d for q, d in top_k.items() if d}
     assert json.loads(data.split(b"\n")[1]) == ["q0001", ["doc-7"]]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_plain_ids_are_written_on_their_bytes_as_json_writes_them(seed: int) -> None:
+    rng = random.Random(seed)
+    printable = [chr(c) for c in range(0x20, 0x7F) if chr(c) not in '"\\']
+    top_k = {
+        f"q{i:03d}{rng.choice(printable)}": tuple(
+            dict.fromkeys("".join(rng.choices(printable, k=rng.randint(0, 12))) for _ in range(9))
+        )[: rng.randint(1, 9)]
+        for i in range(rng.randint(1, 40))
+    }
+    ids = TopKIds.of(top_k)
+    text = written_text(ids)
+    assert text is not None
+    assert text == json_id_lists(sorted(ids.items()))
+    assert written_columns(text.encode()) is not None
+
+
+@pytest.mark.parametrize(
+    "doc", ['quo"te', "back\\slash", "tab\there", "é", "\x7f", "\x1b[31m::error::x", "\u2028"]
+)
+def test_an_id_json_escapes_or_not_ascii_is_written_by_json(doc: str) -> None:
+    assert written_text(TopKIds.of({"q1": ("d1", doc)})) is None
+    assert written_text(TopKIds.of({doc: ("d1",)})) is None
+
+
+def test_a_registered_secret_is_never_written_on_the_bytes(tmp_path: Path) -> None:
+    top_k = {f"q{i:04d}": ("d1", f"token-{i}-s3cr3t-value") for i in range(1001)}
+    redaction.register("s3cr3t-value")
+    try:
+        assert written_text(TopKIds.of(top_k)) is None
+        path = tmp_path / "b.json"
+        with_top_k_file({"top_k": TopKIds.of(top_k)}, path)
+        text = (tmp_path / "b.top_k.jsonl").read_text()
+    finally:
+        redaction.forget()
+    assert "s3cr3t" not in text
+    assert text.count("<redacted>") == 1001

@@ -1,0 +1,148 @@
+"""The top-k side file's text as `json_id_lists` writes it, written and parsed on its bytes
+(numpy over the whole buffer, no object per id)."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import numpy.typing as npt
+
+from retrieval_gate.core.ids import ByteIds, IntArray, object_array
+from retrieval_gate.core.redaction import redacted
+from retrieval_gate.core.top_k_ids import TopKColumns, TopKIds
+
+_SEPARATORS = {2: b", ", 3: b", [", 4: b"]]\n[", 7: b", []]\n["}
+"""What `json_id_lists` writes between two strings, told apart by length: doc to doc, query
+to its first doc, last doc to the next query, a query of no docs to the next query."""
+
+
+def written_columns(data: bytes) -> tuple[TopKColumns, int] | None:
+    """The rows of a side file as `json_id_lists` writes them (`["q", ["d", ...]]` lines,
+    queries sorted, no escapes), parsed on the bytes without an object per id, and how many
+    rows it has; None for any other text, which the line-by-line reader then parses or names.
+
+    A row of no docs counts among the rows but not among the columns' queries, as
+    `TopKIds.of` keeps it."""
+    raw = np.frombuffer(data, dtype=np.uint8)
+    if not data.endswith(b"\n") or b"\\" in data or not data.startswith(b'["'):
+        return None
+    quotes = np.flatnonzero(raw == ord('"'))
+    if len(quotes) % 2:
+        return None
+    opens, closes = quotes[0::2], quotes[1::2]
+    # Between two strings, each separator's length says what comes next (_SEPARATORS).
+    gaps = opens[1:] - closes[:-1] - 1
+    query = np.empty(len(opens), dtype=bool)
+    query[0] = True
+    query[1:] = np.isin(gaps, (4, 7))
+    allowed = np.where(query[:-1], np.isin(gaps, (3, 7)), np.isin(gaps, (2, 4)))
+    if not bool(allowed.all()):
+        return None
+    for length, separator in _SEPARATORS.items():
+        at = closes[:-1][gaps == length]
+        if len(at) and not _all_equal(raw, at + 1, separator):
+            return None
+    ending = b", []]\n" if query[-1] else b"]]\n"
+    if data[int(closes[-1]) + 1 :] != ending:
+        return None
+    # Newlines only where separators hold them; no other control character anywhere.
+    rows = int(query.sum())
+    if np.count_nonzero(raw < 0x20) != rows or np.count_nonzero(raw == ord("\n")) != rows:
+        return None
+    if int(raw.max()) >= 0x80:
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+    names = [
+        data[a + 1 : b].decode()
+        for a, b in zip(opens[query].tolist(), closes[query].tolist(), strict=True)
+    ]
+    if any(a >= b for a, b in itertools.pairwise(names)):
+        return None  # not sorted, or a query twice
+    doc = ~query
+    per_query = np.diff(np.append(np.flatnonzero(query), len(query))) - 1
+    listed = per_query > 0
+    bounds = np.zeros(int(listed.sum()) + 1, dtype=np.int64)
+    np.cumsum(per_query[listed], out=bounds[1:])
+    columns = TopKColumns(
+        object_array(itertools.compress(names, listed.tolist())),
+        bounds,
+        _strings_between(raw, opens[doc] + 1, closes[doc]),
+    )
+    return columns, rows
+
+
+def _all_equal(raw: npt.NDArray[np.uint8], starts: IntArray, text: bytes) -> bool:
+    """Whether `text` is at each of `starts` in `raw` (a byte at a time: no index matrix)."""
+    return all(bool((raw[starts + i] == byte).all()) for i, byte in enumerate(text))
+
+
+def _strings_between(raw: npt.NDArray[np.uint8], starts: IntArray, ends: IntArray) -> ByteIds:
+    """The bytes of `raw[starts[i]:ends[i]]` as ids, gathered through a mask (one byte per byte
+    of the file) rather than an index per byte."""
+    edges = np.zeros(len(raw) + 1, dtype=np.int8)
+    edges[starts] = 1  # starts differ from each other, as ends do; an empty id's cancel out
+    edges[ends] -= 1
+    inside = np.cumsum(edges[:-1], dtype=np.int8).view(np.bool_)
+    lengths = ends - starts
+    offsets = np.zeros(len(starts) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    same = len(lengths) > 0 and bool((lengths == lengths[0]).all())
+    return ByteIds(raw[inside], offsets, int(lengths[0]) if same else None)
+
+
+def written_text(top_k: TopKIds) -> str | None:
+    """`json_id_lists(top_k.items())`, built on the ids' bytes when every id is printable
+    ASCII without a quote or a backslash (JSON writes those as they are) and no registered
+    secret is in the text; None otherwise, for `json_id_lists` to write."""
+    columns = top_k.columns
+    names = columns.queries.tolist()
+    if not names or not all(_plain(name) for name in names):
+        return None
+    docs = columns.docs
+    offsets = docs.offsets
+    used = docs.data[: int(offsets[-1])]
+    plain = (used >= 0x20) & (used < 0x7F) & (used != ord('"')) & (used != ord("\\"))
+    if not bool(plain.all()):
+        return None
+    # Pieces in file order: each query's `["q", [` then its docs' `"d", ` (`"d"]]\n` last).
+    lengths = np.diff(offsets)
+    last = np.zeros(len(lengths), dtype=bool)
+    last[columns.bounds[1:] - 1] = True
+    cells = lengths + np.where(last, 5, 4)
+    heads = np.fromiter((len(name) + 6 for name in names), dtype=np.int64, count=len(names))
+    query = np.repeat(np.arange(len(names)), np.diff(columns.bounds))
+    doc_piece = np.arange(len(lengths)) + query + 1
+    pieces = np.empty(len(lengths) + len(names), dtype=np.int64)
+    pieces[doc_piece] = cells
+    head_piece = columns.bounds[:-1] + np.arange(len(names))
+    pieces[head_piece] = heads
+    starts = np.zeros(len(pieces) + 1, dtype=np.int64)
+    np.cumsum(pieces, out=starts[1:])
+    out = np.empty(int(starts[-1]), dtype=np.uint8)
+    text = "".join(f'["{name}", [' for name in names).encode()
+    out[_spans(len(out), starts[head_piece], heads)] = np.frombuffer(text, dtype=np.uint8)
+    at = starts[doc_piece]
+    out[at] = ord('"')
+    out[_spans(len(out), at + 1, lengths)] = used
+    end = at + 1 + lengths
+    out[end] = ord('"')
+    inner, final = end[~last], end[last]
+    out[inner + 1], out[inner + 2] = ord(","), ord(" ")
+    out[final + 1], out[final + 2], out[final + 3] = ord("]"), ord("]"), ord("\n")
+    written = out.tobytes().decode("ascii")
+    return written if redacted(written) == written else None
+
+
+def _plain(name: str) -> bool:
+    return name.isascii() and name.isprintable() and '"' not in name and "\\" not in name
+
+
+def _spans(size: int, starts: IntArray, lengths: IntArray) -> npt.NDArray[np.bool_]:
+    """A mask of `size` bytes, true in `[starts[i], starts[i] + lengths[i])` (spans apart)."""
+    edges = np.zeros(size + 1, dtype=np.int8)
+    edges[starts] += 1  # an empty span's start is its end: the two cancel
+    edges[starts + lengths] -= 1
+    return np.cumsum(edges[:-1], dtype=np.int8).view(np.bool_)
