@@ -227,17 +227,26 @@ class ByteIds:
     @classmethod
     def concatenate(cls, parts: Sequence[ByteIds]) -> ByteIds:
         """The ids of `parts`, one part after another, in one buffer."""
-        sizes = [int(part.offsets[-1]) for part in parts]
-        data = np.zeros(sum(sizes) + _PAD, dtype=np.uint8)
-        offsets = np.zeros(sum(map(len, parts)) + 1, dtype=np.int64)
-        at = row = 0
-        for part, size in zip(parts, sizes, strict=True):
-            data[at : at + size] = part.data[:size]
-            offsets[row + 1 : row + len(part) + 1] = part.offsets[1:] + at
-            at, row = at + size, row + len(part)
         widths = {part.width for part in parts if len(part)}
         width = widths.pop() if len(widths) == 1 else None
-        joined = cls(data, offsets, width)
+        count = sum(map(len, parts))
+        if width:  # one width: whole rows side by side, and no offsets (8 bytes an id)
+            data = np.zeros(count * width + _PAD, dtype=np.uint8)
+            at = 0
+            for part in parts:
+                data[at : at + len(part) * width] = part.data[: len(part) * width]
+                at += len(part) * width
+            joined = cls.of_width(data, count, width)
+        else:
+            sizes = [int(part.offsets[-1]) for part in parts]
+            data = np.zeros(sum(sizes) + _PAD, dtype=np.uint8)
+            offsets = np.zeros(count + 1, dtype=np.int64)
+            at = row = 0
+            for part, size in zip(parts, sizes, strict=True):
+                data[at : at + size] = part.data[:size]
+                offsets[row + 1 : row + len(part) + 1] = part.offsets[1:] + at
+                at, row = at + size, row + len(part)
+            joined = cls(data, offsets, width)
         if all(part._hashes is not None for part in parts):  # already paid for: keep them
             joined._hashes = np.concatenate([part._hashes for part in parts])
         return joined

@@ -75,9 +75,9 @@ class Unjudged:
 @dataclass(frozen=True)
 class GradedTopK:
     """A record's stored top k over the labelled queries as a run ranked as listed
-    (`top_k.listed_run`), with each row's grade in the qrels (NaN: not in the query's qrels)
-    and its doc as a code shared with the record it is compared with: every diagnostic below
-    is a vectorised pass over these rows."""
+    (`top_k.listed_run`: rows grouped by query code, in rank order), with each row's grade
+    in the qrels (NaN: not in the query's qrels) and its doc as a code shared with the record
+    it is compared with: every diagnostic below is a vectorised pass over these rows."""
 
     run: Run
     grade: FloatArray

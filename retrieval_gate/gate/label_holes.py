@@ -272,14 +272,12 @@ def _queries(before: GradedTopK, after: GradedTopK, qrels: Qrels) -> OpenDocs:
 def _rows(
     top_k: GradedTopK, count: int
 ) -> tuple[IntArray, IntArray, FloatArray, IntArray, IntArray]:
-    """(query, rank from 1, grade, each query's bounds, doc code), rows sorted by (query,
-    rank)."""
-    run = top_k.run
-    order = np.lexsort((-run.score, run.query))  # score = -rank (`listed_run`)
-    query = run.query[order]
-    rank = np.rint(-run.score[order]).astype(np.int64)
-    bounds = np.searchsorted(query, np.arange(count + 1))
-    return query, rank, top_k.grade[order], bounds, top_k.doc[order]
+    """(query, rank from 1, grade, each query's bounds, doc code), rows in (query, rank)
+    order."""
+    run = top_k.run  # grouped by query and ranked within each, as `listed_run` lays it out
+    rank = np.rint(-run.score).astype(np.int64)  # score = -rank
+    bounds = np.searchsorted(run.query, np.arange(count + 1))
+    return run.query, rank, top_k.grade, bounds, top_k.doc
 
 
 def _query(docs: OpenDocs, q: int) -> _Query:

@@ -72,7 +72,8 @@ def top_k_ids(run: Run, k: int) -> TopKIds:
 def listed_run(top_k: Mapping[str, Sequence[str]], query_ids: Sequence[str]) -> Run:
     """Stored top-k lists as a run ranked as listed (each doc scores minus its rank), over the
     sorted `query_ids`; a query without a list retrieved nothing. The lists hold each doc once
-    (`baseline` refuses a record that repeats one)."""
+    (`baseline` refuses a record that repeats one). Rows are grouped by query code, ascending,
+    and ranked within each query (label holes read them in that order, unsorted)."""
     wanted = object_array(query_ids)
     columns = TopKIds.of(top_k).columns  # a record's own: its arrays as they are
     at = positions(columns.queries, wanted)

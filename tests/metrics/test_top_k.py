@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 
+import numpy as np
 import pytest
 
 from retrieval_gate.core.model import Hit
@@ -102,3 +103,23 @@ def test_stored_lists_become_a_run_ranked_as_listed() -> None:
     assert run.score.tolist() == [-1.0, -1.0, -2.0, -3.0]
     # The run ranks them back as listed: the lists survive the metrics' ranking.
     assert top_k_ids(run, 10) == {"q1": ("z",), "q2": ("b", "a", "c")}
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_a_listed_run_is_grouped_by_query_and_ranked_within_each(seed: int) -> None:
+
+    rng = random.Random(seed)
+    query_ids = sorted(f"q{i}" for i in range(rng.randint(1, 30)))
+    top_k = {
+        q: tuple(f"d{j}" for j in rng.sample(range(50), rng.randint(0, 8)))
+        for q in rng.sample([*query_ids, "unlabelled"], len(query_ids) // 2 + 1)
+    }
+    run = listed_run(top_k, query_ids)
+    query, rank = run.query.tolist(), (-run.score).tolist()
+    rows = list(zip(query, rank, strict=True))
+    assert rows == sorted(rows)
+    for code, q in enumerate(query_ids):
+        listed = [
+            run.docs_at(np.asarray([i])).tolist()[0] for i, c in enumerate(query) if c == code
+        ]
+        assert listed == list(top_k.get(q, ()))
