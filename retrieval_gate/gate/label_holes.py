@@ -27,6 +27,9 @@ from retrieval_gate.metrics.spec import MetricSpec
 Decider = Callable[[Mapping[str, FloatArray], Mapping[str, FloatArray]], Sequence[Comparison]]
 """The gate's own rule: (baseline scores, current scores) -> every check, as `compare` gives."""
 
+_QUERIES_AT_ONCE = 1 << 14
+"""Queries whose unjudged documents `_queries` numbers in one block."""
+
 LINEAR = frozenset({"ndcg", "dcg", "recall", "precision"})
 """Measures that, for a fixed multiset of grades given to the unjudged documents, are a sum of
 per-document gains over a denominator that the multiset alone fixes (the ideal DCG, R, k, 1):
@@ -248,23 +251,33 @@ def _queries(before: GradedTopK, after: GradedTopK, qrels: Qrels) -> OpenDocs:
     lists has one grade), and the qrels' judged grades by query."""
     count = len(after.run.query_ids)
     sides = [_rows(top_k, count) for top_k in (before, after)]
-    open_ = [~(side[2] >= 0) for side in sides]
     vocabulary = after.vocabulary  # both records' doc codes are one coding
-    pairs = np.concatenate(
-        [side[0][o] * vocabulary + side[4][o] for side, o in zip(sides, open_, strict=True)]
-    )
-    keys, slot = np.unique(pairs, return_inverse=True)
-    unjudged = np.bincount(keys // vocabulary, minlength=count)
+    slots = [np.full(len(side[0]), -1, dtype=np.int64) for side in sides]
+    unjudged = np.zeros(count, dtype=np.int64)
+    numbered = 0
+    # The (query, doc) pairs sort by query first, so numbering them a block of queries at a
+    # time gives the numbers one pass over all would, with a block's temporaries only.
+    for start in range(0, count, _QUERIES_AT_ONCE):
+        end = min(start + _QUERIES_AT_ONCE, count)
+        open_ = []
+        for _, _, grade, bounds, _ in sides:
+            s, e = int(bounds[start]), int(bounds[end])
+            open_.append(np.flatnonzero(~(grade[s:e] >= 0)) + s)
+        pairs = np.concatenate(
+            [side[0][o] * vocabulary + side[4][o] for side, o in zip(sides, open_, strict=True)]
+        )
+        keys, slot = np.unique(pairs, return_inverse=True)
+        unjudged[start:end] = np.bincount(keys // vocabulary - start, minlength=end - start)
+        split = len(open_[0])
+        slots[0][open_[0]] = slot[:split] + numbered
+        slots[1][open_[1]] = slot[split:] + numbered
+        numbered += len(keys)
     first = np.zeros(count, dtype=np.int64)
     np.cumsum(unjudged[:-1], out=first[1:])
-    split = int(open_[0].sum())
-    rows = []
-    for (query, rank, grade, bounds, _), o, part in zip(
-        sides, open_, (slot[:split], slot[split:]), strict=True
-    ):
-        slots = np.full(len(query), -1, dtype=np.int64)
-        slots[o] = part
-        rows.append(SideRows(query, rank, grade, slots, bounds))
+    rows = [
+        SideRows(query, rank, grade, slot, bounds)
+        for (query, rank, grade, bounds, _), slot in zip(sides, slots, strict=True)
+    ]
     grade, judged_bounds = _judged_grades(qrels, after.run.query_ids.tolist())
     return OpenDocs(rows[0], rows[1], unjudged, first, grade, judged_bounds)
 

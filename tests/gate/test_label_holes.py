@@ -380,3 +380,23 @@ def test_unbounded_metrics_say_why_and_the_t_test_claims_nothing() -> None:
     assert t_test.worst == t_test.best == t_test.verdict == "regressed"
     assert not t_test.robust
     assert not t_test.exact
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_unjudged_documents_numbered_in_blocks_are_numbered_as_in_one(
+    seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import retrieval_gate.gate.label_holes as holes
+
+    judgments, query_ids, old, new = random_case(seed)
+    qrels = qrels_from_dict(judgments)
+    before, after = graded_top_ks(old, new, query_ids, qrels)
+    whole = _queries(before, after, qrels)
+    for block in (1, 2, 3):
+        monkeypatch.setattr(holes, "_QUERIES_AT_ONCE", block)
+        found = _queries(before, after, qrels)
+        for name in ("unjudged", "first_slot"):
+            assert getattr(found, name).tolist() == getattr(whole, name).tolist()
+        for side in ("before", "after"):
+            assert getattr(found, side).slot.tolist() == getattr(whole, side).slot.tolist()
+    assert int(whole.unjudged.sum()) > 0
