@@ -317,7 +317,11 @@ def ranking_order(
 def _names_descending(names: npt.NDArray[Any], group: IntArray) -> IntArray:
     """The order that sorts each group of tied rows (`group`: ascending, contiguous) by name
     descending. Most groups are pairs (two docs on one score): a comparison sets their
-    order, and only the larger groups are sorted."""
+    order, and only the larger groups are sorted. Groups already in order (a run written in
+    rank order, a top k cut from a ranked run) are confirmed by one pass."""
+    inside = group[1:] == group[:-1]
+    if not bool(np.any(inside & ~(names[1:] < names[:-1]))):
+        return np.arange(len(names))
     sizes = np.bincount(group)
     firsts = np.cumsum(sizes) - sizes
     permuted = np.arange(len(names))

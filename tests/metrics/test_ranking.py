@@ -145,3 +145,26 @@ def test_docs_at_reads_only_the_rows_asked_for() -> None:
     assert held.docs_at(rows).tolist() == ["c", "é"]
     assert not held._ids.has_strings  # no string was built for the other rows
     assert run.docs_at(rows).tolist() == ["c", "é"]
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_tied_rows_are_put_in_doc_id_descending_order_whatever_order_they_came_in(
+    seed: int,
+) -> None:
+    from retrieval_gate.metrics.ranking import _names_descending
+
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(2, 6, size=int(rng.integers(1, 40)))
+    group = np.repeat(np.arange(len(sizes)), sizes)
+    names = np.array([f"d{int(x)}" for x in rng.choice(1000, len(group), replace=False)], "S")
+    # Each group's rows by name descending, groups ascending: the order the metrics rank.
+    wanted = sorted(range(len(names)), key=lambda i: names[i], reverse=True)
+    wanted = sorted(wanted, key=lambda i: int(group[i]))
+    for given in (names, names[np.asarray(wanted)]):
+        order = _names_descending(given, group)
+        got = given[order]
+        for g in range(len(sizes)):
+            inside = got[group == g].tolist()
+            assert inside == sorted(inside, reverse=True)
+    in_order = names[np.asarray(wanted)]
+    assert _names_descending(in_order, group).tolist() == list(range(len(names)))
