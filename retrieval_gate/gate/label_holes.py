@@ -41,6 +41,8 @@ BINARY = frozenset({"recall", "precision", "rr", "hit_rate", "ap"})
 EXHAUSTIVE = 4096
 """Most grade assignments of one query's unjudged documents enumerated for the measures
 without an exact shortcut (ap); past it, the query's delta is bounded by [-1, 1]."""
+_ENUMERATED_CELLS = 1 << 20
+"""Ranks x assignments x queries scored in one call of the measure (`_extremes`)."""
 MULTISETS = 50_000
 """Most multisets of grades enumerated per query for the LINEAR measures; past it, a sound
 interval bound (`label_hole_extremes._outer`)."""
@@ -342,9 +344,22 @@ def _extremes(spec: MetricSpec, docs: OpenDocs, top: float) -> _Extremes:
     # Past EXHAUSTIVE assignments a query's delta is bounded by [-1, 1].
     many = docs.unjudged > (most if len(grades) > 1 else np.iinfo(np.int64).max)
     low[many], high[many], cur_high[many], exact[many] = -1.0, 1.0, 1.0, False
-    for q in np.flatnonzero(~many).tolist():
-        found = _exhaustive(spec, _query(docs, q), grades)
-        (low[q], high[q]), (cur_low[q], cur_high[q]), exact[q] = found
+    # Queries with as many unjudged docs share one table of assignments: scored together,
+    # a chunk of them at a time, so that the measure is called once per chunk.
+    enumerated = np.flatnonzero(~many)
+    for u in np.unique(docs.unjudged[enumerated]).tolist():
+        same = enumerated[docs.unjudged[enumerated] == u]
+        assigned = np.asarray(list(itertools.product(grades.tolist(), repeat=u)), np.float64)
+        assigned = assigned.reshape(len(assigned), u)
+        assert spec.k is not None
+        step = max(1, _ENUMERATED_CELLS // (len(assigned) * spec.k))
+        for start in range(0, len(same), step):
+            chunk = same[start : start + step]
+            queries = [_query(docs, q) for q in chunk.tolist()]
+            after, before = (_scored(spec, queries, side, assigned) for side in (1, 0))
+            delta = after - before
+            low[chunk], high[chunk] = delta.min(axis=1), delta.max(axis=1)
+            cur_low[chunk], cur_high[chunk] = after.min(axis=1), after.max(axis=1)
     return _Extremes((low, high), (cur_low, cur_high), exact)
 
 
@@ -355,50 +370,37 @@ def _grades(spec: MetricSpec, top: float) -> FloatArray:
     return np.unique(np.append(np.arange(0.0, math.floor(top) + 1.0), top))  # top: 2.5 too
 
 
-Bounds = tuple[tuple[float, float], tuple[float, float], bool]
-"""((lowest delta, highest delta), (lowest current value, highest), exact)."""
-
-
-def _exhaustive(spec: MetricSpec, query: _Query, grades: FloatArray) -> Bounds:
-    """Every grade assignment scored by the measure itself; past EXHAUSTIVE, [-1, 1]."""
-    u = query.unjudged
-    if len(grades) ** u > EXHAUSTIVE:
-        return (-1.0, 1.0), (0.0, 1.0), False
-    rows = list(itertools.product(grades.tolist(), repeat=u))
-    assigned = np.asarray(rows, dtype=np.float64).reshape(len(rows), u)
-    values = [_scored(spec, query, side, assigned) for side in (query.after, query.before)]
-    delta = values[0] - values[1]
-    return (
-        (float(delta.min()), float(delta.max())),
-        (
-            float(values[0].min()),
-            float(values[0].max()),
-        ),
-        True,
-    )
-
-
-def _scored(spec: MetricSpec, query: _Query, side: _Side, assigned: FloatArray) -> FloatArray:
-    """The measure of one side's top k under each row of `assigned` grades."""
+def _scored(
+    spec: MetricSpec, queries: Sequence[_Query], side: int, assigned: FloatArray
+) -> FloatArray:
+    """The measure of one side's top k (0 before, 1 after) of each query under each row of
+    `assigned` grades (every query has as many unjudged docs): queries x assignments."""
     assert spec.k is not None
-    rows = assigned.shape[0]
-    width = spec.k
-    matrix = np.full((rows, width), -np.inf)
-    judged = side.judged_rank <= width
-    matrix[:, side.judged_rank[judged] - 1] = side.judged_grade[judged]
-    open_ = side.unjudged_rank <= width
-    matrix[:, side.unjudged_rank[open_] - 1] = assigned[:, side.unjudged_index[open_]]
-    # Ranks a short list leaves empty stay -inf: past the end of the results.
-    grades = np.concatenate([np.broadcast_to(query.judged, (rows, len(query.judged))), assigned], 1)
-    qrels_query = np.repeat(np.arange(rows), grades.shape[1])
+    rows, width = assigned.shape[0], spec.k
+    matrix = np.full((len(queries) * rows, width), -np.inf)
+    qrels_query, qrels_grade = [], []
+    for i, query in enumerate(queries):
+        top_k = query.after if side else query.before
+        block = matrix[i * rows : (i + 1) * rows]
+        judged = top_k.judged_rank <= width
+        block[:, top_k.judged_rank[judged] - 1] = top_k.judged_grade[judged]
+        open_ = top_k.unjudged_rank <= width
+        block[:, top_k.unjudged_rank[open_] - 1] = assigned[:, top_k.unjudged_index[open_]]
+        # Ranks a short list leaves empty stay -inf: past the end of the results.
+        graded = np.concatenate(
+            [np.broadcast_to(query.judged, (rows, len(query.judged))), assigned], 1
+        )
+        qrels_grade.append(graded.reshape(-1))
+        qrels_query.append(np.repeat(np.arange(i * rows, (i + 1) * rows), graded.shape[1]))
     ranked = RankedJudgments(
-        np.arange(rows).astype(object),
+        np.arange(len(matrix)).astype(object),
         matrix,
         (matrix > -np.inf).sum(axis=1),
-        qrels_query,
-        grades.reshape(-1),
-        np.zeros((rows, 0)),
+        np.concatenate(qrels_query),
+        np.concatenate(qrels_grade),
+        np.zeros((len(matrix), 0)),
         (),
         (),
     )
-    return np.asarray(spec.measure.compute(spec, ranked), dtype=np.float64)
+    values = np.asarray(spec.measure.compute(spec, ranked), dtype=np.float64)
+    return values.reshape(len(queries), rows)
