@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from retrieval_gate.config.evaluators import evaluator_key
 from retrieval_gate.core.ids import FloatArray, IntArray
@@ -28,7 +30,7 @@ Decider = Callable[[Mapping[str, FloatArray], Mapping[str, FloatArray]], Sequenc
 """The gate's own rule: (baseline scores, current scores) -> every check, as `compare` gives."""
 
 _QUERIES_AT_ONCE = 1 << 14
-"""Queries whose unjudged documents `_queries` numbers in one block."""
+"""Queries whose label-hole bounds are found in one block (`_blocked_extremes`)."""
 
 LINEAR = frozenset({"ndcg", "dcg", "recall", "precision"})
 """Measures that, for a fixed multiset of grades given to the unjudged documents, are a sum of
@@ -143,9 +145,8 @@ def label_holes(
     wanted = [c for c in checks if bounded(c) and evaluator_key(c.metric) is None]
     if not wanted:
         return ()
-    queries = _queries(before, after, qrels)
     top = max(float(qrels.grade.max()) if len(qrels) else 1.0, 1.0)
-    extremes: dict[str, _Extremes] = {}
+    specs: dict[str, MetricSpec] = {}
     reasons: dict[str, str] = {}
     # Every metric the gate tests, not only the failing ones': their p-values share alpha.
     family = {c.metric for c in checks if c.level is not None}
@@ -156,8 +157,8 @@ def label_holes(
         if spec is None:
             reasons[metric] = why
         else:
-            extremes[metric] = _extremes(spec, queries, top)
-    counts = queries.unjudged
+            specs[metric] = spec
+    counts, extremes = _blocked_extremes(before, after, qrels, specs, top)
     worst, best = _decided(scores, extremes, family - set(extremes), decide)
     found = []
     for check in wanted:
@@ -248,51 +249,85 @@ def _decided(
 # --------------------------------------------------------------------------------------------
 
 
-def _queries(before: GradedTopK, after: GradedTopK, qrels: Qrels) -> OpenDocs:
-    """Both top k as flat rows, each unjudged doc numbered once per query (a doc in both
-    lists has one grade), and the qrels' judged grades by query."""
+def _blocked_extremes(
+    before: GradedTopK,
+    after: GradedTopK,
+    qrels: Qrels,
+    specs: Mapping[str, MetricSpec],
+    top: float,
+) -> tuple[IntArray, dict[str, _Extremes]]:
+    """Each query's distinct unjudged docs, and each metric's extremes, found a block of
+    queries at a time: the rows a bound needs are held for one block, not for every query."""
     count = len(after.run.query_ids)
-    sides = [_rows(top_k, count) for top_k in (before, after)]
-    vocabulary = after.vocabulary  # both records' doc codes are one coding
-    slots = [np.full(len(side[0]), -1, dtype=np.int64) for side in sides]
-    unjudged = np.zeros(count, dtype=np.int64)
-    numbered = 0
-    # The (query, doc) pairs sort by query first, so numbering them a block of queries at a
-    # time gives the numbers one pass over all would, with a block's temporaries only.
-    for start in range(0, count, _QUERIES_AT_ONCE):
-        end = min(start + _QUERIES_AT_ONCE, count)
-        open_ = []
-        for _, _, grade, bounds, _ in sides:
-            s, e = int(bounds[start]), int(bounds[end])
-            open_.append(np.flatnonzero(~(grade[s:e] >= 0)) + s)
-        pairs = np.concatenate(
-            [side[0][o] * vocabulary + side[4][o] for side, o in zip(sides, open_, strict=True)]
+    judged = _judged_grades(qrels, after.run.query_ids.tolist())
+    counts = []
+    parts: dict[str, list[_Extremes]] = {metric: [] for metric in specs}
+    for start in range(0, max(count, 1), _QUERIES_AT_ONCE):
+        docs = _queries(before, after, judged, start, min(start + _QUERIES_AT_ONCE, count))
+        counts.append(docs.unjudged)
+        for metric, spec in specs.items():
+            parts[metric].append(_extremes(spec, docs, top))
+    joined = {
+        metric: _Extremes(
+            (_joined(e.delta[0] for e in found), _joined(e.delta[1] for e in found)),
+            (_joined(e.current[0] for e in found), _joined(e.current[1] for e in found)),
+            _joined(e.exact for e in found),
         )
-        keys, slot = np.unique(pairs, return_inverse=True)
-        unjudged[start:end] = np.bincount(keys // vocabulary - start, minlength=end - start)
-        split = len(open_[0])
-        slots[0][open_[0]] = slot[:split] + numbered
-        slots[1][open_[1]] = slot[split:] + numbered
-        numbered += len(keys)
-    first = np.zeros(count, dtype=np.int64)
+        for metric, found in parts.items()
+    }
+    return np.concatenate(counts), joined
+
+
+def _joined(arrays: Iterable[npt.NDArray[Any]]) -> npt.NDArray[Any]:
+    return np.concatenate(list(arrays))
+
+
+def _queries(
+    before: GradedTopK,
+    after: GradedTopK,
+    judged: tuple[FloatArray, IntArray],
+    start: int,
+    end: int,
+) -> OpenDocs:
+    """Queries `start` to `end` (their codes from 0) of both top k as flat rows, each
+    unjudged doc numbered once per query (a doc in both lists has one grade), and their
+    judged grades (`_judged_grades` of every query)."""
+    sides = [_rows(top_k, start, end) for top_k in (before, after)]
+    vocabulary = after.vocabulary  # both records' doc codes are one coding
+    open_ = [np.flatnonzero(~(side[2] >= 0)) for side in sides]
+    pairs = np.concatenate(
+        [side[0][o] * vocabulary + side[4][o] for side, o in zip(sides, open_, strict=True)]
+    )
+    keys, slot = np.unique(pairs, return_inverse=True)  # sorted by query first
+    unjudged = np.bincount(keys // vocabulary, minlength=end - start)
+    first = np.zeros(end - start, dtype=np.int64)
     np.cumsum(unjudged[:-1], out=first[1:])
-    rows = [
-        SideRows(query, rank, grade, slot, bounds)
-        for (query, rank, grade, bounds, _), slot in zip(sides, slots, strict=True)
-    ]
-    grade, judged_bounds = _judged_grades(qrels, after.run.query_ids.tolist())
-    return OpenDocs(rows[0], rows[1], unjudged, first, grade, judged_bounds)
+    split = len(open_[0])
+    rows = []
+    for (query, rank, grade, bounds, _), o, part in zip(
+        sides, open_, (slot[:split], slot[split:]), strict=True
+    ):
+        slots = np.full(len(query), -1, dtype=np.int64)
+        slots[o] = part
+        rows.append(SideRows(query, rank, grade, slots, bounds))
+    grade, judged_bounds = judged
+    s, e = int(judged_bounds[start]), int(judged_bounds[end])
+    return OpenDocs(
+        rows[0], rows[1], unjudged, first, grade[s:e], judged_bounds[start : end + 1] - s
+    )
 
 
 def _rows(
-    top_k: GradedTopK, count: int
+    top_k: GradedTopK, start: int, end: int
 ) -> tuple[IntArray, IntArray, FloatArray, IntArray, IntArray]:
-    """(query, rank from 1, grade, each query's bounds, doc code), rows in (query, rank)
-    order."""
+    """Queries `start` to `end` (their codes from 0): (query, rank from 1, grade, each
+    query's bounds, doc code), rows in (query, rank) order."""
     run = top_k.run  # grouped by query and ranked within each, as `listed_run` lays it out
-    rank = np.rint(-run.score).astype(np.int64)  # score = -rank
-    bounds = np.searchsorted(run.query, np.arange(count + 1))
-    return run.query, rank, top_k.grade, bounds, top_k.doc
+    s, e = np.searchsorted(run.query, [start, end]).tolist()
+    query = run.query[s:e] - start
+    rank = np.rint(-run.score[s:e]).astype(np.int64)  # score = -rank
+    bounds = np.searchsorted(query, np.arange(end - start + 1))
+    return query, rank, top_k.grade[s:e], bounds, top_k.doc[s:e]
 
 
 def _query(docs: OpenDocs, q: int) -> _Query:

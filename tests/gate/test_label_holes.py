@@ -14,7 +14,13 @@ import pytest
 from retrieval_gate.core.ids import FloatArray
 from retrieval_gate.gate.compare import ComparisonSettings, Threshold, compare
 from retrieval_gate.gate.diagnostics import graded_top_ks
-from retrieval_gate.gate.label_holes import _extremes, _queries, label_holes
+from retrieval_gate.gate.label_holes import (
+    _blocked_extremes,
+    _extremes,
+    _judged_grades,
+    _queries,
+    label_holes,
+)
 from retrieval_gate.metrics import evaluate, parse_metric
 from retrieval_gate.readers import qrels_from_dict, run_from_dict
 from tests.helpers.builders import copy_example
@@ -94,7 +100,9 @@ def bounds_of(case: Case, metric: str) -> tuple[tuple[FloatArray, ...], np.ndarr
     qrels = qrels_from_dict(judgments)
     before, after = graded_top_ks(old, new, query_ids, qrels)
     top = max(float(qrels.grade.max()), 1.0)
-    found = _extremes(parse_metric(metric), _queries(before, after, qrels), top)
+    judged = _judged_grades(qrels, query_ids)
+    docs = _queries(before, after, judged, 0, len(query_ids))
+    found = _extremes(parse_metric(metric), docs, top)
     return (*found.delta, *found.current), found.exact
 
 
@@ -383,20 +391,25 @@ def test_unbounded_metrics_say_why_and_the_t_test_claims_nothing() -> None:
 
 
 @pytest.mark.parametrize("seed", range(3))
-def test_unjudged_documents_numbered_in_blocks_are_numbered_as_in_one(
+def test_bounds_found_a_block_of_queries_at_a_time_are_those_of_one_block(
     seed: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import retrieval_gate.gate.label_holes as holes
 
-    judgments, query_ids, old, new = random_case(seed)
+    judgments, query_ids, old, new = random_case(seed, queries=7)
     qrels = qrels_from_dict(judgments)
     before, after = graded_top_ks(old, new, query_ids, qrels)
-    whole = _queries(before, after, qrels)
+    specs = {metric: parse_metric(metric) for metric in METRICS}
+    top = max(float(qrels.grade.max()), 1.0)
+    counts, whole = _blocked_extremes(before, after, qrels, specs, top)
+    assert int(counts.sum()) > 0
     for block in (1, 2, 3):
         monkeypatch.setattr(holes, "_QUERIES_AT_ONCE", block)
-        found = _queries(before, after, qrels)
-        for name in ("unjudged", "first_slot"):
-            assert getattr(found, name).tolist() == getattr(whole, name).tolist()
-        for side in ("before", "after"):
-            assert getattr(found, side).slot.tolist() == getattr(whole, side).slot.tolist()
-    assert int(whole.unjudged.sum()) > 0
+        found_counts, found = _blocked_extremes(before, after, qrels, specs, top)
+        assert found_counts.tolist() == counts.tolist()
+        for metric in METRICS:
+            got, want = found[metric], whole[metric]
+            # Equal but for the last bits: a block's sums start where the block does.
+            for a, b in zip((*got.delta, *got.current), (*want.delta, *want.current), strict=True):
+                np.testing.assert_allclose(a, b, rtol=0, atol=1e-12, err_msg=metric)
+            assert got.exact.tolist() == want.exact.tolist()
