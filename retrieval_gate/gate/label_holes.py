@@ -23,7 +23,6 @@ from retrieval_gate.gate.label_hole_extremes import (
     linear_extremes,
 )
 from retrieval_gate.gate.verdicts import Verdict
-from retrieval_gate.metrics.ranking import RankedJudgments
 from retrieval_gate.metrics.spec import MetricSpec
 
 Decider = Callable[[Mapping[str, FloatArray], Mapping[str, FloatArray]], Sequence[Comparison]]
@@ -379,8 +378,8 @@ def _extremes(spec: MetricSpec, docs: OpenDocs, top: float) -> _Extremes:
     # Past EXHAUSTIVE assignments a query's delta is bounded by [-1, 1].
     many = docs.unjudged > (most if len(grades) > 1 else np.iinfo(np.int64).max)
     low[many], high[many], cur_high[many], exact[many] = -1.0, 1.0, 1.0, False
-    # Queries with as many unjudged docs share one table of assignments: scored together,
-    # a chunk of them at a time, so that the measure is called once per chunk.
+    # Queries with as many unjudged docs share one table of assignments: scored together, a
+    # chunk of them at a time.
     enumerated = np.flatnonzero(~many)
     for u in np.unique(docs.unjudged[enumerated]).tolist():
         same = enumerated[docs.unjudged[enumerated] == u]
@@ -391,7 +390,7 @@ def _extremes(spec: MetricSpec, docs: OpenDocs, top: float) -> _Extremes:
         for start in range(0, len(same), step):
             chunk = same[start : start + step]
             queries = [_query(docs, q) for q in chunk.tolist()]
-            after, before = (_scored(spec, queries, side, assigned) for side in (1, 0))
+            after, before = (_ap_values(spec, queries, side, assigned) for side in (1, 0))
             delta = after - before
             low[chunk], high[chunk] = delta.min(axis=1), delta.max(axis=1)
             cur_low[chunk], cur_high[chunk] = after.min(axis=1), after.max(axis=1)
@@ -405,37 +404,37 @@ def _grades(spec: MetricSpec, top: float) -> FloatArray:
     return np.unique(np.append(np.arange(0.0, math.floor(top) + 1.0), top))  # top: 2.5 too
 
 
-def _scored(
+def _ap_values(
     spec: MetricSpec, queries: Sequence[_Query], side: int, assigned: FloatArray
 ) -> FloatArray:
-    """The measure of one side's top k (0 before, 1 after) of each query under each row of
-    `assigned` grades (every query has as many unjudged docs): queries x assignments."""
+    """ap@k of one side's top k (0 before, 1 after) of each query under each row of
+    `assigned` grades (every query has as many unjudged docs): queries x assignments.
+
+    The metric engine's `ap` (trec_eval's map_cut) to the bit, without a qrels row per grade
+    of every assignment: the precisions are added rank by rank, in the order the engine adds
+    them, and R counts the judged and the assigned grades >= rel."""
+    assert spec.name == "ap"
     assert spec.k is not None
+    rel = int(spec.param("rel"))
     rows, width = assigned.shape[0], spec.k
-    matrix = np.full((len(queries) * rows, width), -np.inf)
-    qrels_query, qrels_grade = [], []
+    grades = np.full((len(queries) * rows, width), -np.inf)
+    num_rel = np.empty(len(grades))
+    assigned_rel = np.count_nonzero(assigned >= rel, axis=1)
     for i, query in enumerate(queries):
         top_k = query.after if side else query.before
-        block = matrix[i * rows : (i + 1) * rows]
+        block = grades[i * rows : (i + 1) * rows]
         judged = top_k.judged_rank <= width
         block[:, top_k.judged_rank[judged] - 1] = top_k.judged_grade[judged]
         open_ = top_k.unjudged_rank <= width
         block[:, top_k.unjudged_rank[open_] - 1] = assigned[:, top_k.unjudged_index[open_]]
-        # Ranks a short list leaves empty stay -inf: past the end of the results.
-        graded = np.concatenate(
-            [np.broadcast_to(query.judged, (rows, len(query.judged))), assigned], 1
-        )
-        qrels_grade.append(graded.reshape(-1))
-        qrels_query.append(np.repeat(np.arange(i * rows, (i + 1) * rows), graded.shape[1]))
-    ranked = RankedJudgments(
-        np.arange(len(matrix)).astype(object),
-        matrix,
-        (matrix > -np.inf).sum(axis=1),
-        np.concatenate(qrels_query),
-        np.concatenate(qrels_grade),
-        np.zeros((len(matrix), 0)),
-        (),
-        (),
-    )
-    values = np.asarray(spec.measure.compute(spec, ranked), dtype=np.float64)
+        num_rel[i * rows : (i + 1) * rows] = np.count_nonzero(query.judged >= rel) + assigned_rel
+    # Ranks a short list leaves empty stay -inf: past the end of the results, never relevant.
+    relevant = grades >= rel
+    found = np.zeros(len(grades))
+    total = np.zeros(len(grades))
+    for rank in range(width):
+        found += relevant[:, rank]
+        total += np.where(relevant[:, rank], found / (rank + 1.0), 0.0)
+    values = np.zeros(len(grades))
+    np.divide(total, num_rel, out=values, where=num_rel != 0)
     return values.reshape(len(queries), rows)

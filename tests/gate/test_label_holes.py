@@ -413,3 +413,52 @@ def test_bounds_found_a_block_of_queries_at_a_time_are_those_of_one_block(
             for a, b in zip((*got.delta, *got.current), (*want.delta, *want.current), strict=True):
                 np.testing.assert_allclose(a, b, rtol=0, atol=1e-12, err_msg=metric)
             assert got.exact.tolist() == want.exact.tolist()
+
+
+@pytest.mark.parametrize("metric", ["ap@5", "ap(rel=2)@3"])
+@pytest.mark.parametrize("seed", range(6))
+def test_ap_under_each_assignment_is_the_engine_s_to_the_bit(metric: str, seed: int) -> None:
+    from retrieval_gate.gate.label_holes import _ap_values, _grades, _query
+
+    judgments, query_ids, old, new = random_case(seed)
+    qrels = qrels_from_dict(judgments)
+    before, after = graded_top_ks(old, new, query_ids, qrels)
+    docs = _queries(before, after, _judged_grades(qrels, query_ids), 0, len(query_ids))
+    spec = parse_metric(metric)
+    top = max(float(qrels.grade.max()), 1.0)
+    grades = _grades(spec, top).tolist()
+    for q, query_id in enumerate(query_ids):
+        open_ = sorted(
+            {d for d in old[query_id] + new[query_id] if judgments[query_id].get(d, -1.0) < 0}
+        )
+        every = list(itertools.product(grades, repeat=len(open_)))
+        assigned = np.asarray(every, dtype=np.float64).reshape(len(every), len(open_))
+        for side, lists in ((0, old), (1, new)):
+            labels = {
+                f"{query_id}#{i}": {**judgments[query_id], **dict(zip(open_, row, strict=True))}
+                for i, row in enumerate(every)
+            }
+            run = run_from_dict(dict.fromkeys(labels, lists[query_id]))
+            engine = evaluate(run, labels, [metric])
+            # The engine's query order is its sorted ids; the slots number docs by code, the
+            # test by name: map both through the assigned grades of each doc.
+            found = _ap_values(
+                spec, [_query(docs, q)], side, _by_slot(docs, q, open_, assigned, before, after)
+            )
+            expected = [
+                engine.values[metric][engine.query_ids.index(f"{query_id}#{i}")]
+                for i in range(len(every))
+            ]
+            assert found[0].tolist() == expected
+
+
+def _by_slot(docs, q, open_, assigned, before, after):  # type: ignore[no-untyped-def]
+    """`assigned`'s columns (one per doc of `open_`, by name) in the query's slot order."""
+    columns = np.empty_like(assigned)
+    for rows, top_k in ((docs.before, before), (docs.after, after)):
+        for row in range(int(rows.bounds[q]), int(rows.bounds[q + 1])):
+            if rows.slot[row] >= 0:
+                name = top_k.run.docs_at(np.asarray([row])).tolist()[0]
+                local = int(rows.slot[row] - docs.first_slot[q])
+                columns[:, local] = assigned[:, open_.index(name)]
+    return columns
