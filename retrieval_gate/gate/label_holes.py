@@ -78,27 +78,6 @@ class LabelHole:
 
 
 @dataclass(frozen=True)
-class _Side:
-    """One query's top k on one side: the judged rows' ranks and grades, and the ranks of its
-    unjudged documents with their index among the query's unjudged documents of both sides."""
-
-    judged_rank: IntArray
-    judged_grade: FloatArray
-    unjudged_rank: IntArray
-    unjudged_index: IntArray
-
-
-@dataclass(frozen=True)
-class _Query:
-    before: _Side
-    after: _Side
-    unjudged: int
-    """Distinct unjudged documents in the two top k."""
-    judged: FloatArray
-    """Every judged grade (>= 0) of the query in the qrels."""
-
-
-@dataclass(frozen=True)
 class _Extremes:
     """Per query: the lowest and highest delta and current value over every grade assignment,
     and whether each was found exactly."""
@@ -329,20 +308,6 @@ def _rows(
     return query, rank, top_k.grade[s:e], bounds, top_k.doc[s:e]
 
 
-def _query(docs: OpenDocs, q: int) -> _Query:
-    """Query `q`'s two sides, its unjudged docs numbered from 0."""
-    sides = []
-    for side in (docs.before, docs.after):
-        s, e = int(side.bounds[q]), int(side.bounds[q + 1])
-        rank, grade, slot = side.rank[s:e], side.grade[s:e], side.slot[s:e]
-        judged = slot < 0
-        sides.append(
-            _Side(rank[judged], grade[judged], rank[~judged], slot[~judged] - docs.first_slot[q])
-        )
-    s, e = int(docs.judged_bounds[q]), int(docs.judged_bounds[q + 1])
-    return _Query(sides[0], sides[1], int(docs.unjudged[q]), docs.judged_grade[s:e])
-
-
 def _judged_grades(qrels: Qrels, query_ids: Sequence[str]) -> tuple[FloatArray, IntArray]:
     """Every judged grade (>= 0) of the queries, grouped by query, and each query's bounds."""
     from retrieval_gate.core.ids import positions
@@ -389,8 +354,7 @@ def _extremes(spec: MetricSpec, docs: OpenDocs, top: float) -> _Extremes:
         step = max(1, _ENUMERATED_CELLS // (len(assigned) * spec.k))
         for start in range(0, len(same), step):
             chunk = same[start : start + step]
-            queries = [_query(docs, q) for q in chunk.tolist()]
-            after, before = (_ap_values(spec, queries, side, assigned) for side in (1, 0))
+            after, before = (_ap_values(spec, docs, chunk, side, assigned) for side in (1, 0))
             delta = after - before
             low[chunk], high[chunk] = delta.min(axis=1), delta.max(axis=1)
             cur_low[chunk], cur_high[chunk] = after.min(axis=1), after.max(axis=1)
@@ -405,10 +369,10 @@ def _grades(spec: MetricSpec, top: float) -> FloatArray:
 
 
 def _ap_values(
-    spec: MetricSpec, queries: Sequence[_Query], side: int, assigned: FloatArray
+    spec: MetricSpec, docs: OpenDocs, queries: IntArray, side: int, assigned: FloatArray
 ) -> FloatArray:
-    """ap@k of one side's top k (0 before, 1 after) of each query under each row of
-    `assigned` grades (every query has as many unjudged docs): queries x assignments.
+    """ap@k of one side's top k (0 before, 1 after) of each of `queries` under each row of
+    `assigned` grades (every one has as many unjudged docs): queries x assignments.
 
     The metric engine's `ap` (trec_eval's map_cut) to the bit, without a qrels row per grade
     of every assignment: the precisions are added rank by rank, in the order the engine adds
@@ -417,24 +381,30 @@ def _ap_values(
     assert spec.k is not None
     rel = int(spec.param("rel"))
     rows, width = assigned.shape[0], spec.k
-    grades = np.full((len(queries) * rows, width), -np.inf)
-    num_rel = np.empty(len(grades))
-    assigned_rel = np.count_nonzero(assigned >= rel, axis=1)
-    for i, query in enumerate(queries):
-        top_k = query.after if side else query.before
-        block = grades[i * rows : (i + 1) * rows]
-        judged = top_k.judged_rank <= width
-        block[:, top_k.judged_rank[judged] - 1] = top_k.judged_grade[judged]
-        open_ = top_k.unjudged_rank <= width
-        block[:, top_k.unjudged_rank[open_] - 1] = assigned[:, top_k.unjudged_index[open_]]
-        num_rel[i * rows : (i + 1) * rows] = np.count_nonzero(query.judged >= rel) + assigned_rel
+    top_k = docs.after if side else docs.before
+    # Every row of the queries' top k, with the query's place among `queries`.
+    starts, ends = top_k.bounds[queries], top_k.bounds[queries + 1]
+    counts = ends - starts
+    at = np.repeat(starts - (np.cumsum(counts) - counts), counts) + np.arange(counts.sum())
+    place = np.repeat(np.arange(len(queries)), counts)
+    rank, grade, slot = top_k.rank[at], top_k.grade[at], top_k.slot[at]
+    shown = rank <= width
     # Ranks a short list leaves empty stay -inf: past the end of the results, never relevant.
-    relevant = grades >= rel
-    found = np.zeros(len(grades))
-    total = np.zeros(len(grades))
-    for rank in range(width):
-        found += relevant[:, rank]
-        total += np.where(relevant[:, rank], found / (rank + 1.0), 0.0)
-    values = np.zeros(len(grades))
+    grades = np.full((len(queries), rows, width), -np.inf)
+    judged = shown & (slot < 0)
+    grades[place[judged], :, rank[judged] - 1] = grade[judged][:, None]
+    open_ = shown & (slot >= 0)
+    local = slot[open_] - docs.first_slot[queries[place[open_]]]
+    grades[place[open_], :, rank[open_] - 1] = assigned[:, local].T
+    relevant = grades.reshape(len(queries) * rows, width) >= rel
+    judged_rel = np.concatenate([[0], np.cumsum(docs.judged_grade >= rel)])
+    people = judged_rel[docs.judged_bounds[queries + 1]] - judged_rel[docs.judged_bounds[queries]]
+    num_rel = (people[:, None] + np.count_nonzero(assigned >= rel, axis=1)).reshape(-1)
+    found = np.zeros(len(relevant))
+    total = np.zeros(len(relevant))
+    for column in range(width):
+        found += relevant[:, column]
+        total += np.where(relevant[:, column], found / (column + 1.0), 0.0)
+    values = np.zeros(len(relevant))
     np.divide(total, num_rel, out=values, where=num_rel != 0)
     return values.reshape(len(queries), rows)

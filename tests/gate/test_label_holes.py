@@ -13,7 +13,8 @@ import pytest
 
 from retrieval_gate.core.ids import FloatArray
 from retrieval_gate.gate.compare import ComparisonSettings, Threshold, compare
-from retrieval_gate.gate.diagnostics import graded_top_ks
+from retrieval_gate.gate.diagnostics import GradedTopK, graded_top_ks
+from retrieval_gate.gate.label_hole_extremes import OpenDocs
 from retrieval_gate.gate.label_holes import (
     _blocked_extremes,
     _extremes,
@@ -418,7 +419,7 @@ def test_bounds_found_a_block_of_queries_at_a_time_are_those_of_one_block(
 @pytest.mark.parametrize("metric", ["ap@5", "ap(rel=2)@3"])
 @pytest.mark.parametrize("seed", range(6))
 def test_ap_under_each_assignment_is_the_engine_s_to_the_bit(metric: str, seed: int) -> None:
-    from retrieval_gate.gate.label_holes import _ap_values, _grades, _query
+    from retrieval_gate.gate.label_holes import _ap_values, _grades
 
     judgments, query_ids, old, new = random_case(seed)
     qrels = qrels_from_dict(judgments)
@@ -442,9 +443,8 @@ def test_ap_under_each_assignment_is_the_engine_s_to_the_bit(metric: str, seed: 
             engine = evaluate(run, labels, [metric])
             # The engine's query order is its sorted ids; the slots number docs by code, the
             # test by name: map both through the assigned grades of each doc.
-            found = _ap_values(
-                spec, [_query(docs, q)], side, _by_slot(docs, q, open_, assigned, before, after)
-            )
+            by_slot = _by_slot(docs, q, open_, assigned, before, after)
+            found = _ap_values(spec, docs, np.asarray([q]), side, by_slot)
             expected = [
                 engine.values[metric][engine.query_ids.index(f"{query_id}#{i}")]
                 for i in range(len(every))
@@ -452,7 +452,14 @@ def test_ap_under_each_assignment_is_the_engine_s_to_the_bit(metric: str, seed: 
             assert found[0].tolist() == expected
 
 
-def _by_slot(docs, q, open_, assigned, before, after):  # type: ignore[no-untyped-def]
+def _by_slot(
+    docs: OpenDocs,
+    q: int,
+    open_: list[str],
+    assigned: np.ndarray,
+    before: GradedTopK,
+    after: GradedTopK,
+) -> np.ndarray:
     """`assigned`'s columns (one per doc of `open_`, by name) in the query's slot order."""
     columns = np.empty_like(assigned)
     for rows, top_k in ((docs.before, before), (docs.after, after)):
