@@ -210,7 +210,12 @@ class ByteIds:
 
     @classmethod
     def of_width(cls, data: U8Array, count: int, width: int) -> ByteIds:
-        """`count` ids of `width` bytes each, back to back in `data` (padded: see _PAD)."""
+        """`count` ids of `width` bytes each, back to back in `data` (padded when it is not:
+        see _PAD)."""
+        if len(data) < count * width + _PAD:
+            padded = np.zeros(count * width + _PAD, dtype=np.uint8)
+            padded[: count * width] = data[: count * width]
+            data = padded
         ids = cls.__new__(cls)
         ids.data = data
         ids._offsets = None

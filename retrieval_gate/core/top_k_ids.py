@@ -70,7 +70,11 @@ class TopKIds(Mapping[str, tuple[str, ...]]):
     def _decoded(self, i: int) -> tuple[str, ...]:
         columns = self._columns()
         start, end = int(columns.bounds[i]), int(columns.bounds[i + 1])
-        offsets = columns.docs.offsets[start : end + 1].tolist()
+        width = columns.docs.width
+        if width:  # not the offsets of every id (8 bytes each, kept once made)
+            offsets = list(range(start * width, (end + 1) * width, width))
+        else:
+            offsets = columns.docs.offsets[start : end + 1].tolist()
         raw = columns.docs.data[offsets[0] : offsets[-1]].tobytes()
         base = offsets[0]
         return tuple(raw[a - base : b - base].decode() for a, b in pairwise(offsets))

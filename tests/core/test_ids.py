@@ -171,3 +171,11 @@ def test_hashes_already_made_go_along_when_ids_are_taken_or_joined(pool: list[st
         == ByteIds.from_strings(ids + fresh.strings().tolist()).hashes().tolist()
     )
     assert ByteIds.concatenate([encoded, ByteIds.from_strings(["x"])])._hashes is None
+
+
+def test_ids_of_one_width_given_unpadded_are_padded_for_hashing() -> None:
+    ids = ["abcdefg", "bcdefgh", "abcdefg"]
+    data = np.frombuffer("".join(ids).encode(), dtype=np.uint8)
+    unpadded = ByteIds.of_width(data, 3, 7)
+    assert unpadded.hashes().tolist() == ByteIds.from_strings(ids).hashes().tolist()
+    assert unpadded.strings().tolist() == ids

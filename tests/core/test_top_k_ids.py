@@ -111,3 +111,13 @@ def test_a_registered_secret_in_an_id_is_redacted() -> None:
 def test_json_dumps_refuses_it_rather_than_writing_something_else() -> None:
     with pytest.raises(TypeError, match="TopKIds is not JSON serializable"):
         json.dumps({"top_k": TopKIds.of({"q1": ("a",)})})
+
+
+def test_reading_a_query_of_ids_of_one_width_builds_no_offsets() -> None:
+    top_k = TopKIds.of({"q1": ("d01", "d02"), "q2": ("d03",), "q3": ("d04", "d05", "d06")})
+    docs = top_k.columns.docs
+    assert docs.width == 3
+    docs._offsets = None  # as ids of one width are read: the rows say where each id is
+    assert top_k["q3"] == ("d04", "d05", "d06")
+    assert top_k.get("q2") == ("d03",)
+    assert docs._offsets is None  # 8 bytes an id, never made for one query's

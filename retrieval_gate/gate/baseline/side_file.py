@@ -173,5 +173,5 @@ def _doc_twice(listed: IntArray, docs: ByteIds) -> bool:
     """Whether some query lists a doc twice (on 64-bit hashes: a collision only sends the file
     to the line-by-line reader, which names the doc)."""
     query = np.repeat(np.arange(len(listed), dtype=np.int64), listed)
-    keys = np.sort(pair_keys(query, docs.hashes()))
+    keys = np.sort(pair_keys(query, docs.hashes(keep=False), in_place=True))
     return bool(np.any(keys[1:] == keys[:-1]))

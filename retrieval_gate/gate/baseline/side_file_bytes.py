@@ -87,10 +87,13 @@ def _strings_between(raw: npt.NDArray[np.uint8], starts: IntArray, ends: IntArra
     edges[ends] -= 1
     inside = np.cumsum(edges[:-1], dtype=np.int8).view(np.bool_)
     lengths = ends - starts
+    data = raw[inside]
+    if len(lengths) and lengths[0] > 0 and bool((lengths == lengths[0]).all()):
+        # One width: no offsets (8 bytes an id), the rows of the buffer say where each is.
+        return ByteIds.of_width(data, len(lengths), int(lengths[0]))
     offsets = np.zeros(len(starts) + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
-    same = len(lengths) > 0 and bool((lengths == lengths[0]).all())
-    return ByteIds(raw[inside], offsets, int(lengths[0]) if same else None)
+    return ByteIds(data, offsets)
 
 
 def written_text(top_k: TopKIds) -> str | None:
