@@ -153,23 +153,15 @@ def test_ids_of_one_width_whose_hashes_collide_are_still_told_apart() -> None:
     assert same_partition(byte_codes(encoded), ids)
 
 
-@pytest.mark.parametrize("pool", [POOL, ["d1", "d2", "d3"]])
-def test_hashes_already_made_go_along_when_ids_are_taken_or_joined(pool: list[str]) -> None:
-    rng = random.Random(3)
-    ids = [rng.choice(pool) for _ in range(50)]
+def test_hashes_already_made_go_along_when_ids_are_joined() -> None:
+    ids = [random.Random(3).choice(POOL) for _ in range(50)]
     encoded = ByteIds.from_strings(ids)
     encoded.hashes()  # made and kept
-    rows = np.asarray([rng.randrange(50) for _ in range(70)], dtype=np.int64)
-    taken = encoded.take(rows)
-    assert taken._hashes is not None
-    fresh = ByteIds.from_strings([ids[i] for i in rows.tolist()])
-    assert taken.hashes().tolist() == fresh.hashes().tolist()
-    joined = ByteIds.concatenate([encoded, taken])
+    other = ByteIds.from_strings(["x", "é"])
+    other.hashes()
+    joined = ByteIds.concatenate([encoded, other])
     assert joined._hashes is not None
-    assert (
-        joined.hashes().tolist()
-        == ByteIds.from_strings(ids + fresh.strings().tolist()).hashes().tolist()
-    )
+    assert joined.hashes().tolist() == ByteIds.from_strings([*ids, "x", "é"]).hashes().tolist()
     assert ByteIds.concatenate([encoded, ByteIds.from_strings(["x"])])._hashes is None
 
 
