@@ -21,7 +21,7 @@ from retrieval_gate.gate.diagnostics import (
     query_changes,
     unjudged_summary,
 )
-from retrieval_gate.gate.label_holes import label_holes
+from retrieval_gate.gate.label_holes import hole_extremes, label_holes
 from retrieval_gate.gate.operational import LatencyRun, filled_runs, operational_columns
 from retrieval_gate.gate.policy import gate_settings, gate_thresholds
 from retrieval_gate.gate.repeats import noise_of, runs_of
@@ -128,22 +128,20 @@ def decide(
     )
     judged_before, _ = judged_at_k(before, config.k)
     judged_after, _ = judged_at_k(after, config.k)
+    unjudged = unjudged_summary(before, after, judged_before, judged_after)
     # The bounds re-decide with people's labels alone: with human+llm the judge's labels
     # fill the holes (and the prediction-powered rule is another), so there are none to bound.
-    holes = (
-        label_holes(
-            comparisons,
-            before,
-            after,
-            dataset.qrels,
-            slices,
-            (baseline.scores, current.scores),
-            decided,
-            k=config.k,
-            proven=settings.test == "randomization",
-        )
-        if assisted is None
-        else ()
+    found = None
+    if assisted is None:
+        found = hole_extremes(comparisons, before, after, dataset.qrels, k=config.k)
+    del before, after  # every row of both top k, let go before the checks are decided again
+    holes = label_holes(
+        comparisons,
+        found,
+        slices,
+        (baseline.scores, current.scores),
+        decided,
+        proven=settings.test == "randomization",
     )
     losses = None
     if current.candidates is not None:
@@ -165,7 +163,7 @@ def decide(
         gained,
         tuple(warnings),
         tuple(failed_queries),
-        unjudged_summary(before, after, judged_before, judged_after),
+        unjudged,
         holes,
         context,
         *records,

@@ -92,21 +92,62 @@ def bounded(check: Comparison) -> bool:
     return check.failed or (check.gated and check.verdict == "inconclusive")
 
 
-def label_holes(
+@dataclass(frozen=True)
+class HoleExtremes:
+    """What the bounds of a set of checks need from the two top k: each query's distinct
+    unjudged docs, each bounded metric's per-query extremes, and why the others are not."""
+
+    unjudged: IntArray
+    extremes: dict[str, _Extremes]
+    reasons: dict[str, str]
+
+
+def hole_extremes(
     checks: Sequence[Comparison],
     before: GradedTopK,
     after: GradedTopK,
     qrels: Qrels,
+    *,
+    k: int,
+) -> HoleExtremes | None:
+    """Each query's extremes under every grading of its unjudged documents, for the metrics
+    `label_holes` re-decides `checks` with; None when no check is failing or inconclusive.
+    Nothing it returns holds a row of the top k: the caller may let them go before the
+    checks are decided again."""
+    # An evaluator's scores do not move with the judgments: its checks have no label holes,
+    # and stay as measured when the others are decided at their extremes.
+    wanted = [c for c in checks if bounded(c) and evaluator_key(c.metric) is None]
+    if not wanted:
+        return None
+    top = max(float(qrels.grade.max()) if len(qrels) else 1.0, 1.0)
+    specs: dict[str, MetricSpec] = {}
+    reasons: dict[str, str] = {}
+    # Every metric the gate tests, not only the failing ones': their p-values share alpha.
+    for metric in sorted(_family(checks) | {c.metric for c in wanted}):
+        if evaluator_key(metric) is not None:
+            continue
+        spec, why = _boundable(metric, k)
+        if spec is None:
+            reasons[metric] = why
+        else:
+            specs[metric] = spec
+    unjudged, extremes = _blocked_extremes(before, after, qrels, specs, top)
+    return HoleExtremes(unjudged, extremes, reasons)
+
+
+def label_holes(
+    checks: Sequence[Comparison],
+    found: HoleExtremes | None,
     slices: Mapping[str, IntArray],
     scores: tuple[Mapping[str, FloatArray], Mapping[str, FloatArray]],
     decide: Decider,
     *,
-    k: int,
     proven: bool = True,
 ) -> tuple[LabelHole, ...]:
-    """The bounds of every failing or inconclusive check of `checks` (in their order).
+    """The bounds of every failing or inconclusive check of `checks` (in their order), from
+    `found = hole_extremes(checks, ...)`.
 
-    `scores` are (baseline, current) per query, aligned with `after`'s queries; `decide`
+    `scores` are (baseline, current) per query, aligned with the top k's queries; `decide`
     re-decides every check from such scores. At the worst case each query's delta is its lowest
     over every grade (0..the highest grade in the qrels, at least 1) of the unjudged documents
     of both top k (a document in both has one grade), with the current value at its lowest; at
@@ -118,34 +159,19 @@ def label_holes(
     where Hoeffding's bound stands in, only for levels below 1 / (resamples + 1).) `proven`
     off (the t-test, whose statistic does not move one way with each delta) claims no check
     robust unless it has no unjudged document."""
-    # An evaluator's scores do not move with the judgments: its checks have no label holes,
-    # and stay as measured when the others are decided at their extremes.
-    wanted = [c for c in checks if bounded(c) and evaluator_key(c.metric) is None]
-    if not wanted:
+    if found is None:
         return ()
-    top = max(float(qrels.grade.max()) if len(qrels) else 1.0, 1.0)
-    specs: dict[str, MetricSpec] = {}
-    reasons: dict[str, str] = {}
-    # Every metric the gate tests, not only the failing ones': their p-values share alpha.
-    family = {c.metric for c in checks if c.level is not None}
-    for metric in sorted(family | {c.metric for c in wanted}):
-        if evaluator_key(metric) is not None:
-            continue
-        spec, why = _boundable(metric, k)
-        if spec is None:
-            reasons[metric] = why
-        else:
-            specs[metric] = spec
-    counts, extremes = _blocked_extremes(before, after, qrels, specs, top)
-    worst, best = _decided(scores, extremes, family - set(extremes), decide)
-    found = []
+    wanted = [c for c in checks if bounded(c) and evaluator_key(c.metric) is None]
+    extremes, reasons = found.extremes, found.reasons
+    worst, best = _decided(scores, extremes, _family(checks) - set(extremes), decide)
+    holes = []
     for check in wanted:
         rows = slices[check.slice]
-        n = int(counts[rows].sum())
+        n = int(found.unjudged[rows].sum())
         verdict = check.verdict or "pass"  # bounded checks always have one
         if check.metric in reasons:
             why = reasons[check.metric]
-            found.append(
+            holes.append(
                 LabelHole(
                     check.metric, check.slice, verdict, n, None, None, None, None, n == 0, True, why
                 )
@@ -154,7 +180,7 @@ def label_holes(
         low, high = worst[(check.metric, check.slice)], best[(check.metric, check.slice)]
         exact = bool(extremes[check.metric].exact[rows].all()) and proven
         same = low.verdict == high.verdict == check.verdict
-        found.append(
+        holes.append(
             LabelHole(
                 check.metric,
                 check.slice,
@@ -168,7 +194,12 @@ def label_holes(
                 exact,
             )
         )
-    return tuple(found)
+    return tuple(holes)
+
+
+def _family(checks: Sequence[Comparison]) -> set[str]:
+    """The metrics the gate tests (their p-values share alpha)."""
+    return {c.metric for c in checks if c.level is not None}
 
 
 def _boundable(metric: str, k: int) -> tuple[MetricSpec | None, str]:

@@ -20,6 +20,7 @@ from retrieval_gate.gate.label_holes import (
     _extremes,
     _judged_grades,
     _queries,
+    hole_extremes,
     label_holes,
 )
 from retrieval_gate.metrics import evaluate, parse_metric
@@ -207,9 +208,8 @@ def test_a_robust_verdict_holds_for_every_joint_assignment(seed: int) -> None:
     qrels = qrels_from_dict(judgments)
     before, after = graded_top_ks(old, new, query_ids, qrels)
     actual = decide(*scored(case, metrics, judgments))
-    holes = label_holes(
-        actual, before, after, qrels, slices, scored(case, metrics, judgments), decide, k=K
-    )
+    found = hole_extremes(actual, before, after, qrels, k=K)
+    holes = label_holes(actual, found, slices, scored(case, metrics, judgments), decide)
     top = max(max(g for j in judgments.values() for g in j.values()), 1.0)
     grades = np.arange(0.0, np.floor(top) + 1.0).tolist()
     open_ = [
@@ -373,9 +373,8 @@ def test_unbounded_metrics_say_why_and_the_t_test_claims_nothing() -> None:
         decide = decider(settings, thresholds, slices)
         checks = decide(*scores)
         proven = test == "randomization"  # as decide passes it
-        holes = label_holes(
-            checks, before, after, qrels, slices, scores, decide, k=K, proven=proven
-        )
+        bounds = hole_extremes(checks, before, after, qrels, k=K)
+        holes = label_holes(checks, bounds, slices, scores, decide, proven=proven)
         found[test] = {h.metric: h for h in holes}
     plain = found["randomization"]
     assert plain["err(g_max=3)@5"].reason == "no label-hole bound for err"
