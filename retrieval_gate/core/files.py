@@ -26,9 +26,9 @@ _TEMPORARY = re.compile(r"\..+\.(?P<pid>[1-9][0-9]{0,9})-[0-9a-f]{12}\.tmp")
 _UNNAMED = re.compile(r"\..+\.[0-9a-f]{12}\.tmp")
 
 
-def write_text_atomic(path: Path, text: str | Iterable[str]) -> None:
-    """Write `text` (UTF-8; a string, or pieces written as they come) to a temporary file
-    beside `path`, then rename it over `path`.
+def write_text_atomic(path: Path, text: str | Iterable[str | bytes | memoryview]) -> None:
+    """Write `text` (UTF-8; a string, or pieces written as they come, strings or their
+    encoded bytes) to a temporary file beside `path`, then rename it over `path`.
 
     A replaced file keeps its permissions; a new one gets the umask's, as any file the user
     creates (mkstemp would make a committed file private). An OSError is a GateError. The
@@ -47,7 +47,7 @@ def write_text_atomic(path: Path, text: str | Iterable[str]) -> None:
     try:
         with os.fdopen(handle, "wb") as file:
             for piece in pieces:
-                file.write(piece.encode("utf-8"))
+                file.write(piece.encode("utf-8") if isinstance(piece, str) else piece)
             file.flush()
             os.fsync(file.fileno())
         if mode is not None:

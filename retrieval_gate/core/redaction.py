@@ -27,6 +27,11 @@ def register(value: str) -> None:
     _SECRETS.update({value, quote(value, safe=""), quote(value), json.dumps(value)[1:-1]})
 
 
+def any_registered() -> bool:
+    """Whether a secret is registered (`redacted` may change a text)."""
+    return bool(_SECRETS)
+
+
 def redacted(text: str) -> str:
     """`text` with every registered secret replaced by REDACTED (longest first)."""
     if not _SECRETS:

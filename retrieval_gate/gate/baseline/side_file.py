@@ -18,7 +18,7 @@ from retrieval_gate.core.top_k_ids import TopKColumns, TopKIds
 from retrieval_gate.core.wording import json_id_lists
 from retrieval_gate.errors import InputError
 from retrieval_gate.gate.baseline.record import RECREATE, top_k_problems
-from retrieval_gate.gate.baseline.side_file_bytes import written_columns, written_text
+from retrieval_gate.gate.baseline.side_file_bytes import written_bytes, written_columns
 
 TOP_K_INLINE = 1000
 """Most queries whose top-k ids the JSON holds itself; past it they go to a side file
@@ -45,11 +45,10 @@ def with_top_k_file(document: dict[str, Any], path: Path) -> dict[str, Any]:
     if not isinstance(top_k, Mapping) or len(top_k) <= TOP_K_INLINE:
         return document
     side = top_k_path(path)
-    text = written_text(top_k) if isinstance(top_k, TopKIds) else None
-    if text is None:
-        text = json_id_lists(top_k.items())
-    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
-    write_text_atomic(side, text)
+    written = written_bytes(top_k) if isinstance(top_k, TopKIds) else None
+    data = json_id_lists(top_k.items()).encode() if written is None else written.data
+    digest = hashlib.sha256(data).hexdigest()
+    write_text_atomic(side, [data])  # the buffer as it is: no copy of it as text
     reference = {"file": side.name, "sha256": digest, "queries": len(top_k)}
     if inner is document:
         return {**document, "top_k": reference}

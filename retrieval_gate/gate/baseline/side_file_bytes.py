@@ -8,8 +8,8 @@ import itertools
 import numpy as np
 import numpy.typing as npt
 
-from retrieval_gate.core.ids import ByteIds, IntArray, object_array
-from retrieval_gate.core.redaction import redacted
+from retrieval_gate.core.ids import ByteIds, IntArray, U8Array, object_array
+from retrieval_gate.core.redaction import any_registered, redacted
 from retrieval_gate.core.top_k_ids import TopKColumns, TopKIds
 
 _SEPARATORS = {2: b", ", 3: b", [", 4: b"]]\n[", 7: b", []]\n["}
@@ -96,10 +96,11 @@ def _strings_between(raw: npt.NDArray[np.uint8], starts: IntArray, ends: IntArra
     return ByteIds(data, offsets)
 
 
-def written_text(top_k: TopKIds) -> str | None:
-    """`json_id_lists(top_k.items())`, built on the ids' bytes when every id is printable
-    ASCII without a quote or a backslash (JSON writes those as they are) and no registered
-    secret is in the text; None otherwise, for `json_id_lists` to write."""
+def written_bytes(top_k: TopKIds) -> U8Array | None:
+    """`json_id_lists(top_k.items())` encoded, built on the ids' bytes (one buffer, no
+    string) when every id is printable ASCII without a quote or a backslash (JSON writes
+    those as they are) and no registered secret is in the text; None otherwise, for
+    `json_id_lists` to write."""
     columns = top_k.columns
     names = columns.queries.tolist()
     if not names or not all(_plain(name) for name in names):
@@ -135,8 +136,11 @@ def written_text(top_k: TopKIds) -> str | None:
     inner, final = end[~last], end[last]
     out[inner + 1], out[inner + 2] = ord(","), ord(" ")
     out[final + 1], out[final + 2], out[final + 3] = ord("]"), ord("]"), ord("\n")
-    written = out.tobytes().decode("ascii")
-    return written if redacted(written) == written else None
+    if any_registered():
+        whole = out.tobytes().decode("ascii")
+        if redacted(whole) != whole:
+            return None
+    return out
 
 
 def _plain(name: str) -> bool:
