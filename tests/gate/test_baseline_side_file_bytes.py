@@ -14,8 +14,9 @@ from retrieval_gate.core import redaction
 from retrieval_gate.core.top_k_ids import TopKIds
 from retrieval_gate.core.wording import json_id_lists
 from retrieval_gate.errors import InputError
+from retrieval_gate.gate.baseline import side_file_bytes
 from retrieval_gate.gate.baseline.side_file import SideTopK, with_top_k_file
-from retrieval_gate.gate.baseline.side_file_bytes import written_bytes, written_columns
+from retrieval_gate.gate.baseline.side_file_bytes import written_columns, written_pieces
 
 PLAIN = {
     "q1": ("d3", "d1", "d2"),
@@ -160,7 +161,10 @@ def test_a_side_file_read_on_its_bytes_keeps_every_query_and_id(tmp_path: Path) 
 
 
 @pytest.mark.parametrize("seed", range(6))
-def test_plain_ids_are_written_on_their_bytes_as_json_writes_them(seed: int) -> None:
+def test_plain_ids_are_written_on_their_bytes_as_json_writes_them(
+    seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(side_file_bytes, "_DOCS_AT_ONCE", seed * 3)  # pieces of 0 to 15 ids
     rng = random.Random(seed)
     printable = [chr(c) for c in range(0x20, 0x7F) if chr(c) not in '"\\']
     top_k = {
@@ -170,9 +174,9 @@ def test_plain_ids_are_written_on_their_bytes_as_json_writes_them(seed: int) -> 
         for i in range(rng.randint(1, 40))
     }
     ids = TopKIds.of(top_k)
-    written = written_bytes(ids)
-    assert written is not None
-    text = written.tobytes().decode()
+    pieces = written_pieces(ids)
+    assert pieces is not None
+    text = b"".join(piece.tobytes() for piece in pieces).decode()
     assert text == json_id_lists(sorted(ids.items()))
     assert written_columns(text.encode()) is not None
 
@@ -181,15 +185,15 @@ def test_plain_ids_are_written_on_their_bytes_as_json_writes_them(seed: int) -> 
     "doc", ['quo"te', "back\\slash", "tab\there", "é", "\x7f", "\x1b[31m::error::x", "\u2028"]
 )
 def test_an_id_json_escapes_or_not_ascii_is_written_by_json(doc: str) -> None:
-    assert written_bytes(TopKIds.of({"q1": ("d1", doc)})) is None
-    assert written_bytes(TopKIds.of({doc: ("d1",)})) is None
+    assert written_pieces(TopKIds.of({"q1": ("d1", doc)})) is None
+    assert written_pieces(TopKIds.of({doc: ("d1",)})) is None
 
 
 def test_a_registered_secret_is_never_written_on_the_bytes(tmp_path: Path) -> None:
     top_k = {f"q{i:04d}": ("d1", f"token-{i}-s3cr3t-value") for i in range(1001)}
     redaction.register("s3cr3t-value")
     try:
-        assert written_bytes(TopKIds.of(top_k)) is None
+        assert written_pieces(TopKIds.of(top_k)) is None
         path = tmp_path / "b.json"
         with_top_k_file({"top_k": TopKIds.of(top_k)}, path)
         text = (tmp_path / "b.top_k.jsonl").read_text()

@@ -18,7 +18,7 @@ from retrieval_gate.core.top_k_ids import TopKColumns, TopKIds
 from retrieval_gate.core.wording import json_id_lists
 from retrieval_gate.errors import InputError
 from retrieval_gate.gate.baseline.record import RECREATE, top_k_problems
-from retrieval_gate.gate.baseline.side_file_bytes import written_bytes, written_columns
+from retrieval_gate.gate.baseline.side_file_bytes import written_columns, written_pieces
 
 TOP_K_INLINE = 1000
 """Most queries whose top-k ids the JSON holds itself; past it they go to a side file
@@ -45,11 +45,15 @@ def with_top_k_file(document: dict[str, Any], path: Path) -> dict[str, Any]:
     if not isinstance(top_k, Mapping) or len(top_k) <= TOP_K_INLINE:
         return document
     side = top_k_path(path)
-    written = written_bytes(top_k) if isinstance(top_k, TopKIds) else None
-    data = json_id_lists(top_k.items()).encode() if written is None else written.data
-    digest = hashlib.sha256(data).hexdigest()
-    write_text_atomic(side, [data])  # the buffer as it is: no copy of it as text
-    reference = {"file": side.name, "sha256": digest, "queries": len(top_k)}
+    laid_out = written_pieces(top_k) if isinstance(top_k, TopKIds) else None
+    # The buffers as they are, hashed and written: no copy of them as text.
+    pieces = [json_id_lists(top_k.items()).encode()] if laid_out is None else laid_out
+    views = [piece if isinstance(piece, bytes) else piece.data for piece in pieces]
+    digest = hashlib.sha256()
+    for view in views:
+        digest.update(view)
+    write_text_atomic(side, views)
+    reference = {"file": side.name, "sha256": digest.hexdigest(), "queries": len(top_k)}
     if inner is document:
         return {**document, "top_k": reference}
     return {**document, "current": {**inner, "top_k": reference}}
