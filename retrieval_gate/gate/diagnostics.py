@@ -18,6 +18,9 @@ from retrieval_gate.metrics.top_k import listed_run
 
 BoolArray = npt.NDArray[np.bool_]
 
+_LOOKED_UP = 1 << 22
+"""Rows of a top k whose grades `graded_top_ks` looks up at a time."""
+
 QUERY_CHANGES = 10
 """Most-regressed queries listed in a result."""
 
@@ -112,6 +115,7 @@ def graded_top_ks(
     runs = [listed_run(top_k, query_ids) for top_k in (before, after)]
     every = ByteIds.concatenate([runs[0].doc_bytes, runs[1].doc_bytes, qrels.doc_bytes])
     codes = byte_codes(every)
+    del every  # the ids' bytes, as long again as the rows: the codes stand for them now
     vocabulary = int(codes.max()) + 1 if len(codes) else 1
     ends = np.cumsum([len(runs[0]), len(runs[1])])
     query = positions(qrels.query_ids, query_ids)[qrels.query]
@@ -122,11 +126,13 @@ def graded_top_ks(
     graded = []
     for run, doc in zip(runs, np.split(codes[: ends[1]], ends[:1]), strict=True):
         grade = np.full(len(run), math.nan)
-        if len(keys):
-            wanted = run.query * vocabulary + doc
+        # A block of rows at a time: the lookup's three arrays a row stay small.
+        for start in range(0, len(run) if len(keys) else 0, _LOOKED_UP):
+            rows = slice(start, start + _LOOKED_UP)
+            wanted = run.query[rows] * vocabulary + doc[rows]
             at = np.minimum(np.searchsorted(keys, wanted), len(keys) - 1)
             found = keys[at] == wanted
-            grade[found] = grades[at[found]]
+            grade[rows][found] = grades[at[found]]
         graded.append(GradedTopK(run, grade, doc, vocabulary))
     return graded[0], graded[1]
 
