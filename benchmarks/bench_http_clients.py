@@ -30,6 +30,11 @@ BODY = json.dumps({"hits": [{"id": f"d{i}", "score": float(K - i)} for i in rang
 # --------------------------------------------------------------------------------------------
 
 
+TRACE: list[tuple[bytes, float, float]] = []
+"""The server's own record of each request: its body, when it was read and when answered
+(time.monotonic, one clock for every process on the machine)."""
+
+
 async def _handle(
     reader: asyncio.StreamReader, writer: asyncio.StreamWriter, latency: float
 ) -> None:
@@ -47,17 +52,19 @@ async def _handle(
             for line in header.split(b"\r\n"):
                 if line[:15].lower() == b"content-length:":
                     length = int(line[15:])
-            if length:
-                await reader.readexactly(length)
+            body = await reader.readexactly(length) if length else b""
+            read = time.monotonic()
             await asyncio.sleep(latency)
             writer.write(head)
+            TRACE.append((body, read, time.monotonic()))
     finally:
         writer.close()
 
 
 def run_server(latency: float) -> int:
     """Child process: serve on a free port, print it; on a stdin line print this process's
-    CPU seconds (user + sys); stop when stdin closes."""
+    CPU seconds (user + sys), or on "trace" the requests answered since the last "trace" (a
+    JSON line); stop when stdin closes."""
 
     async def main() -> None:
         server = await asyncio.start_server(
@@ -68,8 +75,14 @@ def run_server(latency: float) -> int:
         closed = loop.create_future()
 
         def read_stdin() -> None:
-            for _ in sys.stdin:
-                print(f"{cpu_seconds():.6f}", flush=True)
+            for line in sys.stdin:
+                if line.strip() == "trace":
+                    taken = TRACE[:]
+                    del TRACE[: len(taken)]
+                    shown = [[body.decode(), read, sent] for body, read, sent in taken]
+                    print(json.dumps(shown), flush=True)
+                else:
+                    print(f"{cpu_seconds():.6f}", flush=True)
             loop.call_soon_threadsafe(closed.set_result, None)
 
         threading.Thread(target=read_stdin, daemon=True).start()
@@ -93,6 +106,15 @@ class Service:
         self.child.stdin.write("cpu\n")
         self.child.stdin.flush()
         return float(self.child.stdout.readline())
+
+    def trace(self) -> list[tuple[str, float, float]]:
+        """Each request answered since the last call: its body, when the server read it and
+        when it answered (time.monotonic)."""
+        assert self.child.stdin is not None  # a pipe
+        assert self.child.stdout is not None  # a pipe
+        self.child.stdin.write("trace\n")
+        self.child.stdin.flush()
+        return [tuple(row) for row in json.loads(self.child.stdout.readline())]
 
 
 @contextmanager
