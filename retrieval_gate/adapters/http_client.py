@@ -6,12 +6,16 @@ import base64
 import contextlib
 import importlib.util
 import json
+import os
 import threading
 import weakref
 from collections.abc import Callable, Coroutine, Mapping
 from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
+
+from retrieval_gate.core.wording import one_line
+from retrieval_gate.errors import GateError
 
 if TYPE_CHECKING:
     import asyncio
@@ -21,6 +25,8 @@ Request = tuple[str, str, Mapping[str, str], "bytes | None"]
 """Method, URL, headers (complete), body."""
 T = TypeVar("T")
 REDIRECTS = frozenset({301, 302, 303, 307, 308})
+CLIENT_ENV = "RETRIEVAL_GATE_HTTP_CLIENT"
+"""Names the client (httpx or aiohttp) over the default, e.g. to compare the two."""
 
 
 @dataclass(frozen=True)
@@ -67,11 +73,25 @@ def json_body(value: Any) -> bytes:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
 
 
-def default_client() -> ClientName:
-    """aiohttp when it is installed (the `fast-http` extra): about half of httpx's client
-    CPU per query through the runner, or less (benchmarks/bench_runner.py); else httpx, a
-    core dependency."""
-    return "aiohttp" if importlib.util.find_spec("aiohttp") is not None else "httpx"
+def default_client(environ: Mapping[str, str] | None = None) -> ClientName:
+    """The client RETRIEVAL_GATE_HTTP_CLIENT names (httpx or aiohttp), else aiohttp when it
+    is installed (the `fast-http` extra): about half of httpx's client CPU per query through
+    the runner, or less (benchmarks/bench_runner.py); else httpx, a core dependency."""
+    installed = importlib.util.find_spec("aiohttp") is not None
+    chosen = (os.environ if environ is None else environ).get(CLIENT_ENV, "").strip().lower()
+    if chosen == "httpx" or (chosen == "aiohttp" and installed):
+        return chosen  # type: ignore[return-value]  # one of ClientName, checked just above
+    if chosen == "aiohttp":
+        raise GateError(
+            f"{CLIENT_ENV} is aiohttp, which is not installed: "
+            'pip install "retrieval-gate[fast-http]", or unset it'
+        )
+    if chosen:
+        raise GateError(
+            f"{CLIENT_ENV} is {one_line(chosen)[:40]!r}; set it to httpx or aiohttp, or unset "
+            "it (then aiohttp when installed, else httpx)"
+        )
+    return "aiohttp" if installed else "httpx"
 
 
 def open_client(name: ClientName | None, connections: int, timeout: float) -> Client:

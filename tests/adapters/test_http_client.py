@@ -15,6 +15,7 @@ import pytest
 from retrieval_gate.adapters import HttpConfig, Query, RetrieverError, http_client
 from retrieval_gate.adapters.http import HttpRetriever
 from retrieval_gate.adapters.http_client import UnansweredError, json_body, open_client
+from retrieval_gate.errors import GateError
 
 QUERY = Query("q1", 'caf\u00e9 \u2603 "quoted"\n::error::x', {"n": 1})
 
@@ -156,3 +157,49 @@ def test_the_urls_user_info_is_basic_auth_over_any_authorization_header(server: 
             retriever.close()
     expected = "Basic " + base64.b64encode(b"us@er:p:ss").decode()
     assert [headers["authorization"] for _, _, headers, _ in seen] == [expected] * 2
+
+
+@pytest.mark.parametrize("chosen", ["httpx", "aiohttp", " HTTPX "])
+def test_the_environment_names_the_client_over_the_default(
+    chosen: str, server: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if "aiohttp" in chosen:
+        pytest.importorskip("aiohttp")
+    monkeypatch.setenv("RETRIEVAL_GATE_HTTP_CLIENT", chosen)
+    url, seen = server
+    retriever = HttpRetriever(HttpConfig(url=f"{url}/s"))
+    try:
+        assert retriever.search(QUERY, 3)[0].doc_id == "d1"
+        assert retriever._client.name == chosen.strip().lower()
+    finally:
+        retriever.close()
+    assert len(seen) == 1
+    # An explicit client still wins over the environment.
+    monkeypatch.setenv("RETRIEVAL_GATE_HTTP_CLIENT", "httpx")
+    opened = open_client("httpx", 1, 1.0)
+    opened.close()
+    assert opened.name == "httpx"
+
+
+@pytest.mark.parametrize("chosen", ["curl", "httpx\n::error::forged", "\x1b[31mred" * 50])
+def test_an_unknown_client_in_the_environment_is_a_clear_error(
+    chosen: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("RETRIEVAL_GATE_HTTP_CLIENT", chosen)
+    with pytest.raises(GateError) as caught:
+        open_client(None, 1, 1.0)
+    message = str(caught.value)
+    assert message.startswith("RETRIEVAL_GATE_HTTP_CLIENT is ")
+    assert "set it to httpx or aiohttp" in message
+    assert "\n" not in message
+    assert "\x1b" not in message
+    assert len(message) < 200
+
+
+def test_aiohttp_named_but_not_installed_says_how_to_install_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(http_client.importlib.util, "find_spec", lambda name: None)
+    with pytest.raises(GateError, match=r"aiohttp, which is not installed: pip install"):
+        http_client.default_client({"RETRIEVAL_GATE_HTTP_CLIENT": "aiohttp"})
+    assert http_client.default_client({}) == "httpx"
