@@ -322,19 +322,20 @@ class ByteIds:
         (fixed-width bytes alone would take 'a' and 'a\\x00' for one id)."""
         if self.width and self.width == other.width:
             # Ids of one width as zero-padded 8-byte words: they compare as integers.
-            mine = self.words()
-            return same_words(mine, rows, mine if other is self else other.words(), other_rows)
+            same_rows: BoolArray = (self.words(rows) == other.words(other_rows)).all(axis=1)
+            return same_rows
         same: npt.NDArray[np.bool_] = self.fixed(rows) == other.fixed(other_rows)
         same &= self._lengths_of(rows) == other._lengths_of(other_rows)
         return same
 
-    def words(self) -> U64Array:
-        """The ids (of one width) as rows of zero-padded 8-byte words, which compare as
-        integers: one pass over the buffer, 8 bytes per id for ids of up to 8 bytes."""
+    def words(self, rows: IntArray | None = None) -> U64Array:
+        """The ids (of one width) of `rows`, or all of them in one pass over the buffer, as
+        rows of zero-padded 8-byte words, which compare as integers."""
         assert self.width is not None
         matrix = self.data[: self._count * self.width].reshape(self._count, self.width)
-        padded = np.zeros((self._count, -(-self.width // 8) * 8), dtype=np.uint8)
-        padded[:, : self.width] = matrix
+        count = self._count if rows is None else len(rows)
+        padded = np.zeros((count, -(-self.width // 8) * 8), dtype=np.uint8)
+        padded[:, : self.width] = matrix if rows is None else matrix[rows]
         return padded.view(np.uint64)
 
     def _lengths_of(self, rows: IntArray) -> IntArray:

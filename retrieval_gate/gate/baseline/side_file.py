@@ -13,7 +13,13 @@ from typing import Any
 import numpy as np
 
 from retrieval_gate.core.files import write_text_atomic
-from retrieval_gate.core.ids import ByteIds, IntArray, pair_keys
+from retrieval_gate.core.ids import (
+    ByteIds,
+    IntArray,
+    first_duplicate_bytes,
+    pair_keys,
+    sorted_keys,
+)
 from retrieval_gate.core.top_k_ids import TopKColumns, TopKIds
 from retrieval_gate.core.wording import json_id_lists
 from retrieval_gate.errors import InputError
@@ -173,8 +179,7 @@ def _plain_rows(rows: list[Any]) -> bool:
 
 
 def _doc_twice(listed: IntArray, docs: ByteIds) -> bool:
-    """Whether some query lists a doc twice (on 64-bit hashes: a collision only sends the file
-    to the line-by-line reader, which names the doc)."""
+    """Whether some query lists a doc twice (the line-by-line reader then names it)."""
     query = np.repeat(np.arange(len(listed), dtype=np.int64), listed)
-    keys = np.sort(pair_keys(query, docs.hashes(keep=False), in_place=True))
-    return bool(np.any(keys[1:] == keys[:-1]))
+    keys = sorted_keys(pair_keys(query, docs.hashes(keep=False), in_place=True))
+    return first_duplicate_bytes(query, docs, keys) is not None

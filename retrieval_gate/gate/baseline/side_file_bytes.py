@@ -85,12 +85,8 @@ def _all_equal(raw: npt.NDArray[np.uint8], starts: IntArray, text: bytes) -> boo
 def _strings_between(raw: npt.NDArray[np.uint8], starts: IntArray, ends: IntArray) -> ByteIds:
     """The bytes of `raw[starts[i]:ends[i]]` as ids, gathered through a mask (one byte per byte
     of the file) rather than an index per byte."""
-    edges = np.zeros(len(raw) + 1, dtype=np.int8)
-    edges[starts] = 1  # starts differ from each other, as ends do; an empty id's cancel out
-    edges[ends] -= 1
-    inside = np.cumsum(edges[:-1], dtype=np.int8).view(np.bool_)
     lengths = ends - starts
-    data = raw[inside]
+    data = raw[_spans(len(raw), starts, lengths)]
     if len(lengths) and lengths[0] > 0 and bool((lengths == lengths[0]).all()):
         # One width: no offsets (8 bytes an id), the rows of the buffer say where each is.
         return ByteIds.of_width(data, len(lengths), int(lengths[0]))
