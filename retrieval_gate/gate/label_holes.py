@@ -114,9 +114,7 @@ def hole_extremes(
     `label_holes` re-decides `checks` with; None when no check is failing or inconclusive.
     Nothing it returns holds a row of the top k: the caller may let them go before the
     checks are decided again."""
-    # An evaluator's scores do not move with the judgments: its checks have no label holes,
-    # and stay as measured when the others are decided at their extremes.
-    wanted = [c for c in checks if bounded(c) and evaluator_key(c.metric) is None]
+    wanted = _bounded_checks(checks)
     if not wanted:
         return None
     top = max(float(qrels.grade.max()) if len(qrels) else 1.0, 1.0)
@@ -161,7 +159,7 @@ def label_holes(
     robust unless it has no unjudged document."""
     if found is None:
         return ()
-    wanted = [c for c in checks if bounded(c) and evaluator_key(c.metric) is None]
+    wanted = _bounded_checks(checks)
     extremes, reasons = found.extremes, found.reasons
     worst, best = _decided(scores, extremes, _family(checks) - set(extremes), decide)
     holes = []
@@ -195,6 +193,13 @@ def label_holes(
             )
         )
     return tuple(holes)
+
+
+def _bounded_checks(checks: Sequence[Comparison]) -> list[Comparison]:
+    """The checks the bounds look at. An evaluator's scores do not move with the judgments:
+    its checks have no label holes, and stay as measured when the others are decided at
+    their extremes."""
+    return [c for c in checks if bounded(c) and evaluator_key(c.metric) is None]
 
 
 def _family(checks: Sequence[Comparison]) -> set[str]:
