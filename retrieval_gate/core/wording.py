@@ -10,6 +10,7 @@ import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, TextIO
 
+from retrieval_gate.core.json_indented import indented_pieces
 from retrieval_gate.core.redaction import redacted, scrubbed
 
 _C1 = re.compile("[\x80-\x9f]")
@@ -19,14 +20,17 @@ def json_text(value: Any, *, indent: int | None = 2) -> str:
     """`value` as JSON for any file or stream we write: readable UTF-8, registered secrets
     redacted, and control characters escaped, C1 too (json leaves U+0080-U+009F raw, and a
     terminal may act on them; only strings can hold them, so the escape is exact)."""
-    return _escaped_c1(_json_encoder(indent).encode(scrubbed(value)))
+    clean = scrubbed(value)
+    if indent == 2:
+        return _escaped_c1("".join(indented_pieces(clean, _mapping_object)))
+    return _escaped_c1(_json_encoder(indent).encode(clean))
 
 
 def json_file_pieces(value: Any) -> Iterator[str]:
     """A JSON file's text, `json_text(value)` and a newline, in pieces of a few thousand
     tokens: a large document is written without holding its text (at 20,000 queries a
     result's text and the encoder's tokens are 20 MB at once)."""
-    tokens = _json_encoder(2).iterencode(scrubbed(value))
+    tokens = indented_pieces(scrubbed(value), _mapping_object)
     while piece := "".join(itertools.islice(tokens, 8192)):
         yield _escaped_c1(piece)  # one character at a time: a piece's bounds cannot split one
     yield "\n"
