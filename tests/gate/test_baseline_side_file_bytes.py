@@ -95,8 +95,13 @@ def test_any_other_text_goes_to_the_line_reader(text: bytes) -> None:
     assert written_columns(text) is None
 
 
-def test_bytes_changed_at_random_are_read_alike_or_left_to_the_line_reader() -> None:
-    """Whatever the bytes, the fast reader answers what the line reader would, or nothing."""
+@pytest.mark.parametrize("block", [1 << 24, 1, 12, 30])
+def test_bytes_changed_at_random_are_read_alike_or_left_to_the_line_reader(
+    block: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Whatever the bytes, the fast reader answers what the line reader would, or nothing,
+    parsed whole or a few lines at a time."""
+    monkeypatch.setattr(side_file_bytes, "_BYTES_AT_ONCE", block)
     data = _text(PLAIN)
     alphabet = b'[]", \n\\qd1x'
     rng = random.Random(7)
@@ -148,7 +153,11 @@ def test_the_checks_after_the_fast_read_name_what_is_wrong(
         dict(side)
 
 
-def test_a_side_file_read_on_its_bytes_keeps_every_query_and_id(tmp_path: Path) -> None:
+@pytest.mark.parametrize("block", [1 << 24, 1, 100, 1000])
+def test_a_side_file_read_on_its_bytes_keeps_every_query_and_id(
+    tmp_path: Path, block: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(side_file_bytes, "_BYTES_AT_ONCE", block)  # a line to many at a time
     top_k = {
         f"q{i:04d}": tuple(f"doc-{(i * 7 + j) % 97}" for j in range(i % 5)) for i in range(300)
     }
@@ -201,3 +210,19 @@ def test_a_registered_secret_is_never_written_on_the_bytes(tmp_path: Path) -> No
         redaction.forget()
     assert "s3cr3t" not in text
     assert text.count("<redacted>") == 1001
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        b'["q2", ["d1"]]\n["q1", ["d1"]]\n',  # out of order across two blocks
+        b'["q1", ["d1"]]\n["q1", ["d2"]]\n',  # a query twice across two blocks
+        b'["q1", ["d1"]]\n\n["q2", ["d1"]]\n',  # an empty line: a block of its own
+        b'["q1", ["d1"]]\n["q2", ["\xc3"]]\n',  # not UTF-8 in the second block only
+    ],
+)
+def test_what_spans_blocks_goes_to_the_line_reader(
+    text: bytes, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(side_file_bytes, "_BYTES_AT_ONCE", 1)  # a line a block
+    assert written_columns(text) is None

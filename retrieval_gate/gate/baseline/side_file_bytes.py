@@ -14,6 +14,8 @@ from retrieval_gate.core.top_k_ids import TopKColumns, TopKIds
 
 _DOCS_AT_ONCE = 1 << 20
 """Ids laid out in one piece of a side file (`written_pieces`)."""
+_BYTES_AT_ONCE = 1 << 24
+"""Bytes of whole lines a side file is parsed in at a time (`written_columns`)."""
 
 _SEPARATORS = {2: b", ", 3: b", [", 4: b"]]\n[", 7: b", []]\n["}
 """What `json_id_lists` writes between two strings, told apart by length: doc to doc, query
@@ -26,9 +28,36 @@ def written_columns(data: bytes) -> tuple[TopKColumns, int] | None:
     rows it has; None for any other text, which the line-by-line reader then parses or names.
 
     A row of no docs counts among the rows but not among the columns' queries, as
-    `TopKIds.of` keeps it."""
-    raw = np.frombuffer(data, dtype=np.uint8)
+    `TopKIds.of` keeps it. The lines are parsed a block at a time: the index arrays of a
+    parse are several times the text they index."""
     if not data.endswith(b"\n") or b"\\" in data or not data.startswith(b'["'):
+        return None
+    blocks = []
+    start = 0
+    while start < len(data):
+        end = data.find(b"\n", start + _BYTES_AT_ONCE - 1) + 1 or len(data)
+        block = _parsed(np.frombuffer(data, dtype=np.uint8)[start:end])
+        if block is None:
+            return None
+        blocks.append(block)
+        start = end
+    names = [name for block in blocks for name in block[0]]
+    if any(a >= b for a, b in itertools.pairwise(names)):
+        return None  # not sorted, or a query twice
+    per_query = np.concatenate([block[1] for block in blocks])
+    listed = per_query > 0
+    bounds = np.zeros(int(listed.sum()) + 1, dtype=np.int64)
+    np.cumsum(per_query[listed], out=bounds[1:])
+    docs = blocks[0][2] if len(blocks) == 1 else ByteIds.concatenate([b[2] for b in blocks])
+    del blocks
+    queries = object_array(itertools.compress(names, listed.tolist()))
+    return TopKColumns(queries, bounds, docs), len(names)
+
+
+def _parsed(raw: U8Array) -> tuple[list[str], IntArray, ByteIds] | None:
+    """Whole lines of a side file (`written_columns`): their queries, how many docs each
+    lists, and the docs; None unless `json_id_lists` writes them so."""
+    if len(raw) < 2 or raw[0] != ord("[") or raw[1] != ord('"'):
         return None
     quotes = np.flatnonzero(raw == ord('"'))
     if len(quotes) % 2:
@@ -47,34 +76,24 @@ def written_columns(data: bytes) -> tuple[TopKColumns, int] | None:
         if len(at) and not _all_equal(raw, at + 1, separator):
             return None
     ending = b", []]\n" if query[-1] else b"]]\n"
-    if data[int(closes[-1]) + 1 :] != ending:
+    if raw[int(closes[-1]) + 1 :].tobytes() != ending:
         return None
     # Newlines only where separators hold them; no other control character anywhere.
     rows = int(query.sum())
     if np.count_nonzero(raw < 0x20) != rows or np.count_nonzero(raw == ord("\n")) != rows:
         return None
     if int(raw.max()) >= 0x80:
-        try:
-            data.decode("utf-8")
+        try:  # a block ends at a newline, which no UTF-8 sequence holds: each checks alone
+            raw.tobytes().decode("utf-8")
         except UnicodeDecodeError:
             return None
     names = [
-        data[a + 1 : b].decode()
+        raw[a + 1 : b].tobytes().decode()
         for a, b in zip(opens[query].tolist(), closes[query].tolist(), strict=True)
     ]
-    if any(a >= b for a, b in itertools.pairwise(names)):
-        return None  # not sorted, or a query twice
     doc = ~query
     per_query = np.diff(np.append(np.flatnonzero(query), len(query))) - 1
-    listed = per_query > 0
-    bounds = np.zeros(int(listed.sum()) + 1, dtype=np.int64)
-    np.cumsum(per_query[listed], out=bounds[1:])
-    columns = TopKColumns(
-        object_array(itertools.compress(names, listed.tolist())),
-        bounds,
-        _strings_between(raw, opens[doc] + 1, closes[doc]),
-    )
-    return columns, rows
+    return names, per_query, _strings_between(raw, opens[doc] + 1, closes[doc])
 
 
 def _all_equal(raw: npt.NDArray[np.uint8], starts: IntArray, text: bytes) -> bool:
