@@ -14,20 +14,15 @@ from retrieval_gate.gate.baseline.record import Baseline
 from retrieval_gate.gate.comparable import comparable_baseline
 from retrieval_gate.gate.compare import Comparison, compare
 from retrieval_gate.gate.corpus_changes import corpus_checked
-from retrieval_gate.gate.diagnostics import (
-    graded_top_ks,
-    hit_changes,
-    judged_at_k,
-    query_changes,
-    unjudged_summary,
-)
-from retrieval_gate.gate.label_holes import hole_extremes, label_holes
+from retrieval_gate.gate.diagnostics import query_changes
+from retrieval_gate.gate.label_holes import hole_plan, label_holes
 from retrieval_gate.gate.operational import LatencyRun, filled_runs, operational_columns
 from retrieval_gate.gate.policy import gate_settings, gate_thresholds
 from retrieval_gate.gate.repeats import noise_of, runs_of
 from retrieval_gate.gate.result import GateContext, GateResult, failing_checks
 from retrieval_gate.gate.slicing import same_as_all, same_as_all_warning, slice_queries
 from retrieval_gate.gate.stage_losses import stage_losses
+from retrieval_gate.gate.top_k_facts import top_k_facts
 from retrieval_gate.gate.undefined import excluded_warnings
 
 
@@ -121,20 +116,16 @@ def decide(
     failing = failing_checks(comparisons)
     shown = failing[0].metric if failing else next(iter(thresholds))
     changes = query_changes(baseline, current, dataset, shown)
-    before, after = graded_top_ks(baseline.top_k, current.top_k, current.query_ids, dataset.qrels)
-    lost, gained = hit_changes(before, after)
     context = GateContext(
         _config_file(config), _config_sha256(config), config.k, settings, reference
     )
-    judged_before, _ = judged_at_k(before, config.k)
-    judged_after, _ = judged_at_k(after, config.k)
-    unjudged = unjudged_summary(before, after, judged_before, judged_after)
     # The bounds re-decide with people's labels alone: with human+llm the judge's labels
     # fill the holes (and the prediction-powered rule is another), so there are none to bound.
-    found = None
-    if assisted is None:
-        found = hole_extremes(comparisons, before, after, dataset.qrels, k=config.k)
-    del before, after  # every row of both top k, let go before the checks are decided again
+    plan = hole_plan(comparisons, dataset.qrels, k=config.k) if assisted is None else None
+    facts = top_k_facts(
+        baseline.top_k, current.top_k, current.query_ids, dataset.qrels, k=config.k, plan=plan
+    )
+    lost, gained, unjudged, found = facts.lost, facts.gained, facts.unjudged, facts.holes
     holes = label_holes(
         comparisons,
         found,

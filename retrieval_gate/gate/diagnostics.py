@@ -3,23 +3,27 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 
-from retrieval_gate.core.ids import ByteIds, FloatArray, IntArray, byte_codes, positions
+from retrieval_gate.core.ids import (
+    ByteIds,
+    FloatArray,
+    IntArray,
+    byte_codes,
+    object_array,
+    positions,
+)
 from retrieval_gate.core.qrels import Qrels
 from retrieval_gate.core.run import Run
 from retrieval_gate.datasets import Dataset
 from retrieval_gate.gate.baseline.record import Baseline
-from retrieval_gate.metrics.top_k import listed_run
+from retrieval_gate.metrics.top_k import listed_runs
 
 BoolArray = npt.NDArray[np.bool_]
-
-_LOOKED_UP = 1 << 22
-"""Rows of a top k whose grades `graded_top_ks` looks up at a time."""
 
 QUERY_CHANGES = 10
 """Most-regressed queries listed in a result."""
@@ -110,29 +114,56 @@ def graded_top_ks(
     qrels: Qrels,
 ) -> tuple[GradedTopK, GradedTopK]:
     """Two records' top k over the sorted labelled `query_ids`, graded by `qrels`, their doc
-    ids coded alike: one coding of every doc id of both and of the qrels, then each row's
-    grade found by its (query, doc) code among the judgments'."""
-    runs = [listed_run(top_k, query_ids) for top_k in (before, after)]
-    every = ByteIds.concatenate([runs[0].doc_bytes, runs[1].doc_bytes, qrels.doc_bytes])
+    ids coded alike: `graded_blocks` in one block."""
+    old, new, _ = next(graded_blocks(before, after, query_ids, qrels, max(len(query_ids), 1)))
+    return old, new
+
+
+def graded_blocks(
+    before: Mapping[str, Sequence[str]],
+    after: Mapping[str, Sequence[str]],
+    query_ids: Sequence[str],
+    qrels: Qrels,
+    size: int,
+) -> Iterator[tuple[GradedTopK, GradedTopK, Qrels]]:
+    """`graded_top_ks` of the sorted `query_ids`, `size` of them at a time, with the qrels of
+    each block's queries: each block over its own queries (codes from 0), its doc ids coded
+    once for both records and its qrels, each row's grade found by its (query, doc) code among
+    the judgments'. Only a block's rows are held, and its sorts stay small."""
+    ids = object_array(query_ids)
+    # The qrels' rows of the labelled queries, grouped by query code: a block's are a slice.
+    query = positions(qrels.query_ids, ids)[qrels.query]
+    judged = np.flatnonzero(query >= 0)
+    judged = judged[np.argsort(query[judged], kind="stable")]
+    cuts = np.searchsorted(query[judged], np.arange(0, max(len(ids), 1) + size, size))
+    sides = zip(*(listed_runs(top_k, query_ids, size) for top_k in (before, after)), strict=True)
+    for block, (old, new) in enumerate(sides):
+        rows = judged[cuts[block] : cuts[block + 1]]
+        start = block * size
+        judgments = Qrels(
+            old.query_ids, query[rows] - start, qrels.doc_bytes.take(rows), qrels.grade[rows]
+        )
+        yield *_graded(old, new, judgments), judgments
+
+
+def _graded(first: Run, second: Run, qrels: Qrels) -> tuple[GradedTopK, GradedTopK]:
+    """Both runs graded by `qrels` (over the same queries, codes alike)."""
+    every = ByteIds.concatenate([first.doc_bytes, second.doc_bytes, qrels.doc_bytes])
     codes = byte_codes(every)
     del every  # the ids' bytes, as long again as the rows: the codes stand for them now
     vocabulary = int(codes.max()) + 1 if len(codes) else 1
-    ends = np.cumsum([len(runs[0]), len(runs[1])])
-    query = positions(qrels.query_ids, query_ids)[qrels.query]
-    judged = np.flatnonzero(query >= 0)
-    keys = query[judged] * vocabulary + codes[ends[1] :][judged]
+    ends = np.cumsum([len(first), len(second)])
+    keys = qrels.query * vocabulary + codes[ends[1] :]
     by_key = np.argsort(keys)
-    keys, grades = keys[by_key], qrels.grade[judged][by_key]
+    keys, grades = keys[by_key], qrels.grade[by_key]
     graded = []
-    for run, doc in zip(runs, np.split(codes[: ends[1]], ends[:1]), strict=True):
+    for run, doc in zip((first, second), np.split(codes[: ends[1]], ends[:1]), strict=True):
         grade = np.full(len(run), math.nan)
-        # A block of rows at a time: the lookup's three arrays a row stay small.
-        for start in range(0, len(run) if len(keys) else 0, _LOOKED_UP):
-            rows = slice(start, start + _LOOKED_UP)
-            wanted = run.query[rows] * vocabulary + doc[rows]
+        if len(keys):
+            wanted = run.query * vocabulary + doc
             at = np.minimum(np.searchsorted(keys, wanted), len(keys) - 1)
             found = keys[at] == wanted
-            grade[rows][found] = grades[at[found]]
+            grade[found] = grades[at[found]]
         graded.append(GradedTopK(run, grade, doc, vocabulary))
     return graded[0], graded[1]
 
@@ -161,6 +192,21 @@ def unjudged_summary(
         int(fresh.sum()),
         tuple(after.run.query_ids[queries].tolist()),
         int(old.sum()),
+        _mean(judged_before),
+        _mean(judged_after),
+    )
+
+
+def joined_unjudged(
+    parts: Sequence[Unjudged], judged_before: FloatArray, judged_after: FloatArray
+) -> Unjudged:
+    """The summary of blocks of queries (in query order) as one, its means over every query."""
+    return Unjudged(
+        sum(part.retrieved for part in parts),
+        sum(part.unjudged for part in parts),
+        sum(part.new for part in parts),
+        tuple(query for part in parts for query in part.queries),
+        sum(part.baseline_unjudged for part in parts),
         _mean(judged_before),
         _mean(judged_after),
     )

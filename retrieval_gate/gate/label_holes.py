@@ -28,9 +28,6 @@ from retrieval_gate.metrics.spec import MetricSpec
 Decider = Callable[[Mapping[str, FloatArray], Mapping[str, FloatArray]], Sequence[Comparison]]
 """The gate's own rule: (baseline scores, current scores) -> every check, as `compare` gives."""
 
-_QUERIES_AT_ONCE = 1 << 14
-"""Queries whose label-hole bounds are found in one block (`_blocked_extremes`)."""
-
 LINEAR = frozenset({"ndcg", "dcg", "recall", "precision"})
 """Measures that, for a fixed multiset of grades given to the unjudged documents, are a sum of
 per-document gains over a denominator that the multiset alone fixes (the ideal DCG, R, k, 1):
@@ -102,6 +99,16 @@ class HoleExtremes:
     reasons: dict[str, str]
 
 
+@dataclass(frozen=True)
+class HolePlan:
+    """The metrics whose extremes the bounds of a set of checks need, why the others are not
+    bounded, and the highest grade an unjudged document may get."""
+
+    specs: dict[str, MetricSpec]
+    reasons: dict[str, str]
+    top: float
+
+
 def hole_extremes(
     checks: Sequence[Comparison],
     before: GradedTopK,
@@ -113,7 +120,16 @@ def hole_extremes(
     """Each query's extremes under every grading of its unjudged documents, for the metrics
     `label_holes` re-decides `checks` with; None when no check is failing or inconclusive.
     Nothing it returns holds a row of the top k: the caller may let them go before the
-    checks are decided again."""
+    checks are decided again. (`hole_plan`, `block_extremes` and `joined_extremes` in one
+    block of queries.)"""
+    plan = hole_plan(checks, qrels, k=k)
+    if plan is None:
+        return None
+    return joined_extremes(plan, [block_extremes(plan, before, after, qrels)])
+
+
+def hole_plan(checks: Sequence[Comparison], qrels: Qrels, *, k: int) -> HolePlan | None:
+    """What the bounds of `checks` need; None when no check is failing or inconclusive."""
     wanted = _bounded_checks(checks)
     if not wanted:
         return None
@@ -129,8 +145,40 @@ def hole_extremes(
             reasons[metric] = why
         else:
             specs[metric] = spec
-    unjudged, extremes = _blocked_extremes(before, after, qrels, specs, top)
-    return HoleExtremes(unjudged, extremes, reasons)
+    return HolePlan(specs, reasons, top)
+
+
+def block_extremes(
+    plan: HolePlan, before: GradedTopK, after: GradedTopK, qrels: Qrels
+) -> tuple[IntArray, dict[str, _Extremes]]:
+    """Each query's distinct unjudged docs and each planned metric's extremes, for the
+    queries of both top k (`graded_blocks`: a block of them) judged by `qrels`."""
+    query_ids = after.run.query_ids
+    docs = _queries(before, after, _judged_grades(qrels, query_ids.tolist()), len(query_ids))
+    return docs.unjudged, {
+        metric: _extremes(spec, docs, plan.top) for metric, spec in plan.specs.items()
+    }
+
+
+def joined_extremes(
+    plan: HolePlan, blocks: Sequence[tuple[IntArray, dict[str, _Extremes]]]
+) -> HoleExtremes:
+    """`block_extremes` of blocks of queries (in query order) as one."""
+    joined = {
+        metric: _Extremes(
+            (
+                _joined(b[1][metric].delta[0] for b in blocks),
+                _joined(b[1][metric].delta[1] for b in blocks),
+            ),
+            (
+                _joined(b[1][metric].current[0] for b in blocks),
+                _joined(b[1][metric].current[1] for b in blocks),
+            ),
+            _joined(b[1][metric].exact for b in blocks),
+        )
+        for metric in plan.specs
+    }
+    return HoleExtremes(_joined(b[0] for b in blocks), joined, plan.reasons)
 
 
 def label_holes(
@@ -263,58 +311,24 @@ def _decided(
 # --------------------------------------------------------------------------------------------
 
 
-def _blocked_extremes(
-    before: GradedTopK,
-    after: GradedTopK,
-    qrels: Qrels,
-    specs: Mapping[str, MetricSpec],
-    top: float,
-) -> tuple[IntArray, dict[str, _Extremes]]:
-    """Each query's distinct unjudged docs, and each metric's extremes, found a block of
-    queries at a time: the rows a bound needs are held for one block, not for every query."""
-    count = len(after.run.query_ids)
-    judged = _judged_grades(qrels, after.run.query_ids.tolist())
-    counts = []
-    parts: dict[str, list[_Extremes]] = {metric: [] for metric in specs}
-    for start in range(0, max(count, 1), _QUERIES_AT_ONCE):
-        docs = _queries(before, after, judged, start, min(start + _QUERIES_AT_ONCE, count))
-        counts.append(docs.unjudged)
-        for metric, spec in specs.items():
-            parts[metric].append(_extremes(spec, docs, top))
-    joined = {
-        metric: _Extremes(
-            (_joined(e.delta[0] for e in found), _joined(e.delta[1] for e in found)),
-            (_joined(e.current[0] for e in found), _joined(e.current[1] for e in found)),
-            _joined(e.exact for e in found),
-        )
-        for metric, found in parts.items()
-    }
-    return np.concatenate(counts), joined
-
-
 def _joined(arrays: Iterable[npt.NDArray[Any]]) -> npt.NDArray[Any]:
     return np.concatenate(list(arrays))
 
 
 def _queries(
-    before: GradedTopK,
-    after: GradedTopK,
-    judged: tuple[FloatArray, IntArray],
-    start: int,
-    end: int,
+    before: GradedTopK, after: GradedTopK, judged: tuple[FloatArray, IntArray], count: int
 ) -> OpenDocs:
-    """Queries `start` to `end` (their codes from 0) of both top k as flat rows, each
-    unjudged doc numbered once per query (a doc in both lists has one grade), and their
-    judged grades (`_judged_grades` of every query)."""
-    sides = [_rows(top_k, start, end) for top_k in (before, after)]
+    """The `count` queries of both top k as flat rows, each unjudged doc numbered once per
+    query (a doc in both lists has one grade), and their judged grades (`_judged_grades`)."""
+    sides = [_rows(top_k, count) for top_k in (before, after)]
     vocabulary = after.vocabulary  # both records' doc codes are one coding
     open_ = [np.flatnonzero(~(side[2] >= 0)) for side in sides]
     pairs = np.concatenate(
         [side[0][o] * vocabulary + side[4][o] for side, o in zip(sides, open_, strict=True)]
     )
     keys, slot = np.unique(pairs, return_inverse=True)  # sorted by query first
-    unjudged = np.bincount(keys // vocabulary, minlength=end - start)
-    first = np.zeros(end - start, dtype=np.int64)
+    unjudged = np.bincount(keys // vocabulary, minlength=count)
+    first = np.zeros(count, dtype=np.int64)
     np.cumsum(unjudged[:-1], out=first[1:])
     split = len(open_[0])
     rows = []
@@ -325,23 +339,18 @@ def _queries(
         slots[o] = part
         rows.append(SideRows(query, rank, grade, slots, bounds))
     grade, judged_bounds = judged
-    s, e = int(judged_bounds[start]), int(judged_bounds[end])
-    return OpenDocs(
-        rows[0], rows[1], unjudged, first, grade[s:e], judged_bounds[start : end + 1] - s
-    )
+    return OpenDocs(rows[0], rows[1], unjudged, first, grade, judged_bounds)
 
 
 def _rows(
-    top_k: GradedTopK, start: int, end: int
+    top_k: GradedTopK, count: int
 ) -> tuple[IntArray, IntArray, FloatArray, IntArray, IntArray]:
-    """Queries `start` to `end` (their codes from 0): (query, rank from 1, grade, each
-    query's bounds, doc code), rows in (query, rank) order."""
+    """(query, rank from 1, grade, each of the `count` queries' bounds, doc code), rows in
+    (query, rank) order."""
     run = top_k.run  # grouped by query and ranked within each, as `listed_run` lays it out
-    s, e = np.searchsorted(run.query, [start, end]).tolist()
-    query = run.query[s:e] - start
-    rank = np.rint(-run.score[s:e]).astype(np.int64)  # score = -rank
-    bounds = np.searchsorted(query, np.arange(end - start + 1))
-    return query, rank, top_k.grade[s:e], bounds, top_k.doc[s:e]
+    rank = np.rint(-run.score).astype(np.int64)  # score = -rank
+    bounds = np.searchsorted(run.query, np.arange(count + 1))
+    return run.query, rank, top_k.grade, bounds, top_k.doc
 
 
 def _judged_grades(qrels: Qrels, query_ids: Sequence[str]) -> tuple[FloatArray, IntArray]:

@@ -74,15 +74,32 @@ def listed_run(top_k: Mapping[str, Sequence[str]], query_ids: Sequence[str]) -> 
     sorted `query_ids`; a query without a list retrieved nothing. The lists hold each doc once
     (`baseline` refuses a record that repeats one). Rows are grouped by query code, ascending,
     and ranked within each query (label holes read them in that order, unsorted)."""
+    return next(listed_runs(top_k, query_ids, max(len(query_ids), 1)))
+
+
+def listed_runs(
+    top_k: Mapping[str, Sequence[str]], query_ids: Sequence[str], size: int
+) -> Iterator[Run]:
+    """`listed_run` of the sorted `query_ids`, `size` of them at a time: each block a run over
+    its own queries (codes from 0), and only its rows held (no query ids at all: one block)."""
     wanted = object_array(query_ids)
     columns = TopKIds.of(top_k).columns  # a record's own: its arrays as they are
-    at = positions(columns.queries, wanted)
-    counts = np.diff(columns.bounds)
-    listed = np.repeat(at >= 0, counts)
-    rows = np.arange(len(listed), dtype=np.int64)
-    rank = rows + 1 - np.repeat(columns.bounds[:-1], counts)
-    docs = columns.docs if bool(listed.all()) else columns.docs.take(rows[listed])
-    return Run(wanted, np.repeat(at, counts)[listed], docs, -rank[listed].astype(np.float64))
+    at = positions(columns.queries, wanted)  # each listed query's code among `wanted`
+    for start in range(0, max(len(wanted), 1), size):
+        end = min(start + size, len(wanted))
+        inside = np.flatnonzero((at >= start) & (at < end))
+        starts = columns.bounds[inside]
+        counts = columns.bounds[inside + 1] - starts
+        total = int(counts.sum())
+        rank = np.arange(1, total + 1, dtype=np.int64) - np.repeat(
+            np.cumsum(counts) - counts, counts
+        )
+        everything = total == len(columns.docs)  # the lists, all of them: no copy
+        docs = (
+            columns.docs if everything else columns.docs.take(np.repeat(starts, counts) + rank - 1)
+        )
+        query = np.repeat(at[inside] - start, counts)
+        yield Run(wanted[start:end], query, docs, -rank.astype(np.float64))
 
 
 class RankedHits(Mapping[str, tuple[Hit, ...]]):

@@ -16,7 +16,6 @@ from retrieval_gate.gate.compare import ComparisonSettings, Threshold, compare
 from retrieval_gate.gate.diagnostics import GradedTopK, graded_top_ks
 from retrieval_gate.gate.label_hole_extremes import OpenDocs
 from retrieval_gate.gate.label_holes import (
-    _blocked_extremes,
     _extremes,
     _judged_grades,
     _queries,
@@ -103,7 +102,7 @@ def bounds_of(case: Case, metric: str) -> tuple[tuple[FloatArray, ...], np.ndarr
     before, after = graded_top_ks(old, new, query_ids, qrels)
     top = max(float(qrels.grade.max()), 1.0)
     judged = _judged_grades(qrels, query_ids)
-    docs = _queries(before, after, judged, 0, len(query_ids))
+    docs = _queries(before, after, judged, len(query_ids))
     found = _extremes(parse_metric(metric), docs, top)
     return (*found.delta, *found.current), found.exact
 
@@ -390,31 +389,6 @@ def test_unbounded_metrics_say_why_and_the_t_test_claims_nothing() -> None:
     assert not t_test.exact
 
 
-@pytest.mark.parametrize("seed", range(3))
-def test_bounds_found_a_block_of_queries_at_a_time_are_those_of_one_block(
-    seed: int, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    import retrieval_gate.gate.label_holes as holes
-
-    judgments, query_ids, old, new = random_case(seed, queries=7)
-    qrels = qrels_from_dict(judgments)
-    before, after = graded_top_ks(old, new, query_ids, qrels)
-    specs = {metric: parse_metric(metric) for metric in METRICS}
-    top = max(float(qrels.grade.max()), 1.0)
-    counts, whole = _blocked_extremes(before, after, qrels, specs, top)
-    assert int(counts.sum()) > 0
-    for block in (1, 2, 3):
-        monkeypatch.setattr(holes, "_QUERIES_AT_ONCE", block)
-        found_counts, found = _blocked_extremes(before, after, qrels, specs, top)
-        assert found_counts.tolist() == counts.tolist()
-        for metric in METRICS:
-            got, want = found[metric], whole[metric]
-            # Equal but for the last bits: a block's sums start where the block does.
-            for a, b in zip((*got.delta, *got.current), (*want.delta, *want.current), strict=True):
-                np.testing.assert_allclose(a, b, rtol=0, atol=1e-12, err_msg=metric)
-            assert got.exact.tolist() == want.exact.tolist()
-
-
 @pytest.mark.parametrize("metric", ["ap@5", "ap(rel=2)@3"])
 @pytest.mark.parametrize("seed", range(6))
 def test_ap_under_each_assignment_is_the_engine_s_to_the_bit(metric: str, seed: int) -> None:
@@ -423,7 +397,7 @@ def test_ap_under_each_assignment_is_the_engine_s_to_the_bit(metric: str, seed: 
     judgments, query_ids, old, new = random_case(seed)
     qrels = qrels_from_dict(judgments)
     before, after = graded_top_ks(old, new, query_ids, qrels)
-    docs = _queries(before, after, _judged_grades(qrels, query_ids), 0, len(query_ids))
+    docs = _queries(before, after, _judged_grades(qrels, query_ids), len(query_ids))
     spec = parse_metric(metric)
     top = max(float(qrels.grade.max()), 1.0)
     grades = _grades(spec, top).tolist()

@@ -9,7 +9,14 @@ import pytest
 
 from retrieval_gate.core.model import Hit
 from retrieval_gate.core.run import Run
-from retrieval_gate.metrics.top_k import RankedHits, listed_run, top_k_ids, top_k_run
+from retrieval_gate.core.top_k_ids import TopKIds
+from retrieval_gate.metrics.top_k import (
+    RankedHits,
+    listed_run,
+    listed_runs,
+    top_k_ids,
+    top_k_run,
+)
 
 
 def random_run(seed: int) -> Run:
@@ -123,3 +130,26 @@ def test_a_listed_run_is_grouped_by_query_and_ranked_within_each(seed: int) -> N
             run.docs_at(np.asarray([i])).tolist()[0] for i, c in enumerate(query) if c == code
         ]
         assert listed == list(top_k.get(q, ()))
+
+
+@pytest.mark.parametrize("seed", range(5))
+@pytest.mark.parametrize("size", [1, 2, 3, 7])
+def test_listed_runs_in_blocks_are_the_listed_run_cut_by_query(seed: int, size: int) -> None:
+    rng = random.Random(seed)
+    query_ids = sorted(f"q{i:02d}" for i in range(rng.randint(0, 20)))
+    top_k = TopKIds.of(
+        {
+            q: tuple(f"d{j}" for j in rng.sample(range(50), rng.randint(0, 6)))
+            for q in rng.sample([*query_ids, "unlabelled"], len(query_ids) // 2 + 1)
+        }
+    )
+    whole = listed_run(top_k, query_ids)
+    blocks = list(listed_runs(top_k, query_ids, size))
+    assert len(blocks) == max(1, -(-len(query_ids) // size))
+    assert [q for b in blocks for q in b.query_ids.tolist()] == query_ids
+    offsets = np.cumsum([0] + [len(b.query_ids) for b in blocks[:-1]])
+    assert np.concatenate([b.query + o for b, o in zip(blocks, offsets, strict=True)]).tolist() == (
+        whole.query.tolist()
+    )
+    assert [d for b in blocks for d in b.docs.tolist()] == whole.docs.tolist()
+    assert np.concatenate([b.score for b in blocks]).tolist() == whole.score.tolist()
