@@ -37,6 +37,10 @@ class Run:
     score: FloatArray
     name: str | None
     source: str
+    ranked: bool
+    """The rows are grouped by query code, ascending, and ranked within each query as the
+    metrics rank them (score descending, doc id descending on ties): a run cut from a ranked
+    run says so, and is not ranked again (at 200,000 queries x 100 a ranking is 1.4 s)."""
 
     def __init__(
         self,
@@ -46,12 +50,15 @@ class Run:
         score: FloatArray,
         name: str | None = None,
         source: str = "<run>",
+        *,
+        ranked: bool = False,
     ) -> None:
         self.query_ids = query_ids
         self.query = query
         self.score = score
         self.name = name
         self.source = source
+        self.ranked = ranked
         self._ids = DualIds(docs)
         self._keys: U64Array | None = None
 

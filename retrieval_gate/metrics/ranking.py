@@ -115,7 +115,9 @@ def _rank_judgments(
     num_queries = len(labelled)
     rows = _mapping_rows(run, qrels) if isinstance(run, Mapping) else _run_rows(run, qrels)
     query, at, score = rows.query, rows.judged, rows.score
-    order, ties = ranking_order(query, rows.score, rows.docs)
+    # A ranked run's rows stay grouped and ranked under any codes the labelled queries get.
+    ranked = isinstance(run, Run) and run.ranked
+    order, ties = (None, None) if ranked else ranking_order(query, rows.score, rows.docs)
     if order is not None:
         query, score = query[order], score[order]
         moved = np.empty_like(order)

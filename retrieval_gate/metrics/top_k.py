@@ -21,7 +21,9 @@ from retrieval_gate.metrics.ranking import ranking_order
 def ranked_rows(run: Run) -> IntArray | None:
     """The run's rows grouped by query (query code order) and ranked within each query as
     trec_eval ranks them: score descending, doc id descending on ties (DESIGN); None when the
-    rows already are (a run file written in rank order)."""
+    rows already are (a run file written in rank order, a run that says it is `ranked`)."""
+    if run.ranked:
+        return None
     order, ties = ranking_order(run.query, run.score, run.doc_bytes.fixed)
     if order is None and ties is None:
         rows = None
@@ -60,7 +62,9 @@ def top_k_run(run: Run, query_ids: Sequence[str], k: int) -> Run:
     query = positions(run.query_ids, wanted)[run.query[rows]]
     kept = query >= 0
     rows, query = rows[kept], query[kept]
-    return Run(wanted, query, run.doc_bytes.take(rows), run.score[rows], run.name, run.source)
+    docs = run.doc_bytes.take(rows)
+    # Grouped by query code (the codes map in order) and ranked: it need not be ranked again.
+    return Run(wanted, query, docs, run.score[rows], run.name, run.source, ranked=True)
 
 
 def top_k_ids(run: Run, k: int) -> TopKIds:

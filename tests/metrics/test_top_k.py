@@ -74,6 +74,35 @@ def test_top_k_run_keeps_the_asked_queries_ranked_and_cut(seed: int) -> None:
     assert hits["missing"] == ()
 
 
+@pytest.mark.parametrize("seed", range(40))
+def test_a_top_k_run_says_it_is_ranked_and_is(seed: int) -> None:
+    """The cut is trusted as ranked (not ranked again): the ranking must find nothing to move,
+    and the metrics of the cut are those of the same rows not said to be ranked."""
+    from retrieval_gate.metrics import evaluate
+    from retrieval_gate.metrics.ranking import ranking_order
+    from retrieval_gate.readers import qrels_from_dict
+
+    run = random_run(seed)
+    assert not run.ranked
+    cut = top_k_run(run, [*run.query_ids.tolist(), "missing"], 5)
+    assert cut.ranked
+    assert ranking_order(cut.query, cut.score, cut.doc_bytes.fixed) == (None, None)
+    assert bool(np.all(cut.query[1:] >= cut.query[:-1]))
+    plain = Run(cut.query_ids, cut.query, cut.doc_bytes, cut.score)
+    rng = random.Random(seed)
+    judged = {
+        q: {d: float(rng.randint(0, 3)) for d in ["a", "b", "ab", "d10", "é", "zz"]}
+        for q in [*run.query_ids.tolist(), "missing"][::2]
+    }
+    qrels = qrels_from_dict(judged)
+    metrics = ["ndcg@3", "ap@5", "rr@5", "recall@2"]
+    trusted, checked = evaluate(cut, qrels, metrics), evaluate(plain, qrels, metrics)
+    assert trusted.query_ids == checked.query_ids
+    assert trusted.missing_queries == checked.missing_queries
+    for name, values in checked.values.items():
+        assert trusted.values[name].tolist() == values.tolist(), name
+
+
 def test_ranked_hits_map_every_query_of_the_run() -> None:
     run = Run.from_rows(["q2", "q1", "q2"], ["a", "b", "c"], [1.0, 5.0, 1.0], empty_queries=["q0"])
     hits = RankedHits(run)
