@@ -204,6 +204,7 @@ def _monte_carlo(
     most = max(1, min(_BLOCK_BYTES // max((n + 7) // 8, 1), _CHUNK_CELLS // columns))
     active = np.arange(columns)
     subset = values  # the differences of the active columns
+    live, dense = _live(subset)
     while drawn < resamples:
         open_tail = (stopped_at == 0) & ~skipped
         now = np.flatnonzero(open_tail.any(axis=0))
@@ -213,6 +214,7 @@ def _monte_carlo(
             # compress copies columns several times faster than fancy indexing does.
             subset = subset.compress(np.isin(active, now), axis=1)
             active = now
+            live, dense = _live(subset)
         # The stream is the same whichever columns are still open, so a column's p-value never
         # depends on the others. Its bytes are drawn in the call sizes of `_draw_sizes` (other
         # sizes give other bytes, and other seeded p-values), then summed in bigger blocks.
@@ -228,7 +230,7 @@ def _monte_carlo(
                 0, 256, size=(rows, packed.shape[1]), dtype=np.uint8
             )
             at += rows
-        flipped = _flipped_sums(packed, subset)  # sum* = total - 2 * flipped
+        flipped = _flipped_sums(packed, dense, live)  # sum* = total - 2 * flipped
         half = tolerance[active] / 2.0
         for tail, hits in enumerate((flipped >= -half, flipped <= half)):
             running = np.cumsum(hits, axis=0) + extreme[tail, active]
@@ -264,18 +266,35 @@ def _draw_sizes(resamples: int, n: int) -> Iterator[int]:
         block *= 2
 
 
-def _flipped_sums(packed: np.ndarray[Any, np.dtype[np.uint8]], values: FloatArray) -> FloatArray:
+def _flipped_sums(
+    packed: np.ndarray[Any, np.dtype[np.uint8]], values: FloatArray, rows: IntArray | None = None
+) -> FloatArray:
     """bits @ values for sign vectors given as packed bits (rows of bytes, 8 queries each),
-    unpacked a slice of queries at a time so memory stays bounded."""
+    `values` holding the queries `rows` (None: every query, in order), taken a slice of
+    queries at a time so memory stays bounded."""
     size = packed.shape[0]
     n = values.shape[0]
     step = max(8, _UNPACK_CELLS // size // 8 * 8)
     out = np.zeros((size, values.shape[1]))
     for start in range(0, n, step):
         end = min(start + step, n)
-        bits = np.unpackbits(packed[:, start // 8 : (end + 7) // 8], axis=1, count=end - start)
+        if rows is None:
+            bits = np.unpackbits(packed[:, start // 8 : (end + 7) // 8], axis=1, count=end - start)
+        else:  # each query's bit where unpackbits puts it: the high bit is the first query
+            at = rows[start:end]
+            bits = (packed[:, at >> 3] >> (7 - (at & 7)).astype(np.uint8)) & np.uint8(1)
         out += bits.astype(np.float64) @ values[start:end]
     return out
+
+
+def _live(values: FloatArray) -> tuple[IntArray | None, FloatArray]:
+    """The queries with a difference in any of the columns `values`, and their rows; (None,
+    `values`) when most have one. A query without adds nothing to any flipped sum: a check of
+    a small slice, or of a metric few queries moved, is summed over its own queries only."""
+    rows = np.flatnonzero((values != 0).any(axis=1))
+    if len(rows) * 2 > len(values):
+        return None, values
+    return rows, values[rows]
 
 
 def noisy_sign_flip(

@@ -228,6 +228,42 @@ def test_flipped_sums_in_slices_of_queries_equal_one_product(
     assert found == pytest.approx(expected, rel=1e-12, abs=1e-12)
 
 
+@pytest.mark.parametrize(("n", "cells"), [(1, 8), (13, 40), (100, 64), (1_003, 2_000_000)])
+def test_flipped_sums_over_the_live_queries_equal_one_product(
+    monkeypatch: pytest.MonkeyPatch, n: int, cells: int
+) -> None:
+    monkeypatch.setattr(significance, "_UNPACK_CELLS", cells)
+    rng = np.random.default_rng(n)
+    packed = rng.integers(0, 256, size=(9, (n + 7) // 8), dtype=np.uint8)
+    values = rng.normal(0.0, 1.0, (n, 4))
+    values[rng.random(n) < 0.8] = 0.0  # most queries moved in no column
+    expected = np.unpackbits(packed, axis=1, count=n).astype(float) @ values
+    rows, dense = significance._live(values)
+    if rows is not None:
+        assert len(rows) * 2 <= n
+        assert (values[np.setdiff1d(np.arange(n), rows)] == 0).all()
+    found = significance._flipped_sums(packed, dense, rows)
+    assert found == pytest.approx(expected, rel=1e-12, abs=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_p_values_summed_over_the_live_queries_are_those_over_all(
+    monkeypatch: pytest.MonkeyPatch, seed: int
+) -> None:
+    # Checks of small slices and rarely moved metrics: most of the 3,000 queries hold 0.
+    rng = np.random.default_rng(seed)
+    values = np.zeros((3_000, 5))
+    for c in range(5):
+        moved = rng.choice(3_000, int(rng.integers(20, 400)), replace=False)
+        values[moved, c] = rng.normal((c - 2) / 40.0, 0.3, len(moved)).round(2)
+    fast = sign_flip(values, resamples=10_000, rng=np.random.default_rng(seed))
+    monkeypatch.setattr(significance, "_live", lambda v: (None, v))
+    every = sign_flip(values, resamples=10_000, rng=np.random.default_rng(seed))
+    assert fast.drop.tolist() == every.drop.tolist()
+    assert fast.rise.tolist() == every.rise.tolist()
+    assert fast.bound.tolist() == every.bound.tolist()
+
+
 @pytest.mark.parametrize(("block_bytes", "unpack_cells"), [(1, 8), (300, 1_000), (10**9, 10**9)])
 def test_p_values_do_not_depend_on_how_the_draws_are_blocked(
     monkeypatch: pytest.MonkeyPatch, block_bytes: int, unpack_cells: int
