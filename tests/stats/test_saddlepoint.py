@@ -87,3 +87,28 @@ def test_past_1e_300_the_tail_is_hoeffding_s_bound_and_says_so() -> None:
     assert high[0] == pytest.approx(1.0)
     moderate = rng.normal(-0.005, 0.2, 20_000)
     assert not sign_flip_tails(moderate)[2][0]
+
+
+@pytest.mark.parametrize("cells", [1, 2_000, 1 << 20])
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_tails_taken_a_few_columns_at_a_time_are_the_same_numbers(
+    monkeypatch: pytest.MonkeyPatch, cells: int, order: str
+) -> None:
+    from retrieval_gate.stats import saddlepoint
+
+    rng = np.random.default_rng(11)
+    values = rng.normal(-0.01, 0.3, (1_500, 7)).round(2)
+    values[rng.random(values.shape) < 0.3] = 0.0
+    values = np.asarray(values, order=order)  # type: ignore[call-overload]
+    whole = saddlepoint._Columns.of(values)
+    expected = sign_flip_tails(values)
+    monkeypatch.setattr(saddlepoint, "_CELLS_AT_ONCE", cells)  # a column (or two) at a time
+    part = saddlepoint._Columns.of(values)
+    for name in ("absolute", "nonzero", "largest", "powers"):
+        assert getattr(part, name).tolist() == getattr(whole, name).tolist(), name
+    found = sign_flip_tails(values)
+    for a, b in zip(found, expected, strict=True):
+        assert a.tolist() == b.tolist()
+    if order == "F":  # each column's figures are those of the column alone
+        alone = saddlepoint._Columns.of(np.ascontiguousarray(values[:, 3:4]))
+        assert alone.powers[:, 0].tolist() == whole.powers[:, 3].tolist()
