@@ -22,15 +22,15 @@ def indented_pieces(value: Any, default: Callable[[Any], Any]) -> Iterator[str]:
 
 
 def _value(value: Any, level: int, default: Callable[[Any], Any]) -> Iterator[str]:
+    # Not a generator itself: a nested list or object costs one frame a level, as in json.
     scalar = _scalar(value)
     if scalar is not None:
-        yield scalar
-    elif isinstance(value, list | tuple):
-        yield from _list(value, level, default)
-    elif isinstance(value, dict):
-        yield from _dict(value, level, default)
-    else:
-        yield from _value(default(value), level, default)
+        return iter((scalar,))
+    if isinstance(value, list | tuple):
+        return _list(value, level, default)
+    if isinstance(value, dict):
+        return _dict(value, level, default)
+    return _value(default(value), level, default)
 
 
 def _scalar(value: Any) -> str | None:

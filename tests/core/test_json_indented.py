@@ -115,3 +115,12 @@ def test_long_flat_lists_are_one_piece_each() -> None:
     pieces = list(indented_pieces(value, _default))
     assert "".join(pieces) == _json(value)
     assert len(pieces) < 20  # the joins, not a token per value
+
+
+@pytest.mark.parametrize("kind", ["list", "object"])
+def test_deep_nesting_goes_as_deep_as_json(kind: str) -> None:
+    # Query metadata is written back into records: nesting json reads, json writes, so do we.
+    value: Any = [0.5]
+    for _ in range(900):
+        value = [value] if kind == "list" else {"k": value}
+    assert _ours(value) == _json(value)
