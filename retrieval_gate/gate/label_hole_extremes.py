@@ -12,6 +12,8 @@ import numpy as np
 from retrieval_gate.core.ids import FloatArray, IntArray
 from retrieval_gate.metrics.spec import MetricSpec
 
+_COUNTED_GAINS = 16
+"""Most distinct positive gains whose copies `_ideal_by_counts` counts (more: sorted)."""
 CELLS = 1 << 22
 """Most floats of one block of queries x multisets x documents (32 MiB): the extremes of a
 million queries are taken block by block, so their memory does not grow with the run."""
@@ -172,6 +174,9 @@ def _denominators(
     if spec.name == "recall":
         counted: FloatArray = relevant[:, None] + (added > 0).sum(axis=1)[None, :]
         return counted
+    values = np.unique(np.concatenate([known[known > 0], added[added > 0]]))[::-1]
+    if len(values) <= _COUNTED_GAINS:
+        return _ideal_by_counts(spec.k, known, added, values)
     every = np.concatenate(
         [
             np.broadcast_to(known[:, None, :], (*shape, known.shape[1])),
@@ -182,6 +187,25 @@ def _denominators(
     every = -np.sort(-np.where(every > 0, every, 0.0), axis=2)[:, :, : spec.k]
     discount = 1.0 / np.log2(np.arange(2, every.shape[2] + 2, dtype=np.float64))
     found: FloatArray = np.asarray(every @ discount, dtype=np.float64)
+    return found
+
+
+def _ideal_by_counts(
+    k: int, known: FloatArray, added: FloatArray, values: FloatArray
+) -> FloatArray:
+    """The ideal DCG@k of each query's judged gains with each row of `added`, from how many
+    of each positive gain (`values`, descending) there are: the ideal ranking puts each
+    gain's copies side by side, so its share is gain x the discounts of their ranks. No sort
+    of every (query, row)'s gains: at 20,000 light-shape queries this was 1.4 s of 5.9."""
+    known_counts = (known[:, :, None] == values).sum(axis=1)
+    added_counts = (added[:, :, None] == values).sum(axis=1)
+    ends = np.cumsum(known_counts[:, None, :] + added_counts[None, :, :], axis=2)
+    np.minimum(ends, k, out=ends)
+    starts = np.zeros_like(ends)
+    starts[:, :, 1:] = ends[:, :, :-1]
+    discounted = np.zeros(k + 1)  # the first m ranks' discounts, summed
+    np.cumsum(1.0 / np.log2(np.arange(2, k + 2, dtype=np.float64)), out=discounted[1:])
+    found: FloatArray = (discounted[ends] - discounted[starts]) @ values
     return found
 
 
