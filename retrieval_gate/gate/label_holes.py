@@ -434,22 +434,23 @@ def _ap_values(
     place = np.repeat(np.arange(len(queries)), counts)
     rank, grade, slot = top_k.rank[at], top_k.grade[at], top_k.slot[at]
     shown = rank <= width
-    # Ranks a short list leaves empty stay -inf: past the end of the results, never relevant.
-    grades = np.full((len(queries), rows, width), -np.inf)
+    # Rank by rank, each rank's cells side by side (the loop below reads one rank at a time);
+    # ranks a short list leaves empty stay False: past the end of the results, never relevant.
+    relevant = np.zeros((width, len(queries), rows), dtype=bool)
     judged = shown & (slot < 0)
-    grades[place[judged], :, rank[judged] - 1] = grade[judged][:, None]
+    relevant[rank[judged] - 1, place[judged], :] = (grade[judged] >= rel)[:, None]
     open_ = shown & (slot >= 0)
     local = slot[open_] - docs.first_slot[queries[place[open_]]]
-    grades[place[open_], :, rank[open_] - 1] = assigned[:, local].T
-    relevant = grades.reshape(len(queries) * rows, width) >= rel
+    relevant[rank[open_] - 1, place[open_], :] = (assigned[:, local] >= rel).T
+    relevant = relevant.reshape(width, len(queries) * rows)
     judged_rel = np.concatenate([[0], np.cumsum(docs.judged_grade >= rel)])
     people = judged_rel[docs.judged_bounds[queries + 1]] - judged_rel[docs.judged_bounds[queries]]
     num_rel = (people[:, None] + np.count_nonzero(assigned >= rel, axis=1)).reshape(-1)
-    found = np.zeros(len(relevant))
-    total = np.zeros(len(relevant))
+    found = np.zeros(relevant.shape[1])
+    total = np.zeros(relevant.shape[1])
     for column in range(width):
-        found += relevant[:, column]
-        total += np.where(relevant[:, column], found / (column + 1.0), 0.0)
-    values = np.zeros(len(relevant))
+        found += relevant[column]
+        total += np.where(relevant[column], found / (column + 1.0), 0.0)
+    values = np.zeros(relevant.shape[1])
     np.divide(total, num_rel, out=values, where=num_rel != 0)
     return values.reshape(len(queries), rows)
