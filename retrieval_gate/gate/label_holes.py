@@ -436,13 +436,13 @@ def _ap_values(
     shown = rank <= width
     # Rank by rank, each rank's cells side by side (the loop below reads one rank at a time);
     # ranks a short list leaves empty stay False: past the end of the results, never relevant.
-    relevant = np.zeros((width, len(queries), rows), dtype=bool)
+    cells = np.zeros((width, len(queries), rows), dtype=bool)
     judged = shown & (slot < 0)
-    relevant[rank[judged] - 1, place[judged], :] = (grade[judged] >= rel)[:, None]
+    cells[rank[judged] - 1, place[judged], :] = (grade[judged] >= rel)[:, None]
     open_ = shown & (slot >= 0)
     local = slot[open_] - docs.first_slot[queries[place[open_]]]
-    relevant[rank[open_] - 1, place[open_], :] = (assigned[:, local] >= rel).T
-    relevant = relevant.reshape(width, len(queries) * rows)
+    cells[rank[open_] - 1, place[open_], :] = (assigned[:, local] >= rel).T
+    relevant = cells.reshape(width, len(queries) * rows)
     judged_rel = np.concatenate([[0], np.cumsum(docs.judged_grade >= rel)])
     people = judged_rel[docs.judged_bounds[queries + 1]] - judged_rel[docs.judged_bounds[queries]]
     num_rel = (people[:, None] + np.count_nonzero(assigned >= rel, axis=1)).reshape(-1)
