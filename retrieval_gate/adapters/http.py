@@ -11,7 +11,7 @@ from concurrent.futures import Future
 from datetime import datetime, timezone
 from email.utils import parsedate_to_datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from pydantic import Field, model_validator
@@ -19,6 +19,7 @@ from pydantic import Field, model_validator
 import retrieval_gate.adapters.engine_answers as engine
 from retrieval_gate.adapters.hits import doc_id, hit_text, score
 from retrieval_gate.adapters.http_client import (
+    AiohttpClient,
     ClientName,
     Reply,
     Request,
@@ -28,7 +29,7 @@ from retrieval_gate.adapters.http_client import (
 )
 from retrieval_gate.adapters.http_fields import RequestFields, templated
 from retrieval_gate.adapters.http_version import read_version
-from retrieval_gate.adapters.interface import Adapter
+from retrieval_gate.adapters.interface import Adapter, LoopSearch
 from retrieval_gate.adapters.measures import with_reported
 from retrieval_gate.adapters.paths import PathError, Step, parse_path, select
 from retrieval_gate.adapters.serve import ServeConfig, Service
@@ -295,6 +296,27 @@ class HttpRetriever(Adapter[HttpConfig]):
             request, lambda reply: self._answer(self._read(reply), k), self._unanswered, delay
         )
         return future
+
+    def loop_search(self) -> LoopSearch | None:
+        """`search` as a coroutine function awaited on the client's own event loop, and that
+        loop (the runner's way to send each next request from the loop as a response comes
+        in); it does not wait out a `Retry-After`: its caller does (`resume_at`). None when
+        the client has no loop (httpx), queries go in batches, or a subclass has its own
+        search."""
+        client = self._client
+        if not isinstance(client, AiohttpClient) or self.batched:
+            return None
+        if type(self).search is not HttpRetriever.search:
+            return None  # a subclass's own search must not be bypassed
+        return client.loop, self._search_on_loop
+
+    async def _search_on_loop(self, query: Query, k: int) -> list[Hit]:
+        request = self._prepared(RequestFields(query=query, k=k))
+        try:
+            reply = await cast(AiohttpClient, self._client).sent(*request)
+        except UnansweredError as error:
+            raise self._unanswered(error) from None
+        return self._answer(self._read(reply), k)
 
     def _answer(self, data: Any, k: int) -> list[Hit]:
         """One query's hits (with candidates and what the service reports) in a response."""

@@ -150,9 +150,10 @@ class AiohttpClient:
         self._url = URL
         self._env_proxy = get_env_proxy_for_url
         self._proxies: dict[tuple[str, str | None, int | None], dict[str, Any]] = {}
-        self._loop = asyncio.new_event_loop()
+        self.loop = asyncio.new_event_loop()
+        """The client's event loop, on a thread of its own: `sent` is awaited there."""
         self._thread = threading.Thread(
-            target=_serve, args=(self._loop,), name="retrieval-gate-http", daemon=True
+            target=_serve, args=(self.loop,), name="retrieval-gate-http", daemon=True
         )
         self._thread.start()
         # The certificates httpx trusts (certifi, or SSL_CERT_FILE), so that the choice of
@@ -170,13 +171,13 @@ class AiohttpClient:
         try:
             self._session = self._run(session()).result()
         except BaseException:
-            self._loop.call_soon_threadsafe(self._loop.stop)
+            self.loop.call_soon_threadsafe(self.loop.stop)
             raise
         # A retriever dropped unclosed must not leave its session open or its thread running.
-        self._finalizer = weakref.finalize(self, _abandon, self._loop, self._session)
+        self._finalizer = weakref.finalize(self, _abandon, self.loop, self._session)
 
     def send(self, method: str, url: str, headers: Mapping[str, str], body: bytes | None) -> Reply:
-        reply: Reply = self._run(self._sent(method, url, headers, body)).result()
+        reply: Reply = self._run(self.sent(method, url, headers, body)).result()
         return reply
 
     def submit(
@@ -195,7 +196,7 @@ class AiohttpClient:
             if delay > 0:
                 await asyncio.sleep(delay)
             try:
-                reply = await self._sent(*request)
+                reply = await self.sent(*request)
             except UnansweredError as error:
                 raise fail(error) from None
             return then(reply)
@@ -203,10 +204,10 @@ class AiohttpClient:
         future: Future[T] = self._run(call())
         return future
 
-    async def _sent(
+    async def sent(
         self, method: str, url: str, headers: Mapping[str, str], body: bytes | None
     ) -> Reply:
-        """The reply to a request, or UnansweredError."""
+        """The reply to a request, or UnansweredError; awaited on `loop` only."""
         import asyncio
 
         aiohttp = self._aiohttp
@@ -258,10 +259,10 @@ class AiohttpClient:
         """`coroutine` started on the client's loop."""
         import asyncio
 
-        if self._loop.is_closed():
+        if self.loop.is_closed():
             coroutine.close()
             raise UnansweredError("the HTTP client is closed")
-        return asyncio.run_coroutine_threadsafe(coroutine, self._loop)
+        return asyncio.run_coroutine_threadsafe(coroutine, self.loop)
 
     def close(self) -> None:
         if not self._finalizer.alive:
@@ -270,7 +271,7 @@ class AiohttpClient:
         try:
             self._run(self._session.close()).result()
         finally:
-            self._loop.call_soon_threadsafe(self._loop.stop)
+            self.loop.call_soon_threadsafe(self.loop.stop)
             self._thread.join()
 
 

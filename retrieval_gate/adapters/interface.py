@@ -4,13 +4,20 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import Any, ClassVar, Generic, Protocol, TypeVar, runtime_checkable
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar, runtime_checkable
 
 from retrieval_gate.adapters.settings import AdapterSettings
 from retrieval_gate.core.model import Document, Hit, Query
+
+if TYPE_CHECKING:
+    import asyncio
+
+LoopSearch = tuple["asyncio.AbstractEventLoop", Callable[[Query, int], Awaitable[list[Hit]]]]
+"""An event loop and a coroutine function answering one query (`search`) awaited on it: what
+a retriever with a loop of its own offers as `loop_search()`, beside the Retriever protocol."""
 
 
 @runtime_checkable

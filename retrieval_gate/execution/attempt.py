@@ -34,7 +34,7 @@ def attempt(retriever: Retriever, queries: Sequence[Query], batched: bool, k: in
         answers: object = [retriever.search(queries[0], k)]
     else:
         answers = retriever.search_batch(list(queries), k)
-    return _call(answers, len(queries), (time.perf_counter() - started) * 1000.0, k)
+    return call_of(answers, len(queries), (time.perf_counter() - started) * 1000.0, k)
 
 
 def start_attempt(
@@ -59,7 +59,7 @@ def start_attempt(
     def finish(done: Future[object]) -> None:
         latency = (time.perf_counter() - started) * 1000.0
         try:
-            outer.set_result(_call([done.result()], 1, latency, k))
+            outer.set_result(call_of([done.result()], 1, latency, k))
         except BaseException as error:  # cancelled, failed or malformed: the call's error
             outer.set_exception(error)
 
@@ -67,7 +67,7 @@ def start_attempt(
     return outer
 
 
-def _call(answers: object, count: int, latency: float, k: int) -> Call:
+def call_of(answers: object, count: int, latency: float, k: int) -> Call:
     """The Call of `answers` to `count` queries that took `latency` ms in all."""
     share = latency / count
     if not isinstance(answers, list | tuple) or len(answers) != count:

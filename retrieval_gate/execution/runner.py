@@ -9,7 +9,6 @@ import random
 import time
 from collections import deque
 from collections.abc import Mapping, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -20,8 +19,9 @@ from retrieval_gate.core.model import Hit, Query, StagedHits, candidates_of
 from retrieval_gate.core.run import Run
 from retrieval_gate.core.wording import one_line
 from retrieval_gate.errors import GateError
-from retrieval_gate.execution.attempt import Answer, Call, attempt, start_attempt
-from retrieval_gate.execution.retry import Failure, RetryPolicy, describe_failure
+from retrieval_gate.execution.attempt import Answer, Call
+from retrieval_gate.execution.lanes import Unit, open_lane
+from retrieval_gate.execution.retry import Failure, RetryPolicy
 from retrieval_gate.execution.timing import Timing
 
 if TYPE_CHECKING:
@@ -30,11 +30,6 @@ if TYPE_CHECKING:
 
 """A query's hits and, from a two-stage retriever, its first stage's candidates."""
 
-# Calls abandoned past their timeout still hold a thread (Python cannot kill one). Past this
-# many at once the retriever is taken to be stuck and the remaining queries fail, rather than
-# growing threads without bound.
-_STUCK_MIN = 16
-_STUCK_PER_WORKER = 4
 _CACHE_FLUSH_EVERY = 256
 _LISTED_FAILURES = 5
 STOP_AFTER = 10
@@ -165,9 +160,9 @@ def run_queries(
         )
         size = max(1, int(retriever.batch_size()))
         if size > 1:
-            units = [_Unit(tuple(todo[i : i + size]), True) for i in range(0, len(todo), size)]
+            units = [Unit(tuple(todo[i : i + size]), True) for i in range(0, len(todo), size)]
         else:
-            units = [_Unit((query,), False) for query in todo]
+            units = [Unit((query,), False) for query in todo]
         limit = max(STOP_AFTER, allowed_failures(len(queries), settings.error_budget) + 1)
         sink.stop_after = limit if len(todo) > limit else None  # else nothing left to spare
         calls = _execute(retriever, units, k, settings, sink)
@@ -297,15 +292,6 @@ def ranked_scores(hits: Sequence[Hit]) -> list[float]:
 
 
 @dataclass
-class _Unit:
-    """One retriever call's worth of queries (one query, or one batch) and its attempts."""
-
-    queries: tuple[Query, ...]
-    batched: bool
-    attempts: int = 0
-
-
-@dataclass
 class _Sink:
     """Collects answers and failures as they arrive (on the scheduling thread only)."""
 
@@ -345,7 +331,7 @@ class _Sink:
             self.progress.advance(self.cached, cached=True)
         return todo
 
-    def answered(self, unit: _Unit, call: Call) -> None:
+    def answered(self, unit: Unit, call: Call) -> None:
         self._settle(None, len(unit.queries))
         for query, (hits, candidates), timing in zip(
             unit.queries, call.replies, call.timings, strict=True
@@ -362,7 +348,7 @@ class _Sink:
         if self.progress is not None:
             self.progress.advance(len(unit.queries))
 
-    def failed(self, unit: _Unit, failure: Failure) -> None:
+    def failed(self, unit: Unit, failure: Failure) -> None:
         error = failure.text
         if unit.batched:
             error = f"{error} (in a batch of {len(unit.queries)} queries)"
@@ -406,28 +392,24 @@ class _Sink:
 
 
 def _execute(
-    retriever: Retriever, units: Sequence[_Unit], k: int, settings: RunSettings, sink: _Sink
+    retriever: Retriever, units: Sequence[Unit], k: int, settings: RunSettings, sink: _Sink
 ) -> int:
     """Run every unit with at most `concurrency` calls in flight; return the calls made.
 
-    This thread schedules: it submits attempts, waits for the first to finish or to pass its
-    deadline, and parks retries in a heap until their backoff ends (a waiting retry holds no
-    worker). A call past its timeout is abandoned: its thread cannot be killed and runs on
-    until the function returns, so the pool has spare threads for abandoned calls, and the
-    in-flight limit counts only live calls.
+    This thread schedules: it starts attempts on a lane (lanes.py: worker threads, or
+    workers on the retriever's own event loop), collects those that ended or passed their
+    timeout, and parks retries in a heap until their backoff ends (a waiting retry holds no
+    worker).
     """
     policy = settings.retry
     rng = random.Random(settings.seed)
     ready = deque(units)
-    delayed: list[tuple[float, int, _Unit]] = []
-    inflight: dict[Future[Call], tuple[_Unit, float]] = {}
-    stuck: set[Future[Call]] = set()
-    stuck_limit = max(_STUCK_MIN, _STUCK_PER_WORKER * settings.concurrency)
+    delayed: list[tuple[float, int, Unit]] = []
     calls = 0
     started = 0  # queries given a first attempt
     order = 0  # tie-breaker so the heap never compares units
 
-    def settle(unit: _Unit, failure: Failure) -> None:
+    def settle(unit: Unit, failure: Failure) -> None:
         nonlocal order
         if failure.retryable and unit.attempts < policy.attempts:
             order += 1
@@ -436,20 +418,18 @@ def _execute(
         else:
             sink.failed(unit, failure)
 
-    pool = ThreadPoolExecutor(
-        max_workers=settings.concurrency + stuck_limit, thread_name_prefix="retrieval-gate"
-    )
+    lane = open_lane(retriever, k, settings.concurrency, settings.timeout)
     try:
-        while ready or delayed or inflight:
+        while ready or delayed or lane.busy():
             if sink.stopped:  # calls in flight are abandoned, like calls past their timeout
                 break
             now = time.monotonic()
             while delayed and delayed[0][0] <= now:
                 ready.append(heapq.heappop(delayed)[2])
-            stuck = {future for future in stuck if not future.done()}
-            if len(stuck) >= stuck_limit:
+            stuck = lane.stuck()
+            if stuck >= lane.stuck_limit:
                 error = (
-                    f"stopped: {len(stuck)} calls are still running past the "
+                    f"stopped: {stuck} calls are still running past the "
                     f"{settings.timeout:g}s timeout; the retriever looks stuck"
                 )
                 for unit in [*ready, *(entry[2] for entry in delayed)]:
@@ -459,7 +439,7 @@ def _execute(
             # A service's `Retry-After` holds every new call back, outside its timeout: the
             # timeout bounds one request, not the wait the service asked for between them.
             held = _resume_at(retriever) - time.monotonic()
-            while held <= 0 and ready and len(inflight) < settings.concurrency:
+            while held <= 0 and ready and lane.room() > 0:
                 if sink.probing(started):
                     # The first queries have yet to show the retriever works: only retries.
                     retry = next((unit for unit in ready if unit.attempts), None)
@@ -471,43 +451,23 @@ def _execute(
                 started += 0 if unit.attempts else len(unit.queries)
                 unit.attempts += 1
                 calls += 1
-                future = start_attempt(retriever, unit.queries, unit.batched, k) or pool.submit(
-                    attempt, retriever, unit.queries, unit.batched, k
-                )
-                inflight[future] = (unit, time.monotonic() + settings.timeout)
-            if not inflight:
+                lane.start(unit)
+            if not lane.busy():
                 if delayed or (held > 0 and ready):  # retries in backoff, calls held back
                     wakes = [delayed[0][0]] if delayed else []
                     wakes += [time.monotonic() + held] if held > 0 and ready else []
                     time.sleep(max(0.0, min(wakes) - time.monotonic()))
                 continue
-            wake = min(deadline for _, deadline in inflight.values())
-            if delayed:
-                wake = min(wake, delayed[0][0])
+            wake = delayed[0][0] if delayed else math.inf
             if held > 0 and ready:
                 wake = min(wake, time.monotonic() + held)
-            done, _ = wait(
-                inflight, timeout=max(0.0, wake - time.monotonic()), return_when=FIRST_COMPLETED
-            )
-            for future in done:
-                unit, _ = inflight.pop(future)
-                exc = future.exception()
-                if exc is None:
-                    sink.answered(unit, future.result())
+            for unit, outcome in lane.finished(wake):
+                if isinstance(outcome, Call):
+                    sink.answered(unit, outcome)
                 else:
-                    settle(unit, describe_failure(exc))
-            now = time.monotonic()
-            for future, (unit, deadline) in list(inflight.items()):
-                if deadline <= now and not future.done():
-                    del inflight[future]
-                    stuck.add(future)
-                    timed_out = f"timed out after {settings.timeout:g}s"
-                    settle(unit, Failure(timed_out, True, timed_out))
+                    settle(unit, outcome)
     finally:
-        # wait=False: abandoned calls must not hold up the run. They still run to their end,
-        # and the interpreter joins pool threads at exit, so a call that never returns keeps
-        # the process alive until it does.
-        pool.shutdown(wait=False, cancel_futures=True)
+        lane.close()
     return calls
 
 
