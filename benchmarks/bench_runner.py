@@ -219,7 +219,7 @@ def trace_http(args: argparse.Namespace) -> str:
     lines = [
         "| concurrency | wall s | ideal s | "
         + " | ".join(f"{name} s" for name, _ in TRACE_PARTS)
-        + " | server hold p50 / p99 ms | submit to out p50 ms | read to handled p50 ms |",
+        + " | server hold p50 / p99 ms | search to out p50 ms | read to handled p50 ms |",
         "|---:|---:|---:|" + "---:|" * len(TRACE_PARTS) + "---:|---:|---:|",
     ]
     with bench_http_clients.serve(args.latency) as service:
@@ -238,19 +238,19 @@ def trace_one(service: Any, args: argparse.Namespace, concurrency: int, client: 
     settings = RunSettings(concurrency=concurrency, timeout=30.0)
     retriever = http_retriever(service.url, concurrency, client)
     stamps: dict[str, dict[str, float]] = {}
-    original_start = retriever.start_search
-    original_sent = retriever._client._sent  # type: ignore[attr-defined]
+    loop, original_search = retriever.loop_search()  # type: ignore[attr-defined]
+    original_sent = retriever._client.sent  # type: ignore[attr-defined]
     original_answered = runner._Sink.answered
 
-    def start(query: Query, k: int) -> Any:
+    async def search(query: Query, k: int) -> Any:
         stamps.setdefault(query.text, {})["submit"] = time.monotonic()
-        return original_start(query, k)
+        return await original_search(query, k)
 
-    async def sent(method: str, url: str, headers: Any, body: bytes | None) -> Any:
+    async def sent(method: str, url: str, headers: Any, body: bytes | None, **how: Any) -> Any:
         text = json.loads(body or b"{}")["query"]
         stamps.setdefault(text, {})["begin"] = time.monotonic()
         try:
-            return await original_sent(method, url, headers, body)
+            return await original_sent(method, url, headers, body, **how)
         finally:
             stamps[text]["read"] = time.monotonic()
 
@@ -262,8 +262,8 @@ def trace_one(service: Any, args: argparse.Namespace, concurrency: int, client: 
         run_queries(retriever, make_queries(concurrency), K, settings)  # warm up
         service.trace()
         stamps.clear()
-        retriever.start_search = start  # type: ignore[method-assign]
-        retriever._client._sent = sent  # type: ignore[attr-defined]
+        retriever.loop_search = lambda: (loop, search)  # type: ignore[attr-defined]
+        retriever._client.sent = sent  # type: ignore[attr-defined]
         runner._Sink.answered = answered  # type: ignore[method-assign]
         began = time.monotonic()
         checked(run_queries(retriever, items, K, settings), len(items))

@@ -300,9 +300,9 @@ class HttpRetriever(Adapter[HttpConfig]):
     def loop_search(self) -> LoopSearch | None:
         """`search` as a coroutine function awaited on the client's own event loop, and that
         loop (the runner's way to send each next request from the loop as a response comes
-        in); it does not wait out a `Retry-After`: its caller does (`resume_at`). None when
-        the client has no loop (httpx), queries go in batches, or a subclass has its own
-        search."""
+        in). Its caller waits out a `Retry-After` first (`resume_at`) and bounds each call by
+        the timeout: no read has a timeout of its own. None when the client has no loop
+        (httpx), queries go in batches, or a subclass has its own search."""
         client = self._client
         if not isinstance(client, AiohttpClient) or self.batched:
             return None
@@ -313,7 +313,7 @@ class HttpRetriever(Adapter[HttpConfig]):
     async def _search_on_loop(self, query: Query, k: int) -> list[Hit]:
         request = self._prepared(RequestFields(query=query, k=k))
         try:
-            reply = await cast(AiohttpClient, self._client).sent(*request)
+            reply = await cast(AiohttpClient, self._client).sent(*request, bounded=True)
         except UnansweredError as error:
             raise self._unanswered(error) from None
         return self._answer(self._read(reply), k)

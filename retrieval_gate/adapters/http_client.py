@@ -160,6 +160,10 @@ class AiohttpClient:
         # client never changes which servers verify.
         ssl_context = httpx.create_ssl_context()
 
+        # A request whose caller bounds it as a whole (`sent(bounded=True)`) spares the
+        # read timeout's timer, rescheduled at every chunk read.
+        self._bounded = aiohttp.ClientTimeout(total=None, connect=timeout, sock_connect=timeout)
+
         async def session() -> Any:
             return aiohttp.ClientSession(
                 connector=aiohttp.TCPConnector(limit=connections, ssl=ssl_context),
@@ -205,14 +209,21 @@ class AiohttpClient:
         return future
 
     async def sent(
-        self, method: str, url: str, headers: Mapping[str, str], body: bytes | None
+        self,
+        method: str,
+        url: str,
+        headers: Mapping[str, str],
+        body: bytes | None,
+        *,
+        bounded: bool = False,
     ) -> Reply:
-        """The reply to a request, or UnansweredError; awaited on `loop` only."""
+        """The reply to a request, or UnansweredError; awaited on `loop` only. `bounded`: the
+        caller bounds the whole request by a timeout, so no read needs its own."""
         import asyncio
 
         aiohttp = self._aiohttp
         try:
-            return await self._send(method, url, headers, body)
+            return await self._send(method, url, headers, body, bounded)
         except asyncio.TimeoutError:
             raise UnansweredError("timeout", timeout=True) from None
         except (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError) as error:
@@ -221,7 +232,7 @@ class AiohttpClient:
             raise UnansweredError(f"{type(error).__name__}: {error}") from None
 
     async def _send(
-        self, method: str, url: str, headers: Mapping[str, str], body: bytes | None
+        self, method: str, url: str, headers: Mapping[str, str], body: bytes | None, bounded: bool
     ) -> Reply:
         # encoded=True: the URL is sent as given (httpx built it), not re-quoted.
         target = self._url(url, encoded=True)
@@ -239,6 +250,7 @@ class AiohttpClient:
             data=body,
             allow_redirects=False,
             **self._proxy(target),
+            **({"timeout": self._bounded} if bounded else {}),
         ) as response:
             return Reply(response.status, response.headers, await response.read())
 

@@ -22,9 +22,8 @@ from retrieval_gate.execution.retry import Failure, describe_failure
 # growing threads without bound.
 _STUCK_MIN = 16
 _STUCK_PER_WORKER = 4
-_PACE = 0.005
-"""Seconds the runner's thread may leave answers on the loop's side: it collects them in
-batches, not waking (and taking the GIL from the loop) once per response in a burst."""
+_LOOK = 1.0
+"""Seconds between two looks at whether the event loop still runs, while nothing ends."""
 
 
 @dataclass
@@ -149,8 +148,9 @@ class LoopLane:
     """`concurrency` workers on the retriever's own event loop, each sending its next request
     from the loop as soon as its last response is read: no thread hop on the critical path.
     The runner's thread hands units over in batches (a lookahead of one more `concurrency`)
-    and collects what ended in batches, every `_PACE` seconds or sooner when the workers run
-    low on units or one failed. Each attempt waits out the retriever's `resume_at` first,
+    and collects what ended in batches: the workers wake it when they run low on units (half
+    the lookahead left) or one failed, not once per response (a wake takes the GIL from the
+    loop, mid-burst). Each attempt waits out the retriever's `resume_at` first,
     then is timed, and bounded by the timeout, from when it is sent; one past its timeout is
     cancelled, so none is ever stuck."""
 
@@ -166,7 +166,7 @@ class LoopLane:
         self._timeout = timeout
         self._capacity = 2 * concurrency
         self._low = concurrency // 2
-        self._held = 0  # the runner's count: started and not yet collected
+        self._units: dict[int, Unit] = {}  # by id(): started, not yet collected
         self._batch: list[Unit] = []
         self._outbox: deque[Outcome] = deque()  # appended on the loop, taken on the runner's
         self._wake = threading.Event()
@@ -174,30 +174,34 @@ class LoopLane:
         self._workers = asyncio.run_coroutine_threadsafe(self._work_all(concurrency), self._loop)
 
     def room(self) -> int:
-        return self._capacity - self._held
+        return self._capacity - len(self._units)
 
     def busy(self) -> int:
-        return self._held
+        return len(self._units)
 
     def stuck(self) -> int:
         return 0
 
     def start(self, unit: Unit) -> None:
         self._batch.append(unit)
-        self._held += 1
+        self._units[id(unit)] = unit
 
     def finished(self, until: float) -> list[Outcome]:
         if self._batch:
             batch, self._batch = self._batch, []
             self._loop.call_soon_threadsafe(self._feed, batch)
         if not self._outbox:
-            self._wake.wait(max(0.0, min(until - time.monotonic(), _PACE)))
+            self._wake.wait(max(0.0, min(until - time.monotonic(), _LOOK)))
         self._wake.clear()
         ended = []
-        outbox = self._outbox
+        outbox, units = self._outbox, self._units
         while outbox:
             ended.append(outbox.popleft())
-        self._held -= len(ended)
+            del units[id(ended[-1][0])]
+        if not ended and not self._loop.is_running():  # the retriever was closed mid-run
+            text = "the retriever's event loop stopped (was it closed during the run?)"
+            ended = [(unit, Failure(text, False, text)) for unit in units.values()]
+            units.clear()
         return ended
 
     def close(self) -> None:

@@ -1,0 +1,168 @@
+"""The runner's lanes: workers on the http client's event loop (timed and bounded from the
+send, stopped with the run) and worker threads for every other retriever."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from retrieval_gate.adapters import HttpConfig, Query
+from retrieval_gate.adapters.http import HttpRetriever
+from retrieval_gate.core.model import Hit
+from retrieval_gate.execution.cache import ResultCache
+from retrieval_gate.execution.lanes import LoopLane, ThreadLane, open_lane
+from retrieval_gate.execution.runner import STOP_AFTER, RunSettings, run_queries
+from tests.helpers.local_server import Answer, serving
+
+pytest.importorskip("aiohttp")
+
+
+class Service:
+    """A search service: each query text's scripted statuses in turn (then 200), after
+    delays[text] seconds; it notes every request's text and when it came."""
+
+    def __init__(self, delays: Mapping[str, float] | None = None) -> None:
+        self.delays = dict(delays or {})
+        self.statuses: dict[str, list[int]] = {}
+        self.seen: list[tuple[str, float]] = []
+        self.lock = threading.Lock()
+
+    def __call__(self, method: str, path: str, headers: Mapping[str, str], body: bytes) -> Answer:
+        text = json.loads(body)["query"]
+        with self.lock:
+            self.seen.append((text, time.monotonic()))
+            scripted = self.statuses.get(text, [])
+            status = scripted.pop(0) if scripted else 200
+        time.sleep(self.delays.get(text, 0.0))
+        if status != 200:
+            return status, {"Content-Type": "application/json"}, b'{"error": "no"}'
+        payload = json.dumps({"hits": [{"id": f"{text}-d", "score": 1.0}]})
+        return 200, {"Content-Type": "application/json"}, payload.encode()
+
+    def texts(self) -> list[str]:
+        with self.lock:
+            return [text for text, _ in self.seen]
+
+
+def _retriever(url: str, client: str = "aiohttp", **settings: Any) -> HttpRetriever:
+    return HttpRetriever(HttpConfig(url=f"{url}/search", **settings), client=client)  # type: ignore[arg-type]
+
+
+def test_http_on_aiohttp_runs_on_its_loop_and_the_rest_on_threads() -> None:
+    with serving(Service()) as url:
+        on_loop, on_httpx = _retriever(url), _retriever(url, client="httpx")
+        batched = _retriever(url, batch_size=4, body={"queries": "{queries}"})
+        lanes = [open_lane(r, 5, 2, 1.0) for r in (on_loop, on_httpx, batched)]
+        try:
+            assert [type(lane) for lane in lanes] == [LoopLane, ThreadLane, ThreadLane]
+        finally:
+            for lane in lanes:
+                lane.close()
+            for retriever in (on_loop, on_httpx, batched):
+                retriever.close()
+        lane = open_lane(on_loop, 5, 2, 1.0)  # a closed client's loop: threads, which fail
+        lane.close()
+        assert type(lane) is ThreadLane
+
+
+def test_a_timeout_counts_from_the_send_not_from_the_hand_over() -> None:
+    # One call at a time: the second query waits 0.3 s for the first before it is sent, and
+    # then takes 0.3 s itself; 0.6 s after the runner handed it over, but within its 0.5 s.
+    service = Service({"a": 0.3, "b": 0.3})
+    with serving(service) as url:
+        retriever = _retriever(url, timeout=0.5)
+        try:
+            settings = RunSettings(concurrency=1, timeout=0.5, retries=0, error_budget=1.0)
+            result = run_queries(retriever, [Query("a", "a"), Query("b", "b")], 5, settings)
+        finally:
+            retriever.close()
+    assert not result.failures
+    assert service.texts() == ["a", "b"]
+    for query in "ab":
+        assert 300.0 <= result.timings[query].latency < 500.0
+
+
+def test_a_stopped_run_sends_nothing_it_queued() -> None:
+    service = Service()
+    items = [Query(f"q{i}", f"t{i}") for i in range(200)]
+    for query in items:
+        service.statuses[query.text] = [400]
+    with serving(service) as url:
+        retriever = _retriever(url, concurrency=4)
+        try:
+            result = run_queries(retriever, items, 5, RunSettings(concurrency=4, retries=0))
+            sent = len(service.texts())
+            time.sleep(0.3)
+            assert len(service.texts()) == sent  # nothing queued went out after the stop
+        finally:
+            retriever.close()
+    assert result.stopped.startswith(f"the first {STOP_AFTER} queries all failed the same way")
+    assert STOP_AFTER <= sent <= STOP_AFTER + 2 * 4
+
+
+def test_retries_wait_their_backoff_and_answer_on_the_loop(tmp_path: Path) -> None:
+    service = Service()
+    service.statuses["t1"] = [503, 503]
+    items = [Query(f"q{i}", f"t{i}") for i in range(6)]
+    settings = RunSettings(concurrency=2, retries=3, backoff=0.05, max_backoff=0.05, seed=1)
+    with serving(service) as url:
+        retriever = _retriever(url, concurrency=2, version="v1")
+        try:
+            with ResultCache(tmp_path / "cache.sqlite") as cache:
+                first = run_queries(retriever, items, 5, settings, cache=cache)
+                again = run_queries(retriever, items, 5, settings, cache=cache)
+        finally:
+            retriever.close()
+    assert not first.failures
+    assert first.calls == 8  # 6 queries, one of them retried twice
+    assert first.hits["q1"] == (Hit("t1-d", 1.0),)
+    assert (again.calls, again.cached) == (0, 6)
+    texts = service.texts()
+    assert sorted(texts) == sorted([query.text for query in items] + ["t1", "t1"])
+    times = [at for text, at in service.seen if text == "t1"]
+    assert times == sorted(times)
+
+
+def test_a_retry_after_holds_every_worker_outside_the_timeout() -> None:
+    service = Service()
+    service.statuses["t0"] = [429]
+
+    def respond(method: str, path: str, headers: Mapping[str, str], body: bytes) -> Answer:
+        status, head, payload = service(method, path, headers, body)
+        return status, {**head, **({"Retry-After": "1"} if status == 429 else {})}, payload
+
+    items = [Query(f"q{i}", f"t{i}") for i in range(4)]
+    with serving(respond) as url:
+        retriever = _retriever(url, concurrency=1, timeout=0.5)
+        try:
+            settings = RunSettings(concurrency=1, timeout=0.5, retries=1, backoff=0.0)
+            result = run_queries(retriever, items, 5, settings)
+        finally:
+            retriever.close()
+    assert not result.failures
+    limited_at = service.seen[0][1]
+    assert service.seen[0][0] == "t0"
+    assert all(at - limited_at >= 0.95 for _, at in service.seen[1:])
+    assert all(timing.latency < 500.0 for timing in result.timings.values())
+
+
+def test_a_retriever_closed_mid_run_fails_its_queries_instead_of_hanging() -> None:
+    service = Service({f"t{i}": 0.2 for i in range(8)})
+    items = [Query(f"q{i}", f"t{i}") for i in range(8)]
+    with serving(service) as url:
+        retriever = _retriever(url, concurrency=2)
+        closer = threading.Timer(0.1, retriever.close)
+        closer.start()
+        try:
+            settings = RunSettings(concurrency=2, retries=0, error_budget=1.0)
+            result = run_queries(retriever, items, 5, settings)
+        finally:
+            closer.join()
+    assert result.failures
+    assert len(result.hits) + len(result.failures) == len(items)
