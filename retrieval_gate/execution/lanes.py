@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import sys
 import threading
 import time
@@ -10,12 +9,15 @@ from collections import deque
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from retrieval_gate.adapters.interface import LoopSearch, Retriever
 from retrieval_gate.core.model import Query
 from retrieval_gate.execution.attempt import Call, attempt, call_of, start_attempt
 from retrieval_gate.execution.retry import Failure, describe_failure
+
+if TYPE_CHECKING:
+    import asyncio
 
 # Calls abandoned past their timeout still hold a thread (Python cannot kill one). Past this
 # many at once the retriever is taken to be stuck and the remaining queries fail, rather than
@@ -150,8 +152,8 @@ class LoopLane:
     The runner's thread hands units over in batches (a lookahead of one more `concurrency`)
     and collects what ended in batches: the workers wake it when they run low on units (half
     the lookahead left) or one failed, not once per response (a wake takes the GIL from the
-    loop, mid-burst). Each attempt waits out the retriever's `resume_at` first,
-    then is timed, and bounded by the timeout, from when it is sent; one past its timeout is
+    loop, mid-burst). Each attempt waits out the retriever's `resume_at` first, then is
+    timed, and bounded by the timeout, from when it is sent; one past its timeout is
     cancelled, so none is ever stuck."""
 
     stuck_limit = 1 << 62
@@ -170,6 +172,8 @@ class LoopLane:
         self._batch: list[Unit] = []
         self._outbox: deque[Outcome] = deque()  # appended on the loop, taken on the runner's
         self._wake = threading.Event()
+        import asyncio  # here: a command that calls no service never loads it
+
         self._queue: asyncio.Queue[Unit] = asyncio.Queue()
         self._workers = asyncio.run_coroutine_threadsafe(self._work_all(concurrency), self._loop)
 
@@ -212,6 +216,8 @@ class LoopLane:
             self._queue.put_nowait(unit)
 
     async def _work_all(self, concurrency: int) -> None:
+        import asyncio
+
         await asyncio.gather(*(self._work() for _ in range(concurrency)))
 
     async def _work(self) -> None:
@@ -225,6 +231,8 @@ class LoopLane:
 
     async def _attempt(self, query: Query) -> Call | Failure:
         """One attempt at `query`: its Call, or its failure."""
+        import asyncio
+
         if self._resume_at is not None:
             # A service's `Retry-After` holds each call back, outside its timeout.
             held = self._resume_at() - time.monotonic()

@@ -421,7 +421,7 @@ def _execute(
     lane = open_lane(retriever, k, settings.concurrency, settings.timeout)
     try:
         while ready or delayed or lane.busy():
-            if sink.stopped:  # calls in flight are abandoned, like calls past their timeout
+            if sink.stopped:  # calls in flight are abandoned (lane.close), like timed-out ones
                 break
             now = time.monotonic()
             while delayed and delayed[0][0] <= now:
