@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
 from pathlib import Path
 from typing import Any
@@ -25,9 +26,12 @@ class DieWhenScoring(WorkerPlugin):
     def transition(self, key: Any, start: str, finish: str, **kwargs: Any) -> None:
         if finish != "executing" or not str(key).startswith(SHARD_TASK):
             return
-        path = Path(self.deaths)
-        died = len(path.read_text().splitlines()) if path.exists() else 0
-        if died < self.times:
-            with path.open("a") as file:
+        # Counted and claimed under one lock: two workers starting shards at once both read
+        # the count before either wrote, and both died (seen once under load).
+        with Path(self.deaths).open("a+") as file:
+            fcntl.flock(file, fcntl.LOCK_EX)
+            file.seek(0)
+            if len(file.read().splitlines()) < self.times:
                 file.write(f"{key}\n")
-            os._exit(1)
+                file.flush()
+                os._exit(1)  # the lock goes with the process
