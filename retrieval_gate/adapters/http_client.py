@@ -289,9 +289,18 @@ class AiohttpClient:
 
 def _serve(loop: asyncio.AbstractEventLoop) -> None:
     """The client thread: run `loop` until it is stopped, then close it."""
+    import asyncio
+
     try:
         loop.run_forever()
     finally:
+        # Tasks still pending (a run's workers, when the client closes mid-run) are cancelled
+        # and run to their end: destroyed pending, they would call into the closed loop.
+        pending = asyncio.all_tasks(loop)
+        for task in pending:
+            task.cancel()
+        if pending:
+            loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
         loop.close()
 
 

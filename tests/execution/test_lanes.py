@@ -166,3 +166,25 @@ def test_a_retriever_closed_mid_run_fails_its_queries_instead_of_hanging() -> No
             closer.join()
     assert result.failures
     assert len(result.hits) + len(result.failures) == len(items)
+
+
+def test_units_handed_over_after_the_loop_closed_fail_and_nothing_is_left_pending() -> None:
+    """The race a loaded machine ran into: the retriever closes between the runner's start
+    and its hand-over; the hand-over must fail the units, and the workers end with the loop
+    (a worker destroyed pending would call into the closed loop from the collector)."""
+    from retrieval_gate.execution.lanes import Unit
+
+    with serving(Service()) as url:
+        retriever = _retriever(url, concurrency=2)
+        lane = open_lane(retriever, 5, 2, 5.0)
+        assert isinstance(lane, LoopLane)
+        unit = Unit((Query("q1", "t1"),), False)
+        lane.start(unit)
+        retriever.close()  # the loop stops and closes before the unit is handed over
+        ended = lane.finished(time.monotonic() + 2.0)
+        lane.close()
+    assert [(u.queries[0].id, type(outcome).__name__) for u, outcome in ended] == [
+        ("q1", "Failure")
+    ]
+    assert "event loop stopped" in ended[0][1].text  # type: ignore[union-attr]
+    assert lane.busy() == 0
