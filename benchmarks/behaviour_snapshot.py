@@ -10,7 +10,9 @@ and after a change and compare:
     # ... the change ...
     python benchmarks/behaviour_snapshot.py --out /tmp/after --compare /tmp/before
 
-`--compare` prints each file that differs and exits 1 if any does.
+`--compare` prints each file that differs and exits 1 if any does. The commands run as
+`python -m retrieval_gate`, so another checkout is snapshotted by putting it first on
+PYTHONPATH (a git worktree of the commit before the change, say).
 """
 
 from __future__ import annotations
@@ -104,12 +106,16 @@ def snapshot(out: Path) -> None:
     if out.exists():
         shutil.rmtree(out)
     out.mkdir(parents=True)
-    exe = shutil.which("retrieval-gate")
-    if exe is None:
-        raise SystemExit("behaviour_snapshot: retrieval-gate is not on PATH; pip install -e .")
+    exe = [sys.executable, "-m", "retrieval_gate"]  # the package PYTHONPATH or the venv gives
     with tempfile.TemporaryDirectory() as tmp:
         scratch = Path(tmp) / "repo"
-        shutil.copytree(REPO / "configs", scratch, ignore=shutil.ignore_patterns("__pycache__"))
+        listed = subprocess.run(
+            ["git", "ls-files", "-z", "configs"], cwd=REPO, capture_output=True, check=True
+        ).stdout.decode("utf-8")
+        for name in filter(None, listed.split("\0")):  # tracked files only: no local leftovers
+            target = scratch / Path(name).relative_to("configs")
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(REPO / name, target)
         env = {
             key: value
             for key, value in os.environ.items()
@@ -130,7 +136,7 @@ def snapshot(out: Path) -> None:
             subprocess.run(["git", *argv], cwd=scratch, env=env, check=True)
         for name, args in COMMANDS:
             done = subprocess.run(
-                [exe, *args],
+                [*exe, *args],
                 cwd=scratch,
                 env=env,
                 capture_output=True,

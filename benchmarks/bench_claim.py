@@ -20,8 +20,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_gate import rate, table  # noqa: E402
 
 from retrieval_gate.core.ids import FloatArray  # noqa: E402
-from retrieval_gate.gate.claim import audit  # noqa: E402
-from retrieval_gate.gate.compare import ComparisonSettings, Threshold, compare  # noqa: E402
+from retrieval_gate.gate.checks.compare import ComparisonSettings, Threshold, compare  # noqa: E402
+from retrieval_gate.gate.power.claim import audit  # noqa: E402
 
 SD = 0.2
 """The per-query sd of the paired changes the claim is audited with (`--sd`)."""

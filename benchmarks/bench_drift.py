@@ -49,7 +49,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 # This folder is on sys.path when a script here runs.
 from bench_gate import rate, table
 
-from retrieval_gate.gate.compare import ComparisonSettings, Threshold, compare
+from retrieval_gate.gate.checks.compare import ComparisonSettings, Threshold, compare
 from retrieval_gate.history.drift import look_level
 
 METRIC = "ndcg@10"

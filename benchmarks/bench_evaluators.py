@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks.bench_gate import rate, table  # noqa: E402
 from retrieval_gate.core.ids import FloatArray  # noqa: E402
-from retrieval_gate.gate.compare import ComparisonSettings, Threshold, compare  # noqa: E402
+from retrieval_gate.gate.checks.compare import ComparisonSettings, Threshold, compare  # noqa: E402
 from retrieval_gate.pipeline.evaluator_scores import (  # noqa: E402
     mean_filled,
     unchanged_where_unscored,

@@ -23,7 +23,7 @@ from typing import Any, NamedTuple  # noqa: E402
 import numpy as np  # noqa: E402
 
 from retrieval_gate.core.ids import FloatArray, IntArray  # noqa: E402
-from retrieval_gate.gate.compare import Comparison, ComparisonSettings, Threshold, compare  # noqa: E402
+from retrieval_gate.gate.checks.compare import Comparison, ComparisonSettings, Threshold, compare  # noqa: E402
 from retrieval_gate.stats.detectability import detectable_drop, fail_probability  # noqa: E402
 
 Z_95 = 1.959963984540054

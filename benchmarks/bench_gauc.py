@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_gate import rate, table  # noqa: E402
 
-from retrieval_gate.gate.compare import ComparisonSettings, Threshold, compare  # noqa: E402
+from retrieval_gate.gate.checks.compare import ComparisonSettings, Threshold, compare  # noqa: E402
 from retrieval_gate.metrics import evaluate  # noqa: E402
 
 USERS = 500

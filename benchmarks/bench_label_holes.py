@@ -22,9 +22,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from retrieval_gate.core.ids import FloatArray  # noqa: E402
-from retrieval_gate.gate.compare import ComparisonSettings, Threshold, compare  # noqa: E402
-from retrieval_gate.gate.diagnostics import graded_top_ks  # noqa: E402
-from retrieval_gate.gate.label_holes import label_holes  # noqa: E402
+from retrieval_gate.gate.checks.compare import ComparisonSettings, Threshold, compare  # noqa: E402
+from retrieval_gate.gate.explain.diagnostics import graded_top_ks  # noqa: E402
+from retrieval_gate.gate.explain.label_holes import label_holes  # noqa: E402
 from retrieval_gate.metrics import evaluate  # noqa: E402
 from retrieval_gate.readers import qrels_from_dict, run_from_dict  # noqa: E402
 

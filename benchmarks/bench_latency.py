@@ -12,7 +12,7 @@ sees, HTTP and client time included, about 1.25x; the p95 ratio column says what
 Both sides are called through the gate's own parts: the http adapter and the runner (one
 query at a time: concurrency 1, so each latency is one call's), the interleaving turns of
 `check --against` (`execution/turns.py`: a seeded coin per turn picks the side that goes
-first) and compare() with the latency column (`gate/operational.py`: the paired swap test of
+first) and compare() with the latency column (`gate/checks/operational.py`: the paired swap test of
 the p95, the queries of a turn swapped together). Back to back runs every reference query,
 then every current query, as two separate jobs would. A row's rate is the share of trials
 whose test showed an increase at alpha 0.05 (the gate's false alarm when nothing changed:
@@ -47,8 +47,8 @@ from retrieval_gate.core.ids import FloatArray, IntArray
 from retrieval_gate.core.model import Query
 from retrieval_gate.execution.runner import RunSettings, run_queries
 from retrieval_gate.execution.turns import Turns
-from retrieval_gate.gate.compare import Comparison, ComparisonSettings, Threshold, compare
-from retrieval_gate.gate.operational import Measured
+from retrieval_gate.gate.checks.compare import Comparison, ComparisonSettings, Threshold, compare
+from retrieval_gate.gate.checks.operational import Measured
 from tests.helpers.local_server import Answer, Respond, serving
 
 QUERIES = 100

@@ -37,7 +37,7 @@ from retrieval_gate.config.schema import DatasetConfig  # noqa: E402
 from retrieval_gate.core.ids import FloatArray, IntArray  # noqa: E402
 from retrieval_gate.core.qrels import Qrels  # noqa: E402
 from retrieval_gate.datasets import load  # noqa: E402
-from retrieval_gate.gate.compare import Comparison, ComparisonSettings, Threshold, compare  # noqa: E402
+from retrieval_gate.gate.checks.compare import Comparison, ComparisonSettings, Threshold, compare  # noqa: E402
 from retrieval_gate.metrics import evaluate  # noqa: E402
 from retrieval_gate.readers import run_from_dict  # noqa: E402
 

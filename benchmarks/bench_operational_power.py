@@ -24,7 +24,7 @@ import argparse
 import numpy as np
 from bench_gate import rate, table
 
-from retrieval_gate.gate.compare import ComparisonSettings, Threshold, compare
+from retrieval_gate.gate.checks.compare import ComparisonSettings, Threshold, compare
 from retrieval_gate.stats.detectability import OPERATING
 
 COLUMNS = {

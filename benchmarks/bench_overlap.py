@@ -19,8 +19,8 @@ import numpy as np  # noqa: E402
 from bench_gate import rate, table  # noqa: E402
 
 from retrieval_gate.core.ids import FloatArray, IntArray  # noqa: E402
-from retrieval_gate.gate.compare import ComparisonSettings, Threshold  # noqa: E402
-from retrieval_gate.gate.label_free import (  # noqa: E402
+from retrieval_gate.gate.checks.compare import ComparisonSettings, Threshold  # noqa: E402
+from retrieval_gate.gate.modes.label_free import (  # noqa: E402
     LabelFreeCheck,
     Lists,
     label_free_comparisons,

@@ -31,9 +31,9 @@ import numpy as np  # noqa: E402
 
 from benchmarks.bench_gate import METRIC_SD, QUALITY_SD, RUN_SD, rate, score, table  # noqa: E402
 from retrieval_gate.core.ids import FloatArray  # noqa: E402
-from retrieval_gate.gate.compare import ComparisonSettings, Threshold, compare  # noqa: E402
-from retrieval_gate.gate.power import estimate, repeats_source  # noqa: E402
-from retrieval_gate.gate.spread import SHARE, DeltaSource  # noqa: E402
+from retrieval_gate.gate.checks.compare import ComparisonSettings, Threshold, compare  # noqa: E402
+from retrieval_gate.gate.power.estimate import estimate, repeats_source  # noqa: E402
+from retrieval_gate.gate.power.spread import SHARE, DeltaSource  # noqa: E402
 
 METRIC = "ndcg@10"
 MAX_DROP = 0.02

@@ -45,8 +45,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from retrieval_gate.gate.compare import ComparisonSettings
-from retrieval_gate.gate.family import family_levels
+from retrieval_gate.gate.checks.compare import ComparisonSettings
+from retrieval_gate.gate.checks.family import family_levels
 from retrieval_gate.stats.ppi import PpiEstimate, ppi_mean
 from retrieval_gate.stats.significance import adjust_p_values, t_quantile
 

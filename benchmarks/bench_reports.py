@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from retrieval_gate.gate.compare import ComparisonSettings, Threshold, compare
+from retrieval_gate.gate.checks.compare import ComparisonSettings, Threshold, compare
 from retrieval_gate.history.record import TrendPoint
 from retrieval_gate.report import COMMENT_BUDGET, render, render_markdown, validate_result
 from retrieval_gate.report.trend import with_trend

@@ -37,7 +37,7 @@ from bench_gate import (  # noqa: E402
 )
 
 from retrieval_gate.core.ids import FloatArray  # noqa: E402
-from retrieval_gate.gate.compare import ComparisonSettings, compare  # noqa: E402
+from retrieval_gate.gate.checks.compare import ComparisonSettings, compare  # noqa: E402
 from retrieval_gate.stats.detectability import OPERATING  # noqa: E402
 
 MAX_DROP = THRESHOLDS[GATED].max_drop or 0.0

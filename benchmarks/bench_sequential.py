@@ -20,8 +20,8 @@ import bench_gate as bg  # noqa: E402
 import numpy as np  # noqa: E402
 
 from retrieval_gate.core.ids import FloatArray, IntArray  # noqa: E402
-from retrieval_gate.gate.compare import ComparisonSettings, compare  # noqa: E402
-from retrieval_gate.gate.sequential import Monitor, draw_order  # noqa: E402
+from retrieval_gate.gate.checks.compare import ComparisonSettings, compare  # noqa: E402
+from retrieval_gate.gate.modes.sequential import Monitor, draw_order  # noqa: E402
 from retrieval_gate.stats.sequential import log_wealth  # noqa: E402
 
 QUERIES = 500

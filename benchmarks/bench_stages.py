@@ -23,7 +23,7 @@ sys.path.insert(0, str(ROOT))
 from benchmarks.bench_gate import rate, table  # noqa: E402
 from retrieval_gate.core.ids import IntArray  # noqa: E402
 from retrieval_gate.core.top_k_ids import TopKIds  # noqa: E402
-from retrieval_gate.gate.stage_losses import stage_losses  # noqa: E402
+from retrieval_gate.gate.explain.stage_losses import stage_losses  # noqa: E402
 from retrieval_gate.readers import qrels_from_dict  # noqa: E402
 
 K = 10

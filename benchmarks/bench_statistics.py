@@ -35,8 +35,8 @@ from typing import Any  # noqa: E402
 import numpy as np  # noqa: E402
 
 from retrieval_gate.core.ids import FloatArray, IntArray  # noqa: E402
-from retrieval_gate.gate import compare as compare_module  # noqa: E402
-from retrieval_gate.gate.compare import ComparisonSettings, Threshold, compare  # noqa: E402
+from retrieval_gate.gate.checks import compare as compare_module  # noqa: E402
+from retrieval_gate.gate.checks.compare import ComparisonSettings, Threshold, compare  # noqa: E402
 from retrieval_gate.stats import significance  # noqa: E402
 
 METRICS = ("ndcg@10", "recall@10", "mrr@10", "ap@10", "precision@10")

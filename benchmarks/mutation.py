@@ -43,10 +43,10 @@ ROOT = Path(__file__).resolve().parents[1]
 MODULES = (
     "metrics/ranking.py",
     "metrics/measures.py",
-    "gate/compare.py",
+    "gate/checks/compare.py",
     "stats/significance.py",
     "stats/detectability.py",
-    "gate/slicing.py",
+    "gate/checks/slicing.py",
     "core/redaction.py",
     "gate/baseline",
 )

@@ -42,7 +42,7 @@ EQUIVALENTS: list[tuple[str, str, str, str, str, str]] = [
         "a grade below 0 gains 0 (gains lists grades >= 0 only) and gain 0 is dropped next",
     ),
     (
-        "gate/compare.py",
+        "gate/checks/compare.py",
         "_paired_t",
         "whole = max(1, int(df))",
         "max(1, int(df))",
@@ -50,7 +50,7 @@ EQUIVALENTS: list[tuple[str, str, str, str, str, str]] = [
         "Welch-Satterthwaite's df is at least min(n - 1, run df) >= 1 (to the last bit)",
     ),
     (
-        "gate/compare.py",
+        "gate/checks/compare.py",
         "compare",
         "total = next(iter(arrays.values()))[0].size if arrays else 0",
         "next(iter(arrays.values()))[0]",
@@ -58,7 +58,7 @@ EQUIVALENTS: list[tuple[str, str, str, str, str, str]] = [
         "_check_inputs has made both sides the same length",
     ),
     (
-        "gate/compare.py",
+        "gate/checks/compare.py",
         "_comparison",
         "drop_evidence=drop_evidence and n > 0,",
         "n > 0",
@@ -66,7 +66,7 @@ EQUIVALENTS: list[tuple[str, str, str, str, str, str]] = [
         "with no queries the verdict is replaced by pass (or None) a few lines below",
     ),
     (
-        "gate/compare.py",
+        "gate/checks/compare.py",
         "_comparison",
         "rise_evidence=rise_evidence and n > 0,",
         "n > 0",
@@ -132,7 +132,7 @@ EQUIVALENTS: list[tuple[str, str, str, str, str, str]] = [
         "enough(0) is False (detectable_drop is None below 1 query): the search ends the same",
     ),
     (
-        "gate/slicing.py",
+        "gate/checks/slicing.py",
         "_grouped",
         "rows = len(columns[0]) if columns else 0",
         "len(columns[0]) if columns else 0",
@@ -140,7 +140,7 @@ EQUIVALENTS: list[tuple[str, str, str, str, str, str]] = [
         "a group has at least one field (_groups refuses an empty combination)",
     ),
     (
-        "gate/slicing.py",
+        "gate/checks/slicing.py",
         "_grouped",
         "rows = len(columns[0]) if columns else 0",
         "len(columns[0]) if columns else 0",
@@ -148,7 +148,7 @@ EQUIVALENTS: list[tuple[str, str, str, str, str, str]] = [
         "a group has at least one field (_groups refuses an empty combination)",
     ),
     (
-        "gate/slicing.py",
+        "gate/checks/slicing.py",
         "_grouped",
         "firsts = [list(map(operator.itemgetter(0), column)) for column in columns]",
         "operator.itemgetter(0)",
@@ -236,7 +236,7 @@ EQUIVALENTS: list[tuple[str, str, str, str, str, str]] = [
         "with sd 0 detectable_drop is None, with max_drop <= 0 it never reaches the goal: None",
     ),
     (
-        "gate/slicing.py",
+        "gate/checks/slicing.py",
         "slice_queries",
         "slices[name] = parts[0] if len(parts) == 1 else np.unique(np.concatenate(parts))",
         "len(parts) == 1",
@@ -244,7 +244,7 @@ EQUIVALENTS: list[tuple[str, str, str, str, str, str]] = [
         "one part is sorted and unique already: np.unique gives it back",
     ),
     (
-        "gate/slicing.py",
+        "gate/checks/slicing.py",
         "slice_queries",
         "slices[name] = parts[0] if len(parts) == 1 else np.unique(np.concatenate(parts))",
         "len(parts) == 1",
@@ -252,7 +252,7 @@ EQUIVALENTS: list[tuple[str, str, str, str, str, str]] = [
         "one part is sorted and unique already: np.unique gives it back",
     ),
     (
-        "gate/slicing.py",
+        "gate/checks/slicing.py",
         "_grouped",
         "rows = len(columns[0]) if columns else 0",
         "columns[0]",

@@ -10,7 +10,7 @@ from retrieval_gate.core.version import __version__
 if TYPE_CHECKING:
     from retrieval_gate.config.loader import load as load_config
     from retrieval_gate.config.schema import GateConfig
-    from retrieval_gate.gate.compare import Comparison
+    from retrieval_gate.gate.checks.compare import Comparison
     from retrieval_gate.gate.result import GateResult
     from retrieval_gate.metrics import Scores, evaluate, parse_metric
     from retrieval_gate.pipeline.check import check
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 _LAZY = {
     "check": "retrieval_gate.pipeline.check",
     "GateResult": "retrieval_gate.gate.result",
-    "Comparison": "retrieval_gate.gate.compare",
+    "Comparison": "retrieval_gate.gate.checks.compare",
     "GateConfig": "retrieval_gate.config.schema",
     "load_config": "retrieval_gate.config.loader:load",
     "evaluate": "retrieval_gate.metrics",

@@ -329,7 +329,7 @@ def _one_length(queries: Sequence[Query]) -> str | None:
     of one length bucket, whose one slice would be the overall check again; None when the
     lengths split them."""
     from retrieval_gate.config.schema import QueryLengthBins
-    from retrieval_gate.gate.slicing import same_as_all, slice_queries
+    from retrieval_gate.gate.checks.slicing import same_as_all, slice_queries
 
     again = same_as_all(slice_queries(queries, [QUERY_LENGTH], [], QueryLengthBins().bins))
     if not again:

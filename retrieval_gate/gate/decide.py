@@ -10,20 +10,20 @@ from pathlib import Path
 from retrieval_gate.config.schema import GateConfig
 from retrieval_gate.core.ids import FloatArray
 from retrieval_gate.datasets import Dataset
+from retrieval_gate.gate.baseline.comparable import comparable_baseline
+from retrieval_gate.gate.baseline.corpus_changes import corpus_checked
 from retrieval_gate.gate.baseline.record import Baseline
-from retrieval_gate.gate.comparable import comparable_baseline
-from retrieval_gate.gate.compare import Comparison, compare
-from retrieval_gate.gate.corpus_changes import corpus_checked
-from retrieval_gate.gate.diagnostics import query_changes
-from retrieval_gate.gate.label_holes import hole_plan, label_holes
-from retrieval_gate.gate.operational import LatencyRun, filled_runs, operational_columns
-from retrieval_gate.gate.policy import gate_settings, gate_thresholds
-from retrieval_gate.gate.repeats import noise_of, runs_of
+from retrieval_gate.gate.baseline.repeats import noise_of, runs_of
+from retrieval_gate.gate.checks.compare import Comparison, compare
+from retrieval_gate.gate.checks.operational import LatencyRun, filled_runs, operational_columns
+from retrieval_gate.gate.checks.policy import gate_settings, gate_thresholds
+from retrieval_gate.gate.checks.slicing import same_as_all, same_as_all_warning, slice_queries
+from retrieval_gate.gate.checks.undefined import excluded_warnings
+from retrieval_gate.gate.explain.diagnostics import query_changes
+from retrieval_gate.gate.explain.label_holes import hole_plan, label_holes
+from retrieval_gate.gate.explain.stage_losses import stage_losses
+from retrieval_gate.gate.explain.top_k_facts import top_k_facts
 from retrieval_gate.gate.result import GateContext, GateResult, failing_checks
-from retrieval_gate.gate.slicing import same_as_all, same_as_all_warning, slice_queries
-from retrieval_gate.gate.stage_losses import stage_losses
-from retrieval_gate.gate.top_k_facts import top_k_facts
-from retrieval_gate.gate.undefined import excluded_warnings
 
 
 def decide(
@@ -102,7 +102,7 @@ def decide(
 
     assisted = None
     if config.gate.labels == "human+llm":
-        from retrieval_gate.gate.assisted import assisted_checks
+        from retrieval_gate.gate.modes.assisted import assisted_checks
 
         assisted, notes = assisted_checks(
             (baseline, current), config, dataset, slices, thresholds, overrides, settings

@@ -9,17 +9,17 @@ from typing import Any, Literal
 from retrieval_gate.core.version import __version__
 from retrieval_gate.core.wording import json_text
 from retrieval_gate.datasets import Dataset
-from retrieval_gate.gate.assisted import Assisted
+from retrieval_gate.gate.baseline.corpus_changes import CorpusCheck
 from retrieval_gate.gate.baseline.record import Baseline
-from retrieval_gate.gate.compare import Comparison, ComparisonSettings
-from retrieval_gate.gate.corpus_changes import CorpusCheck
-from retrieval_gate.gate.diagnostics import QueryChange, Unjudged
-from retrieval_gate.gate.label_free import LabelFreeRun
-from retrieval_gate.gate.label_holes import LabelHole
-from retrieval_gate.gate.repeats import Noise
-from retrieval_gate.gate.sequential import SequentialRun, stop_line
-from retrieval_gate.gate.slicing import ALL
-from retrieval_gate.gate.stage_losses import StageLosses
+from retrieval_gate.gate.baseline.repeats import Noise
+from retrieval_gate.gate.checks.compare import Comparison, ComparisonSettings
+from retrieval_gate.gate.checks.slicing import ALL
+from retrieval_gate.gate.explain.diagnostics import QueryChange, Unjudged
+from retrieval_gate.gate.explain.label_holes import LabelHole
+from retrieval_gate.gate.explain.stage_losses import StageLosses
+from retrieval_gate.gate.modes.assisted import Assisted
+from retrieval_gate.gate.modes.label_free import LabelFreeRun
+from retrieval_gate.gate.modes.sequential import SequentialRun, stop_line
 
 RESULT_SCHEMA_VERSION = 2
 """2: the one-sided rule (inconclusive, detectable_drop, level, p_bound, failed per check)."""

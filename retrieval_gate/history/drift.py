@@ -18,15 +18,15 @@ from retrieval_gate.config.schema import DriftConfig, GateConfig, MetricGate
 from retrieval_gate.core.wording import plural
 from retrieval_gate.datasets import Dataset
 from retrieval_gate.errors import CannotFailError, InputError
+from retrieval_gate.gate.baseline.comparable import rescored_baseline
 from retrieval_gate.gate.baseline.file import read_baseline
 from retrieval_gate.gate.baseline.record import Baseline, comparability_problems
-from retrieval_gate.gate.comparable import rescored_baseline
-from retrieval_gate.gate.compare import Comparison
+from retrieval_gate.gate.checks.compare import Comparison
+from retrieval_gate.gate.checks.policy import column_of
+from retrieval_gate.gate.checks.slicing import ALL, slice_queries
+from retrieval_gate.gate.checks.undefined import defined_mean
 from retrieval_gate.gate.decide import decide
-from retrieval_gate.gate.policy import column_of
 from retrieval_gate.gate.result import GateResult
-from retrieval_gate.gate.slicing import ALL, slice_queries
-from retrieval_gate.gate.undefined import defined_mean
 from retrieval_gate.history.record import AcceptEntry, Entry, ResultEntry
 from retrieval_gate.metrics.parse import reads_scores
 

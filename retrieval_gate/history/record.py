@@ -15,7 +15,7 @@ from retrieval_gate.core.redaction import scrubbed
 from retrieval_gate.errors import InputError
 from retrieval_gate.gate.baseline.document import baseline_document, record_of
 from retrieval_gate.gate.baseline.record import Baseline
-from retrieval_gate.gate.undefined import defined_mean
+from retrieval_gate.gate.checks.undefined import defined_mean
 
 HISTORY_SCHEMA_VERSION = 1
 """Version of a history line; a reader refuses a newer one rather than misread it."""
@@ -180,7 +180,7 @@ def _means(
     comparisons: Any, record: Baseline, source: str
 ) -> tuple[dict[str, float], dict[str, dict[str, float]]]:
     """Overall means from the record itself; slice means from the result's comparisons."""
-    from retrieval_gate.gate.slicing import ALL
+    from retrieval_gate.gate.checks.slicing import ALL
 
     # A metric undefined for some queries (auc) is averaged over the others, as evaluate does.
     means = {metric: defined_mean(values) for metric, values in record.scores.items()}

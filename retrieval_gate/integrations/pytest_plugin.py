@@ -67,7 +67,7 @@ import pytest
 
 if TYPE_CHECKING:
     from retrieval_gate.config.schema import GateConfig
-    from retrieval_gate.gate.compare import Comparison
+    from retrieval_gate.gate.checks.compare import Comparison
     from retrieval_gate.gate.result import GateResult
 
 OPTION = "--retrieval-gate"

@@ -55,7 +55,7 @@ def pool_pairs(
     every pair people did not judge (the judged@k rule), and every pair of the `calibration`
     queries, judged or not, and beyond the pool every pair people judged of those queries:
     the calibration card compares the judge with people on them, while the gate scores with
-    the judge's labels of the pool alone (`gate/assisted.py`), the same for every query.
+    the judge's labels of the pool alone (`gate/modes/assisted.py`), the same for every query.
     Queries in order of id, documents in ranking order, then people's in id order."""
     sampled = set(calibration)
     pairs: list[Pair] = []

@@ -23,9 +23,9 @@ from retrieval_gate.config.stages import check_metric
 from retrieval_gate.core.wording import json_text, one_line, plural
 from retrieval_gate.datasets import Dataset, Labels, assemble
 from retrieval_gate.errors import GateError, InputError
-from retrieval_gate.gate.policy import gate_settings, gate_thresholds
-from retrieval_gate.gate.power import CheckPower, baseline_view, estimate
-from retrieval_gate.gate.slicing import slice_queries
+from retrieval_gate.gate.checks.policy import gate_settings, gate_thresholds
+from retrieval_gate.gate.checks.slicing import slice_queries
+from retrieval_gate.gate.power.estimate import CheckPower, baseline_view, estimate
 from retrieval_gate.metrics import MetricSpec
 from retrieval_gate.metrics.spec import format_value
 from retrieval_gate.stats.agreement import Agreement, annotator_agreement

@@ -398,7 +398,7 @@ def _hashes_at_ref(head: Dataset, at_ref: Dataset | None) -> dict[str, str] | No
     """The working tree's judged documents as the corpus at REF holds them: what a retriever
     there with its own index was built over. The built-in bm25 indexes the working tree's
     corpus on both sides, so its record keeps that one's."""
-    from retrieval_gate.gate.corpus_changes import judged_document_hashes
+    from retrieval_gate.gate.baseline.corpus_changes import judged_document_hashes
 
     if at_ref is None or at_ref.corpus is None:
         return None

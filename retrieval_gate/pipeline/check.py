@@ -12,15 +12,15 @@ from retrieval_gate.config.loader import load
 from retrieval_gate.config.schema import GateConfig, SequentialConfig
 from retrieval_gate.errors import GateError
 from retrieval_gate.gate.baseline.file import read_baseline
+from retrieval_gate.gate.checks.operational import LatencyRun
 from retrieval_gate.gate.decide import decide, shown_path
-from retrieval_gate.gate.operational import LatencyRun
 from retrieval_gate.gate.result import GateResult
 from retrieval_gate.pipeline.evaluator_scores import unscored_unchanged, with_reference_scores
 from retrieval_gate.pipeline.record import record_current
 
 if TYPE_CHECKING:
     from retrieval_gate.core.model import Document
-    from retrieval_gate.gate.label_free import Lists
+    from retrieval_gate.gate.modes.label_free import Lists
     from retrieval_gate.pipeline.against import Reference
     from retrieval_gate.pipeline.record import CurrentRun
 

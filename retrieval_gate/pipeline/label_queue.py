@@ -14,11 +14,10 @@ from retrieval_gate.datasets import Dataset
 from retrieval_gate.datasets import load as load_dataset
 from retrieval_gate.datasets.llm_layer import LlmJudgment, judges_of, layer_path, read_layer
 from retrieval_gate.errors import InputError, NotComparableError
+from retrieval_gate.gate.baseline.comparable import comparable_baseline
 from retrieval_gate.gate.baseline.document import record_of
 from retrieval_gate.gate.baseline.file import read_baseline
 from retrieval_gate.gate.baseline.record import Baseline
-from retrieval_gate.gate.comparable import comparable_baseline
-from retrieval_gate.gate.undefined import may_be_undefined
 from retrieval_gate.labels.queue import (
     LabelQueue,
     QueueItem,
@@ -27,6 +26,7 @@ from retrieval_gate.labels.queue import (
     unjudged_items,
 )
 from retrieval_gate.metrics import parse_metric
+from retrieval_gate.metrics.parse import may_be_undefined
 from retrieval_gate.pipeline.record import record_current
 
 
@@ -172,7 +172,7 @@ def _dependent_queries(
 ) -> set[str] | None:
     """The queries of the checks whose verdict depends on unjudged documents (`label_holes`
     of a `check` result), by the config's slices; None when the document has no bounds."""
-    from retrieval_gate.gate.slicing import slice_queries
+    from retrieval_gate.gate.checks.slicing import slice_queries
 
     holes = document.get("label_holes")
     if not isinstance(holes, list):

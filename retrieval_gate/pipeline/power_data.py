@@ -14,7 +14,7 @@ from retrieval_gate.core.wording import one_line, plural
 from retrieval_gate.datasets import Dataset
 from retrieval_gate.errors import InputError
 from retrieval_gate.gate.baseline.record import Baseline, some_of
-from retrieval_gate.gate.spread import DeltaSource
+from retrieval_gate.gate.power.spread import DeltaSource
 from retrieval_gate.history.record import Entry, ResultEntry
 
 HISTORY_PAIRS = 20

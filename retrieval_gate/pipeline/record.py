@@ -12,15 +12,15 @@ from retrieval_gate.config.schema import GateConfig
 from retrieval_gate.core.version import __version__
 from retrieval_gate.datasets import Dataset
 from retrieval_gate.errors import GateError
+from retrieval_gate.gate.baseline.corpus_changes import judged_document_hashes
 from retrieval_gate.gate.baseline.record import (
     Baseline,
     Fingerprints,
     fingerprint_slices,
     make_baseline,
 )
-from retrieval_gate.gate.corpus_changes import judged_document_hashes
-from retrieval_gate.gate.repeats import averaged
-from retrieval_gate.gate.slicing import slice_definition
+from retrieval_gate.gate.baseline.repeats import averaged
+from retrieval_gate.gate.checks.slicing import slice_definition
 from retrieval_gate.pipeline.evaluator_scores import evaluator_columns
 
 if TYPE_CHECKING:

@@ -17,6 +17,7 @@ from retrieval_gate.core.model import Query
 from retrieval_gate.datasets import Dataset
 from retrieval_gate.errors import GateError
 from retrieval_gate.execution.runner import RunResult
+from retrieval_gate.gate.baseline.comparable import comparable_baseline
 from retrieval_gate.gate.baseline.file import read_baseline
 from retrieval_gate.gate.baseline.record import (
     Baseline,
@@ -24,13 +25,12 @@ from retrieval_gate.gate.baseline.record import (
     fingerprint_slices,
     restricted_record,
 )
-from retrieval_gate.gate.comparable import comparable_baseline
-from retrieval_gate.gate.compare import Comparison
+from retrieval_gate.gate.checks.compare import Comparison
+from retrieval_gate.gate.checks.policy import gate_settings, gate_thresholds
+from retrieval_gate.gate.checks.slicing import slice_definition, slice_queries
 from retrieval_gate.gate.decide import decide, shown_path
-from retrieval_gate.gate.policy import gate_settings, gate_thresholds
+from retrieval_gate.gate.modes.sequential import Crossing, Monitor, SequentialRun, draw_order
 from retrieval_gate.gate.result import GateResult
-from retrieval_gate.gate.sequential import Crossing, Monitor, SequentialRun, draw_order
-from retrieval_gate.gate.slicing import slice_definition, slice_queries
 from retrieval_gate.metrics import evaluate
 from retrieval_gate.pipeline.candidates import candidates_columns
 from retrieval_gate.pipeline.execute import Looks

@@ -18,8 +18,10 @@ from retrieval_gate.core.files import write_text_atomic
 from retrieval_gate.core.model import Document, Query
 from retrieval_gate.core.wording import one_line, plural
 from retrieval_gate.errors import GateError, InputError
-from retrieval_gate.gate.compare import Comparison
-from retrieval_gate.gate.label_free import (
+from retrieval_gate.gate.checks.compare import Comparison
+from retrieval_gate.gate.checks.policy import gate_settings
+from retrieval_gate.gate.checks.slicing import slice_queries
+from retrieval_gate.gate.modes.label_free import (
     LabelFreeRun,
     Lists,
     ann_columns,
@@ -27,8 +29,6 @@ from retrieval_gate.gate.label_free import (
     label_free_comparisons,
     overlap_columns,
 )
-from retrieval_gate.gate.policy import gate_settings
-from retrieval_gate.gate.slicing import slice_queries
 from retrieval_gate.readers.text import open_text
 
 REFERENCE_VERSION = 1

@@ -13,7 +13,7 @@ from typing import Any, TextIO
 from retrieval_gate.config.schema import GateConfig
 from retrieval_gate.core.model import Document
 from retrieval_gate.errors import GateError
-from retrieval_gate.gate.label_free import Lists
+from retrieval_gate.gate.modes.label_free import Lists
 
 
 def lists_at(

@@ -8,8 +8,8 @@ from typing import Any
 from retrieval_gate.config.unlabelled import PREFIX
 from retrieval_gate.core.wording import one_line
 from retrieval_gate.errors import GateError
-from retrieval_gate.gate.compare import Comparison
-from retrieval_gate.gate.label_holes import LabelHole
+from retrieval_gate.gate.checks.compare import Comparison
+from retrieval_gate.gate.explain.label_holes import LabelHole
 from retrieval_gate.report.document import ResultRecord
 from retrieval_gate.report.forest import forest_axis, forest_rows, forest_text
 from retrieval_gate.report.trend import trend_views

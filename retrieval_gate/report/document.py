@@ -25,12 +25,12 @@ from pydantic import (
 
 from retrieval_gate.core.redaction import scrubbed
 from retrieval_gate.errors import InputError
-from retrieval_gate.gate.compare import Comparison
-from retrieval_gate.gate.diagnostics import QueryChange, Unjudged
-from retrieval_gate.gate.label_free import LabelFreeRun
-from retrieval_gate.gate.label_holes import LabelHole
+from retrieval_gate.gate.checks.compare import Comparison
+from retrieval_gate.gate.explain.diagnostics import QueryChange, Unjudged
+from retrieval_gate.gate.explain.label_holes import LabelHole
+from retrieval_gate.gate.explain.stage_losses import QueryLoss, StageLoss
+from retrieval_gate.gate.modes.label_free import LabelFreeRun
 from retrieval_gate.gate.result import Status
-from retrieval_gate.gate.stage_losses import QueryLoss, StageLoss
 from retrieval_gate.stats.calibration import GradeBias, SystemAgreement
 from retrieval_gate.stats.detectability import OPERATING
 

@@ -13,7 +13,7 @@ from retrieval_gate.config.columns import OWN_UNITS
 from retrieval_gate.core.wording import one_line, visible_controls
 
 if TYPE_CHECKING:
-    from retrieval_gate.gate.compare import Comparison
+    from retrieval_gate.gate.checks.compare import Comparison
 
 # Backslash escapes work on every ASCII punctuation character in CommonMark; these are the ones
 # that start inline markup in GitHub's Markdown (code, emphasis, links, tables, strike, math).

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from retrieval_gate.core.wording import one_line
-from retrieval_gate.gate.compare import Comparison
+from retrieval_gate.gate.checks.compare import Comparison
 
 _ORDER = {"regressed": 0, "below_floor": 0, "inconclusive": 1, "pass": 2, "improved": 3}
 

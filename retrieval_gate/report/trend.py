@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from markupsafe import Markup
 
 if TYPE_CHECKING:
-    from retrieval_gate.gate.compare import Comparison
+    from retrieval_gate.gate.checks.compare import Comparison
     from retrieval_gate.history.record import TrendPoint
     from retrieval_gate.report.document import ResultRecord, TrendPointRecord
 

@@ -9,7 +9,7 @@ import pytest
 from retrieval_gate.config.columns import Column, operational_column
 from retrieval_gate.config.loader import load
 from retrieval_gate.errors import InputError
-from retrieval_gate.gate.policy import gate_thresholds
+from retrieval_gate.gate.checks.policy import gate_thresholds
 from retrieval_gate.report.filters import amount, mean, points
 
 CONFIG = """\

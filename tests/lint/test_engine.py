@@ -13,8 +13,8 @@ from retrieval_gate.config.loader import load
 from retrieval_gate.datasets import load_labels
 from retrieval_gate.errors import InputError
 from retrieval_gate.gate.baseline.record import Baseline, Fingerprints, make_baseline
-from retrieval_gate.gate.compare import ComparisonSettings
-from retrieval_gate.gate.family import family_levels
+from retrieval_gate.gate.checks.compare import ComparisonSettings
+from retrieval_gate.gate.checks.family import family_levels
 from retrieval_gate.lint import RULES, LintReport, lint, refuse_broken
 from retrieval_gate.stats.detectability import detectable_drop, queries_needed
 from tests.helpers.builders import METRICS, QRELS, QUERIES, labelled_set

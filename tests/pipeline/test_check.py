@@ -260,7 +260,7 @@ def search(query, k, metadata):
 
 def test_rescoring_a_record_reproduces_its_scores_exactly(project: Path) -> None:
     from retrieval_gate.config.loader import load
-    from retrieval_gate.gate.comparable import rescored_baseline
+    from retrieval_gate.gate.baseline.comparable import rescored_baseline
     from retrieval_gate.pipeline.record import record_current
 
     (project / "scored_search.py").write_text(SCORED_RETRIEVER.replace("@COUNT@", str(QUERIES)))
@@ -276,7 +276,7 @@ def test_rescoring_a_record_reproduces_its_scores_exactly(project: Path) -> None
 def test_rescoring_the_committed_example_baseline_reproduces_its_scores() -> None:
     from retrieval_gate.config.loader import load
     from retrieval_gate.datasets import load as load_dataset
-    from retrieval_gate.gate.comparable import rescored_baseline
+    from retrieval_gate.gate.baseline.comparable import rescored_baseline
 
     config = load(ROOT / "configs" / "example.yaml")
     dataset = load_dataset(config.dataset, config.base_dir)

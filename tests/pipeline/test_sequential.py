@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from retrieval_gate.gate.sequential import draw_order
+from retrieval_gate.gate.modes.sequential import draw_order
 from retrieval_gate.pipeline.check import check
 from retrieval_gate.report import read_result, render, summary_of
 from tests.helpers.builders import copy_example

@@ -502,7 +502,7 @@ def synthetic_result(frame: dict[str, Any], **gate: Any) -> dict[str, Any]:
     `frame`, a real result, gives the name, config and tool version around the checks."""
     import numpy as np
 
-    from retrieval_gate.gate.compare import ComparisonSettings, Threshold, compare
+    from retrieval_gate.gate.checks.compare import ComparisonSettings, Threshold, compare
 
     rng = np.random.default_rng(11)
     metrics = ("ndcg@10", "rr@10", "recall@10")

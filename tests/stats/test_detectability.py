@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from retrieval_gate.gate.compare import ComparisonSettings, Threshold, compare
+from retrieval_gate.gate.checks.compare import ComparisonSettings, Threshold, compare
 from retrieval_gate.stats.detectability import (
     TARGET,
     critical_t,

@@ -17,7 +17,7 @@ from retrieval_gate.errors import EXIT_OK
 if TYPE_CHECKING:
     from retrieval_gate.config.schema import GateConfig
     from retrieval_gate.core.model import Document
-    from retrieval_gate.gate.compare import Comparison
+    from retrieval_gate.gate.checks.compare import Comparison
     from retrieval_gate.gate.result import GateResult
 
 SHOWN = 5
@@ -56,8 +56,8 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     --if-improved, one the run does not improve on)."""
     from retrieval_gate.config.loader import load
     from retrieval_gate.errors import GateError
+    from retrieval_gate.gate.baseline.comparable import comparable_baseline
     from retrieval_gate.gate.baseline.file import read_baseline, write_baseline
-    from retrieval_gate.gate.comparable import comparable_baseline
     from retrieval_gate.gate.decide import decide
     from retrieval_gate.pipeline.record import record_current
 

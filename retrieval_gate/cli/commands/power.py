@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from retrieval_gate.config.schema import GateConfig
     from retrieval_gate.datasets import Dataset
     from retrieval_gate.gate.baseline.record import Baseline
-    from retrieval_gate.gate.spread import DeltaSource
+    from retrieval_gate.gate.power.spread import DeltaSource
 
 
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -79,7 +79,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from retrieval_gate.config.loader import load
     from retrieval_gate.datasets import load as load_dataset
     from retrieval_gate.gate.baseline.file import read_baseline
-    from retrieval_gate.gate.power import power_report
+    from retrieval_gate.gate.power.estimate import power_report
     from retrieval_gate.pipeline.evaluator_scores import with_reference_scores
 
     if args.claim is not None:
@@ -143,9 +143,9 @@ def _run_claim(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     its baseline's spread when the config exists, else the defaults and --sd alone."""
     from retrieval_gate.config import DEFAULT_CONFIG
     from retrieval_gate.config.loader import load
-    from retrieval_gate.gate.claim import audit, check_sd, parse_change
-    from retrieval_gate.gate.compare import ComparisonSettings
-    from retrieval_gate.gate.policy import gate_settings
+    from retrieval_gate.gate.checks.compare import ComparisonSettings
+    from retrieval_gate.gate.checks.policy import gate_settings
+    from retrieval_gate.gate.power.claim import audit, check_sd, parse_change
 
     change = parse_change(args.claim)
     if args.n is None:

@@ -35,8 +35,9 @@ from retrieval_gate.gate.baseline.record import (
     some_of,
     top_k_problems,
 )
+from retrieval_gate.gate.baseline.repeats import mean_of_runs
 from retrieval_gate.gate.baseline.side_file import SideTopK
-from retrieval_gate.gate.undefined import may_be_undefined, mean_of_runs
+from retrieval_gate.metrics.parse import may_be_undefined
 
 _DOCUMENT_HASH = re.compile(r"[0-9a-f]{16}")
 """A judged document's content hash as written: `corpus_changes.document_hash`."""

@@ -9,10 +9,10 @@ import numpy as np
 
 from retrieval_gate.core.wording import plural
 from retrieval_gate.errors import GateError
-from retrieval_gate.gate.compare import compare
-from retrieval_gate.gate.policy import gate_settings, gate_thresholds
-from retrieval_gate.gate.power import CheckPower, baseline_view, enforceable_drop
-from retrieval_gate.gate.slicing import ALL
+from retrieval_gate.gate.checks.compare import compare
+from retrieval_gate.gate.checks.policy import gate_settings, gate_thresholds
+from retrieval_gate.gate.checks.slicing import ALL
+from retrieval_gate.gate.power.estimate import CheckPower, baseline_view, enforceable_drop
 from retrieval_gate.lint.engine import Draft, LintInput, rule, some
 from retrieval_gate.stats.detectability import (
     OPERATING,

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 from retrieval_gate.core.wording import plural
 from retrieval_gate.errors import GateError
-from retrieval_gate.gate.slicing import (
+from retrieval_gate.gate.checks.slicing import (
     ALL,
     QUERY_LENGTH,
     check_slicing,

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from retrieval_gate.cli.commands.baseline import ratchet
-from retrieval_gate.gate.compare import Comparison
+from retrieval_gate.gate.checks.compare import Comparison
 from tests.helpers.cli import run_cli
 from tests.helpers.generated_project import (
     QUERIES,

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 import yaml
 
-from retrieval_gate.gate.corpus_changes import NO_HASHES
+from retrieval_gate.gate.baseline.corpus_changes import NO_HASHES
 from retrieval_gate.report import annotations_of, render, summary_of, validate_result
 from tests.helpers.builders import EXAMPLE_BASELINE, copy_example, labelled_set
 from tests.helpers.cli import CliResult, run_cli

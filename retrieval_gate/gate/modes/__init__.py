@@ -1,0 +1,1 @@
+"""The gate's other modes: LLM-assisted labels, label-free checks, sequential runs."""

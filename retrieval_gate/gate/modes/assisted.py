@@ -1,0 +1,568 @@
+"""gate.labels human+llm: prediction-powered checks from a judge's labels rectified by people's."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from retrieval_gate.config.check_keys import ranking_keys
+from retrieval_gate.config.schema import GateConfig
+from retrieval_gate.core.ids import FloatArray, IntArray
+from retrieval_gate.core.qrels import Qrels
+from retrieval_gate.core.wording import one_line, plural
+from retrieval_gate.datasets import Dataset
+from retrieval_gate.datasets.llm_layer import judges_of, layer_path, layer_qrels, read_layer
+from retrieval_gate.errors import GateError, InputError
+from retrieval_gate.gate.baseline.record import Baseline
+from retrieval_gate.gate.checks.compare import (
+    Comparison,
+    ComparisonSettings,
+    Threshold,
+)
+from retrieval_gate.gate.checks.family import family_levels
+from retrieval_gate.gate.checks.slicing import check_list
+from retrieval_gate.gate.checks.verdicts import Evidence, fails, verdict_of
+from retrieval_gate.stats.calibration import CalibrationCard, calibration_card, system_agreement
+from retrieval_gate.stats.detectability import detectable_drop
+from retrieval_gate.stats.ppi import PpiEstimate, ppi_mean
+from retrieval_gate.stats.significance import adjust_p_values
+
+MIN_HUMAN = 10
+"""Fewest human-judged queries a check needs to estimate the judge's error on them."""
+
+
+@dataclass(frozen=True)
+class JudgeLabels:
+    """One judge's grades over the labelled set's queries, and which judge it is."""
+
+    model: str
+    prompt_sha256: str
+    qrels: Qrels
+
+
+@dataclass(frozen=True)
+class Assisted:
+    """What the judge's labels say, and whether they decided the gate."""
+
+    model: str
+    prompt_sha256: str
+    card: CalibrationCard
+    trusted: bool
+    why_not: str
+    """Why the judge's labels did not decide (provisional), or "" when they did."""
+    assisted: tuple[Comparison, ...]
+    """The prediction-powered checks: the verdict when trusted, else what it would be."""
+    human: tuple[Comparison, ...]
+    """The checks on the human-judged queries alone (today's gate on them)."""
+    human_judged: tuple[int, ...]
+    """Per assisted check: the human-judged queries in its estimate."""
+    weights: tuple[float | None, ...]
+    """Per assisted check: the PPI++ weight of the judge's labels (0 = people's alone)."""
+    queries: int
+    """Queries in the estimate: the judge graded every pair both records ranked in them."""
+    human_queries: int
+    """Queries with a human judgment (of any grade)."""
+    uncovered: tuple[str, ...]
+    """Queries left out: the judge did not grade every pair the records ranked in them."""
+
+    @property
+    def decided_by(self) -> str:
+        """ "human+llm" when the prediction-powered checks decided, else "human"."""
+        return "human+llm" if self.trusted else "human"
+
+
+def judge_labels(config: GateConfig, query_ids: Sequence[str]) -> JudgeLabels:
+    """The configured judge's grades of `query_ids` (sorted) from its layer; an InputError
+    when the layer holds none of its model, or several prompts of it (keep one)."""
+    assert config.judge is not None  # the schema requires a judge with human+llm
+    path = layer_path(config)
+    rows = read_layer(path)
+    model = config.judge.model
+    mine = [judge for judge in judges_of(rows) if judge[0] == model]
+    if not mine:
+        held = ", ".join(one_line(m) for m in sorted({j[0] for j in judges_of(rows)})) or "none"
+        raise InputError(
+            f"the layer holds no grades of model {one_line(model)} (it holds: {held}); "
+            "run `retrieval-gate judge` with this config",
+            source=str(path),
+        )
+    if len(mine) > 1:
+        prompts = ", ".join(sha[:12] for _, sha in mine)
+        raise InputError(
+            f"the layer holds grades of model {one_line(model)} under {len(mine)} prompts "
+            f"({prompts}); keep the rows of one prompt (remove the others' lines) so the gate "
+            "knows which judge it trusts",
+            source=str(path),
+        )
+    judge = mine[0]
+    return JudgeLabels(*judge, layer_qrels(rows, query_ids, judge=judge, source=str(path)))
+
+
+def card_of(human: Qrels, judge: Qrels) -> CalibrationCard:
+    """The calibration card over the pairs people (grade >= 0) and the judge both graded."""
+    people = _grades(human)
+    shared = [(people[key], grade) for key, grade in _grades(judge).items() if key in people]
+    if any(g not in (0, 1, 2, 3) for g, _ in shared):
+        raise InputError(
+            "calibrating a judge needs people's grades 0-3 on the shared pairs; "
+            "this labelled set uses others",
+            source=human.source,
+        )
+    return calibration_card([h for h, _ in shared], [j for _, j in shared])
+
+
+def _grades(qrels: Qrels) -> dict[tuple[str, str], float]:
+    ids = qrels.query_ids.tolist()
+    return {
+        (ids[q], d): float(g)
+        for q, d, g in zip(
+            qrels.query.tolist(), qrels.docs.tolist(), qrels.grade.tolist(), strict=True
+        )
+        if g >= 0
+    }
+
+
+def human_judged(dataset: Dataset) -> np.ndarray:
+    """Per query of `dataset`: whether people judged it (a grade of 0 or more)."""
+    judged = np.zeros(len(dataset.queries), dtype=bool)
+    rows = dataset.qrels.grade >= 0
+    judged[dataset.qrels.query[rows]] = True
+    return judged
+
+
+def pools_of(
+    records: Sequence[Baseline], query_ids: Sequence[str], depth: int
+) -> dict[str, set[str]]:
+    """Per query: the documents the records rank in its top `depth` (the judge's pool)."""
+    return {
+        query: {d for record in records for d in record.top_k.get(query, ())[:depth]}
+        for query in query_ids
+    }
+
+
+def covered(judge: Qrels, pools: Mapping[str, set[str]], query_ids: Sequence[str]) -> np.ndarray:
+    """Per query: whether the judge graded every doc of its pool (`pools_of`)."""
+    graded: dict[str, set[str]] = {}
+    ids = judge.query_ids.tolist()
+    for q, d in zip(judge.query.tolist(), judge.docs.tolist(), strict=True):
+        graded.setdefault(ids[q], set()).add(d)
+    return np.fromiter(
+        (pools.get(query, set()) <= graded.get(query, set()) for query in query_ids),
+        dtype=bool,
+        count=len(query_ids),
+    )
+
+
+def pooled(judge: Qrels, pools: Mapping[str, set[str]]) -> Qrels:
+    """The judge's labels of the pairs of each query's pool (`pools_of`), nothing else.
+
+    The judge also grades people's pairs beyond the pool of its calibration queries, for the
+    card; scoring with them would make the judge's values of human-judged queries see more
+    relevant documents (a larger ideal DCG, more to recall) than those of the other queries,
+    and the rectifier would correct a difference the other queries do not have."""
+    ids = judge.query_ids.tolist()
+    keep = np.fromiter(
+        (
+            d in pools.get(ids[q], ())
+            for q, d in zip(judge.query.tolist(), judge.docs.tolist(), strict=True)
+        ),
+        dtype=bool,
+        count=len(judge),
+    )
+    return Qrels(
+        judge.query_ids, judge.query[keep], judge.docs[keep], judge.grade[keep], judge.source
+    )
+
+
+def judge_scores(record: Baseline, judge: Qrels) -> Mapping[str, FloatArray]:
+    """`record`'s metrics re-scored from its stored top k under the judge's labels."""
+    from retrieval_gate.metrics import evaluate, parse_metric
+    from retrieval_gate.metrics.diversity import DIVERSITY
+    from retrieval_gate.metrics.top_k import listed_run
+
+    diverse = [
+        m for m in ranking_keys(record.fingerprints.metrics) if parse_metric(m).name in DIVERSITY
+    ]
+    if diverse:
+        raise GateError(
+            f"gate.labels human+llm cannot score {', '.join(diverse)} with the judge's labels "
+            "(it grades documents, not intents): remove the metric or set gate.labels: human"
+        )
+    run = listed_run(record.top_k, record.query_ids)
+    scores = evaluate(run, judge, record.fingerprints.metrics)
+    if scores.query_ids != record.query_ids:
+        raise InputError("the judge's labels do not cover the record's queries")
+    return scores.values
+
+
+def assisted_comparisons(
+    human: tuple[Mapping[str, FloatArray], Mapping[str, FloatArray]],
+    judged: tuple[Mapping[str, FloatArray], Mapping[str, FloatArray]],
+    labelled: np.ndarray,
+    slices: Mapping[str, IntArray],
+    thresholds: Mapping[str, Threshold],
+    overrides: Mapping[str, Mapping[str, Threshold]],
+    settings: ComparisonSettings,
+) -> tuple[tuple[Comparison, ...], tuple[int, ...], tuple[float | None, ...]]:
+    """Every check as `compare` makes them, its means and delta prediction-powered.
+
+    `human` and `judged` are (baseline, current) per-query scores under people's and the
+    judge's labels over the same queries (the estimate's: those the judge covered);
+    `labelled` marks the human-judged ones. Per check, the delta is PPI++ (`ppi_mean`) of the
+    human-judged queries' deltas with the judge-only queries' judge-scored deltas; both means
+    use the delta's weight, so current - baseline = delta. The family (levels, weighted Holm
+    or BH) is `compare`'s, with a t reference. Returns the comparisons, each one's count of
+    human-judged queries and its weight of the judge's labels.
+    """
+    cells = []
+    for metric, name, rows, threshold, reason in check_list(
+        slices, thresholds, overrides, settings.min_size
+    ):
+        rows = np.asarray(rows, dtype=np.int64)
+        ours = rows[labelled[rows]]
+        # Before a small slice's reason, as it names the estimate's own limit.
+        if rows.size and not threshold.report_only and ours.size < MIN_HUMAN:
+            reason = (
+                f"too few human-judged queries ({ours.size} < {MIN_HUMAN}) to correct the "
+                "judge's labels"
+            )
+        cells.append((metric, name, rows, ours, rows[~labelled[rows]], threshold, reason))
+    estimates = [
+        _estimates(human, judged, metric, ours, theirs)
+        for metric, _, _, ours, theirs, _, _ in cells
+    ]
+    candidates = [c for c, cell in enumerate(cells) if not cell[6] and cell[5].max_drop is not None]
+    tested = dataclasses.replace(settings, test="t")
+    levels, _ = family_levels([(cells[c][1], int(cells[c][3].size)) for c in candidates], tested)
+    level_of = {candidates[i]: level for i, level in levels.items()}
+    family = sorted(level_of)
+    adjusted = adjust_p_values(
+        [estimates[c][2].p_drop for c in family], settings.correction, [level_of[c] for c in family]
+    )
+    adjusted_of = dict(zip(family, adjusted, strict=True))
+    made = []
+    for c, (metric, name, rows, ours, _, threshold, reason) in enumerate(cells):
+        diffs = human[1][metric][ours] - human[0][metric][ours]
+        made.append(
+            _comparison(
+                metric,
+                name,
+                int(rows.size),
+                estimates[c],
+                diffs,
+                threshold,
+                reason,
+                level_of.get(c),
+                adjusted_of.get(c),
+                settings,
+            )
+        )
+    counts = tuple(int(cell[3].size) for cell in cells)
+    weights = tuple(e[2].lam if e[2] is not None else None for e in estimates)
+    return tuple(made), counts, weights
+
+
+Estimates = tuple[float, float, PpiEstimate]
+
+
+def _estimates(
+    human: tuple[Mapping[str, FloatArray], Mapping[str, FloatArray]],
+    judged: tuple[Mapping[str, FloatArray], Mapping[str, FloatArray]],
+    metric: str,
+    ours: IntArray,
+    theirs: IntArray,
+) -> Estimates:
+    """(baseline mean, current mean, delta) of one check, PPI++ with the delta's weight."""
+    if not ours.size:
+        nothing = PpiEstimate(0.0, 0.0, 0.0, 0, int(theirs.size), 1.0)
+        return 0.0, 0.0, nothing
+    (hb, hc), (jb, jc) = (
+        (human[0][metric], human[1][metric]),
+        (judged[0][metric], judged[1][metric]),
+    )
+    delta = ppi_mean(hc[ours] - hb[ours], jc[ours] - jb[ours], jc[theirs] - jb[theirs])
+    base = ppi_mean(hb[ours], jb[ours], jb[theirs], lam=delta.lam)
+    current = ppi_mean(hc[ours], jc[ours], jc[theirs], lam=delta.lam)
+    return base.estimate, current.estimate, delta
+
+
+def _comparison(
+    metric: str,
+    name: str,
+    size: int,
+    estimates: Estimates,
+    diffs: FloatArray,
+    threshold: Threshold,
+    reason: str,
+    level: float | None,
+    p_adjusted: float | None,
+    settings: ComparisonSettings,
+) -> Comparison:
+    baseline_mean, current_mean, delta = estimates
+    n = delta.n
+    max_drop = threshold.resolve(baseline_mean)
+    gated = not reason
+    in_family = gated and level is not None
+    verdict = verdict_of(
+        delta=delta.estimate,
+        current_mean=current_mean,
+        max_drop=max_drop,
+        floor=threshold.floor,
+        n=n,
+        evidence=Evidence(
+            failing=p_adjusted if in_family else delta.p_drop,
+            rise=delta.p_rise,
+            rise_level=level if in_family and level is not None else settings.alpha,
+        ),
+        alpha=settings.alpha,
+        require_significance=settings.require_significance,
+    )
+    detectable = None
+    if gated and max_drop is not None and n >= 2 and delta.se > 0:
+        detectable = detectable_drop(
+            sd=delta.se * np.sqrt(n),
+            n=n,
+            level=level if settings.require_significance else None,
+            max_drop=max_drop,
+            resamples=settings.resamples,
+            t_test=True,
+            power=settings.power,
+        )
+    ci = delta.interval() if n else None
+    return Comparison(
+        metric=metric,
+        slice=name,
+        n=size,
+        baseline_mean=baseline_mean,
+        current_mean=current_mean,
+        delta=delta.estimate,
+        ci_low=ci[0] if ci else None,
+        ci_high=ci[1] if ci else None,
+        wins=int(np.count_nonzero(diffs > 0)),
+        ties=int(np.count_nonzero(diffs == 0)),
+        losses=int(np.count_nonzero(diffs < 0)),
+        p_value=delta.p_drop if n else None,
+        p_bound=False,
+        p_adjusted=p_adjusted,
+        level=level,
+        max_drop=max_drop,
+        floor=threshold.floor,
+        detectable_drop=detectable,
+        queries_needed=None,
+        gated=gated,
+        reason=reason,
+        verdict=verdict,
+        failed=gated and fails(verdict, settings.on_inconclusive),
+    )
+
+
+def restricted(slices: Mapping[str, IntArray], keep: np.ndarray) -> dict[str, IntArray]:
+    """`slices` over the queries `keep` marks, re-indexed into them (in order)."""
+    position = np.cumsum(keep) - 1
+    return {name: position[rows[keep[rows]]].astype(np.int64) for name, rows in slices.items()}
+
+
+def uncovered_note(uncovered: Sequence[str], total: int) -> str:
+    """The warning for queries left out of the estimate."""
+    shown = ", ".join(one_line(q) for q in uncovered[:5])
+    more = f" and {len(uncovered) - 5} more" if len(uncovered) > 5 else ""
+    return (
+        f"{plural(len(uncovered), 'query', 'queries')} of {total} left out of the LLM-assisted "
+        f"estimate: the judge did not grade every document the two runs ranked in them "
+        f"({shown}{more}); run `retrieval-gate judge` again to grade them"
+    )
+
+
+def assisted_checks(
+    records: tuple[Baseline, Baseline],
+    config: GateConfig,
+    dataset: Dataset,
+    slices: Mapping[str, IntArray],
+    thresholds: Mapping[str, Threshold],
+    overrides: Mapping[str, Mapping[str, Threshold]],
+    settings: ComparisonSettings,
+) -> tuple[Assisted, tuple[str, ...]]:
+    """gate.labels human+llm: the prediction-powered checks over the queries the judge
+    covered, the human-only ones over the human-judged queries, the calibration card and
+    whether the judge is trusted; and warnings to show."""
+    from retrieval_gate.gate.baseline.repeats import runs_of
+    from retrieval_gate.gate.checks.compare import compare
+
+    assert config.judge is not None
+    baseline, current = records
+    labels = judge_labels(config, [q.id for q in dataset.queries])
+    labelled = human_judged(dataset)
+    ids = list(current.query_ids)
+    depth = config.judge.depth or config.k
+    pools = pools_of(records, ids, depth)
+    keep = covered(labels.qrels, pools, ids)
+    pool = pooled(labels.qrels, pools)
+    judged = (judge_scores(baseline, pool), judge_scores(current, pool))
+    human_scores = (baseline.scores, current.scores)
+    made, counts, weights = assisted_comparisons(
+        (_rows(human_scores[0], keep), _rows(human_scores[1], keep)),
+        (_rows(judged[0], keep), _rows(judged[1], keep)),
+        labelled[keep],
+        restricted(slices, keep),
+        thresholds,
+        overrides,
+        settings,
+    )
+    repeated = baseline.repeats is not None or current.repeats is not None
+    runs = None
+    if repeated:
+        runs = (
+            tuple(_rows(run, labelled) for run in runs_of(baseline)),
+            tuple(_rows(run, labelled) for run in runs_of(current)),
+        )
+    first = next(iter(thresholds))
+    # Two runs (base and head) rank nothing: their means only fill the card's line.
+    systems = system_agreement(
+        [_mean(s[first][labelled]) for s in human_scores],
+        [_mean(s[first][keep]) for s in judged],
+    )
+    card = dataclasses.replace(card_of(dataset.qrels, labels.qrels), systems=systems)
+    trust = config.judge.trust
+    why_not = card.distrust(trust.min_pairs, trust.min_kappa)
+    few = int(labelled[keep].sum())
+    if not why_not and few < MIN_HUMAN:
+        why_not = (
+            f"only {few} human-judged queries in the estimate (at least {MIN_HUMAN} are needed "
+            "to correct the judge's labels)"
+        )
+    if why_not and not labelled.any():
+        # The human-only view decides and has no query: every check would pass unjudged.
+        raise GateError(
+            "gate.labels human+llm: no query has people's judgments yet, and the judge's "
+            f"labels alone decide nothing ({why_not}); label some: `retrieval-gate "
+            "label-queue --by judge-unsure` lists the pairs, `retrieval-gate qrels merge` "
+            "adds them"
+        )
+    # Too few human-judged queries to ever fail is a refusal only when they decide.
+    human = compare(
+        _rows(human_scores[0], labelled),
+        _rows(human_scores[1], labelled),
+        restricted(slices, labelled),
+        thresholds,
+        overrides,
+        settings,
+        strict=bool(why_not),
+        runs=runs,
+    )
+    uncovered = tuple(q for q, k in zip(ids, keep.tolist(), strict=True) if not k)
+    warnings = [uncovered_note(uncovered, len(ids))] if uncovered else []
+    if repeated:
+        warnings.append(
+            "the LLM-assisted checks use the repeats' mean scores and the first run's rankings, "
+            "without the run-to-run noise the human-only checks allow for"
+        )
+    if why_not:
+        warnings.append(
+            f"LLM labels are provisional: {why_not}; the verdict is the human-judged queries' "
+            "alone (the report shows what the LLM-assisted one would be)"
+        )
+    assisted = Assisted(
+        labels.model,
+        labels.prompt_sha256,
+        card,
+        not why_not,
+        why_not,
+        made,
+        human,
+        counts,
+        weights,
+        int(keep.sum()),
+        int(labelled.sum()),
+        uncovered,
+    )
+    return assisted, tuple(warnings)
+
+
+def _mean(values: FloatArray) -> float:
+    return float(values.mean()) if values.size else 0.0
+
+
+def _rows(scores: Mapping[str, FloatArray], keep: np.ndarray) -> dict[str, FloatArray]:
+    return {metric: np.asarray(values)[keep] for metric, values in scores.items()}
+
+
+def power_view(
+    config: GateConfig,
+    dataset: Dataset,
+    baseline: Baseline,
+    scores: Mapping[str, FloatArray],
+    slices: Mapping[str, IntArray],
+    policy: tuple[
+        Mapping[str, Threshold], Mapping[str, Mapping[str, Threshold]], ComparisonSettings
+    ],
+) -> PowerView:
+    """What `power` assumes under gate.labels human+llm: the baseline's scores and slices
+    over the human-judged queries; with a trusted judge, the assisted checks (gated, levels
+    and reasons as `check` decides them, n the human-judged count) and per (metric, slice) the
+    factor PPI++ shrinks the sd by at its best weight, sqrt(1 - rho^2 N / (n + N)), rho the
+    correlation of people's and the judge's per-query scores of the baseline on the n
+    human-judged queries, N the judge-only ones. Without a layer or a trusted judge, the
+    human-only figures. And the sentence that says which."""
+    assert config.judge is not None
+    labelled = human_judged(dataset)
+    n, total = int(labelled.sum()), len(labelled)
+    view = PowerView(_rows(scores, labelled), restricted(slices, labelled), None, {}, "")
+    try:
+        labels = judge_labels(config, [q.id for q in dataset.queries])
+    except InputError as error:
+        return dataclasses.replace(
+            view, note=f"human-only figures on the {n} human-judged queries: {error}"
+        )
+    card = card_of(dataset.qrels, labels.qrels)
+    why_not = card.distrust(config.judge.trust.min_pairs, config.judge.trust.min_kappa)
+    if why_not:
+        return dataclasses.replace(
+            view,
+            note=f"human-only figures on the {n} human-judged queries: LLM labels are "
+            f"provisional ({why_not})",
+        )
+    judged = judge_scores(
+        baseline,
+        pooled(
+            labels.qrels, pools_of([baseline], baseline.query_ids, config.judge.depth or config.k)
+        ),
+    )
+    made, counts, _ = assisted_comparisons(
+        (scores, scores), (judged, judged), labelled, slices, *policy
+    )
+    factors = {}
+    for c in made:
+        people, judge = np.asarray(scores[c.metric]), np.asarray(judged[c.metric])
+        rows = np.asarray(slices[c.slice], dtype=np.int64)
+        ours = rows[labelled[rows]]
+        rho = 0.0
+        if ours.size >= 3 and people[ours].std() > 0 and judge[ours].std() > 0:
+            rho = float(np.corrcoef(people[ours], judge[ours])[0, 1])
+        share = (rows.size - ours.size) / rows.size if rows.size else 0.0
+        factors[c.metric, c.slice] = float(np.sqrt(max(0.0, 1.0 - rho * rho * share)))
+    checks = tuple(dataclasses.replace(c, n=k) for c, k in zip(made, counts, strict=True))
+    return dataclasses.replace(
+        view,
+        checks=checks,
+        factors=factors,
+        note=f"gate.labels human+llm: prediction-powered figures (a t-test), n the "
+        f"human-judged queries ({n}) beside the judge's labels on the other {total - n}; each "
+        "check's sd is shrunk as PPI++ shrinks it at its best weight, by the correlation of "
+        "people's and the judge's per-query scores of the baseline (a stand-in for that of "
+        "the deltas); queries needed are human-judged ones",
+    )
+
+
+@dataclass(frozen=True)
+class PowerView:
+    """`power_view`'s answer: what `power.estimate` runs on in human+llm mode."""
+
+    scores: dict[str, FloatArray]
+    slices: dict[str, IntArray]
+    checks: tuple[Comparison, ...] | None
+    """The assisted checks (n = human-judged), or None for human-only figures."""
+    factors: dict[tuple[str, str], float]
+    note: str

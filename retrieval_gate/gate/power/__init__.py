@@ -1,0 +1,1 @@
+"""What the labelled set can detect: the spread, the figures, power and claims."""

@@ -1,0 +1,113 @@
+"""Which checks are blind at their level: too few queries, a concentrated drop out of reach, or
+a detectable drop past what the metric can lose; and the refusal of a blind overall check."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from retrieval_gate.errors import CannotFailError, GateError
+from retrieval_gate.gate.checks.compare import ComparisonSettings, Threshold, compare
+from retrieval_gate.gate.checks.family import (
+    CONCENTRATED_SHARE,
+    Member,
+    blind_reason,
+    concentrated_p,
+    family_of,
+)
+from retrieval_gate.stats.significance import paired_t, sign_flip
+
+
+@pytest.mark.parametrize(("m", "n"), [(3, 10), (18, 60), (59, 60), (1, 2)])
+def test_the_concentrated_t_p_value_is_the_t_test_of_that_vector(m: int, n: int) -> None:
+    diffs = np.zeros(n)
+    diffs[:m] = -0.3
+    assert concentrated_p(m, n, resamples=10_000, t_test=True) == pytest.approx(
+        paired_t(diffs)[0], rel=1e-9
+    )
+
+
+@pytest.mark.parametrize(("m", "n", "resamples"), [(8, 60, 10_000), (30, 60, 1_000)])
+def test_the_concentrated_sign_flip_p_value_is_the_smallest_the_test_gives(
+    m: int, n: int, resamples: int
+) -> None:
+    diffs = np.zeros(n)
+    diffs[:m] = -0.3
+    found = sign_flip(diffs, resamples=resamples, rng=np.random.default_rng(0))
+    assert float(found.drop[0]) == pytest.approx(concentrated_p(m, n, resamples=resamples))
+
+
+def test_a_level_only_most_queries_moving_together_reach_is_blind() -> None:
+    settings = ComparisonSettings(alpha=1e-12)
+    reason = blind_reason(Member("all", 60), 1e-12, settings)
+    assert reason.startswith("a drop carried by 18 of its 60 queries cannot give p <= 1e-12")
+    assert blind_reason(Member("all", 60), 0.025, ComparisonSettings()) == ""
+    assert int(CONCENTRATED_SHARE * 60) == 18
+
+
+def test_a_check_that_catches_only_more_than_the_metric_can_lose_is_blind() -> None:
+    settings = ComparisonSettings()
+    # 40 queries of sd 0.45 at level 0.001: it catches about 31 pt, the baseline has 20 to lose.
+    member = Member("all", 40, max_drop=0.02, sd=0.45, baseline_mean=0.2)
+    reason = blind_reason(member, 1e-3, settings)
+    assert reason.startswith("at level 0.001 it catches with 80% power only a drop of 31.")
+    assert reason.endswith("more than the 20.0 pt the baseline has to lose")
+    assert blind_reason(Member("all", 40, 0.02, 0.45, 0.9), 1e-3, settings) == ""
+
+
+def test_blind_slices_leave_the_family_and_their_share_goes_to_the_others() -> None:
+    settings = ComparisonSettings()
+    found = family_of([Member("all", 500), Member("a", 5), Member("b", 400)], settings)
+    assert set(found.levels) == {0, 2}
+    assert found.levels[2] == pytest.approx(0.025)
+    assert found.reasons[1].startswith("5 queries cannot give p <= 0.013")
+    assert found.left_at[1] == pytest.approx(0.0125)
+    # A slice is not held to the concentrated drop: 12 queries reach 0.0125 when most move.
+    assert set(family_of([Member("all", 500), Member("a", 12)], settings).levels) == {0, 1}
+
+
+def test_a_blind_overall_check_is_refused_with_what_would_help() -> None:
+    rng = np.random.default_rng(3)
+    base = rng.beta(2.0, 2.0, 60)
+    current = base.copy()
+    current[:24] = 0.0  # 40% of the queries emptied
+    with pytest.raises(GateError) as caught:
+        compare(
+            {"ndcg@10": base},
+            {"ndcg@10": current},
+            {"all": np.arange(60)},
+            {"ndcg@10": Threshold(max_drop=0.02)},
+            {},
+            ComparisonSettings(alpha=1e-12),
+        )
+    assert isinstance(caught.value, CannotFailError)  # the drift says which look caused it
+    message = str(caught.value)
+    assert message.startswith("the gate could never fail: ndcg@10 overall: a drop carried by")
+    assert "gate.resamples" not in message  # 10^12 draws would be no advice
+    assert "raise gate.alpha" in message
+    assert message.endswith("or set gate.require_significance: false")
+    # Accepted at the default alpha, and the emptied queries fail it.
+    found = compare(
+        {"ndcg@10": base},
+        {"ndcg@10": current},
+        {"all": np.arange(60)},
+        {"ndcg@10": Threshold(max_drop=0.02)},
+        {},
+        ComparisonSettings(),
+    )
+    assert found[0].failed
+
+
+def test_more_resamples_are_advised_when_they_are_what_is_missing() -> None:
+    # 18 of 60 queries can give p = exp(-9) = 1.2e-4 at best with 1,000 draws, 1 / 20,001
+    # with 20,000: the level 5e-5 is within reach of more draws.
+    base = np.random.default_rng(4).beta(2.0, 2.0, 60)
+    with pytest.raises(GateError, match=r"raise gate.resamples to 20000 or more"):
+        compare(
+            {"ndcg@10": base},
+            {"ndcg@10": base},
+            {"all": np.arange(60)},
+            {"ndcg@10": Threshold(max_drop=0.02)},
+            {},
+            ComparisonSettings(alpha=5e-5, resamples=1000),
+        )

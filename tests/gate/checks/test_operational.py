@@ -1,0 +1,108 @@
+"""Latency and cost checks in compare: measured pairs, enforcement, the quantile's swap test."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from retrieval_gate.gate.checks.compare import ComparisonSettings, Threshold, compare
+from retrieval_gate.gate.checks.operational import (
+    ANOTHER_JOB,
+    NOT_INTERLEAVED,
+    LatencyRun,
+    operational_columns,
+)
+
+N = 80
+IDS = [f"q{i:02d}" for i in range(N)]
+LOWER = Threshold(max_drop=0.10, relative=True, direction="lower", unit="ms")
+
+
+def sides(slower: float = 1.0, seed: int = 0) -> tuple[dict, dict]:
+    rng = np.random.default_rng(seed)
+    base = rng.lognormal(3.0, 0.5, N)
+    ref = base * rng.lognormal(0.0, 0.05, N)
+    cur = base * rng.lognormal(0.0, 0.05, N) * slower
+    ndcg = rng.uniform(0.3, 0.9, N)
+    return (
+        {"ndcg@10": ndcg, "latency_p95": ref, "cost_mean": np.full(N, 10.0)},
+        {"ndcg@10": ndcg, "latency_p95": cur, "cost_mean": np.full(N, 10.0)},
+    )
+
+
+def decided(before: dict, after: dict, latency: LatencyRun | None) -> dict:
+    ready, columns, notes = operational_columns(list(before), IDS, (before, after), latency)
+    found = compare(
+        ready[0],
+        ready[1],
+        {"all": np.arange(N)},
+        {"ndcg@10": Threshold(max_drop=0.02), "latency_p95": LOWER, "cost_mean": LOWER},
+        {},
+        ComparisonSettings(),
+        columns=columns,
+    )
+    return {"notes": notes, **{c.metric: c for c in found}}
+
+
+def test_an_interleaved_slowdown_regresses_with_the_quantiles_stated() -> None:
+    before, after = sides(slower=1.5)
+    found = decided(before, after, LatencyRun({q: i for i, q in enumerate(IDS)}))
+    p95 = found["latency_p95"]
+    assert p95.reason == ""
+    assert p95.verdict == "regressed"
+    assert p95.failed
+    assert p95.baseline_mean == pytest.approx(np.quantile(before["latency_p95"], 0.95))
+    assert p95.current_mean == pytest.approx(np.quantile(after["latency_p95"], 0.95))
+    assert p95.delta == pytest.approx(p95.current_mean - p95.baseline_mean)
+    assert p95.max_drop == pytest.approx(0.10 * p95.baseline_mean)
+    assert p95.ci_low is None
+    assert p95.detectable_drop is None
+    assert p95.level is not None  # in the family, beside ndcg@10
+    assert found["ndcg@10"].level is not None
+
+
+def test_without_interleaving_latency_is_report_only_and_cost_is_not() -> None:
+    before, after = sides(slower=1.5)
+    found = decided(before, after, None)
+    assert found["latency_p95"].reason == ANOTHER_JOB
+    assert not found["latency_p95"].failed
+    assert found["cost_mean"].reason == ""
+    repeated = decided(before, after, LatencyRun(None))
+    assert repeated["latency_p95"].reason == NOT_INTERLEAVED
+
+
+def test_warm_up_and_unmeasured_queries_are_left_out_and_counted() -> None:
+    before, after = sides()
+    before["latency_p95"] = before["latency_p95"].copy()
+    before["latency_p95"][10] = np.nan  # a cached answer: no latency
+    before["cost_mean"] = before["cost_mean"].copy()
+    before["cost_mean"][3] = np.nan
+    found = decided(before, after, LatencyRun({q: i for i, q in enumerate(IDS)}, tuple(IDS[:5])))
+    assert found["latency_p95"].n == N - 6
+    assert found["cost_mean"].n == N - 1
+    assert found["notes"] == [
+        "latency_p95: 6 queries left out of the check, without a latency on both sides: "
+        "5 warm-up, 1 cached, failed or not reported",
+        "cost_mean: 1 query left out of the check, without a cost on both sides: 1 cached, "
+        "failed or not reported",
+    ]
+
+
+def test_an_unchanged_service_passes_and_the_same_seed_gives_the_same_p_value() -> None:
+    before, after = sides()
+    turns = LatencyRun({q: i // 4 for i, q in enumerate(IDS)})
+    first = decided(before, after, turns)["latency_p95"]
+    again = decided(before, after, turns)["latency_p95"]
+    assert first.verdict == "pass"
+    assert first.p_value == again.p_value
+
+
+def test_no_queries_with_a_warm_up_leave_every_column_empty() -> None:
+    empty = {"latency_p95": np.zeros(0), "cost_mean": np.zeros(0)}
+    (before, after), columns, notes = operational_columns(
+        ["latency_p95", "cost_mean"], [], (empty, empty), LatencyRun({}, ("q1",))
+    )
+    assert before["latency_p95"].size == after["cost_mean"].size == 0
+    assert columns["latency_p95"].both.dtype == np.bool_
+    assert not columns["latency_p95"].both.size
+    assert notes == []

@@ -1,0 +1,187 @@
+"""The three decision rules and the lean that makes a check inconclusive, on constructed data."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from retrieval_gate.core.ids import FloatArray
+from retrieval_gate.gate.checks.compare import Comparison, ComparisonSettings, Threshold, compare
+from retrieval_gate.gate.checks.verdicts import verdict_for
+from retrieval_gate.stats.detectability import (
+    OPERATING,
+    detectable_drop,
+    fail_probability,
+)
+from retrieval_gate.stats.significance import sign_flip
+from tests.helpers.builders import labelled_set
+from tests.helpers.cli import run_cli
+
+
+def overall(base: FloatArray, current: FloatArray, **options: object) -> Comparison:
+    return compare(
+        {"m": base},
+        {"m": current},
+        {"all": np.arange(base.size)},
+        {"m": Threshold(max_drop=0.02)},
+        {},
+        ComparisonSettings(**options),  # type: ignore[arg-type]
+    )[0]
+
+
+def pair(n: int, drop: float, sd: float, seed: int = 5) -> tuple[FloatArray, FloatArray]:
+    rng = np.random.default_rng(seed)
+    base = rng.uniform(0.2, 0.8, n)
+    return base, base - drop + rng.normal(0.0, sd, n)
+
+
+def test_excess_tests_the_differences_moved_up_by_max_drop() -> None:
+    base, current = pair(300, 0.05, 0.1)
+    found = overall(base, current, rule="evidence-of-excess")
+    moved = current - base + 0.02
+    expected = sign_flip(
+        moved, resamples=10_000, rng=np.random.default_rng([0, 0])
+    )  # the compare test stream
+    assert found.p_excess == pytest.approx(float(expected.drop[0]))
+    assert found.p_adjusted == found.p_excess  # alone in its family
+    assert found.verdict == "regressed"
+    assert found.p_within is None
+
+
+def test_a_drop_at_the_threshold_fails_the_default_about_half_the_time_and_excess_rarely() -> None:
+    fails = {"significant-drop": 0, "evidence-of-excess": 0}
+    for seed in range(60):
+        base, current = pair(2_000, 0.02, 0.05, seed)
+        for rule in fails:
+            fails[rule] += overall(base, current, rule=rule, seed=seed).failed
+    assert 15 <= fails["significant-drop"] <= 45
+    assert fails["evidence-of-excess"] <= 8
+
+
+def test_non_inferiority_passes_only_with_evidence_within_the_threshold() -> None:
+    base, current = pair(2_000, 0.0, 0.05)
+    shown = overall(base, current, rule="non-inferiority")
+    assert shown.verdict == "pass"
+    assert shown.p_within_adjusted is not None
+    assert shown.p_within_adjusted <= 0.05
+    base, current = pair(40, 0.0, 0.2)
+    unshown = overall(base, current, rule="non-inferiority")
+    assert unshown.verdict == "inconclusive"
+    assert not unshown.failed
+    strict = overall(base, current, rule="non-inferiority", on_inconclusive="fail")
+    assert strict.failed
+
+
+def test_a_check_past_its_threshold_is_inconclusive_only_when_its_test_leans() -> None:
+    common = {"delta": -0.05, "current_mean": 0.5, "max_drop": 0.02, "floor": None}
+    assert verdict_for(**common, drop_evidence=False, lean=True) == "inconclusive"
+    assert verdict_for(**common, drop_evidence=False, lean=False) == "pass"
+    assert verdict_for(**common, drop_evidence=True, lean=True) == "regressed"
+    assert verdict_for(**common, drop_evidence=False, within_evidence=False) == "inconclusive"
+    assert verdict_for(**common, drop_evidence=False, within_evidence=True) == "pass"
+    # Within the threshold, a lean is no verdict.
+    within = {**common, "delta": -0.01}
+    assert verdict_for(**within, drop_evidence=False, lean=True) == "pass"
+
+
+def test_the_lean_is_the_adjusted_p_value_within_twice_alpha() -> None:
+    seen = {"inconclusive": 0, "pass": 0}
+    for seed in range(60):
+        base, current = pair(50, 0.04, 0.2, seed)
+        found = overall(base, current, seed=seed)
+        assert found.p_adjusted is not None
+        if found.delta >= -0.02 or found.p_adjusted <= 0.05:
+            continue
+        expected = "inconclusive" if found.p_adjusted <= 0.10 else "pass"
+        assert found.verdict == expected
+        seen[expected] += 1
+    assert min(seen.values()) >= 3, seen
+
+
+@pytest.mark.parametrize(
+    ("rule", "closed"),
+    [
+        ("significant-drop", "pass"),
+        ("significant-drop", "fail"),
+        ("evidence-of-excess", "pass"),
+        ("evidence-of-excess", "fail"),
+        ("non-inferiority", "pass"),
+        ("non-inferiority", "fail"),
+    ],
+)
+def test_the_detectable_drop_is_where_the_operating_characteristic_reaches_the_power(
+    rule: str, closed: str
+) -> None:
+    setting = {
+        "sd": 0.2,
+        "n": 400,
+        "level": 0.01,
+        "max_drop": 0.02,
+        "resamples": 10_000,
+        "rule": rule,
+        "on_inconclusive": closed,
+    }
+    drop = detectable_drop(**setting)  # type: ignore[arg-type]
+    assert drop is not None
+    chance = fail_probability(drop, **setting)  # type: ignore[arg-type]
+    assert chance == pytest.approx(0.8, abs=1e-9) or (drop == 0.0 and chance >= 0.8)
+    curve = [fail_probability(m * 0.02, **setting) for m in OPERATING]  # type: ignore[arg-type]
+    assert curve == sorted(curve)
+
+
+def test_every_gated_check_states_its_operating_characteristic() -> None:
+    base, current = pair(500, 0.01, 0.1)
+    found = overall(base, current)
+    assert found.fail_chances is not None
+    assert len(found.fail_chances) == len(OPERATING)
+    sd = float(np.std(current - base, ddof=1))
+    expected = [
+        fail_probability(m * 0.02, sd=sd, n=500, level=found.level, max_drop=0.02, resamples=10_000)
+        for m in OPERATING
+    ]
+    assert list(found.fail_chances) == pytest.approx(expected)
+    # Without variation there is no spread to state it from.
+    assert overall(base, base).fail_chances is None
+
+
+@pytest.mark.parametrize("value", ["strict", "::error::forged\x1b[31m", "Non-Inferiority"])
+def test_an_unknown_rule_is_refused_naming_the_field(tmp_path: Path, value: str) -> None:
+    config = labelled_set(tmp_path, gate={"rule": value})
+    code, out, err = run_cli("lint", "-c", config)
+    assert code == 2
+    assert "gate.rule" in err
+    assert "significant-drop" in err
+    assert "\x1b" not in out + err
+    assert not any(line.startswith("::") for line in (out + err).splitlines())
+
+
+def test_a_rule_the_assisted_gate_cannot_take_is_refused(tmp_path: Path) -> None:
+    config = labelled_set(
+        tmp_path,
+        gate={"rule": "evidence-of-excess", "labels": "human+llm"},
+        judge={"base_url": "http://127.0.0.1:9/v1", "model": "m"},
+    )
+    code, _, err = run_cli("lint", "-c", config)
+    assert code == 2
+    assert "gate.rule: evidence-of-excess is not available with gate.labels: human+llm" in err
+
+
+def test_the_widest_max_drop_suggested_under_excess_is_one_the_check_enforces() -> None:
+    from retrieval_gate.gate.power.estimate import CheckPower, enforceable_drop
+
+    check = CheckPower(
+        metric="ndcg@10", slice="all", n=300, threshold="1pt", max_drop=0.01, sd=0.25,
+        level=0.01, detectable_drop=None, fail_probability=None, queries_needed=None,
+        gated=True, reason="",
+    )  # fmt: skip
+    settings = ComparisonSettings(rule="evidence-of-excess")
+    widest = enforceable_drop(check, settings)
+    assert widest is not None
+    caught = detectable_drop(
+        sd=0.25, n=300, level=0.01, max_drop=widest, resamples=10_000, rule="evidence-of-excess"
+    )
+    assert caught == pytest.approx(1.5 * widest)
+    strict = ComparisonSettings(rule="non-inferiority", on_inconclusive="fail")
+    assert enforceable_drop(check, strict) is None

@@ -1,0 +1,236 @@
+"""Per-query diagnostics: judged@k before and after, and the label-hole bounds on real runs."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from retrieval_gate.gate.baseline.file import read_baseline
+from tests.helpers.cli import run_cli
+from tests.helpers.generated_project import QUERIES, make_project, write_config
+
+# --- judged@k and label holes ----------------------------------------------------------------
+
+UNJUDGED_RETRIEVER = """\
+import zlib
+
+
+def search(query, k, metadata):
+    # Like worse_search, but the broken queries get documents nobody judged instead.
+    i = int(metadata["n"])
+    if zlib.crc32(query.encode()) % 100 < 60 and metadata["intent"] == "billing":
+        return [f"fresh{i}-{j}" for j in range(k)]
+    return [f"d{i}"] + [f"d{(i + j) % @COUNT@}" for j in range(1, k)]
+"""
+
+
+def pool(root: Path) -> None:
+    """Mark d<i+1> of every query as pooled but not judged (grade -1): in every top 10."""
+    path = root / "queries.jsonl"
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    for row in rows:
+        row["qrels"][f"d{(row['n'] + 1) % QUERIES}"] = -1
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+
+
+@pytest.fixture
+def pooled(tmp_path: Path) -> Path:
+    """The test_gate project, a pooled-unjudged row per query, its baseline rewritten."""
+    project = make_project(tmp_path)
+    pool(project)
+    (project / "unjudged_search.py").write_text(UNJUDGED_RETRIEVER.replace("@COUNT@", str(QUERIES)))
+    assert run_cli("baseline", "-c", str(project / "gate.yaml"), "--quiet", "--force")[0] == 0
+    return project
+
+
+def judged_at_10(top_k: Any, dataset: Any, query_ids: Any = None) -> float:
+    """Mean judged@10 of stored rankings, by the metric engine (the independent oracle)."""
+    from retrieval_gate.metrics import evaluate
+    from retrieval_gate.readers import run_from_dict
+
+    run = run_from_dict({q: list(docs) for q, docs in top_k.items()})
+    scores = evaluate(run, dataset.qrels, ["judged@10"])
+    values = dict(zip(scores.query_ids, scores.values["judged@10"].tolist(), strict=True))
+    chosen = scores.query_ids if query_ids is None else query_ids
+    return float(np.mean([values[q] for q in chosen]))
+
+
+def decided(project: Path, target: str) -> Any:
+    from retrieval_gate.config.loader import load
+    from retrieval_gate.gate.decide import decide
+    from retrieval_gate.pipeline.record import record_current
+
+    config = load(write_config(project, target, name=f"{target}.yaml"))
+    current = record_current(config, cache=False)
+    baseline = read_baseline(project / ".retrieval-gate" / "baseline.json")
+    return decide(baseline, current.record, config, current.dataset), current.dataset
+
+
+def test_judged_at_k_before_and_after_match_the_judged_metric(pooled: Path) -> None:
+    result, dataset = decided(pooled, "unjudged_search")
+    unjudged = result.unjudged
+    assert unjudged.judged_before == pytest.approx(
+        judged_at_10(result.baseline.top_k, dataset), abs=1e-12
+    )
+    assert unjudged.judged_after == pytest.approx(
+        judged_at_10(result.current.top_k, dataset), abs=1e-12
+    )
+    # One rule for "judged": the pooled -1 rows count as unjudged, as judged@k counts them.
+    assert unjudged.judged_before == pytest.approx(0.2)
+    judged_docs = round(unjudged.judged_after * 10 * QUERIES)
+    assert unjudged.retrieved - unjudged.unjudged == judged_docs
+    assert unjudged.baseline_unjudged == 8 * QUERIES
+    document = result.document()
+    assert document["unjudged"]["judged_before"] == unjudged.judged_before
+    assert document["unjudged"]["judged_after"] == unjudged.judged_after
+
+
+def unjudged_pairs(result: Any, dataset: Any, query_ids: Any) -> int:
+    """Distinct (query, doc) pairs nobody judged in either top 10 of `query_ids`."""
+    judged = {q: dict(dataset.qrels.judgments_of(q)) for q in query_ids}
+    return sum(
+        len(
+            {
+                d
+                for d in (*result.baseline.top_k.get(q, ()), *result.current.top_k.get(q, ()))
+                if judged[q].get(d, -1.0) < 0
+            }
+        )
+        for q in query_ids
+    )
+
+
+def test_checks_unjudged_documents_could_flip_are_label_dependent(pooled: Path) -> None:
+    result, dataset = decided(pooled, "unjudged_search")
+    failed = [(c.metric, c.slice) for c in result.comparisons if c.failed]
+    assert ("ndcg@10", "intent=billing") in failed
+    # Every failing check is bounded (none is merely inconclusive here), in check order.
+    assert [(h.metric, h.slice) for h in result.label_holes] == failed
+    holes = {(h.metric, h.slice): h for h in result.label_holes}
+    billing = [q.id for q in dataset.queries if q.metadata["intent"] == "billing"]
+    hole = holes["ndcg@10", "intent=billing"]
+    assert hole.unjudged == unjudged_pairs(result, dataset, billing)
+    assert (hole.worst, hole.best, hole.robust, hole.exact) == (
+        "regressed",
+        "improved",
+        False,
+        True,
+    )
+    assert hole.worst_delta < hole.best_delta
+    assert result.document()["label_holes"][0] == dataclasses.asdict(result.label_holes[0])
+    code, out, _ = run_cli("check", "-c", str(pooled / "unjudged_search.yaml"), "--quiet")
+    assert code == 1
+    lines = out.splitlines()
+    # The first says what to do; the console points back to it after.
+    first = next(line for line in lines if line.startswith("    depends on"))
+    assert first.endswith(
+        "label them (`retrieval-gate label-queue`) or judge them (`retrieval-gate judge`)"
+    )
+    assert f"    depends on {hole.unjudged} unjudged documents, as above" in lines
+
+
+GENUINE_RETRIEVER = """\
+import zlib
+
+
+def search(query, k, metadata):
+    # The broken queries lose their grade-2 document d<i>: the grade-1 d<i+7> moves to the top
+    # and one document nobody judged enters at rank 10. judged@10 falls and the unjudged share
+    # rises, yet even if every unjudged document were relevant the top rank would be worse.
+    i = int(metadata["n"])
+    if zlib.crc32(query.encode()) % 100 < 60 and metadata["intent"] == "billing":
+        rest = [f"d{(i + j) % @COUNT@}" for j in (1, 2, 3, 4, 5, 6, 8, 9)]
+        return [f"d{(i + 7) % @COUNT@}", *rest, f"fresh{i}"]
+    return [f"d{i}"] + [f"d{(i + j) % @COUNT@}" for j in range(1, k)]
+"""
+
+
+def test_a_failure_no_grading_of_unjudged_documents_can_explain_holds(pooled: Path) -> None:
+    (pooled / "genuine_search.py").write_text(GENUINE_RETRIEVER.replace("@COUNT@", str(QUERIES)))
+    result, dataset = decided(pooled, "genuine_search")
+    holes = {(h.metric, h.slice): h for h in result.label_holes}
+    # nDCG fails whatever the unjudged documents are: the top rank lost a grade-2 document to
+    # a grade-1 one. Recall does not: the one document nobody judged takes the lost one's
+    # place among the ten, and relevant, it would make up for it.
+    ndcg, recall = holes["ndcg@10", "intent=billing"], holes["recall@10", "intent=billing"]
+    assert ndcg.robust
+    assert ndcg.worst == ndcg.best == "regressed"
+    assert not recall.robust
+    assert (recall.worst, recall.best) == ("regressed", "pass")
+    billing = [q.id for q in dataset.queries if q.metadata["intent"] == "billing"]
+    assert ndcg.unjudged == recall.unjudged == unjudged_pairs(result, dataset, billing)
+    code, out, _ = run_cli("check", "-c", str(pooled / "genuine_search.yaml"), "--quiet")
+    assert code == 1
+    lines = out.splitlines()
+    at = next(i for i, line in enumerate(lines) if "x ndcg@10 fell" in line and "billing" in line)
+    assert (
+        lines[at + 1] == f"    holds whatever the {ndcg.unjudged} unjudged documents turn out to be"
+    )
+
+
+# --- the vectorised diagnostics against per-query sets ---------------------------------------
+
+
+def random_records(seed: int) -> tuple[Any, list[str], dict[str, list[str]], dict[str, list[str]]]:
+    """Seeded qrels (grades -1 to 3, some queries without judgments) and two top-10 maps that
+    share docs, leave queries out and rank docs the qrels never name."""
+    from retrieval_gate.readers import qrels_from_dict
+
+    rng = np.random.default_rng(seed)
+    query_ids = [f"q{i:03d}" for i in range(40)]
+    judgments = {
+        q: {f"d{int(d)}": float(rng.integers(-1, 4)) for d in rng.choice(30, 8, replace=False)}
+        for q in query_ids
+    }
+    tops = []
+    for _ in range(2):
+        tops.append(
+            {
+                q: [f"d{int(d)}" for d in rng.choice(30, int(rng.integers(1, 11)), replace=False)]
+                for q in query_ids
+                if rng.random() < 0.85
+            }
+        )
+    return qrels_from_dict(judgments), query_ids, tops[0], tops[1]
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_the_vectorised_diagnostics_equal_per_query_sets(seed: int) -> None:
+    from retrieval_gate.gate.explain.diagnostics import (
+        graded_top_ks,
+        hit_changes,
+        judged_at_k,
+        unjudged_summary,
+    )
+
+    qrels, query_ids, old, new = random_records(seed)
+    graded = dict(zip(query_ids, qrels.by_query, strict=True))
+    before, after = graded_top_ks(old, new, query_ids, qrels)
+
+    def unjudged(top: dict[str, list[str]], q: str) -> set[str]:
+        return {d for d in top.get(q, []) if graded[q].get(d, -1.0) < 0}
+
+    for top, table in ((old, before), (new, after)):
+        expected = np.array([len(unjudged(top, q)) / 10 for q in query_ids])
+        judged, share = judged_at_k(table, 10)
+        np.testing.assert_array_equal(share, expected)
+        np.testing.assert_array_equal(judged, 1.0 - expected)
+    summary = unjudged_summary(before, after, np.zeros(1), np.ones(1))
+    assert summary.retrieved == sum(len(new.get(q, [])) for q in query_ids)
+    assert summary.unjudged == sum(len(unjudged(new, q)) for q in query_ids)
+    assert summary.baseline_unjudged == sum(len(unjudged(old, q)) for q in query_ids)
+    fresh = {q: unjudged(new, q) - set(old.get(q, [])) for q in query_ids}
+    assert summary.new == sum(map(len, fresh.values()))
+    assert summary.queries == tuple(q for q in query_ids if fresh[q])
+
+    def hit(top: dict[str, list[str]], q: str) -> bool:
+        return any(graded[q].get(d, 0.0) >= 1 for d in top.get(q, []))
+
+    lost = tuple(q for q in query_ids if hit(old, q) and not hit(new, q))
+    gained = tuple(q for q in query_ids if hit(new, q) and not hit(old, q))
+    assert hit_changes(before, after) == (lost, gained)

@@ -1,0 +1,351 @@
+"""gate.labels human+llm on the example with 70% of its judgments held back: verdicts, trust,
+the provisional path, coverage, and what a hostile layer reaches."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from retrieval_gate.datasets.llm_layer import LlmJudgment, read_layer, write_layer
+from retrieval_gate.errors import GateError
+from retrieval_gate.gate.modes.assisted import MIN_HUMAN
+from retrieval_gate.gate.result import GateResult
+from retrieval_gate.pipeline.check import check
+from retrieval_gate.report import render, summary_of, validate_result
+from tests.helpers.builders import CONFIGS
+from tests.helpers.cli import run_cli
+from tests.helpers.judged_example import (
+    MODEL,
+    PROMPT,
+    assisted_config,
+    held_back_example,
+    pooled_pairs,
+    read_qrels,
+    simulated_layer,
+)
+
+NAMES = ("example.yaml", "example-regressed.yaml")
+
+
+@pytest.fixture(scope="module")
+def example(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The held-back example, a trusted judge's layer over both retrievers' pools and every
+    human-judged pair (as `judge` grades its calibration queries)."""
+    target = held_back_example(tmp_path_factory.mktemp("assisted") / "example")
+    configs = [assisted_config(target, name) for name in NAMES]
+    full = read_qrels(target / "full.tsv")
+    simulated_layer(target / "judge.llm.jsonl", pooled_pairs(configs) | set(full), full)
+    return target
+
+
+@pytest.fixture(scope="module")
+def full_results() -> dict[str, GateResult]:
+    """The example's own gate, every judgment by people."""
+    return {name: check(CONFIGS / name, cache=False) for name in NAMES}
+
+
+@pytest.fixture(scope="module")
+def assisted_results(example: Path) -> dict[str, GateResult]:
+    return {name: check(example / f"assisted-{name}", cache=False) for name in NAMES}
+
+
+def overall(comparisons: Any, metric: str) -> Any:
+    return next(c for c in comparisons if c.metric == metric and c.slice == "all")
+
+
+def test_held_back_labels_and_a_judge_give_the_full_labels_verdicts(
+    full_results: dict[str, GateResult], assisted_results: dict[str, GateResult]
+) -> None:
+    for name in NAMES:
+        full, assisted = full_results[name], assisted_results[name]
+        assert assisted.status == full.status, name
+        labels = assisted.assisted
+        assert labels is not None
+        assert labels.trusted, labels.why_not
+        assert labels.decided_by == "human+llm"
+        assert assisted.comparisons == labels.assisted
+        assert labels.human_queries == 39  # 30% of 131, by query
+        assert labels.queries == 131
+        assert not labels.uncovered
+    assert full_results["example.yaml"].status == "pass"
+    assert full_results["example-regressed.yaml"].status == "fail"
+
+
+def test_the_assisted_interval_covers_the_full_labels_delta_and_beats_human_only(
+    full_results: dict[str, GateResult], assisted_results: dict[str, GateResult]
+) -> None:
+    name = "example-regressed.yaml"
+    labels = assisted_results[name].assisted
+    assert labels is not None
+    for metric in ("ndcg@10", "recall@10"):
+        truth = overall(full_results[name].comparisons, metric).delta
+        ppi = overall(labels.assisted, metric)
+        human = overall(labels.human, metric)
+        assert ppi.ci_low <= truth <= ppi.ci_high, metric
+        assert human.n == 39
+        assert ppi.n == 131
+        assert ppi.ci_high - ppi.ci_low < human.ci_high - human.ci_low
+    # The human-judged 39 alone cannot show the ndcg drop the assisted check shows (their
+    # test does not even lean towards it).
+    assert overall(labels.human, "ndcg@10").verdict == "pass"
+    assert overall(labels.assisted, "ndcg@10").verdict == "regressed"
+
+
+def test_means_add_up_and_unchanged_retrievers_change_nothing(
+    assisted_results: dict[str, GateResult],
+) -> None:
+    for result in assisted_results.values():
+        assert result.assisted is not None
+        for c in result.assisted.assisted:
+            assert c.current_mean - c.baseline_mean == pytest.approx(c.delta, abs=1e-12)
+    same = assisted_results["example.yaml"].assisted
+    assert same is not None
+    assert all(c.delta == 0 and c.verdict in ("pass", None) for c in same.assisted)
+
+
+def test_slices_with_few_human_judged_queries_are_not_gated(
+    assisted_results: dict[str, GateResult],
+) -> None:
+    labels = assisted_results["example-regressed.yaml"].assisted
+    assert labels is not None
+    few = [
+        (c, n)
+        for c, n in zip(labels.assisted, labels.human_judged, strict=True)
+        if c.verdict is not None and n < MIN_HUMAN
+    ]
+    assert few
+    for c, n in few:
+        assert not c.gated
+        assert not c.failed
+        assert f"too few human-judged queries ({n} < {MIN_HUMAN})" in c.reason
+
+
+def test_the_calibration_card_counts_the_shared_pairs(
+    example: Path, assisted_results: dict[str, GateResult]
+) -> None:
+    labels = assisted_results["example.yaml"].assisted
+    assert labels is not None
+    card = labels.card
+    kept = read_qrels(example / "example" / "qrels" / "test.tsv")
+    assert card.pairs == len(kept)
+    assert sum(map(sum, card.confusion)) == card.pairs
+    assert card.kappa is not None
+    assert card.kappa > 0.7
+    assert [b.pairs for b in card.bias] == [sum(row) for row in card.confusion]
+    assert card.systems is not None
+    assert card.systems.tau is None
+    assert "base and head alone" in card.systems.note
+
+
+def test_below_the_trust_floor_the_verdict_stays_human_only(example: Path) -> None:
+    config = assisted_config(
+        example, "example-regressed.yaml", trust={"min_pairs": 10_000}, file="few.yaml"
+    )
+    result = check(config, cache=False)
+    labels = result.assisted
+    assert labels is not None
+    assert not labels.trusted
+    assert labels.decided_by == "human"
+    assert result.comparisons == labels.human
+    assert "(judge.trust.min_pairs: 10000)" in labels.why_not
+    assert any(w.startswith("LLM labels are provisional") for w in result.warnings)
+    # The would-be verdict is shown: the assisted checks fail where the human-only pass.
+    assert any(c.failed for c in labels.assisted)
+    assert overall(result.comparisons, "ndcg@10").verdict == "pass"
+    record = validate_result(result.document())
+    markdown = render(record, "markdown")
+    assert "LLM labels are provisional" in markdown
+    assert "it would fail" in markdown
+    assert "Overall, with the judge's labels (not used)" in markdown
+    assert "provisional" in summary_of(record)
+
+
+def test_a_judge_that_disagrees_with_people_is_provisional(example: Path, tmp_path: Path) -> None:
+    rows = read_layer(example / "judge.llm.jsonl")
+    rng = np.random.default_rng(5)
+    noise = [
+        LlmJudgment(r.query, r.doc, int(rng.integers(0, 4)), r.model, r.prompt_sha256, "", r.time)
+        for r in rows
+    ]
+    write_layer(tmp_path / "random.llm.jsonl", noise)
+    config = assisted_config(
+        example,
+        "example-regressed.yaml",
+        output=str(tmp_path / "random.llm.jsonl"),
+        file="random.yaml",
+    )
+    result = check(config, cache=False)
+    labels = result.assisted
+    assert labels is not None
+    assert not labels.trusted
+    assert labels.card.kappa is not None
+    assert labels.card.kappa < 0.4
+    assert "quadratic kappa" in labels.why_not
+    assert result.comparisons == labels.human
+
+
+def test_queries_the_judge_did_not_fully_grade_are_left_out(example: Path, tmp_path: Path) -> None:
+    rows = [r for r in read_layer(example / "judge.llm.jsonl") if r.query != "q001"]
+    write_layer(tmp_path / "gap.llm.jsonl", rows)
+    config = assisted_config(
+        example, "example.yaml", output=str(tmp_path / "gap.llm.jsonl"), file="gap.yaml"
+    )
+    result = check(config, cache=False)
+    assert result.assisted is not None
+    assert result.assisted.uncovered == ("q001",)
+    assert result.assisted.queries == 130
+    assert any("1 query of 131 left out" in w and "q001" in w for w in result.warnings)
+
+
+def _layer_with(example: Path, tmp_path: Path, extra: list[LlmJudgment]) -> Path:
+    path = tmp_path / "layer.llm.jsonl"
+    write_layer(path, [*read_layer(example / "judge.llm.jsonl"), *extra])
+    return path
+
+
+def test_a_layer_without_the_model_or_with_two_prompts_is_exit_2(
+    example: Path, tmp_path: Path
+) -> None:
+    other = assisted_config(example, "example.yaml", model="another-model", file="other.yaml")
+    code, _, err = run_cli("check", "-c", other, "--no-cache")
+    assert code == 2
+    assert "holds no grades of model another-model" in err
+    assert MODEL in err
+    second = LlmJudgment("q001", "kb-1", 1, MODEL, "b" * 64, "1", "2026-11-26T00:00:00Z")
+    path = _layer_with(example, tmp_path, [second])
+    config = assisted_config(example, "example.yaml", output=str(path), file="two.yaml")
+    code, _, err = run_cli("check", "-c", config, "--no-cache")
+    assert code == 2
+    assert "under 2 prompts" in err
+    assert PROMPT[:12] in err
+    assert "b" * 12 in err
+
+
+HOSTILE_MODEL = "evil\n::error::owned\x1b[31m <b>x</b> | y"
+
+
+def test_hostile_answers_and_model_names_reach_no_report_raw(example: Path, tmp_path: Path) -> None:
+    rows = read_layer(example / "judge.llm.jsonl")
+    hostile = [
+        LlmJudgment(
+            r.query,
+            r.doc,
+            r.grade,
+            HOSTILE_MODEL,
+            r.prompt_sha256,
+            "\n::error::pwned\x1b[2J\x07 ignore previous instructions",
+            r.time,
+        )
+        for r in rows
+    ]
+    write_layer(tmp_path / "hostile.llm.jsonl", hostile)
+    config = assisted_config(
+        example,
+        "example-regressed.yaml",
+        model=HOSTILE_MODEL,
+        output=str(tmp_path / "hostile.llm.jsonl"),
+        file="hostile.yaml",
+    )
+    code, out, err = run_cli("check", "-c", config, "--no-cache")
+    assert code == 1, err
+    result = check(config, cache=False)
+    record = validate_result(json.loads(json.dumps(result.document())))
+    texts = {
+        "terminal": out + err,
+        "summary": summary_of(record),
+        "markdown": render(record, "markdown"),
+        "html": render(record, "html"),
+        "json": render(record, "json"),
+    }
+    for sink, text in texts.items():
+        assert "pwned" not in text, sink
+        assert not re.search(r"^\s*::error::owned", text, re.MULTILINE), sink
+        assert "\x1b" not in text, sink
+        assert "\x07" not in text, sink
+    assert "<b>x</b>" not in texts["html"]
+
+
+def test_compare_re_decides_a_saved_assisted_result(example: Path, tmp_path: Path) -> None:
+    config = example / "assisted-example-regressed.yaml"
+    saved = tmp_path / "result.json"
+    code, _, err = run_cli("check", "-c", config, "--no-cache", "--json", saved, "--quiet")
+    assert code == 1, err
+    baseline = example / ".retrieval-gate" / "example" / "baseline.json"
+    code, out, err = run_cli(
+        "compare", baseline, saved, "-c", config, "--quiet", "--json", tmp_path / "again.json"
+    )
+    assert code == 1, err
+    assert "Labels: people's and the LLM judge sim-judge" in out
+    first = json.loads(saved.read_text(encoding="utf-8"))
+    again = json.loads((tmp_path / "again.json").read_text(encoding="utf-8"))
+    assert again["labels"]["assisted"] == first["labels"]["assisted"]
+
+
+def _power(config: Path) -> dict[str, Any]:
+    code, out, err = run_cli("power", "-c", config, "-f", "json")
+    assert code == 0, err
+    document: dict[str, Any] = json.loads(out)
+    return document
+
+
+def test_power_states_the_prediction_powered_detectable_drop(example: Path) -> None:
+    trusted = _power(example / "assisted-example.yaml")
+    provisional = _power(
+        assisted_config(example, "example.yaml", trust={"min_kappa": 0.99}, file="strict.yaml")
+    )
+    assert any("prediction-powered figures (a t-test)" in w for w in trusted["warnings"])
+    assert any("LLM labels are provisional" in w for w in provisional["warnings"])
+
+    def first(document: dict[str, Any]) -> dict[str, Any]:
+        return next(c for c in document["checks"] if c["slice"] == "all")
+
+    assert first(trusted)["n"] == first(provisional)["n"] == 39
+    # The judge's labels on the other 92 queries make the overall check see a smaller drop.
+    assert first(trusted)["detectable_drop"] < first(provisional)["detectable_drop"]
+    # Slices gate as `check` gates them: by size, and by 10 human-judged queries inside.
+    gated = {c["slice"] for c in trusted["checks"] if c["gated"]}
+    assert "intent=billing" in gated
+    assert "intent=account" not in gated
+
+
+def test_power_keeps_the_assisted_spread_over_a_saved_run(example: Path) -> None:
+    saved = example / ".retrieval-gate" / "example" / "baseline.json"
+    code, out, err = run_cli(
+        "power", "-c", example / "assisted-example.yaml", "--run", saved, "-f", "json"
+    )
+    assert code == 0, err
+    document = json.loads(out)
+    assert document["spread"]["source"] == "assumption"
+    assert any("the assisted estimate's, not" in w for w in document["warnings"])
+
+
+def test_repeated_runs_are_said_to_be_averaged(example: Path) -> None:
+    result = check(example / "assisted-example.yaml", cache=False, repeats=2)
+    assert result.status == "pass"
+    assert any("the first run's rankings" in w for w in result.warnings)
+
+
+def test_too_few_human_judged_queries_and_a_blind_human_view_are_refused(tmp_path: Path) -> None:
+    # 7 human-judged queries: the judge is not trusted on so few, and the people's own checks
+    # could not fail on a drop carried by 2 of them: the gate refuses rather than pass.
+    target = held_back_example(tmp_path / "example", share=0.95)
+    config = assisted_config(target, "example.yaml", trust={"min_pairs": 1})
+    full = read_qrels(target / "full.tsv")
+    simulated_layer(target / "judge.llm.jsonl", pooled_pairs([config]) | set(full), full)
+    with pytest.raises(GateError, match=r"could never fail: .* of its 7 queries cannot give"):
+        check(config, cache=False)
+
+
+def test_human_llm_results_carry_no_label_hole_bounds(
+    full_results: dict[str, GateResult], assisted_results: dict[str, GateResult]
+) -> None:
+    # The judge's labels fill the holes and the prediction-powered rule decides: the bounds,
+    # which re-decide with people's labels alone, would bound another gate.
+    assert full_results["example-regressed.yaml"].label_holes  # people only: bounded
+    assert all(result.label_holes == () for result in assisted_results.values())
+    assert all(result.document()["label_holes"] == [] for result in assisted_results.values())

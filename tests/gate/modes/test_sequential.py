@@ -1,0 +1,111 @@
+"""The early fail's checks: their share of alpha, what cannot be tested, and their false alarms."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from retrieval_gate.gate.checks.compare import ComparisonSettings, Threshold
+from retrieval_gate.gate.modes.sequential import Monitor, bounded, draw_order
+from retrieval_gate.gate.modes.sequential import evidence as sequential_evidence
+
+N = 400
+SETTINGS = ComparisonSettings(min_size=30)
+
+
+def _slices(rng: np.random.Generator) -> dict[str, np.ndarray]:
+    group = rng.integers(0, 4, N)  # four slices of about 100 queries
+    slices = {"all": np.arange(N, dtype=np.int64)}
+    slices.update({f"g={g}": np.flatnonzero(group == g).astype(np.int64) for g in range(4)})
+    return slices
+
+
+def _pair(rng: np.random.Generator, drop: float) -> tuple[np.ndarray, np.ndarray]:
+    """Baseline and current ndcg-like scores on [0, 1]: a query's quality, each run's noise."""
+    quality = rng.normal(0.5, 0.2, N)
+    base = np.clip(quality + rng.normal(0, 0.15, N), 0, 1)
+    current = np.clip(quality + rng.normal(0, 0.15, N) - drop, 0, 1)
+    tie = rng.random(N) < 0.25
+    return base, np.where(tie, base, current)
+
+
+THRESHOLDS = {"ndcg@10": Threshold(0.02), "recall@10": Threshold(0.03, relative=True)}
+
+
+def _first_stop(seed: int, drop: float, batch: int = 10) -> int | None:
+    """Queries run when the early fail first stops (None: it never did before the end)."""
+    rng = np.random.default_rng([11, seed])
+    slices = _slices(rng)
+    pairs = {metric: _pair(rng, drop) for metric in THRESHOLDS}
+    monitor = Monitor({m: b for m, (b, _) in pairs.items()}, slices, THRESHOLDS, {}, SETTINGS, 0.05)
+    order = draw_order(N, seed)
+    for end in range(batch, N, batch):
+        drawn = order[:end]
+        if monitor.look(drawn, {m: c[drawn] for m, (_, c) in pairs.items()}):
+            return end
+    return None
+
+
+def test_the_checks_share_alpha_as_the_gate_does() -> None:
+    rng = np.random.default_rng(0)
+    base, _ = _pair(rng, 0.0)
+    monitor = Monitor(
+        {"ndcg@10": base, "recall@10": base}, _slices(rng), THRESHOLDS, {}, SETTINGS, 0.05
+    )
+    levels = {(c.metric, c.slice): c.level for c in monitor.checks}
+    assert math.isclose(sum(levels.values()), 0.05)
+    # The overall checks share half (gate.overall_share), the 8 slice checks the other half.
+    assert math.isclose(levels["ndcg@10", "all"], 0.05 / 2 / 2)
+    assert math.isclose(levels["recall@10", "g=0"], 0.05 / 2 / 8)
+    # A relative max_drop is resolved against the baseline's mean on the set.
+    recall = next(c for c in monitor.checks if (c.metric, c.slice) == ("recall@10", "all"))
+    assert math.isclose(recall.max_drop, 0.03 * float(base.mean()))
+
+
+@pytest.mark.parametrize(
+    ("metric", "testable"),
+    [("ndcg@10", True), ("ap@100", True), ("dcg@10", False), ("num_ret", False)],
+)
+def test_only_metrics_on_the_unit_scale_are_tested(metric: str, testable: bool) -> None:
+    assert bounded(metric) is testable
+
+
+def test_values_off_the_unit_scale_leave_the_metric_untested() -> None:
+    values = np.linspace(0, 3, N)  # a gain sum, say
+    monitor = Monitor(
+        {"ndcg@10": values}, {"all": np.arange(N)}, {"ndcg@10": Threshold(0.02)}, {}, SETTINGS, 0.05
+    )
+    assert monitor.untested == ("ndcg@10",)
+    assert monitor.checks == []
+
+
+def test_under_evidence_of_excess_the_drop_shown_is_one_past_max_drop() -> None:
+    # A 2.5pt drop with 2pt tolerated: evidence of a drop, never of one past 2pt at this size.
+    rng = np.random.default_rng(4)
+    deltas = np.clip(rng.normal(-0.025, 0.05, N), -1, 1)
+    _, shown = sequential_evidence(deltas, 0.02, N)
+    _, excess = sequential_evidence(deltas, 0.02, N, any_drop=False)
+    assert shown >= math.log(1 / 0.05) > excess
+
+
+def test_nothing_changed_rarely_stops_and_a_large_drop_stops_early() -> None:
+    stops = [_first_stop(seed, 0.0) for seed in range(60)]
+    assert sum(stop is not None for stop in stops) <= 0.05 * 60
+    spent = [_first_stop(seed, 0.08) for seed in range(20)]
+    assert all(stop is not None for stop in spent)
+    assert float(np.median([stop or N for stop in spent])) < N / 2
+
+
+def test_the_sets_own_evidence_alone_would_stop_with_nothing_changed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Why a drop at all must be shown too: slices of 100 queries often end past 2pt by chance,
+    # and near its end a slice's own e-process knows it.
+    import retrieval_gate.gate.modes.sequential as sequential
+
+    both = sequential.evidence
+    monkeypatch.setattr(sequential, "evidence", lambda *a, **k: (both(*a, **k)[0],) * 2)
+    stops = [_first_stop(seed, 0.0) for seed in range(60)]
+    assert sum(stop is not None for stop in stops) > 0.15 * 60

@@ -1,0 +1,160 @@
+"""The figures of `power --claim`: parsing, p-values against scipy, the detectable change."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from retrieval_gate.errors import InputError
+from retrieval_gate.gate.checks.compare import ComparisonSettings
+from retrieval_gate.gate.power.claim import audit, check_n, check_sd, parse_change
+from retrieval_gate.stats.detectability import detectable_drop
+from retrieval_gate.stats.significance import paired_t, sign_flip, smallest_p
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("-2pt", -0.02),
+        ("+1.5pt", 0.015),
+        ("-0.02", -0.02),
+        ("0.02", 0.02),
+        (" - 3 Points ", -0.03),
+        ("-.5pts", -0.005),
+        ("-100pt", -1.0),
+        ("1", 1.0),
+    ],
+)
+def test_a_change_is_read_in_points_or_as_a_fraction(text: str, value: float) -> None:
+    assert parse_change(text) == pytest.approx(value, abs=1e-15)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "nan",
+        "inf",
+        "-inf",
+        "",
+        "-2%",
+        "1e-2",
+        "--2pt",
+        "-2pt\n::error::x",
+        "\x1b[31m-2pt",
+        "-101pt",
+        "1.5",
+        "2 pt pt",
+    ],
+)
+def test_anything_else_is_an_error_naming_the_option(text: str) -> None:
+    with pytest.raises(InputError) as caught:
+        parse_change(text)
+    message = str(caught.value)
+    assert message.startswith("--claim: ")
+    assert "\n" not in message
+    assert "\x1b" not in message
+
+
+@pytest.mark.parametrize("n", [-5, 0, 1, 10**9 + 1, 10**100])
+def test_a_query_count_outside_2_to_a_billion_is_refused(n: int) -> None:
+    with pytest.raises(InputError, match=r"^--n: "):
+        check_n(n)
+
+
+@pytest.mark.parametrize("sd", [-0.1, math.nan, math.inf, 1.5])
+def test_an_sd_outside_0_to_1_is_refused(sd: float) -> None:
+    with pytest.raises(InputError, match=r"^--sd: "):
+        check_sd(sd)
+
+
+@pytest.mark.parametrize(
+    ("change", "n", "sd"),
+    [(-0.02, 131, 0.22), (0.015, 131, 0.25), (-0.09, 10, 0.25), (-0.001, 5000, 0.3)],
+)
+def test_the_t_p_value_is_scipys_one_sided_in_the_claims_direction(
+    change: float, n: int, sd: float
+) -> None:
+    claim = audit(change, n, sd, "--sd", ComparisonSettings())
+    expected = stats.t.sf(abs(change) / (sd / math.sqrt(n)), n - 1)
+    assert claim.t_p == pytest.approx(expected, rel=1e-9)
+    # The p-value of any set of n changes with this mean and sd: scipy's paired test of one.
+    deltas = np.full(n, change)
+    deltas[: n // 2] += sd * math.sqrt((n - 1) / n)
+    deltas[n // 2 : 2 * (n // 2)] -= sd * math.sqrt((n - 1) / n)
+    if n % 2 == 0:
+        drop, rise = paired_t(deltas)
+        assert (drop if change < 0 else rise) == pytest.approx(expected, rel=1e-6)
+
+
+@pytest.mark.parametrize("n", [2, 10, 13, 14, 131, 5000])
+def test_the_sign_flip_floor_is_smallest_p(n: int) -> None:
+    settings = ComparisonSettings()
+    claim = audit(-0.02, n, None, "", settings)
+    assert claim.smallest_p == smallest_p(n, resamples=settings.resamples)
+    assert claim.t_p is None
+    assert claim.detectable is None
+    assert claim.within is None
+
+
+def test_every_query_moved_the_same_way_reaches_the_floor() -> None:
+    # 10 queries, 2^10 <= 10,000 resamples: the exact test, every sign vector.
+    diffs = np.array([-0.01, -0.02, -0.05, -0.03, -0.01, -0.04, -0.02, -0.01, -0.06, -0.05])
+    tested = sign_flip(diffs, resamples=10_000, rng=np.random.default_rng(0))
+    assert (
+        float(tested.drop[0])
+        == audit(float(diffs.mean()), 10, None, "", ComparisonSettings()).smallest_p
+    )
+
+
+def test_the_detectable_change_is_a_single_check_at_alpha_with_no_threshold() -> None:
+    settings = ComparisonSettings(alpha=0.01, test="t", power=0.9)
+    claim = audit(-0.05, 60, 0.2, "--sd", settings)
+    assert claim.detectable == detectable_drop(
+        sd=0.2, n=60, level=0.01, max_drop=0.0, resamples=settings.resamples, t_test=True, power=0.9
+    )
+    assert claim.within is (claim.detectable <= 0.05)
+
+
+def test_no_spread_gives_p_0_and_no_detectable_change() -> None:
+    claim = audit(-0.02, 40, 0.0, "--sd", ComparisonSettings())
+    assert claim.t_p == 0.0
+    assert claim.detectable is None
+    assert claim.within is False
+
+
+def test_the_output_is_deterministic_and_names_each_assumption() -> None:
+    claim = audit(-0.02, 131, 0.2242, "baseline:ndcg@10", ComparisonSettings())
+    text = claim.to_text()
+    assert text == audit(-0.02, 131, 0.2242, "baseline:ndcg@10", ComparisonSettings()).to_text()
+    assert "correlate at 0.5" in text
+    assert "ndcg@10" in text
+    assert "one check at alpha 0.05" in text
+    assert claim.document()["within_detectable"] is False
+
+
+def _caught(*, n: int, sd: float, test: str, draws: int) -> tuple[float, int]:
+    """The printed detectable drop, and how many of `draws` seeded sets with that true mean
+    drop the test at alpha catches."""
+    settings = ComparisonSettings(test=test)  # type: ignore[arg-type]
+    drop = audit(-0.01, n, sd, "--sd", settings).detectable
+    assert drop is not None
+    rng = np.random.default_rng(29)
+    hits = 0
+    for _ in range(draws):
+        diffs = rng.normal(-drop, sd, size=n)
+        if test == "t":
+            p = paired_t(diffs)[0]
+        else:
+            p = float(sign_flip(diffs, resamples=settings.resamples, rng=rng).drop[0])
+        hits += p <= settings.alpha
+    return drop, hits
+
+
+@pytest.mark.parametrize(("test", "draws"), [("t", 600), ("randomization", 300)])
+def test_the_detectable_change_is_caught_80_percent_of_the_time(test: str, draws: int) -> None:
+    _, hits = _caught(n=40, sd=0.2, test=test, draws=draws)
+    low, high = stats.binom.interval(0.999, draws, 0.8)
+    assert low <= hits <= high, f"{hits}/{draws} caught, expected within [{low}, {high}]"

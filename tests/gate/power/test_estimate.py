@@ -1,0 +1,296 @@
+"""`retrieval-gate power`: the figures equal `detectability`'s, read well, and stay inert."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import yaml
+
+from retrieval_gate.gate.baseline.file import read_baseline
+from retrieval_gate.stats.detectability import detectable_drop, queries_needed
+from tests.helpers.builders import labelled_set
+from tests.helpers.cli import run_cli
+from tests.helpers.paths import REPO
+
+EXAMPLE = REPO / "configs" / "example.yaml"
+EXAMPLE_BASELINE = REPO / "configs" / ".retrieval-gate" / "example" / "baseline.json"
+
+
+def power_json(config: Path, *more: str) -> dict[str, Any]:
+    code, out, err = run_cli("power", "-c", str(config), "--format", "json", *more)
+    assert code == 0, err
+    document: dict[str, Any] = json.loads(out)
+    return document
+
+
+def check_of(document: dict[str, Any], metric: str, slice_name: str) -> dict[str, Any]:
+    found: dict[str, Any] = next(
+        c for c in document["checks"] if c["metric"] == metric and c["slice"] == slice_name
+    )
+    return found
+
+
+def row_of(text: str, metric: str, slice_name: str) -> list[str]:
+    return next(
+        line.split() for line in text.splitlines() if line.split()[:2] == [metric, slice_name]
+    )
+
+
+# The bundled example ---------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def example() -> tuple[dict[str, Any], str]:
+    """The example's power, as JSON and as text."""
+    code, text, err = run_cli("power", "-c", str(EXAMPLE))
+    assert code == 0, err
+    return power_json(EXAMPLE), text
+
+
+def test_the_detectable_drop_is_detectability_s_for_that_check(
+    example: tuple[dict[str, Any], str],
+) -> None:
+    document, text = example
+    baseline = read_baseline(EXAMPLE_BASELINE)
+    queries = [
+        json.loads(line)
+        for line in (REPO / "configs" / "example" / "queries.jsonl").read_text().splitlines()
+        if line.strip()
+    ]
+    position = {query_id: i for i, query_id in enumerate(baseline.query_ids)}
+    gated = [c for c in document["checks"] if c["gated"]]
+    overall = [c for c in gated if c["slice"] == "all"]
+    slices = [c for c in gated if c["slice"] != "all"]
+    # The family: three metrics with a max_drop; their overall checks share half of alpha,
+    # the gated slice checks the other half.
+    assert [c["metric"] for c in overall] == ["ndcg@10", "recall@10", "rr@10"]
+    members = {
+        "all": list(range(len(baseline.query_ids))),
+        "segment=business": [position[q["_id"]] for q in queries if q.get("segment") == "business"],
+    }
+    for metric, slice_name, max_drop, level in (
+        ("ndcg@10", "all", 0.06, 0.05 * 0.5 / len(overall)),
+        ("recall@10", "segment=business", 0.07, 0.05 * 0.5 / len(slices)),
+    ):
+        rows = members[slice_name]
+        values = np.asarray(baseline.scores[metric])[rows]
+        sd = float(values.std(ddof=1))
+        drop = detectable_drop(sd=sd, n=len(rows), level=level, max_drop=max_drop, resamples=10_000)
+        needed = queries_needed(sd=sd, level=level, max_drop=max_drop, resamples=10_000)
+        assert drop is not None
+        check = check_of(document, metric, slice_name)
+        assert check["n"] == len(rows)
+        assert check["level"] == pytest.approx(level, rel=1e-12)
+        assert check["detectable_drop"] == pytest.approx(drop, rel=1e-12)
+        assert check["queries_needed"] == needed
+        row = row_of(text, metric, slice_name)
+        assert row[2:7] == [str(len(rows)), f"{max_drop * 100:.1f}pt", f"{level:.2g}",
+                            f"{sd * 100:.1f}pt", f"{drop * 100:.1f}pt"]  # fmt: skip
+        assert check["sd"] == pytest.approx(sd, rel=1e-12)
+        assert check["sd_source"] == "assumption"
+        assert row[-1] == str(needed)
+
+
+def test_p_fail_is_at_most_a_half_at_the_threshold_and_grows_with_the_drop(
+    example: tuple[dict[str, Any], str],
+) -> None:
+    document, _ = example
+    assert document["multiples"] == [0.0, 0.5, 1.0, 1.5, 2.0]
+    for check in document["checks"]:
+        if not check["gated"]:
+            assert [p["probability"] for p in check["fail_probability"]] == [0.0] * 5
+            continue
+        chances = [p["probability"] for p in check["fail_probability"]]
+        # With no change the check alone fails under its level; at exactly max_drop half the
+        # measurements fall short of it: never more than 50%.
+        assert chances[0] <= check["level"]
+        assert chances[2] <= 0.5
+        assert chances == sorted(chances)
+        assert [p["drop"] for p in check["fail_probability"]] == pytest.approx(
+            [m * check["max_drop"] for m in (0.0, 0.5, 1.0, 1.5, 2.0)]
+        )
+        # The detectable drop is where P(fail) reaches 80%: past 1.5x exactly when P(1.5x) < 80%.
+        assert (check["detectable_drop"] > 1.5 * check["max_drop"]) == (chances[3] < 0.8)
+    slice_chances = [
+        c["fail_probability"][2]["probability"]
+        for c in document["checks"]
+        if c["gated"] and c["slice"] != "all"
+    ]
+    assert max(slice_chances) < 0.5  # the test binds on the small slices
+
+
+def test_the_text_lists_every_check_and_explains_itself(
+    example: tuple[dict[str, Any], str],
+) -> None:
+    document, text = example
+    lines = text.splitlines()
+    assert lines[0] == f"retrieval-gate power: {EXAMPLE}"
+    assert lines[5].split()[:7] == ["metric", "slice", "n", "max_drop", "level", "sd", "detects"]
+    assert row_of(text, "ndcg@10", "all")[10] == "50%"
+    small = "not gated (3 checks):\n  ndcg@10 on intent=security: 8 queries, below min_size 20\n"
+    assert small in text
+    assert "never tested for a drop (no max_drop): ap@10" in text
+    assert "What the numbers mean" in text
+    assert "correlate at 0.5" in text
+    assert lines[3] == (
+        "sd of the differences: assumed to be the sd of the baseline's scores (exact when the "
+        "runs correlate at 0.5)"
+    )
+    gated = [c for c in document["checks"] if c["gated"]]
+    rows = [line for line in lines if line.startswith(("ndcg@10 ", "recall@10 ", "rr@10 "))]
+    # Every gated check's row, then the overall checks' figures at other correlations.
+    assert len(rows) == len(gated) + 3
+    assert "had the runs correlated otherwise than 0.5" in text
+    assert row_of(text, "ndcg@10", "all") != rows[-3].split()
+    assert document["untested_metrics"] == ["ap@10"]
+
+
+def test_json_is_sorted_deterministic_and_round_trips(example: tuple[dict[str, Any], str]) -> None:
+    document, _ = example
+    code, out, _ = run_cli("power", "-c", str(EXAMPLE), "--format", "json")
+    assert code == 0
+    assert json.dumps(json.loads(out), indent=2, sort_keys=True) + "\n" == out
+    assert run_cli("power", "-c", str(EXAMPLE), "--format", "json")[1] == out
+    assert document["schema"] == "retrieval-gate/power"
+    assert document["schema_version"] == 2
+    assert document["settings"] == {
+        "alpha": 0.05,
+        "correction": "holm",
+        "min_size": 20,
+        "on_inconclusive": "pass",
+        "overall_share": 0.5,
+        "require_significance": True,
+        "resamples": 10_000,
+        "rule": "significant-drop",
+        "test": "randomization",
+    }
+    assert set(document["checks"][0]) == {
+        "metric", "slice", "n", "threshold", "max_drop", "sd", "sd_source", "level",
+        "detectable_drop", "detectable_drop_concentrated", "by_correlation", "fail_probability",
+        "queries_needed", "gated", "reason",
+    }  # fmt: skip
+    assert document["spread"] == {
+        "source": "assumption",
+        "from": None,
+        "assumed_correlation": 0.5,
+        "correlations": [0.3, 0.7, 0.9],
+        "concentrated_share": 0.1,
+    }
+
+
+# Errors ----------------------------------------------------------------------------------------
+
+
+def test_a_missing_baseline_is_exit_2_naming_the_path(tmp_path: Path) -> None:
+    missing = tmp_path / "nowhere" / "baseline.json"
+    code, out, err = run_cli("power", "-c", str(EXAMPLE), "--baseline", str(missing))
+    assert code == 2
+    assert out == ""
+    assert f"no baseline at {missing}" in err
+    assert f"retrieval-gate baseline -c {EXAMPLE}" in err
+
+
+def test_an_invalid_config_is_exit_2_naming_the_file(tmp_path: Path) -> None:
+    bad = tmp_path / "gate.yaml"
+    bad.write_text("version: 1\nk: ten\n")
+    code, out, err = run_cli("power", "-c", str(bad))
+    assert code == 2
+    assert out == ""
+    assert str(bad) in err
+
+
+def test_a_baseline_that_cannot_be_compared_is_exit_2_naming_it(tmp_path: Path) -> None:
+    document = yaml.safe_load(EXAMPLE.read_text())
+    document["k"] = 5
+    document["dataset"]["path"] = str(REPO / "configs" / "example")
+    config = tmp_path / "k5.yaml"
+    config.write_text(yaml.safe_dump(document))
+    code, out, err = run_cli("power", "-c", str(config), "--baseline", str(EXAMPLE_BASELINE))
+    assert code == 2
+    assert out == ""
+    assert f"{EXAMPLE_BASELINE}: the baseline cannot be compared" in err
+    assert "k: baseline 10, now 5" in err
+
+
+# A labelled set of our own -----------------------------------------------------------------------
+
+HOSTILE = ("\x1b[31mred\x1b[0m", "::error::pwned")
+QUERIES = [
+    {"_id": f"q{i:02d}", "text": f"query number {i}", "team": HOSTILE[i % 2]} for i in range(40)
+]
+CORPUS = [{"_id": f"d{i}", "title": f"doc {i}", "text": f"query number {i}"} for i in range(40)]
+QRELS = [(f"q{i:02d}", f"d{i}", 1) for i in range(40)] + [
+    (f"q{i:02d}", f"d{(i + 7) % 40}", 1) for i in range(40)
+]
+
+
+def test_hostile_slice_text_is_inert(tmp_path: Path) -> None:
+    config = labelled_set(
+        tmp_path,
+        queries=QUERIES,
+        qrels=QRELS,
+        corpus=CORPUS,
+        metrics={"recall@10": {"max_drop": "5pt"}},
+        slices={"by": ["team"], "min_size": 2},
+    )
+    assert run_cli("baseline", "-c", str(config), "--quiet")[0] == 0
+    code, text, err = run_cli("power", "-c", str(config))
+    assert code == 0, err
+    assert "\x1b" not in text
+    assert not any(line.lstrip().startswith("::") for line in text.splitlines())
+    assert "team=?[31mred?[0m" in text  # the ESC bytes shown as ?, as the console summary does
+    assert "team=::error::pwned" in text  # inside a row, never at a line's start
+    code, out, _ = run_cli("power", "-c", str(config), "--format", "json")
+    assert code == 0
+    assert "\x1b" not in out
+    names = {c["slice"] for c in json.loads(out)["checks"]}
+    assert names == {"all", "team=\x1b[31mred\x1b[0m", "team=::error::pwned"}
+
+
+def test_a_small_set_names_the_checks_that_cannot_be_gated(tmp_path: Path) -> None:
+    # 6 queries: the exact sign-flip test cannot go below 2^-6, above the overall level.
+    config = labelled_set(tmp_path)
+    assert run_cli("baseline", "-c", str(config), "--quiet")[0] == 0
+    code, text, err = run_cli("power", "-c", str(config))
+    assert code == 0, err
+    assert "no check can be gated" in text
+    assert "  ndcg@10 on all: 6 queries cannot give p <= 0.013, this check's level" in text
+    document = power_json(config)
+    assert not any(c["gated"] for c in document["checks"])
+    assert all(c["detectable_drop"] is None for c in document["checks"])
+
+
+def test_a_baseline_of_repeats_adds_its_run_noise_to_what_power_states(tmp_path: Path) -> None:
+    import shutil
+
+    from tests.helpers.cli import run_cli
+
+    root = REPO
+    shutil.copytree(
+        root / "configs", tmp_path / "configs", ignore=shutil.ignore_patterns("cache.sqlite*")
+    )
+    config = tmp_path / "configs" / "example-noisy.yaml"
+    base = tmp_path / "b.json"
+    code, _, err = run_cli(
+        "baseline", "-c", str(config), "--quiet", "--repeats", "3", "-o", str(base)
+    )
+    assert code == 0, err
+    plain = tmp_path / "plain.json"
+    code, _, err = run_cli("baseline", "-c", str(config), "--quiet", "-o", str(plain))
+    assert code == 0, err
+    code, noisy_out, err = run_cli(
+        "power", "-c", str(config), "--baseline", str(base), "-f", "json"
+    )
+    assert code == 0, err
+    assert "run-to-run noise, measured on the baseline's 3 runs" in err
+    code, plain_out, _ = run_cli("power", "-c", str(config), "--baseline", str(plain), "-f", "json")
+    noisy = {(c["metric"], c["slice"]): c for c in json.loads(noisy_out)["checks"]}
+    single = {(c["metric"], c["slice"]): c for c in json.loads(plain_out)["checks"]}
+    overall = noisy[("ndcg@10", "all")]
+    assert overall["queries_needed"] is None  # more queries do not remove run-wide noise
+    assert overall["detectable_drop"] is not None
+    assert single[("ndcg@10", "all")]["detectable_drop"] is not None

@@ -1,0 +1,106 @@
+"""The sd of the differences from data, the correlations, and a drop carried by 10% of queries."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from retrieval_gate.gate.checks.compare import ComparisonSettings, Threshold, compare
+from retrieval_gate.gate.power.spread import (
+    SHARE,
+    DeltaSource,
+    concentrated_chance,
+    concentrated_drop,
+    correlated_sd,
+    source_note,
+)
+from retrieval_gate.stats.detectability import detectable_drop, fail_probability
+
+RULE = {"level": 0.05, "max_drop": 0.02, "resamples": 10_000}
+
+
+def test_the_sd_is_pooled_over_pairs_each_about_its_own_mean() -> None:
+    first = np.array([0.0, 0.1, 0.2, 0.3, 5.0])
+    second = np.array([1.0, 1.0, 3.0, 3.0, np.nan])  # a query the pair lacks: left out
+    source = DeltaSource("history", "main", ("a", "b", "c", "d", "e"),
+                         ({"m": first}, {"m": second}))  # fmt: skip
+    rows = np.arange(4)
+    pooled = (first[:4].var(ddof=1) * 3 + second[:4].var(ddof=1) * 3) / 6
+    assert source.sd("m", rows) == pytest.approx(math.sqrt(pooled))
+    assert source.sd("m", np.array([0])) is None  # under 2 queries: no spread
+    assert source.sd("other", rows) is None
+    scaled = DeltaSource("repeats", "runs", source.query_ids, source.pairs, scale=0.5)
+    assert scaled.sd("m", rows) == pytest.approx(0.5 * math.sqrt(pooled))
+
+
+def test_aligning_reorders_and_leaves_unknown_ids_out() -> None:
+    source = DeltaSource("run", "f", ("a", "b", "c"), ({"m": np.array([1.0, 2.0, 4.0])},))
+    moved = source.aligned(("c", "x", "a"))
+    assert moved.query_ids == ("c", "x", "a")
+    values = moved.pairs[0]["m"]
+    assert values[0] == 4.0
+    assert np.isnan(values[1])
+    assert values[2] == 1.0
+    assert moved.sd("m", np.arange(3)) == pytest.approx(np.std([4.0, 1.0], ddof=1))
+
+
+def test_the_correlation_scales_the_sd_of_the_differences() -> None:
+    assert correlated_sd(0.2, 0.5) == pytest.approx(0.2)
+    assert correlated_sd(0.2, 0.3) == pytest.approx(0.2 * math.sqrt(1.4))
+    assert correlated_sd(0.2, 0.9) == pytest.approx(0.2 * math.sqrt(0.2))
+    rng = np.random.default_rng(1)
+    a = rng.normal(0, 0.2, 200_000)
+    b = 0.7 * a + math.sqrt(1 - 0.49) * rng.normal(0, 0.2, 200_000)
+    assert np.std(b - a) == pytest.approx(correlated_sd(0.2, 0.7), rel=0.01)
+
+
+def test_every_source_says_what_it_rests_on() -> None:
+    assert "lower bound" in source_note("repeats", "the baseline's 3 runs")
+    assert "f.json" in source_note("run", "f.json")
+    assert "typical merge" in source_note("history", "3 pairs")
+    assert "correlate at 0.5" in source_note("assumption", "")
+
+
+@pytest.mark.parametrize("n", [20, 131, 900])
+def test_a_drop_on_every_query_is_the_even_rule(n: int) -> None:
+    for drop in (0.0, 0.02, 0.05, 0.1):
+        even = fail_probability(drop, sd=0.2, n=n, **RULE)
+        assert concentrated_chance(drop, sd=0.2, n=n, share=1.0, **RULE) == pytest.approx(even)
+
+
+def test_a_concentrated_drop_needs_more_and_small_sets_cannot_catch_it() -> None:
+    common = {"sd": 0.22, **RULE}
+    even = detectable_drop(n=131, **common)
+    concentrated = concentrated_drop(common, 131, 0.8)
+    assert even is not None
+    assert concentrated is not None
+    assert concentrated > even
+    assert concentrated_chance(concentrated, n=131, **common) == pytest.approx(0.8, abs=1e-6)
+    # 2 of 20 queries carrying the drop: even losing everything, the test does not reject
+    # 80% of the time.
+    assert concentrated_drop(common, 20, 0.8) is None
+
+
+def test_the_concentrated_figure_holds_in_a_simulation_of_the_t_test() -> None:
+    """A seeded check of the normal approximation with the gate's own compare (the
+    benchmark does it at scale): 13 of 131 queries carry the drop."""
+    n, trials = 131, 600
+    settings = ComparisonSettings(test="t")
+    common = {"sd": 0.2, "level": 0.05, "max_drop": 0.02, "resamples": 10_000, "t_test": True}
+    drop = concentrated_drop(common, n, 0.8)
+    assert drop is not None
+    rng = np.random.default_rng(29)
+    rows = {"all": np.arange(n)}
+    threshold = {"m": Threshold(max_drop=0.02)}
+    hits = 0
+    for _ in range(trials):
+        base = rng.normal(0.5, 0.2, n)
+        current = base + rng.normal(0, 0.2, n)
+        carriers = rng.choice(n, size=round(SHARE * n), replace=False)
+        current[carriers] -= drop * n / carriers.size
+        (check,) = compare({"m": base}, {"m": current}, rows, threshold, {}, settings)
+        hits += check.failed
+    # Within 3 Monte Carlo standard errors of the claim.
+    assert abs(hits / trials - 0.8) <= 3 * math.sqrt(0.8 * 0.2 / trials)
