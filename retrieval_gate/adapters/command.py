@@ -20,6 +20,7 @@ from pydantic import Field
 from retrieval_gate.adapters.hits import to_hits
 from retrieval_gate.adapters.interface import Adapter
 from retrieval_gate.adapters.settings import AdapterSettings
+from retrieval_gate.core.json_parse import parsed_json
 from retrieval_gate.core.model import MAX_CANDIDATES, Document, Hit, Query, StagedHits
 from retrieval_gate.core.wording import excerpt
 from retrieval_gate.errors import GateError, RetrieverError
@@ -143,7 +144,7 @@ class CommandRetriever(Adapter[CommandConfig]):
 
     def _answer(self, line: str, query: Query, k: int) -> list[Hit]:
         try:
-            data = json.loads(line)
+            data = parsed_json(line)
         except ValueError:
             raise _ProcessError(f"printed a line that is not JSON: {excerpt(line)!r}") from None
         except RecursionError:

@@ -7,6 +7,7 @@ import re
 from typing import Any
 
 from retrieval_gate.adapters.paths import PathError, Step, select
+from retrieval_gate.core.json_parse import parsed_json
 from retrieval_gate.core.wording import excerpt
 from retrieval_gate.errors import GateError
 
@@ -40,7 +41,7 @@ def reported_errors(data: Any, steps: tuple[Step, ...]) -> str | None:
 def error_text(body: str, steps: tuple[Step, ...] | None) -> str:
     """What an HTTP error's JSON body holds at the error path, else an excerpt of the body."""
     try:
-        reported = None if steps is None else reported_errors(json.loads(body), steps)
+        reported = None if steps is None else reported_errors(parsed_json(body), steps)
     except ValueError:
         reported = None
     return reported or excerpt(body)

@@ -35,6 +35,7 @@ from retrieval_gate.adapters.paths import PathError, Step, parse_path, select
 from retrieval_gate.adapters.serve import ServeConfig, Service
 from retrieval_gate.adapters.settings import AdapterSettings, is_secret, redact
 from retrieval_gate.core import redaction
+from retrieval_gate.core.json_parse import parsed_json
 from retrieval_gate.core.model import MAX_CANDIDATES, Document, Hit, Query, StagedHits
 from retrieval_gate.core.strict import StrictModel
 from retrieval_gate.core.wording import excerpt
@@ -426,7 +427,7 @@ class HttpRetriever(Adapter[HttpConfig]):
                 kind=f"{self.name}: HTTP {response.status}",
             )
         try:
-            data = json.loads(response.content)
+            data = parsed_json(response.content)
         except ValueError:
             raise RetrieverError(
                 f"{self.name}: response is not JSON: {excerpt(response.text)}",

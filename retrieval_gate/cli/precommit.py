@@ -51,7 +51,7 @@ def read_config(path: Path) -> dict[str, Any] | None:
         return None
     try:
         document = yaml.safe_load(text)
-    except yaml.YAMLError:
+    except (yaml.YAMLError, ValueError):  # ValueError: an int of more than 4,300 digits
         return (
             {} if {m.group(1) for m in _TOP_KEY.finditer(text)} == {"version", "dataset"} else None
         )

@@ -174,9 +174,17 @@ def _build(
     duplicates: list[tuple[int, str]],
 ) -> Any:
     """The Python value of `node`, as safe_load would build it, checking keys on the way."""
-    if isinstance(node, yaml.ScalarNode):
-        return loader.construct_object(node)
     line = node.start_mark.line + 1
+    if isinstance(node, yaml.ScalarNode):
+        try:
+            return loader.construct_object(node)
+        except ValueError:  # an int of more digits than Python converts (4,300)
+            digits = sum(map(str.isdigit, str(node.value)))
+            raise _RefusedError(
+                f"{_dotted(path)}: a number of {digits} digits; no setting needs more than a "
+                "few: write the value the setting asks for",
+                line,
+            ) from None
     if isinstance(node, yaml.SequenceNode):
         if node.tag != _SEQ_TAG:
             raise _RefusedError(

@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
+from retrieval_gate.core.json_parse import parsed_json
 from retrieval_gate.core.version import __version__
 from retrieval_gate.core.wording import plural
 from retrieval_gate.datasets.catalog import Collection, default_directory, lookup
@@ -120,7 +121,7 @@ def read_marker(folder: Path) -> dict[str, Any] | None:
     if not path.is_file():
         return None
     try:
-        marker = json.loads(path.read_text(encoding="utf-8"))
+        marker = parsed_json(path.read_text(encoding="utf-8"))
         Counts(**marker["counts"])
         files = marker["files"]
         if not isinstance(marker["name"], str) or not isinstance(files, dict):

@@ -12,6 +12,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from retrieval_gate.core.json_parse import parsed_json
 from retrieval_gate.core.model import Hit, StagedHits, candidates_of
 from retrieval_gate.errors import CacheError
 
@@ -146,7 +147,7 @@ class ResultCache:
 
     def _decode(self, text: str) -> list[Hit]:
         try:
-            rows: Any = json.loads(text)
+            rows: Any = parsed_json(text)
             if isinstance(rows, dict):  # a two-stage answer: final hits and candidates
                 return StagedHits(
                     [_hit(*row) for row in rows["hits"]],

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, TypeGuard
 
+from retrieval_gate.core.json_parse import parsed_json
 from retrieval_gate.core.names import valid_name
 from retrieval_gate.core.redaction import scrubbed
 from retrieval_gate.errors import InputError
@@ -108,7 +109,7 @@ def pr_number(message: str) -> int | None:
 def read_result(path: Path) -> Any:
     """The parsed JSON of a `check` result file; an InputError says what is wrong with it."""
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return parsed_json(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise InputError(f"no result file at {path}; write one with `check --json`") from None
     except (OSError, UnicodeDecodeError) as error:
@@ -240,7 +241,7 @@ def entry_line(entry: Entry) -> str:
 def parse_entry(text: str, source: str, line: int) -> Entry:
     """One history line; an InputError names `source`, the line and the field at fault."""
     try:
-        data = json.loads(text)
+        data = parsed_json(text)
     except (json.JSONDecodeError, RecursionError) as error:
         what = error.msg if isinstance(error, json.JSONDecodeError) else "nested too deeply"
         raise InputError(

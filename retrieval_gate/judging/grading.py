@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from retrieval_gate.adapters.interface import OneAtATime, fingerprint
 from retrieval_gate.config.judge import JudgeConfig
+from retrieval_gate.core.json_parse import parsed_json
 from retrieval_gate.core.model import Hit, Query
 from retrieval_gate.core.wording import excerpt
 from retrieval_gate.datasets.llm_layer import LlmJudgment
@@ -194,7 +195,7 @@ def grade_tasks(
     broken: list[tuple[Pair, str]] = []
     for key, hits in result.hits.items():
         try:
-            payload = json.loads(hits[0].text or "")
+            payload = parsed_json(hits[0].text or "")
             rows.append(_row(by_id[key].pair, payload, config.model, sha))
         except (ValueError, TypeError, KeyError, IndexError):
             broken.append((by_id[key].pair, "an unreadable cached judgment (rm the cache)"))

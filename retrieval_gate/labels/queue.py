@@ -21,6 +21,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
+from retrieval_gate.core.json_parse import parsed_json
 from retrieval_gate.core.qrels import is_judged
 from retrieval_gate.core.wording import json_text
 from retrieval_gate.errors import InputError
@@ -357,7 +358,7 @@ def _jsonl_rows(text: str, source: str) -> Iterator[_Row]:
         if not line.strip():
             continue
         try:
-            row = json.loads(line)
+            row = parsed_json(line)
         except json.JSONDecodeError as error:
             raise InputError(
                 f"invalid JSON: {error.msg} (column {error.colno}); each line of a JSON Lines "

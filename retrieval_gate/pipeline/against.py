@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from retrieval_gate.core.git import git_output, run_git
+from retrieval_gate.core.json_parse import parsed_json
 from retrieval_gate.core.leftovers import Owner, folder_owner, owned_folder, stale_folders
 from retrieval_gate.errors import GateError, InputError
 
@@ -290,7 +291,7 @@ def answered(
             f"the retriever at {reference.label} stopped without a result:\n"
             + "\n".join(list(output)[-TAIL_LINES:])
         )
-    return read_reply(reference, json.loads(answer.read_text(encoding="utf-8")))
+    return read_reply(reference, parsed_json(answer.read_text(encoding="utf-8")))
 
 
 def read_reply(reference: Reference, reply: Any) -> tuple[Baseline, tuple[str, ...]]:
@@ -337,7 +338,7 @@ def _worker(request_path: str) -> int:
     from retrieval_gate.core.redaction import redacted
     from retrieval_gate.gate.baseline.document import baseline_document
 
-    request = json.loads(Path(request_path).read_text(encoding="utf-8"))
+    request = parsed_json(Path(request_path).read_text(encoding="utf-8"))
     answer = Path(request["answer"])
     turns = request.get("turns")
     try:

@@ -15,6 +15,7 @@ import numpy as np
 from retrieval_gate.config.schema import GateConfig
 from retrieval_gate.config.unlabelled import UnlabelledConfig
 from retrieval_gate.core.files import write_text_atomic
+from retrieval_gate.core.json_parse import parsed_json
 from retrieval_gate.core.model import Document, Query
 from retrieval_gate.core.wording import one_line, plural
 from retrieval_gate.errors import GateError, InputError
@@ -100,7 +101,7 @@ def read_unlabelled(config: GateConfig, settings: UnlabelledConfig) -> tuple[lis
 
 def _query(line: str, source: str, number: int) -> Query:
     try:
-        row = json.loads(line)
+        row = parsed_json(line)
     except (json.JSONDecodeError, RecursionError):
         raise InputError(
             "not a JSON object; write one {id, text} object a line", source=source, line=number
@@ -295,7 +296,7 @@ def read_reference(path: Path, config: GateConfig) -> list[Lists]:
         raise InputError(f"cannot read the file: {error}", source=source) from None
     rows = text.splitlines()
     try:
-        header = json.loads(rows[0]) if rows else None
+        header = parsed_json(rows[0]) if rows else None
     except (json.JSONDecodeError, RecursionError):
         header = None
     if not isinstance(header, dict) or header.get("unlabelled_reference") != REFERENCE_VERSION:
@@ -314,7 +315,7 @@ def read_reference(path: Path, config: GateConfig) -> list[Lists]:
     runs: list[dict[str, tuple[str, ...]]] = [{} for _ in range(count)]
     for number, line in enumerate(rows[1:], 2):
         try:
-            row = json.loads(line)
+            row = parsed_json(line)
         except (json.JSONDecodeError, RecursionError):
             row = None
         top = row.get("top_k") if isinstance(row, dict) else None

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from retrieval_gate.config.schema import GateConfig
+from retrieval_gate.core.json_parse import parsed_json
 from retrieval_gate.core.model import Document
 from retrieval_gate.errors import GateError
 from retrieval_gate.gate.modes.label_free import Lists
@@ -84,7 +85,7 @@ def _in_subprocess(
                 f"the retriever at {reference_label} stopped without a result:\n"
                 + "\n".join(lines[-TAIL_LINES:])
             )
-        reply = json.loads(answer.read_text(encoding="utf-8"))
+        reply = parsed_json(answer.read_text(encoding="utf-8"))
     if "error" in reply:
         raise GateError(f"the retriever at {reference_label}: {reply['error']}")
     return [{query: tuple(ids) for query, ids in run.items()} for run in reply["runs"]]
@@ -96,7 +97,7 @@ def _worker(request_path: str) -> int:
     from retrieval_gate.core.files import write_text_atomic
     from retrieval_gate.core.redaction import redacted
 
-    request = json.loads(Path(request_path).read_text(encoding="utf-8"))
+    request = parsed_json(Path(request_path).read_text(encoding="utf-8"))
     reply: dict[str, Any]
     try:
         head = load(request["config"])

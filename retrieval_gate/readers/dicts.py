@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from retrieval_gate.core.ids import FloatArray, IntArray, ObjectArray, factorize, object_array
+from retrieval_gate.core.json_parse import parsed_json
 from retrieval_gate.core.judgments import Judgments
 from retrieval_gate.core.qrels import Qrels
 from retrieval_gate.core.run import Run
@@ -84,7 +85,7 @@ def read_json_run(path: str | Path) -> Run:
 def _load_json(path: str | Path) -> Any:
     with open_text(path) as handle:
         try:
-            data = json.load(handle)
+            data = parsed_json(handle.read())
         except json.JSONDecodeError as error:
             raise InputError(
                 f"invalid JSON: {error.msg} (column {error.colno})",

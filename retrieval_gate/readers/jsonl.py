@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import zlib
 from collections.abc import KeysView, Mapping
 from pathlib import Path
@@ -10,6 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from retrieval_gate.core.ids import FloatArray
+from retrieval_gate.core.json_parse import parsed_json
 from retrieval_gate.core.judgments import Judgments
 from retrieval_gate.core.run import Run
 from retrieval_gate.errors import InputError
@@ -108,11 +108,11 @@ def _plain_columns(
                 # A line is one value ("\n" cannot occur inside a JSON string); a blank
                 # line makes the text invalid, and the exact reader skips it.
                 if keys is None:  # the layout, from the first line alone
-                    keys = _flat_keys(json.loads(batch[0]), value_keys, refused)
+                    keys = _flat_keys(parsed_json(batch[0]), value_keys, refused)
                     if keys is None:
                         return None
                 layout, query_key, doc_key, value_key = keys
-                rows = json.loads("[" + ",".join(batch) + "]")
+                rows = parsed_json("[" + ",".join(batch) + "]")
                 if not all(type(row) is dict and row.keys() == layout for row in rows):
                     return None
                 named = [row[query_key] for row in rows]

@@ -14,6 +14,7 @@ from typing import IO, Any
 import numpy as np
 
 from retrieval_gate.core.ids import FloatArray
+from retrieval_gate.core.json_parse import parsed_json
 from retrieval_gate.core.wording import excerpt
 from retrieval_gate.errors import InputError
 
@@ -155,7 +156,7 @@ def json_lines(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
             if not line.strip():
                 continue
             try:
-                row = json.loads(line)
+                row = parsed_json(line)
             except json.JSONDecodeError as error:
                 raise InputError(
                     f"invalid JSON: {error.msg} (column {error.colno})", source=source, line=number

@@ -23,6 +23,7 @@ from pydantic import (
     field_validator,
 )
 
+from retrieval_gate.core.json_parse import parsed_json
 from retrieval_gate.core.redaction import scrubbed
 from retrieval_gate.errors import InputError
 from retrieval_gate.gate.checks.compare import Comparison
@@ -294,7 +295,7 @@ def _older_shape(document: Mapping[str, Any]) -> str:
 def read_result(path: Path) -> ResultRecord:
     """The result JSON at `path`, validated."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = parsed_json(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise InputError(
             "no such result file; `retrieval-gate check --json FILE` writes it", source=str(path)

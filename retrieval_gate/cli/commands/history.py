@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, TextIO
 
 from retrieval_gate.cli.commands.common import add_config_option, raw
+from retrieval_gate.core.json_parse import parsed_json
 from retrieval_gate.errors import EXIT_OK, InputError
 
 if TYPE_CHECKING:
@@ -220,7 +221,7 @@ def run_list(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         print(_list_line([*LIST_HEAD, *metrics], widths), file=out)
         rows.seek(0)
         for row in rows:
-            kind, *cells = json.loads(row)
+            kind, *cells = parsed_json(row)
             # A metric first seen after this row: "-" for a result, nothing for an accept.
             cells += ["" if kind == "accept" else "-"] * (len(widths) - len(cells))
             print(_list_line(cells, widths), file=out)

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from retrieval_gate.core.files import write_text_atomic
+from retrieval_gate.core.json_parse import parsed_json
 from retrieval_gate.core.wording import json_file_pieces
 from retrieval_gate.errors import InputError
 from retrieval_gate.gate.baseline.document import baseline_document, from_document, record_of
@@ -54,7 +55,7 @@ def _read_json(path: Path, missing: str) -> Any:
     except (OSError, UnicodeDecodeError) as error:
         raise InputError(f"cannot read the file: {error}", source=source) from None
     try:
-        return json.loads(text)
+        return parsed_json(text)
     except json.JSONDecodeError as error:
         # json's messages read "Expecting value", "Unterminated string starting at": the
         # position completes the sentence.

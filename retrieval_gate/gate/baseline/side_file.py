@@ -20,6 +20,7 @@ from retrieval_gate.core.ids import (
     pair_keys,
     sorted_keys,
 )
+from retrieval_gate.core.json_parse import parsed_json
 from retrieval_gate.core.top_k_ids import TopKColumns, TopKIds
 from retrieval_gate.core.wording import json_id_lists
 from retrieval_gate.errors import InputError
@@ -132,7 +133,7 @@ class SideTopK(TopKIds):
             raise InputError("is not UTF-8 text", source=side) from None
         count = len(lines)
         try:  # one parse of the whole file: JSON escapes newlines inside strings
-            rows = json.loads("[" + ",".join(lines) + "]")
+            rows = parsed_json("[" + ",".join(lines) + "]")
         except (json.JSONDecodeError, RecursionError):
             rows = None
         if rows is not None and len(rows) != len(lines):
@@ -142,7 +143,7 @@ class SideTopK(TopKIds):
             lines = []  # every line is a well-formed row: nothing to name
         for number, line in enumerate(lines, 1):
             try:
-                row = json.loads(line) if rows is None else rows[number - 1]
+                row = parsed_json(line) if rows is None else rows[number - 1]
             except json.JSONDecodeError as error:
                 raise InputError(f"not valid JSON: {error.msg}", source=side, line=number) from None
             except RecursionError:

@@ -3,13 +3,13 @@ pull request."""
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from retrieval_gate.core.json_parse import parsed_json
 from retrieval_gate.errors import InputError
 
 DEFAULT_API_URL = "https://api.github.com"
@@ -74,7 +74,7 @@ def _event_pr_number(path: Path) -> int | None:
         reason = error.strerror or type(error).__name__
         raise InputError(f"cannot read the GitHub event file: {reason}", source=str(path)) from None
     try:
-        event = json.loads(text)
+        event = parsed_json(text)
     except (ValueError, RecursionError) as error:
         raise InputError(f"the GitHub event file is not JSON: {error}", source=str(path)) from None
     if not isinstance(event, dict):

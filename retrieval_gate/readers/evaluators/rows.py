@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from retrieval_gate.core.json_parse import parsed_json
 from retrieval_gate.errors import InputError
 from retrieval_gate.readers.text import id_value, open_text, quoted
 
@@ -122,7 +123,7 @@ def read_json_document(path: Path) -> Any:
     if not text.strip():
         raise InputError("is empty; export the evaluator's results again", source=source)
     try:
-        return json.loads(text)
+        return parsed_json(text)
     except json.JSONDecodeError as error:
         raise InputError(
             f"invalid JSON: {error.msg} (column {error.colno})", source=source, line=error.lineno
