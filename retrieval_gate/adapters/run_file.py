@@ -12,6 +12,7 @@ from pydantic import Field, PrivateAttr
 
 from retrieval_gate.adapters.interface import Adapter
 from retrieval_gate.adapters.settings import AdapterSettings
+from retrieval_gate.core.input_files import regular_file
 from retrieval_gate.core.model import Document, Hit, Query
 from retrieval_gate.errors import CoverageError, InputError
 
@@ -160,7 +161,7 @@ def _identity(path: Path) -> tuple[int, int, int, int]:
 
 def _sha256(path: Path) -> str:
     digest = hashlib.sha256()
-    with path.open("rb") as handle:
+    with regular_file(path).open("rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()

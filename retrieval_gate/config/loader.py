@@ -30,6 +30,7 @@ from retrieval_gate.config.evaluators import (
 )
 from retrieval_gate.config.schema import GateConfig, MetricGate, shorten
 from retrieval_gate.core import redaction
+from retrieval_gate.core.input_files import regular_file
 from retrieval_gate.errors import InputError, MetricError
 
 _ENV = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
@@ -70,7 +71,7 @@ def load(
 def _read(path: Path, source: str) -> str:
     """The text of the config, refused unread past MAX_CONFIG_BYTES; a UTF-8 BOM is dropped."""
     try:
-        with path.open("rb") as file:
+        with regular_file(path).open("rb") as file:
             raw = file.read(MAX_CONFIG_BYTES + 1)
             if len(raw) > MAX_CONFIG_BYTES:
                 size = max(os.fstat(file.fileno()).st_size, len(raw))

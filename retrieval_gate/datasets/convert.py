@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from retrieval_gate.core.input_files import regular_file
 from retrieval_gate.errors import GateError, InputError
 
 QRELS_HEADER = "query-id\tcorpus-id\tscore\n"
@@ -67,7 +68,7 @@ def read_smart(path: Path) -> list[SmartRecord]:
 def _read_text(path: Path) -> str:
     """The file's text without carriage returns; an InputError unless it is UTF-8."""
     try:
-        return path.read_bytes().replace(b"\r", b"").decode("utf-8-sig")
+        return regular_file(path).read_bytes().replace(b"\r", b"").decode("utf-8-sig")
     except UnicodeDecodeError as error:
         raise InputError(f"not UTF-8 text ({error})", source=str(path)) from None
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, TypeGuard
 
+from retrieval_gate.core.input_files import regular_file
 from retrieval_gate.core.json_parse import parsed_json
 from retrieval_gate.core.names import valid_name
 from retrieval_gate.core.redaction import scrubbed
@@ -109,7 +110,7 @@ def pr_number(message: str) -> int | None:
 def read_result(path: Path) -> Any:
     """The parsed JSON of a `check` result file; an InputError says what is wrong with it."""
     try:
-        return parsed_json(path.read_text(encoding="utf-8"))
+        return parsed_json(regular_file(path).read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise InputError(f"no result file at {path}; write one with `check --json`") from None
     except (OSError, UnicodeDecodeError) as error:

@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from retrieval_gate.core.input_files import regular_file
 from retrieval_gate.errors import InputError
 
 SYSTEM = (
@@ -70,7 +71,7 @@ def load_prompt(path: Path | None) -> Prompt:
     if path is None:
         return Prompt(RUBRIC)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = regular_file(path).read_text(encoding="utf-8")
     except FileNotFoundError:
         raise InputError(
             "no such file: set judge.rubric to a rubric file", source=str(path)

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Literal
 
 from retrieval_gate.core.files import write_text_atomic
+from retrieval_gate.core.input_files import regular_file
 from retrieval_gate.core.judgments import Judgments
 from retrieval_gate.core.wording import plural
 from retrieval_gate.errors import InputError
@@ -161,7 +162,7 @@ def merge_judgments(
         )
     fmt: MergeFormat = "trec" if name == "trec" else "beir" if name == "beir" else "jsonl"
     try:
-        text = path.read_bytes().decode("utf-8")
+        text = regular_file(path).read_bytes().decode("utf-8")
     except UnicodeDecodeError:
         raise InputError("is not UTF-8 text", source=source) from None
     except OSError as error:

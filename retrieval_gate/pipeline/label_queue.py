@@ -9,6 +9,7 @@ from typing import Any, Literal, TextIO
 
 from retrieval_gate.config.check_keys import ranking_keys
 from retrieval_gate.config.schema import GateConfig
+from retrieval_gate.core.input_files import regular_file
 from retrieval_gate.core.json_parse import parsed_json
 from retrieval_gate.datasets import Dataset
 from retrieval_gate.datasets import load as load_dataset
@@ -191,7 +192,7 @@ def _dependent_queries(
 def _record_document(path: Path) -> dict[str, Any] | None:
     """The parsed `check` result or baseline at `path`; None when it is a run file."""
     try:
-        data = parsed_json(path.read_text(encoding="utf-8"))
+        data = parsed_json(regular_file(path).read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise InputError(f"no result, baseline or run file at {path}") from None
     except (OSError, UnicodeDecodeError, ValueError, RecursionError):

@@ -10,6 +10,7 @@ import numpy as np
 
 from retrieval_gate.config.schema import GateConfig
 from retrieval_gate.core.ids import FloatArray
+from retrieval_gate.core.input_files import regular_file
 from retrieval_gate.core.wording import one_line, plural
 from retrieval_gate.datasets import Dataset
 from retrieval_gate.errors import InputError
@@ -124,7 +125,7 @@ def _rows(record: Baseline, ids: Sequence[str]) -> np.ndarray:
 def _is_json(path: Path, option: str) -> bool:
     """Whether the file opens with `{` (a baseline or result; a run file never does)."""
     try:
-        with path.open("rb") as file:
+        with regular_file(path).open("rb") as file:
             start = file.read(4096).lstrip(b"\xef\xbb\xbf \t\r\n")
     except FileNotFoundError:
         raise InputError(f"{option} {path}: no such file") from None

@@ -15,6 +15,7 @@ import numpy as np
 from retrieval_gate.config.schema import GateConfig
 from retrieval_gate.config.unlabelled import UnlabelledConfig
 from retrieval_gate.core.files import write_text_atomic
+from retrieval_gate.core.input_files import regular_file
 from retrieval_gate.core.json_parse import parsed_json
 from retrieval_gate.core.model import Document, Query
 from retrieval_gate.core.wording import one_line, plural
@@ -286,7 +287,7 @@ def read_reference(path: Path, config: GateConfig) -> list[Lists]:
         raise GateError("the config has no unlabelled: block")
     source = str(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = regular_file(path).read_text(encoding="utf-8")
     except FileNotFoundError:
         raise InputError(
             f"no label-free reference at {path}: the unlabelled checks compare with the "

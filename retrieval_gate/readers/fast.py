@@ -22,6 +22,7 @@ import numpy as np
 import numpy.typing as npt
 
 from retrieval_gate.core.ids import ByteIds, FloatArray, IntArray, U8Array, run_starts
+from retrieval_gate.core.input_files import regular_file
 
 CHUNK = 1 << 20
 """Bytes tokenised at a time: keeps the per-byte temporaries small and in cache. (One thread:
@@ -95,7 +96,7 @@ def read_table(
     """The columns of a clean `num_fields`-field file, or None when the exact reader must run
     (unclean content, or a file that cannot be read: the exact reader says why)."""
     try:
-        with Path(path).open("rb") as handle:
+        with regular_file(path).open("rb") as handle:
             data = _load(handle)
     except (OSError, EOFError, zlib.error, ValueError):
         return None
@@ -119,7 +120,7 @@ def read_batches(
     consecutive rows sharing field 0 are never split. Raises DeclinedError (before or
     during the iteration) when the exact reader must run."""
     try:
-        with Path(path).open("rb") as handle:
+        with regular_file(path).open("rb") as handle:
             data = _load(handle)
     except (OSError, EOFError, zlib.error, ValueError):
         raise DeclinedError from None

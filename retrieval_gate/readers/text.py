@@ -14,6 +14,7 @@ from typing import IO, Any
 import numpy as np
 
 from retrieval_gate.core.ids import FloatArray
+from retrieval_gate.core.input_files import regular_file
 from retrieval_gate.core.json_parse import parsed_json
 from retrieval_gate.core.wording import excerpt
 from retrieval_gate.errors import InputError
@@ -26,7 +27,7 @@ BOM = b"\xef\xbb\xbf"
 
 def is_gzip(path: Path) -> bool:
     """True when the file starts with the gzip magic bytes (whatever its name)."""
-    with path.open("rb") as handle:
+    with regular_file(path).open("rb") as handle:
         return handle.read(2) == GZIP_MAGIC
 
 
@@ -35,7 +36,7 @@ def open_text(path: str | Path) -> IO[str]:
 
     A leading UTF-8 byte-order mark (Windows editors and Excel write one) is dropped, so every
     reader (queries, qrels, corpus, runs) accepts it as the config loader does."""
-    path = Path(path)
+    path = regular_file(path)
     try:
         if is_gzip(path):
             return io.TextIOWrapper(gzip.open(path, "rb"), encoding=ENCODING, newline="")

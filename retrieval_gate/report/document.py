@@ -23,6 +23,7 @@ from pydantic import (
     field_validator,
 )
 
+from retrieval_gate.core.input_files import regular_file
 from retrieval_gate.core.json_parse import parsed_json
 from retrieval_gate.core.redaction import scrubbed
 from retrieval_gate.errors import InputError
@@ -295,7 +296,7 @@ def _older_shape(document: Mapping[str, Any]) -> str:
 def read_result(path: Path) -> ResultRecord:
     """The result JSON at `path`, validated."""
     try:
-        data = parsed_json(path.read_text(encoding="utf-8"))
+        data = parsed_json(regular_file(path).read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise InputError(
             "no such result file; `retrieval-gate check --json FILE` writes it", source=str(path)

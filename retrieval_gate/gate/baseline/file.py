@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from retrieval_gate.core.files import write_text_atomic
+from retrieval_gate.core.input_files import regular_file
 from retrieval_gate.core.json_parse import parsed_json
 from retrieval_gate.core.wording import json_file_pieces
 from retrieval_gate.errors import InputError
@@ -49,7 +50,7 @@ def read_record(path: Path) -> Baseline:
 def _read_json(path: Path, missing: str) -> Any:
     source = str(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = regular_file(path).read_text(encoding="utf-8")
     except FileNotFoundError:
         raise InputError(missing) from None
     except (OSError, UnicodeDecodeError) as error:

@@ -20,6 +20,7 @@ from retrieval_gate.core.ids import (
     pair_keys,
     sorted_keys,
 )
+from retrieval_gate.core.input_files import regular_file
 from retrieval_gate.core.json_parse import parsed_json
 from retrieval_gate.core.top_k_ids import TopKColumns, TopKIds
 from retrieval_gate.core.wording import json_id_lists
@@ -105,7 +106,7 @@ class SideTopK(TopKIds):
         """The side file's bytes, once their sha256 is the one the JSON recorded."""
         fix = f"the two files belong together: restore both from git, or {RECREATE}"
         try:
-            data = self._path.read_bytes()
+            data = regular_file(self._path).read_bytes()
         except OSError as error:
             raise InputError(
                 f"cannot read the top-k side file {self._path.name} that {self._source} names "
