@@ -208,3 +208,23 @@ def raw_stream(stream: TextIO) -> TextIO:
         stream.flush()
         return stream.raw
     return stream
+
+
+# A spreadsheet reads a cell that starts with one of these as a formula (OWASP's CSV injection
+# list); `=HYPERLINK(...)` in a document's text would run in whoever opens the queue.
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+_FORMULA_QUOTE = "'"
+
+
+def spreadsheet_cell(text: str) -> str:
+    """`text` as a CSV cell no spreadsheet reads as a formula: a leading = + - @, tab or
+    carriage return gets a `'` before it, as spreadsheets themselves mark literal text.
+    Every CSV the gate writes puts its text cells through this (numbers stay numbers)."""
+    return _FORMULA_QUOTE + text if text.startswith(_FORMULA_START) else text
+
+
+def spreadsheet_text(cell: str) -> str:
+    """The text `spreadsheet_cell` wrote into `cell` (its `'` taken off again), for a CSV the
+    gate reads back: ids written formula-safe still match."""
+    quoted = cell.startswith(_FORMULA_QUOTE) and cell[1:].startswith(_FORMULA_START)
+    return cell[1:] if quoted else cell

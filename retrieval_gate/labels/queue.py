@@ -21,9 +21,10 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
+from retrieval_gate.core.input_files import regular_file
 from retrieval_gate.core.json_parse import parsed_json
 from retrieval_gate.core.qrels import is_judged
-from retrieval_gate.core.wording import json_text
+from retrieval_gate.core.wording import json_text, spreadsheet_cell, spreadsheet_text
 from retrieval_gate.errors import InputError
 from retrieval_gate.metrics.spec import format_value
 
@@ -303,7 +304,7 @@ def read_judged_queue(path: str | Path) -> JudgedQueue:
     path = Path(path)
     source = str(path)
     try:
-        text = path.read_text(encoding="utf-8-sig")
+        text = regular_file(path).read_text(encoding="utf-8-sig")
     except FileNotFoundError:
         raise InputError("file not found; check the path", source=source) from None
     except UnicodeDecodeError:
@@ -408,7 +409,10 @@ def _csv_rows(text: str, source: str) -> Iterator[_Row]:
                         line=number,
                     )
                 continue
-            cells = {name: (row[i] if i < len(row) else "") for name, i in columns.items()}
+            cells = {
+                name: spreadsheet_text(row[i]) if i < len(row) else ""
+                for name, i in columns.items()
+            }
             query_id = _id(cells["query_id"].strip() or None, "query_id", source, number)
             doc_id = _id(cells["doc_id"].strip() or None, "doc_id", source, number)
             annotator = cells.get("annotator", "").strip() or None
@@ -502,4 +506,4 @@ def _cell(value: Any) -> str:
         return "true" if value else "false"
     if isinstance(value, float):
         return repr(value)
-    return str(value)
+    return spreadsheet_cell(value) if isinstance(value, str) else str(value)

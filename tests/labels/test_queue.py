@@ -254,6 +254,28 @@ def test_round_trip_csv_as_a_spreadsheet_saves_it(tmp_path: Path) -> None:
     assert queue.skipped == 1
 
 
+@pytest.mark.parametrize("start", ["=", "+", "-", "@", "\t", "\r"])
+def test_csv_text_never_opens_as_a_formula(start: str) -> None:
+    formula = f'{start}HYPERLINK("http://x", "y")'
+    found = item(query_id=formula, query=formula, doc_id=formula, title=formula, text=formula)
+    rows = list(csv.reader(io.StringIO(render_queue([found], "csv"), newline="")))
+    cells = dict(zip(rows[0], rows[1], strict=True))
+    for column in ("query_id", "query", "doc_id", "title", "text"):
+        assert cells[column] == "'" + formula
+    assert cells["delta"] == "-0.25"  # a number stays a number
+
+
+def test_formula_safe_ids_read_back_as_written(tmp_path: Path) -> None:
+    found = item(query_id="-q1", doc_id="=d1", text="@mention")
+    rows = list(csv.reader(io.StringIO(render_queue([found], "csv"), newline="")))
+    rows[1][rows[0].index("grade")] = "2"
+    buffer = io.StringIO()
+    csv.writer(buffer, lineterminator="\r\n").writerows(rows)
+    path = write(tmp_path, "queue.csv", buffer.getvalue())
+    judged = read_judged_queue(path).judgments
+    assert [(j.query_id, j.doc_id, j.grade) for j in judged] == [("-q1", "=d1", 2.0)]
+
+
 def test_the_format_is_detected_from_the_first_line_without_a_suffix(tmp_path: Path) -> None:
     jsonl = write(tmp_path, "filled", '{"query_id": "q1", "doc_id": "d1", "grade": 1}\n')
     assert [j.doc_id for j in read_judged_queue(jsonl).judgments] == ["d1"]

@@ -307,7 +307,7 @@ def run_export(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             writer.writerow(["config", "kind", "commit", "time", "ref", "pr", "status",
                              "metric", "slice", "value", "reason"])  # fmt: skip
             for entry in _entries(args, args.name):
-                head = [entry.config, entry.kind, entry.commit, entry.time]
+                head = [_cell(entry.config), entry.kind, _cell(entry.commit), _cell(entry.time)]
                 if isinstance(entry, AcceptEntry):
                     writer.writerow([*head, "", "", "", "", "", "", _cell(entry.reason)])
                     continue
@@ -373,11 +373,10 @@ def _text(value: str, limit: int = TEXT_SHOWN) -> str:
 
 def _cell(value: str) -> str:
     """A CSV cell of text from a record: on one line, control characters shown, no workflow
-    command, and not readable as a spreadsheet formula (a leading = + - @ gets a quote)."""
-    from retrieval_gate.core.wording import console_text, one_line
+    command, and not readable as a spreadsheet formula (`spreadsheet_cell`)."""
+    from retrieval_gate.core.wording import console_text, one_line, spreadsheet_cell
 
-    text = console_text(one_line(value))
-    return "'" + text if text[:1] in ("=", "+", "-", "@") else text
+    return spreadsheet_cell(console_text(one_line(value)))
 
 
 def _checkout(args: argparse.Namespace) -> Path:

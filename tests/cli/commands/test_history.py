@@ -94,12 +94,14 @@ def test_a_formula_in_a_record_is_not_a_formula_in_the_csv(
     path, _, _ = history
     first = json.loads(path.read_text(encoding="utf-8").splitlines()[0])
     first["ref"] = '=HYPERLINK("http://x")'
+    first["time"] = '@SUM(1+1)*cmd|"/C calc"!A0'
     target = tmp_path / "formula.jsonl"
     target.write_text(json.dumps(first) + "\n", encoding="utf-8")
     code, out, _ = run_cli("history", "export", "--format", "csv", "--from", str(target))
     assert code == 0
     rows = list(csv.DictReader(io.StringIO(out)))
     assert {row["ref"] for row in rows} == {'\'=HYPERLINK("http://x")'}
+    assert {row["time"] for row in rows} == {'\'@SUM(1+1)*cmd|"/C calc"!A0'}
 
 
 def test_drift_output_keeps_an_accepted_reason_inert(
