@@ -22,6 +22,7 @@ from retrieval_gate.adapters.stores.common import (
     index_folder,
     payload_id,
     ranked,
+    require_module,
     store_error,
 )
 from retrieval_gate.adapters.stores.embeddings import Embedder, embedder
@@ -77,6 +78,7 @@ class ChromaRetriever(Adapter[ChromaConfig]):
     ) -> None:
         super().__init__(config, base_dir=base_dir, corpus=corpus)
         self.where = f"retriever (chroma, collection {config.collection!r})"
+        require_module("chromadb", "chroma", self.where)
         self.base = base_dir or Path(".")
         assert config.embedding is not None
         self.embed: Embedder = embedder(config.embedding, self.base, where="retriever")

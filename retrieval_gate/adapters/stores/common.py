@@ -4,6 +4,7 @@ corpus, hits in a deterministic order, and the errors that name the block."""
 from __future__ import annotations
 
 import hashlib
+import importlib
 import json
 import os
 import shutil
@@ -112,6 +113,19 @@ class StoreSettings(AdapterSettings):
             "text_field": self.text_field,
             "score": self.score,
         }
+
+
+def require_module(module: str, extra: str, where: str) -> None:
+    """Import `module` (the store's client library) now, when the retriever is made; a
+    GateError naming the extra that installs it when it is missing, not a traceback later."""
+    try:
+        importlib.import_module(module)
+    except ImportError as error:
+        raise store_error(
+            where,
+            f"{module} is not installed ({error})",
+            f"pip install 'retrieval-gate[{extra}]'",
+        ) from None
 
 
 def store_error(where: str, problem: str, fix: str) -> GateError:

@@ -22,6 +22,7 @@ from retrieval_gate.adapters.stores.common import (
     index_folder,
     payload_id,
     ranked,
+    require_module,
     store_error,
 )
 from retrieval_gate.adapters.stores.embeddings import Embedder, embedder
@@ -84,6 +85,7 @@ class LanceDBRetriever(Adapter[LanceDBConfig]):
     ) -> None:
         super().__init__(config, base_dir=base_dir, corpus=corpus)
         self.where = f"retriever (lancedb, table {config.table!r})"
+        require_module("lancedb", "lancedb", self.where)
         self.base = base_dir or Path(".")
         self.embed: Embedder | None = (
             None

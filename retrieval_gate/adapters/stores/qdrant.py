@@ -25,6 +25,7 @@ from retrieval_gate.adapters.stores.common import (
     index_folder,
     payload_id,
     ranked,
+    require_module,
     store_error,
 )
 from retrieval_gate.adapters.stores.embeddings import Embedder, embedder
@@ -100,9 +101,10 @@ class QdrantRetriever(Adapter[QdrantConfig]):
         corpus: Mapping[str, Document] | None = None,
     ) -> None:
         super().__init__(config, base_dir=base_dir, corpus=corpus)
+        self.where = f"retriever (qdrant, collection {config.collection!r})"
+        require_module("qdrant_client", "qdrant", self.where)
         from qdrant_client import models
 
-        self.where = f"retriever (qdrant, collection {config.collection!r})"
         self.base = base_dir or Path(".")
         assert config.embedding is not None
         self.embed: Embedder = embedder(config.embedding, self.base, where="retriever")

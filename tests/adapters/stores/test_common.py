@@ -4,6 +4,9 @@ built from the corpus, the exit-2 errors (connection, collection, dimension), ho
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +16,7 @@ from retrieval_gate.report import annotations_of, read_result, summary_of
 from tests.helpers.builders import labelled_set
 from tests.helpers.cli import run_cli
 from tests.helpers.local_server import free_port
+from tests.helpers.paths import CONFIGS
 
 KINDS = ["qdrant", "chroma", "lancedb"]
 WORDLLAMA = {"wordllama": {"dim": 64}}
@@ -173,3 +177,51 @@ def test_hostile_ids_from_the_store_reach_no_report_sink(tmp_path: Path, kind: s
         if name in ("md", "html", "xml"):
             assert "<script>" not in text, name
         assert not any(line.lstrip().startswith("::") for line in text.splitlines()), name
+
+
+# Run in a real process whose import system cannot find the store's client library, as in an
+# environment where its extra was never installed.
+_WITHOUT = """
+import importlib.abc, sys
+class Missing(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] == {module!r}:
+            raise ModuleNotFoundError(f"No module named {{name!r}}", name=name)
+        return None
+sys.meta_path.insert(0, Missing())
+from retrieval_gate.cli.main import main_entry
+sys.argv = ["retrieval-gate", *sys.argv[1:]]
+main_entry()
+"""
+
+
+@pytest.mark.parametrize(
+    ("store", "module"),
+    [("chroma", "chromadb"), ("lancedb", "lancedb"), ("qdrant", "qdrant_client")],
+)
+def test_a_store_without_its_package_is_exit_2_naming_the_extra(
+    tmp_path: Path, store: str, module: str
+) -> None:
+    shutil.copytree(CONFIGS / "tiny", tmp_path / "tiny")
+    (tmp_path / "adapters").mkdir()
+    shutil.copy(CONFIGS / "adapters" / f"{store}.yaml", tmp_path / "adapters" / f"{store}.yaml")
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            _WITHOUT.format(module=module),
+            "run",
+            "-c",
+            f"adapters/{store}.yaml",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 2, done.stderr
+    assert f"pip install 'retrieval-gate[{store}]'" in done.stderr
+    assert f"{module} is not installed" in done.stderr
+    assert "internal error" not in done.stderr
