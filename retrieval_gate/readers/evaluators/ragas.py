@@ -94,6 +94,14 @@ def _csv_records(path: Path) -> Iterator[tuple[str, int, Mapping[str, Any]]]:
                 except csv.Error as error:
                     raise InputError(f"not CSV: {error}", source=source, line=start) from None
                 if header is None:
+                    twice = sorted({name for name in cells if cells.count(name) > 1})
+                    if twice:  # which of the two columns is the score? never guess
+                        raise InputError(
+                            f"the header names {', '.join(map(quoted, twice))} more than "
+                            "once; export each metric as one column",
+                            source=source,
+                            line=start,
+                        )
                     header = cells
                     continue
                 if not cells:

@@ -98,6 +98,27 @@ def test_a_real_drop_fails_the_gate(example: Path) -> None:
     assert check["verdict"] == "regressed"
 
 
+@pytest.mark.parametrize("dropped_first", [True, False])
+def test_a_score_column_named_twice_is_refused_whichever_comes_first(
+    example: Path, dropped_first: bool
+) -> None:
+    """Read by its last column, swapping the two turned a FAIL into a PASS."""
+    kept = _rows(example / "example" / "ragas-baseline.csv")
+    _dropped(example, 0.05)
+    current = example / "example" / "ragas-current.csv"
+    dropped = _rows(current)
+    first, second = (dropped, kept) if dropped_first else (kept, dropped)
+    lines = ["user_input,faithfulness,faithfulness"]
+    lines += [
+        f"{a['user_input']},{a['faithfulness']},{b['faithfulness']}"
+        for a, b in zip(first, second, strict=True)
+    ]
+    current.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    code, out, err = run_cli("check", "-c", example / CONFIG)
+    assert code == 2, out + err
+    assert "ragas-current.csv:1: the header names 'faithfulness' more than once" in err
+
+
 def test_a_drop_within_max_drop_passes(example: Path) -> None:
     _dropped(example, 0.01)
     code, out, err = run_cli("check", "-c", example / CONFIG)
