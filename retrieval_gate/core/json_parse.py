@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+import math
 import re
 import sys
 from typing import Any
 
-__all__ = ["parsed_json"]
+__all__ = ["first_non_finite", "parsed_json"]
 
 _LONG_INTEGER = re.compile(r"-?\d{%d,}")
 
@@ -33,3 +34,22 @@ def parsed_json(text: str | bytes) -> Any:
             document,
             at,
         ) from None
+
+
+def first_non_finite(value: Any, path: str = "") -> str | None:
+    """The dotted path (`comparisons.3.delta`) of the first NaN or infinite number in a
+    parsed document, or None. The gate never writes one (json's allow_nan is off), so in a
+    document it reads back, one is an edit or a forgery that no figure can be made of."""
+    if isinstance(value, float):
+        return None if math.isfinite(value) else path or "(top level)"
+    if isinstance(value, dict):
+        items: Any = value.items()
+    elif isinstance(value, list):
+        items = enumerate(value)
+    else:
+        return None
+    for key, item in items:
+        found = first_non_finite(item, f"{path}.{key}" if path else str(key))
+        if found is not None:
+            return found
+    return None

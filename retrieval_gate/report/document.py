@@ -24,7 +24,7 @@ from pydantic import (
 )
 
 from retrieval_gate.core.input_files import regular_file
-from retrieval_gate.core.json_parse import parsed_json
+from retrieval_gate.core.json_parse import first_non_finite, parsed_json
 from retrieval_gate.core.redaction import scrubbed
 from retrieval_gate.errors import InputError
 from retrieval_gate.gate.checks.compare import Comparison
@@ -253,6 +253,13 @@ class ResultRecord(_Model):
 def validate_result(document: Mapping[str, Any], source: str = "result") -> ResultRecord:
     """`document` checked field by field; an InputError names the first bad fields."""
     document = scrubbed(document)  # a result written before a secret was known to us, too
+    broken = first_non_finite(document)
+    if broken is not None:
+        raise InputError(
+            f"not a retrieval-gate result: {broken} is not a finite number (the gate writes "
+            "none); write one with `retrieval-gate check --json FILE`",
+            source=source,
+        )
     try:
         record = ResultRecord.model_validate(document)
     except ValidationError as error:

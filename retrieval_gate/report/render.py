@@ -79,8 +79,12 @@ def render_markdown(result: ResultRecord, *, limit: int = SUMMARY_BUDGET) -> str
         context["show"][section] = False
         context["cut"].append(section)
         text = visible_controls(template.render(context))
-    if len(text) > limit:
-        raise ValueError(f"the report is {len(text)} characters even without its details")
+    if len(text) > limit:  # the checks' table alone is too long: cut it at a line, say so
+        note = (
+            f"\n\n**This report was cut at {limit:,} characters** (it has {len(text):,}): "
+            "the whole report is in the job's `report.md` and `result.json`.\n"
+        )
+        text = text[: text.rfind("\n", 0, max(0, limit - len(note))) + 1].rstrip() + note
     return text
 
 

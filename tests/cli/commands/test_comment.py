@@ -58,3 +58,32 @@ def test_a_warning_is_kept_for_the_pull_request_comment(regressed: Path) -> None
     assert len(warnings) == 10
     assert "more warnings" in warnings[8]
     assert "not commenting: no token" in warnings[9]
+
+
+def test_a_non_finite_number_in_a_result_is_exit_2_naming_its_field(
+    regressed: Path, tmp_path: Path
+) -> None:
+    text = regressed.read_text().replace('"delta": ', '"delta": NaN, "was": ', 1)
+    forged = tmp_path / "forged.json"
+    forged.write_text(text)
+    code, _, err = run_cli("comment", str(forged), "--no-pr-comment", "--no-summary")
+    assert code == 2, err
+    assert "forged.json" in err
+    assert "failures.0.delta is not a finite number" in err
+
+
+def test_a_report_too_long_for_any_cut_section_is_cut_and_says_so(
+    regressed: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    document = json.loads(regressed.read_text())
+    document["comparisons"] = document["comparisons"] * (20_000 // len(document["comparisons"]))
+    forged = tmp_path / "many.json"
+    forged.write_text(json.dumps(document))
+    summary = tmp_path / "summary.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    code, _, err = run_cli("comment", str(forged), "--no-pr-comment", "--no-annotations")
+    assert code == 0, err
+    text = summary.read_text(encoding="utf-8")
+    assert len(text) <= 1_000_000
+    assert text.rstrip().endswith("the whole report is in the job's `report.md` and `result.json`.")
+    assert "This report was cut at 1,000,000 characters" in text
