@@ -253,13 +253,6 @@ class ResultRecord(_Model):
 def validate_result(document: Mapping[str, Any], source: str = "result") -> ResultRecord:
     """`document` checked field by field; an InputError names the first bad fields."""
     document = scrubbed(document)  # a result written before a secret was known to us, too
-    broken = first_non_finite(document)
-    if broken is not None:
-        raise InputError(
-            f"not a retrieval-gate result: {broken} is not a finite number (the gate writes "
-            "none); write one with `retrieval-gate check --json FILE`",
-            source=source,
-        )
     try:
         record = ResultRecord.model_validate(document)
     except ValidationError as error:
@@ -278,6 +271,14 @@ def validate_result(document: Mapping[str, Any], source: str = "result") -> Resu
         raise InputError(
             what + ":\n  - " + "\n  - ".join(problems) + "\n" + fix, source=source
         ) from None
+    # The gate writes no NaN or infinity; a trend's point may be one (shown as missing).
+    broken = first_non_finite({key: value for key, value in document.items() if key != "trend"})
+    if broken is not None:
+        raise InputError(
+            f"not a retrieval-gate result: {broken} is not a finite number (the gate writes "
+            "none); write one with `retrieval-gate check --json FILE`",
+            source=source,
+        )
     record._document = document
     return record
 

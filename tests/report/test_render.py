@@ -273,9 +273,13 @@ def test_a_long_report_drops_whole_sections_to_fit_a_comment(regressed: dict[str
     assert "Most regressed queries" in tight
 
 
-def test_a_report_that_cannot_fit_says_so(regressed: dict[str, Any]) -> None:
-    with pytest.raises(ValueError, match="characters even without its details"):
-        render_markdown(validate_result(regressed), limit=500)
+def test_a_report_that_cannot_fit_is_cut_at_a_line_and_says_so(regressed: dict[str, Any]) -> None:
+    whole = render_markdown(validate_result(regressed))
+    text = render_markdown(validate_result(regressed), limit=500)
+    assert len(text) <= 500
+    kept, _, note = text.rpartition("\n\n**This report was cut at 500 characters**")
+    assert whole.startswith(kept + "\n")
+    assert note.endswith("): the whole report is in the job's `report.md` and `result.json`.\n")
 
 
 def test_results_are_validated_before_rendering(tmp_path: Path, regressed: dict[str, Any]) -> None:
