@@ -106,9 +106,29 @@ def _checks_of(plan: CheckPlan, kind: Kind) -> list[str]:
     return [key for key in plan.config.metrics if kind_of(key) == kind]
 
 
+def _evaluators_message(plan: CheckPlan) -> str:
+    """Names what asked for the early fail: the flag, or the key and its config file."""
+    checks = ", ".join(f"metrics.{key}" for key in _checks_of(plan, "evaluator"))
+    if plan.config.gate.sequential is None:
+        return (
+            "check --sequential stops before every query ran, but an evaluator's export "
+            f"scores them all ({checks}): drop --sequential"
+        )
+    return (
+        f"{plan.config.path}: gate.sequential stops before every query ran, but an "
+        f"evaluator's export scores them all ({checks}): unset gate.sequential in this "
+        "config, or pass --no-sequential"
+    )
+
+
 # The order is the order of the checks before the plan, so that a plan several rules refuse
 # is told the same first thing.
 RULES: tuple[Rule, ...] = (
+    Rule(
+        name="sequential-evaluators",
+        refuses=lambda plan: plan.sequential is not None and bool(_checks_of(plan, "evaluator")),
+        message=_evaluators_message,
+    ),
     Rule(
         name="sequential-against",
         refuses=lambda plan: plan.sequential is not None and plan.against is not None,

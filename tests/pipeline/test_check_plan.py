@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -10,6 +11,7 @@ import yaml
 
 from retrieval_gate.config.loader import load
 from retrieval_gate.pipeline.check_plan import RULES, CheckPlan, Rule, plan_check, refusals
+from tests.helpers.builders import CONFIGS, copy_example
 from tests.helpers.cli import run_cli
 
 Part = tuple[dict[str, Any], dict[str, Any]]
@@ -23,6 +25,13 @@ BASE: dict[str, Any] = {
     "k": 10,
     "metrics": {"ndcg@10": {"max_drop": "2pt"}},
 }
+EVALUATOR: Part = (
+    {
+        "metrics": {"ragas:faithfulness": {"max_drop": "3pt"}},
+        "evaluators": {"ragas": {"format": "ragas", "current": "ragas.csv"}},
+    },
+    {},
+)
 JUDGE: Part = (
     {"gate": {"labels": "human+llm"}, "judge": {"base_url": "http://x/v1", "model": "m"}},
     {},
@@ -42,6 +51,7 @@ REPEATS: dict[str, Part] = {"config": ({"gate": {"repeats": 2}}, {}),
 # Rule -> source -> the two halves that each pass alone and are refused together. A source
 # is where the user set what the rule is about: a config key, or a flag.
 CASES: dict[str, dict[str, tuple[Part, Part]]] = {
+    "sequential-evaluators": {source: (part, EVALUATOR) for source, part in SEQUENTIAL.items()},
     "sequential-against": {source: (part, AGAINST) for source, part in SEQUENTIAL.items()},
     "sequential-repeats": {source: (SEQUENTIAL[source], REPEATS[source]) for source in REPEATS},
     "sequential-labels": {source: (part, JUDGE) for source, part in SEQUENTIAL.items()},
@@ -116,3 +126,37 @@ def test_each_half_passes_and_both_are_refused_through_the_command_line(
     code, _, err = run_cli("check", "-c", config, *argv, "--quiet", "--no-reports")
     assert code == 2
     assert rule.message(plan) in err
+
+
+def test_the_message_names_what_asked_for_the_early_fail(tmp_path: Path) -> None:
+    flag = _plan(tmp_path, SEQUENTIAL["flag"], EVALUATOR)[2]
+    assert RULES[0].message(flag).endswith("drop --sequential")
+    config, _, plan = _plan(tmp_path, SEQUENTIAL["config"], EVALUATOR)
+    assert RULES[0].message(plan).startswith(f"{config}: gate.sequential stops")
+
+
+def test_no_sequential_lifts_what_gate_sequential_refuses(tmp_path: Path) -> None:
+    plan = _plan(tmp_path, SEQUENTIAL["config"], EVALUATOR, ({}, {"sequential": False}))[2]
+    assert plan.sequential is None
+    assert refusals(plan) == []
+
+
+def test_sequential_on_the_evaluators_example_is_refused_as_gate_sequential_is(
+    tmp_path: Path,
+) -> None:
+    """The flag used to reach the sequential run, which read ragas:faithfulness as a metric."""
+    example = copy_example(tmp_path)
+    flagged = example / "example-evaluators.yaml"
+    shutil.copy(CONFIGS / flagged.name, flagged)
+    configured = example / "configured.yaml"
+    configured.write_text(
+        flagged.read_text(encoding="utf-8") + "\ngate: {sequential: true}\n", encoding="utf-8"
+    )
+    refusal = (
+        "stops before every query ran, but an evaluator's export scores them all "
+        "(metrics.ragas:faithfulness)"
+    )
+    for argv in ([flagged, "--sequential"], [configured]):
+        code, _, err = run_cli("check", "-c", *argv, "--quiet", "--no-reports")
+        assert code == 2, err
+        assert refusal in err
