@@ -359,25 +359,18 @@ def _metric_key(key: str, dialect: str | None) -> tuple[Any, str, str]:
 
 def _evaluator_problems(config: GateConfig, root: yaml.Node | None, source: str) -> list[str]:
     """An error per evaluator named as something a metrics key prefix already means, and
-    for evaluator checks where the gate cannot take them yet."""
+    for a config of evaluator checks alone (check --sequential refuses them: check_plan.py)."""
     problems = []
     for name in config.evaluators:
         problem = evaluator_name_problem(name)
         if problem:
             problems.append(f"{_at(root, source, 'evaluators', name)}: {problem}")
     checks = [key for key in config.metrics if evaluator_key(key) is not None]
-    if not checks:
-        return problems
-    where = _at(root, source, "metrics", checks[0])
-    if len(checks) == len(config.metrics):
+    if checks and len(checks) == len(config.metrics):
+        where = _at(root, source, "metrics", checks[0])
         problems.append(
             f"{where}: only evaluator checks; gate a relevance metric beside them (ndcg@10: "
             "{} reports one without gating it): the retriever's rankings are scored on it"
-        )
-    if config.gate.sequential is not None:
-        problems.append(
-            f"{where}: gate.sequential stops before every query ran, but an evaluator's "
-            "export scores them all: unset gate.sequential in this config"
         )
     return problems
 

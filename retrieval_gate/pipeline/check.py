@@ -4,22 +4,23 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from retrieval_gate.config.columns import operational_column
 from retrieval_gate.config.loader import load
-from retrieval_gate.config.schema import GateConfig, SequentialConfig
-from retrieval_gate.errors import GateError
+from retrieval_gate.config.schema import GateConfig
 from retrieval_gate.gate.baseline.file import read_baseline
 from retrieval_gate.gate.checks.operational import LatencyRun
 from retrieval_gate.gate.decide import decide, shown_path
 from retrieval_gate.gate.result import GateResult
+from retrieval_gate.pipeline.check_plan import CheckPlan, plan_check, validate
 from retrieval_gate.pipeline.evaluator_scores import unscored_unchanged, with_reference_scores
 from retrieval_gate.pipeline.record import record_current
 
 if TYPE_CHECKING:
     from retrieval_gate.core.model import Document
+    from retrieval_gate.gate.baseline.record import Baseline
     from retrieval_gate.gate.modes.label_free import Lists
     from retrieval_gate.pipeline.against import Reference
     from retrieval_gate.pipeline.record import CurrentRun
@@ -47,82 +48,79 @@ def check(
     gate.repeats) runs the retriever that many times a side. Raises NotComparableError when
     the baseline cannot be compared (exit 2). `sequential` (or gate.sequential) runs the
     queries in batches and may stop early with FAIL (`sequential.py`); False runs every query
-    whatever gate.sequential says.
+    whatever gate.sequential says. Options that do not go together (`check_plan.RULES`) are
+    a GateError (exit 2) before anything runs.
     """
-    config = config if isinstance(config, GateConfig) else load(config)
-    times = config.gate.repeats if repeats is None else repeats
-    steps = None
-    if sequential is not False:
-        steps = config.gate.sequential or (SequentialConfig() if sequential else None)
-    if steps is not None:
-        from retrieval_gate.pipeline.sequential import check_sequential, refuse_sequential
-
-        refuse_sequential(against=against, repeats=times, labels=config.gate.labels)
-        if config.unlabelled is not None:
-            raise GateError(
-                "gate.sequential stops early on the labelled queries, and the unlabelled: "
-                "checks run on every sampled query: turn gate.sequential off, or drop the "
-                "unlabelled: block"
-            )
-        if any(operational_column(key) for key in config.metrics):
-            raise GateError(
-                "gate.sequential stops early on relevance checks alone; latency and cost "
-                "checks need every query: turn gate.sequential off, or drop them"
-            )
-        if run_path is None and config.retriever.type != "run_file":
-            return check_sequential(
-                config,
-                steps,
-                baseline_path=baseline_path,
-                cache=cache,
-                refresh_cache=refresh_cache,
-                trust_cache=trust_cache,
-                progress=progress,
-            )
-    if against is not None:
-        if run_path is not None or baseline_path is not None:
-            raise GateError(
-                "--against runs the retriever at both commits: it takes neither --run nor "
-                "--baseline"
-            )
-        return _check_against(config, against, repeats=times, progress=progress)
-    source = Path(baseline_path) if baseline_path else config.resolve(config.baseline)
-    kept = _kept_reference(config, source, run_path)  # before any run: a missing file is quick
-    current = record_current(
-        config,
+    plan = plan_check(
+        config if isinstance(config, GateConfig) else load(config),
         run_path=run_path,
+        baseline_path=baseline_path,
         cache=cache,
         refresh_cache=refresh_cache,
-        prove_cache=not trust_cache,
+        trust_cache=trust_cache,
+        repeats=repeats,
+        against=against,
+        sequential=sequential,
+    )
+    validate(plan)
+    if plan.stops_early:
+        from retrieval_gate.pipeline.sequential import check_sequential
+
+        return check_sequential(plan, progress=progress)
+    # Where the reference comes from is what varies: the committed baseline, or a run at REF.
+    reference = _committed if plan.against is None else _at_ref
+    return _decided(plan, reference(plan, progress), progress)
+
+
+@dataclass(frozen=True, kw_only=True, eq=False)
+class _Sides:
+    """The two records a check decides between, as the reference's strategy made them."""
+
+    reference: Baseline
+    reference_unscored: Mapping[str, tuple[str, ...]]
+    """Evaluator column -> the reference's queries its export holds no score of."""
+    current: CurrentRun
+    warnings: tuple[str, ...]
+    label: str
+    """How the reports name the reference."""
+    latency: LatencyRun | None
+    kept: tuple[list[Lists], str] | None
+    """The reference's top k of the unlabelled sample and how the reports name it."""
+
+
+def _committed(plan: CheckPlan, progress: TextIO | None) -> _Sides:
+    """The committed baseline (or --baseline) as the reference; the current side run (or
+    --run read) here, from the cache when it is proven current."""
+    config, source = plan.config, plan.baseline
+    # Before any run: a missing file is quick.
+    kept = _kept_reference(config, source, plan.run_path)
+    current = record_current(
+        config,
+        run_path=plan.run_path,
+        cache=plan.cache,
+        refresh_cache=plan.refresh_cache,
+        prove_cache=not plan.trust_cache,
         progress=progress,
-        repeats=times,
+        repeats=plan.repeats,
     )
     whole: tuple[str, ...] = ()
-    if steps is not None:  # a saved run costs nothing to read: nothing to save by stopping
+    if plan.sequential is not None:  # a saved run is free to read: nothing to save by stopping
         whole = ("gate.sequential: a saved run is read whole; every query decided",)
     stored, read = with_reference_scores(read_baseline(source), config, current.dataset.queries)
-    stored, record = unscored_unchanged(stored, current.record, (read.unscored, current.unscored))
-    result = decide(
-        stored,
-        record,
-        config,
-        current.dataset,
-        (*current.warnings, *read.warnings, *whole),
-        failed_queries=current.failed_queries,
-        reference=f"baseline {shown_path(source)}{_read_from(config)}",
+    return _Sides(
+        reference=stored,
+        reference_unscored=read.unscored,
+        current=current,
+        warnings=(*current.warnings, *read.warnings, *whole),
+        label=f"baseline {shown_path(source)}{_read_from(config)}",
+        latency=None,
+        kept=kept,
     )
-    if config.unlabelled is None:
-        return result
-    if run_path is not None:
-        note = "unlabelled: a saved run (--run) answers the labelled queries only: not checked"
-        return dataclasses.replace(result, warnings=(*result.warnings, note))
-    return _with_label_free(result, config, times, kept, current.dataset.corpus, progress)
 
 
-def _check_against(
-    config: GateConfig, ref: str, *, repeats: int, progress: TextIO | None
-) -> GateResult:
-    """The retriever at REF (a worktree, a subprocess) then the working tree's, uncached."""
+def _at_ref(plan: CheckPlan, progress: TextIO | None) -> _Sides:
+    """The retriever at REF (a worktree, a subprocess) as the reference, then the working
+    tree's, uncached."""
     from retrieval_gate.pipeline.against import (
         record_at,
         repository_root,
@@ -130,8 +128,10 @@ def _check_against(
         worktree,
     )
 
+    config, repeats = plan.config, plan.repeats
+    assert plan.against is not None  # the strategy of a plan with --against
     repo = repository_root(config.base_dir)
-    reference = resolve_reference(repo, ref)
+    reference = resolve_reference(repo, plan.against)
     latency = None
     timed = any(key.startswith("latency_") for key in config.metrics)
     if timed and repeats == 1:  # both sides in interleaved turns: latency is comparable
@@ -155,21 +155,41 @@ def _check_against(
             current = record_current(config, cache=False, progress=progress, repeats=repeats)
             kept = _kept_at(reference, tree, config, repo, repeats, current, progress)
         latency = LatencyRun(None) if timed else None
-    warnings = (*(f"at {reference.label}: {note}" for note in notes), *current.warnings)
-    record, now = unscored_unchanged(record, current.record, ({}, current.unscored))
+    return _Sides(
+        reference=record,
+        reference_unscored={},
+        current=current,
+        warnings=(*(f"at {reference.label}: {note}" for note in notes), *current.warnings),
+        label=f"a run at {reference.label}",
+        latency=latency,
+        kept=kept,
+    )
+
+
+def _decided(plan: CheckPlan, sides: _Sides, progress: TextIO | None) -> GateResult:
+    """The current side decided against the reference, the label-free checks beside."""
+    config, current = plan.config, sides.current
+    record, now = unscored_unchanged(
+        sides.reference, current.record, (sides.reference_unscored, current.unscored)
+    )
     result = decide(
         record,
         now,
         config,
         current.dataset,
-        warnings,
+        sides.warnings,
         failed_queries=current.failed_queries,
-        reference=f"a run at {reference.label}",
-        latency=latency,
+        reference=sides.label,
+        latency=sides.latency,
     )
     if config.unlabelled is None:
         return result
-    return _with_label_free(result, config, repeats, kept, current.dataset.corpus, progress)
+    if plan.run_path is not None:
+        note = "unlabelled: a saved run (--run) answers the labelled queries only: not checked"
+        return dataclasses.replace(result, warnings=(*result.warnings, note))
+    return _with_label_free(
+        result, config, plan.repeats, sides.kept, current.dataset.corpus, progress
+    )
 
 
 def _kept_at(

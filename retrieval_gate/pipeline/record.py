@@ -61,11 +61,8 @@ def record_current(
     relative paths start (a checkout of another commit), when not the config's folder.
     `looks`: a sequential run (one run, no repeats), which may stop before every query ran.
     """
-    if repeats > 1 and run_path is not None:
-        raise GateError(
-            f"repeats {repeats} needs a retriever to call again: a saved run (--run) is one "
-            "run; drop --repeats (or set gate.repeats: 1) to gate on it"
-        )
+    if repeats > 1 and run_path is not None:  # `baseline --run`; `check`'s plan refuses it first
+        raise GateError(saved_run_repeats(repeats))
     if run_path is not None:  # a saved run is the run_file retriever, cached by its hash
         from retrieval_gate.adapters.run_file import RunFileConfig
 
@@ -90,6 +87,14 @@ def record_current(
     failed = tuple(sorted({q for run in runs for q in run.failed_queries}))
     record = averaged([run.record for run in runs])
     return CurrentRun(record, runs[0].dataset, warnings, failed, runs[0].unrun, runs[0].unscored)
+
+
+def saved_run_repeats(repeats: int) -> str:
+    """Why a saved run cannot be repeated, and what to do."""
+    return (
+        f"repeats {repeats} needs a retriever to call again: a saved run (--run) is one "
+        "run; drop --repeats (or set gate.repeats: 1) to gate on it"
+    )
 
 
 def _record_once(

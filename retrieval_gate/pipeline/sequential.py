@@ -4,18 +4,16 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from pathlib import Path
 from typing import TextIO
 
 import numpy as np
 
 from retrieval_gate.config.check_keys import ranking_keys
-from retrieval_gate.config.schema import GateConfig, SequentialConfig
+from retrieval_gate.config.schema import GateConfig
 from retrieval_gate.config.stages import check_metric
 from retrieval_gate.core.ids import FloatArray
 from retrieval_gate.core.model import Query
 from retrieval_gate.datasets import Dataset
-from retrieval_gate.errors import GateError
 from retrieval_gate.execution.runner import RunResult
 from retrieval_gate.gate.baseline.comparable import comparable_baseline
 from retrieval_gate.gate.baseline.file import read_baseline
@@ -33,39 +31,12 @@ from retrieval_gate.gate.modes.sequential import Crossing, Monitor, SequentialRu
 from retrieval_gate.gate.result import GateResult
 from retrieval_gate.metrics import evaluate
 from retrieval_gate.pipeline.candidates import candidates_columns
+from retrieval_gate.pipeline.check_plan import CheckPlan
 from retrieval_gate.pipeline.execute import Looks
 from retrieval_gate.pipeline.record import record_current
 
 
-def refuse_sequential(*, against: str | None, repeats: int, labels: str) -> None:
-    """A GateError when a sequential check cannot run as asked (exit 2)."""
-    if against is not None:
-        raise GateError(
-            "gate.sequential (check --sequential) runs the retriever against the committed "
-            "baseline, batch by batch; --against runs both commits whole: drop one of them"
-        )
-    if repeats > 1:
-        raise GateError(
-            f"gate.sequential stops one run early; repeats {repeats} averages whole runs: set "
-            "gate.repeats to 1 (or drop --repeats), or turn gate.sequential off"
-        )
-    if labels != "human":
-        raise GateError(
-            "gate.sequential needs gate.labels: human; with human+llm the judge's labels of "
-            "every query decide together: turn one of them off"
-        )
-
-
-def check_sequential(
-    config: GateConfig,
-    sequential: SequentialConfig,
-    *,
-    baseline_path: str | Path | None = None,
-    cache: bool = True,
-    refresh_cache: bool = False,
-    trust_cache: bool = False,
-    progress: TextIO | None = None,
-) -> GateResult:
+def check_sequential(plan: CheckPlan, *, progress: TextIO | None = None) -> GateResult:
     """The retriever on the labelled queries in a seeded random order, a batch at a time.
 
     After each batch every gated check's e-process (`gate.sequential.Monitor`) is looked at;
@@ -73,7 +44,8 @@ def check_sequential(
     the result fails, its comparisons on the queries run and marked partial. Never passes
     early: when no check stops it, every query runs and the decision is `check`'s.
     """
-    source = Path(baseline_path) if baseline_path else config.resolve(config.baseline)
+    config, sequential, source = plan.config, plan.sequential, plan.baseline
+    assert sequential is not None  # the plan stops early
     stored = read_baseline(source)
     batch = sequential.batch or config.retriever.concurrency
     state = _State()
@@ -87,9 +59,9 @@ def check_sequential(
 
     current = record_current(
         config,
-        cache=cache,
-        refresh_cache=refresh_cache,
-        prove_cache=not trust_cache,
+        cache=plan.cache,
+        refresh_cache=plan.refresh_cache,
+        prove_cache=not plan.trust_cache,
         progress=progress,
         looks=Looks(order, batch, stop),
     )
