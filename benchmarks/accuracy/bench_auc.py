@@ -7,7 +7,7 @@ and both ways of counting unjudged documents, every query's
 `auc` is compared with roc_auc_score on the same scored documents (NaN when they hold one
 class), and `gauc` with the weighted mean of those per-query AUCs.
 
-    python benchmarks/bench_auc.py [--cases 5000]
+    python benchmarks/accuracy/bench_auc.py [--cases 5000]
 """
 
 from __future__ import annotations

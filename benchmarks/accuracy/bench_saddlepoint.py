@@ -14,7 +14,7 @@ tables check that choice:
 3. cost: CPU seconds of `sign_flip` on a 20,000 x 135 matrix (check's shape in issue 31) with
    and without the saddlepoint.
 
-    python benchmarks/bench_saddlepoint.py [--reference 400000] [--trials 20000]
+    python benchmarks/accuracy/bench_saddlepoint.py [--reference 400000] [--trials 20000]
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """Benchmark the two-stage attribution: its counts against a brute-force recount on seeded random
 cases, and its time on 10,000 queries of 100 candidates.
 
-    python benchmarks/bench_stages.py                    # 2,000 cases, 10,000 queries timed
-    python benchmarks/bench_stages.py --trials 10000 --queries 20000
+    python benchmarks/accuracy/bench_stages.py  # 2,000 cases, 10,000 queries timed
+    python benchmarks/accuracy/bench_stages.py --trials 10000 --queries 20000
 """
 
 from __future__ import annotations

@@ -29,8 +29,8 @@ crossing (a drop still below the budget, measured past it with evidence of a dro
 pull request's rule) is a negative lag, and counted in its own column.
 Shares carry Wilson 95% intervals (the Monte Carlo error). Prints Markdown tables.
 
-    python benchmarks/bench_drift.py                 # 200 trials per row: about 15 minutes
-    python benchmarks/bench_drift.py --trials 50 --sizes 40,150 --data walk,ties
+    python benchmarks/simulations/bench_drift.py  # 200 trials per row: about 15 minutes
+    python benchmarks/simulations/bench_drift.py --trials 50 --sizes 40,150 --data walk,ties
 """
 
 from __future__ import annotations

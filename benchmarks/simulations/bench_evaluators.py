@@ -9,8 +9,8 @@ regenerated answer), so scores are discrete and tie often, as Ragas's are. A tru
 lowers every query's p by D (floored at 0). The check: max_drop 3pt, the gate's defaults
 (sign-flip test, alpha 0.05, significant-drop), the overall check alone.
 
-    python benchmarks/bench_evaluators.py                 # 2,000 trials a cell, about 2 minutes
-    python benchmarks/bench_evaluators.py --trials 200    # a quick look
+    python benchmarks/simulations/bench_evaluators.py  # 2,000 trials a cell, about 2 minutes
+    python benchmarks/simulations/bench_evaluators.py --trials 200  # a quick look
 """
 
 from __future__ import annotations

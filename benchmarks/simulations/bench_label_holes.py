@@ -1,8 +1,8 @@
 """Benchmark the label-hole bounds: their extra time in `check`, and a seeded simulation that
 every check they call robust keeps its verdict under random gradings of its unjudged documents.
 
-    python benchmarks/bench_label_holes.py                  # example-regressed and 2,000 queries
-    python benchmarks/bench_label_holes.py --queries 20000 --gradings 5
+    python benchmarks/simulations/bench_label_holes.py  # example-regressed and 2,000 queries
+    python benchmarks/simulations/bench_label_holes.py --queries 20000 --gradings 5
 """
 
 from __future__ import annotations

@@ -21,8 +21,8 @@ a check can fail only then), and the share that failed the check with max_increa
 The simulation rows run the same model in virtual time, without HTTP, so their trials are
 many more; they add turns of 8 queries, with turn swaps and with per-query swaps (unsound).
 
-    python benchmarks/bench_latency.py             # 200 HTTP, 1000 simulated a row: ~15 min
-    python benchmarks/bench_latency.py --trials 40 --simulated 400
+    python benchmarks/simulations/bench_latency.py  # 200 HTTP, 1000 simulated a row: ~15 min
+    python benchmarks/simulations/bench_latency.py --trials 40 --simulated 400
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ same factor. For each m the table gives the simulated P(fail) with its Wilson in
 mean printed chance at that m over trials of m = 0 (the chances a reviewer sees before a
 change lands, from the spread of an unchanged run).
 
-    python benchmarks/bench_operational_power.py [--trials 400] [--queries 300]
+    python benchmarks/simulations/bench_operational_power.py [--trials 400] [--queries 300]
 """
 
 from __future__ import annotations

@@ -26,8 +26,8 @@ The metrics are a vectorised ndcg@10 (exponential gain, ideal from the pool) and
 (grade >= 1), checked against the product's `metrics.evaluate` on one world at start.
 The truth is the population mean delta of each check, from 200,000 queries drawn alike.
 
-    python benchmarks/bench_ppi.py            # 2,000 replications per effect: 2-3 min
-    python benchmarks/bench_ppi.py --quick    # 200 replications per effect: about 20 s
+    python benchmarks/simulations/bench_ppi.py          # 2,000 replications per effect: 2-3 min
+    python benchmarks/simulations/bench_ppi.py --quick  # 200 replications per effect: about 20 s
 """
 
 from __future__ import annotations

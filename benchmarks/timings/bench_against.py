@@ -7,8 +7,8 @@ in a temporary git repository holding the bundled example, the three commands in
 (A, B, C, A, B, C, ...) so that a drifting machine moves them alike; medians of wall and CPU
 seconds (the children's rusage).
 
-    python benchmarks/bench_against.py            # 15 rounds: about 40 s
-    python benchmarks/bench_against.py --rounds 31
+    python benchmarks/timings/bench_against.py  # 15 rounds: about 40 s
+    python benchmarks/timings/bench_against.py --rounds 31
 """
 
 from __future__ import annotations

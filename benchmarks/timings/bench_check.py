@@ -19,9 +19,9 @@ machine may be shared: wall time is noisy then, CPU time much less), and a phase
 one more `check` run under cProfile (cumulative seconds of the pipeline's stages; profiling
 slows Python code, so read shares).
 
-    python benchmarks/bench_check.py                       # 2,000 and 20,000, both shapes
-    python benchmarks/bench_check.py --shape deep --sizes 20000,200000 --no-profile
-    python benchmarks/bench_check.py --sizes 2000,20000,200000 --resamples 10000
+    python benchmarks/timings/bench_check.py  # 2,000 and 20,000, both shapes
+    python benchmarks/timings/bench_check.py --shape deep --sizes 20000,200000 --no-profile
+    python benchmarks/timings/bench_check.py --sizes 2000,20000,200000 --resamples 10000
 """
 
 from __future__ import annotations

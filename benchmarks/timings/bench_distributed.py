@@ -5,7 +5,7 @@
 # and the same rows in one file. Each command runs in a fresh process tree; the table gives
 # wall time, CPU (user+sys of every process, the workers included), each process's peak RSS
 # and the load average around it. Memory heavy (10^6 queries: a 3.2 GB run): run it alone,
-# `flock /tmp/rg-bench.lock python benchmarks/bench_distributed.py`.
+# `flock /tmp/rg-bench.lock python benchmarks/timings/bench_distributed.py`.
 
 from __future__ import annotations
 

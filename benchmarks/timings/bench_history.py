@@ -9,8 +9,8 @@ checkout of another version, e.g. `git worktree add /tmp/before REV`) that versi
 in turn with this one, for a before/after table. Time should grow linearly with N, and
 memory not at all.
 
-    python benchmarks/bench_history.py                           # 1,000 to 100,001: ~3 min
-    python benchmarks/bench_history.py --sizes 20000 --rounds 5 --before /tmp/before
+    python benchmarks/timings/bench_history.py  # 1,000 to 100,001: ~3 min
+    python benchmarks/timings/bench_history.py --sizes 20000 --rounds 5 --before /tmp/before
 """
 
 from __future__ import annotations

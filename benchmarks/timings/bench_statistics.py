@@ -14,8 +14,8 @@ correlated through a shared per-query change. Four cases:
 For each size and case it prints the CPU seconds of `compare()` (the whole re-decision: tests,
 intervals, detectable drops), of the `sign_flip` call inside it, and the failed checks.
 
-    python benchmarks/bench_statistics.py                      # 20,000 and 200,000 queries
-    python benchmarks/bench_statistics.py --sizes 20000 --repeat 3 --save p.npz
+    python benchmarks/timings/bench_statistics.py  # 20,000 and 200,000 queries
+    python benchmarks/timings/bench_statistics.py --sizes 20000 --repeat 3 --save p.npz
 """
 
 from __future__ import annotations

@@ -6,9 +6,9 @@ git repository, runs each command there (as a real subprocess of the installed
 the commands wrote, into one folder, with the run's clock readings masked. Run it before
 and after a change and compare:
 
-    python benchmarks/behaviour_snapshot.py --out /tmp/before
+    python benchmarks/tools/behaviour_snapshot.py --out /tmp/before
     # ... the change ...
-    python benchmarks/behaviour_snapshot.py --out /tmp/after --compare /tmp/before
+    python benchmarks/tools/behaviour_snapshot.py --out /tmp/after --compare /tmp/before
 
 `--compare` prints each file that differs and exits 1 if any does. The commands run as
 `python -m retrieval_gate`, so another checkout is snapshotted by putting it first on

@@ -7,10 +7,10 @@ module is run against the test files that exercise it (`TESTS`), in a copy of th
 repository (the working tree is never touched), with `pytest -x`: a mutant is killed when a
 test fails or it runs past the timeout, and survives when every test passes.
 
-    python benchmarks/mutation.py                                  # every core module
-    python benchmarks/mutation.py --modules stats/detectability.py --per-module 0   # all
-    python benchmarks/mutation.py --match critical_t               # these mutants only
-    python benchmarks/mutation.py --list                           # the sample, not run
+    python benchmarks/tools/mutation.py  # every core module
+    python benchmarks/tools/mutation.py --modules stats/detectability.py --per-module 0  # all
+    python benchmarks/tools/mutation.py --match critical_t  # these mutants only
+    python benchmarks/tools/mutation.py --list  # the sample, not run
 
 A survivor is either a gap in the tests or an equivalent mutant (no input can tell it from
 the original): `mutation_equivalents.py` lists those judged so, with why, and the score leaves
