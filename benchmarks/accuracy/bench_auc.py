@@ -17,8 +17,6 @@ import math
 import sys
 from pathlib import Path
 
-from sklearn.metrics import roc_auc_score
-
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root
 
 from benchmarks.common.tables import table
@@ -32,6 +30,9 @@ def _judged(grade: int | None) -> bool:
 
 
 def _reference(results: dict[str, float], judged: dict[str, int], rel: int, skip: bool) -> float:
+    # Imported here: scikit-learn takes a second or two, which --help need not wait for.
+    from sklearn.metrics import roc_auc_score
+
     labels, scores = [], []
     for doc, score in results.items():
         grade = judged.get(doc)
