@@ -76,7 +76,7 @@ def json_body(value: Any) -> bytes:
 def default_client(environ: Mapping[str, str] | None = None) -> ClientName:
     """The client RETRIEVAL_GATE_HTTP_CLIENT names (httpx or aiohttp), else aiohttp when it
     is installed (the `fast-http` extra): about half of httpx's client CPU per query through
-    the runner, or less (benchmarks/bench_runner.py); else httpx, a core dependency."""
+    the runner, or less (benchmarks/timings/bench_runner.py); else httpx, a core dependency."""
     installed = importlib.util.find_spec("aiohttp") is not None
     chosen = (os.environ if environ is None else environ).get(CLIENT_ENV, "").strip().lower()
     if chosen == "httpx" or (chosen == "aiohttp" and installed):

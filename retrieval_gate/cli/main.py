@@ -127,7 +127,7 @@ def _one_blas_thread(args: argparse.Namespace) -> None:
     not loaded yet and the user set nothing. OpenBLAS's idle workers spin after each product:
     on 2 cores they cost a 20,000-query check 0.7 s of its 3.2 s of CPU and saved no wall
     time (numpy's import alone: 45 ms), and the statistics ran as fast or faster without them
-    (benchmarks/README.md). A retriever of the user's running in this process keeps numpy's
+    (benchmarks/timings/README.md). A retriever of the user's running in this process keeps numpy's
     default: its own products may want the threads."""
     if "numpy" in sys.modules:
         return

@@ -113,7 +113,7 @@ def _template(fmt: str) -> jinja2.Template:
         trim_blocks=True,
         lstrip_blocks=True,
         keep_trailing_newline=True,
-        # Compiling the templates cost 0.21 s of CPU on every check (benchmarks/README.md,
+        # Compiling the templates cost 0.21 s of CPU on every check (benchmarks/timings/README.md,
         # Reports). Jinja's default cache folder is private to the user (it checks owner and
         # mode); the pattern keeps each format's compiled macros apart, since autoescape is
         # compiled in.

@@ -76,8 +76,8 @@ def ppi_mean(
     The reference distribution is Student's t with Welch-Satterthwaite degrees of freedom
     over the two variance terms, not the normal: with 100-200 labelled units the labelled
     term dominates and its variance is estimated from n units, so t is the honest tail (with
-    lam = 0 it is exactly the paired t-test on the labelled units); benchmarks/bench_ppi.py
-    measures the coverage.
+    lam = 0 it is exactly the paired t-test on the labelled units);
+    benchmarks/simulations/bench_ppi.py measures the coverage.
     """
     y = np.asarray(labelled, dtype=np.float64)
     f = np.asarray(predicted, dtype=np.float64)

@@ -54,7 +54,8 @@ def quantile_change(
     size. A paired bootstrap of a tail quantile is only approximately calibrated, and poorly
     at 95% and above with a hundred queries. The exchangeability is what interleaving buys:
     sides measured one after the other under changing machine load are not exchangeable, and
-    the test then sees the load, not the change (benchmarks/bench_latency.py measures both).
+    the test then sees the load, not the change (benchmarks/simulations/bench_latency.py
+    measures both).
     Pairs with a nan on either side (not measured: cached, warm-up, failed) are left out.
 
     `blocks` (one integer per pair) names the turns the sides were measured in: queries run

@@ -15,8 +15,8 @@ BoolArray = np.ndarray[Any, np.dtype[np.bool_]]
 SADDLEPOINT_FROM = 1_000
 """Columns with this many non-zero differences or more take the saddlepoint p-value instead of
 random sign vectors. From there its relative error is below what 10,000 draws resolve
-(`benchmarks/bench_saddlepoint.py` measures both against 10^6 draws), and sampling would cost
-n x 10,000 products per check."""
+(`benchmarks/accuracy/bench_saddlepoint.py` measures both against 10^6 draws), and sampling
+would cost n x 10,000 products per check."""
 _NEWTON_STEPS = 60
 _MOST_STEPS = 12
 _HOEFFDING_BELOW = 1e-300

@@ -100,7 +100,7 @@ def sign_flip(
     A column with `saddlepoint.SADDLEPOINT_FROM` (1,000) non-zero differences or more is not
     sampled: its p-values are the saddlepoint approximation of the same sign-flip
     distribution (`saddlepoint.sign_flip_tails`), closer to the exact ones than 10,000 draws
-    resolve there (benchmarks/bench_saddlepoint.py); past 1e-300 it is Hoeffding's bound.
+    resolve there (benchmarks/accuracy/bench_saddlepoint.py); past 1e-300 it is Hoeffding's bound.
 
     A column with `run_sd` > 0 (the sd of a run-wide shift of its sum, estimated from repeated
     runs with `run_df` degrees of freedom) is tested against the sign flips plus that shift:

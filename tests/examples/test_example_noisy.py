@@ -1,5 +1,5 @@
 """configs/noisy_bm25.py (the nondeterministic example retriever), configs/example-noisy.yaml
-and benchmarks/synthetic_set.py."""
+and benchmarks/tools/synthetic_set.py."""
 
 from __future__ import annotations
 
@@ -53,7 +53,9 @@ def noisy() -> ModuleType:
 
 @pytest.fixture(scope="module")
 def synthetic() -> ModuleType:
-    return load_module(ROOT / "benchmarks" / "synthetic_set.py", "synthetic_set_under_test")
+    return load_module(
+        ROOT / "benchmarks" / "tools" / "synthetic_set.py", "synthetic_set_under_test"
+    )
 
 
 @pytest.fixture(scope="module")

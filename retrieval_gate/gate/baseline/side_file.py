@@ -31,7 +31,7 @@ from retrieval_gate.gate.baseline.side_file_bytes import written_columns, writte
 TOP_K_INLINE = 1000
 """Most queries whose top-k ids the JSON holds itself; past it they go to a side file
 `NAME.top_k.jsonl` beside it (one line per query), read only when used, so that the JSON stays
-small to write, read and diff (benchmarks/bench_check.py)."""
+small to write, read and diff (benchmarks/timings/bench_check.py)."""
 
 
 def top_k_path(path: Path) -> Path:

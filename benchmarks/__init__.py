@@ -1,0 +1,1 @@
+"""Benchmarks of retrieval-gate: timings, simulations, accuracy checks and tools (README.md)."""

@@ -1,0 +1,1 @@
+"""Results checked against reference implementations and brute-force recounts (README.md)."""

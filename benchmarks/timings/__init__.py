@@ -1,0 +1,1 @@
+"""Speed and memory beside the tools users would otherwise use (README.md)."""

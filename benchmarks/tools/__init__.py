@@ -1,0 +1,1 @@
+"""Tools for developers: behaviour snapshots, mutation testing, synthetic data (README.md)."""

@@ -1,0 +1,408 @@
+"""Mutation score of the core modules: how many small wrong formulas their tests catch.
+
+Each mutant (`mutants.py`) changes one thing in one module: a comparison flipped, + and -,
+* and / swapped, a number moved by one, min and max swapped, `not` added to or taken from a
+condition, and and or swapped, a numeric return value negated. A seeded sample of them per
+module is run against the test files that exercise it (`TESTS`), in a copy of the
+repository (the working tree is never touched), with `pytest -x`: a mutant is killed when a
+test fails or it runs past the timeout, and survives when every test passes.
+
+    python benchmarks/tools/mutation.py  # every core module
+    python benchmarks/tools/mutation.py --modules stats/detectability.py --per-module 0  # all
+    python benchmarks/tools/mutation.py --match critical_t  # these mutants only
+    python benchmarks/tools/mutation.py --list  # the sample, not run
+
+A survivor is either a gap in the tests or an equivalent mutant (no input can tell it from
+the original): `mutation_equivalents.py` lists those judged so, with why, and the score leaves
+them out: (killed + timed out) / (mutants - equivalent).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root
+
+from benchmarks.tools.mutants import PACKAGE, Site, materialise, sample, sites
+from benchmarks.tools.mutation_equivalents import EQUIVALENTS
+
+ROOT = Path(__file__).resolve().parents[2]
+
+MODULES = (
+    "metrics/ranking.py",
+    "metrics/measures.py",
+    "gate/checks/compare.py",
+    "stats/significance.py",
+    "stats/detectability.py",
+    "gate/checks/slicing.py",
+    "core/redaction.py",
+    "gate/baseline",
+)
+"""Paths under the package; one without `.py` is a module or a package of that name (all
+its files sampled as one). Those absent from the tree are skipped."""
+
+TESTS: dict[str, tuple[str, ...]] = {
+    "metrics/ranking": (
+        "test_ranking_unlabelled.py",
+        "test_ranking.py",
+        "test_textbook.py",
+        "test_trec_eval.py",
+    ),
+    "metrics/measures": (
+        "test_measures_by_hand.py",
+        "test_textbook.py",
+        "test_trec_eval.py",
+        "test_gains.py",
+        "test_judged.py",
+        "test_spec.py",
+    ),
+    "gate/compare": (
+        "test_compare_noise_values.py",
+        "test_compare_edges.py",
+        "test_slicing_validation.py",
+        "test_detectability.py",
+        "test_repeats.py",
+        "test_compare.py",
+    ),
+    "stats/significance": (
+        "test_significance_values.py",
+        "test_edges.py",
+        "test_significance.py",
+    ),
+    "stats/detectability": (
+        "test_detectability_values.py",
+        "test_detectability.py",
+        "test_power.py",
+    ),
+    "gate/slicing": ("test_slicing_validation.py", "test_slicing.py"),
+    "core/redaction": ("test_redaction_boundaries.py", "test_redaction.py", "test_wording.py"),
+    "gate/baseline": (
+        "test_baseline_file_limits.py",
+        "test_baseline.py",
+        "test_baseline.py",
+    ),
+}
+"""Module (path under the package without `.py`; a package covers its files) -> test files,
+by name, found anywhere under tests/ (so files may move between folders). Fast and targeted
+first: pytest stops at the first failure. Names not found are skipped with a note."""
+
+EQUIVALENT = {entry[:5]: entry[5] for entry in EQUIVALENTS}
+"""Mutant key -> why it is equivalent (`mutation_equivalents.py`)."""
+
+_IGNORED = shutil.ignore_patterns(
+    ".git", "__pycache__", "*.pyc", ".venv", ".mypy_cache", ".ruff_cache", ".pytest_cache"
+)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What the tests did with one mutant."""
+
+    mutant: str
+    key: tuple[str, str, str, str, str]
+    status: str
+    """killed, survived, timeout."""
+    seconds: float
+
+
+class Workspace:
+    """A copy of the repository (and `../shared` linked beside it, as the tests expect) in
+    which one mutant at a time is written."""
+
+    def __init__(self, root: Path, parent: Path) -> None:
+        self.repo = parent / "repo"
+        shutil.copytree(root, self.repo, ignore=_IGNORED, symlinks=True)
+        shared = root.parent / "shared"
+        if shared.exists():
+            (parent / "shared").symlink_to(shared.resolve(), target_is_directory=True)
+        where = subprocess.run(
+            [sys.executable, "-c", f"import {PACKAGE}; print({PACKAGE}.__file__)"],
+            cwd=self.repo,
+            env=self._env(),
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        if not Path(where).resolve().is_relative_to(self.repo.resolve()):
+            raise SystemExit(f"the tests would import {where}, not the copy: check PYTHONPATH")
+
+    def _env(self) -> dict[str, str]:
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join([str(self.repo), env.get("PYTHONPATH", "")]).rstrip(
+            os.pathsep
+        )
+        # Bytecode is never cached: a mutant of the same size written within the same second
+        # as the one before would otherwise run the one before.
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
+        return env
+
+    def run(self, tests: Sequence[str], timeout: float) -> tuple[str, float]:
+        command = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *tests]
+        started = time.monotonic()
+        child = subprocess.Popen(
+            command,
+            cwd=self.repo,
+            env=self._env(),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        try:
+            code = child.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            _kill(child)
+            return "timeout", time.monotonic() - started
+        except BaseException:
+            _kill(child)
+            raise
+        seconds = time.monotonic() - started
+        if code == 0:
+            return "survived", seconds
+        if code in (1, 2, 3):  # failed, interrupted (an import error), internal error
+            return "killed", seconds
+        return f"error (pytest exit {code})", seconds
+
+
+def _kill(child: subprocess.Popen[bytes]) -> None:
+    """Stop the test process and whatever it started (its own process group)."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(child.pid, signal.SIGKILL)
+    child.wait()
+
+
+def units(names: Sequence[str]) -> dict[str, list[str]]:
+    """Unit name -> its files relative to the package; units with no file are left out."""
+    base = ROOT / PACKAGE
+    found: dict[str, list[str]] = {}
+    for name in names:
+        stem = name.removesuffix(".py")
+        files = []
+        if (base / f"{stem}.py").is_file():
+            files.append(f"{stem}.py")
+        if (base / stem).is_dir():
+            files += sorted(str(p.relative_to(base)) for p in (base / stem).rglob("*.py"))
+        if files:
+            found[name] = files
+        else:
+            print(f"note: {name}: no such module under {PACKAGE}/, skipped", file=sys.stderr)
+    return found
+
+
+def tests_of(unit: str, mapping: dict[str, tuple[str, ...]], root: Path) -> list[str]:
+    """The test files (relative to the repository at `root`) mapped to `unit`, found by name."""
+    stem = unit.removesuffix(".py")
+    names = mapping.get(stem, ())
+    by_name: dict[str, list[Path]] = {}
+    for path in sorted((root / "tests").rglob("test_*.py")):
+        by_name.setdefault(path.name, []).append(path)
+    found = []
+    for name in names:
+        if "/" in name:
+            paths = [root / name] if (root / name).is_file() else []
+        else:
+            paths = by_name.get(name, [])
+        if not paths:
+            print(f"note: {unit}: test file {name} not found, skipped", file=sys.stderr)
+        found += [str(p.relative_to(root)) for p in paths]
+    return list(dict.fromkeys(found))
+
+
+def _mapping(overrides: Sequence[str]) -> dict[str, tuple[str, ...]]:
+    mapping = dict(TESTS)
+    for item in overrides:
+        unit, _, files = item.partition("=")
+        if not files:
+            raise SystemExit(f"--tests takes MODULE=FILE[,FILE...], got {item!r}")
+        mapping[unit.removesuffix(".py")] = tuple(f for f in files.split(",") if f)
+    return mapping
+
+
+@dataclass
+class Row:
+    unit: str
+    mutants: int = 0
+    killed: int = 0
+    survived: int = 0
+    timeout: int = 0
+    equivalent: int = 0
+    errors: int = 0
+    note: str = ""
+
+    @property
+    def score(self) -> float | None:
+        judged = self.mutants - self.equivalent - self.errors
+        return (self.killed + self.timeout) / judged if judged > 0 else None
+
+
+def chosen_sites(
+    unit: str, texts: dict[str, str], args: argparse.Namespace
+) -> tuple[int, list[Site]]:
+    """How many mutants the files of `unit` (path -> text) have, and those sampled (or
+    matched by --match)."""
+    files = list(texts)
+    found = [site for path in files for site in sites(path, texts[path])]
+    if args.match:
+        matched = [s for s in found if args.match in materialise(s, texts[s.path]).describe()]
+        return len(found), matched
+    return len(found), sample(found, args.per_module, args.seed, unit)
+
+
+def run_unit(
+    unit: str,
+    files: Sequence[str],
+    tests: Sequence[str],
+    args: argparse.Namespace,
+    pool: list[Workspace],
+    lock: threading.Lock,
+) -> tuple[Row, list[Outcome]]:
+    """Run the sampled mutants of one unit; the tests must pass on the original first."""
+    row = Row(unit)
+    workspace = pool[0]
+    # The copy's text: what was there when the run started, whatever happens to the tree.
+    texts = {path: (workspace.repo / PACKAGE / path).read_text(encoding="utf-8") for path in files}
+    found, chosen = chosen_sites(unit, texts, args)
+    print(
+        f"{unit}: {found} mutants, {len(chosen)} sampled; tests: {' '.join(tests)}",
+        file=sys.stderr,
+    )
+    status, base_seconds = workspace.run(tests, timeout=args.base_timeout)
+    if status != "survived":
+        row.note = f"the tests do not pass unmutated ({status}): not run"
+        return row, []
+    timeout = args.timeout or max(30.0, 3.0 * base_seconds)
+
+    def one(site: Site) -> Outcome:
+        mutant = materialise(site, texts[site.path])
+        with lock:
+            space = pool.pop()
+        try:
+            target = space.repo / PACKAGE / site.path
+            target.write_text(mutant.source, encoding="utf-8")
+            try:
+                status, seconds = space.run(tests, timeout)
+            finally:
+                target.write_text(texts[site.path], encoding="utf-8")
+        finally:
+            with lock:
+                pool.append(space)
+        print(f"  {status:9} {seconds:5.1f}s  {mutant.describe()}", file=sys.stderr)
+        return Outcome(mutant.describe(), mutant.key, status, seconds)
+
+    with ThreadPoolExecutor(max_workers=args.jobs) as executor:
+        outcomes = list(executor.map(one, chosen))
+    row.mutants = len(outcomes)
+    for outcome in outcomes:
+        if outcome.status == "survived" and outcome.key in EQUIVALENT:
+            row.equivalent += 1
+        elif outcome.status in ("killed", "survived", "timeout"):
+            setattr(row, outcome.status, getattr(row, outcome.status) + 1)
+        else:
+            row.errors += 1
+    return row, outcomes
+
+
+def report(rows: Sequence[Row], outcomes: dict[str, list[Outcome]]) -> str:
+    """The Markdown table of every unit, then each unit's survivors."""
+    lines = [
+        "| module | mutants | killed | timed out | survived | equivalent | score |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    total = Row("all")
+    for row in rows:
+        score = "-" if row.score is None else f"{row.score:.0%}"
+        lines.append(
+            f"| {row.unit} | {row.mutants} | {row.killed} | {row.timeout} | {row.survived} | "
+            f"{row.equivalent} | {score} |" + (f" {row.note}" if row.note else "")
+        )
+        for name in ("mutants", "killed", "timeout", "survived", "equivalent", "errors"):
+            setattr(total, name, getattr(total, name) + getattr(row, name))
+    if len(rows) > 1:
+        score = "-" if total.score is None else f"{total.score:.0%}"
+        lines.append(
+            f"| all | {total.mutants} | {total.killed} | {total.timeout} | {total.survived} | "
+            f"{total.equivalent} | {score} |"
+        )
+    lines.append("")
+    lines.append("Score: (killed + timed out) / (mutants - equivalent).")
+    for row in rows:
+        left = [o for o in outcomes.get(row.unit, []) if o.status not in ("killed", "timeout")]
+        if not left:
+            continue
+        lines += ["", f"Survivors of {row.unit}:"]
+        for outcome in left:
+            why = EQUIVALENT.get(outcome.key)
+            mark = f"  [equivalent: {why}]" if outcome.status == "survived" and why else ""
+            status = "" if outcome.status == "survived" else f"  [{outcome.status}]"
+            lines.append(f"- {outcome.mutant}{mark}{status}")
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--modules", default=",".join(MODULES), help="paths under the package")
+    parser.add_argument("--per-module", type=int, default=20, help="mutants per module (0: all)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--jobs", type=int, default=1, help="mutants run at once")
+    parser.add_argument(
+        "--tests", action="append", default=[], help="MODULE=FILE[,FILE...]: its test files"
+    )
+    parser.add_argument("--timeout", type=float, default=0.0, help="seconds per mutant")
+    parser.add_argument("--base-timeout", type=float, default=600.0, help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--match", help="only the mutants whose description holds this text (all, not sampled)"
+    )
+    parser.add_argument("--list", action="store_true", help="print the sample, run nothing")
+    parser.add_argument("--json", type=Path, help="write every outcome here")
+    args = parser.parse_args(argv)
+    mapping = _mapping(args.tests)
+    chosen_units = units([m.strip() for m in args.modules.split(",") if m.strip()])
+    if args.list:
+        for unit, files in chosen_units.items():
+            texts = {path: (ROOT / PACKAGE / path).read_text(encoding="utf-8") for path in files}
+            found, picked = chosen_sites(unit, texts, args)
+            print(f"{unit}: {len(picked)} of {found}; tests: {tests_of(unit, mapping, ROOT)}")
+            for site in picked:
+                print("  " + materialise(site, texts[site.path]).describe())
+        return 0
+    started = time.monotonic()
+    rows: list[Row] = []
+    outcomes: dict[str, list[Outcome]] = {}
+    lock = threading.Lock()
+    with tempfile.TemporaryDirectory(prefix="retrieval_gate_mutation_") as scratch:
+        pool = []
+        for job in range(max(1, args.jobs)):
+            home = Path(scratch) / f"job{job}"
+            home.mkdir()
+            pool.append(Workspace(ROOT, home))
+        for unit, files in chosen_units.items():
+            tests = tests_of(unit, mapping, pool[0].repo)  # the copy: what was there at start
+            if not tests:
+                rows.append(Row(unit, note="no test files: not run"))
+                continue
+            row, found = run_unit(unit, files, tests, args, pool, lock)
+            rows.append(row)
+            outcomes[unit] = found
+    print(report(rows, outcomes))
+    print(f"\nseed {args.seed}, {args.per_module} per module, {time.monotonic() - started:.0f} s")
+    if args.json:
+        payload = {unit: [asdict(o) for o in found] for unit, found in outcomes.items()}
+        args.json.write_text(json.dumps(payload, indent=1) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
