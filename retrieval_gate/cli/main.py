@@ -142,6 +142,6 @@ def main_entry() -> None:
 
     # A run builds hundreds of thousands of small containers (queries, rankings, documents)
     # that live to the end; collecting each 700 allocations rescans them for nothing (mypy's
-    # own setting: a 20,000-query check spends 4-6% less CPU, farm-bench).
+    # own setting: a 20,000-query check spends 4-6% less CPU, whole process).
     gc.set_threshold(200_000, 30, 30)
     sys.exit(main())
