@@ -34,6 +34,7 @@ ORDER = (
     "no-recall-metric",
     "unsliced",
     "gate-cannot-fail",
+    "retrieved-ids-unknown",
     "threshold-below-mde",
     "slice-below-mde",
     "strict-gate-fails-unchanged",

@@ -9,6 +9,7 @@ import numpy as np
 
 from retrieval_gate.core.wording import plural
 from retrieval_gate.errors import GateError
+from retrieval_gate.gate.baseline.retrieved_ids import unknown_retrieval
 from retrieval_gate.gate.checks.compare import compare
 from retrieval_gate.gate.checks.policy import gate_settings, gate_thresholds
 from retrieval_gate.gate.checks.slicing import ALL
@@ -54,6 +55,23 @@ def _cannot_fail(given: LintInput) -> Iterator[Draft]:
                 "a max_drop, or set gate.require_significance: false (check refuses this config)",
                 given.at("metrics", keys.get(check.metric, check.metric)),
             )
+
+
+@rule("retrieved-ids-unknown", "error",
+      "the baseline retrieved no id of the corpus or the judgments: every check is 0 and "
+      "can never fail")  # fmt: skip
+def _unknown_ids(given: LintInput) -> Iterator[Draft]:
+    baseline, dataset = given.baseline, given.dataset
+    if baseline is None or dataset is None:
+        return
+    unknown = unknown_retrieval(baseline.top_k, dataset.qrels.docs, dataset.corpus)
+    if unknown:
+        yield Draft(
+            f"the baseline's {unknown}",
+            "then recreate the baseline: retrieval-gate baseline --force (check and baseline "
+            "refuse such a run)",
+            given.at("retriever"),
+        )
 
 
 @rule("threshold-below-mde", "warning",

@@ -1,0 +1,77 @@
+"""A record whose retrieved ids are all unknown scores 0 and can never fail: refused everywhere."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from retrieval_gate.gate.baseline.retrieved_ids import unknown_retrieval
+from tests.helpers.cli import run_cli
+from tests.helpers.paths import CONFIGS
+
+CORPUS = {"kb-1": None, "kb-2": None}
+
+
+def test_one_known_id_anywhere_is_enough() -> None:
+    top_k = {"q1": ("chunk-9",), "q2": ("chunk-8", "kb-2")}
+    assert unknown_retrieval(top_k, [], CORPUS) is None
+    assert unknown_retrieval({"q1": ("kb-7",)}, ["kb-7"], CORPUS) is None  # judged, not in it
+
+
+def test_without_a_corpus_an_unjudged_id_may_be_a_real_document() -> None:
+    assert unknown_retrieval({"q1": ("chunk-1",)}, ["kb-1"], None) is None
+
+
+def test_nothing_retrieved_is_not_this_refusal() -> None:
+    assert unknown_retrieval({"q1": (), "q2": ()}, ["kb-1"], CORPUS) is None
+
+
+def test_all_unknown_names_what_came_and_what_was_expected() -> None:
+    reason = unknown_retrieval({"q1": ("chunk-1", "chunk-2"), "q2": ("chunk-1",)}, [], CORPUS)
+    assert reason is not None
+    assert reason.startswith("none of the 2 document ids retrieved ('chunk-1', 'chunk-2', ...)")
+    assert "is in the corpus or the judgments (which name 'kb-1', 'kb-2', ...)" in reason
+    assert "no check can ever fail" in reason
+
+
+@pytest.fixture
+def tiny(tmp_path: Path) -> Path:
+    folder = tmp_path / "tiny"
+    shutil.copytree(CONFIGS / "tiny", folder, ignore=shutil.ignore_patterns(".retrieval-gate"))
+    run = (folder / "run.txt").read_text(encoding="utf-8")
+    (folder / "chunks.txt").write_text(run.replace(" kb-", " chunk-"), encoding="utf-8")
+    return folder
+
+
+def test_baseline_refuses_a_run_of_unknown_ids_and_writes_nothing(tiny: Path) -> None:
+    config = tiny / "retrieval-gate.yaml"
+    code, _, err = run_cli("baseline", "-c", config, "--run", tiny / "chunks.txt")
+    assert code == 2, err
+    assert "none of the 14 document ids retrieved ('chunk-" in err
+    assert not (tiny / ".retrieval-gate" / "baseline.json").exists()
+
+
+def test_check_refuses_a_current_run_of_unknown_ids(tiny: Path) -> None:
+    config = tiny / "retrieval-gate.yaml"
+    assert run_cli("baseline", "-c", config).ret == 0
+    code, out, err = run_cli("check", "-c", config, "--run", tiny / "chunks.txt")
+    assert code == 2, out + err
+    assert "no check can ever fail" in err
+
+
+def test_lint_finds_a_committed_baseline_of_unknown_ids(tiny: Path) -> None:
+    config = tiny / "retrieval-gate.yaml"
+    assert run_cli("baseline", "-c", config).ret == 0
+    path = tiny / ".retrieval-gate" / "baseline.json"
+    document = json.loads(path.read_text(encoding="utf-8"))
+    document["top_k"] = {
+        query: [doc.replace("kb-", "chunk-") for doc in docs]
+        for query, docs in document["top_k"].items()
+    }
+    path.write_text(json.dumps(document, indent=2), encoding="utf-8")
+    code, out, err = run_cli("lint", "-c", config)
+    assert code != 0, out + err
+    assert "retrieved-ids-unknown" in out + err
