@@ -174,7 +174,9 @@ def run_accept(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     repo = _checkout(args)
     if args.push:
         refresh(repo, args.remote, args.branch)
-    entries = iter_history(BranchSource(repo, args.branch, args.remote), config.name)
+    entries = iter_history(
+        BranchSource(repo=repo, branch=args.branch, remote=args.remote), config.name
+    )
     newest = None
     for entry in entries:
         newest = entry if isinstance(entry, ResultEntry) else newest
@@ -352,7 +354,7 @@ def _entries(args: argparse.Namespace, name: str | None) -> Iterator[Entry]:
     source: HistorySource = (
         Path(args.from_path)
         if args.from_path
-        else BranchSource(_checkout(args), args.branch, args.remote)
+        else BranchSource(repo=_checkout(args), branch=args.branch, remote=args.remote)
     )
     return iter_history(source, name)
 

@@ -19,7 +19,7 @@ CELLS = 1 << 22
 million queries are taken block by block, so their memory does not grow with the run."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class SideRows:
     """One record's top k over the labelled queries, rows sorted by (query, rank): each
     unjudged row's `slot` (its doc among the query's unjudged docs of both sides, numbered
@@ -33,7 +33,7 @@ class SideRows:
     """Query q's rows are [bounds[q], bounds[q + 1])."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class OpenDocs:
     """Both top k and the qrels' judged grades, per query, as flat arrays."""
 

@@ -46,7 +46,7 @@ MULTISETS = 50_000
 interval bound (`label_hole_extremes._outer`)."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class LabelHole:
     """A failing or inconclusive check re-decided with its unjudged documents graded the least
     and the most favourable way for the current retriever (worst and best case)."""
@@ -74,7 +74,7 @@ class LabelHole:
     """Why the check is not bounded, or "" when it is."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class _Extremes:
     """Per query: the lowest and highest delta and current value over every grade assignment,
     and whether each was found exactly."""
@@ -89,7 +89,7 @@ def bounded(check: Comparison) -> bool:
     return check.failed or (check.gated and check.verdict == "inconclusive")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class HoleExtremes:
     """What the bounds of a set of checks need from the two top k: each query's distinct
     unjudged docs, each bounded metric's per-query extremes, and why the others are not."""
@@ -99,7 +99,7 @@ class HoleExtremes:
     reasons: dict[str, str]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class HolePlan:
     """The metrics whose extremes the bounds of a set of checks need, why the others are not
     bounded, and the highest grade an unjudged document may get."""
@@ -145,7 +145,7 @@ def hole_plan(checks: Sequence[Comparison], qrels: Qrels, *, k: int) -> HolePlan
             reasons[metric] = why
         else:
             specs[metric] = spec
-    return HolePlan(specs, reasons, top)
+    return HolePlan(specs=specs, reasons=reasons, top=top)
 
 
 def block_extremes(
@@ -166,19 +166,21 @@ def joined_extremes(
     """`block_extremes` of blocks of queries (in query order) as one."""
     joined = {
         metric: _Extremes(
-            (
+            delta=(
                 _joined(b[1][metric].delta[0] for b in blocks),
                 _joined(b[1][metric].delta[1] for b in blocks),
             ),
-            (
+            current=(
                 _joined(b[1][metric].current[0] for b in blocks),
                 _joined(b[1][metric].current[1] for b in blocks),
             ),
-            _joined(b[1][metric].exact for b in blocks),
+            exact=_joined(b[1][metric].exact for b in blocks),
         )
         for metric in plan.specs
     }
-    return HoleExtremes(_joined(b[0] for b in blocks), joined, plan.reasons)
+    return HoleExtremes(
+        unjudged=_joined(b[0] for b in blocks), extremes=joined, reasons=plan.reasons
+    )
 
 
 def label_holes(
@@ -219,7 +221,17 @@ def label_holes(
             why = reasons[check.metric]
             holes.append(
                 LabelHole(
-                    check.metric, check.slice, verdict, n, None, None, None, None, n == 0, True, why
+                    metric=check.metric,
+                    slice=check.slice,
+                    verdict=verdict,
+                    unjudged=n,
+                    worst=None,
+                    best=None,
+                    worst_delta=None,
+                    best_delta=None,
+                    robust=n == 0,
+                    exact=True,
+                    reason=why,
                 )
             )
             continue
@@ -228,16 +240,16 @@ def label_holes(
         same = low.verdict == high.verdict == check.verdict
         holes.append(
             LabelHole(
-                check.metric,
-                check.slice,
-                verdict,
-                n,
-                low.verdict,
-                high.verdict,
-                low.delta,
-                high.delta,
-                n == 0 or (same and proven),
-                exact,
+                metric=check.metric,
+                slice=check.slice,
+                verdict=verdict,
+                unjudged=n,
+                worst=low.verdict,
+                best=high.verdict,
+                worst_delta=low.delta,
+                best_delta=high.delta,
+                robust=n == 0 or (same and proven),
+                exact=exact,
             )
         )
     return tuple(holes)
@@ -337,9 +349,16 @@ def _queries(
     ):
         slots = np.full(len(query), -1, dtype=np.int64)
         slots[o] = part
-        rows.append(SideRows(query, rank, grade, slots, bounds))
+        rows.append(SideRows(query=query, rank=rank, grade=grade, slot=slots, bounds=bounds))
     grade, judged_bounds = judged
-    return OpenDocs(rows[0], rows[1], unjudged, first, grade, judged_bounds)
+    return OpenDocs(
+        before=rows[0],
+        after=rows[1],
+        unjudged=unjudged,
+        first_slot=first,
+        judged_grade=grade,
+        judged_bounds=judged_bounds,
+    )
 
 
 def _rows(
@@ -375,10 +394,10 @@ def _extremes(spec: MetricSpec, docs: OpenDocs, top: float) -> _Extremes:
     grades = _grades(spec, top)
     if spec.name in LINEAR:
         low, high, cur_low, cur_high, exact = linear_extremes(spec, docs, grades, MULTISETS)
-        return _Extremes((low, high), (cur_low, cur_high), exact)
+        return _Extremes(delta=(low, high), current=(cur_low, cur_high), exact=exact)
     if spec.name in FIRST:
         low, high, cur_low, cur_high, exact = first_extremes(spec, docs, top)
-        return _Extremes((low, high), (cur_low, cur_high), exact)
+        return _Extremes(delta=(low, high), current=(cur_low, cur_high), exact=exact)
     n = docs.count
     low, high, cur_low, cur_high = (np.zeros(n) for _ in range(4))
     exact = np.ones(n, dtype=bool)
@@ -403,7 +422,7 @@ def _extremes(spec: MetricSpec, docs: OpenDocs, top: float) -> _Extremes:
             delta = after - before
             low[chunk], high[chunk] = delta.min(axis=1), delta.max(axis=1)
             cur_low[chunk], cur_high[chunk] = after.min(axis=1), after.max(axis=1)
-    return _Extremes((low, high), (cur_low, cur_high), exact)
+    return _Extremes(delta=(low, high), current=(cur_low, cur_high), exact=exact)
 
 
 def _grades(spec: MetricSpec, top: float) -> FloatArray:
