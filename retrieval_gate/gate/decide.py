@@ -101,7 +101,7 @@ def decide(
         )
 
     assisted = None
-    if config.gate.labels == "human+llm":
+    if config.gate.uses_llm_labels:
         from retrieval_gate.gate.modes.assisted import assisted_checks
 
         assisted, notes = assisted_checks(

@@ -86,7 +86,7 @@ def _drift(entries: list[ResultEntry], config: GateConfig, dataset: Dataset | No
             dataset = load_dataset(
                 config.dataset,
                 config.base_dir,
-                keep_unjudged=config.gate.labels == "human+llm",
+                keep_unjudged=config.gate.uses_llm_labels,
             )
         report = check_drift(entries, config, dataset, resolve=resolver(config.base_dir))
     except InputError as error:

@@ -335,7 +335,7 @@ def run_drift(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         print(f"no drift budget (gate.drift) in {args.config}: nothing to check", file=out)
         return EXIT_OK
     dataset = load_dataset(
-        config.dataset, config.base_dir, keep_unjudged=config.gate.labels == "human+llm"
+        config.dataset, config.base_dir, keep_unjudged=config.gate.uses_llm_labels
     )
     entries = list(_entries(args, config.name))
     report = check_drift(entries, config, dataset, resolve=resolver(_checkout(args)))

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from retrieval_gate.config.check_keys import ranking_keys
-from retrieval_gate.config.schema import GateConfig
+from retrieval_gate.config.schema import GateConfig, Labels
 from retrieval_gate.core.ids import FloatArray, IntArray
 from retrieval_gate.core.qrels import Qrels
 from retrieval_gate.core.wording import one_line, plural
@@ -69,7 +69,7 @@ class Assisted:
     """Queries left out: the judge did not grade every pair the records ranked in them."""
 
     @property
-    def decided_by(self) -> str:
+    def decided_by(self) -> Labels:
         """ "human+llm" when the prediction-powered checks decided, else "human"."""
         return "human+llm" if self.trusted else "human"
 

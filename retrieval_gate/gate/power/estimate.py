@@ -260,7 +260,7 @@ def power_report(
         spread = repeats_source(runs, _view_ids(baseline, dataset), config.gate.repeats)
     settings = gate_settings(config)
     assisted = None
-    if config.gate.labels == "human+llm":
+    if config.gate.uses_llm_labels:
         from retrieval_gate.gate.modes.assisted import power_view
 
         assisted = power_view(
