@@ -28,21 +28,18 @@ from retrieval_gate.metrics.spec import MetricSpec
 Decider = Callable[[Mapping[str, FloatArray], Mapping[str, FloatArray]], Sequence[Comparison]]
 """The gate's own rule: (baseline scores, current scores) -> every check, as `compare` gives."""
 
-LINEAR = frozenset({"ndcg", "dcg", "recall", "precision"})
-"""Measures that, for a fixed multiset of grades given to the unjudged documents, are a sum of
-per-document gains over a denominator that the multiset alone fixes (the ideal DCG, R, k, 1):
-their extremes are exact by the rearrangement inequality (`label_hole_extremes`)."""
-FIRST = frozenset({"rr", "hit_rate"})
-"""Measures of the first relevant rank: exact over the pairs of first relevant ranks."""
-BINARY = frozenset({"recall", "precision", "rr", "hit_rate", "ap"})
-"""Measures that see a grade only as >= rel or not: two grades (0 and the top) say it all."""
+ENUMERATED = "ap"
+"""The measure without a registered shape (`Measure.shape`) that the bounds still take, by
+trying every grading (`_ap_values`, its own scoring). A gain_sum measure's extremes are exact
+by the rearrangement inequality (`label_hole_extremes`), a first_relevant one's over the pairs
+of first relevant ranks."""
 EXHAUSTIVE = 4096
 """Most grade assignments of one query's unjudged documents enumerated for the measures
 without an exact shortcut (ap); past it, the query's delta is bounded by [-1, 1]."""
 _ENUMERATED_CELLS = 1 << 20
 """Ranks x assignments x queries scored in one call of the measure (`_extremes`)."""
 MULTISETS = 50_000
-"""Most multisets of grades enumerated per query for the LINEAR measures; past it, a sound
+"""Most multisets of grades enumerated per query for the gain_sum measures; past it, a sound
 interval bound (`label_hole_extremes._outer`)."""
 
 
@@ -280,7 +277,7 @@ def _boundable(metric: str, k: int) -> tuple[MetricSpec | None, str]:
     spec = parse_metric(metric)
     if spec.name in DIVERSITY:
         return None, "judges documents per subtopic: not bounded"
-    if spec.name not in LINEAR | FIRST | {"ap"}:
+    if spec.measure.shape is None and spec.name != ENUMERATED:
         return None, f"no label-hole bound for {spec.name}"
     if spec.k is None or spec.k > k or spec.measure.full_list:
         return None, f"looks past the stored top {k}: not bounded"
@@ -392,10 +389,10 @@ def _judged_grades(qrels: Qrels, query_ids: Sequence[str]) -> tuple[FloatArray, 
 def _extremes(spec: MetricSpec, docs: OpenDocs, top: float) -> _Extremes:
     """Each query's lowest and highest delta (current - baseline) and current value."""
     grades = _grades(spec, top)
-    if spec.name in LINEAR:
+    if spec.measure.shape == "gain_sum":
         low, high, cur_low, cur_high, exact = linear_extremes(spec, docs, grades, MULTISETS)
         return _Extremes(delta=(low, high), current=(cur_low, cur_high), exact=exact)
-    if spec.name in FIRST:
+    if spec.measure.shape == "first_relevant":
         low, high, cur_low, cur_high, exact = first_extremes(spec, docs, top)
         return _Extremes(delta=(low, high), current=(cur_low, cur_high), exact=exact)
     n = docs.count
@@ -427,7 +424,7 @@ def _extremes(spec: MetricSpec, docs: OpenDocs, top: float) -> _Extremes:
 
 def _grades(spec: MetricSpec, top: float) -> FloatArray:
     """The grades an unjudged document may get, as far as `spec` can tell them apart."""
-    if spec.name in BINARY:
+    if spec.measure.binary:
         return np.asarray([0.0, top])
     return np.unique(np.append(np.arange(0.0, math.floor(top) + 1.0), top))  # top: 2.5 too
 
@@ -441,7 +438,7 @@ def _ap_values(
     The metric engine's `ap` (trec_eval's map_cut) to the bit, without a qrels row per grade
     of every assignment: the precisions are added rank by rank, in the order the engine adds
     them, and R counts the judged and the assigned grades >= rel."""
-    assert spec.name == "ap"
+    assert spec.name == ENUMERATED
     assert spec.k is not None
     rel = int(spec.param("rel"))
     rows, width = assigned.shape[0], spec.k
