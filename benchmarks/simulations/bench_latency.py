@@ -119,7 +119,7 @@ def judged(
     """The latency_p95 check of compare(), the warm-up left out."""
     both = np.ones(QUERIES, dtype=bool)
     both[:WARMUP] = False
-    column = Measured(both, 0.95, turns, "")
+    column = Measured(both=both, quantile=0.95, turns=turns, reason="")
     (found,) = compare(
         {"latency_p95": reference},
         {"latency_p95": current},

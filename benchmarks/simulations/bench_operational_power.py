@@ -59,7 +59,7 @@ def _check(base: np.ndarray, cur: np.ndarray, column: str, seed: int) -> tuple[b
         {column: base},
         {column: cur},
         {"all": np.arange(base.size)},
-        {column: Threshold(share, relative=True, direction="lower", unit=unit)},
+        {column: Threshold(max_drop=share, relative=True, direction="lower", unit=unit)},
         {},
         ComparisonSettings(seed=seed),
     )[0]

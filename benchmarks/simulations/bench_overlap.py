@@ -34,18 +34,22 @@ POOL = 60
 """Candidate documents per query: the retriever ranks them by a latent score plus noise."""
 SOURCES = (("web", 0.5), ("app", 0.3), ("api", 0.2))
 CHECKS = (
-    LabelFreeCheck("overlap@10", "overlap", K, Threshold(max_drop=0.02)),
-    LabelFreeCheck("rbo@10", "rbo", K, Threshold(max_drop=0.02), p=0.9),
+    LabelFreeCheck(name="overlap@10", measure="overlap", k=K, threshold=Threshold(max_drop=0.02)),
+    LabelFreeCheck(name="rbo@10", measure="rbo", k=K, threshold=Threshold(max_drop=0.02), p=0.9),
     LabelFreeCheck(
-        "lost@10>3", "lost", K, Threshold(max_drop=0.05, direction="lower"), more_than=3
+        name="lost@10>3",
+        measure="lost",
+        k=K,
+        threshold=Threshold(max_drop=0.05, direction="lower"),
+        more_than=3,
     ),
 )
 STRICTEST = tuple(
     LabelFreeCheck(
-        c.name,
-        c.measure,
-        c.k,
-        Threshold(max_drop=0.0, direction=c.threshold.direction),
+        name=c.name,
+        measure=c.measure,
+        k=c.k,
+        threshold=Threshold(max_drop=0.0, direction=c.threshold.direction),
         p=c.p,
         more_than=c.more_than,
     )

@@ -182,12 +182,12 @@ def claim_source(
         pairs = tuple(
             {METRIC: after.scores - before.scores} for before, after in itertools.pairwise(chain)
         )
-        return chain[-1], DeltaSource("history", "main", ids, pairs)
+        return chain[-1], DeltaSource(kind="history", label="main", query_ids=ids, pairs=pairs)
     baseline = world.first(rng, N)
     if source == "run":
         earlier = world.next(rng, baseline)
         pair = {METRIC: earlier.scores - baseline.scores}
-        return baseline, DeltaSource("run", "earlier run", ids, (pair,))
+        return baseline, DeltaSource(kind="run", label="earlier run", query_ids=ids, pairs=(pair,))
     if source == "repeats":
         runs = [{METRIC: baseline.scores + rng.normal(0.0, REPEAT_SD, N)} for _ in range(REPEATS)]
         return baseline, repeats_source(runs, ids, 1)

@@ -198,7 +198,9 @@ def synthetic_baseline(query_ids: Sequence[str], metrics: Sequence[str], seed: i
 
     rng = np.random.default_rng(seed)
     return make_baseline(
-        fingerprints=Fingerprints("d", 10, tuple(metrics), "s", "r"),
+        fingerprints=Fingerprints(
+            dataset="d", k=10, metrics=tuple(metrics), slices="s", retriever="r"
+        ),
         retriever={},
         slice_definition={},
         query_ids=query_ids,

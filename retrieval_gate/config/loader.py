@@ -378,7 +378,7 @@ def _evaluator_problems(config: GateConfig, root: yaml.Node | None, source: str)
 def _assisted_problems(config: GateConfig, root: yaml.Node | None, source: str) -> list[str]:
     """gate.labels: human+llm re-estimates ranking metrics from the judge's labels: an error
     for the first check of another kind (it has no labels to re-estimate, or stored lists)."""
-    if config.gate.labels != "human+llm":
+    if not config.gate.uses_llm_labels:
         return []
     others = [key for key in config.metrics if kind_of(key) != "ranking"]
     if not others:

@@ -29,6 +29,15 @@ from retrieval_gate.core.strict import TAKES_BOOL, StrictModel
 _POINTS = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*(pt|pts|point|points)\s*$", re.IGNORECASE)
 _PERCENT = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*%\s*$")
 
+Labels = Literal["human", "human+llm"]
+"""Whose relevance labels decide (gate.labels, and a result's labels.decided_by): people's
+alone, or an LLM judge's rectified by people's."""
+
+
+def includes_llm(labels: Labels) -> bool:
+    """Whether `labels` take an LLM judge's labels in."""
+    return labels == "human+llm"
+
 
 class Drop(StrictModel):
     """A tolerated change for the worse: `value` on the [0, 1] scale (written in points),
@@ -403,12 +412,18 @@ class GateSettings(StrictModel):
         description="how latency checks (latency_p95, ...) are measured: {batch: 1, warmup: 5, "
         "source: client}",
     )
-    labels: Literal["human", "human+llm"] = Field(
+    labels: Labels = Field(
         "human",
         description="human: gate on people's judgments alone; human+llm: prediction-powered "
         "estimates from the judge's labels (judge:) rectified on the queries people judged, "
         "once the judge passes judge.trust",
     )
+
+    @property
+    def uses_llm_labels(self) -> bool:
+        """Whether the judge's labels take part (human+llm): the labelled set then keeps the
+        queries people have not judged yet."""
+        return includes_llm(self.labels)
 
 
 class ReportConfig(StrictModel):
@@ -493,13 +508,13 @@ class GateConfig(StrictModel):
 
     @model_validator(mode="after")
     def _judge_for_llm_labels(self) -> GateConfig:
-        if self.gate.labels == "human+llm" and self.judge is None:
+        if self.gate.uses_llm_labels and self.judge is None:
             raise PydanticCustomError(
                 "judge_missing",
                 "gate.labels: human+llm gates on an LLM judge's labels: add a judge: block "
                 "(base_url, model) naming the judge that wrote them",
             )
-        if self.gate.labels == "human+llm" and self.gate.rule != "significant-drop":
+        if self.gate.uses_llm_labels and self.gate.rule != "significant-drop":
             raise PydanticCustomError(
                 "rule_unsupported",
                 "gate.rule: {rule} is not available with gate.labels: human+llm yet (its "

@@ -52,7 +52,7 @@ def decide(
     baseline, note = comparable_baseline(baseline, current, dataset)
     if note:
         warnings = (*warnings, note)
-    records, labelled = (baseline, current), dataset
+    whole_baseline, whole_current, labelled = baseline, current, dataset
     baseline, current, dataset, corpus = corpus_checked(
         baseline, current, dataset, config.gate.min_coverage
     )
@@ -101,7 +101,7 @@ def decide(
         )
 
     assisted = None
-    if config.gate.labels == "human+llm":
+    if config.gate.uses_llm_labels:
         from retrieval_gate.gate.modes.assisted import assisted_checks
 
         assisted, notes = assisted_checks(
@@ -117,7 +117,11 @@ def decide(
     shown = failing[0].metric if failing else next(iter(thresholds))
     changes = query_changes(baseline, current, dataset, shown)
     context = GateContext(
-        _config_file(config), _config_sha256(config), config.k, settings, reference
+        config_file=_config_file(config),
+        config_sha256=_config_sha256(config),
+        k=config.k,
+        settings=settings,
+        reference=reference,
     )
     # The bounds re-decide with people's labels alone: with human+llm the judge's labels
     # fill the holes (and the prediction-powered rule is another), so there are none to bound.
@@ -147,20 +151,21 @@ def decide(
             config.k,
         )
     return GateResult(
-        config.name,
-        comparisons,
-        changes,
-        lost,
-        gained,
-        tuple(warnings),
-        tuple(failed_queries),
-        unjudged,
-        holes,
-        context,
-        *records,
-        noise_of(baseline, current),
-        labelled,
-        assisted,
+        name=config.name,
+        comparisons=comparisons,
+        query_changes=changes,
+        hits_lost=lost,
+        hits_gained=gained,
+        warnings=tuple(warnings),
+        failed_queries=tuple(failed_queries),
+        unjudged=unjudged,
+        label_holes=holes,
+        context=context,
+        baseline=whole_baseline,
+        current=whole_current,
+        noise=noise_of(baseline, current),
+        dataset=labelled,
+        assisted=assisted,
         corpus=corpus,
         stage_losses=losses,
     )

@@ -27,7 +27,7 @@ RESULT_SCHEMA_VERSION = 2
 Status = Literal["pass", "fail", "error"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class GateContext:
     """What the result was decided under, for the report footer."""
 
@@ -41,7 +41,7 @@ class GateContext:
     the caller did not say (compare)."""
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, kw_only=True)
 class GateResult:
     """Everything `check` decided; nothing in it prints. `document()` is the canonical JSON."""
 

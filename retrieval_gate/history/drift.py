@@ -35,7 +35,7 @@ SHOWN_STEPS = 12
 _HEX = re.compile(r"^[0-9a-f]{4,64}$")
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, kw_only=True)
 class Point:
     """One record of the chain the drift is measured along (re-scored when it had to be)."""
 
@@ -48,7 +48,7 @@ class Point:
     record: Baseline
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Attribution:
     """How one drifting check's drop splits between the merges since the reference."""
 
@@ -60,7 +60,7 @@ class Attribution:
     """(merge, its change of the mean), oldest first: the changes sum to `total`."""
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, kw_only=True)
 class DriftReport:
     """What `history drift` decided: the comparison, and which merges the drift came from."""
 
@@ -149,16 +149,16 @@ def check_drift(
         if check.slice in slices
     )
     return DriftReport(
-        config.name,
-        label,
-        budget.max_drop.text,
-        look,
-        budget.horizon,
-        config.gate.alpha,
-        level,
-        result,
-        attributions,
-        tuple(notes),
+        config=config.name,
+        reference=label,
+        budget=budget.max_drop.text,
+        merges=look,
+        horizon=budget.horizon,
+        alpha=config.gate.alpha,
+        level=level,
+        result=result,
+        attributions=attributions,
+        notes=tuple(notes),
     )
 
 
@@ -183,7 +183,9 @@ def _chain(results: Sequence[ResultEntry], dataset: Dataset) -> tuple[list[Point
             break
         rescored += changed
         short = f"#{entry.pr}" if entry.pr is not None else entry.commit[:7]
-        points.append(Point(entry.label, short, entry.pr, entry.commit, record))
+        points.append(
+            Point(label=entry.label, short=short, pr=entry.pr, commit=entry.commit, record=record)
+        )
     if rescored:
         notes.append(
             f"{plural(rescored, 'record')} made under other judgments re-scored from their "
@@ -236,7 +238,9 @@ def _reference(
                 "labelled set, k, metrics and slices; recreate it or name a tag or commit"
             )
         label = f"the baseline ({commit[:7] if commit else 'no commit'})"
-        chain.insert(0, Point(label, label, None, commit or "", record))
+        chain.insert(
+            0, Point(label=label, short=label, pr=None, commit=commit or "", record=record)
+        )
         return 0, label, []
     commit = resolve(wanted)
     if commit is None and _HEX.match(wanted):
@@ -325,7 +329,9 @@ def _attribution(check: Comparison, segment: Sequence[Point], rows: np.ndarray) 
         (point.short, after - before)
         for point, before, after in zip(segment[1:], means, means[1:], strict=False)
     )
-    return Attribution(check.metric, check.slice, means[-1] - means[0], steps)
+    return Attribution(
+        metric=check.metric, slice=check.slice, total=means[-1] - means[0], steps=steps
+    )
 
 
 # ------------------------------------------------------------------------------------------

@@ -31,7 +31,7 @@ _MERGE = re.compile(r"^Merge pull request #([0-9]{1,9})\b")
 _SQUASH = re.compile(r"\(#([0-9]{1,9})\)\s*$")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class TrendPoint:
     """One point of a metric's trend on the main branch: the commit, the pull request that
     merged it (None when not known), the commit's time (ISO 8601 UTC) and the metric's mean."""
@@ -42,7 +42,7 @@ class TrendPoint:
     value: float
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, kw_only=True)
 class ResultEntry:
     """A `check` result of one commit of the main branch, as the history keeps it."""
 
@@ -79,7 +79,7 @@ class ResultEntry:
         return f"#{self.pr} ({self.commit[:7]})" if self.pr is not None else self.commit[:7]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class AcceptEntry:
     """An acknowledged drop: the drift's reference moves to the result of `commit`."""
 
@@ -278,7 +278,7 @@ def parse_entry(text: str, source: str, line: int) -> Entry:
                          line=line)  # fmt: skip
     if kind == "accept":
         reason = _field(data, "reason", str, source, line)
-        return AcceptEntry(config, commit, time, reason, line)
+        return AcceptEntry(config=config, commit=commit, time=time, reason=reason, line=line)
     if kind != "result":
         raise InputError(
             f"kind: {_shown(kind)}; a history line is a result or an accept",

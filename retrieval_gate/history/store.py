@@ -30,7 +30,7 @@ _RACE_MARKS = ("non-fast-forward", "fetch first", "cannot lock", "failed to upda
                "incorrect old value")  # fmt: skip
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class BranchSource:
     """A history branch of the git repository around `repo`: the local branch when there is
     one, else the remote-tracking branch `remote/branch` (what a pull request's job fetched)."""
@@ -44,7 +44,7 @@ HistorySource = Path | BranchSource
 """A history to read: a JSON Lines file, a folder of them (`NAME.jsonl`), or a branch."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Appended:
     """What an append did: whether the record was new, and the branch's tip after it."""
 
@@ -218,7 +218,7 @@ def append(
         if any(e.key == entry.key for e in parse_history(text, source)):
             if base is not None:
                 _follow(repo, local, base)
-            return Appended(False, base or "", attempt)
+            return Appended(appended=False, tip=base or "", attempts=attempt)
         if text and not text.endswith("\n"):
             text += "\n"
         commit = _commit(repo, base, name, text + line + "\n", _message(entry))
@@ -227,7 +227,7 @@ def append(
             if done.returncode == 0:
                 _update_ref(repo, tracking, commit, None)
                 _follow(repo, local, commit)
-                return Appended(True, commit, attempt)
+                return Appended(appended=True, tip=commit, attempts=attempt)
             problem = (done.stderr + done.stdout).strip()
             moved = _remote_moved(repo, remote, branch, base)
             if not moved and not any(mark in problem for mark in _RACE_MARKS):
@@ -236,7 +236,7 @@ def append(
             # Compare-and-swap: the local branch must still be what it was (or still absent).
             done = _git(repo, "update-ref", local, commit, mine or "0" * len(commit))
             if done.returncode == 0:
-                return Appended(True, commit, attempt)
+                return Appended(appended=True, tip=commit, attempts=attempt)
             problem = done.stderr.strip()
         # Another job won the race: let it finish, then start again from its tip.
         clock.sleep(random.uniform(0.05, 0.2) * attempt)
@@ -385,7 +385,7 @@ def _git(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
 # What a record needs from the repository
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class CommitInfo:
     """A commit of the repository: its full sha, committer time (UTC) and message."""
 
@@ -404,7 +404,9 @@ def commit_info(repo: Path, commit: str) -> CommitInfo:
         )
     sha, stamp, message = [*done.stdout.split("\n", 2), "", ""][:3]
     moment = datetime.fromisoformat(stamp.strip()).astimezone(timezone.utc)
-    return CommitInfo(sha.strip(), moment.strftime("%Y-%m-%dT%H:%M:%SZ"), message.strip())
+    return CommitInfo(
+        sha=sha.strip(), time=moment.strftime("%Y-%m-%dT%H:%M:%SZ"), message=message.strip()
+    )
 
 
 def current_ref(repo: Path) -> str:

@@ -35,4 +35,6 @@ def _points(entries: Iterable[Entry], metric: str) -> Iterator[TrendPoint]:
     name = canonical_name(metric)
     for entry in entries:
         if isinstance(entry, ResultEntry) and name in entry.means:
-            yield TrendPoint(entry.commit, entry.pr, entry.time, entry.means[name])
+            yield TrendPoint(
+                commit=entry.commit, pr=entry.pr, time=entry.time, value=entry.means[name]
+            )

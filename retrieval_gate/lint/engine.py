@@ -157,7 +157,7 @@ class LintInput:
             return assemble(
                 self.labels,
                 combine=self.config.dataset.annotators.combine,
-                keep_unjudged=self.config.gate.labels == "human+llm",  # as the gate runs it
+                keep_unjudged=self.config.gate.uses_llm_labels,  # as the gate runs it
             )
         except GateError:
             return None
@@ -335,7 +335,7 @@ def _stats(given: LintInput) -> dict[str, Any]:
     texts = {query.id for query in given.labels.queries}
     queries = len(texts & set(judgments.query_ids.tolist()))
     # Under human+llm every query with text runs, labelled by people or not: say both.
-    assisted = given.config.gate.labels == "human+llm" and len(texts) > queries
+    assisted = given.config.gate.uses_llm_labels and len(texts) > queries
     counted = (
         f"{plural(len(texts), 'query', 'queries')} ({queries} labelled)"
         if assisted

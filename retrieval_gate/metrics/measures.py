@@ -47,42 +47,42 @@ def _discount(width: int) -> FloatArray:
     return 1.0 / np.log2(np.arange(2, width + 2, dtype=np.float64))
 
 
-def _gain(grades: FloatArray, spec: MetricSpec) -> FloatArray:
+def gain(grades: FloatArray, spec: MetricSpec) -> FloatArray:
     """Gain of each grade: `gain`'s function, replaced by `gains` for the grades it lists.
 
     As trec_eval's gain_init.c (usnistgov/trec_eval, setup_gains/get_gain): a listed level
     gets its given gain (0 or negative allowed, level 0 too), an unlisted one its default;
     an unjudged or unretrieved doc gains 0."""
     positive = np.where(grades > 0, grades, 0.0)
-    gain = np.exp2(positive) - 1.0 if spec.param("gain") == "exp" else positive
+    gains = np.exp2(positive) - 1.0 if spec.param("gain") == "exp" else positive
     for grade, value in parse_gains(spec.param("gains")).items():
-        gain = np.where(grades == grade, value, gain)
-    return _floats(gain)
+        gains = np.where(grades == grade, value, gains)
+    return _floats(gains)
 
 
 def _dcg(spec: MetricSpec, ranked: RankedJudgments) -> FloatArray:
     top = ranked.top(spec.k)
-    return _gain(top, spec) @ _discount(top.shape[1])
+    return gain(top, spec) @ _discount(top.shape[1])
 
 
 def _ideal_dcg(spec: MetricSpec, ranked: RankedJudgments) -> FloatArray:
     if not spec.param("gains"):
         ideal = ranked.ideal if spec.k is None else ranked.ideal[:, : spec.k]
-        return _gain(ideal, spec) @ _discount(ideal.shape[1])
+        return gain(ideal, spec) @ _discount(ideal.shape[1])
     # Custom gains can reorder the grades and give grade 0 a gain: rank every judged qrel
     # (grade >= 0) by its gain, descending, keeping the positive ones, as m_ndcg.c's ideal
     # loop does (it stops at the first gain <= 0 of its levels sorted by gain).
     judged = ranked.qrels_grade >= 0
     query = ranked.qrels_query[judged]
-    gain = _gain(ranked.qrels_grade[judged], spec)
-    keep = gain > 0
-    query, gain = query[keep], gain[keep]
-    order = np.lexsort((-gain, query))
-    query, gain = query[order], gain[order]
+    gains = gain(ranked.qrels_grade[judged], spec)
+    keep = gains > 0
+    query, gains = query[keep], gains[keep]
+    order = np.lexsort((-gains, query))
+    query, gains = query[order], gains[order]
     counts = np.bincount(query, minlength=len(ranked.query_ids))
     rank = np.arange(len(query)) - np.repeat(np.cumsum(counts) - counts, counts)
     inside = rank < (len(query) if spec.k is None else spec.k)
-    weights = gain[inside] / np.log2(rank[inside] + 2.0)
+    weights = gains[inside] / np.log2(rank[inside] + 2.0)
     return np.bincount(query[inside], weights=weights, minlength=len(ranked.query_ids)).astype(
         np.float64
     )
@@ -93,6 +93,7 @@ def _ideal_dcg(spec: MetricSpec, ranked: RankedJudgments) -> FloatArray:
     "normalised DCG; log2(rank+1) discount, ideal ranking from all the qrels",
     params=(GAIN, GAINS),
     example="ndcg@10",
+    shape="gain_sum",
 )
 def ndcg(spec: MetricSpec, ranked: RankedJudgments) -> FloatArray:
     """DCG@k / ideal DCG@k (0 when the query has no positive grade)."""
@@ -104,6 +105,7 @@ def ndcg(spec: MetricSpec, ranked: RankedJudgments) -> FloatArray:
     "discounted cumulative gain, log2(rank+1) discount",
     params=(GAIN, GAINS),
     example="dcg@10",
+    shape="gain_sum",
 )
 def dcg(spec: MetricSpec, ranked: RankedJudgments) -> FloatArray:
     """Sum of gain / log2(rank + 1) over the first k ranks."""
@@ -135,6 +137,7 @@ def ap(spec: MetricSpec, ranked: RankedJudgments) -> FloatArray:
     params=(REL,),
     aliases=("mrr", "recip_rank"),
     example="rr@10",
+    shape="first_relevant",
 )
 def rr(spec: MetricSpec, ranked: RankedJudgments) -> FloatArray:
     """1 / rank of the first relevant doc."""
@@ -152,6 +155,7 @@ def rr(spec: MetricSpec, ranked: RankedJudgments) -> FloatArray:
     cutoff="required",
     aliases=("p",),
     example="precision@10",
+    shape="gain_sum",
 )
 def precision(spec: MetricSpec, ranked: RankedJudgments) -> FloatArray:
     """P@k: divides by k even when fewer docs were returned."""
@@ -166,6 +170,7 @@ def precision(spec: MetricSpec, ranked: RankedJudgments) -> FloatArray:
     cutoff="required",
     aliases=("r",),
     example="recall@100",
+    shape="gain_sum",
 )
 def recall(spec: MetricSpec, ranked: RankedJudgments) -> FloatArray:
     """Recall@k."""
@@ -180,6 +185,7 @@ def recall(spec: MetricSpec, ranked: RankedJudgments) -> FloatArray:
     cutoff="required",
     aliases=("success", "hit", "hits"),
     example="hit_rate@10",
+    shape="first_relevant",
 )
 def hit_rate(spec: MetricSpec, ranked: RankedJudgments) -> FloatArray:
     """Success@k."""

@@ -142,9 +142,14 @@ class MetricSpec:
 
 
 Compute = Callable[[MetricSpec, RankedJudgments], FloatArray]
+Shape = Literal["gain_sum", "first_relevant"]
+"""How a measure reads one query's top k, when that shape makes its lowest and highest value
+over unknown grades exact to find (gate/explain's label-hole bounds): "gain_sum", a sum of
+per-document gains times rank weights over a denominator that the multiset of grades alone
+fixes (the ideal DCG, R, k or 1); "first_relevant", a function of the first relevant rank."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Measure:
     """A registered measure: its parameters, cutoff rule and per-query computation."""
 
@@ -162,6 +167,14 @@ class Measure:
     """May be undefined (NaN) for a query, which means are then taken without (`auc`)."""
     needs_scores: bool = False
     """Reads the run's scores, not only its ranking (`RankedJudgments.scores`)."""
+    shape: Shape | None = None
+    """Its `Shape`, when it reads the top k in one of theirs."""
+
+    @property
+    def binary(self) -> bool:
+        """Whether it sees a grade only as >= its `rel` parameter or not (every measure with
+        one does): grades 0 and the top then tell every grading apart."""
+        return any(param.name == "rel" for param in self.params)
 
 
 REGISTRY: dict[str, Measure] = {}
@@ -180,22 +193,24 @@ def measure(
     full_list: bool = False,
     undefined: bool = False,
     needs_scores: bool = False,
+    shape: Shape | None = None,
 ) -> Callable[[Compute], Compute]:
     """Register the decorated function as measure `name`."""
 
     def register(compute: Compute) -> Compute:
         REGISTRY[name] = Measure(
-            name,
-            help,
-            compute,
-            params,
-            cutoff,
-            aliases,
-            integer,
-            example or name,
-            full_list,
-            undefined,
-            needs_scores,
+            name=name,
+            help=help,
+            compute=compute,
+            params=params,
+            cutoff=cutoff,
+            aliases=aliases,
+            integer=integer,
+            example=example or name,
+            full_list=full_list,
+            undefined=undefined,
+            needs_scores=needs_scores,
+            shape=shape,
         )
         for alias in aliases:
             ALIASES[alias] = name

@@ -390,7 +390,7 @@ def _labelled_at(at_ref: GateConfig) -> Dataset | None:
     from retrieval_gate.datasets import load as load_dataset
 
     try:
-        keep = at_ref.gate.labels == "human+llm"
+        keep = at_ref.gate.uses_llm_labels
         return load_dataset(at_ref.dataset, at_ref.base_dir, keep_unjudged=keep)
     except GateError:
         return None

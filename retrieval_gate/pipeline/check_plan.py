@@ -147,7 +147,7 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         name="sequential-labels",
-        refuses=lambda plan: plan.sequential is not None and plan.config.gate.labels != "human",
+        refuses=lambda plan: plan.sequential is not None and plan.config.gate.uses_llm_labels,
         message=lambda plan: (
             "gate.sequential needs gate.labels: human; with human+llm the judge's labels of "
             "every query decide together: turn one of them off"

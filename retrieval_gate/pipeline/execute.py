@@ -95,7 +95,7 @@ def execute(
 
     config = config if isinstance(config, GateConfig) else load(config)
     if dataset is None:
-        assisted = config.gate.labels == "human+llm"
+        assisted = config.gate.uses_llm_labels
         labels = load_labels(config.dataset, config.base_dir, judgments_required=not assisted)
         refuse_broken(config, labels)
         dataset = assemble(

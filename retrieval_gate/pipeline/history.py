@@ -33,10 +33,10 @@ def history_source(given: str | None, config: GateConfig) -> tuple[HistorySource
             raise InputError(
                 f"--history {given}: no such file; give a history file, folder or branch"
             )
-        return BranchSource(config.base_dir, given), True
+        return BranchSource(repo=config.base_dir, branch=given), True
     # Named by the Action's fetch step: what it names must be readable, as an option's is.
     branch = os.environ.get(BRANCH_ENV, "").strip()
-    return BranchSource(config.base_dir, branch or DEFAULT_BRANCH), bool(branch)
+    return BranchSource(repo=config.base_dir, branch=branch or DEFAULT_BRANCH), bool(branch)
 
 
 def with_history(
@@ -86,7 +86,7 @@ def _drift(entries: list[ResultEntry], config: GateConfig, dataset: Dataset | No
             dataset = load_dataset(
                 config.dataset,
                 config.base_dir,
-                keep_unjudged=config.gate.labels == "human+llm",
+                keep_unjudged=config.gate.uses_llm_labels,
             )
         report = check_drift(entries, config, dataset, resolve=resolver(config.base_dir))
     except InputError as error:

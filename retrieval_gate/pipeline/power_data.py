@@ -62,7 +62,9 @@ def run_source(
             "give a run of the same labelled set"
         )
     pair = _differences(baseline, record, baseline.query_ids)
-    return DeltaSource("run", str(path), tuple(baseline.query_ids), (pair,)), warnings
+    return DeltaSource(
+        kind="run", label=str(path), query_ids=tuple(baseline.query_ids), pairs=(pair,)
+    ), warnings
 
 
 def history_source(
@@ -94,7 +96,9 @@ def history_source(
     if not kept:
         return None, note
     label = f"{plural(len(kept), 'pair')} of consecutive records of main"
-    return DeltaSource("history", label, tuple(baseline.query_ids), tuple(kept)), note
+    return DeltaSource(
+        kind="history", label=label, query_ids=tuple(baseline.query_ids), pairs=tuple(kept)
+    ), note
 
 
 def _usable(record: Baseline, dataset: Dataset, baseline: Baseline) -> bool:

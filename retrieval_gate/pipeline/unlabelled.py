@@ -253,7 +253,11 @@ def label_free_checks(
     decided = [c for c in checks if c.name in before]
     comparisons = label_free_comparisons(decided, (before, after), slices, gate_settings(config))
     run = LabelFreeRun(
-        len(kept), available, settings.queries, reference_label if overlaps else "", bool(ann)
+        queries=len(kept),
+        available=available,
+        source=settings.queries,
+        reference=reference_label if overlaps else "",
+        exact=bool(ann),
     )
     return LabelFreeChecks(comparisons, run, tuple(warnings))
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from retrieval_gate.config.schema import includes_llm
 from retrieval_gate.config.unlabelled import PREFIX
 from retrieval_gate.core.wording import one_line
 from retrieval_gate.errors import GateError
@@ -160,10 +161,11 @@ def labels_view(result: ResultRecord) -> dict[str, Any] | None:
     labels = result.labels
     if labels is None:
         return None
-    other = labels.assisted if labels.decided_by == "human" else labels.human
+    by_judge = includes_llm(labels.decided_by)
+    other = labels.human if by_judge else labels.assisted
     card = labels.calibration
     return {
-        "decided_by": labels.decided_by,
+        "by_judge": by_judge,
         "reason": labels.provisional_reason,
         "model": one_line(labels.judge.model),
         "prompt": one_line(labels.judge.prompt_sha256[:12]),
@@ -175,7 +177,7 @@ def labels_view(result: ResultRecord) -> dict[str, Any] | None:
         "other": [c for c in other if c.slice == "all"],
         "other_failures": [c for c in other if c.failed],
         "other_title": "people's labels alone"
-        if labels.decided_by == "human+llm"
+        if by_judge
         else "with the judge's labels (not used)",
     }
 

@@ -23,6 +23,7 @@ from pydantic import (
     field_validator,
 )
 
+from retrieval_gate.config.schema import Labels
 from retrieval_gate.core.input_files import regular_file
 from retrieval_gate.core.json_parse import first_non_finite, parsed_json
 from retrieval_gate.core.redaction import scrubbed
@@ -158,7 +159,7 @@ def _checked_operating(checks: list[Comparison]) -> list[Comparison]:
 class LabelsRecord(_Model):
     """gate.labels human+llm: which labels decided, the calibration, both views' checks."""
 
-    decided_by: Literal["human", "human+llm"]
+    decided_by: Labels
     provisional_reason: str
     judge: JudgeRecord
     calibration: CalibrationRecord

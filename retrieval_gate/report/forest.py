@@ -12,7 +12,7 @@ from retrieval_gate.gate.checks.compare import Comparison
 _ORDER = {"regressed": 0, "below_floor": 0, "inconclusive": 1, "pass": 2, "improved": 3}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Row:
     """One check on the plot, its numbers in points and its x positions on the plot's scale."""
 
@@ -25,7 +25,7 @@ class Row:
     """-max_drop in points: the line a drop must cross to fail."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Axis:
     """The plot's range in points and its ticks."""
 
@@ -87,7 +87,9 @@ def forest_axis(rows: Sequence[Row]) -> Axis:
     if high - low < step:
         high = low + step
     count = round((high - low) / step)
-    return Axis(low, high, tuple(round(low + i * step, 10) for i in range(count + 1)))
+    return Axis(
+        low=low, high=high, ticks=tuple(round(low + i * step, 10) for i in range(count + 1))
+    )
 
 
 def _tick_step(span: float) -> float:

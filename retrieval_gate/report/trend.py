@@ -45,7 +45,7 @@ PLACES = 4
 Position = Literal["below", "above", "within", "unknown"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class TrendView:
     """One metric's trend as every report shows it: numbers and raw strings (each template
     escapes them), the sparkline, and where this PR's value falls."""
@@ -280,7 +280,7 @@ _MAIN = "#0969da"
 NO_VALUE = "\u00d7"  # multiplication sign: a merge without a value, on the axis
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class _Scale:
     """The y range of a chart and its round ticks."""
 
@@ -308,7 +308,7 @@ def _scale(values: Sequence[float]) -> _Scale:
     count = round((high - low) / step)
     places = max(0, -math.floor(math.log10(step) + 1e-9))
     ticks = tuple(round(low + i * step, places + 2) for i in range(count + 1))
-    return _Scale(low, high, ticks, places)
+    return _Scale(low=low, high=high, ticks=ticks, places=places)
 
 
 def _tick_step(span: float) -> float:

@@ -83,7 +83,7 @@ def krippendorff_alpha(ratings: FloatArray, *, level: Level = "ordinal") -> floa
     return _alpha(unit, matrix[rated], level)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class PairAgreement:
     """Cohen's kappa of two annotators over the items both judged."""
 
@@ -93,7 +93,7 @@ class PairAgreement:
     kappa: float  # NaN when undefined, including when the two share no item
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Agreement:
     """Agreement among annotators: kappa for every pair, alpha over all shared items."""
 
@@ -179,7 +179,12 @@ def annotator_agreement(
                 else math.nan
             )
             pairs.append(
-                PairAgreement(str(annotator_ids[i]), str(annotator_ids[j]), len(at_i), kappa)
+                PairAgreement(
+                    first=str(annotator_ids[i]),
+                    second=str(annotator_ids[j]),
+                    shared=len(at_i),
+                    kappa=kappa,
+                )
             )
     return Agreement(
         annotators=tuple(str(name) for name in annotator_ids),

@@ -17,7 +17,7 @@ MIN_RUNS = 4
 third, and says nothing."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class GradeBias:
     """The judge on the pairs people gave one grade: how many, and its mean grade minus it."""
 
@@ -27,7 +27,7 @@ class GradeBias:
     """Mean judge grade - this grade; None without pairs."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class SystemAgreement:
     """Kendall's tau-b between the rankings of runs scored with people's and the judge's
     labels; tau None below MIN_RUNS runs (`note` says why)."""
@@ -37,7 +37,7 @@ class SystemAgreement:
     note: str = ""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class CalibrationCard:
     """The judge against people on the pairs both graded."""
 
@@ -92,18 +92,22 @@ def calibration_card(
     for grade in GRADES:
         rows = people == grade
         count = int(rows.sum())
-        bias.append(GradeBias(grade, count, float(model[rows].mean()) - grade if count else None))
+        bias.append(
+            GradeBias(
+                grade=grade, pairs=count, bias=float(model[rows].mean()) - grade if count else None
+            )
+        )
     kappa = alpha = None
     if people.size:
         kappa = _defined(cohen_kappa(people, model, weights="quadratic", categories=GRADES))
         alpha = _defined(krippendorff_alpha(np.vstack([people, model]), level="ordinal"))
     return CalibrationCard(
-        int(people.size),
-        kappa,
-        alpha,
-        tuple(tuple(int(v) for v in row) for row in confusion),
-        tuple(bias),
-        systems,
+        pairs=int(people.size),
+        kappa=kappa,
+        alpha=alpha,
+        confusion=tuple(tuple(int(v) for v in row) for row in confusion),
+        bias=tuple(bias),
+        systems=systems,
     )
 
 
@@ -114,12 +118,12 @@ def system_agreement(human: Sequence[float], judge: Sequence[float]) -> SystemAg
         raise ValueError("system agreement needs one human and one judge score per run")
     if runs < MIN_RUNS:
         return SystemAgreement(
-            runs,
-            None,
-            f"{runs} runs: a ranking of fewer than {MIN_RUNS} runs says nothing about the "
+            runs=runs,
+            tau=None,
+            note=f"{runs} runs: a ranking of fewer than {MIN_RUNS} runs says nothing about the "
             "judge (base and head alone agree or disagree by chance)",
         )
-    return SystemAgreement(runs, kendall_tau_b(human, judge))
+    return SystemAgreement(runs=runs, tau=kendall_tau_b(human, judge))
 
 
 def kendall_tau_b(x: Sequence[float] | FloatArray, y: Sequence[float] | FloatArray) -> float | None:

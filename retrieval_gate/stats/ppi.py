@@ -11,7 +11,7 @@ from retrieval_gate.core.ids import FloatArray
 from retrieval_gate.stats.significance import CI_LEVEL, t_quantile, t_tail
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class PpiEstimate:
     """A prediction-powered mean: the estimate, its standard error and what made it."""
 
@@ -105,7 +105,9 @@ def ppi_mean(
     else:
         spread = labelled_part**2 / (n - 1) + judge_part**2 / (big_n - 1)
         df = variance**2 / spread if spread > 0 else float(n - 1)
-    return PpiEstimate(estimate, math.sqrt(variance), float(lam), n, big_n, df)
+    return PpiEstimate(
+        estimate=estimate, se=math.sqrt(variance), lam=float(lam), n=n, unlabelled=big_n, df=df
+    )
 
 
 def tuned_lambda(labelled: FloatArray, predicted: FloatArray, unlabelled: FloatArray) -> float:

@@ -17,7 +17,7 @@ _CHUNK_CELLS = 500_000
 _TIE_TOLERANCE = 1e-12
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class QuantileChange:
     """A paired test of `quantile(current) - quantile(reference)` over the measured pairs."""
 
@@ -83,7 +83,14 @@ def quantile_change(
             raise ValueError(f"expected one block per pair, got shape {given.shape}")
         turn = np.unique(given[both], return_inverse=True)[1].reshape(-1)
     if n == 0:
-        return QuantileChange(math.nan, math.nan, math.nan, 1.0, 1.0, 0)
+        return QuantileChange(
+            reference=math.nan,
+            current=math.nan,
+            delta=math.nan,
+            p_increase=1.0,
+            p_decrease=1.0,
+            n=0,
+        )
     turns = int(turn.max()) + 1
     base, now = float(np.quantile(ref, q)), float(np.quantile(cur, q))
     observed = now - base

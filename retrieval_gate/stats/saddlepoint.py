@@ -75,7 +75,7 @@ def _whole_multiples(values: FloatArray, span: float) -> bool:
     return bool(np.all(np.abs(ratio - np.round(ratio)) <= 1e-9 * np.maximum(ratio, 1.0)))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class _Columns:
     """What the tails of each column's sum* need, read from its values once."""
 
@@ -111,15 +111,15 @@ class _Columns:
             powers[2, where] = (fourth * square).sum(axis=0)
             powers[3, where] = (fourth * fourth).sum(axis=0)
         nonzero = np.count_nonzero(d, axis=0).astype(np.float64)
-        return cls(d, absolute, nonzero, largest, powers)
+        return cls(d=d, absolute=absolute, nonzero=nonzero, largest=largest, powers=powers)
 
     def take(self, index: np.ndarray) -> _Columns:
         return _Columns(
-            self.d[:, index],
-            self.absolute[index],
-            self.nonzero[index],
-            self.largest[index],
-            self.powers[:, index],
+            d=self.d[:, index],
+            absolute=self.absolute[index],
+            nonzero=self.nonzero[index],
+            largest=self.largest[index],
+            powers=self.powers[:, index],
         )
 
 

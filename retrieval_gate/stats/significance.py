@@ -40,7 +40,7 @@ _SKIP_RISK = 1e-6
 _NORMAL = NormalDist()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class OneSided:
     """Both one-sided p-values of a paired test, per column."""
 
@@ -157,7 +157,7 @@ def sign_flip(
         columnwise = values if whole else np.asfortranarray(values[:, index])
         d, r, b = _monte_carlo(columnwise, total[index], tolerance[index], resamples, rng, stop)
         drop[index], rise[index], bound[index] = d, r, b
-    return OneSided(drop, rise, bound)
+    return OneSided(drop=drop, rise=rise, bound=bound)
 
 
 def _exact(values: FloatArray, tolerance: float) -> tuple[float, float]:
@@ -353,7 +353,9 @@ def noisy_sign_flip(
             drawn += size
         drop[index] = low / drawn
         rise[index] = high / drawn
-    return OneSided(np.minimum(drop, 1.0), np.minimum(rise, 1.0), np.zeros(columns, dtype=bool))
+    return OneSided(
+        drop=np.minimum(drop, 1.0), rise=np.minimum(rise, 1.0), bound=np.zeros(columns, dtype=bool)
+    )
 
 
 def _enumerated_bits(start: int, stop: int, m: int) -> FloatArray:

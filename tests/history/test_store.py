@@ -126,7 +126,7 @@ def test_append_without_push_moves_the_local_branch_only(
     for sha in (first, second):
         path = result_at(document, sha, tmp_path / f"{sha}.json")
         assert run_cli("history", "append", "--result", str(path), "--repo", str(work))[0] == 0
-    entries = read_history(BranchSource(work), "tiny")
+    entries = read_history(BranchSource(repo=work), "tiny")
     assert [e.commit for e in entries] == [first, second]
     assert [e.pr for e in entries if isinstance(e, ResultEntry)] == [100, 101]
     no_branch = subprocess.run(
@@ -141,7 +141,7 @@ def test_append_without_push_moves_the_local_branch_only(
     run_cli("history", "append", "--result", str(path), "--repo", str(work), "--push")
     assert [line["commit"] for line in remote_lines(remote)] == [third]
     # The local branch kept its two records the remote never had: nothing was dropped.
-    assert [e.commit for e in read_history(BranchSource(work), "tiny")] == [first, second]
+    assert [e.commit for e in read_history(BranchSource(repo=work), "tiny")] == [first, second]
 
 
 def test_a_lost_race_re_appends_onto_the_new_tip(
@@ -339,7 +339,7 @@ def test_a_missing_field_is_named(world: tuple[Path, Path, dict[str, Any]], tmp_
 
 def test_reading_a_history_nobody_wrote_yet(tmp_path: Path) -> None:
     work, _ = make_repo(tmp_path)
-    assert read_history(BranchSource(work), "tiny") == []
+    assert read_history(BranchSource(repo=work), "tiny") == []
     code, out, _ = run_cli("history", "list", "--repo", str(work))
     assert code == 0
     assert out.strip() == "no records"
@@ -361,4 +361,4 @@ def test_a_clone_with_only_the_fetched_branch_appends_on_top_of_it(
     path = result_at(document, second, tmp_path / "second.json")
     code, _, err = run_cli("history", "append", "--result", str(path), "--repo", str(other))
     assert code == 0, err
-    assert [e.commit for e in read_history(BranchSource(other), "tiny")] == [first, second]
+    assert [e.commit for e in read_history(BranchSource(repo=other), "tiny")] == [first, second]

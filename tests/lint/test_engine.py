@@ -290,7 +290,7 @@ def baseline_with(values: list[float], ids: list[str] | None = None) -> Baseline
     ids = ids if ids is not None else [f"q{i}" for i in range(1, 7)]
     metrics = ("ndcg@10", "recall@10")
     return make_baseline(
-        fingerprints=Fingerprints("d", 10, metrics, "s", "r"),
+        fingerprints=Fingerprints(dataset="d", k=10, metrics=metrics, slices="s", retriever="r"),
         retriever={},
         slice_definition={},
         query_ids=ids,

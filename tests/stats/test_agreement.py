@@ -515,7 +515,9 @@ def test_agreement_binary_detected_ignoring_unjudged_grades() -> None:
     result = agreement_of(rows)
     assert (result.weights, result.level) == ("none", "nominal")
     assert result.items == 3
-    assert result.pairs == (PairAgreement("x", "y", 3, cohen_kappa([1, 0, 0], [1, 1, 0])),)
+    assert result.pairs == (
+        PairAgreement(first="x", second="y", shared=3, kappa=cohen_kappa([1, 0, 0], [1, 1, 0])),
+    )
     assert result.alpha == pytest.approx(
         krippendorff_alpha(np.array([[1.0, 0, 0], [1, 1, 0]]), level="nominal"), abs=1e-12
     )

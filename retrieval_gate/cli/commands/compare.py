@@ -46,7 +46,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
     config = load(args.config)
     dataset = load_dataset(
-        config.dataset, config.base_dir, keep_unjudged=config.gate.labels == "human+llm"
+        config.dataset, config.base_dir, keep_unjudged=config.gate.uses_llm_labels
     )
     stored, read = with_reference_scores(
         read_baseline(Path(args.baseline_file)), config, dataset.queries

@@ -175,7 +175,9 @@ def run_accept(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     repo = _checkout(args)
     if args.push:
         refresh(repo, args.remote, args.branch)
-    entries = iter_history(BranchSource(repo, args.branch, args.remote), config.name)
+    entries = iter_history(
+        BranchSource(repo=repo, branch=args.branch, remote=args.remote), config.name
+    )
     newest = None
     for entry in entries:
         newest = entry if isinstance(entry, ResultEntry) else newest
@@ -334,7 +336,7 @@ def run_drift(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         print(f"no drift budget (gate.drift) in {args.config}: nothing to check", file=out)
         return EXIT_OK
     dataset = load_dataset(
-        config.dataset, config.base_dir, keep_unjudged=config.gate.labels == "human+llm"
+        config.dataset, config.base_dir, keep_unjudged=config.gate.uses_llm_labels
     )
     entries = list(_entries(args, config.name))
     report = check_drift(entries, config, dataset, resolve=resolver(_checkout(args)))
@@ -353,7 +355,7 @@ def _entries(args: argparse.Namespace, name: str | None) -> Iterator[Entry]:
     source: HistorySource = (
         Path(args.from_path)
         if args.from_path
-        else BranchSource(_checkout(args), args.branch, args.remote)
+        else BranchSource(repo=_checkout(args), branch=args.branch, remote=args.remote)
     )
     return iter_history(source, name)
 

@@ -39,7 +39,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from retrieval_gate.lint import lint
 
     config = load(args.config)
-    assisted = config.gate.labels == "human+llm"  # a set may start with no labels there
+    assisted = config.gate.uses_llm_labels  # a set may start with no labels there
     labels = load_labels(config.dataset, config.base_dir, judgments_required=not assisted)
     path = Path(args.baseline) if args.baseline else config.resolve(config.baseline)
     baseline = None

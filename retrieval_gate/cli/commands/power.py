@@ -93,7 +93,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         raise InputError("--history and --no-history exclude each other")
     config = load(args.config)
     dataset = load_dataset(
-        config.dataset, config.base_dir, keep_unjudged=config.gate.labels == "human+llm"
+        config.dataset, config.base_dir, keep_unjudged=config.gate.uses_llm_labels
     )
     path = Path(args.baseline) if args.baseline else config.resolve(config.baseline)
     baseline, read = with_reference_scores(

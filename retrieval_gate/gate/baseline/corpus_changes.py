@@ -29,7 +29,7 @@ NO_HASHES = (
 )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class NotComparableQuery:
     """A query left out of every check: a document it judged changed under its labels."""
 
@@ -38,7 +38,7 @@ class NotComparableQuery:
     """"doc D1 removed", "doc D9 text changed": one per changed judged document, by doc id."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class CorpusCheck:
     """Whether the judged documents were checked against the baseline's, and what it left out."""
 
@@ -78,13 +78,13 @@ def corpus_checked(
     change to the labels. NotComparableError (exit 2) when the queries kept are fewer than
     `min_coverage` of them: the baseline is then about another corpus."""
     if current.judged_documents is None:
-        return baseline, current, dataset, CorpusCheck(False, NO_CORPUS)
+        return baseline, current, dataset, CorpusCheck(checked=False, reason=NO_CORPUS)
     if baseline.judged_documents is None:
-        return baseline, current, dataset, CorpusCheck(False, NO_HASHES)
+        return baseline, current, dataset, CorpusCheck(checked=False, reason=NO_HASHES)
     changes = document_changes(baseline.judged_documents, current.judged_documents)
     left_out = _not_comparable(changes, dataset, set(baseline.query_ids))
     if not left_out:
-        return baseline, current, dataset, CorpusCheck(True)
+        return baseline, current, dataset, CorpusCheck(checked=True)
     total = len(baseline.query_ids)
     kept = total - len(left_out)
     if kept == 0 or kept < min_coverage * total - 1e-9:
@@ -105,7 +105,7 @@ def corpus_checked(
         restricted_record(baseline, keep),
         restricted_record(current, keep),
         _without(dataset, out),
-        CorpusCheck(True, "", left_out),
+        CorpusCheck(checked=True, reason="", not_comparable=left_out),
     )
 
 
@@ -135,7 +135,7 @@ def _not_comparable(
         if query in compared:
             reasons.setdefault(query, []).append(f"doc {doc} {changes[doc]}")
     return tuple(
-        NotComparableQuery(query, tuple(sorted(set(found))))
+        NotComparableQuery(query_id=query, reasons=tuple(sorted(set(found))))
         for query, found in sorted(reasons.items())
     )
 

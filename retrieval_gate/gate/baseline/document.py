@@ -188,8 +188,8 @@ def from_document(data: Any, source: str, where: str, *, clock: bool) -> Baselin
     repeats = None
     if model.repeats is not None:
         repeats = Repeats(
-            tuple(_read_only(run, fp.metrics) for run in model.repeats.runs),
-            tuple(model.repeats.varying),
+            runs=tuple(_read_only(run, fp.metrics) for run in model.repeats.runs),
+            varying=tuple(model.repeats.varying),
         )
     return Baseline(
         schema_version=model.schema_version,

@@ -25,7 +25,7 @@ SCHEMA_VERSION = 1
 RECREATE = "recreate it with `retrieval-gate baseline --force`"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Fingerprints:
     """What a baseline must share with a run to be compared with it (all but `retriever`)."""
 
@@ -49,7 +49,7 @@ def _same_columns(a: Mapping[str, FloatArray], b: Mapping[str, FloatArray]) -> b
     return a.keys() == b.keys() and all(np.array_equal(a[m], b[m]) for m in a)
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, kw_only=True)
 class Repeats:
     """A record made of repeated runs of one retriever: each run's per-query scores (the
     record's scores are their mean) and the queries whose top k differed between runs."""
@@ -69,7 +69,7 @@ class Repeats:
         )
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, kw_only=True)
 class Baseline:
     """A retriever's per-query record on the labelled set, and where it came from.
 
@@ -194,8 +194,8 @@ def restricted_record(record: Baseline, keep: Sequence[str]) -> Baseline:
     repeats = record.repeats
     if repeats is not None:
         repeats = Repeats(
-            tuple(columns(run) for run in repeats.runs),
-            tuple(q for q in repeats.varying if q in kept),
+            runs=tuple(columns(run) for run in repeats.runs),
+            varying=tuple(q for q in repeats.varying if q in kept),
         )
     return dataclasses.replace(
         record,

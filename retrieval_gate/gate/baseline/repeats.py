@@ -13,7 +13,7 @@ from retrieval_gate.errors import GateError
 from retrieval_gate.gate.baseline.record import Baseline, Repeats
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Noise:
     """What the repeated runs of both sides say: how many runs, and which queries varied."""
 
@@ -60,7 +60,9 @@ def averaged(records: Sequence[Baseline]) -> Baseline:
         for query in first.query_ids
         if any(other.get(query, ()) != lists[0].get(query, ()) for other in lists[1:])
     )
-    return dataclasses.replace(first, scores=mean, repeats=Repeats(tuple(runs), varying))
+    return dataclasses.replace(
+        first, scores=mean, repeats=Repeats(runs=tuple(runs), varying=varying)
+    )
 
 
 def runs_of(record: Baseline) -> tuple[Mapping[str, FloatArray], ...]:
@@ -75,10 +77,10 @@ def noise_of(reference: Baseline, current: Baseline) -> Noise:
         if record.repeats is not None:
             varying.update(record.repeats.varying)
     return Noise(
-        len(runs_of(reference)),
-        len(runs_of(current)),
-        len(current.query_ids),
-        tuple(sorted(varying)),
+        reference_runs=len(runs_of(reference)),
+        current_runs=len(runs_of(current)),
+        queries=len(current.query_ids),
+        varying=tuple(sorted(varying)),
     )
 
 

@@ -50,7 +50,7 @@ TestName = Literal["randomization", "t"]
 _TEST_STREAM = 0
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Threshold:
     """What a check may lose: a change for the worse in its units or relative to the
     baseline, and an absolute bound; which way is worse, and its unit."""
@@ -84,7 +84,7 @@ class Threshold:
         return self.max_drop is None and self.floor is None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ComparisonSettings:
     """How comparisons are tested and corrected."""
 
@@ -141,7 +141,7 @@ class ComparisonSettings:
         return self.require_significance
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Comparison:
     """One metric on one slice: baseline vs current, query by query."""
 
@@ -229,7 +229,7 @@ class Comparison:
 # --------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class _Cell:
     """One check before its verdict: where it is, what it may lose, and why it is not gated."""
 
@@ -242,7 +242,7 @@ class _Cell:
     excluded: int = 0
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class RunNoise:
     """What repeated runs say about one check: the run-to-run sd of its mean, the variance of
     its mean delta that run-wide noise adds, and the degrees of freedom of that estimate."""
@@ -254,9 +254,9 @@ class RunNoise:
     @classmethod
     def of(cls, spread: float, df: int, *, reference_runs: int, current_runs: int) -> RunNoise:
         """The noise of a mean delta of `reference_runs` and `current_runs` averaged runs:
-        B (1/R_ref + 1/R_cur), the reference's share assumed equal to the current's when only
-        one side repeats."""
-        return cls(spread, spread**2 * (1.0 / reference_runs + 1.0 / current_runs), df)
+        B (1/R_ref + 1/R_cur); with one side repeated, the other's share is taken as equal."""
+        variance = spread**2 * (1.0 / reference_runs + 1.0 / current_runs)
+        return cls(spread=spread, variance=variance, df=df)
 
 
 def run_noise(runs: tuple[Runs, Runs], metric: str, rows: IntArray) -> RunNoise | None:
@@ -373,13 +373,13 @@ def compare(
     checks = check_list(index, thresholds, overrides, settings.min_size)
     cells = [
         _Cell(
-            metric,
-            name,
-            rows,
-            threshold,
-            reason,
-            run_noise(runs, metric, rows) if runs else None,
-            excluded,
+            metric=metric,
+            slice=name,
+            rows=rows,
+            threshold=threshold,
+            reason=reason,
+            noise=run_noise(runs, metric, rows) if runs else None,
+            excluded=excluded,
         )
         for metric, name, rows, threshold, reason, excluded in defined_checks(
             measured_checks(checks, columns), arrays, settings.min_size
@@ -455,14 +455,14 @@ def compare(
             arrays[cell.metric],
             diffs[cell.rows, c],
             _Evidence(
-                float(p_drop[c]),
-                float(p_rise[c]),
-                bool(p_bound[c]),
-                float(failing[c]),
-                adjusted_of.get(c),
-                None if excess is None else float(excess[c]),
-                None if within is None else float(within[c]),
-                within_of.get(c),
+                drop=float(p_drop[c]),
+                rise=float(p_rise[c]),
+                bound=bool(p_bound[c]),
+                failing=float(failing[c]),
+                adjusted=adjusted_of.get(c),
+                excess=None if excess is None else float(excess[c]),
+                within=None if within is None else float(within[c]),
+                within_adjusted=within_of.get(c),
             ),
             level=level_of.get(c),
             reason=cell.reason or reasons.get(c, ""),
@@ -480,7 +480,7 @@ def _facing_up(
     return pair if threshold.direction == "higher" else (-pair[0], -pair[1])
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class _Evidence:
     """One check's p-values: against no change, and under the rule (`Comparison`)."""
 

@@ -44,7 +44,7 @@ _MOST_RESAMPLES = 1_000_000
 """More resamples than this are not advised: a level that needs them needs more queries."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Member:
     """A check that may regress, as the family sees it."""
 
@@ -72,13 +72,19 @@ class Member:
         against their mean by `resolve` (`compare.Threshold.resolve`). Only a `bounded` column
         (higher is better, on [0, 1]) has its mean as the most it can lose."""
         if baseline.size < 2:
-            return cls(name, int(baseline.size))
+            return cls(slice=name, n=int(baseline.size))
         mean = float(baseline.mean())
         sd = float(baseline.std(ddof=1))
-        return cls(name, int(baseline.size), resolve(mean), sd, mean if bounded else None)
+        return cls(
+            slice=name,
+            n=int(baseline.size),
+            max_drop=resolve(mean),
+            sd=sd,
+            baseline_mean=mean if bounded else None,
+        )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Family:
     """The tested checks' levels, and the checks that left the family: why, and at what
     level they were found blind."""
@@ -107,7 +113,7 @@ def family_of(cells: Sequence[Member | tuple[str, int]], settings: FamilySetting
     drop the metric can make. A blind overall check is the caller's to refuse.
     """
     members = {
-        i: cell if isinstance(cell, Member) else Member(cell[0], cell[1])
+        i: cell if isinstance(cell, Member) else Member(slice=cell[0], n=cell[1])
         for i, cell in enumerate(cells)
     }
     reasons: dict[int, str] = {}
@@ -124,7 +130,7 @@ def family_of(cells: Sequence[Member | tuple[str, int]], settings: FamilySetting
             members.pop(i)
             reasons[i] = why
             left_at[i] = levels[i]
-    return Family(levels, reasons, left_at)
+    return Family(levels=levels, reasons=reasons, left_at=left_at)
 
 
 def _levels(members: Mapping[int, Member], settings: FamilySettings) -> dict[int, float]:

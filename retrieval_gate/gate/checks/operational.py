@@ -33,7 +33,7 @@ class LatencyRun:
     """Queries whose latency was left out on both sides (run first, cold)."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Measured:
     """One operational column's pairs: which queries have a value on both sides, the turns
     they ran in, and why the check is report-only ("" when it is enforced)."""
@@ -150,7 +150,10 @@ def operational_columns(
                 turns = np.asarray([latency.turns.get(q, -1) for q in query_ids], dtype=np.int64)
         matched = _QUANTILE.match(metric)
         columns[metric] = Measured(
-            both, int(matched[1]) / 100.0 if matched else None, turns, reason
+            both=both,
+            quantile=int(matched[1]) / 100.0 if matched else None,
+            turns=turns,
+            reason=reason,
         )
         before[metric] = np.where(both, ref, 0.0)
         after[metric] = np.where(both, cur, 0.0)

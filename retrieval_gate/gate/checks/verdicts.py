@@ -64,7 +64,7 @@ def fails(verdict: Verdict | None, on_inconclusive: OnInconclusive) -> bool:
     return verdict in ("regressed", "below_floor")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Evidence:
     """What one check's tests say, as its verdict reads them: the p-values (adjusted across
     the family for a check in it, raw for one outside, whose verdict is informative)."""

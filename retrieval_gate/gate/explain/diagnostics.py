@@ -29,7 +29,7 @@ QUERY_CHANGES = 10
 """Most-regressed queries listed in a result."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class DocMove:
     """Where a relevant document sat in the baseline's and the current top k (None: absent)."""
 
@@ -39,7 +39,7 @@ class DocMove:
     after: int | None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class QueryChange:
     """One query's value of a metric before and after, and its relevant documents' moves."""
 
@@ -56,7 +56,7 @@ class QueryChange:
         return self.after - self.before
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Unjudged:
     """Documents in the current top k that no judgment covers: they count as non-relevant.
 
@@ -79,7 +79,7 @@ class Unjudged:
     """Mean judged@k of the current top k over the labelled queries."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class GradedTopK:
     """A record's stored top k over the labelled queries as a run ranked as listed
     (`top_k.listed_run`: rows grouped by query code, in rank order), with each row's grade
@@ -164,7 +164,7 @@ def _graded(first: Run, second: Run, qrels: Qrels) -> tuple[GradedTopK, GradedTo
             at = np.minimum(np.searchsorted(keys, wanted), len(keys) - 1)
             found = keys[at] == wanted
             grade[found] = grades[at[found]]
-        graded.append(GradedTopK(run, grade, doc, vocabulary))
+        graded.append(GradedTopK(run=run, grade=grade, doc=doc, vocabulary=vocabulary))
     return graded[0], graded[1]
 
 
@@ -187,13 +187,13 @@ def unjudged_summary(
     fresh_by_query = np.bincount(after.run.query[new][fresh], minlength=len(after.run.query_ids))
     queries = np.flatnonzero(fresh_by_query)
     return Unjudged(
-        len(after.run),
-        int(new.sum()),
-        int(fresh.sum()),
-        tuple(after.run.query_ids[queries].tolist()),
-        int(old.sum()),
-        _mean(judged_before),
-        _mean(judged_after),
+        retrieved=len(after.run),
+        unjudged=int(new.sum()),
+        new=int(fresh.sum()),
+        queries=tuple(after.run.query_ids[queries].tolist()),
+        baseline_unjudged=int(old.sum()),
+        judged_before=_mean(judged_before),
+        judged_after=_mean(judged_after),
     )
 
 
@@ -202,13 +202,13 @@ def joined_unjudged(
 ) -> Unjudged:
     """The summary of blocks of queries (in query order) as one, its means over every query."""
     return Unjudged(
-        sum(part.retrieved for part in parts),
-        sum(part.unjudged for part in parts),
-        sum(part.new for part in parts),
-        tuple(query for part in parts for query in part.queries),
-        sum(part.baseline_unjudged for part in parts),
-        _mean(judged_before),
-        _mean(judged_after),
+        retrieved=sum(part.retrieved for part in parts),
+        unjudged=sum(part.unjudged for part in parts),
+        new=sum(part.new for part in parts),
+        queries=tuple(query for part in parts for query in part.queries),
+        baseline_unjudged=sum(part.baseline_unjudged for part in parts),
+        judged_before=_mean(judged_before),
+        judged_after=_mean(judged_after),
     )
 
 
@@ -236,18 +236,18 @@ def query_changes(
         old = _positions(baseline.top_k.get(query_id, ()))
         new = _positions(current.top_k.get(query_id, ()))
         moves = tuple(
-            DocMove(doc, grade, old.get(doc), new.get(doc))
+            DocMove(doc_id=doc, grade=grade, before=old.get(doc), after=new.get(doc))
             for doc, grade in sorted(_relevant(dataset, query_id).items(), key=lambda d: -d[1])
             if old.get(doc) != new.get(doc)
         )
         changes.append(
             QueryChange(
-                query_id,
-                dataset.query(query_id).text,
-                metric,
-                float(before[i]),
-                float(after[i]),
-                moves,
+                query_id=query_id,
+                text=dataset.query(query_id).text,
+                metric=metric,
+                before=float(before[i]),
+                after=float(after[i]),
+                moves=moves,
             )
         )
     return tuple(changes)

@@ -19,7 +19,7 @@ CELLS = 1 << 22
 million queries are taken block by block, so their memory does not grow with the run."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class SideRows:
     """One record's top k over the labelled queries, rows sorted by (query, rank): each
     unjudged row's `slot` (its doc among the query's unjudged docs of both sides, numbered
@@ -33,7 +33,7 @@ class SideRows:
     """Query q's rows are [bounds[q], bounds[q + 1])."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class OpenDocs:
     """Both top k and the qrels' judged grades, per query, as flat arrays."""
 
@@ -58,10 +58,10 @@ Extremes = tuple[FloatArray, FloatArray, FloatArray, FloatArray, np.ndarray]
 
 def gains_of(spec: MetricSpec, grades: FloatArray) -> FloatArray:
     """Each grade's gain in `spec` (graded for dcg/ndcg, 0 or 1 for the others)."""
-    from retrieval_gate.metrics.measures import _gain as graded_gain
+    from retrieval_gate.metrics.measures import gain
 
     if spec.name in ("ndcg", "dcg"):
-        return np.asarray(graded_gain(np.asarray(grades, dtype=np.float64), spec), np.float64)
+        return np.asarray(gain(np.asarray(grades, dtype=np.float64), spec), np.float64)
     return (np.asarray(grades) >= int(spec.param("rel"))).astype(np.float64)
 
 
@@ -82,7 +82,7 @@ def multisets(docs: int, values: int) -> IntArray:
 
 
 def linear_extremes(spec: MetricSpec, docs: OpenDocs, grades: FloatArray, limit: int) -> Extremes:
-    """Exact extremes of a LINEAR measure for every query. With the multiset of grades given
+    """Exact extremes of a gain_sum measure for every query. With the multiset of grades given
     to a query's unjudged docs fixed, the denominator is fixed and the numerator is
     sum(gain_d * c_d) (c_d: the doc's weight in the current top k minus its weight in the
     baseline's, or its current weight alone for the current value): by the rearrangement

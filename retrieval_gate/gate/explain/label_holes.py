@@ -28,25 +28,22 @@ from retrieval_gate.metrics.spec import MetricSpec
 Decider = Callable[[Mapping[str, FloatArray], Mapping[str, FloatArray]], Sequence[Comparison]]
 """The gate's own rule: (baseline scores, current scores) -> every check, as `compare` gives."""
 
-LINEAR = frozenset({"ndcg", "dcg", "recall", "precision"})
-"""Measures that, for a fixed multiset of grades given to the unjudged documents, are a sum of
-per-document gains over a denominator that the multiset alone fixes (the ideal DCG, R, k, 1):
-their extremes are exact by the rearrangement inequality (`label_hole_extremes`)."""
-FIRST = frozenset({"rr", "hit_rate"})
-"""Measures of the first relevant rank: exact over the pairs of first relevant ranks."""
-BINARY = frozenset({"recall", "precision", "rr", "hit_rate", "ap"})
-"""Measures that see a grade only as >= rel or not: two grades (0 and the top) say it all."""
+ENUMERATED = "ap"
+"""The measure without a registered shape (`Measure.shape`) that the bounds still take, by
+trying every grading (`_ap_values`, its own scoring). A gain_sum measure's extremes are exact
+by the rearrangement inequality (`label_hole_extremes`), a first_relevant one's over the pairs
+of first relevant ranks."""
 EXHAUSTIVE = 4096
 """Most grade assignments of one query's unjudged documents enumerated for the measures
 without an exact shortcut (ap); past it, the query's delta is bounded by [-1, 1]."""
 _ENUMERATED_CELLS = 1 << 20
 """Ranks x assignments x queries scored in one call of the measure (`_extremes`)."""
 MULTISETS = 50_000
-"""Most multisets of grades enumerated per query for the LINEAR measures; past it, a sound
+"""Most multisets of grades enumerated per query for the gain_sum measures; past it, a sound
 interval bound (`label_hole_extremes._outer`)."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class LabelHole:
     """A failing or inconclusive check re-decided with its unjudged documents graded the least
     and the most favourable way for the current retriever (worst and best case)."""
@@ -74,7 +71,7 @@ class LabelHole:
     """Why the check is not bounded, or "" when it is."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class _Extremes:
     """Per query: the lowest and highest delta and current value over every grade assignment,
     and whether each was found exactly."""
@@ -89,7 +86,7 @@ def bounded(check: Comparison) -> bool:
     return check.failed or (check.gated and check.verdict == "inconclusive")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class HoleExtremes:
     """What the bounds of a set of checks need from the two top k: each query's distinct
     unjudged docs, each bounded metric's per-query extremes, and why the others are not."""
@@ -99,7 +96,7 @@ class HoleExtremes:
     reasons: dict[str, str]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class HolePlan:
     """The metrics whose extremes the bounds of a set of checks need, why the others are not
     bounded, and the highest grade an unjudged document may get."""
@@ -145,7 +142,7 @@ def hole_plan(checks: Sequence[Comparison], qrels: Qrels, *, k: int) -> HolePlan
             reasons[metric] = why
         else:
             specs[metric] = spec
-    return HolePlan(specs, reasons, top)
+    return HolePlan(specs=specs, reasons=reasons, top=top)
 
 
 def block_extremes(
@@ -166,19 +163,21 @@ def joined_extremes(
     """`block_extremes` of blocks of queries (in query order) as one."""
     joined = {
         metric: _Extremes(
-            (
+            delta=(
                 _joined(b[1][metric].delta[0] for b in blocks),
                 _joined(b[1][metric].delta[1] for b in blocks),
             ),
-            (
+            current=(
                 _joined(b[1][metric].current[0] for b in blocks),
                 _joined(b[1][metric].current[1] for b in blocks),
             ),
-            _joined(b[1][metric].exact for b in blocks),
+            exact=_joined(b[1][metric].exact for b in blocks),
         )
         for metric in plan.specs
     }
-    return HoleExtremes(_joined(b[0] for b in blocks), joined, plan.reasons)
+    return HoleExtremes(
+        unjudged=_joined(b[0] for b in blocks), extremes=joined, reasons=plan.reasons
+    )
 
 
 def label_holes(
@@ -219,7 +218,17 @@ def label_holes(
             why = reasons[check.metric]
             holes.append(
                 LabelHole(
-                    check.metric, check.slice, verdict, n, None, None, None, None, n == 0, True, why
+                    metric=check.metric,
+                    slice=check.slice,
+                    verdict=verdict,
+                    unjudged=n,
+                    worst=None,
+                    best=None,
+                    worst_delta=None,
+                    best_delta=None,
+                    robust=n == 0,
+                    exact=True,
+                    reason=why,
                 )
             )
             continue
@@ -228,16 +237,16 @@ def label_holes(
         same = low.verdict == high.verdict == check.verdict
         holes.append(
             LabelHole(
-                check.metric,
-                check.slice,
-                verdict,
-                n,
-                low.verdict,
-                high.verdict,
-                low.delta,
-                high.delta,
-                n == 0 or (same and proven),
-                exact,
+                metric=check.metric,
+                slice=check.slice,
+                verdict=verdict,
+                unjudged=n,
+                worst=low.verdict,
+                best=high.verdict,
+                worst_delta=low.delta,
+                best_delta=high.delta,
+                robust=n == 0 or (same and proven),
+                exact=exact,
             )
         )
     return tuple(holes)
@@ -268,7 +277,7 @@ def _boundable(metric: str, k: int) -> tuple[MetricSpec | None, str]:
     spec = parse_metric(metric)
     if spec.name in DIVERSITY:
         return None, "judges documents per subtopic: not bounded"
-    if spec.name not in LINEAR | FIRST | {"ap"}:
+    if spec.measure.shape is None and spec.name != ENUMERATED:
         return None, f"no label-hole bound for {spec.name}"
     if spec.k is None or spec.k > k or spec.measure.full_list:
         return None, f"looks past the stored top {k}: not bounded"
@@ -337,9 +346,16 @@ def _queries(
     ):
         slots = np.full(len(query), -1, dtype=np.int64)
         slots[o] = part
-        rows.append(SideRows(query, rank, grade, slots, bounds))
+        rows.append(SideRows(query=query, rank=rank, grade=grade, slot=slots, bounds=bounds))
     grade, judged_bounds = judged
-    return OpenDocs(rows[0], rows[1], unjudged, first, grade, judged_bounds)
+    return OpenDocs(
+        before=rows[0],
+        after=rows[1],
+        unjudged=unjudged,
+        first_slot=first,
+        judged_grade=grade,
+        judged_bounds=judged_bounds,
+    )
 
 
 def _rows(
@@ -373,12 +389,12 @@ def _judged_grades(qrels: Qrels, query_ids: Sequence[str]) -> tuple[FloatArray, 
 def _extremes(spec: MetricSpec, docs: OpenDocs, top: float) -> _Extremes:
     """Each query's lowest and highest delta (current - baseline) and current value."""
     grades = _grades(spec, top)
-    if spec.name in LINEAR:
+    if spec.measure.shape == "gain_sum":
         low, high, cur_low, cur_high, exact = linear_extremes(spec, docs, grades, MULTISETS)
-        return _Extremes((low, high), (cur_low, cur_high), exact)
-    if spec.name in FIRST:
+        return _Extremes(delta=(low, high), current=(cur_low, cur_high), exact=exact)
+    if spec.measure.shape == "first_relevant":
         low, high, cur_low, cur_high, exact = first_extremes(spec, docs, top)
-        return _Extremes((low, high), (cur_low, cur_high), exact)
+        return _Extremes(delta=(low, high), current=(cur_low, cur_high), exact=exact)
     n = docs.count
     low, high, cur_low, cur_high = (np.zeros(n) for _ in range(4))
     exact = np.ones(n, dtype=bool)
@@ -403,12 +419,12 @@ def _extremes(spec: MetricSpec, docs: OpenDocs, top: float) -> _Extremes:
             delta = after - before
             low[chunk], high[chunk] = delta.min(axis=1), delta.max(axis=1)
             cur_low[chunk], cur_high[chunk] = after.min(axis=1), after.max(axis=1)
-    return _Extremes((low, high), (cur_low, cur_high), exact)
+    return _Extremes(delta=(low, high), current=(cur_low, cur_high), exact=exact)
 
 
 def _grades(spec: MetricSpec, top: float) -> FloatArray:
     """The grades an unjudged document may get, as far as `spec` can tell them apart."""
-    if spec.name in BINARY:
+    if spec.measure.binary:
         return np.asarray([0.0, top])
     return np.unique(np.append(np.arange(0.0, math.floor(top) + 1.0), top))  # top: 2.5 too
 
@@ -422,7 +438,7 @@ def _ap_values(
     The metric engine's `ap` (trec_eval's map_cut) to the bit, without a qrels row per grade
     of every assignment: the precisions are added rank by rank, in the order the engine adds
     them, and R counts the judged and the assigned grades >= rel."""
-    assert spec.name == "ap"
+    assert spec.name == ENUMERATED
     assert spec.k is not None
     rel = int(spec.param("rel"))
     rows, width = assigned.shape[0], spec.k

@@ -18,7 +18,7 @@ DOCS_SHOWN = 5
 """Doc ids listed per stage and query; the counts hold them all."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class StageLoss:
     """One check's lost relevant documents, by the stage that lost them."""
 
@@ -30,7 +30,7 @@ class StageLoss:
     """Relevant documents among the current candidates that the reranker left out of the top k."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class QueryLoss:
     """One query's lost relevant documents (grade >= 1, top k), by stage; ids bounded."""
 
@@ -42,7 +42,7 @@ class QueryLoss:
     reranker_docs: tuple[str, ...]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class StageLosses:
     """Every gated final-ranking check's losses by stage, and the queries that lost most."""
 
@@ -116,15 +116,28 @@ def stage_losses(
             if query in position:
                 first[position[query]], second[position[query]] = len(a), len(b)
         rows = slices[name]
-        found.append(StageLoss(metric, name, int(first[rows].sum()), int(second[rows].sum())))
+        found.append(
+            StageLoss(
+                metric=metric,
+                slice=name,
+                first_stage=int(first[rows].sum()),
+                reranker=int(second[rows].sum()),
+            )
+        )
     per_query = sorted(
         losses(k, 1).items(), key=lambda item: (-len(item[1][0]) - len(item[1][1]), item[0])
     )
     shown = tuple(
-        QueryLoss(query, len(a), len(b), tuple(a[:DOCS_SHOWN]), tuple(b[:DOCS_SHOWN]))
+        QueryLoss(
+            query_id=query,
+            first_stage=len(a),
+            reranker=len(b),
+            first_stage_docs=tuple(a[:DOCS_SHOWN]),
+            reranker_docs=tuple(b[:DOCS_SHOWN]),
+        )
         for query, (a, b) in per_query[:QUERIES_SHOWN]
     )
-    return StageLosses(tuple(found), shown, len(per_query))
+    return StageLosses(checks=tuple(found), queries=shown, query_count=len(per_query))
 
 
 def _cut(metric: str, k: int) -> tuple[int, float]:

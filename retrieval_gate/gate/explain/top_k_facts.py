@@ -29,7 +29,7 @@ records at k = 100, so every array of a block stays in memory the allocator reus
 mapping per array costs page faults: at 200,000 queries they were a quarter of the time)."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class TopKFacts:
     """The hits lost and gained, the unjudged documents, and the label-hole extremes."""
 
@@ -72,4 +72,4 @@ def top_k_facts(
             holes.append(block_extremes(plan, old, new, judgments))
     unjudged = joined_unjudged(parts, np.concatenate(judged[0]), np.concatenate(judged[1]))
     found = joined_extremes(plan, holes) if plan is not None else None
-    return TopKFacts(tuple(lost), tuple(gained), unjudged, found)
+    return TopKFacts(lost=tuple(lost), gained=tuple(gained), unjudged=unjudged, holes=found)

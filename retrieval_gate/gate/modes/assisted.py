@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from retrieval_gate.config.check_keys import ranking_keys
-from retrieval_gate.config.schema import GateConfig
+from retrieval_gate.config.schema import GateConfig, Labels
 from retrieval_gate.core.ids import FloatArray, IntArray
 from retrieval_gate.core.qrels import Qrels
 from retrieval_gate.core.wording import one_line, plural
@@ -34,7 +34,7 @@ MIN_HUMAN = 10
 """Fewest human-judged queries a check needs to estimate the judge's error on them."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class JudgeLabels:
     """One judge's grades over the labelled set's queries, and which judge it is."""
 
@@ -43,7 +43,7 @@ class JudgeLabels:
     qrels: Qrels
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Assisted:
     """What the judge's labels say, and whether they decided the gate."""
 
@@ -69,7 +69,7 @@ class Assisted:
     """Queries left out: the judge did not grade every pair the records ranked in them."""
 
     @property
-    def decided_by(self) -> str:
+    def decided_by(self) -> Labels:
         """ "human+llm" when the prediction-powered checks decided, else "human"."""
         return "human+llm" if self.trusted else "human"
 
@@ -98,7 +98,11 @@ def judge_labels(config: GateConfig, query_ids: Sequence[str]) -> JudgeLabels:
             source=str(path),
         )
     judge = mine[0]
-    return JudgeLabels(*judge, layer_qrels(rows, query_ids, judge=judge, source=str(path)))
+    return JudgeLabels(
+        model=judge[0],
+        prompt_sha256=judge[1],
+        qrels=layer_qrels(rows, query_ids, judge=judge, source=str(path)),
+    )
 
 
 def card_of(human: Qrels, judge: Qrels) -> CalibrationCard:
@@ -277,7 +281,9 @@ def _estimates(
 ) -> Estimates:
     """(baseline mean, current mean, delta) of one check, PPI++ with the delta's weight."""
     if not ours.size:
-        nothing = PpiEstimate(0.0, 0.0, 0.0, 0, int(theirs.size), 1.0)
+        nothing = PpiEstimate(
+            estimate=0.0, se=0.0, lam=0.0, n=0, unlabelled=int(theirs.size), df=1.0
+        )
         return 0.0, 0.0, nothing
     (hb, hc), (jb, jc) = (
         (human[0][metric], human[1][metric]),
@@ -465,18 +471,18 @@ def assisted_checks(
             "alone (the report shows what the LLM-assisted one would be)"
         )
     assisted = Assisted(
-        labels.model,
-        labels.prompt_sha256,
-        card,
-        not why_not,
-        why_not,
-        made,
-        human,
-        counts,
-        weights,
-        int(keep.sum()),
-        int(labelled.sum()),
-        uncovered,
+        model=labels.model,
+        prompt_sha256=labels.prompt_sha256,
+        card=card,
+        trusted=not why_not,
+        why_not=why_not,
+        assisted=made,
+        human=human,
+        human_judged=counts,
+        weights=weights,
+        queries=int(keep.sum()),
+        human_queries=int(labelled.sum()),
+        uncovered=uncovered,
     )
     return assisted, tuple(warnings)
 
@@ -509,7 +515,13 @@ def power_view(
     assert config.judge is not None
     labelled = human_judged(dataset)
     n, total = int(labelled.sum()), len(labelled)
-    view = PowerView(_rows(scores, labelled), restricted(slices, labelled), None, {}, "")
+    view = PowerView(
+        scores=_rows(scores, labelled),
+        slices=restricted(slices, labelled),
+        checks=None,
+        factors={},
+        note="",
+    )
     try:
         labels = judge_labels(config, [q.id for q in dataset.queries])
     except InputError as error:
@@ -556,7 +568,7 @@ def power_view(
     )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class PowerView:
     """`power_view`'s answer: what `power.estimate` runs on in human+llm mode."""
 

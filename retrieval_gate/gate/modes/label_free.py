@@ -27,7 +27,7 @@ MEASURES: Mapping[Measure, str] = {
 }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class LabelFreeCheck:
     """One label-free check: what it measures to depth k, and what it may lose."""
 
@@ -58,11 +58,20 @@ def checks_of(config: UnlabelledConfig) -> list[LabelFreeCheck]:
         else:
             threshold = Threshold(max_drop=gate.max_drop, floor=gate.min)
             name = f"{PREFIX}{key}"
-        found.append(LabelFreeCheck(name, measure, k, threshold, gate.p, gate.more_than or 0))
+        found.append(
+            LabelFreeCheck(
+                name=name,
+                measure=measure,
+                k=k,
+                threshold=threshold,
+                p=gate.p,
+                more_than=gate.more_than or 0,
+            )
+        )
     return found
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class LabelFreeRun:
     """What the label-free checks read, for the reports' line saying no labels were used."""
 

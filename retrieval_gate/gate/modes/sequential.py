@@ -21,7 +21,7 @@ _UNBOUNDED = frozenset({"dcg"})
 """Measures whose per-query value is not on [0, 1] (the counts are marked `integer`)."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Crossing:
     """A check whose e-process reached its level: the drop is past max_drop over the set."""
 
@@ -40,7 +40,7 @@ class Crossing:
     """This check's share of the early fail's alpha: it fails at e_value >= 1 / level."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class SequentialRun:
     """How a sequential check went: the looks it took and, when it stopped, why."""
 
@@ -72,7 +72,7 @@ def bounded(metric: str) -> bool:
     return not spec.measure.integer and spec.name not in _UNBOUNDED
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class _Check:
     metric: str
     slice: str
@@ -122,11 +122,11 @@ class Monitor:
         total = sum(levels.values())
         self.checks = [
             _Check(
-                metric,
-                name,
-                rows,
-                members[i].max_drop or 0.0,
-                alpha * levels[i] / total,
+                metric=metric,
+                slice=name,
+                rows=rows,
+                max_drop=members[i].max_drop or 0.0,
+                level=alpha * levels[i] / total,
             )
             for i, (metric, name, rows, _) in enumerate(found)
             if i in levels
@@ -153,13 +153,13 @@ class Monitor:
             if wealth >= math.log(1.0 / check.level):
                 crossed.append(
                     Crossing(
-                        check.metric,
-                        check.slice,
-                        int(inside.sum()),
-                        int(check.rows.size),
-                        check.max_drop,
-                        math.exp(min(wealth, 700.0)),
-                        check.level,
+                        metric=check.metric,
+                        slice=check.slice,
+                        queries=int(inside.sum()),
+                        size=int(check.rows.size),
+                        max_drop=check.max_drop,
+                        e_value=math.exp(min(wealth, 700.0)),
+                        level=check.level,
                     )
                 )
         return tuple(crossed)

@@ -55,7 +55,7 @@ def check_sd(sd: float) -> float:
     return sd
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Claim:
     """What a mean change over n queries can show under the gate's settings."""
 
@@ -163,7 +163,16 @@ def audit(
     check_n(n)
     floor = smallest_p(n, resamples=settings.resamples)
     if sd is None:
-        return Claim(change, n, None, "", settings, floor, None, None)
+        return Claim(
+            change=change,
+            n=n,
+            sd=None,
+            sd_source="",
+            settings=settings,
+            smallest_p=floor,
+            t_p=None,
+            detectable=None,
+        )
     check_sd(sd)
     if sd == 0:
         t_p = 0.0 if change != 0 else 1.0
@@ -174,4 +183,13 @@ def audit(
         sd=sd, n=n, level=settings.alpha, max_drop=0.0, resamples=settings.resamples,
         t_test=settings.test == "t", power=settings.power,
     )  # fmt: skip
-    return Claim(change, n, sd, sd_source, settings, floor, t_p, detectable)
+    return Claim(
+        change=change,
+        n=n,
+        sd=sd,
+        sd_source=sd_source,
+        settings=settings,
+        smallest_p=floor,
+        t_p=t_p,
+        detectable=detectable,
+    )

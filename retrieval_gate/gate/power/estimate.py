@@ -260,7 +260,7 @@ def power_report(
         spread = repeats_source(runs, _view_ids(baseline, dataset), config.gate.repeats)
     settings = gate_settings(config)
     assisted = None
-    if config.gate.labels == "human+llm":
+    if config.gate.uses_llm_labels:
         from retrieval_gate.gate.modes.assisted import power_view
 
         assisted = power_view(
@@ -320,7 +320,13 @@ def repeats_source(
         for before, after in itertools.pairwise(runs)
     )
     scale = ((1.0 / len(runs) + 1.0 / max(current_runs, 1)) / 2.0) ** 0.5
-    return DeltaSource("repeats", f"the baseline's {len(runs)} runs", tuple(ids), pairs, scale)
+    return DeltaSource(
+        kind="repeats",
+        label=f"the baseline's {len(runs)} runs",
+        query_ids=tuple(ids),
+        pairs=pairs,
+        scale=scale,
+    )
 
 
 def _comparable(

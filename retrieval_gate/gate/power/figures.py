@@ -28,7 +28,7 @@ SCHEMA = "retrieval-gate/power"
 SCHEMA_VERSION = 2
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Correlated:
     """A check's figures had the two runs correlated at `correlation` instead of 0.5."""
 
@@ -39,7 +39,7 @@ class Correlated:
     """P(fail) at the detectable drop stated under the assumption."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class CheckPower:
     """What one check (metric x slice) with a max_drop can see."""
 
@@ -83,7 +83,7 @@ class CheckPower:
     """The figures at CORRELATIONS, when `sd` is not read from real changes."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class PowerReport:
     """Every check with a max_drop, in the gate's order, and what the estimate rests on."""
 

@@ -40,7 +40,7 @@ ASSUMPTION = (
 )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class DeltaSource:
     """Per-query differences between two real versions (or runs), one array per metric and
     pair, aligned with `query_ids`: where the sd of the next change's differences is read."""
@@ -64,7 +64,13 @@ class DeltaSource:
                 padded = np.append(np.asarray(values, dtype=np.float64), np.nan)
                 moved[metric] = padded[rows]
             pairs.append(moved)
-        return DeltaSource(self.kind, self.label, tuple(order), tuple(pairs), self.scale)
+        return DeltaSource(
+            kind=self.kind,
+            label=self.label,
+            query_ids=tuple(order),
+            pairs=tuple(pairs),
+            scale=self.scale,
+        )
 
     def sd(self, metric: str, rows: IntArray) -> float | None:
         """The pooled sd of the differences of `metric` on `rows` (each pair about its own

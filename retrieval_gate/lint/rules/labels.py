@@ -41,7 +41,7 @@ def _no_labelled(given: LintInput) -> Iterator[Draft]:
     judged = set(given.labels.judgments.query_ids.tolist())
     if texts & judged:
         return
-    if texts and not judged and given.config.gate.labels == "human+llm":
+    if texts and not judged and given.config.gate.uses_llm_labels:
         return  # zero labels yet: the judge grades, people label what label-queue lists
     if not texts:
         counted = plural(len(judged), "judged query", "judged queries")

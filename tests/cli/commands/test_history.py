@@ -165,7 +165,7 @@ def test_load_trend_returns_the_last_points_of_a_metric(
                            "--push")  # fmt: skip
     assert code == 0, err
     reader = make_reader(tmp_path, work)
-    trend = load_trend(BranchSource(reader), "tiny", "ndcg@10", 10)
+    trend = load_trend(BranchSource(repo=reader), "tiny", "ndcg@10", 10)
     assert [point.commit for point in trend] == [first["commit"]]
 
 

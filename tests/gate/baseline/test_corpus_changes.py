@@ -81,9 +81,13 @@ def test_a_side_without_hashes_or_no_change_leaves_every_query_in() -> None:
     unhashed = dataclasses.replace(record, judged_documents=None)
     dataset = queue_dataset({"q1": {"d1": 1}})
     for before, after, check in (
-        (record, unhashed, CorpusCheck(False, NO_CORPUS)),  # this run's set has no corpus
-        (unhashed, record, CorpusCheck(False, NO_HASHES)),  # an older baseline
-        (record, record, CorpusCheck(True)),
+        (
+            record,
+            unhashed,
+            CorpusCheck(checked=False, reason=NO_CORPUS),
+        ),  # this run's set has no corpus
+        (unhashed, record, CorpusCheck(checked=False, reason=NO_HASHES)),  # an older baseline
+        (record, record, CorpusCheck(checked=True)),
     ):
         kept = corpus_checked(before, after, dataset, 0.9)
         assert kept[3] == check

@@ -337,7 +337,9 @@ def test_each_difference_is_one_problem(changes: dict[str, Any], expected: str) 
 
 
 def test_every_difference_is_listed() -> None:
-    other = Fingerprints("f" * 64, 5, ("ap@10",), "e" * 64, "d" * 16)
+    other = Fingerprints(
+        dataset="f" * 64, k=5, metrics=("ap@10",), slices="e" * 64, retriever="d" * 16
+    )
     assert len(comparability_problems(FINGERPRINTS, other)) == 4
 
 

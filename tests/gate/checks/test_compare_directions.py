@@ -25,8 +25,10 @@ def test_a_lower_is_better_check_is_the_mirror_of_its_negation(shift: float) -> 
     rng = np.random.default_rng(7)
     base = rng.lognormal(np.log(120.0), 0.4, 300)
     cur = base * rng.lognormal(0.0, 0.1, 300) + shift
-    lower = _one(base, cur, Threshold(5.0, floor=400.0, direction="lower", unit="ms"), "latency")
-    higher = _one(-base, -cur, Threshold(5.0, floor=-400.0, unit="ms"), "latency")
+    lower = _one(
+        base, cur, Threshold(max_drop=5.0, floor=400.0, direction="lower", unit="ms"), "latency"
+    )
+    higher = _one(-base, -cur, Threshold(max_drop=5.0, floor=-400.0, unit="ms"), "latency")
     assert lower.direction == "lower"
     assert lower.unit == "ms"
     assert lower.baseline_mean == pytest.approx(-higher.baseline_mean)
@@ -49,7 +51,7 @@ def test_an_increase_past_the_tolerance_fails_and_a_decrease_never_does() -> Non
     base = rng.lognormal(np.log(100.0), 0.3, 400)
     slower = base * 1.3
     faster = base * 0.7
-    relative = Threshold(0.2, relative=True, direction="lower", unit="ms")
+    relative = Threshold(max_drop=0.2, relative=True, direction="lower", unit="ms")
     failing = _one(base, slower, relative, "latency_mean")
     assert failing.failed
     assert failing.verdict == "regressed"
@@ -77,6 +79,6 @@ def test_an_own_unit_column_is_not_held_to_the_zero_one_range() -> None:
     # the range test (detectable drop past the baseline mean) must not blind it.
     rng = np.random.default_rng(5)
     base = rng.integers(1, 6, 200).astype(float)
-    check = _one(base, base - 1.0, Threshold(0.5, unit="own"), "stars")
+    check = _one(base, base - 1.0, Threshold(max_drop=0.5, unit="own"), "stars")
     assert check.gated
     assert check.failed

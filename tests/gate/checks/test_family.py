@@ -39,31 +39,40 @@ def test_the_concentrated_sign_flip_p_value_is_the_smallest_the_test_gives(
 
 def test_a_level_only_most_queries_moving_together_reach_is_blind() -> None:
     settings = ComparisonSettings(alpha=1e-12)
-    reason = blind_reason(Member("all", 60), 1e-12, settings)
+    reason = blind_reason(Member(slice="all", n=60), 1e-12, settings)
     assert reason.startswith("a drop carried by 18 of its 60 queries cannot give p <= 1e-12")
-    assert blind_reason(Member("all", 60), 0.025, ComparisonSettings()) == ""
+    assert blind_reason(Member(slice="all", n=60), 0.025, ComparisonSettings()) == ""
     assert int(CONCENTRATED_SHARE * 60) == 18
 
 
 def test_a_check_that_catches_only_more_than_the_metric_can_lose_is_blind() -> None:
     settings = ComparisonSettings()
     # 40 queries of sd 0.45 at level 0.001: it catches about 31 pt, the baseline has 20 to lose.
-    member = Member("all", 40, max_drop=0.02, sd=0.45, baseline_mean=0.2)
+    member = Member(slice="all", n=40, max_drop=0.02, sd=0.45, baseline_mean=0.2)
     reason = blind_reason(member, 1e-3, settings)
     assert reason.startswith("at level 0.001 it catches with 80% power only a drop of 31.")
     assert reason.endswith("more than the 20.0 pt the baseline has to lose")
-    assert blind_reason(Member("all", 40, 0.02, 0.45, 0.9), 1e-3, settings) == ""
+    assert (
+        blind_reason(
+            Member(slice="all", n=40, max_drop=0.02, sd=0.45, baseline_mean=0.9), 1e-3, settings
+        )
+        == ""
+    )
 
 
 def test_blind_slices_leave_the_family_and_their_share_goes_to_the_others() -> None:
     settings = ComparisonSettings()
-    found = family_of([Member("all", 500), Member("a", 5), Member("b", 400)], settings)
+    found = family_of(
+        [Member(slice="all", n=500), Member(slice="a", n=5), Member(slice="b", n=400)], settings
+    )
     assert set(found.levels) == {0, 2}
     assert found.levels[2] == pytest.approx(0.025)
     assert found.reasons[1].startswith("5 queries cannot give p <= 0.013")
     assert found.left_at[1] == pytest.approx(0.0125)
     # A slice is not held to the concentrated drop: 12 queries reach 0.0125 when most move.
-    assert set(family_of([Member("all", 500), Member("a", 12)], settings).levels) == {0, 1}
+    assert set(
+        family_of([Member(slice="all", n=500), Member(slice="a", n=12)], settings).levels
+    ) == {0, 1}
 
 
 def test_a_blind_overall_check_is_refused_with_what_would_help() -> None:

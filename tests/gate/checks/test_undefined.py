@@ -65,7 +65,7 @@ def test_min_size_counts_the_defined_queries() -> None:
     base[:15] = np.nan  # the slice of 20 keeps 5 defined queries
     slices = {"all": np.arange(N), "first": np.arange(20)}
     found = compare(
-        {"gauc": base}, {"gauc": current}, slices, {"gauc": Threshold(0.02)}, {}, SETTINGS
+        {"gauc": base}, {"gauc": current}, slices, {"gauc": Threshold(max_drop=0.02)}, {}, SETTINGS
     )
     first = next(c for c in found if c.slice == "first")
     assert not first.gated
@@ -77,7 +77,9 @@ def test_a_slice_with_no_defined_query_is_not_gated() -> None:
     base, current = _sides(np.random.default_rng(3))
     base[:20] = np.nan
     slices = {"all": np.arange(N), "first": np.arange(20)}
-    found = compare({"auc": base}, {"auc": current}, slices, {"auc": Threshold(0.02)}, {}, SETTINGS)
+    found = compare(
+        {"auc": base}, {"auc": current}, slices, {"auc": Threshold(max_drop=0.02)}, {}, SETTINGS
+    )
     first = next(c for c in found if c.slice == "first")
     assert (first.n, first.gated, first.reason) == (0, False, "no queries defined on both sides")
 
@@ -91,7 +93,7 @@ def test_nan_is_still_refused_for_a_metric_that_cannot_be_undefined(metric: str)
             {metric: base},
             {metric: current},
             {"all": np.arange(N)},
-            {metric: Threshold(0.02)},
+            {metric: Threshold(max_drop=0.02)},
             {},
             SETTINGS,
         )
@@ -105,7 +107,7 @@ def test_infinity_is_refused_even_for_auc() -> None:
             {"auc": base},
             {"auc": current},
             {"all": np.arange(N)},
-            {"auc": Threshold(0.02)},
+            {"auc": Threshold(max_drop=0.02)},
             {},
             SETTINGS,
         )

@@ -17,12 +17,18 @@ from retrieval_gate.gate.modes.label_free import (
     pairs,
 )
 
-OVERLAP = LabelFreeCheck("overlap@4", "overlap", 4, Threshold(max_drop=0.05))
-LOST = LabelFreeCheck(
-    "lost@4>1", "lost", 4, Threshold(max_drop=0.05, direction="lower"), more_than=1
+OVERLAP = LabelFreeCheck(
+    name="overlap@4", measure="overlap", k=4, threshold=Threshold(max_drop=0.05)
 )
-RBO = LabelFreeCheck("rbo@4", "rbo", 4, Threshold(max_drop=0.05), p=0.9)
-ANN = LabelFreeCheck("ann_recall@4", "ann_recall", 4, Threshold(floor=0.9))
+LOST = LabelFreeCheck(
+    name="lost@4>1",
+    measure="lost",
+    k=4,
+    threshold=Threshold(max_drop=0.05, direction="lower"),
+    more_than=1,
+)
+RBO = LabelFreeCheck(name="rbo@4", measure="rbo", k=4, threshold=Threshold(max_drop=0.05), p=0.9)
+ANN = LabelFreeCheck(name="ann_recall@4", measure="ann_recall", k=4, threshold=Threshold(floor=0.9))
 
 
 def test_checks_are_named_and_thresholded_from_the_config() -> None:

@@ -31,7 +31,10 @@ def _pair(rng: np.random.Generator, drop: float) -> tuple[np.ndarray, np.ndarray
     return base, np.where(tie, base, current)
 
 
-THRESHOLDS = {"ndcg@10": Threshold(0.02), "recall@10": Threshold(0.03, relative=True)}
+THRESHOLDS = {
+    "ndcg@10": Threshold(max_drop=0.02),
+    "recall@10": Threshold(max_drop=0.03, relative=True),
+}
 
 
 def _first_stop(seed: int, drop: float, batch: int = 10) -> int | None:
@@ -75,7 +78,12 @@ def test_only_metrics_on_the_unit_scale_are_tested(metric: str, testable: bool) 
 def test_values_off_the_unit_scale_leave_the_metric_untested() -> None:
     values = np.linspace(0, 3, N)  # a gain sum, say
     monitor = Monitor(
-        {"ndcg@10": values}, {"all": np.arange(N)}, {"ndcg@10": Threshold(0.02)}, {}, SETTINGS, 0.05
+        {"ndcg@10": values},
+        {"all": np.arange(N)},
+        {"ndcg@10": Threshold(max_drop=0.02)},
+        {},
+        SETTINGS,
+        0.05,
     )
     assert monitor.untested == ("ndcg@10",)
     assert monitor.checks == []

@@ -226,7 +226,14 @@ def test_power_states_power_consistently(n: int, repeats: bool) -> None:
             runs=runs,
             current_runs=3,
         )
-        report = PowerReport("c.yaml", "b.json", settings, checks, (), ())
+        report = PowerReport(
+            config="c.yaml",
+            baseline="b.json",
+            settings=settings,
+            checks=checks,
+            untested=(),
+            warnings=(),
+        )
         text = report.to_text()
         check = checks[0]
         if not check.gated:

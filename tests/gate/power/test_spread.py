@@ -24,19 +24,23 @@ RULE = {"level": 0.05, "max_drop": 0.02, "resamples": 10_000}
 def test_the_sd_is_pooled_over_pairs_each_about_its_own_mean() -> None:
     first = np.array([0.0, 0.1, 0.2, 0.3, 5.0])
     second = np.array([1.0, 1.0, 3.0, 3.0, np.nan])  # a query the pair lacks: left out
-    source = DeltaSource("history", "main", ("a", "b", "c", "d", "e"),
-                         ({"m": first}, {"m": second}))  # fmt: skip
+    source = DeltaSource(kind="history", label="main", query_ids=("a", "b", "c", "d", "e"),
+                         pairs=({"m": first}, {"m": second}))  # fmt: skip
     rows = np.arange(4)
     pooled = (first[:4].var(ddof=1) * 3 + second[:4].var(ddof=1) * 3) / 6
     assert source.sd("m", rows) == pytest.approx(math.sqrt(pooled))
     assert source.sd("m", np.array([0])) is None  # under 2 queries: no spread
     assert source.sd("other", rows) is None
-    scaled = DeltaSource("repeats", "runs", source.query_ids, source.pairs, scale=0.5)
+    scaled = DeltaSource(
+        kind="repeats", label="runs", query_ids=source.query_ids, pairs=source.pairs, scale=0.5
+    )
     assert scaled.sd("m", rows) == pytest.approx(0.5 * math.sqrt(pooled))
 
 
 def test_aligning_reorders_and_leaves_unknown_ids_out() -> None:
-    source = DeltaSource("run", "f", ("a", "b", "c"), ({"m": np.array([1.0, 2.0, 4.0])},))
+    source = DeltaSource(
+        kind="run", label="f", query_ids=("a", "b", "c"), pairs=({"m": np.array([1.0, 2.0, 4.0])},)
+    )
     moved = source.aligned(("c", "x", "a"))
     assert moved.query_ids == ("c", "x", "a")
     values = moved.pairs[0]["m"]
