@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-PACKAGE = Path(__file__).resolve().parents[1] / "retrieval_gate"
+from tests.helpers.paths import PACKAGE
+
 MAX_LINES = 600
 
 
