@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-SHARED_DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
+from tests.helpers.paths import SHARED_DATA
 
 
 @pytest.fixture(scope="session")

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 
+from tests.helpers.paths import REPO
+
 tomllib = pytest.importorskip("tomllib")  # Python 3.11 on
 
-ROOT = Path(__file__).resolve().parents[1]
-EXTRAS = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+EXTRAS = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["optional-dependencies"]
 HINT = re.compile(r"install[^\n`]*retrieval-gate\[([^\]]+)\]")  # pytest ids look alike
 
 
@@ -28,9 +28,9 @@ def test_every_extra_is_named_as_its_metadata_spells_it() -> None:
 
 
 def test_every_install_hint_names_an_extra_as_written() -> None:
-    texts = [*ROOT.glob("retrieval_gate/**/*.py"), *ROOT.glob("docs/*.md"), ROOT / "README.md"]
+    texts = [*REPO.glob("retrieval_gate/**/*.py"), *REPO.glob("docs/*.md"), REPO / "README.md"]
     hints = {
-        (path.relative_to(ROOT).as_posix(), extra)
+        (path.relative_to(REPO).as_posix(), extra)
         for path in texts
         for found in HINT.findall(path.read_text(encoding="utf-8"))
         for extra in found.split(",")

@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
 import retrieval_gate
-
-ROOT = Path(__file__).resolve().parents[1]
+from tests.helpers.paths import REPO
 
 
 @pytest.mark.parametrize("name", retrieval_gate.__all__)
@@ -31,7 +29,7 @@ def test_the_promised_names_are_the_modules_own() -> None:
 
 
 def test_a_python_user_checks_the_example_with_the_public_names() -> None:
-    config = retrieval_gate.load_config(ROOT / "configs" / "example.yaml")
+    config = retrieval_gate.load_config(REPO / "configs" / "example.yaml")
     assert isinstance(config, retrieval_gate.GateConfig)
     result = retrieval_gate.check(config, cache=False)
     assert isinstance(result, retrieval_gate.GateResult)
@@ -45,6 +43,6 @@ def test_importing_the_package_loads_nothing_heavy() -> None:
         "print(sorted(m for m in ('numpy', 'pydantic', 'jinja2', 'yaml') if m in sys.modules))"
     )
     shown = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO
     )
     assert shown.stdout.strip() == "[]"

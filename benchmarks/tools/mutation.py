@@ -59,18 +59,18 @@ TESTS: dict[str, tuple[str, ...]] = {
     "metrics/ranking": (
         "test_ranking_unlabelled.py",
         "test_ranking.py",
-        "test_textbook.py",
+        "test_measures_textbook.py",
         "test_trec_eval.py",
     ),
     "metrics/measures": (
         "test_measures_by_hand.py",
-        "test_textbook.py",
+        "test_measures_textbook.py",
         "test_trec_eval.py",
-        "test_gains.py",
-        "test_judged.py",
+        "test_measures_gains.py",
+        "test_measures_judged.py",
         "test_spec.py",
     ),
-    "gate/compare": (
+    "gate/checks/compare": (
         "test_compare_noise_values.py",
         "test_compare_edges.py",
         "test_slicing_validation.py",
@@ -80,20 +80,20 @@ TESTS: dict[str, tuple[str, ...]] = {
     ),
     "stats/significance": (
         "test_significance_values.py",
-        "test_edges.py",
+        "test_significance_edges.py",
         "test_significance.py",
     ),
     "stats/detectability": (
         "test_detectability_values.py",
         "test_detectability.py",
-        "test_power.py",
+        "test_estimate.py",
     ),
-    "gate/slicing": ("test_slicing_validation.py", "test_slicing.py"),
+    "gate/checks/slicing": ("test_slicing_validation.py", "test_slicing.py"),
     "core/redaction": ("test_redaction_boundaries.py", "test_redaction.py", "test_wording.py"),
     "gate/baseline": (
-        "test_baseline_file_limits.py",
-        "test_baseline.py",
-        "test_baseline.py",
+        "test_file_limits.py",
+        "test_file.py",
+        "test_file_operational.py",
     ),
 }
 """Module (path under the package without `.py`; a package covers its files) -> test files,

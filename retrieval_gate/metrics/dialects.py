@@ -80,7 +80,8 @@ TREC_EVAL: tuple[Rule, ...] = (
     # `-m ndcg.1=3,2=9,4=4.5` prints as ndcg_1=3,2=9,4=4.5 (meas_init.c
     # te_init_meas_s_double_p_pair: name + "_" + the raw parameter text; values read by atof):
     # level=gain pairs, unlisted levels keep gain = level (gain_init.c setup_gains), the same
-    # gains for the ideal ranking (m_ndcg.c). Matched per query in tests/metrics/test_gains.py.
+    # gains for the ideal ranking (m_ndcg.c). Matched per query in
+    # tests/metrics/test_measures_gains.py.
     Rule(rf"ndcg_(?P<gains>{_PAIRS})", "ndcg(gain=linear,gains={gains})", ("ndcg_1=3,2=9,4=4.5",)),
     Rule(rf"dcg_(?P<gains>{_PAIRS})", "dcg(gain=linear,gains={gains})", ("dcg_1=3,2=9",)),
     Rule("dcg", "dcg(gain=linear)", ("dcg",)),  # m_ndcg.c te_meas_dcg: the same loop's sum
@@ -122,7 +123,7 @@ IR_MEASURES: dict[str, tuple[str, bool]] = {
     "infAP": ("infap", True),  # measures/infap.py: trec_eval's infAP via pytrec_eval
     # measures/set_measures.py: SetP(rel, relative, judged_only), SetR(rel), SetF(rel, beta,
     # judged_only); pytrec_eval_provider.py:128-150 computes them as trec_eval's set_P,
-    # set_recall and set_F (beta passed as set_F's parameter). tests/metrics/test_gains.py
+    # set_recall and set_F (beta passed as set_F's parameter). tests/metrics/test_measures_gains.py
     # compares them with ir_measures itself.
     "SetP": ("set_precision", True),
     "SetR": ("set_recall", True),

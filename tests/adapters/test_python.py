@@ -18,6 +18,7 @@ from retrieval_gate.core.model import Hit
 from retrieval_gate.core.wording import console_text
 from retrieval_gate.errors import GateError
 from tests.helpers.cli import run_cli
+from tests.helpers.paths import CONFIGS
 
 MODULE = "rg_python_helpers"
 HELPERS = textwrap.dedent(
@@ -421,7 +422,7 @@ def gate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     import shutil
 
     folder = tmp_path / "tiny"
-    shutil.copytree(Path(__file__).resolve().parents[2] / "configs" / "tiny", folder)
+    shutil.copytree(CONFIGS / "tiny", folder)
     for name, text in EXITING.items():
         (folder / f"{name}.py").write_text(text, encoding="utf-8")
     monkeypatch.chdir(folder)

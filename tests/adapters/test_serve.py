@@ -21,10 +21,10 @@ from retrieval_gate.config.loader import load
 from retrieval_gate.errors import GateError, InputError
 from tests.helpers.cli import run_cli
 from tests.helpers.local_server import Answer, free_port, serving
+from tests.helpers.paths import REPO
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="process groups are POSIX")
 
-ROOT = Path(__file__).resolve().parents[2]
 TOKEN = "tok-93d1c7-SERVE"
 KEY = "key-4e08aa-SERVE"
 PASSWORD = "pw-6b2f91-SERVE"
@@ -123,7 +123,7 @@ def folder(tmp_path: Path) -> Path:
     """tmp_path with the server script and the tiny labelled set."""
     (tmp_path / "server.py").write_text(SERVER)
     for name in ("queries.jsonl", "qrels.txt"):
-        shutil.copy(ROOT / "configs" / "tiny" / name, tmp_path / name)
+        shutil.copy(REPO / "configs" / "tiny" / name, tmp_path / name)
     return tmp_path
 
 

@@ -13,10 +13,10 @@ import pytest
 
 from retrieval_gate.metrics import MetricSpec, parse_metric
 from tests.helpers.cli import run_cli
+from tests.helpers.paths import REPO
 
-ROOT = Path(__file__).resolve().parents[2]
-TINY_QRELS = str(ROOT / "configs" / "tiny" / "qrels.txt")
-TINY_RUN = str(ROOT / "configs" / "tiny" / "run.txt")
+TINY_QRELS = str(REPO / "configs" / "tiny" / "qrels.txt")
+TINY_RUN = str(REPO / "configs" / "tiny" / "run.txt")
 
 
 def test_table_lists_metrics_in_the_order_asked() -> None:
@@ -85,7 +85,7 @@ def test_console_script_runs_in_a_subprocess() -> None:
 def test_check_of_a_saved_run_imports_only_what_it_uses(tmp_path: Path) -> None:
     # No retriever client, no framework, no scipy: a saved run needs the readers, the
     # statistics and the reports.
-    shutil.copytree(ROOT / "configs" / "tiny", tmp_path / "tiny")
+    shutil.copytree(REPO / "configs" / "tiny", tmp_path / "tiny")
     config, run = tmp_path / "tiny" / "retrieval-gate.yaml", tmp_path / "tiny" / "run.txt"
     unused = ("scipy", "httpx", "bm25s", "Stemmer", "tqdm", "langchain_core", "llama_index",
               "haystack", "ir_datasets", "pyarrow", "pandas", "asyncio", "dask")  # fmt: skip
@@ -189,7 +189,7 @@ def test_trec_format_prints_trec_eval_values(
 def published(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A JSON result of the tiny sample and a pull_request event of PR 7 of octo/app."""
     result = tmp_path / "result.json"
-    config = ROOT / "configs" / "tiny" / "retrieval-gate.yaml"
+    config = REPO / "configs" / "tiny" / "retrieval-gate.yaml"
     code, _, err = run_cli(
         "check", "-c", str(config), "--run", TINY_RUN, "--no-cache", "--quiet",
         "--no-reports", "--json", str(result),
@@ -291,7 +291,7 @@ def test_comment_on_a_missing_or_foreign_result_is_exit_2(tmp_path: Path) -> Non
 def test_blas_stays_on_one_thread_unless_a_retriever_runs_here(
     tmp_path: Path, argv: list[str], given: str | None, expected: str | None
 ) -> None:
-    shutil.copytree(ROOT / "configs" / "tiny", tmp_path / "tiny")
+    shutil.copytree(REPO / "configs" / "tiny", tmp_path / "tiny")
     paths = {
         "config": tmp_path / "tiny" / "retrieval-gate.yaml",
         "run": tmp_path / "tiny" / "run.txt",

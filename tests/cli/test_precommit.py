@@ -18,10 +18,10 @@ import pytest
 import yaml
 
 from retrieval_gate.cli import precommit
+from tests.helpers.paths import REPO
 
-ROOT = Path(__file__).resolve().parents[2]
-HOOKS = ROOT / ".pre-commit-hooks.yaml"
-TINY = ROOT / "configs" / "tiny"
+HOOKS = REPO / ".pre-commit-hooks.yaml"
+TINY = REPO / "configs" / "tiny"
 
 needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 

@@ -16,9 +16,9 @@ import yaml
 from retrieval_gate.cli import scaffold as init
 from retrieval_gate.config.loader import load
 from tests.helpers.cli import Terminal, run_cli
+from tests.helpers.paths import REPO
 
-ROOT = Path(__file__).resolve().parents[2]
-TINY = ROOT / "configs" / "tiny"
+TINY = REPO / "configs" / "tiny"
 WORKFLOW = Path(".github/workflows/retrieval-gate.yml")
 
 
@@ -137,14 +137,14 @@ def test_the_workflow_is_the_recommended_one_with_the_action_reference(tmp_path:
     the template is the same workflow for the user's repository."""
     assert run_cli("init", "--dir", str(tmp_path))[0] == 0
     written = read_workflow(tmp_path / WORKFLOW)
-    ours = read_workflow(ROOT / WORKFLOW)
+    ours = read_workflow(REPO / WORKFLOW)
     gate = ours["jobs"]["gate"]["steps"][1]
     assert gate["uses"] == "./"
     gate["uses"] = init.DEFAULT_ACTION
     gate["with"]["config"] = "retrieval-gate.yaml"
     assert written == ours
     assert written["permissions"] == {"contents": "read", "pull-requests": "write"}
-    action = yaml.safe_load((ROOT / "action.yml").read_text(encoding="utf-8"))
+    action = yaml.safe_load((REPO / "action.yml").read_text(encoding="utf-8"))
     assert set(gate["with"]) <= set(action["inputs"])
 
 

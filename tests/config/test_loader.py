@@ -6,7 +6,8 @@ import shutil
 from pathlib import Path
 
 from retrieval_gate.config.loader import _evaluator_problems, load
-from tests.helpers.builders import CONFIGS, copy_example
+from tests.helpers.builders import copy_example
+from tests.helpers.paths import CONFIGS
 
 CONFIG = "example-evaluators.yaml"
 

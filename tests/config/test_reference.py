@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 
@@ -11,12 +10,13 @@ from retrieval_gate.adapters import ADAPTERS, AdapterSettings
 from retrieval_gate.config.reference import REGENERATE, config_reference, sections
 from retrieval_gate.config.schema import GateConfig
 from tests.helpers.cli import run_cli
+from tests.helpers.paths import DOCS
 
-DOCS = Path(__file__).resolve().parents[2] / "docs" / "config-reference.md"
+REFERENCE = DOCS / "config-reference.md"
 
 
 def test_the_docs_file_is_the_generators_output() -> None:
-    assert DOCS.read_text(encoding="utf-8") == config_reference(), (
+    assert REFERENCE.read_text(encoding="utf-8") == config_reference(), (
         f"docs/config-reference.md is out of date with the config models; regenerate it: "
         f"{REGENERATE}"
     )

@@ -23,9 +23,9 @@ from retrieval_gate.datasets.catalog import COLLECTIONS, beir_collection
 from retrieval_gate.datasets.download import MIRROR_ENV
 from retrieval_gate.datasets.fetch import MARKER, FetchResult, fetch
 from tests.helpers.cli import Terminal, run_cli
+from tests.helpers.paths import CONFIGS
 
 CRANFIELD_FILES = ("cran.all.1400", "cran.qry", "cranqrel", "cranqrel.readme")
-CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 
 
 @dataclass

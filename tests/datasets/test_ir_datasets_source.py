@@ -34,6 +34,7 @@ from retrieval_gate.errors import InputError
 from retrieval_gate.metrics import evaluate
 from retrieval_gate.pipeline.execute import execute
 from tests.helpers.cli import run_cli
+from tests.helpers.paths import REPO
 
 # Looked for, not imported: importing ir_datasets creates its folders under IR_DATASETS_HOME.
 pytestmark = pytest.mark.skipif(
@@ -41,7 +42,6 @@ pytestmark = pytest.mark.skipif(
     reason=f"ir_datasets is not installed ({INSTALL})",
 )
 
-REPO = Path(__file__).resolve().parents[2]
 METRICS = {"ndcg@10": "{max_drop: 2pt}", "recall@100": "{max_drop: 5pt}", "ap": "{max_drop: 2pt}",
            "p@10": "{max_drop: 2pt}"}  # fmt: skip
 BINARY = ("recall@100", "ap", "precision@10")

@@ -17,8 +17,7 @@ from retrieval_gate.datasets.llm_layer import (
     write_layer,
 )
 from retrieval_gate.errors import InputError
-
-CONFIGS = Path(__file__).resolve().parents[2] / "configs"
+from tests.helpers.paths import CONFIGS
 
 
 def _row(query: str = "q1", doc: str = "d1", grade: int = 2, **other: object) -> LlmJudgment:

@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.cli import run_cli
+from tests.helpers.paths import CONFIGS
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "configs" / "example"
+EXAMPLE = CONFIGS / "example"
 QUERIES = 60
 EMPTIED = 0.4
 # 31 gated metrics, as the config had.

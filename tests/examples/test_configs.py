@@ -18,9 +18,8 @@ from retrieval_gate.config.schema import GateConfig
 from retrieval_gate.core.model import Hit
 from retrieval_gate.datasets import load as load_dataset
 from retrieval_gate.pipeline.execute import execute
+from tests.helpers.paths import CONFIGS
 
-ROOT = Path(__file__).resolve().parents[2]
-CONFIGS = ROOT / "configs"
 CONFIG_FILES = sorted(CONFIGS.rglob("*.yaml"))
 IDS = [path.relative_to(CONFIGS).as_posix() for path in CONFIG_FILES]
 # The example code beside the adapter templates, imported by name from the config's folder.

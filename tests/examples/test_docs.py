@@ -27,7 +27,6 @@ from retrieval_gate.config.schema import GateConfig
 from tests.helpers.doc_samples import (
     DOCS,
     README,
-    ROOT,
     Block,
     blocks,
     check_console,
@@ -35,6 +34,7 @@ from tests.helpers.doc_samples import (
     copy_configs,
     run,
 )
+from tests.helpers.paths import REPO
 
 ALL_BLOCKS = [block for path in [README, *DOCS] for block in blocks(path)]
 DOC_BLOCKS = [block for path in DOCS for block in blocks(path)]
@@ -61,7 +61,7 @@ def test_every_block_is_a_kind_the_tests_check() -> None:
 
 
 def test_the_site_navigation_lists_every_page() -> None:
-    config = yaml.safe_load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"))
+    config = yaml.safe_load((REPO / "mkdocs.yml").read_text(encoding="utf-8"))
     pages = [next(iter(entry.values())) for entry in config["nav"]]
     assert sorted(pages) == sorted(path.name for path in DOCS)
     assert pages[0] == "index.md"
@@ -253,7 +253,7 @@ def check_config_fragment(block: Block, fragment: dict[str, Any], configs: Path)
 
 
 def action_inputs() -> dict[str, str]:
-    action = yaml.safe_load((ROOT / "action.yml").read_text(encoding="utf-8"))
+    action = yaml.safe_load((REPO / "action.yml").read_text(encoding="utf-8"))
     return {name: str(spec.get("default", "")) for name, spec in action["inputs"].items()}
 
 
@@ -270,14 +270,14 @@ def check_workflow(block: Block, workflow: dict[str, Any]) -> None:
 
 def check_precommit(block: Block, repos: list[dict[str, Any]]) -> None:
     """Every hook id is one .pre-commit-hooks.yaml declares."""
-    hooks = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))
+    hooks = yaml.safe_load((REPO / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))
     declared = {hook["id"] for hook in hooks}
     for repo in repos:
         assert {hook["id"] for hook in repo["hooks"]} <= declared, block.where
 
 
 def test_the_config_a_user_would_write_is_valid(tmp_path: Path) -> None:
-    text = (ROOT / "docs" / "index.md").read_text(encoding="utf-8")
+    text = (REPO / "docs" / "index.md").read_text(encoding="utf-8")
     example = re.findall(r"would write it:\n\n```yaml\n(.+?)\n```", text, flags=re.S)[0]
     config = check_config(example, tmp_path / "retrieval-gate.yaml")
     assert config.retriever.type == "http"
@@ -285,11 +285,11 @@ def test_the_config_a_user_would_write_is_valid(tmp_path: Path) -> None:
 
 
 def test_the_action_page_lists_its_inputs_with_their_defaults_and_every_output() -> None:
-    text = (ROOT / "docs" / "github-action.md").read_text(encoding="utf-8")
+    text = (REPO / "docs" / "github-action.md").read_text(encoding="utf-8")
     table = text.split("## Inputs", 1)[1].split("\n## ", 1)[0]
     rows = re.findall(r"^\| `([\w-]+)` \|([^|]*)\|", table, flags=re.M)
     assert {name: default.strip().strip("`") for name, default in rows} == action_inputs()
-    action = yaml.safe_load((ROOT / "action.yml").read_text(encoding="utf-8"))
+    action = yaml.safe_load((REPO / "action.yml").read_text(encoding="utf-8"))
     outputs = text.split("## Outputs", 1)[1].split("\n## ", 1)[0]
     for name in action["outputs"]:
         assert f"`{name}`" in outputs, name
@@ -313,7 +313,7 @@ def test_every_retrieval_gate_command_shown_parses(block: Block) -> None:
                 pytest.fail(f"{block.where}: `{command.strip()}` does not parse")
             for word in words:
                 if word.startswith("configs/"):
-                    assert (ROOT / word).exists(), f"{block.where}: {word} does not exist"
+                    assert (REPO / word).exists(), f"{block.where}: {word} does not exist"
 
 
 PYTHON = of("python", ALL_BLOCKS)
@@ -336,7 +336,7 @@ WRITTEN = re.compile(r"configs/\.retrieval-gate/[^/]+/(report|result|junit)")
 def test_every_repository_path_named_exists(path: Path) -> None:
     text = path.read_text(encoding="utf-8")
     named = {found for found in PATH.findall(text) if not WRITTEN.match(found)}
-    missing = sorted(found for found in named if not (ROOT / found).exists())
+    missing = sorted(found for found in named if not (REPO / found).exists())
     assert missing == [], f"{path.name} names files the repository does not have"
 
 
@@ -344,4 +344,4 @@ def test_every_relative_link_of_the_readme_exists() -> None:
     text = README.read_text(encoding="utf-8")
     links = re.findall(r"\]\(([^)#:]+)(?:#[^)]*)?\)", text)
     assert links
-    assert [link for link in links if not (ROOT / link).exists()] == []
+    assert [link for link in links if not (REPO / link).exists()] == []

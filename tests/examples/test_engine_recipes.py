@@ -36,8 +36,9 @@ from retrieval_gate.errors import RetrieverError
 from retrieval_gate.pipeline.execute import execute
 from tests.helpers.cli import run_cli
 from tests.helpers.local_server import Answer, serving
+from tests.helpers.paths import CONFIGS
 
-ADAPTERS = Path(__file__).resolve().parents[2] / "configs" / "adapters"
+ADAPTERS = CONFIGS / "adapters"
 API_KEY = "es-k3y-VnVhQ2ZHY0JDZGJrUW0tZTVhT3g6dWkybHAyYXhUTm1zeWFrdzl0dk5udw"
 BASIC = base64.b64encode(b"gate:0pen-s3same-pw").decode()
 TOKEN = "vespa_cloud_t0ken_Zm9vYmFy"

@@ -16,9 +16,8 @@ import pytest
 
 from retrieval_gate.config.loader import load
 from tests.helpers.builders import EXAMPLE_BASELINE, copy_example
+from tests.helpers.paths import CONFIGS
 
-ROOT = Path(__file__).resolve().parents[2]
-CONFIGS = ROOT / "configs"
 EXAMPLE = CONFIGS / "example"
 INTENTS = {"how-to", "troubleshooting", "billing", "account", "navigational", "security"}
 SEGMENTS = {"free", "business", "enterprise"}

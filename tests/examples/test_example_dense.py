@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from tests.helpers.builders import CONFIGS
 from tests.helpers.cli import run_cli
+from tests.helpers.paths import CONFIGS
 
 BASELINE = Path(".retrieval-gate") / "example-dense" / "baseline.json"
 LOCAL = ("127.0.0.1", "::1", "localhost")

@@ -13,8 +13,8 @@ from retrieval_gate.adapters import build_retriever
 from retrieval_gate.adapters.fusion import fuse
 from retrieval_gate.config.loader import load
 from retrieval_gate.datasets import load as load_dataset
-from tests.helpers.builders import CONFIGS
 from tests.helpers.cli import run_cli
+from tests.helpers.paths import CONFIGS
 
 pytest.importorskip("wordllama")
 pytest.importorskip("qdrant_client")

@@ -16,9 +16,8 @@ from retrieval_gate.adapters import BM25Config, Query
 from retrieval_gate.adapters.bm25 import BM25Retriever
 from retrieval_gate.datasets.files import read_corpus
 from tests.helpers.cli import run_cli
+from tests.helpers.paths import CONFIGS, REPO
 
-ROOT = Path(__file__).resolve().parents[2]
-CONFIGS = ROOT / "configs"
 CORPUS = CONFIGS / "example" / "corpus.jsonl"
 QUERIES = [
     "refund",
@@ -54,7 +53,7 @@ def noisy() -> ModuleType:
 @pytest.fixture(scope="module")
 def synthetic() -> ModuleType:
     return load_module(
-        ROOT / "benchmarks" / "tools" / "synthetic_set.py", "synthetic_set_under_test"
+        REPO / "benchmarks" / "tools" / "synthetic_set.py", "synthetic_set_under_test"
     )
 
 

@@ -12,13 +12,13 @@ import pytest
 from tests.helpers.cli import run_cli
 from tests.helpers.doc_samples import (
     README,
-    ROOT,
     Block,
     blocks,
     check_console,
     check_report,
     copy_configs,
 )
+from tests.helpers.paths import REPO
 
 
 def readme_commands() -> list[str]:
@@ -29,14 +29,14 @@ def readme_commands() -> list[str]:
 def test_ci_runs_the_readme_test_command_verbatim() -> None:
     _, test_command = readme_commands()
     assert "pytest" in test_command
-    assert test_command in (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert test_command in (REPO / ".ci" / "run").read_text(encoding="utf-8")
 
 
 def test_readme_example_command_succeeds(monkeypatch: pytest.MonkeyPatch) -> None:
     example, _ = readme_commands()
     argv = shlex.split(example.split("&&")[-1])
     assert argv[0] == "retrieval-gate"
-    monkeypatch.chdir(ROOT)
+    monkeypatch.chdir(REPO)
     assert run_cli(*argv[1:]).ret == 0
 
 

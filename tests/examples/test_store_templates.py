@@ -6,8 +6,7 @@ import shutil
 from pathlib import Path
 
 from retrieval_gate.pipeline.execute import execute
-
-CONFIGS = Path(__file__).resolve().parents[2] / "configs"
+from tests.helpers.paths import CONFIGS
 
 
 def ranking(config: Path) -> dict[str, list[str]]:

@@ -8,10 +8,10 @@ from pathlib import Path
 from retrieval_gate.datasets.llm_layer import read_layer
 from retrieval_gate.pipeline.check import check
 from retrieval_gate.stats.agreement import cohen_kappa
-from tests.helpers.builders import CONFIGS
 from tests.helpers.cli import run_cli
 from tests.helpers.fake_llm import fake_llm
 from tests.helpers.judged_example import assisted_config, judge_example, read_qrels
+from tests.helpers.paths import CONFIGS
 
 NAMES = ("example.yaml", "example-regressed.yaml")
 

@@ -14,15 +14,14 @@ import pytest
 
 from tests.helpers.cli import run_cli
 from tests.helpers.local_server import Answer, serving
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.helpers.paths import REPO
 
 
 @pytest.fixture
 def service() -> Iterator[tuple[str, dict[str, Any]]]:
     """A search service on 127.0.0.1: the judged relevant documents of each query while
     `state["good"]`, off-topic ones after."""
-    folder = ROOT / "configs" / "tiny"
+    folder = REPO / "configs" / "tiny"
     text = {
         row["text"]: row["_id"]
         for row in map(json.loads, (folder / "queries.jsonl").read_text().splitlines())
@@ -52,9 +51,9 @@ def gate(tmp_path: Path, url: str, version: str | None = None) -> Path:
     """The tiny gate over the service at `url`, with `version` (YAML) when given."""
     folder = tmp_path / "tiny"
     if not (folder / "queries.jsonl").exists():
-        shutil.copytree(ROOT / "configs" / "tiny", folder, dirs_exist_ok=True)
+        shutil.copytree(REPO / "configs" / "tiny", folder, dirs_exist_ok=True)
     config = folder / "retrieval-gate.yaml"
-    text = (ROOT / "configs" / "tiny" / "retrieval-gate.yaml").read_text()
+    text = (REPO / "configs" / "tiny" / "retrieval-gate.yaml").read_text()
     retriever = f"type: http\n  url: {url}\n  concurrency: 1"
     if version is not None:
         retriever += f"\n  version: {version}"

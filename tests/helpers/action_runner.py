@@ -15,8 +15,8 @@ from typing import Any
 import yaml
 
 from tests.helpers.git import git
+from tests.helpers.paths import REPO
 
-REPO = Path(__file__).resolve().parents[2]
 ACTION: dict[str, Any] = yaml.safe_load((REPO / "action.yml").read_text(encoding="utf-8"))
 STEPS: list[dict[str, Any]] = ACTION["runs"]["steps"]
 STEP_IDS = {step["id"] for step in STEPS if "id" in step}

@@ -14,8 +14,8 @@ from retrieval_gate.core.judgments import Judgments
 from retrieval_gate.core.model import Document, Query
 from retrieval_gate.datasets import Dataset, Labels, assemble
 from retrieval_gate.labels.queue import QueueItem
+from tests.helpers.paths import CONFIGS
 
-CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 EXAMPLE_BASELINE = Path(".retrieval-gate") / "example" / "baseline.json"
 """Where the example's configs keep their baseline, relative to configs/."""
 

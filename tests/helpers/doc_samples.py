@@ -23,10 +23,10 @@ import pytest
 
 from retrieval_gate.cli.main import main
 from tests.helpers.cli import run_cli
+from tests.helpers.paths import REPO
 
-ROOT = Path(__file__).resolve().parents[2]
-README = ROOT / "README.md"
-DOCS = sorted((ROOT / "docs").glob("*.md"))
+README = REPO / "README.md"
+DOCS = sorted((REPO / "docs").glob("*.md"))
 
 _FENCE = re.compile(r"^(?P<fence>`{3,})(?P<lang>[\w-]*)\n(?P<body>.*?)^(?P=fence)$", re.M | re.S)
 _MARKER = re.compile(r"<!-- (.+?) -->\s*\Z")
@@ -51,7 +51,7 @@ class Block:
 
     @property
     def where(self) -> str:
-        return f"{self.path.relative_to(ROOT)}:{self.line}"
+        return f"{self.path.relative_to(REPO)}:{self.line}"
 
 
 @dataclass(frozen=True)
@@ -119,7 +119,7 @@ def _steady(line: str) -> str:
 def copy_configs(root: Path) -> Path:
     """The repository's configs/ copied into `root` (without caches); `root`."""
     shutil.copytree(
-        ROOT / "configs",
+        REPO / "configs",
         root / "configs",
         ignore=shutil.ignore_patterns("cache.sqlite*", "__pycache__"),
     )

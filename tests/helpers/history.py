@@ -12,8 +12,9 @@ from retrieval_gate.history import store
 from retrieval_gate.history.record import ResultEntry, result_entry
 from tests.helpers.cli import run_cli
 from tests.helpers.git import git
+from tests.helpers.paths import CONFIGS
 
-TINY = Path(__file__).resolve().parents[2] / "configs" / "tiny"
+TINY = CONFIGS / "tiny"
 BRANCH = "retrieval-gate-history"
 
 

@@ -13,8 +13,9 @@ from retrieval_gate.gate.baseline.record import Baseline
 from retrieval_gate.history.record import TrendPoint
 from retrieval_gate.pipeline.record import CurrentRun, record_current
 from retrieval_gate.report.trend import with_trend
+from tests.helpers.paths import REPO
 
-GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "report"
+GOLDEN = REPO / "tests" / "golden" / "report"
 UPDATE = os.environ.get("RETRIEVAL_GATE_UPDATE_GOLDEN") == "1"
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers.action_runner import REPO
+from tests.helpers.paths import REPO
 
 
 @pytest.fixture(scope="module")

@@ -19,7 +19,6 @@ from tests.helpers.action_runner import (
     ACTION,
     CONFIG,
     PR,
-    REPO,
     SETUP_PYTHON,
     SLUG,
     STEPS,
@@ -33,6 +32,7 @@ from tests.helpers.action_runner import (
 )
 from tests.helpers.fake_github import FakeGitHub
 from tests.helpers.git import git
+from tests.helpers.paths import REPO
 
 RUN_STEPS = [step for step in STEPS if "run" in step]
 WORKFLOW_SCRIPTS = {

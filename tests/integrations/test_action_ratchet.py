@@ -23,7 +23,6 @@ from retrieval_gate.integrations.github.pulls import (
 from tests.helpers.action_runner import (
     CONFIG,
     PR,
-    REPO,
     SLUG,
     TOKEN,
     ActionRun,
@@ -34,6 +33,7 @@ from tests.helpers.action_runner import (
 from tests.helpers.cli import run_cli
 from tests.helpers.fake_github import FakeGitHub
 from tests.helpers.git import git
+from tests.helpers.paths import REPO
 
 BRANCH = "retrieval-gate/ratchet"
 BASELINE = "configs/tiny/.retrieval-gate/baseline.json"

@@ -13,10 +13,10 @@ import yaml
 from retrieval_gate.gate.result import GateResult
 from retrieval_gate.pipeline.check import check
 from retrieval_gate.report import summary_of, validate_result
+from tests.helpers.paths import CONFIGS
 
 pytest_plugins = ["pytester"]
 
-CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 PLUGIN = "retrieval_gate.integrations.pytest_plugin"
 # Once the pytest11 entry point is installed pytest loads the plugin itself, and loading the
 # module again under its module name with -p would register it twice.

@@ -19,8 +19,7 @@ from retrieval_gate.lint import RULES, LintReport, lint, refuse_broken
 from retrieval_gate.stats.detectability import detectable_drop, queries_needed
 from tests.helpers.builders import METRICS, QRELS, QUERIES, labelled_set
 from tests.helpers.cli import run_cli
-
-REPO = Path(__file__).resolve().parents[2]
+from tests.helpers.paths import REPO
 
 
 def run_lint(path: Path, baseline: Baseline | None = None) -> LintReport:

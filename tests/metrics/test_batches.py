@@ -12,7 +12,6 @@ from retrieval_gate.metrics import Scores, evaluate
 from retrieval_gate.metrics.batches import evaluate_run_file
 from retrieval_gate.readers import read_qrels, read_run
 from tests.helpers.cli import run_cli
-from tests.helpers.trec_eval_cases import DATA
 
 METRICS = [
     "ap",
@@ -66,10 +65,13 @@ def trec_files(trec_eval_test: Path, tmp_path: Path) -> tuple[Path, Path]:
     """trec_eval's test run with single spaces (the fast reader's clean form), rows as they
     are: not sorted by score within a query. One labelled query (302) is left out of the
     run and the run gets an unlabelled one."""
-    lines = [" ".join(line.split()) for line in (DATA / "results.test").read_text().splitlines()]
+    lines = [
+        " ".join(line.split())
+        for line in (trec_eval_test / "results.test").read_text().splitlines()
+    ]
     lines = [line for line in lines if not line.startswith("302 ")]
     lines += [f"999 Q0 doc{i} {i} {10 - i}.5 extra" for i in range(3)]
-    return DATA / "qrels.test", write(tmp_path / "run.txt", lines)
+    return trec_eval_test / "qrels.test", write(tmp_path / "run.txt", lines)
 
 
 @pytest.mark.parametrize("batch_bytes", BATCHES)

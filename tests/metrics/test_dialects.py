@@ -16,9 +16,9 @@ from retrieval_gate.metrics.dialects import DIALECTS
 from retrieval_gate.metrics.explain import mapping
 from retrieval_gate.readers import read_qrels, read_run
 from tests.helpers.cli import run_cli
+from tests.helpers.paths import CONFIGS
 
-DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "trec_eval_test"
-TINY = Path(__file__).resolve().parents[2] / "configs" / "tiny"
+TINY = CONFIGS / "tiny"
 
 # (tool, name) -> our canonical name: the mapping tables.
 MAPPED = {
@@ -95,25 +95,25 @@ COUNTS = {"num_ret", "num_rel", "num_rel_ret"}
 
 
 @functools.cache
-def printed(out: str) -> dict[str, dict[str, str]]:
+def printed(folder: Path, out: str) -> dict[str, dict[str, str]]:
     """trec_eval's printed measure -> qid -> value."""
     values: dict[str, dict[str, str]] = {}
-    for line in (DATA / out).read_text().splitlines():
+    for line in (folder / out).read_text().splitlines():
         measure, qid, value = (part.strip() for part in line.split("\t"))
         values.setdefault(measure, {})[qid] = value
     return values
 
 
 @functools.cache
-def scores(out: str, names: tuple[str, ...], dialect: str | None) -> Scores:
+def scores(folder: Path, out: str, names: tuple[str, ...], dialect: str | None) -> Scores:
     qrels, run = INPUTS[out]
     specs = [parse_metric(name, dialect=dialect) for name in names]
-    return evaluate(read_run(DATA / run), read_qrels(DATA / qrels), specs)
+    return evaluate(read_run(folder / run), read_qrels(folder / qrels), specs)
 
 
-def assert_printed(column: Scores, name: str, measure: str, out: str) -> None:
+def assert_printed(folder: Path, column: Scores, name: str, measure: str, out: str) -> None:
     spec = str(parse_metric(name))
-    values = printed(out)[measure]
+    values = printed(folder, out)[measure]
     if set(values) != {"all"}:
         assert set(values) - {"all"} == set(column.query_ids)
     for qid, value in values.items():
@@ -131,12 +131,12 @@ def assert_printed(column: Scores, name: str, measure: str, out: str) -> None:
 @pytest.mark.parametrize("out", CASES)
 def test_trec_eval_names_give_trec_eval_values(trec_eval_test: Path, out: str) -> None:
     """The real proof: `metrics_dialect: trec_eval` names equal what trec_eval printed."""
-    names = tuple(n for n in TREC_EVAL_NAMES if n in printed(out))
+    names = tuple(n for n in TREC_EVAL_NAMES if n in printed(trec_eval_test, out))
     assert len(names) >= 10
-    got = scores(out, names, "trec_eval")
+    got = scores(trec_eval_test, out, names, "trec_eval")
     for name in names:
-        assert_printed(got, str(parse_metric(name, dialect="trec_eval")), name, out)
-    prefixed = scores(out, tuple(f"trec_eval:{n}" for n in names), None)
+        assert_printed(trec_eval_test, got, str(parse_metric(name, dialect="trec_eval")), name, out)
+    prefixed = scores(trec_eval_test, out, tuple(f"trec_eval:{n}" for n in names), None)
     assert prefixed.values.keys() == got.values.keys()
 
 
@@ -145,16 +145,22 @@ def test_peer_names_give_the_trec_eval_measure_they_compute(
     trec_eval_test: Path, tool: str, name: str
 ) -> None:
     measure = VIA_TREC_EVAL[tool, name]
-    cases = [out for out in CASES if measure in printed(out)]
+    cases = [out for out in CASES if measure in printed(trec_eval_test, out)]
     assert cases
     for out in cases:
-        got = scores(out, (name,), tool)
-        assert_printed(got, str(parse_metric(name, dialect=tool)), VIA_TREC_EVAL[tool, name], out)
+        got = scores(trec_eval_test, out, (name,), tool)
+        assert_printed(
+            trec_eval_test,
+            got,
+            str(parse_metric(name, dialect=tool)),
+            VIA_TREC_EVAL[tool, name],
+            out,
+        )
 
 
 def test_ranx_hits_is_the_count_of_relevant_in_the_top_k(trec_eval_test: Path) -> None:
-    got = scores("out.test.aq", ("hits@5",), "ranx")
-    for qid, value in printed("out.test.aq")["P_5"].items():
+    got = scores(trec_eval_test, "out.test.aq", ("hits@5",), "ranx")
+    for qid, value in printed(trec_eval_test, "out.test.aq")["P_5"].items():
         if qid != "all":
             ours = got.values["num_rel_ret@5"][got.query_ids.index(qid)]
             assert ours == round(float(value) * 5)
@@ -167,8 +173,8 @@ def test_mapped_names_equal_our_canonical_per_query(
     canonical = MAPPED[tool, name]
     assert str(parse_metric(name, dialect=tool)) == canonical
     assert parse_metric(f"{tool}:{name}") == parse_metric(canonical)
-    theirs = scores("out.test.aq", (name,), tool)
-    ours = scores("out.test.aq", (canonical,), None)
+    theirs = scores(trec_eval_test, "out.test.aq", (name,), tool)
+    ours = scores(trec_eval_test, "out.test.aq", (canonical,), None)
     assert theirs.query_ids == ours.query_ids
     assert list(theirs.values[canonical]) == list(ours.values[canonical])
 

@@ -21,10 +21,11 @@ from retrieval_gate.readers.subtopics import (
     subtopics_from_dict,
 )
 from tests.helpers.cli import run_cli
+from tests.helpers.paths import CONFIGS
 
 pyndeval = pytest.importorskip("pyndeval")
 
-TINY = Path(__file__).resolve().parents[2] / "configs" / "tiny"
+TINY = CONFIGS / "tiny"
 
 # ndeval's names -> ours (alpha goes on the ones that take it).
 NDEVAL = {

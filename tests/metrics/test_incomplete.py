@@ -28,7 +28,7 @@ from retrieval_gate.errors import MetricError
 from retrieval_gate.metrics import Scores, evaluate, parse_metric
 from retrieval_gate.metrics.incomplete import CONDENSED_OF, INFAP_EPSILON
 from retrieval_gate.readers import read_qrels, read_run
-from tests.helpers.trec_eval_cases import CASES, COUNTS, DATA, our_metric
+from tests.helpers.trec_eval_cases import CASES, COUNTS, at_collection, our_metric
 
 Results = dict[str, dict[str, float]]
 Judgments = dict[str, dict[str, float]]
@@ -52,20 +52,20 @@ def trec_eval_top(run: Mapping[str, Mapping[str, float]], depth: int | None) -> 
     }
 
 
-def printed_rows(out: str) -> list[tuple[str, str, str]]:
+def printed_rows(folder: Path, out: str) -> list[tuple[str, str, str]]:
     """(measure, qid, printed value) of every line of a trec_eval expected output."""
     rows = []
-    for line in (DATA / out).read_text().splitlines():
+    for line in (folder / out).read_text().splitlines():
         measure, qid, value = line.split("\t")
         rows.append((measure.strip(), qid, value))
     return rows
 
 
 @functools.cache
-def scores_for(out: str, metrics: tuple[str, ...]) -> Scores:
+def scores_for(folder: Path, out: str, metrics: tuple[str, ...]) -> Scores:
     qrels_name, run_name, _, depth = INFAP_CASES[out]
-    run = read_run(DATA / run_name).to_dict()
-    return evaluate(trec_eval_top(run, depth), read_qrels(DATA / qrels_name), metrics)
+    run = read_run(folder / run_name).to_dict()
+    return evaluate(trec_eval_top(run, depth), read_qrels(folder / qrels_name), metrics)
 
 
 def ours(scores: Scores, name: str, measure: str, qid: str) -> float:
@@ -85,12 +85,13 @@ def assert_printed(value: float, printed: str, measure: str, what: str) -> None:
 
 
 def infap_params() -> list[object]:
-    if not DATA.is_dir():
+    folder = at_collection()
+    if folder is None:
         return [pytest.param("", "", "", id="no-data")]
     return [
         pytest.param(out, qid, value, id=f"{out}:infAP:{qid}")
         for out in sorted(INFAP_CASES)
-        for measure, qid, value in printed_rows(out)
+        for measure, qid, value in printed_rows(folder, out)
         if measure == "infAP"
     ]
 
@@ -99,7 +100,7 @@ def infap_params() -> list[object]:
 def test_infap_matches_trec_eval(trec_eval_test: Path, out: str, qid: str, printed: str) -> None:
     rel = INFAP_CASES[out][2]
     name = str(parse_metric(f"infap(rel={rel})"))
-    scores = scores_for(out, (name,))
+    scores = scores_for(trec_eval_test, out, (name,))
     assert_printed(ours(scores, name, "infAP", qid), printed, "infAP", f"{out} {name} {qid}")
 
 
@@ -111,10 +112,10 @@ def test_every_infap_row_is_checked(trec_eval_test: Path) -> None:
 # ---- trec_eval -M N: the run cut to its top N, not @N cutoffs ----------------------------
 
 
-def m_rows() -> list[tuple[str, str, str, str]]:
+def m_rows(folder: Path) -> list[tuple[str, str, str, str]]:
     """(trec_eval measure, qid, printed, our metric) of every out.test.aqcM row we compute."""
     rows = []
-    for measure, qid, value in printed_rows(M_OUT):
+    for measure, qid, value in printed_rows(folder, M_OUT):
         name = "infap" if measure == "infAP" else our_metric(measure, 1)
         if name is not None:
             rows.append((measure, qid, value, name))
@@ -122,9 +123,10 @@ def m_rows() -> list[tuple[str, str, str, str]]:
 
 
 def m_params() -> list[object]:
-    if not DATA.is_dir():
+    folder = at_collection()
+    if folder is None:
         return [pytest.param("", "", "", "", id="no-data")]
-    return [pytest.param(*row, id=f"{M_OUT}:{row[0]}:{row[1]}") for row in m_rows()]
+    return [pytest.param(*row, id=f"{M_OUT}:{row[0]}:{row[1]}") for row in m_rows(folder)]
 
 
 @pytest.mark.parametrize(("measure", "qid", "printed", "name"), m_params())
@@ -132,7 +134,9 @@ def test_dash_m_is_the_run_cut_to_its_top_n(
     trec_eval_test: Path, measure: str, qid: str, printed: str, name: str
 ) -> None:
     """`trec_eval -M100` = our metrics on the run cut to its top 100 (trec_eval's order)."""
-    scores = scores_for(M_OUT, tuple(sorted({row[3] for row in m_rows()})))
+    scores = scores_for(
+        trec_eval_test, M_OUT, tuple(sorted({row[3] for row in m_rows(trec_eval_test)}))
+    )
     assert_printed(ours(scores, name, measure, qid), printed, measure, f"{name} {qid}")
 
 
@@ -150,10 +154,10 @@ def test_dash_m_is_not_just_cutoffs(trec_eval_test: Path) -> None:
     ranks past N. P_k (k > N) still divides by k; ndcg and ndcg_cut_k (k > N) keep their
     ideal over all relevant docs (over k); Rprec, bpref and infAP take no cutoff. For these
     the run itself must be cut (trec_eval -M, a retriever asked for N results)."""
-    rows = m_rows()
+    rows = m_rows(trec_eval_test)
     uncut = evaluate(
-        read_run(DATA / "results.trunc"),
-        read_qrels(DATA / "qrels.test"),
+        read_run(trec_eval_test / "results.trunc"),
+        read_qrels(trec_eval_test / "qrels.test"),
         sorted({at_depth(row[3], M_DEPTH) for row in rows}),
     )
     differ = set()

@@ -18,7 +18,7 @@ from retrieval_gate.metrics import Scores, evaluate, parse_metric
 from retrieval_gate.metrics.explain import notes
 from retrieval_gate.readers import read_qrels, read_run
 from tests.helpers.random_cases import make_case, truncated
-from tests.helpers.trec_eval_cases import CASES, DATA
+from tests.helpers.trec_eval_cases import CASES, at_collection
 
 TOLERANCE = 1e-9
 N_CASES = 300
@@ -39,11 +39,11 @@ Run = dict[str, dict[str, float]]
 # trec_eval's own expected outputs ---------------------------------------------------------
 
 
-def set_rows() -> list[tuple[str, str, str, str]]:
+def set_rows(folder: Path) -> list[tuple[str, str, str, str]]:
     """(file, measure, qid, printed value) of every set_P/set_recall/set_F line."""
     rows = []
     for out in CASES:
-        path = DATA / out
+        path = folder / out
         if not path.is_file():
             continue
         for line in path.read_text().splitlines():
@@ -54,32 +54,35 @@ def set_rows() -> list[tuple[str, str, str, str]]:
 
 
 def set_params() -> list[object]:
-    rows = set_rows()
+    folder = at_collection()
+    rows = [] if folder is None else set_rows(folder)
     if not rows:  # the trec_eval_test fixture skips (or fails in CI)
         return [pytest.param("", "", "", "", id="no-data")]
     return [pytest.param(*row, id=f"{row[0]}:{row[1]}:{row[2]}") for row in rows]
 
 
 @functools.cache
-def set_scores(out: str) -> tuple[Scores, int]:
+def set_scores(folder: Path, out: str) -> tuple[Scores, int]:
     qrels_name, run_name, rel = CASES[out]
     suffix = f"(rel={rel})" if rel != 1 else ""
     metrics = [template.format(rel=suffix) for template in SET_MEASURES.values()]
-    return evaluate(read_run(DATA / run_name), read_qrels(DATA / qrels_name), metrics), rel
+    return evaluate(read_run(folder / run_name), read_qrels(folder / qrels_name), metrics), rel
 
 
 def test_trec_eval_outputs_have_set_rows(trec_eval_test: Path) -> None:
-    files = {out for out, _, _, _ in set_rows()}
+    files = {out for out, _, _, _ in set_rows(trec_eval_test)}
     assert files == {"out.test.aq", "out.test.aqc", "out.test.aql"}  # -c and -l 2 included
-    assert {m for _, m, _, _ in set_rows()} == set(SET_MEASURES)
+    assert {m for _, m, _, _ in set_rows(trec_eval_test)} == set(SET_MEASURES)
 
 
 @pytest.mark.parametrize(("out", "measure", "qid", "printed"), set_params())
 def test_set_measures_match_trec_eval(
     trec_eval_test: Path, out: str, measure: str, qid: str, printed: str
 ) -> None:
-    assert trec_eval_test.resolve() == DATA.resolve()
-    scores, rel = set_scores(out)
+    collected = at_collection()
+    assert collected is not None
+    assert trec_eval_test.resolve() == collected.resolve()
+    scores, rel = set_scores(trec_eval_test, out)
     suffix = f"(rel={rel})" if rel != 1 else ""
     name = str(parse_metric(SET_MEASURES[measure].format(rel=suffix)))
     assert str(parse_metric(f"trec_eval:{measure}")) == str(parse_metric(name.split("(")[0]))

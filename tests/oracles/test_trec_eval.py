@@ -10,15 +10,15 @@ import pytest
 
 from retrieval_gate.metrics import Scores, evaluate
 from retrieval_gate.readers import read_qrels, read_run
-from tests.helpers.trec_eval_cases import CASES, COUNTS, DATA, MEASURES, our_metric
+from tests.helpers.trec_eval_cases import CASES, COUNTS, MEASURES, at_collection, our_metric
 
 
 @functools.cache
-def expected_lines() -> list[tuple[str, str, str, str]]:
+def expected_lines(folder: Path) -> list[tuple[str, str, str, str]]:
     """(file, measure, qid, printed value) for every line of a measure we also compute."""
     rows = []
     for out in CASES:
-        for line in (DATA / out).read_text().splitlines():
+        for line in (folder / out).read_text().splitlines():
             measure, qid, value = line.split("\t")
             if any(re.fullmatch(pattern, measure.strip()) for pattern in MEASURES):
                 rows.append((out, measure.strip(), qid, value))
@@ -26,17 +26,20 @@ def expected_lines() -> list[tuple[str, str, str, str]]:
 
 
 def params() -> list[object]:
-    if not DATA.is_dir():  # the trec_eval_test fixture skips (or fails in CI)
+    folder = at_collection()
+    if folder is None:  # the trec_eval_test fixture skips (or fails in CI)
         return [pytest.param("", "", "", "", id="no-data")]
-    return [pytest.param(*row, id=f"{row[0]}:{row[1]}:{row[2]}") for row in expected_lines()]
+    return [pytest.param(*row, id=f"{row[0]}:{row[1]}:{row[2]}") for row in expected_lines(folder)]
 
 
 @functools.cache
-def scores_for(out: str) -> tuple[Scores, int]:
+def scores_for(folder: Path, out: str) -> tuple[Scores, int]:
     qrels_name, run_name, rel = CASES[out]
-    metrics = sorted({our_metric(m, rel) or "" for o, m, _, _ in expected_lines() if o == out})
-    qrels = read_qrels(DATA / qrels_name)
-    run = read_run(DATA / run_name)
+    metrics = sorted(
+        {our_metric(m, rel) or "" for o, m, _, _ in expected_lines(folder) if o == out}
+    )
+    qrels = read_qrels(folder / qrels_name)
+    run = read_run(folder / run_name)
     return evaluate(run, qrels, metrics), rel
 
 
@@ -44,8 +47,10 @@ def scores_for(out: str) -> tuple[Scores, int]:
 def test_matches_trec_eval(
     trec_eval_test: Path, out: str, measure: str, qid: str, printed: str
 ) -> None:
-    assert trec_eval_test.resolve() == DATA.resolve()
-    scores, rel = scores_for(out)
+    collected = at_collection()
+    assert collected is not None
+    assert trec_eval_test.resolve() == collected.resolve()
+    scores, rel = scores_for(trec_eval_test, out)
     name = our_metric(measure, rel)
     assert name is not None
     column = scores.values[name]
@@ -66,8 +71,8 @@ def test_matches_trec_eval(
 def test_query_sets(trec_eval_test: Path, out: str) -> None:
     """We score exactly the queries trec_eval counted (num_q), all of them labelled."""
     qrels_name, run_name, _ = CASES[out]
-    scores, _ = scores_for(out)
-    printed_qids = {qid for o, _, qid, _ in expected_lines() if o == out} - {"all"}
+    scores, _ = scores_for(trec_eval_test, out)
+    printed_qids = {qid for o, _, qid, _ in expected_lines(trec_eval_test) if o == out} - {"all"}
     lines = (trec_eval_test / out).read_text().splitlines()
     num_q = [int(line.split("\t")[2]) for line in lines if line.startswith("num_q ")]
     if printed_qids:

@@ -13,9 +13,9 @@ from retrieval_gate.pipeline.against import TAIL_LINES, Reference, answered
 from tests.helpers.cli import run_cli
 from tests.helpers.git import git
 from tests.helpers.local_server import free_port
+from tests.helpers.paths import REPO
 
-ROOT = Path(__file__).resolve().parents[2]
-EXAMPLE = ROOT / "configs"
+EXAMPLE = REPO / "configs"
 WORSE = """  type: bm25
   stemmer: null
   fields: [title]

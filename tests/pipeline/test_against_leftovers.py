@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.git import git
+from tests.helpers.paths import REPO
 
-ROOT = Path(__file__).resolve().parents[2]
-EXAMPLE = ROOT / "configs"
+EXAMPLE = REPO / "configs"
 # A retriever that, when SLOW_MARK is set, says it started and then takes two minutes.
 SLOW = """\
 import os
@@ -66,7 +66,7 @@ def temporary(tmp_path: Path) -> Path:
 def start_check(repo: Path, temporary: Path, mark: Path | None) -> subprocess.Popen[bytes]:
     """`check --against HEAD` in a process group of its own; with `mark`, the reference side
     touches it and then hangs."""
-    env = {**os.environ, "TMPDIR": str(temporary), "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "TMPDIR": str(temporary), "PYTHONPATH": str(REPO)}
     env.pop("SLOW_MARK", None)
     if mark is not None:
         env["SLOW_MARK"] = str(mark)
@@ -74,7 +74,7 @@ def start_check(repo: Path, temporary: Path, mark: Path | None) -> subprocess.Po
     argv = ["check", "-c", config, "--against", "HEAD", "--quiet", "--no-reports"]
     return subprocess.Popen(
         [sys.executable, "-m", "retrieval_gate", *argv],
-        cwd=ROOT,
+        cwd=REPO,
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

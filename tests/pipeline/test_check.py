@@ -13,6 +13,7 @@ import retrieval_gate
 from retrieval_gate.gate.baseline.file import read_baseline
 from tests.helpers.cli import run_cli
 from tests.helpers.generated_project import QUERIES, make_project, write_config
+from tests.helpers.paths import REPO
 
 
 @pytest.fixture
@@ -247,7 +248,6 @@ def test_a_check_that_cannot_decide_still_reports_why(project: Path) -> None:
 
 # --- re-scoring the baseline when only the judgments changed ------------------------------
 
-ROOT = Path(__file__).resolve().parents[2]
 
 SCORED_RETRIEVER = """\
 def search(query, k, metadata):
@@ -278,7 +278,7 @@ def test_rescoring_the_committed_example_baseline_reproduces_its_scores() -> Non
     from retrieval_gate.datasets import load as load_dataset
     from retrieval_gate.gate.baseline.comparable import rescored_baseline
 
-    config = load(ROOT / "configs" / "example.yaml")
+    config = load(REPO / "configs" / "example.yaml")
     dataset = load_dataset(config.dataset, config.base_dir)
     baseline = read_baseline(config.resolve(config.baseline))
     assert baseline.fingerprints.queries == dataset.queries_fingerprint
@@ -292,11 +292,11 @@ def test_rescoring_the_committed_example_baseline_reproduces_its_scores() -> Non
 @pytest.fixture
 def example_copy(tmp_path: Path) -> Path:
     """configs/example/, example-regressed.yaml and the committed baseline, copied."""
-    shutil.copytree(ROOT / "configs" / "example", tmp_path / "example")
-    shutil.copy(ROOT / "configs" / "example-regressed.yaml", tmp_path)
+    shutil.copytree(REPO / "configs" / "example", tmp_path / "example")
+    shutil.copy(REPO / "configs" / "example-regressed.yaml", tmp_path)
     target = tmp_path / ".retrieval-gate" / "example"
     target.mkdir(parents=True)
-    shutil.copy(ROOT / "configs" / ".retrieval-gate" / "example" / "baseline.json", target)
+    shutil.copy(REPO / "configs" / ".retrieval-gate" / "example" / "baseline.json", target)
     return tmp_path / "example-regressed.yaml"
 
 

@@ -11,8 +11,9 @@ from retrieval_gate.metrics import evaluate
 from retrieval_gate.pipeline.execute import execute
 from retrieval_gate.readers import read_qrels, read_run
 from tests.helpers.cli import run_cli
+from tests.helpers.paths import CONFIGS
 
-TINY = Path(__file__).resolve().parents[2] / "configs" / "tiny"
+TINY = CONFIGS / "tiny"
 
 
 @pytest.fixture

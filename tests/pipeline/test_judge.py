@@ -15,8 +15,7 @@ from retrieval_gate.datasets.llm_layer import read_layer
 from retrieval_gate.pipeline.judge import plan_judging
 from tests.helpers.fake_llm import fake_llm
 from tests.helpers.judged_example import judge_example
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.helpers.paths import REPO
 
 
 def _trec(path: Path, rows: dict[str, list[str]]) -> Path:
@@ -69,7 +68,7 @@ def test_ctrl_c_keeps_what_was_paid_for(tmp_path: Path) -> None:
     with fake_llm(delay=0.05) as llm:
         example = judge_example(tmp_path, llm.base_url, concurrency=2)
         llm.judge = example.fake_judge()
-        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        env = {**os.environ, "PYTHONPATH": str(REPO)}
         process = subprocess.Popen(
             [sys.executable, "-m", "retrieval_gate", "judge", "-c", str(example.config), "--quiet"],
             env=env,

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import math
 import xml.etree.ElementTree as ET
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -26,6 +25,7 @@ from retrieval_gate.report.trend import (
     trend_views,
     with_trend,
 )
+from tests.helpers.paths import DOCS
 from tests.helpers.report import GOLDEN, elements, trend_points, with_golden_trend
 
 SVG = "{http://www.w3.org/2000/svg}"
@@ -413,5 +413,5 @@ def test_hostile_labels_are_inert_in_the_json(passed: dict[str, Any]) -> None:
 
 
 def test_the_docs_screenshot_exists() -> None:
-    image = Path(__file__).resolve().parents[2] / "docs" / "trend-example.png"
+    image = DOCS / "trend-example.png"
     assert image.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

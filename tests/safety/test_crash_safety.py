@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from retrieval_gate.gate.baseline.file import read_baseline
+from tests.helpers.paths import REPO
 
-ROOT = Path(__file__).resolve().parents[2]
 TRIALS = 8
 
 
@@ -27,7 +27,7 @@ def configs(tmp_path: Path) -> Path:
     """A copy of configs/ without caches and reports: the example, its baseline, the tiny set."""
     target = tmp_path / "configs"
     shutil.copytree(
-        ROOT / "configs",
+        REPO / "configs",
         target,
         ignore=shutil.ignore_patterns("cache.sqlite*", "result.json", "report.*", "junit.xml"),
     )

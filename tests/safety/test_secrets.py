@@ -12,8 +12,8 @@ import pytest
 
 from tests.helpers.cli import run_cli
 from tests.helpers.local_server import Answer, serving
+from tests.helpers.paths import REPO
 
-ROOT = Path(__file__).resolve().parents[2]
 TOKEN = "tok-7f3a9c-SECRET"
 KEY = "key-51be22-SECRET"
 REPORTS = ("result.json", "report.md", "junit.xml", "report.html")
@@ -21,9 +21,9 @@ REPORTS = ("result.json", "report.md", "junit.xml", "report.html")
 
 def tiny(tmp_path: Path, retriever: str) -> Path:
     folder = tmp_path / "tiny"
-    shutil.copytree(ROOT / "configs" / "tiny", folder, dirs_exist_ok=True)
+    shutil.copytree(REPO / "configs" / "tiny", folder, dirs_exist_ok=True)
     config = folder / "retrieval-gate.yaml"
-    text = (ROOT / "configs" / "tiny" / "retrieval-gate.yaml").read_text()
+    text = (REPO / "configs" / "tiny" / "retrieval-gate.yaml").read_text()
     config.write_text(text.replace("type: bm25", retriever.strip()))
     return config
 

@@ -17,10 +17,10 @@ from pydantic import TypeAdapter
 
 from retrieval_gate.adapters import AdapterConfig, Query, build_retriever
 from tests.helpers.local_server import free_port
+from tests.helpers.paths import REPO
 from tests.helpers.vectors import as_text, cosine_top, unit_rows
 
 CONFIGS: TypeAdapter[Any] = TypeAdapter(AdapterConfig)
-REPO = Path(__file__).resolve().parents[3]
 ROWS = unit_rows(400, 8, seed=11)
 EMBED = {"python": "tests.helpers.vectors:literal"}
 

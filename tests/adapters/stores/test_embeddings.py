@@ -21,9 +21,9 @@ from retrieval_gate.adapters.stores.embeddings import EmbeddingConfig, embedder
 from retrieval_gate.core import redaction
 from retrieval_gate.errors import GateError, RetrieverError
 from tests.helpers.local_server import Answer, free_port, serving
+from tests.helpers.paths import REPO
 
 CONFIG: TypeAdapter[Any] = TypeAdapter(EmbeddingConfig)
-REPO = Path(__file__).resolve().parents[3]
 
 
 def parsed(value: Any) -> Any:

@@ -19,10 +19,10 @@ from retrieval_gate.core.wording import one_line
 from retrieval_gate.errors import GateError, RetrieverError
 from tests.helpers.cli import run_cli
 from tests.helpers.local_server import free_port
+from tests.helpers.paths import REPO
 from tests.helpers.seeded_vectors import DIMENSION, vector_of
 
 psycopg = pytest.importorskip("psycopg")
-ROOT = Path(__file__).resolve().parents[3]
 ROWS = 2000
 LISTS = 100
 HOSTILE_IDS = ["x'; DROP TABLE docs; --", "\n::error::boom", 'q"uote\\back\u202eslash', "ünï"]
@@ -62,7 +62,7 @@ def database(postgres: str) -> dict[str, Any]:
 
 def build(database: dict[str, Any], **settings: Any) -> PgvectorRetriever:
     config = {"dsn": database["dsn"], "table": "docs", "embedding": EMBED, **settings}
-    return PgvectorRetriever(PgvectorConfig(**config), base_dir=ROOT)
+    return PgvectorRetriever(PgvectorConfig(**config), base_dir=REPO)
 
 
 def truth(database: dict[str, Any], query: Query, k: int, lang: str | None = None) -> list[str]:
@@ -229,7 +229,7 @@ def test_a_slow_query_is_cancelled_at_the_timeout_and_retried(database: Any) -> 
 def test_no_connection_names_the_server_never_the_password(dsn: str) -> None:
     config = PgvectorConfig(dsn=dsn, table="docs", embedding=EMBED)
     with pytest.raises(GateError) as raised:
-        PgvectorRetriever(config, base_dir=ROOT)
+        PgvectorRetriever(config, base_dir=REPO)
     message = one_line(str(raised.value))
     assert "retriever (pgvector): cannot connect to" in message
     assert "<redacted>" in message
@@ -275,7 +275,7 @@ def test_the_template_runs_and_a_wrong_port_exits_2(
     pytest.importorskip("wordllama")
     from retrieval_gate.adapters.stores.embeddings import load_wordllama
 
-    corpus = ROOT / "configs" / "tiny" / "corpus.jsonl"
+    corpus = REPO / "configs" / "tiny" / "corpus.jsonl"
     rows = [json.loads(line) for line in corpus.read_text().splitlines() if line.strip()]
     texts = [f"{row['title']} {row['text']}" for row in rows]
     vectors = load_wordllama(256).embed(texts, norm=True)
@@ -291,7 +291,7 @@ def test_the_template_runs_and_a_wrong_port_exits_2(
             )
         connection.execute("CREATE INDEX ON help_centre USING hnsw (embedding vector_cosine_ops)")
     monkeypatch.chdir(tmp_path)  # the run's .retrieval-gate folder goes here
-    template = ROOT / "configs" / "adapters" / "pgvector.yaml"
+    template = REPO / "configs" / "adapters" / "pgvector.yaml"
     monkeypatch.setenv("PG_DSN", database["dsn"].replace("postgres:@", f"postgres:{PASSWORD}@"))
     code, out, err = run_cli("run", "-c", template)
     assert code == 0, err

@@ -20,8 +20,7 @@ from tests.helpers.generated_project import (
     write_config,
     write_retriever,
 )
-
-CONFIGS = Path(__file__).resolve().parents[3] / "configs"
+from tests.helpers.paths import CONFIGS
 
 
 def baseline_of(root: Path) -> Path:

@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers.builders import CONFIGS, QRELS, QUERIES, copy_example, labelled_set
+from tests.helpers.builders import QRELS, QUERIES, copy_example, labelled_set
 from tests.helpers.cli import run_cli
+from tests.helpers.paths import CONFIGS
 
 CONFIG = "example-evaluators.yaml"
 

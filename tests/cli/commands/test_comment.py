@@ -9,8 +9,7 @@ import pytest
 
 from retrieval_gate.pipeline.check import check
 from tests.helpers.cli import run_cli
-
-CONFIGS = Path(__file__).resolve().parents[3] / "configs"
+from tests.helpers.paths import CONFIGS
 
 
 @pytest.fixture(scope="module")

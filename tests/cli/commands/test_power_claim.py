@@ -10,8 +10,9 @@ import pytest
 from scipy import stats
 
 from retrieval_gate.gate.baseline.file import read_baseline
-from tests.helpers.builders import CONFIGS, EXAMPLE_BASELINE
+from tests.helpers.builders import EXAMPLE_BASELINE
 from tests.helpers.cli import run_cli
+from tests.helpers.paths import CONFIGS
 
 EXAMPLE = CONFIGS / "example.yaml"
 

@@ -10,9 +10,10 @@ from tests.helpers.builders import copy_example
 from tests.helpers.cli import run_cli
 from tests.helpers.fake_llm import FakeJudge, fake_llm
 from tests.helpers.fake_writer import fake_writer, overlap_grade
+from tests.helpers.paths import DOCS
 
 FILES = ("queries.jsonl", "qrels/test.tsv", "retrieval-gate.yaml")
-DOC = Path(__file__).resolve().parents[3] / "docs" / "synthetic-queries.md"
+DOC = DOCS / "synthetic-queries.md"
 
 
 def _example(tmp_path: Path, url: str, extra: str = "") -> Path:

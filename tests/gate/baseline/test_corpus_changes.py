@@ -19,15 +19,9 @@ from retrieval_gate.gate.baseline.corpus_changes import (
     judged_document_hashes,
 )
 from retrieval_gate.gate.baseline.file import read_record
-from tests.helpers.builders import (
-    CONFIGS,
-    CORPUS,
-    EXAMPLE_BASELINE,
-    QRELS,
-    labelled_set,
-    queue_dataset,
-)
+from tests.helpers.builders import CORPUS, EXAMPLE_BASELINE, QRELS, labelled_set, queue_dataset
 from tests.helpers.cli import run_cli
+from tests.helpers.paths import CONFIGS
 
 
 def test_a_hash_is_of_the_words_of_title_and_text_alone() -> None:

@@ -14,7 +14,7 @@ import pytest
 from retrieval_gate.errors import InputError
 from retrieval_gate.gate.baseline.file import read_baseline, write_baseline
 from retrieval_gate.gate.baseline.record import Baseline
-from tests.gate.baseline.test_file import FINGERPRINTS, make
+from tests.helpers.baselines import FINGERPRINTS, make
 
 TIMED = dataclasses.replace(FINGERPRINTS, metrics=("ndcg@10", "latency_p95", "cost_mean"))
 

@@ -13,6 +13,7 @@ import pytest
 from retrieval_gate.gate.baseline.file import read_baseline
 from tests.helpers.cli import run_cli
 from tests.helpers.generated_project import QUERIES, make_project, write_config
+from tests.helpers.top_k_cases import random_records
 
 # --- judged@k and label holes ----------------------------------------------------------------
 
@@ -174,29 +175,6 @@ def test_a_failure_no_grading_of_unjudged_documents_can_explain_holds(pooled: Pa
 
 
 # --- the vectorised diagnostics against per-query sets ---------------------------------------
-
-
-def random_records(seed: int) -> tuple[Any, list[str], dict[str, list[str]], dict[str, list[str]]]:
-    """Seeded qrels (grades -1 to 3, some queries without judgments) and two top-10 maps that
-    share docs, leave queries out and rank docs the qrels never name."""
-    from retrieval_gate.readers import qrels_from_dict
-
-    rng = np.random.default_rng(seed)
-    query_ids = [f"q{i:03d}" for i in range(40)]
-    judgments = {
-        q: {f"d{int(d)}": float(rng.integers(-1, 4)) for d in rng.choice(30, 8, replace=False)}
-        for q in query_ids
-    }
-    tops = []
-    for _ in range(2):
-        tops.append(
-            {
-                q: [f"d{int(d)}" for d in rng.choice(30, int(rng.integers(1, 11)), replace=False)]
-                for q in query_ids
-                if rng.random() < 0.85
-            }
-        )
-    return qrels_from_dict(judgments), query_ids, tops[0], tops[1]
 
 
 @pytest.mark.parametrize("seed", range(20))

@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pytest
 
 from retrieval_gate.core.ids import FloatArray
-from retrieval_gate.gate.checks.compare import ComparisonSettings, Threshold, compare
+from retrieval_gate.gate.checks.compare import ComparisonSettings, Threshold
 from retrieval_gate.gate.explain.diagnostics import GradedTopK, graded_top_ks
 from retrieval_gate.gate.explain.label_hole_extremes import OpenDocs
 from retrieval_gate.gate.explain.label_holes import (
@@ -27,46 +25,7 @@ from retrieval_gate.readers import qrels_from_dict, run_from_dict
 from tests.helpers.builders import copy_example
 from tests.helpers.cli import run_cli
 from tests.helpers.generated_project import QUERIES, make_project, write_config
-
-K = 5
-METRICS = [
-    "ndcg@5",
-    "ndcg(gain=linear)@5",
-    "ndcg(gains=0:1;2:5)@5",
-    "recall@5",
-    "recall(rel=2)@5",
-    "precision@5",
-    "precision@3",
-    "rr@5",
-    "rr(rel=2)@5",
-    "ap@5",
-    "hit_rate@5",
-    "dcg@5",
-]
-
-Case = tuple[dict[str, dict[str, float]], list[str], dict[str, list[str]], dict[str, list[str]]]
-
-
-def random_case(seed: int, queries: int = 6, docs: int = 9) -> Case:
-    """Seeded graded qrels (-1 pooled-unjudged to 3, some queries with no relevant doc) and
-    two top-5 maps sharing docs, some lists short, some docs nobody judged."""
-    rng = np.random.default_rng(seed)
-    query_ids = [f"q{i}" for i in range(queries)]
-    top = int(rng.integers(1, 4))
-    judgments = {
-        q: {
-            f"d{int(d)}": float(rng.integers(-1, top + 1))
-            for d in rng.choice(docs, int(rng.integers(1, 6)), replace=False)
-        }
-        for q in query_ids
-    }
-    tops = [{q: ranked(rng, docs) for q in query_ids} for _ in range(2)]
-    return judgments, query_ids, tops[0], tops[1]
-
-
-def ranked(rng: np.random.Generator, docs: int) -> list[str]:
-    """A top K of distinct docs, sometimes shorter or empty."""
-    return [f"d{int(d)}" for d in rng.choice(docs, int(rng.integers(0, K + 1)), replace=False)]
+from tests.helpers.top_k_cases import METRICS, Case, K, decider, random_case, scored
 
 
 def brute_force(case: Case, metric: str) -> tuple[FloatArray, ...]:
@@ -158,23 +117,6 @@ def test_past_the_enumeration_limit_the_bound_is_outer_and_says_so() -> None:
 
 
 # --- the verdicts --------------------------------------------------------------------------
-
-
-def scored(case: Case, metrics: list[str], labels: Mapping[str, Mapping[str, float]]) -> Any:
-    _, query_ids, old, new = case
-    qrels = qrels_from_dict(labels)
-    sides = [
-        evaluate(run_from_dict({q: top[q] for q in query_ids}), qrels, metrics)
-        for top in (old, new)
-    ]
-    return sides[0].values, sides[1].values
-
-
-def decider(settings: ComparisonSettings, thresholds: dict[str, Threshold], slices: Any) -> Any:
-    def decide(base: Mapping[str, FloatArray], cur: Mapping[str, FloatArray]) -> Any:
-        return compare(base, cur, slices, thresholds, {}, settings, strict=False)
-
-    return decide
 
 
 @pytest.mark.parametrize("seed", range(12))

@@ -15,8 +15,7 @@ from retrieval_gate.gate.explain.diagnostics import (
 from retrieval_gate.gate.explain.label_holes import hole_extremes, hole_plan
 from retrieval_gate.gate.explain.top_k_facts import top_k_facts
 from retrieval_gate.readers import qrels_from_dict
-from tests.gate.explain.test_diagnostics import random_records
-from tests.gate.explain.test_label_holes import METRICS, Case, K, decider, random_case, scored
+from tests.helpers.top_k_cases import METRICS, Case, K, decider, random_case, random_records, scored
 
 
 def failing(case: Case) -> list[Comparison]:

@@ -17,7 +17,6 @@ from retrieval_gate.gate.modes.assisted import MIN_HUMAN
 from retrieval_gate.gate.result import GateResult
 from retrieval_gate.pipeline.check import check
 from retrieval_gate.report import render, summary_of, validate_result
-from tests.helpers.builders import CONFIGS
 from tests.helpers.cli import run_cli
 from tests.helpers.judged_example import (
     MODEL,
@@ -28,6 +27,7 @@ from tests.helpers.judged_example import (
     read_qrels,
     simulated_layer,
 )
+from tests.helpers.paths import CONFIGS
 
 NAMES = ("example.yaml", "example-regressed.yaml")
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.cli import run_cli
+from tests.helpers.paths import REPO
 
-ROOT = Path(__file__).resolve().parents[2]
 LABELLED = ["api-rate-limit", "cancel-plan", "export-invoices", "reset-password", "sso-okta"]
 
 
@@ -19,7 +19,7 @@ LABELLED = ["api-rate-limit", "cancel-plan", "export-invoices", "reset-password"
 def tiny(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """The bundled tiny gate with a baseline, and `good.trec`: a run of its own retriever."""
     folder = tmp_path / "tiny"
-    shutil.copytree(ROOT / "configs" / "tiny", folder)
+    shutil.copytree(REPO / "configs" / "tiny", folder)
     config = folder / "retrieval-gate.yaml"
     # The bundled sample lowers the bar for its own run.txt; these tests use the default.
     config.write_text(config.read_text().replace("  min_coverage: 0.8\n", ""))

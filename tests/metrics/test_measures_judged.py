@@ -24,7 +24,7 @@ import pytest
 from retrieval_gate.errors import MetricError
 from retrieval_gate.metrics import evaluate, parse_metric
 from retrieval_gate.readers import read_qrels, read_run, run_from_dict
-from tests.helpers.trec_eval_cases import CASES, DATA
+from tests.helpers.trec_eval_cases import CASES, at_collection
 
 Grades = Mapping[str, float]
 Results = Mapping[str, float]
@@ -42,11 +42,11 @@ UNJ = re.compile(r"unj_(?P<k>\d+)")
 
 
 @functools.cache
-def unj_lines() -> list[tuple[str, int, str, str]]:
+def unj_lines(folder: Path) -> list[tuple[str, int, str, str]]:
     """(file, k, qid, printed unj) for every unj row of trec_eval's expected outputs."""
     rows = []
-    for out in sorted(path.name for path in DATA.glob("out*")):
-        for line in (DATA / out).read_text().splitlines():
+    for out in sorted(path.name for path in folder.glob("out*")):
+        for line in (folder / out).read_text().splitlines():
             measure, qid, value = line.split("\t")
             match = UNJ.fullmatch(measure.strip())
             if match:
@@ -55,17 +55,18 @@ def unj_lines() -> list[tuple[str, int, str, str]]:
 
 
 def unj_params() -> list[object]:
-    if not DATA.is_dir():  # the trec_eval_test fixture skips (or fails in CI)
+    folder = at_collection()
+    if folder is None:  # the trec_eval_test fixture skips (or fails in CI)
         return [pytest.param("", 0, "", "", id="no-data")]
-    return [pytest.param(*row, id=f"{row[0]}:unj_{row[1]}:{row[2]}") for row in unj_lines()]
+    return [pytest.param(*row, id=f"{row[0]}:unj_{row[1]}:{row[2]}") for row in unj_lines(folder)]
 
 
 @functools.cache
-def judged_for(out: str) -> dict[str, dict[str, float]]:
+def judged_for(folder: Path, out: str) -> dict[str, dict[str, float]]:
     qrels_name, run_name, _ = UNJ_CASES[out]
-    cutoffs = sorted({k for o, k, _, _ in unj_lines() if o == out})
+    cutoffs = sorted({k for o, k, _, _ in unj_lines(folder) if o == out})
     metrics = [f"judged@{k}" for k in cutoffs]
-    scores = evaluate(read_run(DATA / run_name), read_qrels(DATA / qrels_name), metrics)
+    scores = evaluate(read_run(folder / run_name), read_qrels(folder / qrels_name), metrics)
     return scores.per_query()
 
 
@@ -77,21 +78,23 @@ def exact_unj(printed: str, k: int) -> float:
 
 
 def test_every_expected_output_with_unj_is_checked(trec_eval_test: Path) -> None:
-    files = {out for out, _, _, _ in unj_lines()}
+    files = {out for out, _, _, _ in unj_lines(trec_eval_test)}
     assert files == {"out.test.a", "out.test.aq", "out.test.aqc", "out.test.aqcM", "out.test.aql"}
     assert files <= set(UNJ_CASES)
-    assert len(unj_lines()) == 51  # 4 x 12 per-query and `all` rows, 3 `all` rows in .a
+    assert (
+        len(unj_lines(trec_eval_test)) == 51
+    )  # 4 x 12 per-query and `all` rows, 3 `all` rows in .a
 
 
 @pytest.mark.parametrize(("out", "k", "qid", "printed"), unj_params())
 def test_judged_is_one_minus_trec_eval_unj(
     trec_eval_test: Path, out: str, k: int, qid: str, printed: str
 ) -> None:
-    per_query = judged_for(out)
+    per_query = judged_for(trec_eval_test, out)
     name = f"judged@{k}"
     if qid == "all":
         ours = float(np.mean([values[name] for values in per_query.values()]))
-        rows = [r for r in unj_lines() if r[0] == out and r[1] == k and r[2] != "all"]
+        rows = [r for r in unj_lines(trec_eval_test) if r[0] == out and r[1] == k and r[2] != "all"]
         if rows:  # with -q: the mean of the exact per-query values
             exact = float(np.mean([1.0 - exact_unj(r[3], k) for r in rows]))
             assert ours == pytest.approx(exact, abs=1e-12)
@@ -106,8 +109,10 @@ def test_judged_is_one_minus_trec_eval_unj(
 
 def test_the_query_missing_under_c_is_fully_judged(trec_eval_test: Path) -> None:
     """results.trunc has no 302; trec_eval -c prints unj 0.0000 for it (out.test.aqc)."""
-    assert [r[3] for r in unj_lines() if r[0] == "out.test.aqc" and r[2] == "302"] == ["0.0000"] * 3
-    assert judged_for("out.test.aqc")["302"] == {
+    assert [
+        r[3] for r in unj_lines(trec_eval_test) if r[0] == "out.test.aqc" and r[2] == "302"
+    ] == ["0.0000"] * 3
+    assert judged_for(trec_eval_test, "out.test.aqc")["302"] == {
         "judged@5": 1.0,
         "judged@10": 1.0,
         "judged@20": 1.0,

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.helpers.paths import REPO
+
 # `retrieval-gate ARGV` whose first fsync (the atomic writer's, once the temporary file holds
 # every byte) says so and hangs: a kill then lands while the file is written.
 STALLED = """\
@@ -35,7 +36,7 @@ def configs(tmp_path: Path) -> Path:
     """A copy of configs/ without caches and reports."""
     target = tmp_path / "configs"
     shutil.copytree(
-        ROOT / "configs",
+        REPO / "configs",
         target,
         ignore=shutil.ignore_patterns("cache.sqlite*", "result.json", "report.*", "junit.xml"),
     )
@@ -45,7 +46,7 @@ def configs(tmp_path: Path) -> Path:
 def check(configs: Path, *, stalled: Path | None = None) -> subprocess.Popen[bytes]:
     """`check` of the example (it writes four reports into one folder)."""
     argv = ["check", "-c", "example.yaml", "--quiet", "--no-cache"]
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
     if stalled is None:
         command = [sys.executable, "-m", "retrieval_gate", *argv]
     else:

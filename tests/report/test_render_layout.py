@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from tests.helpers.cli import run_cli
+from tests.helpers.paths import CONFIGS
 
-CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 CHROMIUM = next(
     filter(None, map(shutil.which, ("chromium", "chromium-browser", "google-chrome"))), None
 )

@@ -63,7 +63,7 @@ def test_the_json_carries_both_views_and_the_card(documents: dict[str, dict[str,
 
 
 def test_a_human_only_result_has_no_labels_block(tmp_path: Path) -> None:
-    from tests.helpers.builders import CONFIGS
+    from tests.helpers.paths import CONFIGS
 
     document = check(CONFIGS / "example.yaml", cache=False).document()
     assert "labels" not in document

@@ -26,18 +26,18 @@ from retrieval_gate.history.record import (
     result_entry,
 )
 from tests.helpers.git import git
+from tests.helpers.paths import REPO
 
-ROOT = Path(__file__).resolve().parents[2]
 RECORDS = 20_000
 
 
-def cli(*argv: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[bytes]:
+def cli(*argv: str, cwd: Path = REPO) -> subprocess.CompletedProcess[bytes]:
     """`retrieval-gate ARGV` in a process of its own."""
     return subprocess.run(
         [sys.executable, "-m", "retrieval_gate", *argv],
         capture_output=True,
         cwd=cwd,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        env={**os.environ, "PYTHONPATH": str(REPO)},
         check=False,
         timeout=600,
     )
@@ -51,7 +51,7 @@ def sha(n: int) -> str:
 def one_record(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """A history line of configs/tiny (a real `check` result), parsed."""
     folder = tmp_path_factory.mktemp("tiny") / "tiny"
-    shutil.copytree(ROOT / "configs" / "tiny", folder)
+    shutil.copytree(REPO / "configs" / "tiny", folder)
     config = str(folder / "retrieval-gate.yaml")
     done = cli("baseline", "-c", config, "--quiet", "--force")
     assert done.returncode == 0, done.stderr.decode()
@@ -227,8 +227,8 @@ def peak_rss(*argv: str) -> int:
     done = subprocess.run(
         [sys.executable, "-c", MEASURE, sys.executable, "-m", "retrieval_gate", *argv],
         capture_output=True,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        cwd=REPO,
         check=False,
         timeout=600,
     )

@@ -10,8 +10,9 @@ from typing import Any
 import pytest
 
 from retrieval_gate.report import annotations_of, read_result, summary_of
-from tests.helpers.builders import CONFIGS, copy_example, labelled_set
+from tests.helpers.builders import copy_example, labelled_set
 from tests.helpers.cli import run_cli
+from tests.helpers.paths import CONFIGS
 
 TWO_STAGE = Path(".retrieval-gate") / "example-two-stage" / "baseline.json"
 

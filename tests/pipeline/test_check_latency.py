@@ -15,9 +15,9 @@ import pytest
 from tests.helpers.cli import run_cli
 from tests.helpers.git import git
 from tests.helpers.local_server import Answer, serving
+from tests.helpers.paths import REPO
 
-ROOT = Path(__file__).resolve().parents[2]
-EXAMPLE = ROOT / "configs" / "example"
+EXAMPLE = REPO / "configs" / "example"
 
 
 def _judged() -> dict[str, list[tuple[str, int]]]:
