@@ -14,6 +14,7 @@ from retrieval_gate.adapters.interface import OneAtATime, fingerprint
 from retrieval_gate.config.judge import JudgeConfig
 from retrieval_gate.core.json_parse import parsed_json
 from retrieval_gate.core.model import Hit, Query
+from retrieval_gate.core.redaction import redacted
 from retrieval_gate.core.wording import excerpt
 from retrieval_gate.datasets.llm_layer import LlmJudgment
 from retrieval_gate.errors import RetrieverError
@@ -157,7 +158,7 @@ class JudgeRetriever(OneAtATime):
             )
         payload = {
             "grade": grade,
-            "answer": completion.text,
+            "answer": kept_answer(completion.text),
             "confidence": completion.first_token_probability,
             "time": self.clock().isoformat(timespec="seconds").replace("+00:00", "Z"),
         }
@@ -165,6 +166,18 @@ class JudgeRetriever(OneAtATime):
         with self._idle:
             self.graded[key] = row
         return [Hit(_ANSWER, None, json.dumps(payload, sort_keys=True))]
+
+
+ANSWER_KEPT = 2000
+"""Characters of an answer stored in the layer and the cache: a grade needs a few; a 50 MB
+answer to 5 pairs made a 250 MB layer."""
+
+
+def kept_answer(text: str) -> str:
+    """The judge's answer as the layer and the cache store it: registered secrets redacted
+    (an endpoint that echoes the key must not write it to disk), cut to ANSWER_KEPT."""
+    clean = redacted(text)
+    return clean if len(clean) <= ANSWER_KEPT else clean[:ANSWER_KEPT] + "..."
 
 
 def grade_tasks(

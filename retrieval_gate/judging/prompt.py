@@ -41,7 +41,10 @@ MAX_PASSAGE = 6000
 and a huge document must not make one call cost as much as a thousand."""
 GRADES = (0, 1, 2, 3)
 _TAG = re.compile(r"<(/?\s*(?:query|passage|document)\b)", re.IGNORECASE)
-_GRADE = re.compile(r"^\W*(?:(?:grade|relevance|score)\W*)?([0-3])(?![0-9]|\.[0-9])", re.IGNORECASE)
+# A minus sign (ASCII or U+2212) before the digit makes it another number: "-1" is no grade 1.
+_GRADE = re.compile(
+    r"^\W*(?:(?:grade|relevance|score)\W*)?(?<![-\u2212])([0-3])(?![0-9]|\.[0-9])", re.IGNORECASE
+)
 
 
 @dataclass(frozen=True)

@@ -232,3 +232,46 @@ def test_label_queue_takes_the_pairs_the_judge_is_least_sure_of_or_disagrees_on(
     assert all(gap > 0 for gap in gaps)
     assert gaps == sorted(gaps, reverse=True)
     assert "judged document" in err
+
+
+def _said(content: str) -> tuple[int, dict[str, str], bytes]:
+    """A chat completion whose answer is `content`."""
+    body = {"model": "judge-1", "choices": [{"message": {"content": content}}]}
+    return 200, {"Content-Type": "application/json"}, json.dumps(body).encode()
+
+
+def _files_under(folder: Path) -> bytes:
+    return b"".join(path.read_bytes() for path in sorted(folder.rglob("*")) if path.is_file())
+
+
+def test_a_negative_number_is_no_grade(tmp_path: Path) -> None:
+    with fake_llm() as llm:
+        example = judge_example(tmp_path, llm.base_url, held_back=0.0, calibration_queries=1)
+        llm.judge = example.fake_judge()
+        llm.script(_said("Grade: -1"), _said("-3"), _said("-1"))
+        code, _, err = run_cli("judge", "-c", example.config, "--quiet")
+    assert code == 0, err
+    assert err.count("holds no grade 0-3") >= 1
+    answers = [row.answer for row in read_layer(example.layer)]
+    assert not [answer for answer in answers if answer.lstrip().startswith(("-", "Grade: -"))]
+
+
+def test_an_answer_that_echoes_the_key_is_stored_redacted_and_cut(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    redaction.forget()
+    monkeypatch.setenv("JUDGE_KEY", KEY)
+    with fake_llm(api_key=KEY) as llm:
+        example = judge_example(
+            tmp_path, llm.base_url, api_key_env="JUDGE_KEY", held_back=0.0, calibration_queries=1
+        )
+        llm.judge = example.fake_judge()
+        llm.script(_said(f"2 (your key is {KEY})"), _said("3 " + "padding " * 50_000))
+        code, _, err = run_cli("judge", "-c", example.config, "--quiet")
+    assert code == 0, err
+    assert KEY.encode() not in _files_under(tmp_path)  # the layer, the cache, the reports
+    answers = [row.answer for row in read_layer(example.layer)]
+    assert any(answer.startswith("2 (your key is ") for answer in answers)
+    assert max(map(len, answers)) <= 2003
+    assert any(answer.startswith("3 padding") for answer in answers)
+    assert sum(path.stat().st_size for path in tmp_path.rglob("*") if path.is_file()) < 5e6
