@@ -223,7 +223,7 @@ def agreement_with(
     rows: Sequence[LlmJudgment], human: Mapping[str, Mapping[str, float]]
 ) -> Agreement:
     """The judge's `rows` against people's grades on the pairs both graded."""
-    from retrieval_gate.stats.agreement import cohen_kappa
+    from retrieval_gate.stats.calibration import judge_kappa
 
     people, judge = [], []
     for row in rows:
@@ -233,7 +233,7 @@ def agreement_with(
             judge.append(float(row.grade))
     if not people:
         return Agreement(0, math.nan)
-    return Agreement(len(people), cohen_kappa(people, judge, weights="quadratic"))
+    return Agreement(len(people), judge_kappa(people, judge))
 
 
 def _all_queries(queries: Sequence[Query]) -> list[Query]:

@@ -72,6 +72,15 @@ class CalibrationCard:
         return ""
 
 
+def judge_kappa(human: Sequence[float] | FloatArray, judge: Sequence[float] | FloatArray) -> float:
+    """Quadratic-weighted Cohen's kappa of people's and the judge's grades of the same pairs,
+    on the rubric's whole 0-3 scale (and any other grade people used): the one definition
+    `judge --against`, the judge's summary and the calibration card share, so a grade that
+    neither side used weighs the same everywhere. NaN where kappa is undefined."""
+    scale = sorted({*GRADES, *map(float, human), *map(float, judge)})
+    return cohen_kappa(human, judge, weights="quadratic", categories=scale)
+
+
 def calibration_card(
     human: Sequence[float] | FloatArray,
     judge: Sequence[float] | FloatArray,
@@ -99,7 +108,7 @@ def calibration_card(
         )
     kappa = alpha = None
     if people.size:
-        kappa = _defined(cohen_kappa(people, model, weights="quadratic", categories=GRADES))
+        kappa = _defined(judge_kappa(people, model))
         alpha = _defined(krippendorff_alpha(np.vstack([people, model]), level="ordinal"))
     return CalibrationCard(
         pairs=int(people.size),

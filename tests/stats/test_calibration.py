@@ -84,3 +84,29 @@ def test_system_agreement_needs_four_runs() -> None:
     assert "base and head alone" in two.note
     runs = system_agreement([0.1, 0.2, 0.3, 0.4], [0.2, 0.1, 0.3, 0.4])
     assert runs.tau == pytest.approx(kendalltau([1, 2, 3, 4], [2, 1, 3, 4]).statistic)
+
+
+# A grade neither side used (2 here) moved `judge --against`'s kappa, computed over the grades
+# seen, away from the calibration card's, computed over 0-3: one definition now.
+UNUSED_TWO = ([0, 0, 1, 3, 3, 1, 0, 3], [0, 1, 1, 3, 1, 0, 0, 3])
+
+
+def test_one_kappa_on_the_whole_scale_whatever_grades_were_used() -> None:
+    from sklearn.metrics import cohen_kappa_score
+
+    from retrieval_gate.datasets.llm_layer import LlmJudgment
+    from retrieval_gate.pipeline.judge import agreement_with
+    from retrieval_gate.stats.calibration import judge_kappa
+
+    people, judge = UNUSED_TWO
+    expected = cohen_kappa_score(people, judge, labels=[0, 1, 2, 3], weights="quadratic")
+    assert judge_kappa(people, judge) == pytest.approx(expected, abs=1e-12)
+    assert calibration_card(people, judge).kappa == pytest.approx(expected, abs=1e-12)
+    rows = [
+        LlmJudgment(
+            query=f"q{i}", doc="d", grade=g, model="m", prompt_sha256="s", answer=str(g), time="t"
+        )
+        for i, g in enumerate(judge)
+    ]
+    human = {f"q{i}": {"d": float(g)} for i, g in enumerate(people)}
+    assert agreement_with(rows, human).kappa == pytest.approx(expected, abs=1e-12)
