@@ -40,7 +40,8 @@ MAX_PASSAGE = 6000
 """Characters of a passage sent to the judge: the answer of a help article is near its top,
 and a huge document must not make one call cost as much as a thousand."""
 GRADES = (0, 1, 2, 3)
-_TAG = re.compile(r"<(/?\s*(?:query|passage|document)\b)", re.IGNORECASE)
+# Spaced out ("< /passage>") or in a full-width or small form, a tag still reads as one to a model.
+_TAG = re.compile(r"[<\uff1c\ufe64](\s*/?\s*(?:query|passage|document)\b)", re.IGNORECASE)
 # A minus sign (ASCII or U+2212) before the digit makes it another number: "-1" is no grade 1.
 _GRADE = re.compile(
     r"^\W*(?:(?:grade|relevance|score)\W*)?(?<![-\u2212])([0-3])(?![0-9]|\.[0-9])", re.IGNORECASE
