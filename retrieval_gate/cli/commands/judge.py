@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 from typing import TYPE_CHECKING, TextIO
 
 from retrieval_gate.cli.commands.common import add_config_option
@@ -116,6 +117,10 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             f"{prices.input:g}, output {prices.output:g})",
             file=out,
         )
+        if plan.judge.api_key_env:  # what the real run checks first: a dry run says it too
+            from retrieval_gate.core.redaction import secret_from_env
+
+            secret_from_env("judge.api_key_env", plan.judge.api_key_env, os.environ)
         return EXIT_OK
     against = read_qrels(args.against).to_dict() if args.against else None
     store = None if args.no_cache else ResultCache(cache_path)

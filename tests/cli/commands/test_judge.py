@@ -275,3 +275,16 @@ def test_an_answer_that_echoes_the_key_is_stored_redacted_and_cut(
     assert max(map(len, answers)) <= 2003
     assert any(answer.startswith("3 padding") for answer in answers)
     assert sum(path.stat().st_size for path in tmp_path.rglob("*") if path.is_file()) < 5e6
+
+
+def test_a_dry_run_checks_the_key_variable_as_the_real_run_would(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("JUDGE_KEY_UNSET", raising=False)
+    with fake_llm() as llm:
+        example = judge_example(tmp_path, llm.base_url, api_key_env="JUDGE_KEY_UNSET")
+        code, out, err = run_cli("judge", "-c", example.config, "--dry-run", "--quiet")
+    assert code == 2, out + err
+    assert not llm.requests
+    assert "calls to make" in out  # the estimate is still given
+    assert "judge.api_key_env names JUDGE_KEY_UNSET, which is not set" in err
