@@ -186,15 +186,16 @@ def writing_messages(document: str, style: str) -> list[dict[str, str]]:
 
 def clean_query(answer: str) -> str | None:
     """The query an answer holds: its first non-empty line without a label ("Query:", "1.")
-    or quotes, spaces collapsed; None when that is empty, longer than MAX_QUERY, or holds a
-    control character or one of the prompt's tags."""
+    or quotes, spaces collapsed; None when that is empty, has no letter (a number alone is a
+    grade, not a query), is longer than MAX_QUERY, or holds a control character or one of the
+    prompt's tags."""
     line = next((line for line in answer.splitlines() if line.strip()), "")
     text = _LABEL.sub("", line, count=1).strip()
     while len(text) >= 2 and text[0] in _QUOTES and text[-1] in _QUOTES:
         text = text[1:-1].strip()
     if not text or len(text) > MAX_QUERY or _CONTROL.search(text) or _TAG.search(text):
         return None
-    if not any(character.isalnum() for character in text):
+    if not any(character.isalpha() for character in text):  # "3": a grade, not a query
         return None
     return " ".join(text.split())
 

@@ -162,3 +162,19 @@ def test_bad_options_are_usage_errors(tmp_path: Path) -> None:
     code, _, err = run_cli("synthesize", "-c", config, "--out", tmp_path, "--queries", "0")
     assert code == 2
     assert "expected 1 to 100000 queries" in err
+
+
+def test_answers_that_are_grades_not_queries_are_counted_unusable(tmp_path: Path) -> None:
+    def grades(document: str, message: str) -> str:
+        return "3" if len(document) % 2 else "2"
+
+    with fake_llm(judge=FakeJudge(overlap_grade), writer=grades) as llm:
+        config = _example(tmp_path, llm.base_url)
+        _, out, err = run_cli(
+            "synthesize", "-c", config, "--out", tmp_path / "syn", "--queries", "6"
+        )
+    written = tmp_path / "syn" / "queries.jsonl"
+    kept = written.read_text().splitlines() if written.exists() else []
+    assert not [line for line in kept if json.loads(line)["text"] in ("2", "3")], kept
+    assert "0 unusable" not in out + err
+    assert " unusable answers" in out + err
