@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 
 from retrieval_gate.core.ids import FloatArray
 from retrieval_gate.core.qrels import Qrels
@@ -47,6 +49,19 @@ class Scores:
             defined = values[~np.isnan(values)]
             means[name] = float(defined.mean()) if len(defined) else 0.0
         return means
+
+    def of_queries(self, keep: npt.NDArray[np.bool_]) -> Scores:
+        """These scores restricted to the queries `keep` marks (aligned to `query_ids`)."""
+        kept = [
+            query for query, wanted in zip(self.query_ids, keep.tolist(), strict=True) if wanted
+        ]
+        chosen = set(kept)
+        return dataclasses.replace(
+            self,
+            query_ids=tuple(kept),
+            values={name: values[keep] for name, values in self.values.items()},
+            missing_queries=tuple(q for q in self.missing_queries if q in chosen),
+        )
 
     def undefined(self) -> dict[str, int]:
         """How many labelled queries each metric is undefined (NaN) for, and so left out of

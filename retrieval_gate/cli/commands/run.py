@@ -30,6 +30,7 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Call the retriever, optionally save the run, print the metric table."""
+    from retrieval_gate.core.wording import plural
     from retrieval_gate.metrics.score_formats import format_table
     from retrieval_gate.pipeline.execute import execute
 
@@ -45,7 +46,20 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         from retrieval_gate.execution.runner import save_trec
 
         save_trec(result.run, Path(args.output), tag=result.config.name)
-    out.write(format_table(result.scores, per_query=False))
+    scores = result.scores
+    if result.config.gate.uses_llm_labels:  # the judge's pool ran every query; people judged some
+        from retrieval_gate.gate.modes.assisted import human_judged
+
+        people = human_judged(result.dataset)
+        if not people.all():
+            scores = scores.of_queries(people)
+            left = plural(int((~people).sum()), "query", "queries")
+            print(
+                f"retrieval-gate: note: {left} no person has judged ran for the judge's pool and "
+                "are left out of this table (human labels only; `check` adds the judge's)",
+                file=err,
+            )
+    out.write(format_table(scores, per_query=False))
     if result.stage is not None and result.stage.values:
         from retrieval_gate.core.wording import aligned
 
