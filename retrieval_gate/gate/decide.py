@@ -6,6 +6,7 @@ import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from retrieval_gate.config.schema import GateConfig
 from retrieval_gate.core.ids import FloatArray
@@ -25,6 +26,9 @@ from retrieval_gate.gate.explain.stage_losses import stage_losses
 from retrieval_gate.gate.explain.top_k_facts import top_k_facts
 from retrieval_gate.gate.result import GateContext, GateResult, failing_checks
 
+if TYPE_CHECKING:
+    from retrieval_gate.gate.modes.assisted import JudgeLabels
+
 
 def decide(
     baseline: Baseline,
@@ -37,6 +41,7 @@ def decide(
     reference: str = "",
     strict: bool = True,
     latency: LatencyRun | None = None,
+    judge: JudgeLabels | None = None,
 ) -> GateResult:
     """Compare two records under `config`'s thresholds; NotComparableError if unlike.
 
@@ -47,7 +52,8 @@ def decide(
     and a warning says so (`comparable_baseline`). The queries that judged a document removed
     from the corpus or rewritten since are left out of every check (`corpus_checked`); the
     result keeps both whole records. `latency`: how this job measured both sides' latencies;
-    without it latency checks are report-only (`operational_columns`).
+    without it latency checks are report-only (`operational_columns`). `judge`: the judge's
+    labels of `dataset`'s queries, which gate.labels human+llm needs (`pipeline.judge_labels`).
     """
     baseline, note = comparable_baseline(baseline, current, dataset)
     if note:
@@ -105,7 +111,14 @@ def decide(
         from retrieval_gate.gate.modes.assisted import assisted_checks
 
         assisted, notes = assisted_checks(
-            (baseline, current), config, dataset, slices, thresholds, overrides, settings
+            (baseline, current),
+            config,
+            dataset,
+            slices,
+            thresholds,
+            overrides,
+            settings,
+            judge=judge,
         )
         warnings = (*warnings, *notes)
         comparisons = assisted.assisted if assisted.trusted else assisted.human

@@ -9,7 +9,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -29,6 +29,9 @@ from retrieval_gate.gate.decide import decide
 from retrieval_gate.gate.result import GateResult
 from retrieval_gate.history.record import AcceptEntry, Entry, ResultEntry
 from retrieval_gate.metrics.parse import reads_scores
+
+if TYPE_CHECKING:
+    from retrieval_gate.gate.modes.assisted import JudgeLabels
 
 SHOWN_STEPS = 12
 """Merges named per drifting check; the rest are counted."""
@@ -91,6 +94,7 @@ def check_drift(
     dataset: Dataset,
     *,
     resolve: Callable[[str], str | None] = lambda ref: None,
+    judge: JudgeLabels | None = None,
 ) -> DriftReport:
     """Compare the newest result of `config` in `entries` with the drift reference.
 
@@ -100,6 +104,7 @@ def check_drift(
     chain, and the drift counts from the first record after it. `resolve` turns a tag or
     commit (gate.drift.reference) into a full sha, None when git does not know it. Raises
     InputError when there is nothing to compare or the reference is not in the history.
+    `judge`: the judge's labels of `dataset`'s queries, which gate.labels human+llm needs.
     """
     budget = config.gate.drift
     if budget is None:
@@ -133,6 +138,7 @@ def check_drift(
             _drift_config(config, budget, level),
             dataset,
             reference=f"the drift reference {label}",
+            judge=judge,
         )
     except CannotFailError as error:  # here the look's level is why
         raise InputError(

@@ -16,7 +16,8 @@ from retrieval_gate.core.ids import object_array
 from retrieval_gate.core.qrels import Qrels
 from retrieval_gate.datasets import assemble, load_labels
 from retrieval_gate.errors import InputError
-from retrieval_gate.gate.modes.assisted import card_of, judge_labels
+from retrieval_gate.gate.modes.assisted import card_of
+from retrieval_gate.pipeline.judge_labels import judge_labels
 from retrieval_gate.stats.calibration import CalibrationCard, system_agreement
 
 

@@ -16,6 +16,7 @@ from retrieval_gate.gate.decide import decide, shown_path
 from retrieval_gate.gate.result import GateResult
 from retrieval_gate.pipeline.check_plan import CheckPlan, plan_check, validate
 from retrieval_gate.pipeline.evaluator_scores import unscored_unchanged, with_reference_scores
+from retrieval_gate.pipeline.judge_labels import gate_judge
 from retrieval_gate.pipeline.record import record_current
 
 if TYPE_CHECKING:
@@ -181,6 +182,7 @@ def _decided(plan: CheckPlan, sides: _Sides, progress: TextIO | None) -> GateRes
         failed_queries=current.failed_queries,
         reference=sides.label,
         latency=sides.latency,
+        judge=gate_judge(config, current.dataset),
     )
     if config.unlabelled is None:
         return result

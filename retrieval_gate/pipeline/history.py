@@ -80,6 +80,7 @@ def _drift(entries: list[ResultEntry], config: GateConfig, dataset: Dataset | No
     """The drift report's lines when main's newest result is past the budget, else none."""
     from retrieval_gate.datasets import load as load_dataset
     from retrieval_gate.history.drift import check_drift, describe, resolver
+    from retrieval_gate.pipeline.judge_labels import gate_judge
 
     try:
         if dataset is None:  # the labelled set the check decided on, else read it
@@ -88,7 +89,13 @@ def _drift(entries: list[ResultEntry], config: GateConfig, dataset: Dataset | No
                 config.base_dir,
                 keep_unjudged=config.gate.uses_llm_labels,
             )
-        report = check_drift(entries, config, dataset, resolve=resolver(config.base_dir))
+        report = check_drift(
+            entries,
+            config,
+            dataset,
+            resolve=resolver(config.base_dir),
+            judge=gate_judge(config, dataset),
+        )
     except InputError as error:
         return [f"main's drift not checked: {error}"]
     if not report.exit_code:

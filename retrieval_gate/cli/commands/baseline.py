@@ -59,6 +59,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from retrieval_gate.gate.baseline.comparable import comparable_baseline
     from retrieval_gate.gate.baseline.file import read_baseline, write_baseline
     from retrieval_gate.gate.decide import decide
+    from retrieval_gate.pipeline.judge_labels import gate_judge
     from retrieval_gate.pipeline.record import record_current
 
     config = load(args.config)
@@ -90,6 +91,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 current.warnings,
                 failed_queries=current.failed_queries,
                 reference=f"baseline {path}",
+                judge=gate_judge(config, current.dataset),
             )
             improved, reason = ratchet(result)
             if reason:

@@ -42,6 +42,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from retrieval_gate.gate.baseline.file import read_baseline, read_record
     from retrieval_gate.gate.decide import decide
     from retrieval_gate.pipeline.evaluator_scores import with_reference_scores
+    from retrieval_gate.pipeline.judge_labels import gate_judge
     from retrieval_gate.report import summary_of, validate_result
 
     config = load(args.config)
@@ -58,6 +59,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         dataset,
         read.warnings,
         reference=f"baseline {args.baseline_file}",
+        judge=gate_judge(config, dataset),
     )
     record = validate_result(result.document())
     write_reports(record, report_targets(args, config), err, quiet=args.quiet)

@@ -330,6 +330,7 @@ def run_drift(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from retrieval_gate.core.files import write_text_atomic
     from retrieval_gate.datasets import load as load_dataset
     from retrieval_gate.history.drift import check_drift, describe, drift_document, resolver
+    from retrieval_gate.pipeline.judge_labels import gate_judge
 
     config = load(args.config)
     if config.gate.drift is None:
@@ -339,7 +340,13 @@ def run_drift(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         config.dataset, config.base_dir, keep_unjudged=config.gate.uses_llm_labels
     )
     entries = list(_entries(args, config.name))
-    report = check_drift(entries, config, dataset, resolve=resolver(_checkout(args)))
+    report = check_drift(
+        entries,
+        config,
+        dataset,
+        resolve=resolver(_checkout(args)),
+        judge=gate_judge(config, dataset),
+    )
     if args.json_path:
         text = json.dumps(drift_document(report), indent=2, ensure_ascii=True) + "\n"
         write_text_atomic(Path(args.json_path), text)

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from retrieval_gate.config.schema import GateConfig
     from retrieval_gate.datasets import Dataset
     from retrieval_gate.gate.baseline.record import Baseline
+    from retrieval_gate.gate.modes.assisted import JudgeLabels
     from retrieval_gate.gate.power.spread import DeltaSource
 
 
@@ -101,11 +102,22 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     )
     spread, notes = _measured(args, config, dataset, baseline)
     notes = [*read.warnings, *notes]
-    report = power_report(config, dataset, baseline, path, spread)
+    report = power_report(config, dataset, baseline, path, spread, judge=_judge(config, dataset))
     for warning in [*notes, *report.warnings]:
         print(f"retrieval-gate: warning: {warning}", file=err)
     out.write(report.to_json() if args.format == "json" else report.to_text())
     return EXIT_OK
+
+
+def _judge(config: GateConfig, dataset: Dataset) -> JudgeLabels | InputError | None:
+    """The judge's labels under gate.labels human+llm, or the error reading them raised:
+    `power` then gives people's labels' figures and says why."""
+    from retrieval_gate.pipeline.judge_labels import gate_judge
+
+    try:
+        return gate_judge(config, dataset)
+    except InputError as error:
+        return error
 
 
 def _measured(

@@ -14,7 +14,6 @@ from retrieval_gate.core.ids import FloatArray, IntArray
 from retrieval_gate.core.qrels import Qrels
 from retrieval_gate.core.wording import one_line, plural
 from retrieval_gate.datasets import Dataset
-from retrieval_gate.datasets.llm_layer import judges_of, layer_path, layer_qrels, read_layer
 from retrieval_gate.errors import GateError, InputError
 from retrieval_gate.gate.baseline.record import Baseline
 from retrieval_gate.gate.checks.compare import (
@@ -36,7 +35,8 @@ MIN_HUMAN = 10
 
 @dataclass(frozen=True, kw_only=True)
 class JudgeLabels:
-    """One judge's grades over the labelled set's queries, and which judge it is."""
+    """One judge's grades over the labelled set's queries, and which judge it is: read from
+    its layer before the gate runs (`pipeline.judge_labels`)."""
 
     model: str
     prompt_sha256: str
@@ -74,35 +74,19 @@ class Assisted:
         return "human+llm" if self.trusted else "human"
 
 
-def judge_labels(config: GateConfig, query_ids: Sequence[str]) -> JudgeLabels:
-    """The configured judge's grades of `query_ids` (sorted) from its layer; an InputError
-    when the layer holds none of its model, or several prompts of it (keep one)."""
-    assert config.judge is not None  # the schema requires a judge with human+llm
-    path = layer_path(config)
-    rows = read_layer(path)
-    model = config.judge.model
-    mine = [judge for judge in judges_of(rows) if judge[0] == model]
-    if not mine:
-        held = ", ".join(one_line(m) for m in sorted({j[0] for j in judges_of(rows)})) or "none"
-        raise InputError(
-            f"the layer holds no grades of model {one_line(model)} (it holds: {held}); "
-            "run `retrieval-gate judge` with this config",
-            source=str(path),
-        )
-    if len(mine) > 1:
-        prompts = ", ".join(sha[:12] for _, sha in mine)
-        raise InputError(
-            f"the layer holds grades of model {one_line(model)} under {len(mine)} prompts "
-            f"({prompts}); keep the rows of one prompt (remove the others' lines) so the gate "
-            "knows which judge it trusts",
-            source=str(path),
-        )
-    judge = mine[0]
-    return JudgeLabels(
-        model=judge[0],
-        prompt_sha256=judge[1],
-        qrels=layer_qrels(rows, query_ids, judge=judge, source=str(path)),
+def _labels_of(judge: JudgeLabels | None, dataset: Dataset) -> JudgeLabels:
+    """`judge`'s labels of `dataset`'s queries alone: the gate may have left some out of the
+    set they were read over (their documents changed in the corpus)."""
+    assert judge is not None, (
+        "gate.labels human+llm: read the judge's labels (pipeline.judge_labels) and pass them"
     )
+    wanted = {query.id for query in dataset.queries}
+    ids = judge.qrels.query_ids.tolist()
+    keep = np.fromiter((q in wanted for q in ids), dtype=bool, count=len(ids))
+    assert int(keep.sum()) == len(wanted), "the judge's labels were read over other queries"
+    if keep.all():
+        return judge
+    return dataclasses.replace(judge, qrels=judge.qrels.restricted(keep))
 
 
 def card_of(human: Qrels, judge: Qrels) -> CalibrationCard:
@@ -390,16 +374,19 @@ def assisted_checks(
     thresholds: Mapping[str, Threshold],
     overrides: Mapping[str, Mapping[str, Threshold]],
     settings: ComparisonSettings,
+    *,
+    judge: JudgeLabels | None,
 ) -> tuple[Assisted, tuple[str, ...]]:
     """gate.labels human+llm: the prediction-powered checks over the queries the judge
     covered, the human-only ones over the human-judged queries, the calibration card and
-    whether the judge is trusted; and warnings to show."""
+    whether the judge is trusted; and warnings to show. `judge`: its labels of (at least)
+    `dataset`'s queries."""
     from retrieval_gate.gate.baseline.repeats import runs_of
     from retrieval_gate.gate.checks.compare import compare
 
     assert config.judge is not None
+    labels = _labels_of(judge, dataset)
     baseline, current = records
-    labels = judge_labels(config, [q.id for q in dataset.queries])
     labelled = human_judged(dataset)
     ids = list(current.query_ids)
     depth = config.judge.depth or config.k
@@ -504,6 +491,8 @@ def power_view(
     policy: tuple[
         Mapping[str, Threshold], Mapping[str, Mapping[str, Threshold]], ComparisonSettings
     ],
+    *,
+    judge: JudgeLabels | InputError | None,
 ) -> PowerView:
     """What `power` assumes under gate.labels human+llm: the baseline's scores and slices
     over the human-judged queries; with a trusted judge, the assisted checks (gated, levels
@@ -511,7 +500,8 @@ def power_view(
     factor PPI++ shrinks the sd by at its best weight, sqrt(1 - rho^2 N / (n + N)), rho the
     correlation of people's and the judge's per-query scores of the baseline on the n
     human-judged queries, N the judge-only ones. Without a layer or a trusted judge, the
-    human-only figures. And the sentence that says which."""
+    human-only figures (`judge` the error reading its layer raised). And the sentence that
+    says which."""
     assert config.judge is not None
     labelled = human_judged(dataset)
     n, total = int(labelled.sum()), len(labelled)
@@ -522,12 +512,11 @@ def power_view(
         factors={},
         note="",
     )
-    try:
-        labels = judge_labels(config, [q.id for q in dataset.queries])
-    except InputError as error:
+    if isinstance(judge, InputError):
         return dataclasses.replace(
-            view, note=f"human-only figures on the {n} human-judged queries: {error}"
+            view, note=f"human-only figures on the {n} human-judged queries: {judge}"
         )
+    labels = _labels_of(judge, dataset)
     card = card_of(dataset.qrels, labels.qrels)
     why_not = card.distrust(config.judge.trust.min_pairs, config.judge.trust.min_kappa)
     if why_not:
@@ -547,12 +536,12 @@ def power_view(
     )
     factors = {}
     for c in made:
-        people, judge = np.asarray(scores[c.metric]), np.asarray(judged[c.metric])
+        people, machine = np.asarray(scores[c.metric]), np.asarray(judged[c.metric])
         rows = np.asarray(slices[c.slice], dtype=np.int64)
         ours = rows[labelled[rows]]
         rho = 0.0
-        if ours.size >= 3 and people[ours].std() > 0 and judge[ours].std() > 0:
-            rho = float(np.corrcoef(people[ours], judge[ours])[0, 1])
+        if ours.size >= 3 and people[ours].std() > 0 and machine[ours].std() > 0:
+            rho = float(np.corrcoef(people[ours], machine[ours])[0, 1])
         share = (rows.size - ours.size) / rows.size if rows.size else 0.0
         factors[c.metric, c.slice] = float(np.sqrt(max(0.0, 1.0 - rho * rho * share)))
     checks = tuple(dataclasses.replace(c, n=k) for c, k in zip(made, counts, strict=True))

@@ -60,7 +60,9 @@ if TYPE_CHECKING:
     from retrieval_gate.config.schema import GateConfig
     from retrieval_gate.core.model import Query
     from retrieval_gate.datasets import Dataset
+    from retrieval_gate.errors import InputError
     from retrieval_gate.gate.baseline.record import Baseline
+    from retrieval_gate.gate.modes.assisted import JudgeLabels
 
 
 def baseline_view(
@@ -221,10 +223,14 @@ def power_report(
     baseline: Baseline,
     baseline_path: str | Path,
     spread: DeltaSource | None = None,
+    *,
+    judge: JudgeLabels | InputError | None = None,
 ) -> PowerReport:
     """What `config`'s gate can see on `dataset`, estimated from `baseline`, with the sd of
     the differences read from `spread` (a saved run or main's history), else from the
-    baseline's repeats (the noise floor), else assumed from its scores.
+    baseline's repeats (the noise floor), else assumed from its scores. `judge`: under
+    gate.labels human+llm, the judge's labels of `dataset`'s queries, or the error reading
+    them raised (then the figures are people's labels' alone).
 
     Raises NotComparableError (exit 2) naming `baseline_path` when `check` could not compare
     with it; when only the judgments changed, it is re-scored as `check` would and a warning
@@ -264,7 +270,7 @@ def power_report(
         from retrieval_gate.gate.modes.assisted import power_view
 
         assisted = power_view(
-            config, dataset, baseline, scores, view, (thresholds, overrides, settings)
+            config, dataset, baseline, scores, view, (thresholds, overrides, settings), judge=judge
         )
         scores, view = assisted.scores, assisted.slices
         warnings.append(assisted.note)

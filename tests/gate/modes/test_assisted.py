@@ -3,19 +3,28 @@ the provisional path, coverage, and what a hostile layer reaches."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
+import shutil
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+import yaml
 
+from retrieval_gate.config.loader import load
+from retrieval_gate.datasets import load as load_dataset
 from retrieval_gate.datasets.llm_layer import LlmJudgment, read_layer, write_layer
 from retrieval_gate.errors import GateError
-from retrieval_gate.gate.modes.assisted import MIN_HUMAN
+from retrieval_gate.gate.decide import decide
+from retrieval_gate.gate.modes.assisted import MIN_HUMAN, _labels_of
+from retrieval_gate.gate.power.estimate import power_report
 from retrieval_gate.gate.result import GateResult
+from retrieval_gate.history.record import entry_line, result_entry
 from retrieval_gate.pipeline.check import check
+from retrieval_gate.pipeline.judge_labels import gate_judge, judge_labels
 from retrieval_gate.report import render, summary_of, validate_result
 from tests.helpers.cli import run_cli
 from tests.helpers.judged_example import (
@@ -313,6 +322,18 @@ def test_power_states_the_prediction_powered_detectable_drop(example: Path) -> N
     assert "intent=account" not in gated
 
 
+def test_power_without_the_judges_grades_gives_human_only_figures(example: Path) -> None:
+    # `check` refuses such a layer (exit 2); `power` still answers, and says why.
+    other = assisted_config(example, "example.yaml", model="another-model", file="other.yaml")
+    warnings = _power(other)["warnings"]
+    layer = example / "judge.llm.jsonl"
+    assert (
+        f"human-only figures on the 39 human-judged queries: {layer}: the layer holds no "
+        f"grades of model another-model (it holds: {MODEL}); run `retrieval-gate judge` with "
+        "this config"
+    ) in warnings
+
+
 def test_power_keeps_the_assisted_spread_over_a_saved_run(example: Path) -> None:
     saved = example / ".retrieval-gate" / "example" / "baseline.json"
     code, out, err = run_cli(
@@ -349,3 +370,78 @@ def test_human_llm_results_carry_no_label_hole_bounds(
     assert full_results["example-regressed.yaml"].label_holes  # people only: bounded
     assert all(result.label_holes == () for result in assisted_results.values())
     assert all(result.document()["label_holes"] == [] for result in assisted_results.values())
+
+
+def test_the_gate_is_handed_the_judges_labels_and_refuses_without_them(
+    example: Path, assisted_results: dict[str, GateResult]
+) -> None:
+    config = load(example / "assisted-example-regressed.yaml")
+    result = assisted_results["example-regressed.yaml"]
+    records = (result.baseline, result.current)
+    with pytest.raises(AssertionError, match="read the judge's labels"):
+        decide(*records, config, result.dataset)
+    with pytest.raises(AssertionError, match="read the judge's labels"):
+        power_report(config, result.dataset, result.baseline, "baseline.json")
+    again = decide(*records, config, result.dataset, judge=gate_judge(config, result.dataset))
+    assert json.dumps(again.document()["labels"]) == json.dumps(result.document()["labels"])
+    assert json.dumps(again.document()["comparisons"]) == json.dumps(
+        result.document()["comparisons"]
+    )
+
+
+def test_labels_read_over_the_whole_set_are_cut_to_the_queries_the_gate_keeps(
+    example: Path,
+) -> None:
+    # decide leaves out the queries whose judged documents changed in the corpus after the
+    # labels were read: the card and the estimate must not see the judge's grades of them.
+    config = load(example / "assisted-example.yaml")
+    dataset = load_dataset(config.dataset, config.base_dir, keep_unjudged=True)
+    ids = [query.id for query in dataset.queries]
+    kept = ids[::2]
+    smaller = dataclasses.replace(dataset, queries=tuple(dataset.queries[::2]))
+    whole = judge_labels(config, ids).qrels
+    cut = _labels_of(judge_labels(config, ids), smaller).qrels
+    alone = judge_labels(config, kept).qrels
+    assert len(alone) < len(whole)
+    for column in ("query_ids", "query", "docs", "grade"):
+        assert getattr(cut, column).tolist() == getattr(alone, column).tolist(), column
+
+
+def test_baseline_and_drift_hand_the_gate_the_judges_labels(example: Path, tmp_path: Path) -> None:
+    # Each command that decides reads the layer itself: without it the gate would refuse.
+    stored = tmp_path / "baseline.json"
+    shutil.copy(example / ".retrieval-gate" / "example" / "baseline.json", stored)
+    regressed = example / "assisted-example-regressed.yaml"
+    code, out, err = run_cli(
+        "baseline", "-c", regressed, "--if-improved", "-o", stored, "--no-cache", "--quiet"
+    )
+    assert (code, out.startswith(f"kept {stored}: ")) == (0, True), err
+    lines = []
+    for n, name in enumerate(("assisted-example.yaml", "assisted-example-regressed.yaml")):
+        saved = tmp_path / f"{n}.json"
+        run_cli("check", "-c", example / name, "--no-cache", "--quiet", "--json", saved)
+        document = {**json.loads(saved.read_text(encoding="utf-8")), "name": "drift"}
+        lines.append(
+            entry_line(
+                result_entry(
+                    document,
+                    str(saved),
+                    commit=str(n + 1) * 40,
+                    time=f"2026-11-2{n}T00:00:00Z",
+                    ref="refs/heads/main",
+                    subject=f"Merge pull request #{n + 1} from a/b",
+                )
+            )
+        )
+    history = tmp_path / "history.jsonl"
+    history.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    document = yaml.safe_load(regressed.read_text(encoding="utf-8"))
+    document["name"], document["gate"]["drift"] = "drift", {"max_drop": "1pt"}
+    drift = example / "assisted-drift.yaml"
+    drift.write_text(yaml.safe_dump(document, sort_keys=False), encoding="utf-8")
+    code, out, err = run_cli("history", "drift", "-c", drift, "--from", history)
+    assert code == 1, err
+    assert "#2" in out
+    code, _, err = run_cli("check", "-c", drift, "--no-cache", "--history", history)
+    assert code == 1
+    assert "main's drift: " in err

@@ -1,0 +1,51 @@
+"""The configured judge's labels read from its layer, for the gate's human+llm checks."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from retrieval_gate.config.schema import GateConfig
+from retrieval_gate.core.wording import one_line
+from retrieval_gate.datasets import Dataset
+from retrieval_gate.datasets.llm_layer import judges_of, layer_path, layer_qrels, read_layer
+from retrieval_gate.errors import InputError
+from retrieval_gate.gate.modes.assisted import JudgeLabels
+
+
+def gate_judge(config: GateConfig, dataset: Dataset) -> JudgeLabels | None:
+    """The judge's labels of `dataset`'s queries when gate.labels uses them (human+llm),
+    else None; errors as `judge_labels`."""
+    if not config.gate.uses_llm_labels:
+        return None
+    return judge_labels(config, [q.id for q in dataset.queries])
+
+
+def judge_labels(config: GateConfig, query_ids: Sequence[str]) -> JudgeLabels:
+    """The configured judge's grades of `query_ids` (sorted) from its layer; an InputError
+    when the layer holds none of its model, or several prompts of it (keep one)."""
+    assert config.judge is not None  # the schema requires a judge with human+llm
+    path = layer_path(config)
+    rows = read_layer(path)
+    model = config.judge.model
+    mine = [judge for judge in judges_of(rows) if judge[0] == model]
+    if not mine:
+        held = ", ".join(one_line(m) for m in sorted({j[0] for j in judges_of(rows)})) or "none"
+        raise InputError(
+            f"the layer holds no grades of model {one_line(model)} (it holds: {held}); "
+            "run `retrieval-gate judge` with this config",
+            source=str(path),
+        )
+    if len(mine) > 1:
+        prompts = ", ".join(sha[:12] for _, sha in mine)
+        raise InputError(
+            f"the layer holds grades of model {one_line(model)} under {len(mine)} prompts "
+            f"({prompts}); keep the rows of one prompt (remove the others' lines) so the gate "
+            "knows which judge it trusts",
+            source=str(path),
+        )
+    judge = mine[0]
+    return JudgeLabels(
+        model=judge[0],
+        prompt_sha256=judge[1],
+        qrels=layer_qrels(rows, query_ids, judge=judge, source=str(path)),
+    )
