@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository r
 from retrieval_gate.core.ids import FloatArray  # noqa: E402
 from retrieval_gate.gate.checks.compare import ComparisonSettings, Threshold, compare  # noqa: E402
 from retrieval_gate.gate.explain.diagnostics import graded_top_ks  # noqa: E402
-from retrieval_gate.gate.explain.label_holes import label_holes  # noqa: E402
+from retrieval_gate.gate.explain.label_holes import hole_extremes, label_holes  # noqa: E402
 from retrieval_gate.metrics import evaluate  # noqa: E402
 from retrieval_gate.readers import qrels_from_dict, run_from_dict  # noqa: E402
 
@@ -124,7 +124,8 @@ def large(queries: int, gradings: int, seed: int, repeat: int) -> None:
     compare_time = median_seconds(lambda: decide(*scores), repeat)
 
     def bound() -> Any:
-        return label_holes(checks, before, after, qrels, slices, scores, decide, k=K)
+        found = hole_extremes(checks, before, after, qrels, k=K)
+        return label_holes(checks, found, slices, scores, decide)
 
     holes = bound()
     bound_time = median_seconds(bound, repeat)
