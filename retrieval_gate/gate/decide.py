@@ -15,6 +15,7 @@ from retrieval_gate.gate.baseline.comparable import comparable_baseline
 from retrieval_gate.gate.baseline.corpus_changes import corpus_checked
 from retrieval_gate.gate.baseline.record import Baseline
 from retrieval_gate.gate.baseline.repeats import noise_of, runs_of
+from retrieval_gate.gate.baseline.retrieved_ids import unknown_sides
 from retrieval_gate.gate.checks.compare import Comparison, compare
 from retrieval_gate.gate.checks.operational import LatencyRun, filled_runs, operational_columns
 from retrieval_gate.gate.checks.policy import gate_settings, gate_thresholds
@@ -55,6 +56,7 @@ def decide(
     without it latency checks are report-only (`operational_columns`). `judge`: the judge's
     labels of `dataset`'s queries, which gate.labels human+llm needs (`pipeline.judge_labels`).
     """
+    warnings = (*warnings, *unknown_sides(baseline.top_k, current.top_k, dataset, config))
     baseline, note = comparable_baseline(baseline, current, dataset)
     if note:
         warnings = (*warnings, note)

@@ -213,7 +213,6 @@ def reference_record(
         progress=progress,
         repo_dir=tree,
         retriever_dir=at_ref.base_dir,
-        known_ids=False,
         looks=looks,
     )
     new, old = head.model_dump(mode="json"), at_ref.model_dump(mode="json")

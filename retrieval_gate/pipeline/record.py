@@ -20,7 +20,7 @@ from retrieval_gate.gate.baseline.record import (
     make_baseline,
 )
 from retrieval_gate.gate.baseline.repeats import averaged
-from retrieval_gate.gate.baseline.retrieved_ids import unknown_retrieval
+from retrieval_gate.gate.baseline.retrieved_ids import only_labelled_checks, unknown_retrieval
 from retrieval_gate.gate.checks.slicing import slice_definition
 from retrieval_gate.pipeline.evaluator_scores import evaluator_columns
 
@@ -54,7 +54,7 @@ def record_current(
     retriever_dir: Path | None = None,
     repeats: int = 1,
     looks: Looks | None = None,
-    known_ids: bool = True,
+    known_ids: bool = False,
 ) -> CurrentRun:
     """The current retriever's record in baseline form, the labelled set, and warnings.
 
@@ -62,9 +62,9 @@ def record_current(
     record is their mean (`repeats.averaged`). `retriever_dir` is where the retriever's
     relative paths start (a checkout of another commit), when not the config's folder.
     `looks`: a sequential run (one run, no repeats), which may stop before every query ran.
-    With `known_ids` (the default), a run none of whose retrieved ids is in the corpus or the
-    judgments is a GateError: it scores 0 everywhere and no check on it could fail (the
-    reference side of `--against` passes False: the change under test may be the fix).
+    With `known_ids` (a baseline being made), a run none of whose retrieved ids is in the
+    corpus or the judgments is a GateError: it scores 0 everywhere, and no check against a
+    baseline of it could fail (`check` warns of either side, and refuses when both are).
     """
     if repeats > 1 and run_path is not None:  # `baseline --run`; `check`'s plan refuses it first
         raise GateError(saved_run_repeats(repeats))
@@ -95,18 +95,11 @@ def record_current(
     unknown = known_ids and unknown_retrieval(record.top_k, dataset.qrels.docs, dataset.corpus)
     if unknown:
         message = f"retriever ({config.retriever.type}): {unknown}"
-        if _only_labelled_checks(config):
-            raise GateError(message)
+        if only_labelled_checks(config):
+            raise GateError(f"{message}; no check against such a baseline could ever fail")
         # Latency, cost, evaluator or label-free checks can still fail: said, not refused.
-        warnings = (*warnings, message.replace("no check can", "no relevance check can"))
+        warnings = (*warnings, message)
     return CurrentRun(record, runs[0].dataset, warnings, failed, runs[0].unrun, runs[0].unscored)
-
-
-def _only_labelled_checks(config: GateConfig) -> bool:
-    """Whether every check of `config` scores the ranked lists against the labels (none is
-    latency, cost, an evaluator's score or a label-free check, which need no known id)."""
-    kinds = {kind_of(key) for key in config.metrics}
-    return config.unlabelled is None and kinds <= {"ranking", "candidates"}
 
 
 def saved_run_repeats(repeats: int) -> str:

@@ -78,7 +78,7 @@ class ChromaRetriever(Adapter[ChromaConfig]):
     ) -> None:
         super().__init__(config, base_dir=base_dir, corpus=corpus)
         self.where = f"retriever (chroma, collection {config.collection!r})"
-        require_module("chromadb", "chroma", self.where)
+        require_module("chromadb", "pip install 'retrieval-gate[chroma]'", self.where)
         self.base = base_dir or Path(".")
         assert config.embedding is not None
         self.embed: Embedder = embedder(config.embedding, self.base, where="retriever")

@@ -115,17 +115,14 @@ class StoreSettings(AdapterSettings):
         }
 
 
-def require_module(module: str, extra: str, where: str) -> None:
+def require_module(module: str, install: str, where: str) -> None:
     """Import `module` (the store's client library) now, when the retriever is made; a
-    GateError naming the extra that installs it when it is missing, not a traceback later."""
+    GateError saying how to `install` it (the extra, written out) when it is missing, not a
+    traceback later."""
     try:
         importlib.import_module(module)
     except ImportError as error:
-        raise store_error(
-            where,
-            f"{module} is not installed ({error})",
-            f"pip install 'retrieval-gate[{extra}]'",
-        ) from None
+        raise store_error(where, f"{module} is not installed ({error})", install) from None
 
 
 def store_error(where: str, problem: str, fix: str) -> GateError:

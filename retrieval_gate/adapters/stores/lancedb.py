@@ -85,7 +85,7 @@ class LanceDBRetriever(Adapter[LanceDBConfig]):
     ) -> None:
         super().__init__(config, base_dir=base_dir, corpus=corpus)
         self.where = f"retriever (lancedb, table {config.table!r})"
-        require_module("lancedb", "lancedb", self.where)
+        require_module("lancedb", "pip install 'retrieval-gate[lancedb]'", self.where)
         self.base = base_dir or Path(".")
         self.embed: Embedder | None = (
             None

@@ -102,7 +102,7 @@ class QdrantRetriever(Adapter[QdrantConfig]):
     ) -> None:
         super().__init__(config, base_dir=base_dir, corpus=corpus)
         self.where = f"retriever (qdrant, collection {config.collection!r})"
-        require_module("qdrant_client", "qdrant", self.where)
+        require_module("qdrant_client", "pip install 'retrieval-gate[qdrant]'", self.where)
         from qdrant_client import models
 
         self.base = base_dir or Path(".")

@@ -71,6 +71,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         refresh_cache=args.refresh_cache,
         progress=None if args.quiet else err,
         repeats=args.repeats or config.gate.repeats,
+        known_ids=True,
     )
     record = current.record
     improved: Sequence[Comparison] = ()
