@@ -3,12 +3,16 @@ an evaluator's score."""
 
 from __future__ import annotations
 
+import contextlib
+import functools
 from collections.abc import Iterable
 from typing import Literal
 
 from retrieval_gate.config.columns import operational_column
 from retrieval_gate.config.evaluators import evaluator_key
 from retrieval_gate.config.stages import check_metric, stage_metric
+from retrieval_gate.core.reported import MAX_MEASURE
+from retrieval_gate.errors import MetricError
 
 Kind = Literal["ranking", "candidates", "operational", "evaluator"]
 
@@ -42,3 +46,18 @@ def canonical_name(key: str) -> str:
     if kind_of(key) in ("operational", "evaluator"):
         return key
     return check_metric(key)[1]
+
+
+@functools.lru_cache(maxsize=1024)  # asked once per column of every record read
+def value_bounds(key: str) -> tuple[float, float]:
+    """The lowest and highest per-query value the check column `key` can hold: its metric's
+    (`MetricSpec.bounds`), 0 or more for latency and cost, and never past MAX_MEASURE either
+    way: an evaluator's score has no other bound."""
+    low, high = -MAX_MEASURE, MAX_MEASURE
+    kind = kind_of(key)
+    if kind == "operational":
+        low = 0.0
+    elif kind != "evaluator":
+        with contextlib.suppress(MetricError):  # a column no metric of ours reads
+            low, high = check_metric(key)[0].bounds
+    return max(low, -MAX_MEASURE), min(high, MAX_MEASURE)

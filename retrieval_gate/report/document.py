@@ -20,6 +20,7 @@ from pydantic import (
     PrivateAttr,
     StrictInt,
     ValidationError,
+    ValidationInfo,
     field_validator,
 )
 
@@ -28,6 +29,7 @@ from retrieval_gate.core.input_files import regular_file
 from retrieval_gate.core.json_parse import first_non_finite, parsed_json
 from retrieval_gate.core.redaction import scrubbed
 from retrieval_gate.errors import InputError
+from retrieval_gate.gate.baseline.document import range_problem
 from retrieval_gate.gate.checks.compare import Comparison
 from retrieval_gate.gate.explain.diagnostics import QueryChange, Unjudged
 from retrieval_gate.gate.explain.label_holes import LabelHole
@@ -52,6 +54,19 @@ class ConfigRecord(_Model):
     gate: dict[str, Any]
 
 
+def _checked_range(
+    scores: dict[str, list[float | None]], ids: list[str]
+) -> dict[str, list[float | None]]:
+    """Refuse a per-query value its metric cannot take, naming the query when `ids` do."""
+    for metric, values in scores.items():
+        found = range_problem(metric, values)
+        if found is not None:
+            at, what = found
+            query = f" (query {ids[at]!r})" if at < len(ids) else ""
+            raise ValueError(f"{metric}[{at}]{query}: {what}")
+    return scores
+
+
 class BaselineRecord(_Model):
     """The baseline's provenance and its per-query scores aligned with the current ids."""
 
@@ -65,6 +80,11 @@ class BaselineRecord(_Model):
     source: str = ""
     """Where the reference came from: "baseline PATH" or "a run at REF (...)"."""
 
+    @field_validator("scores")
+    @classmethod
+    def _in_range(cls, scores: dict[str, list[float | None]]) -> dict[str, list[float | None]]:
+        return _checked_range(scores, [])
+
 
 class CurrentRecord(_Model):
     """The current run's record (baseline form)."""
@@ -74,6 +94,13 @@ class CurrentRecord(_Model):
     fingerprints: dict[str, Any]
     query_ids: list[str]
     scores: dict[str, list[float | None]]
+
+    @field_validator("scores")
+    @classmethod
+    def _in_range(
+        cls, scores: dict[str, list[float | None]], info: ValidationInfo
+    ) -> dict[str, list[float | None]]:
+        return _checked_range(scores, info.data.get("query_ids", []))
 
 
 class SequentialRecord(_Model):
