@@ -1,5 +1,5 @@
-"""A result is validated before it is rendered: per-query scores that the gate could not have
-written are refused, naming their field."""
+"""A result is validated before it is rendered: counts, probabilities and per-query scores that
+the gate could not have written are refused, naming their field."""
 
 from __future__ import annotations
 
@@ -37,6 +37,24 @@ def _set(*path: str | int, value: object) -> Callable[[dict[str, Any]], None]:
 @pytest.mark.parametrize(
     ("change", "says"),
     [
+        (
+            _set("comparisons", 0, "n", value=-5),
+            "comparisons: Value error, check 0 (ndcg@10 on all): n counts queries, so is 0 or "
+            "more, not -5",
+        ),
+        (_set("comparisons", 0, "losses", value=-1), "losses counts queries, so is 0 or more"),
+        (
+            _set("comparisons", 0, "p_value", value=1.5),
+            "check 0 (ndcg@10 on all): p_value is a probability within [0, 1], not 1.5",
+        ),
+        (_set("comparisons", 0, "level", value=-0.01), "level is a probability within [0, 1]"),
+        (
+            _set(
+                "noise",
+                value={"reference_runs": -2, "current_runs": 2, "queries": 9, "varying": []},
+            ),
+            "noise.reference_runs: Input should be greater than or equal to 0",
+        ),
         (
             _set("current", "scores", "ndcg@10", 0, value=7.0),
             "current.scores: Value error, ndcg@10[0] (query '",
