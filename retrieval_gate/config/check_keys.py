@@ -51,13 +51,12 @@ def canonical_name(key: str) -> str:
 @functools.lru_cache(maxsize=1024)  # asked once per column of every record read
 def value_bounds(key: str) -> tuple[float, float]:
     """The lowest and highest per-query value the check column `key` can hold: its metric's
-    (`MetricSpec.bounds`), 0 or more for latency and cost, and never past MAX_MEASURE either
-    way: an evaluator's score has no other bound."""
-    low, high = -MAX_MEASURE, MAX_MEASURE
+    (`MetricSpec.bounds`), 0 to MAX_MEASURE for latency and cost, and within MAX_MEASURE
+    either way for an evaluator's score or a column no metric of ours reads."""
     kind = kind_of(key)
     if kind == "operational":
-        low = 0.0
-    elif kind != "evaluator":
+        return 0.0, MAX_MEASURE
+    if kind != "evaluator":
         with contextlib.suppress(MetricError):  # a column no metric of ours reads
-            low, high = check_metric(key)[0].bounds
-    return max(low, -MAX_MEASURE), min(high, MAX_MEASURE)
+            return check_metric(key)[0].bounds
+    return -MAX_MEASURE, MAX_MEASURE

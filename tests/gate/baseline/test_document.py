@@ -58,3 +58,23 @@ def test_compare_refuses_a_baseline_scored_outside_its_metric(tiny: Path) -> Non
     query = document["query_ids"][0]
     assert f"{baseline}: invalid baseline:" in err
     assert f"scores.rr@10[0] (query {query!r}): 1.5 is outside [0, 1]" in err
+
+
+def test_compare_refuses_a_baseline_cost_past_any_real_one(tiny: Path) -> None:
+    # A cost of 1e300 overflowed the statistics, and the result then held no finite interval.
+    config = tiny / "retrieval-gate.yaml"
+    text = config.read_text(encoding="utf-8")
+    config.write_text(text.replace("  ap@10: {}\n", "  ap@10: {}\n  cost_mean: {max: 5}\n"))
+    baseline = tiny / ".retrieval-gate" / "baseline.json"
+    result = tiny / ".retrieval-gate" / "tiny" / "result.json"
+    for path, costs in ((baseline, [1e300, 1.0]), (result, [1.0, 1.0])):
+        document = json.loads(path.read_text(encoding="utf-8"))
+        record = document.get("current", document)
+        record["fingerprints"]["metrics"].append("cost_mean")
+        record["scores"]["cost_mean"] = costs + [1.0] * (len(record["query_ids"]) - 2)
+        path.write_text(json.dumps(document), encoding="utf-8")
+    code, err = compare(tiny, baseline, result)
+    assert code == 2, err
+    query = json.loads(baseline.read_text(encoding="utf-8"))["query_ids"][0]
+    assert f"{baseline}: invalid baseline:" in err
+    assert f"scores.cost_mean[0] (query {query!r}): 1e+300 is outside [0, 1e+15]" in err
