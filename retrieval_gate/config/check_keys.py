@@ -3,12 +3,16 @@ an evaluator's score."""
 
 from __future__ import annotations
 
+import contextlib
+import functools
 from collections.abc import Iterable
 from typing import Literal
 
 from retrieval_gate.config.columns import operational_column
 from retrieval_gate.config.evaluators import evaluator_key
 from retrieval_gate.config.stages import check_metric, stage_metric
+from retrieval_gate.core.reported import MAX_MEASURE
+from retrieval_gate.errors import MetricError
 
 Kind = Literal["ranking", "candidates", "operational", "evaluator"]
 
@@ -42,3 +46,17 @@ def canonical_name(key: str) -> str:
     if kind_of(key) in ("operational", "evaluator"):
         return key
     return check_metric(key)[1]
+
+
+@functools.lru_cache(maxsize=1024)  # asked once per column of every record read
+def value_bounds(key: str) -> tuple[float, float]:
+    """The lowest and highest per-query value the check column `key` can hold: its metric's
+    (`MetricSpec.bounds`), 0 to MAX_MEASURE for latency and cost, and within MAX_MEASURE
+    either way for an evaluator's score or a column no metric of ours reads."""
+    kind = kind_of(key)
+    if kind == "operational":
+        return 0.0, MAX_MEASURE
+    if kind != "evaluator":
+        with contextlib.suppress(MetricError):  # a column no metric of ours reads
+            return check_metric(key)[0].bounds
+    return -MAX_MEASURE, MAX_MEASURE

@@ -255,9 +255,14 @@ def _check_metrics(config: GateConfig, root: yaml.Node | None, source: str) -> G
             continue
         column = operational_column(key)
         if column is not None:
-            problems.extend(
-                f"{where}: metrics.{key}: {p}" for p in threshold_problems(gate, column)
-            )
+            found_problems = threshold_problems(gate, column)
+            if gate.max is not None and gate.max < 0:  # would fail every run, however fast
+                measured = "latency" if column.unit == "ms" else "cost"
+                found_problems.append(
+                    f"max: {gate.max:g} is below 0, where no {measured} is, so the check could "
+                    "never pass; write a ceiling of 0 or more"
+                )
+            problems.extend(f"{where}: metrics.{key}: {p}" for p in found_problems)
             metrics[key] = gate
             continue
         problems.extend(f"{where}: metrics.{key}: {p}" for p in threshold_problems(gate, RELEVANCE))

@@ -123,15 +123,20 @@ def first_duplicate(query: IntArray, docs: ObjectArray) -> tuple[int, int] | Non
         return None
     order = np.argsort(key, kind="stable")
     key_sorted = key[order]
-    candidates = np.flatnonzero(key_sorted[1:] == key_sorted[:-1])
+    edges = np.flatnonzero(np.r_[True, key_sorted[1:] != key_sorted[:-1], True])
+    shared = np.flatnonzero(np.diff(edges) > 1)
     found: tuple[int, int] | None = None
-    for at in candidates.tolist():
-        group_start = int(np.searchsorted(key_sorted, key_sorted[at]))
-        later = int(order[at + 1])
-        for earlier in order[group_start : at + 1].tolist():
-            if query[earlier] == query[later] and docs[earlier] == docs[later]:
-                if found is None or later < found[1]:
-                    found = (int(earlier), later)
+    # One pass over each shared bucket, its rows in file order (the sort is stable), finds its
+    # earliest repeat: checking each row against every row before it in its bucket was
+    # n^2 / 2 comparisons for a file of one line repeated.
+    for start, end in zip(edges[shared].tolist(), edges[shared + 1].tolist(), strict=True):
+        seen: dict[tuple[int, object], int] = {}
+        for row in order[start:end].tolist():
+            if found is not None and row >= found[1]:
+                break
+            earlier = seen.setdefault((int(query[row]), docs[row]), row)
+            if earlier != row:
+                found = (earlier, row)
                 break
     return found
 

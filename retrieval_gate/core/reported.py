@@ -12,8 +12,10 @@ from retrieval_gate.core.redaction import redacted
 from retrieval_gate.core.wording import excerpt
 
 MAX_MEASURE = 1e15
-"""The largest latency (ms) or cost accepted: past it a value is a unit mistake or garbage,
-and sums of it would lose all precision."""
+"""The largest latency (ms), cost or evaluator's score accepted, either way, and so the largest
+per-query value the gate compares: past it a value is a unit mistake or garbage. Within it a
+difference's square is at most 4e30, so no sum of squares (or of 8th powers, 3e122) over any
+number of queries overflows a float, nor loses the precision a report prints."""
 
 
 class Reported(list[Hit]):

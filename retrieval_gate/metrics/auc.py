@@ -12,7 +12,7 @@ import numpy as np
 from retrieval_gate.core.ids import FloatArray
 from retrieval_gate.metrics.measures import REL, _rel
 from retrieval_gate.metrics.ranking import NOT_RETRIEVED, RankedJudgments
-from retrieval_gate.metrics.spec import MetricSpec, Param, measure
+from retrieval_gate.metrics.spec import NONNEGATIVE, UNIT, MetricSpec, Param, measure
 
 UNJUDGED = Param(
     "unjudged",
@@ -79,6 +79,7 @@ def auc_and_weight(spec: MetricSpec, ranked: RankedJudgments) -> tuple[FloatArra
     undefined=True,
     needs_scores=True,
     example="auc(unjudged=nonrel)@100",
+    bounds=UNIT,
 )
 def auc(spec: MetricSpec, ranked: RankedJudgments) -> FloatArray:
     """Mann-Whitney AUC of each query over its scored docs (within k when given)."""
@@ -93,6 +94,7 @@ def auc(spec: MetricSpec, ranked: RankedJudgments) -> FloatArray:
     undefined=True,
     needs_scores=True,
     example="gauc(weight=uniform)",
+    bounds=NONNEGATIVE,
 )
 def gauc(spec: MetricSpec, ranked: RankedJudgments) -> FloatArray:
     """sum_q w_q AUC_q / sum_q w_q over the defined queries, spread over them as

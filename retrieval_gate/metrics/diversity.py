@@ -51,7 +51,7 @@ from retrieval_gate.core.run import Run
 from retrieval_gate.errors import MetricError
 from retrieval_gate.metrics.measures import REL
 from retrieval_gate.metrics.ranking import RankedJudgments
-from retrieval_gate.metrics.spec import Cutoff, MetricSpec, Param, measure
+from retrieval_gate.metrics.spec import NONNEGATIVE, UNIT, Cutoff, MetricSpec, Param, measure
 from retrieval_gate.readers.subtopics import SubtopicQrels, subtopics_from_dict
 
 SubtopicsLike = SubtopicQrels | Mapping[str, Mapping[str, Mapping[str, float]]]
@@ -162,6 +162,11 @@ _MEASURES: tuple[tuple[str, str, tuple[Param, ...], Cutoff, tuple[str, ...], str
 )
 """(name, help, parameters, cutoff rule, aliases, example) of each diversity measure."""
 
+NORMALISED = frozenset({"alpha_ndcg", "nerr_ia", "nnrbp"})
+"""The measures divided by the same measure of ndeval's greedy ideal ranking."""
+_PAST_ONE = NORMALISED | {"alpha_dcg", "err_ia"}
+"""The measures that can exceed 1: over a greedy ideal, or left undivided at k = 1."""
+
 for _name, _help, _params, _cutoff, _aliases, _example in _MEASURES:
     measure(
         _name,
@@ -171,10 +176,8 @@ for _name, _help, _params, _cutoff, _aliases, _example in _MEASURES:
         aliases=_aliases,
         example=_example,
         full_list=_cutoff == "none",
+        bounds=NONNEGATIVE if _name in _PAST_ONE else UNIT,
     )(_needs_subtopics)
-
-NORMALISED = frozenset({"alpha_ndcg", "nerr_ia", "nnrbp"})
-"""The measures divided by the same measure of ndeval's greedy ideal ranking."""
 
 
 @dataclass(frozen=True, eq=False)

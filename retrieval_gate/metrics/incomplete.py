@@ -30,7 +30,7 @@ import numpy as np
 from retrieval_gate.core.ids import FloatArray
 from retrieval_gate.metrics.measures import REL
 from retrieval_gate.metrics.ranking import NOT_RETRIEVED, RankedJudgments
-from retrieval_gate.metrics.spec import REGISTRY, Measure, MetricSpec, measure
+from retrieval_gate.metrics.spec import REGISTRY, UNIT, Measure, MetricSpec, measure
 
 INFAP_EPSILON = 0.00001
 """trec_eval.h:239, the smoothing of the judged-relevant fraction above a relevant doc."""
@@ -47,6 +47,7 @@ CONDENSED_OF = ("ndcg", "ap", "rr", "precision", "recall", "hit_rate", "r_precis
     cutoff="none",
     full_list=True,
     example="infap",
+    bounds=UNIT,
 )
 def infap(spec: MetricSpec, ranked: RankedJudgments) -> FloatArray:
     """m_infap.c:55-91. At each judged relevant doc of 0-based rank j > 0 it adds
@@ -103,6 +104,7 @@ def _condensed(base: Measure) -> None:
         cutoff=base.cutoff,
         example=example,
         full_list=True,  # judged docs past rank k move into the top k
+        bounds=base.bounds,
     )(compute)
 
 

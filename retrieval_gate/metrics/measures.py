@@ -8,7 +8,14 @@ import numpy as np
 
 from retrieval_gate.core.ids import FloatArray
 from retrieval_gate.metrics.ranking import RankedJudgments
-from retrieval_gate.metrics.spec import MetricSpec, Param, measure, parse_gains
+from retrieval_gate.metrics.spec import (
+    NONNEGATIVE,
+    UNIT,
+    MetricSpec,
+    Param,
+    measure,
+    parse_gains,
+)
 
 REL = Param("rel", "int", 1, "grades >= rel count as relevant")
 GAIN = Param(
@@ -94,6 +101,7 @@ def _ideal_dcg(spec: MetricSpec, ranked: RankedJudgments) -> FloatArray:
     params=(GAIN, GAINS),
     example="ndcg@10",
     shape="gain_sum",
+    bounds=UNIT,
 )
 def ndcg(spec: MetricSpec, ranked: RankedJudgments) -> FloatArray:
     """DCG@k / ideal DCG@k (0 when the query has no positive grade)."""
@@ -106,6 +114,7 @@ def ndcg(spec: MetricSpec, ranked: RankedJudgments) -> FloatArray:
     params=(GAIN, GAINS),
     example="dcg@10",
     shape="gain_sum",
+    bounds=NONNEGATIVE,
 )
 def dcg(spec: MetricSpec, ranked: RankedJudgments) -> FloatArray:
     """Sum of gain / log2(rank + 1) over the first k ranks."""
@@ -118,6 +127,7 @@ def dcg(spec: MetricSpec, ranked: RankedJudgments) -> FloatArray:
     params=(REL,),
     aliases=("map",),
     example="ap@100",
+    bounds=UNIT,
 )
 def ap(spec: MetricSpec, ranked: RankedJudgments) -> FloatArray:
     """trec_eval's map / map_cut: divides by R, not by min(k, R)."""
@@ -138,6 +148,7 @@ def ap(spec: MetricSpec, ranked: RankedJudgments) -> FloatArray:
     aliases=("mrr", "recip_rank"),
     example="rr@10",
     shape="first_relevant",
+    bounds=UNIT,
 )
 def rr(spec: MetricSpec, ranked: RankedJudgments) -> FloatArray:
     """1 / rank of the first relevant doc."""
@@ -156,6 +167,7 @@ def rr(spec: MetricSpec, ranked: RankedJudgments) -> FloatArray:
     aliases=("p",),
     example="precision@10",
     shape="gain_sum",
+    bounds=UNIT,
 )
 def precision(spec: MetricSpec, ranked: RankedJudgments) -> FloatArray:
     """P@k: divides by k even when fewer docs were returned."""
@@ -171,6 +183,7 @@ def precision(spec: MetricSpec, ranked: RankedJudgments) -> FloatArray:
     aliases=("r",),
     example="recall@100",
     shape="gain_sum",
+    bounds=UNIT,
 )
 def recall(spec: MetricSpec, ranked: RankedJudgments) -> FloatArray:
     """Recall@k."""
@@ -186,6 +199,7 @@ def recall(spec: MetricSpec, ranked: RankedJudgments) -> FloatArray:
     aliases=("success", "hit", "hits"),
     example="hit_rate@10",
     shape="first_relevant",
+    bounds=UNIT,
 )
 def hit_rate(spec: MetricSpec, ranked: RankedJudgments) -> FloatArray:
     """Success@k."""
@@ -199,6 +213,7 @@ def hit_rate(spec: MetricSpec, ranked: RankedJudgments) -> FloatArray:
     cutoff="none",
     aliases=("rprec", "r_prec"),
     full_list=True,
+    bounds=UNIT,
 )
 def r_precision(spec: MetricSpec, ranked: RankedJudgments) -> FloatArray:
     """Relevant docs in the top R, divided by R."""
@@ -214,6 +229,7 @@ def r_precision(spec: MetricSpec, ranked: RankedJudgments) -> FloatArray:
     params=(REL,),
     cutoff="none",
     full_list=True,
+    bounds=UNIT,
 )
 def bpref(spec: MetricSpec, ranked: RankedJudgments) -> FloatArray:
     """trec_eval's bpref: unjudged and negative-grade docs are skipped."""
@@ -233,6 +249,7 @@ def bpref(spec: MetricSpec, ranked: RankedJudgments) -> FloatArray:
     "expected reciprocal rank; R = (2^g - 1) / 2^g_max, grades above g_max capped",
     params=(Param("g_max", "float", None, "the highest grade of the scale", low=0, low_open=True),),
     example="err(g_max=3)@20",
+    bounds=UNIT,
 )
 def err(spec: MetricSpec, ranked: RankedJudgments) -> FloatArray:
     """Sum over ranks r of R_r / r times the chance no earlier doc satisfied the user."""
@@ -253,6 +270,7 @@ def err(spec: MetricSpec, ranked: RankedJudgments) -> FloatArray:
         REL,
     ),
     example="rbp(p=0.8)",
+    bounds=UNIT,
 )
 def rbp(spec: MetricSpec, ranked: RankedJudgments) -> FloatArray:
     """Binary RBP, truncated at k when a cutoff is given."""
@@ -277,6 +295,7 @@ def rbp(spec: MetricSpec, ranked: RankedJudgments) -> FloatArray:
     ),
     cutoff="required",
     example="judged@10",
+    bounds=UNIT,
 )
 def judged(spec: MetricSpec, ranked: RankedJudgments) -> FloatArray:
     """trec_eval 10's `unj` turned round: judged@k = 1 - unj_k, unj_k = unjudged docs among
@@ -294,14 +313,21 @@ def judged(spec: MetricSpec, ranked: RankedJudgments) -> FloatArray:
     return _floats(1.0 - (retrieved - judged_docs) / float(spec.k))
 
 
-@measure("num_ret", "docs retrieved (within k when given)", integer=True)
+@measure("num_ret", "docs retrieved (within k when given)", integer=True, bounds=NONNEGATIVE)
 def num_ret(spec: MetricSpec, ranked: RankedJudgments) -> FloatArray:
     """Number of retrieved docs."""
     count = ranked.num_ret if spec.k is None else np.minimum(ranked.num_ret, spec.k)
     return count.astype(np.float64)
 
 
-@measure("num_rel", "R: judged docs with grade >= rel", params=(REL,), cutoff="none", integer=True)
+@measure(
+    "num_rel",
+    "R: judged docs with grade >= rel",
+    params=(REL,),
+    cutoff="none",
+    integer=True,
+    bounds=NONNEGATIVE,
+)
 def num_rel(spec: MetricSpec, ranked: RankedJudgments) -> FloatArray:
     """R."""
     return _floats(ranked.num_rel(_rel(spec)).copy())
@@ -313,6 +339,7 @@ def num_rel(spec: MetricSpec, ranked: RankedJudgments) -> FloatArray:
     params=(REL,),
     integer=True,
     full_list=False,
+    bounds=NONNEGATIVE,
 )
 def num_rel_ret(spec: MetricSpec, ranked: RankedJudgments) -> FloatArray:
     """Number of relevant retrieved docs."""

@@ -31,7 +31,7 @@ from retrieval_gate.metrics.measures import (
     _relevant,
 )
 from retrieval_gate.metrics.ranking import RankedJudgments
-from retrieval_gate.metrics.spec import MetricSpec, Param, measure
+from retrieval_gate.metrics.spec import UNIT, MetricSpec, Param, measure
 
 WEIGHT = Param(
     "weight",
@@ -55,6 +55,7 @@ def _found(spec: MetricSpec, ranked: RankedJudgments) -> FloatArray:
     cutoff="none",
     aliases=("set_p",),
     full_list=True,
+    bounds=UNIT,
 )
 def set_precision(spec: MetricSpec, ranked: RankedJudgments) -> FloatArray:
     """trec_eval's set_P: precision over the whole retrieved list, no filling to k."""
@@ -67,6 +68,7 @@ def set_precision(spec: MetricSpec, ranked: RankedJudgments) -> FloatArray:
     params=(REL,),
     cutoff="none",
     full_list=True,
+    bounds=UNIT,
 )
 def set_recall(spec: MetricSpec, ranked: RankedJudgments) -> FloatArray:
     """trec_eval's set_recall: recall over the whole retrieved list."""
@@ -81,6 +83,7 @@ def set_recall(spec: MetricSpec, ranked: RankedJudgments) -> FloatArray:
     cutoff="none",
     full_list=True,
     example="set_f(weight=0.5)",
+    bounds=UNIT,
 )
 def set_f(spec: MetricSpec, ranked: RankedJudgments) -> FloatArray:
     """m_set_F.c, computed the same way: P and R first, then the weighted harmonic mean."""
@@ -97,6 +100,7 @@ def set_f(spec: MetricSpec, ranked: RankedJudgments) -> FloatArray:
     params=(REL,),
     cutoff="required",
     example="f1@10",
+    bounds=UNIT,
 )
 def f1(spec: MetricSpec, ranked: RankedJudgments) -> FloatArray:
     """ranx's f1@k: P@k divides by k even past a short list; 0 when no relevant doc is in
@@ -115,6 +119,7 @@ def f1(spec: MetricSpec, ranked: RankedJudgments) -> FloatArray:
     cutoff="required",
     aliases=("r_cap", "recall_cap"),
     example="capped_recall@100",
+    bounds=UNIT,
 )
 def capped_recall(spec: MetricSpec, ranked: RankedJudgments) -> FloatArray:
     """BEIR's recall_cap: recall that a run returning k docs can reach 1 on."""

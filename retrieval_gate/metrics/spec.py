@@ -6,6 +6,7 @@ defaults, and a measure computes from a spec. Each measure module registers its 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
@@ -140,8 +141,24 @@ class MetricSpec:
         """The value of parameter `name` (every parameter is resolved at parse time)."""
         return dict(self.params)[name]
 
+    @property
+    def bounds(self) -> Bounds:
+        """The lowest and highest value it takes for a query: its measure's, unbounded below
+        when `gains` gives a grade a negative gain (as trec_eval allows), which can take a
+        DCG, and so an nDCG, below 0."""
+        low, high = self.measure.bounds
+        gains = dict(self.params).get("gains")
+        if gains and min(parse_gains(gains).values()) < 0:
+            return -math.inf, high
+        return low, high
+
 
 Compute = Callable[[MetricSpec, RankedJudgments], FloatArray]
+Bounds = tuple[float, float]
+UNIT: Bounds = (0.0, 1.0)
+NONNEGATIVE: Bounds = (0.0, math.inf)
+"""Counts, and the measures that exceed 1 (DCG, ndeval's greedy-normalised ones)."""
+UNBOUNDED: Bounds = (-math.inf, math.inf)
 Shape = Literal["gain_sum", "first_relevant"]
 """How a measure reads one query's top k, when that shape makes its lowest and highest value
 over unknown grades exact to find (gate/explain's label-hole bounds): "gain_sum", a sum of
@@ -169,6 +186,9 @@ class Measure:
     """Reads the run's scores, not only its ranking (`RankedJudgments.scores`)."""
     shape: Shape | None = None
     """Its `Shape`, when it reads the top k in one of theirs."""
+    bounds: Bounds = UNBOUNDED
+    """The lowest and highest value it takes for any query (`MetricSpec.bounds` adds what
+    the parameters change): a value outside them, read back from a file, was not its."""
 
     @property
     def binary(self) -> bool:
@@ -194,6 +214,7 @@ def measure(
     undefined: bool = False,
     needs_scores: bool = False,
     shape: Shape | None = None,
+    bounds: Bounds = UNBOUNDED,
 ) -> Callable[[Compute], Compute]:
     """Register the decorated function as measure `name`."""
 
@@ -211,6 +232,7 @@ def measure(
             undefined=undefined,
             needs_scores=needs_scores,
             shape=shape,
+            bounds=bounds,
         )
         for alias in aliases:
             ALIASES[alias] = name

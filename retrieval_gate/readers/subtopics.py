@@ -50,10 +50,9 @@ class SubtopicQrels:
         judgments: Sequence[float] | FloatArray,
         *,
         source: str = "<subtopics>",
-        lines: Sequence[int] | None = None,
     ) -> SubtopicQrels:
         """Subtopic qrels from parallel columns; a (query, subtopic, doc) judged twice is an
-        InputError naming both lines (ndeval would count it twice in MAP-IA's denominator)."""
+        InputError naming both entries (ndeval would count it twice in MAP-IA's denominator)."""
         query, query_ids = factorize(list(queries), sort=True)
         codes: dict[tuple[str, str], int] = {}
         pair = np.fromiter(
@@ -65,17 +64,10 @@ class SubtopicQrels:
         duplicate = first_duplicate(pair, doc_ids)
         if duplicate is not None:
             earlier, later = duplicate
-            what = (
-                f"duplicate judgment for topic {queries[later]!r}, subtopic "
-                f"{subtopics[later]!r}, doc {docs[later]!r}"
-            )
-            if lines is None:
-                raise InputError(f"{what} (entries {earlier + 1} and {later + 1})", source=source)
             raise InputError(
-                f"{what}: already given on line {lines[earlier]}; keep one line per "
-                "(topic, subtopic, doc)",
+                f"{_duplicate(queries[later], subtopics[later], docs[later])} (entries "
+                f"{earlier + 1} and {later + 1})",
                 source=source,
-                line=lines[later],
             )
         values = np.asarray(judgments, dtype=np.float64)
         return cls(query_ids, query, object_array(subtopics), doc_ids, values, source)
@@ -106,10 +98,21 @@ def read_subtopics(path: str | Path) -> SubtopicQrels:
     columns: tuple[list[str], list[str], list[str]] = ([], [], [])
     texts: list[str] = []
     lines: list[int] = []
+    # Refused at the line that repeats, not once the whole file is read: a file of one line
+    # repeated millions of times would otherwise be read to its end first.
+    seen: dict[tuple[str, ...], int] = {}
     for number, parts in field_lines(path, LAYOUT, 4):
         for name, value, column in zip(_FIELDS, parts, columns, strict=False):
             _check_id(name, value, source, number)
             column.append(value)
+        first = seen.setdefault(tuple(parts[:3]), number)
+        if first != number:
+            raise InputError(
+                f"{_duplicate(*parts[:3])}: already given on line {first}; keep one line per "
+                "(topic, subtopic, doc)",
+                source=source,
+                line=number,
+            )
         if len(parts[3]) > MAX_FIELD:
             raise InputError(
                 f"judgment {quoted(parts[3])} is {len(parts[3])} characters long; "
@@ -126,7 +129,7 @@ def read_subtopics(path: str | Path) -> SubtopicQrels:
         )
     values = numbers(texts, lines, source, "judgment", "a number such as 0 or 1")
     queries, subtopics, docs = columns
-    return SubtopicQrels.from_rows(queries, subtopics, docs, values, source=source, lines=lines)
+    return SubtopicQrels.from_rows(queries, subtopics, docs, values, source=source)
 
 
 def subtopics_from_dict(
@@ -172,6 +175,10 @@ def subtopics_from_dict(
                 docs.append(doc)
                 values.append(float(value))
     return SubtopicQrels.from_rows(queries, subtopics, docs, values, source=source)
+
+
+def _duplicate(topic: str, subtopic: str, doc: str) -> str:
+    return f"duplicate judgment for topic {topic!r}, subtopic {subtopic!r}, doc {doc!r}"
 
 
 def _check_id(name: str, value: str, source: str, line: int) -> None:

@@ -17,9 +17,11 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    NonNegativeInt,
     PrivateAttr,
     StrictInt,
     ValidationError,
+    ValidationInfo,
     field_validator,
 )
 
@@ -28,6 +30,7 @@ from retrieval_gate.core.input_files import regular_file
 from retrieval_gate.core.json_parse import first_non_finite, parsed_json
 from retrieval_gate.core.redaction import scrubbed
 from retrieval_gate.errors import InputError
+from retrieval_gate.gate.baseline.document import range_problem
 from retrieval_gate.gate.checks.compare import Comparison
 from retrieval_gate.gate.explain.diagnostics import QueryChange, Unjudged
 from retrieval_gate.gate.explain.label_holes import LabelHole
@@ -52,6 +55,19 @@ class ConfigRecord(_Model):
     gate: dict[str, Any]
 
 
+def _checked_range(
+    scores: dict[str, list[float | None]], ids: list[str]
+) -> dict[str, list[float | None]]:
+    """Refuse a per-query value its metric cannot take, naming the query when `ids` do."""
+    for metric, values in scores.items():
+        found = range_problem(metric, values)
+        if found is not None:
+            at, what = found
+            query = f" (query {ids[at]!r})" if at < len(ids) else ""
+            raise ValueError(f"{metric}[{at}]{query}: {what}")
+    return scores
+
+
 class BaselineRecord(_Model):
     """The baseline's provenance and its per-query scores aligned with the current ids."""
 
@@ -65,6 +81,11 @@ class BaselineRecord(_Model):
     source: str = ""
     """Where the reference came from: "baseline PATH" or "a run at REF (...)"."""
 
+    @field_validator("scores")
+    @classmethod
+    def _in_range(cls, scores: dict[str, list[float | None]]) -> dict[str, list[float | None]]:
+        return _checked_range(scores, [])
+
 
 class CurrentRecord(_Model):
     """The current run's record (baseline form)."""
@@ -75,23 +96,30 @@ class CurrentRecord(_Model):
     query_ids: list[str]
     scores: dict[str, list[float | None]]
 
+    @field_validator("scores")
+    @classmethod
+    def _in_range(
+        cls, scores: dict[str, list[float | None]], info: ValidationInfo
+    ) -> dict[str, list[float | None]]:
+        return _checked_range(scores, info.data.get("query_ids", []))
+
 
 class SequentialRecord(_Model):
     """gate.sequential: the queries spent, and the line the reports show."""
 
     stopped: bool
-    queries_run: int
-    queries_total: int
-    looks: int
+    queries_run: NonNegativeInt
+    queries_total: NonNegativeInt
+    looks: NonNegativeInt
     note: str
 
 
 class NoiseRecord(_Model):
     """The repeats of both sides (`repeats.Noise`) and each gated metric's run-to-run sd."""
 
-    reference_runs: int
-    current_runs: int
-    queries: int
+    reference_runs: NonNegativeInt
+    current_runs: NonNegativeInt
+    queries: NonNegativeInt
     varying: list[str]
     spread: dict[str, float] = Field(default_factory=dict)
 
@@ -132,7 +160,7 @@ class JudgeRecord(_Model):
 class CalibrationRecord(_Model):
     """The judge against people on the pairs both graded (`stats.calibration`)."""
 
-    pairs: int
+    pairs: NonNegativeInt
     kappa_quadratic: float | None
     alpha_ordinal: float | None
     confusion: list[list[int]]
@@ -140,18 +168,31 @@ class CalibrationRecord(_Model):
     systems: SystemAgreement | None = None
 
 
-def _checked_operating(checks: list[Comparison]) -> list[Comparison]:
-    """Refuse a check whose operating characteristic is not one probability per multiple of
-    OPERATING: the reports print it as such."""
+_COUNTS = ("n", "wins", "ties", "losses", "excluded", "queries_needed")
+_PROBABILITIES = ("p_value", "p_adjusted", "level", "p_excess", "p_within", "p_within_adjusted")
+
+
+def _checked_comparisons(checks: list[Comparison]) -> list[Comparison]:
+    """Refuse a check whose counts of queries are negative, whose p-values or level are not
+    probabilities, or whose operating characteristic is not one probability per multiple of
+    OPERATING: the reports print each as what it is."""
     for i, check in enumerate(checks):
+        where = f"check {i} ({check.metric} on {check.slice})"
+        for name in _COUNTS:
+            count = getattr(check, name)
+            if count is not None and count < 0:
+                raise ValueError(f"{where}: {name} counts queries, so is 0 or more, not {count}")
+        for name in _PROBABILITIES:
+            p = getattr(check, name)
+            if p is not None and not 0.0 <= p <= 1.0:
+                raise ValueError(f"{where}: {name} is a probability within [0, 1], not {p!r}")
         chances = check.fail_chances
         if chances is None:
             continue
         if len(chances) != len(OPERATING) or not all(0.0 <= p <= 1.0 for p in chances):
             raise ValueError(
-                f"check {i} ({check.metric} on {check.slice}): fail_chances must be "
-                f"{len(OPERATING)} probabilities within [0, 1], one per multiple of max_drop "
-                f"{list(OPERATING)}"
+                f"{where}: fail_chances must be {len(OPERATING)} probabilities within [0, 1], "
+                f"one per multiple of max_drop {list(OPERATING)}"
             )
     return checks
 
@@ -163,8 +204,8 @@ class LabelsRecord(_Model):
     provisional_reason: str
     judge: JudgeRecord
     calibration: CalibrationRecord
-    queries: int
-    human_queries: int
+    queries: NonNegativeInt
+    human_queries: NonNegativeInt
     uncovered: list[str] = Field(default_factory=list)
     assisted: list[Comparison] = Field(default_factory=list)
     human_judged: list[int] = Field(default_factory=list)
@@ -173,8 +214,8 @@ class LabelsRecord(_Model):
 
     @field_validator("assisted", "human")
     @classmethod
-    def _operating(cls, checks: list[Comparison]) -> list[Comparison]:
-        return _checked_operating(checks)
+    def _in_range(cls, checks: list[Comparison]) -> list[Comparison]:
+        return _checked_comparisons(checks)
 
 
 class NotComparableRecord(_Model):
@@ -198,7 +239,7 @@ class StageLossesRecord(_Model):
 
     checks: list[StageLoss] = Field(default_factory=list)
     queries: list[QueryLoss] = Field(default_factory=list)
-    query_count: int = 0
+    query_count: NonNegativeInt = 0
 
 
 class ResultRecord(_Model):
@@ -239,8 +280,8 @@ class ResultRecord(_Model):
 
     @field_validator("failures", "comparisons")
     @classmethod
-    def _operating(cls, checks: list[Comparison]) -> list[Comparison]:
-        return _checked_operating(checks)
+    def _in_range(cls, checks: list[Comparison]) -> list[Comparison]:
+        return _checked_comparisons(checks)
 
     """What the templates show (`report.context.report_context`), built on first use: every
     format of one record shares it."""

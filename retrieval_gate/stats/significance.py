@@ -38,6 +38,10 @@ _UNPACK_CELLS = 500_000
 # A tail is not sampled when this bounds the chance that sampling would change its p-value.
 _SKIP_RISK = 1e-6
 _NORMAL = NormalDist()
+_SCALE_PAST = 2.0**64
+"""Differences larger than this are divided by a power of two near their size first: their
+squares, and the saddlepoint's 8th powers, could overflow a float. A power of two changes no
+bit of a p-value, nor of an interval once multiplied back."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -71,6 +75,13 @@ def _as_columns(diffs: FloatArray | Sequence[float]) -> FloatArray:
     if values.ndim != 2:
         raise ValueError(f"expected differences as a vector or a matrix, got shape {values.shape}")
     return values
+
+
+def _unit_scales(values: FloatArray) -> FloatArray:
+    """Per column, the power of two at or above its largest |value| when that is past
+    _SCALE_PAST, else 1."""
+    largest = np.maximum(values.max(axis=0, initial=0.0), -values.min(axis=0, initial=0.0))
+    return np.where(largest > _SCALE_PAST, np.ldexp(1.0, np.frexp(largest)[1]), 1.0)
 
 
 def sign_flip(
@@ -110,6 +121,10 @@ def sign_flip(
     values = _as_columns(diffs)
     if resamples < 1:
         raise ValueError(f"resamples must be at least 1, got {resamples}")
+    scale = _unit_scales(values)
+    if bool(np.any(scale != 1.0)):  # the sign flips' p-values are the same in any unit
+        values = np.asfortranarray(values / scale)
+        run_sd = None if run_sd is None else np.asarray(run_sd, dtype=np.float64) / scale
     columns = values.shape[1]
     drop = np.ones(columns)
     rise = np.ones(columns)
@@ -468,7 +483,8 @@ def paired_t(diffs: FloatArray | Sequence[float]) -> tuple[float, float]:
     No variation gives p = 1 in the direction of no change, else 0; fewer than 2 values give
     p = 1 both ways (nothing to test against).
     """
-    values = _as_columns(diffs)[:, 0]
+    columns = _as_columns(diffs)
+    values = columns[:, 0] / _unit_scales(columns)[0]  # t is the same in any unit
     n = int(values.size)
     if n < 2:
         return 1.0, 1.0
@@ -491,7 +507,9 @@ def interval(
     mean +- z * sqrt(sum((d - mean)^2) / (n (n - z^2))), finite for n > z^2. With `t_test`,
     the paired t interval.
     """
-    values = _as_columns(diffs)[:, 0]
+    columns = _as_columns(diffs)
+    scale = float(_unit_scales(columns)[0])
+    values = columns[:, 0] / scale
     n = int(values.size)
     if not 0 < level < 1:
         raise ValueError(f"level must be within (0, 1), got {level}")
@@ -501,7 +519,7 @@ def interval(
     squares = float(np.square(values - mean).sum())
     if bool(np.all(values == values[0])):
         # No variation: the mean of equal floats can miss their value in the last bit.
-        return float(values[0]), float(values[0])
+        return float(values[0]) * scale, float(values[0]) * scale
     tail = (1.0 - level) / 2.0
     if t_test:
         if n < 2:
@@ -512,7 +530,7 @@ def interval(
         if n <= z * z:
             return None
         half = z * math.sqrt(squares / (n * (n - z * z)))
-    return mean - half, mean + half
+    return (mean - half) * scale, (mean + half) * scale
 
 
 def adjust_p_values(

@@ -6,7 +6,8 @@ import shutil
 from pathlib import Path
 
 from retrieval_gate.config.loader import _evaluator_problems, load
-from tests.helpers.builders import copy_example
+from tests.helpers.builders import copy_example, labelled_set
+from tests.helpers.cli import run_cli
 from tests.helpers.paths import CONFIGS
 
 CONFIG = "example-evaluators.yaml"
@@ -24,3 +25,17 @@ def test_an_evaluator_problem_without_a_known_line_names_no_line(tmp_path: Path)
         "e.g. ragas"
     ]
     assert all(":None" not in problem for problem in problems)
+
+
+def test_a_latency_or_cost_ceiling_below_0_is_refused_at_its_line(tmp_path: Path) -> None:
+    metrics = {"ndcg@10": {}, "cost_mean": {"max": -1}, "latency_p95": {"max": -5.5}}
+    config = labelled_set(tmp_path, metrics=metrics)
+    code, _, err = run_cli("config", "validate", "-c", config)
+    assert code == 2, err
+    lines = config.read_text(encoding="utf-8").splitlines()
+    for key, shown, measured in (("cost_mean", "-1", "cost"), ("latency_p95", "-5.5", "latency")):
+        line = next(i for i, text in enumerate(lines, 1) if text.strip().startswith(key))
+        assert (
+            f"{config}:{line}: metrics.{key}: max: {shown} is below 0, where no {measured} is, "
+            "so the check could never pass; write a ceiling of 0 or more"
+        ) in err

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from retrieval_gate.core.ids import ByteIds, byte_codes
+from tests.helpers.cli import run_cli
 
 
 def same_partition(codes: np.ndarray, ids: list[str]) -> bool:
@@ -171,3 +173,18 @@ def test_ids_of_one_width_given_unpadded_are_padded_for_hashing() -> None:
     unpadded = ByteIds.of_width(data, 3, 7)
     assert unpadded.hashes().tolist() == ByteIds.from_strings(ids).hashes().tolist()
     assert unpadded.strings().tolist() == ids
+
+
+def test_one_judgment_repeated_is_found_in_one_pass_over_its_bucket(tmp_path: Path) -> None:
+    # A BEIR qrels file of one line repeated: every row shares one hash bucket, which the
+    # search for the first repeat read once per row (200,000 rows: hours, not a second).
+    qrels = tmp_path / "qrels.tsv"
+    qrels.write_text("query-id\tcorpus-id\tscore\n" + "q1\tdoc-17\t1\n" * 200_000)
+    run = tmp_path / "run.txt"
+    run.write_text("q1 Q0 doc-17 1 1.0 t\n", encoding="utf-8")
+    code, _, err = run_cli("evaluate", qrels, run, "-m", "ndcg@10")
+    assert code == 2, err
+    assert (
+        f"{qrels}:3: duplicate judgment for query 'q1', doc 'doc-17': already given on line 2"
+        in err
+    )

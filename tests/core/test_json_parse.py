@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
 
 from retrieval_gate.core.json_parse import parsed_json
+from tests.helpers.builders import checked_tiny
 from tests.helpers.cli import run_cli
 from tests.helpers.paths import CONFIGS
 
@@ -36,11 +36,7 @@ def test_a_long_float_is_not_refused() -> None:
 @pytest.fixture
 def tiny(tmp_path: Path) -> Path:
     """configs/tiny copied, with its baseline and a result written by a real check."""
-    folder = tmp_path / "tiny"
-    shutil.copytree(CONFIGS / "tiny", folder, ignore=shutil.ignore_patterns(".retrieval-gate"))
-    assert run_cli("baseline", "-c", folder / "retrieval-gate.yaml").ret == 0
-    assert run_cli("check", "-c", folder / "retrieval-gate.yaml").ret == 0
-    return folder
+    return checked_tiny(tmp_path / "tiny")
 
 
 def _spoil_first_line(path: Path) -> None:

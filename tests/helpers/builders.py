@@ -14,6 +14,7 @@ from retrieval_gate.core.judgments import Judgments
 from retrieval_gate.core.model import Document, Query
 from retrieval_gate.datasets import Dataset, Labels, assemble
 from retrieval_gate.labels.queue import QueueItem
+from tests.helpers.cli import run_cli
 from tests.helpers.paths import CONFIGS
 
 EXAMPLE_BASELINE = Path(".retrieval-gate") / "example" / "baseline.json"
@@ -90,6 +91,16 @@ def copy_example(target: Path) -> Path:
     )
     (target / EXAMPLE_BASELINE).parent.mkdir(parents=True)
     shutil.copy(CONFIGS / EXAMPLE_BASELINE, target / EXAMPLE_BASELINE)
+    return target
+
+
+def checked_tiny(target: Path) -> Path:
+    """configs/tiny copied into a new folder `target`, with the baseline and the result of a
+    real `check` written there: .retrieval-gate/baseline.json, .retrieval-gate/tiny/result.json."""
+    shutil.copytree(CONFIGS / "tiny", target, ignore=shutil.ignore_patterns(".retrieval-gate"))
+    for command in ("baseline", "check"):
+        done = run_cli(command, "-c", target / "retrieval-gate.yaml")
+        assert done.ret == 0, done.err
     return target
 
 

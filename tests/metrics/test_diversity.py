@@ -10,10 +10,12 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from retrieval_gate.errors import GateError, InputError, MetricError
-from retrieval_gate.metrics import evaluate, parse_metric
+from retrieval_gate.metrics import REGISTRY, evaluate, parse_metric
+from retrieval_gate.metrics.diversity import DIVERSITY
 from retrieval_gate.readers.subtopics import (
     MAX_FIELD,
     SubtopicQrels,
@@ -718,3 +720,16 @@ def test_a_topic_of_32000_judged_documents_is_scored_without_a_quadratic_ideal(
     values = json.loads(out)["per_query"]["1"]
     assert set(values) == {"alpha_ndcg@10", "nerr_ia@20", "nnrbp"}
     assert all(0 < value <= 1 for value in values.values())
+
+
+def test_no_diversity_measure_leaves_its_bounds_on_random_cases() -> None:
+    specs = [parse_metric(name + "@1" if name in {"alpha_dcg", "err_ia"} else name + "@5")
+             for name in sorted(DIVERSITY) if REGISTRY[name].cutoff != "none"]  # fmt: skip
+    specs += [parse_metric(name) for name in sorted(DIVERSITY) if REGISTRY[name].cutoff == "none"]
+    for seed in range(100):
+        rows, run, labelled = random_case(seed)
+        qrels = {q: {"x": 1} for q in labelled}
+        values = evaluate(run, qrels, specs, nested(rows)).values
+        for spec in specs:
+            low, high = spec.bounds
+            assert np.all((values[str(spec)] >= low) & (values[str(spec)] <= high + 1e-12)), spec

@@ -1,12 +1,18 @@
-"""Metric specs: any spelling parses to a value whose canonical string parses back to it."""
+"""Metric specs: any spelling parses to a value whose canonical string parses back to it, and
+no measure computes a value outside the bounds its spec states."""
 
 from __future__ import annotations
 
+import math
+
+import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from retrieval_gate.metrics import REGISTRY, MetricSpec, parse_metric
+from retrieval_gate.metrics import REGISTRY, MetricSpec, evaluate, parse_metric
+from retrieval_gate.metrics.diversity import DIVERSITY
 from retrieval_gate.metrics.spec import ALIASES, format_value
+from tests.helpers.random_cases import make_case
 
 
 @st.composite
@@ -53,3 +59,33 @@ def test_specs_are_small_ordered_values() -> None:
     )
     assert sorted([parse_metric("recall@10"), parse_metric("ap@5")])[0].name == "ap"
     assert set(ALIASES.values()) <= set(REGISTRY)
+
+
+# Each measure read at other parameters too: a cutoff of 1 (ndeval's undivided alpha-DCG),
+# linear gains, custom gains with a negative one, and the other parameters' extremes.
+VARIANTS = (
+    "ndcg(gain=linear)@3", "ndcg(gains=0:1;2:9)@5", "ndcg(gains=1:-2;3:5)@5",
+    "dcg(gains=1:-2;3:5)@5", "err(g_max=1)@1", "rbp(p=0.99)", "judged(of=retrieved)@5",
+    "auc(unjudged=skip)", "gauc(weight=docs)", "set_f(weight=4)", "ap(rel=2)@1",
+    "ndcg_condensed(gains=1:-1)@2",
+)  # fmt: skip
+
+
+def test_no_measure_leaves_its_bounds_on_random_cases() -> None:
+    specs = [parse_metric(m.example) for m in REGISTRY.values() if m.name not in DIVERSITY]
+    specs += [parse_metric(text) for text in VARIANTS]
+    for seed in range(200):
+        qrels, run, _ = make_case(seed)
+        values = evaluate(run, qrels, specs).values
+        for spec in specs:
+            low, high = spec.bounds
+            found = values[str(spec)]
+            defined = found[~np.isnan(found)]
+            assert np.all((defined >= low) & (defined <= high + 1e-12)), (seed, str(spec))
+
+
+def test_a_negative_gain_takes_the_bounds_below_0() -> None:
+    assert parse_metric("ndcg@10").bounds == (0.0, 1.0)
+    assert parse_metric("ndcg(gains=1:-1;2:3)@10").bounds == (-math.inf, 1.0)
+    assert parse_metric("dcg(gains=1:2)@10").bounds == (0.0, math.inf)
+    assert parse_metric("num_ret").bounds == (0.0, math.inf)

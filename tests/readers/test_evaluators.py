@@ -10,7 +10,9 @@ import pytest
 from retrieval_gate.errors import InputError
 from retrieval_gate.readers.evaluators import read_evaluator_scores
 from retrieval_gate.readers.evaluators import rows as export_rows
-from tests.helpers.builders import write
+from tests.helpers.builders import copy_example, write
+from tests.helpers.cli import run_cli
+from tests.helpers.paths import CONFIGS
 
 RAGAS_CSV = (
     "user_input,retrieved_contexts,response,reference,faithfulness,answer_relevancy\n"
@@ -259,3 +261,24 @@ def test_a_deepeval_error_names_the_metrics_list_as_the_export_spells_it(tmp_pat
     path = write(tmp_path, "result.json", text)
     with pytest.raises(InputError, match=r"test_results\[0\]\.metrics_data\[0\]: a metric needs"):
         read_evaluator_scores(path, "deepeval", ["faithfulness"])
+
+
+def test_a_score_past_any_real_one_is_refused_at_its_row(tmp_path: Path) -> None:
+    # 1e160 in its own units: squared over the queries it overflowed the statistics.
+    folder = copy_example(tmp_path / "configs")
+    config = (CONFIGS / "example-evaluators.yaml").read_text(encoding="utf-8")
+    config = config.replace("{max_drop: 3pt}", "{max_drop: 0.5stars}").replace(
+        "    reference: example/ragas-baseline.csv\n",
+        "    reference: example/ragas-baseline.csv\n    units: {faithfulness: stars}\n",
+    )
+    write(folder, "gate.yaml", config)
+    export = folder / "example" / "ragas-current.csv"
+    header, first, *rest = export.read_text(encoding="utf-8").splitlines(keepends=True)
+    assert header.rstrip().endswith(",faithfulness")
+    export.write_text(header + first.rsplit(",", 1)[0] + ",1e160\n" + "".join(rest))
+    code, _, err = run_cli("check", "-c", folder / "gate.yaml", "--no-reports")
+    assert code == 2, err
+    assert (
+        f"{export}:2: row 1: score faithfulness '1e160' is past 1e+15 either way, which no "
+        "evaluator's score is"
+    ) in err

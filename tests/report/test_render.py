@@ -355,7 +355,7 @@ def test_the_per_query_chart_has_a_bar_per_query_up_to_a_pixel_each(
     ids = [f"q{i:05d}" for i in range(20_000)]
     metric = regressed["failures"][0]["metric"]
     before = [rng.random() for _ in ids]
-    after = [b + rng.choice([-0.1, 0.0, 0.0, 0.05]) for b in before]
+    after = [min(max(b + rng.choice([-0.1, 0.0, 0.0, 0.05]), 0.0), 1.0) for b in before]
     document = {
         **regressed,
         "current": {**regressed["current"], "query_ids": ids, "scores": {metric: after}},

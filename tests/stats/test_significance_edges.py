@@ -6,8 +6,10 @@ import json
 import random
 from pathlib import Path
 
+import numpy as np
 import pytest
 
+from retrieval_gate.stats.significance import interval, paired_t, sign_flip
 from tests.helpers.cli import run_cli
 
 
@@ -74,3 +76,19 @@ def test_an_alpha_far_below_machine_epsilon_decides_or_says_why(
     for command in ("power", "lint"):
         code, _, err = run_cli(command, "-c", str(config))
         assert code == 0, err
+
+
+@pytest.mark.parametrize("queries", [12, 40, 1_500])  # exact, Monte Carlo, saddlepoint
+def test_huge_differences_are_tested_as_their_unit_would_be(queries: int) -> None:
+    # Squares of 1e200 overflow a float; a power of two of the unit changes no bit.
+    rng = np.random.default_rng(5)
+    diffs = rng.normal(-0.2, 1.0, size=queries)
+    huge = diffs * 2.0**700
+    small = sign_flip(diffs, resamples=2_000, rng=np.random.default_rng(1))
+    large = sign_flip(huge, resamples=2_000, rng=np.random.default_rng(1))
+    for name in ("drop", "rise", "bound"):
+        assert np.array_equal(getattr(large, name), getattr(small, name)), name
+    assert paired_t(huge) == paired_t(diffs)
+    for t_test in (False, True):
+        low, high = interval(diffs, t_test=t_test) or (0.0, 0.0)
+        assert interval(huge, t_test=t_test) == (low * 2.0**700, high * 2.0**700)

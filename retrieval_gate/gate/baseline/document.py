@@ -19,6 +19,7 @@ from pydantic import (
     ValidationError,
 )
 
+from retrieval_gate.config.check_keys import value_bounds
 from retrieval_gate.config.columns import operational_column
 from retrieval_gate.core.ids import FloatArray
 from retrieval_gate.core.model import MAX_CANDIDATES
@@ -41,6 +42,9 @@ from retrieval_gate.metrics.parse import may_be_undefined
 
 _DOCUMENT_HASH = re.compile(r"[0-9a-f]{16}")
 """A judged document's content hash as written: `corpus_changes.document_hash`."""
+_ROUNDING = 1e-9
+"""How far past its bound a stored value may be: a value computed on the bound may pass it by
+a rounding error, never by more."""
 
 
 def _document_hash(value: str) -> str:
@@ -185,11 +189,18 @@ def from_document(data: Any, source: str, where: str, *, clock: bool) -> Baselin
         )
     fp = model.fingerprints
     scores = _read_only(model.scores, fp.metrics)
+    problems = _range_problems(scores, model.query_ids, f"{prefix}scores")
     repeats = None
     if model.repeats is not None:
         repeats = Repeats(
             runs=tuple(_read_only(run, fp.metrics) for run in model.repeats.runs),
             varying=tuple(model.repeats.varying),
+        )
+        for r, run in enumerate(repeats.runs):
+            problems += _range_problems(run, model.query_ids, f"{prefix}repeats.runs[{r}]")
+    if problems:
+        raise InputError(
+            "invalid baseline:\n  " + "\n  ".join(problems) + f"\n{RECREATE}", source=source
         )
     return Baseline(
         schema_version=model.schema_version,
@@ -236,6 +247,31 @@ def _read_only(
         values.flags.writeable = False
         arrays[metric] = values
     return arrays
+
+
+def range_problem(
+    metric: str, values: Sequence[float | None] | FloatArray
+) -> tuple[int, str] | None:
+    """The first of a column's per-query values that `metric` cannot take (past
+    `check_keys.value_bounds`), by index, and what is wrong with it; None when every value
+    is within them (null and NaN, undefined, are not checked here)."""
+    low, high = value_bounds(metric)
+    column = np.asarray(values, dtype=np.float64)
+    outside = np.flatnonzero((column < low - _ROUNDING) | (column > high + _ROUNDING))
+    if not outside.size:
+        return None
+    at = int(outside[0])
+    return at, f"{float(column[at])!r} is outside [{low:g}, {high:g}], the values {metric} takes"
+
+
+def _range_problems(columns: Mapping[str, FloatArray], ids: Sequence[str], where: str) -> list[str]:
+    problems = []
+    for metric, values in columns.items():
+        found = range_problem(metric, values)
+        if found is not None:
+            at, what = found
+            problems.append(f"{where}.{metric}[{at}] (query {ids[at]!r}): {what}")
+    return problems
 
 
 def _consistency_problems(model: _BaselineFile, prefix: str) -> list[str]:
@@ -288,8 +324,6 @@ def _column_problems(
                 f"{where}.{metric}[{values.index(None)}]: null, but {metric} is defined for "
                 "every query (only a metric such as auc, or latency and cost, may be null)"
             )
-        elif operational_column(metric) and any(v is not None and v < 0 for v in values):
-            problems.append(f"{where}.{metric}: a negative value (latency and cost are 0 or more)")
     return problems
 
 

@@ -1,5 +1,5 @@
-"""What compare refuses: scores that are not one finite value per query, slices that are not
-index sets of them, overrides of metrics without a threshold."""
+"""What compare refuses: scores that are not one finite value per query within MAX_MEASURE,
+slices that are not index sets of them, overrides of metrics without a threshold."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from retrieval_gate.core.ids import FloatArray, IntArray
+from retrieval_gate.core.reported import MAX_MEASURE
 from retrieval_gate.errors import GateError
 from retrieval_gate.gate.checks.slicing import ALL
 from retrieval_gate.metrics.parse import may_be_undefined
@@ -27,6 +28,16 @@ def scores_of(name: str, scores: Mapping[str, FloatArray], metric: str) -> Float
         finite_or_nan = np.isfinite(values) | np.isnan(values)
         if not (may_be_undefined(metric) and bool(finite_or_nan.all())):
             raise GateError(f"{name} scores of {metric} contain NaN or infinite values")
+    huge = np.flatnonzero(np.abs(values) > MAX_MEASURE)
+    if huge.size:
+        # Readers refuse such latencies, costs and evaluator scores; a metric computed this
+        # large (a dcg of huge gains, or of grades under exp gain) is refused here, before its
+        # squares overflow the tests.
+        raise GateError(
+            f"{name} scores of {metric}: the query at index {int(huge[0])} scores "
+            f"{float(values[huge[0]])!r}, past {MAX_MEASURE:g} either way, where the gate's "
+            "statistics would overflow; give the metric smaller gains or grades"
+        )
     return values
 
 

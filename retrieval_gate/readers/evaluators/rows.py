@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from retrieval_gate.core.json_parse import parsed_json
+from retrieval_gate.core.reported import MAX_MEASURE
 from retrieval_gate.errors import InputError
 from retrieval_gate.readers.text import id_value, open_text, quoted
 
@@ -80,12 +81,20 @@ def score_value(value: Any, name: str, source: str, where: str, line: int | None
             number = float(value.strip())
         except ValueError:
             number = None
+    shown = quoted(value) if isinstance(value, str) else quoted(repr(value))
     if number is None or not math.isfinite(number):
-        shown = quoted(value) if isinstance(value, str) else quoted(repr(value))
         what = "is NaN" if number is not None and math.isnan(number) else "is not a finite number"
         raise InputError(
             f"{where}: score {name} {shown} {what}; a missing score is no score: leave the "
             "row's score out, or re-run the evaluator on it",
+            source=source,
+            line=line,
+        )
+    if abs(number) > MAX_MEASURE:
+        raise InputError(
+            f"{where}: score {name} {shown} is past {MAX_MEASURE:g} either way, which no "
+            "evaluator's score is (a unit mistake, or a broken export): fix the export, or "
+            "leave the row's score out",
             source=source,
             line=line,
         )

@@ -45,7 +45,7 @@ def test_unmeasured_latency_is_written_as_null_and_read_back_as_nan(tmp_path: Pa
     ("column", "value", "expected"),
     [
         ("ndcg@10", None, "scores.ndcg@10[1]: null, but ndcg@10 is defined for every query"),
-        ("latency_p95", -4.0, "scores.latency_p95: a negative value"),
+        ("latency_p95", -4.0, "scores.latency_p95[1] (query 'q2'): -4.0 is outside [0, 1e+15]"),
         ("latency_p95", "12ms", "scores.latency_p95[1]"),
         ("latency_p95", 1e999, "scores.latency_p95[1]"),
     ],

@@ -1,0 +1,80 @@
+"""A record read back holds only values its metrics can take; the file, field and query named."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.helpers.builders import checked_tiny
+from tests.helpers.cli import run_cli
+
+
+@pytest.fixture(scope="module")
+def checked(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return checked_tiny(tmp_path_factory.mktemp("checked") / "tiny")
+
+
+@pytest.fixture
+def tiny(checked: Path, tmp_path: Path) -> Path:
+    """A fresh copy of the checked project, for a test to spoil."""
+    return Path(shutil.copytree(checked, tmp_path / "tiny"))
+
+
+def compare(tiny: Path, baseline: Path, result: Path) -> tuple[int, str]:
+    code, _, err = run_cli(
+        "compare", baseline, result, "-c", tiny / "retrieval-gate.yaml", "--no-reports"
+    )
+    return code, err
+
+
+@pytest.mark.parametrize(("metric", "value"), [("ndcg@10", 7.0), ("recall@10", -0.5)])
+def test_compare_refuses_a_result_scored_outside_its_metric(
+    tiny: Path, metric: str, value: float
+) -> None:
+    result = tiny / ".retrieval-gate" / "tiny" / "result.json"
+    document = json.loads(result.read_text(encoding="utf-8"))
+    document["current"]["scores"][metric][1] = value
+    result.write_text(json.dumps(document), encoding="utf-8")
+    code, err = compare(tiny, tiny / ".retrieval-gate" / "baseline.json", result)
+    assert code == 2, err
+    query = document["current"]["query_ids"][1]
+    assert f"{result}: invalid baseline:" in err
+    assert (
+        f"current.scores.{metric}[1] (query {query!r}): {value!r} is outside [0, 1], the "
+        f"values {metric} takes"
+    ) in err
+
+
+def test_compare_refuses_a_baseline_scored_outside_its_metric(tiny: Path) -> None:
+    baseline = tiny / ".retrieval-gate" / "baseline.json"
+    document = json.loads(baseline.read_text(encoding="utf-8"))
+    document["scores"]["rr@10"][0] = 1.5
+    baseline.write_text(json.dumps(document), encoding="utf-8")
+    code, err = compare(tiny, baseline, tiny / ".retrieval-gate" / "tiny" / "result.json")
+    assert code == 2, err
+    query = document["query_ids"][0]
+    assert f"{baseline}: invalid baseline:" in err
+    assert f"scores.rr@10[0] (query {query!r}): 1.5 is outside [0, 1]" in err
+
+
+def test_compare_refuses_a_baseline_cost_past_any_real_one(tiny: Path) -> None:
+    # A cost of 1e300 overflowed the statistics, and the result then held no finite interval.
+    config = tiny / "retrieval-gate.yaml"
+    text = config.read_text(encoding="utf-8")
+    config.write_text(text.replace("  ap@10: {}\n", "  ap@10: {}\n  cost_mean: {max: 5}\n"))
+    baseline = tiny / ".retrieval-gate" / "baseline.json"
+    result = tiny / ".retrieval-gate" / "tiny" / "result.json"
+    for path, costs in ((baseline, [1e300, 1.0]), (result, [1.0, 1.0])):
+        document = json.loads(path.read_text(encoding="utf-8"))
+        record = document.get("current", document)
+        record["fingerprints"]["metrics"].append("cost_mean")
+        record["scores"]["cost_mean"] = costs + [1.0] * (len(record["query_ids"]) - 2)
+        path.write_text(json.dumps(document), encoding="utf-8")
+    code, err = compare(tiny, baseline, result)
+    assert code == 2, err
+    query = json.loads(baseline.read_text(encoding="utf-8"))["query_ids"][0]
+    assert f"{baseline}: invalid baseline:" in err
+    assert f"scores.cost_mean[0] (query {query!r}): 1e+300 is outside [0, 1e+15]" in err
