@@ -61,6 +61,46 @@ def test_an_interleaved_slowdown_regresses_with_the_quantiles_stated() -> None:
     assert found["ndcg@10"].level is not None
 
 
+def tail_slowdown(seed: int = 2) -> tuple[dict, dict]:
+    """A quarter of the queries 50% slower, half 40% faster, the fastest quarter unchanged:
+    the mean latency falls, the 95th percentile rises 40% and the 5th stays. Only a test of
+    the 95th percentile sees it."""
+    rng = np.random.default_rng(seed)
+    group = np.arange(N) % 4  # 0: the tail, 1 and 2: faster, 3: the fastest
+    ref = np.where(group == 3, 20.0, 100.0) + rng.uniform(-8.0, 8.0, N)
+    cur = np.choose(group, [150.0, 60.0, 60.0, 20.0]) + rng.uniform(-8.0, 8.0, N)
+    before, after = sides()
+    before["latency_p95"], after["latency_p95"] = ref, cur
+    return before, after
+
+
+def test_a_slower_tail_under_a_faster_mean_regresses_by_the_quantile_s_swap_test() -> None:
+    before, after = tail_slowdown()
+    ref, cur = before["latency_p95"], after["latency_p95"]
+    assert cur.mean() < ref.mean()
+    assert np.quantile(cur, 0.95) > 1.3 * np.quantile(ref, 0.95)
+    assert np.quantile(cur, 0.05) < 1.1 * np.quantile(ref, 0.05)
+    p95 = decided(before, after, LatencyRun({q: i for i, q in enumerate(IDS)}))["latency_p95"]
+    assert p95.delta == pytest.approx(np.quantile(cur, 0.95) - np.quantile(ref, 0.95))
+    # Past 4 of 20 tail queries on one side (P < 0.002 when swapped at random) the p95 moves.
+    assert p95.p_value is not None
+    assert p95.p_value < 0.005
+    assert p95.verdict == "regressed"
+    assert p95.failed
+
+
+def test_a_tail_slowdown_within_one_interleaving_turn_is_no_evidence() -> None:
+    """The twenty slower queries ran in one turn: a load change between the sides' turns
+    would move them all alike, so they swap together, and one turn is a coin flip."""
+    before, after = tail_slowdown()
+    turns = {q: 0 if i % 4 == 0 else i for i, q in enumerate(IDS)}  # the tail: turn 0
+    p95 = decided(before, after, LatencyRun(turns))["latency_p95"]
+    assert p95.reason == ""
+    assert p95.p_value is not None
+    assert p95.p_value > 0.3
+    assert not p95.failed
+
+
 def test_without_interleaving_latency_is_report_only_and_cost_is_not() -> None:
     before, after = sides(slower=1.5)
     found = decided(before, after, None)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -72,6 +73,51 @@ def test_non_inferiority_passes_only_with_evidence_within_the_threshold() -> Non
     assert not unshown.failed
     strict = overall(base, current, rule="non-inferiority", on_inconclusive="fail")
     assert strict.failed
+
+
+@pytest.mark.parametrize("rule", ["significant-drop", "evidence-of-excess", "non-inferiority"])
+def test_report_only_and_min_only_checks_beside_a_gated_one_keep_their_verdicts(
+    rule: str,
+) -> None:
+    """Under each rule the checks without a max_drop are decided as under the default: a
+    report-only one has no verdict, a min-only one passes above its floor and is below it
+    under, whatever its drop (10 pt here, shown by its test) or its test of max_drop, which
+    it does not have."""
+    base, current = pair(300, 0.10, 0.05)
+    names = ("gated", "report", "above", "under")
+    found = compare(
+        dict.fromkeys(names, base),
+        dict.fromkeys(names, current),
+        {"all": np.arange(base.size)},
+        {
+            "gated": Threshold(max_drop=0.02),
+            "report": Threshold(),
+            "above": Threshold(floor=0.2),
+            "under": Threshold(floor=0.45),
+        },
+        {},
+        ComparisonSettings(rule=rule),  # type: ignore[arg-type]
+    )
+    checks = {c.metric: c for c in found}
+    assert {name: checks[name].verdict for name in names} == {
+        "gated": "regressed",
+        "report": None,
+        "above": "pass",
+        "under": "below_floor",
+    }
+    assert [name for name in names if checks[name].failed] == ["gated", "under"]
+    assert checks["report"].p_value is not None
+    assert checks["report"].p_value < 0.001  # its drop is shown: no verdict all the same
+    assert all(checks[name].max_drop is None for name in names[1:])
+    assert all(checks[name].level is None for name in names[1:])  # outside the family
+    # verdict_for alone: a floor and no max_drop never reads the max_drop evidence.
+    for within in (None, False, True):
+        for evidence in (False, True):
+            common: dict[str, Any] = {"delta": -0.1, "max_drop": None, "drop_evidence": evidence}
+            common |= {"rise_evidence": evidence, "lean": evidence, "within_evidence": within}
+            assert verdict_for(current_mean=0.5, floor=0.2, **common) == "pass"
+            assert verdict_for(current_mean=0.1, floor=0.2, **common) == "below_floor"
+            assert verdict_for(current_mean=0.1, floor=None, **common) is None
 
 
 def test_a_check_past_its_threshold_is_inconclusive_only_when_its_test_leans() -> None:

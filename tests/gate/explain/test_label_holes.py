@@ -116,6 +116,41 @@ def test_past_the_enumeration_limit_the_bound_is_outer_and_says_so() -> None:
         low_limit.undo()
 
 
+@pytest.mark.parametrize("metric", ["ndcg@5", "ap@5"])
+def test_a_bound_is_exact_only_when_every_query_s_extremes_are(
+    metric: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """At the enumeration limits, q0's 3 unjudged documents are enumerated (20 multisets of
+    4 gains for ndcg, 2^3 assignments for ap) and q1's 4 are not: its extremes are an outer
+    bound. A check over both is not exact; one over q0 and q2 (nothing unjudged) is."""
+    from retrieval_gate.gate.explain import label_holes as module
+
+    monkeypatch.setattr(module, "MULTISETS", 20)
+    monkeypatch.setattr(module, "EXHAUSTIVE", 8)
+    judgments = {"q0": {"r": 3.0}, "q1": {"r": 3.0}, "q2": {"r": 3.0, "n": 0.0}}
+    old = {"q0": ["r", "u1", "u2", "u3"], "q1": ["r", "v1", "v2", "v3", "v4"], "q2": ["r", "n"]}
+    new = {"q0": ["u1", "u2", "u3", "r"], "q1": ["v1", "v2", "v3", "v4", "r"], "q2": ["n", "r"]}
+    case: Case = (judgments, ["q0", "q1", "q2"], old, new)
+    _, exact = bounds_of(case, metric)
+    assert exact.tolist() == [True, False, True]
+    slices = {"all": np.arange(3), "enumerated": np.asarray([0, 2])}
+    settings = ComparisonSettings(require_significance=False, min_size=1)
+    decide = decider(settings, {metric: Threshold(max_drop=0.0)}, slices)
+    scores = scored(case, [metric], judgments)
+    checks = decide(*scores)
+    assert [(c.slice, c.verdict) for c in checks] == [
+        ("all", "regressed"),
+        ("enumerated", "regressed"),
+    ]
+    qrels = qrels_from_dict(judgments)
+    before, after = graded_top_ks(old, new, case[1], qrels)
+    found = hole_extremes(checks, before, after, qrels, k=K)
+    holes = {h.slice: h for h in label_holes(checks, found, slices, scores, decide)}
+    assert (holes["all"].unjudged, holes["enumerated"].unjudged) == (7, 3)
+    assert not holes["all"].exact
+    assert holes["enumerated"].exact
+
+
 # --- the verdicts --------------------------------------------------------------------------
 
 
