@@ -202,13 +202,16 @@ def test_hostile_query_ids_in_a_run_file_stay_inert(example: Path, tmp_path: Pat
 
 def history_file(path: Path, steps: list[dict[str, np.ndarray] | None]) -> Path:
     """A history of config `example`: one record per step, its scores the baseline's plus
-    the step's differences (None: the same scores as the record before)."""
+    the step's differences (None: the same scores as the record before), kept within [0, 1]
+    as the metrics are; each step is updated to the differences it made."""
     base = read_baseline(EXAMPLE_BASELINE)
     scores = {m: np.asarray(v, dtype=np.float64) for m, v in base.scores.items()}
     lines = []
     for number, step in enumerate(steps):
         if step is not None:
-            scores = {m: scores[m] + step.get(m, 0.0) for m in scores}
+            moved = {m: np.clip(scores[m] + step[m], 0.0, 1.0) for m in step}
+            step.update({m: moved[m] - scores[m] for m in step})
+            scores = {**scores, **moved}
         record = dataclasses.replace(base, scores=dict(scores), repeats=None)
         entry = ResultEntry(
             config="example",
