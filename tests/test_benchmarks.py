@@ -70,3 +70,83 @@ def test_benchmark_code_is_imported_by_its_full_name_after_the_standard_line(
     assert sorted(name for name in names if name.split(".")[0] in stems) == []
     if any(name.split(".")[0] in ("benchmarks", "tests") for name in names):
         assert STANDARD_LINE in module.read_text("utf-8")
+
+
+# --- mutation.py: which tests each module's mutants run against ---------------------------
+
+MUTATED = ("gate", "stats", "history", "judging")
+"""The packages whose every module `mutation.py --modules gate,stats,history,judging` covers."""
+
+
+def test_every_module_the_mutation_tool_covers_has_tests_and_every_named_test_exists() -> None:
+    from benchmarks.tools import mutation
+
+    units = mutation.units(MUTATED, REPO)
+    assert "gate/decide.py" in units
+    assert "stats/ppi.py" in units
+    assert all(len(files) == 1 for files in units.values())
+    untested = [unit for unit in units if not mutation.tests_of(unit, {}, REPO)]
+    assert untested == [], "name their tests after them, or list them in EXTRA_TESTS"
+    named = [path for paths in mutation.EXTRA_TESTS.values() for path in paths]
+    assert [path for path in named if not (REPO / path).is_file()] == []
+    modules = [f"{module}.py" for module in mutation.EXTRA_TESTS]
+    package = REPO / "retrieval_gate"
+    assert [module for module in modules if not (package / module).is_file()] == []
+
+
+def test_the_mutation_tool_finds_a_module_s_tests_by_the_package_s_naming(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from benchmarks.tools import mutation
+
+    for path in ("sub/__init__.py", "sub/low.py", "sub/low_level.py", "sub/deep/__init__.py"):
+        (tmp_path / "retrieval_gate" / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "retrieval_gate" / path).write_text("x = 1\n")
+    tests = ["test_low.py", "test_low_edges.py", "test_low_level.py", "test_lower.py"]
+    for name in [*(f"sub/{t}" for t in tests), "test_sub_paths.py", "sub/test_deep.py"]:
+        (tmp_path / "tests" / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "tests" / name).write_text("")
+    # test_low_level.py is low_level.py's, test_lower.py nobody's.
+    assert mutation.own_tests("sub/low.py", tmp_path) == [
+        "tests/sub/test_low.py",
+        "tests/sub/test_low_edges.py",
+    ]
+    assert mutation.own_tests("sub/low_level.py", tmp_path) == ["tests/sub/test_low_level.py"]
+    assert mutation.own_tests("sub/__init__.py", tmp_path) == ["tests/test_sub_paths.py"]
+    assert mutation.own_tests("sub/deep/__init__.py", tmp_path) == ["tests/sub/test_deep.py"]
+    assert list(mutation.units(["sub"], tmp_path)) == [
+        "sub/__init__.py",
+        "sub/deep/__init__.py",
+        "sub/low.py",
+        "sub/low_level.py",
+    ]
+    overridden = mutation.tests_of("sub/low.py", {"sub/low": ("test_lower.py",)}, tmp_path)
+    assert overridden == ["tests/sub/test_lower.py"]
+    monkeypatch.setitem(mutation.EXTRA_TESTS, "sub/low", ("tests/sub/test_lower.py",))
+    assert mutation.tests_of("sub/low.py", {}, tmp_path)[-1] == "tests/sub/test_lower.py"
+
+
+def test_the_mutation_tool_draws_a_new_seed_unless_given_one(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from benchmarks.tools import mutation
+
+    seeds = set()
+    for _ in range(3):
+        assert mutation.main(["--modules", "stats/ppi.py", "--per-module", "3", "--list"]) == 0
+        err = capsys.readouterr().err
+        seeds.add(err.split()[1])
+    assert len(seeds) > 1
+    listed = []
+    for _ in range(2):
+        assert (
+            mutation.main(
+                ["--modules", "stats/ppi.py", "--per-module", "3", "--list", "--seed", "7"]
+            )
+            == 0
+        )
+        captured = capsys.readouterr()
+        assert captured.err.startswith("seed 7 (--seed 7 draws this sample again)")
+        listed.append(captured.out)
+    assert listed[0] == listed[1]
+    assert listed[0].startswith("stats/ppi.py: 3 of ")

@@ -3,14 +3,17 @@
 Each mutant (`mutants.py`) changes one thing in one module: a comparison flipped, + and -,
 * and / swapped, a number moved by one, min and max swapped, `not` added to or taken from a
 condition, and and or swapped, a numeric return value negated. A seeded sample of them per
-module is run against the test files that exercise it (`TESTS`), in a copy of the
-repository (the working tree is never touched), with `pytest -x`: a mutant is killed when a
-test fails or it runs past the timeout, and survives when every test passes.
+module is run against the test files that exercise it (its own, named after it as the tests
+are, then `EXTRA_TESTS`), in a copy of the repository (the working tree is never touched),
+with `pytest -x`: a mutant is killed when a test fails or it runs past the timeout, and
+survives when every test passes. Each run draws a new seed (printed) unless given one: the
+score is measured on mutants no test was written against.
 
-    python benchmarks/tools/mutation.py  # every core module
+    python benchmarks/tools/mutation.py  # the core modules, a new sample
+    python benchmarks/tools/mutation.py --modules gate,stats --seed 7  # every module of both
     python benchmarks/tools/mutation.py --modules stats/detectability.py --per-module 0  # all
     python benchmarks/tools/mutation.py --match critical_t  # these mutants only
-    python benchmarks/tools/mutation.py --list  # the sample, not run
+    python benchmarks/tools/mutation.py --list  # the sample and its tests, not run
 
 A survivor is either a gap in the tests or an equivalent mutant (no input can tell it from
 the original): `mutation_equivalents.py` lists those judged so, with why, and the score leaves
@@ -23,6 +26,7 @@ import argparse
 import contextlib
 import json
 import os
+import random
 import shutil
 import signal
 import subprocess
@@ -33,7 +37,7 @@ import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root
 
@@ -45,60 +49,71 @@ ROOT = Path(__file__).resolve().parents[2]
 MODULES = (
     "metrics/ranking.py",
     "metrics/measures.py",
+    "gate/decide.py",
     "gate/checks/compare.py",
+    "gate/checks/verdicts.py",
+    "gate/checks/operational.py",
+    "gate/checks/slicing.py",
     "stats/significance.py",
     "stats/detectability.py",
-    "gate/checks/slicing.py",
+    "stats/quantile_tests.py",
+    "stats/ppi.py",
+    "gate/explain/label_holes.py",
+    "history/drift.py",
     "core/redaction.py",
-    "gate/baseline",
+    "gate/baseline/record.py",
 )
-"""Paths under the package; one without `.py` is a module or a package of that name (all
-its files sampled as one). Those absent from the tree are skipped."""
+"""The default run: core modules, 10 mutants each. Paths under the package; one without
+`.py` is a package, expanded into every module under it (`--modules gate,stats,history,
+judging` covers those four). Those absent from the tree are skipped."""
 
-TESTS: dict[str, tuple[str, ...]] = {
-    "metrics/ranking": (
-        "test_ranking_unlabelled.py",
-        "test_ranking.py",
-        "test_measures_textbook.py",
-        "test_trec_eval.py",
+EXTRA_TESTS: dict[str, tuple[str, ...]] = {
+    "gate/baseline/comparable": ("tests/pipeline/test_check.py",),
+    "gate/baseline/document": (
+        "tests/gate/baseline/test_file.py",
+        "tests/gate/baseline/test_file_limits.py",
     ),
-    "metrics/measures": (
-        "test_measures_by_hand.py",
-        "test_measures_textbook.py",
-        "test_trec_eval.py",
-        "test_measures_gains.py",
-        "test_measures_judged.py",
-        "test_spec.py",
+    "gate/baseline/provenance": ("tests/gate/baseline/test_file.py",),
+    "gate/baseline/record": (
+        "tests/gate/baseline/test_file.py",
+        "tests/gate/baseline/test_file_operational.py",
+    ),
+    "gate/baseline/side_file": (
+        "tests/gate/baseline/test_side_file_bytes.py",
+        "tests/gate/baseline/test_file.py",
     ),
     "gate/checks/compare": (
-        "test_compare_noise_values.py",
-        "test_compare_edges.py",
-        "test_slicing_validation.py",
-        "test_detectability.py",
-        "test_repeats.py",
-        "test_compare.py",
+        "tests/gate/checks/test_operational.py",
+        "tests/gate/checks/test_slicing_validation.py",
+        "tests/gate/baseline/test_repeats.py",
     ),
-    "stats/significance": (
-        "test_significance_values.py",
-        "test_significance_edges.py",
-        "test_significance.py",
+    "gate/checks/compare_inputs": (
+        "tests/gate/checks/test_compare_edges.py",
+        "tests/gate/checks/test_compare.py",
     ),
-    "stats/detectability": (
-        "test_detectability_values.py",
-        "test_detectability.py",
-        "test_estimate.py",
+    "gate/checks/policy": ("tests/config/test_columns.py", "tests/gate/test_decide.py"),
+    "gate/checks/verdicts": ("tests/gate/checks/test_compare_edges.py",),
+    "gate/decide": ("tests/gate/modes/test_assisted.py",),
+    "gate/power/figures": ("tests/gate/power/test_estimate.py",),
+    "gate/result": ("tests/report/test_render.py",),
+    "history/__init__": ("tests/cli/commands/test_history.py",),
+    "history/record": ("tests/history/test_store.py",),
+    "history/trend": ("tests/report/test_trend.py",),
+    "judging/calls": ("tests/pipeline/test_synthesize.py",),
+    "judging/prompt": ("tests/judging/test_client.py", "tests/judging/test_grading.py"),
+    "judging/spend": ("tests/judging/test_grading.py",),
+    "metrics/measures": ("tests/metrics/test_spec.py", "tests/oracles/test_trec_eval.py"),
+    "metrics/ranking": (
+        "tests/metrics/test_measures_textbook.py",
+        "tests/oracles/test_trec_eval.py",
     ),
-    "gate/checks/slicing": ("test_slicing_validation.py", "test_slicing.py"),
-    "core/redaction": ("test_redaction_boundaries.py", "test_redaction.py", "test_wording.py"),
-    "gate/baseline": (
-        "test_file_limits.py",
-        "test_file.py",
-        "test_file_operational.py",
-    ),
+    "core/redaction": ("tests/core/test_wording.py",),
+    "stats/detectability": ("tests/gate/power/test_estimate.py",),
 }
-"""Module (path under the package without `.py`; a package covers its files) -> test files,
-by name, found anywhere under tests/ (so files may move between folders). Fast and targeted
-first: pytest stops at the first failure. Names not found are skipped with a note."""
+"""Module (path under the package, without `.py`) -> test files (under tests/) that exercise
+it beyond its own: a module's own tests are found by name (`own_tests`), as the tests are
+named after the module they test; these are the few places a module is tested elsewhere,
+or tested only there. Run after its own tests."""
 
 EQUIVALENT = {entry[:5]: entry[5] for entry in EQUIVALENTS}
 """Mutant key -> why it is equivalent (`mutation_equivalents.py`)."""
@@ -184,46 +199,75 @@ def _kill(child: subprocess.Popen[bytes]) -> None:
     child.wait()
 
 
-def units(names: Sequence[str]) -> dict[str, list[str]]:
-    """Unit name -> its files relative to the package; units with no file are left out."""
-    base = ROOT / PACKAGE
+def units(names: Sequence[str], root: Path = ROOT) -> dict[str, list[str]]:
+    """Unit name (a module's path under the package) -> its file, for every module named or
+    under a package named; a module without a mutant (an empty `__init__.py`) is left out."""
+    base = root / PACKAGE
     found: dict[str, list[str]] = {}
     for name in names:
-        stem = name.removesuffix(".py")
-        files = []
+        stem = name.strip("/").removesuffix(".py")
         if (base / f"{stem}.py").is_file():
-            files.append(f"{stem}.py")
-        if (base / stem).is_dir():
-            files += sorted(str(p.relative_to(base)) for p in (base / stem).rglob("*.py"))
-        if files:
-            found[name] = files
+            files = [f"{stem}.py"]
+        elif (base / stem).is_dir():
+            files = sorted(p.relative_to(base).as_posix() for p in (base / stem).rglob("*.py"))
         else:
             print(f"note: {name}: no such module under {PACKAGE}/, skipped", file=sys.stderr)
+            continue
+        for path in files:
+            if sites(path, (base / path).read_text(encoding="utf-8")):
+                found[path] = [path]
+            elif len(files) == 1:
+                print(f"note: {name}: no mutant to make, skipped", file=sys.stderr)
     return found
 
 
-def tests_of(unit: str, mapping: dict[str, tuple[str, ...]], root: Path) -> list[str]:
-    """The test files (relative to the repository at `root`) mapped to `unit`, found by name."""
+def own_tests(module: str, root: Path = ROOT) -> list[str]:
+    """The test files named after `module` (a path under the package), as
+    tests/test_architecture.py names them: tests/<path>/test_<name>.py and
+    test_<name>_<aspect>.py, less those named after a longer module beside it
+    (test_compare_inputs.py tests compare_inputs.py, not compare.py). A package's
+    `__init__.py` is the package's: tests/<parent>/test_<package>*.py. Paths from `root`."""
+    path = PurePosixPath(module.removesuffix(".py"))
+    if path.name == "__init__":
+        path = path.parent
+    beside = root / PACKAGE / path.parent
+    names = {p.stem for p in beside.glob("*.py")} | {
+        p.name for p in beside.iterdir() if (p / "__init__.py").is_file()
+    }
+    names.discard("__init__")
+    found = []
+    for test in sorted((root / "tests" / path.parent).glob(f"test_{path.name}*.py")):
+        stem = test.stem.removeprefix("test_")
+        fits = [name for name in names if stem == name or stem.startswith(f"{name}_")]
+        if max(fits, key=len, default=None) == path.name:
+            found.append(test.relative_to(root).as_posix())
+    return found
+
+
+def tests_of(unit: str, overrides: dict[str, tuple[str, ...]], root: Path) -> list[str]:
+    """The test files (relative to the repository at `root`) run against `unit`'s mutants:
+    its own (`own_tests`), then its `EXTRA_TESTS`; or the `--tests` given for it (a path
+    from the root, or a bare name found anywhere under tests/)."""
     stem = unit.removesuffix(".py")
-    names = mapping.get(stem, ())
-    by_name: dict[str, list[Path]] = {}
-    for path in sorted((root / "tests").rglob("test_*.py")):
-        by_name.setdefault(path.name, []).append(path)
+    if stem in overrides:
+        names: Sequence[str] = overrides[stem]
+    else:
+        names = [*own_tests(unit, root), *EXTRA_TESTS.get(stem, ())]
     found = []
     for name in names:
         if "/" in name:
             paths = [root / name] if (root / name).is_file() else []
         else:
-            paths = by_name.get(name, [])
+            paths = sorted((root / "tests").rglob(name))
         if not paths:
             print(f"note: {unit}: test file {name} not found, skipped", file=sys.stderr)
-        found += [str(p.relative_to(root)) for p in paths]
+        found += [p.relative_to(root).as_posix() for p in paths]
     return list(dict.fromkeys(found))
 
 
-def _mapping(overrides: Sequence[str]) -> dict[str, tuple[str, ...]]:
-    mapping = dict(TESTS)
-    for item in overrides:
+def _overrides(items: Sequence[str]) -> dict[str, tuple[str, ...]]:
+    mapping = {}
+    for item in items:
         unit, _, files = item.partition("=")
         if not files:
             raise SystemExit(f"--tests takes MODULE=FILE[,FILE...], got {item!r}")
@@ -353,9 +397,13 @@ def report(rows: Sequence[Row], outcomes: dict[str, list[Outcome]]) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--modules", default=",".join(MODULES), help="paths under the package")
-    parser.add_argument("--per-module", type=int, default=20, help="mutants per module (0: all)")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--modules", default=",".join(MODULES), help="paths under the package; a package: all"
+    )
+    parser.add_argument("--per-module", type=int, default=10, help="mutants per module (0: all)")
+    parser.add_argument(
+        "--seed", type=int, help="the sample's seed (default: a new one each run, printed)"
+    )
     parser.add_argument("--jobs", type=int, default=1, help="mutants run at once")
     parser.add_argument(
         "--tests", action="append", default=[], help="MODULE=FILE[,FILE...]: its test files"
@@ -368,13 +416,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--list", action="store_true", help="print the sample, run nothing")
     parser.add_argument("--json", type=Path, help="write every outcome here")
     args = parser.parse_args(argv)
-    mapping = _mapping(args.tests)
+    if args.seed is None:
+        # A sample no test was written against: a fixed seed's survivors get tests, and its
+        # score then says little of the mutants nobody looked at.
+        args.seed = random.SystemRandom().randrange(2, 1_000_000)
+    print(f"seed {args.seed} (--seed {args.seed} draws this sample again)", file=sys.stderr)
+    overrides = _overrides(args.tests)
     chosen_units = units([m.strip() for m in args.modules.split(",") if m.strip()])
     if args.list:
         for unit, files in chosen_units.items():
             texts = {path: (ROOT / PACKAGE / path).read_text(encoding="utf-8") for path in files}
             found, picked = chosen_sites(unit, texts, args)
-            print(f"{unit}: {len(picked)} of {found}; tests: {tests_of(unit, mapping, ROOT)}")
+            print(f"{unit}: {len(picked)} of {found}; tests: {tests_of(unit, overrides, ROOT)}")
             for site in picked:
                 print("  " + materialise(site, texts[site.path]).describe())
         return 0
@@ -389,7 +442,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             home.mkdir()
             pool.append(Workspace(ROOT, home))
         for unit, files in chosen_units.items():
-            tests = tests_of(unit, mapping, pool[0].repo)  # the copy: what was there at start
+            tests = tests_of(unit, overrides, pool[0].repo)  # the copy: what was there at start
             if not tests:
                 rows.append(Row(unit, note="no test files: not run"))
                 continue
@@ -399,7 +452,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(report(rows, outcomes))
     print(f"\nseed {args.seed}, {args.per_module} per module, {time.monotonic() - started:.0f} s")
     if args.json:
-        payload = {unit: [asdict(o) for o in found] for unit, found in outcomes.items()}
+        payload = {
+            "seed": args.seed,
+            "per_module": args.per_module,
+            "outcomes": {unit: [asdict(o) for o in found] for unit, found in outcomes.items()},
+        }
         args.json.write_text(json.dumps(payload, indent=1) + "\n", encoding="utf-8")
     return 0
 

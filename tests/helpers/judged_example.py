@@ -75,13 +75,14 @@ def assisted_config(
     return out
 
 
-def pooled_pairs(configs: Iterable[Path]) -> set[tuple[str, str]]:
-    """Every (query, doc) the configs' retrievers rank in their top k: the judge's pool."""
+def pooled_pairs(configs: Iterable[Path], depth: int | None = None) -> set[tuple[str, str]]:
+    """Every (query, doc) the configs' retrievers rank in their top k (their top `depth`
+    when given): the judge's pool."""
     pairs: set[tuple[str, str]] = set()
     for config in configs:
         done = execute(load(config), cache=False)
         for query, hits in done.run.hits.items():
-            pairs.update((query, hit.doc_id) for hit in hits)
+            pairs.update((query, hit.doc_id) for hit in hits[:depth])
     return pairs
 
 

@@ -47,6 +47,35 @@ def test_saved_runs_are_pooled_and_documents_without_text_are_counted(tmp_path: 
     assert plan.tasks[0].passage.startswith("Create a Quillhour account\n\n")
 
 
+def test_a_depth_below_k_pools_each_run_s_top_depth_only(tmp_path: Path) -> None:
+    """judge.depth 2 of k 10: the third document of each run is not pooled (the current's
+    has no text: not counted as such either); the committed baseline's stored top 10 is
+    short of the depth only past 10."""
+    example = judge_example(tmp_path, "http://127.0.0.1:9/v1", held_back=0.7, depth=2)
+    current = _trec(tmp_path / "current.trec", {"q001": ["kb-1101", "kb-1102", "not-a-doc"]})
+    reference = _trec(tmp_path / "reference.trec", {"q001": ["kb-1102", "kb-1201", "kb-1202"]})
+    config = load(example.config)
+    assert config.judge is not None
+    assert (config.judge.depth, config.k) == (2, 10)
+    plan = plan_judging(config, run_path=current, reference_path=reference, cache=False)
+    assert plan.pool.pooled == 3  # kb-1101, kb-1102, kb-1201
+    assert plan.no_text == 0
+    pooled = {task.pair.doc for task in plan.tasks if task.pair.query_id == "q001"}
+    assert "kb-1202" not in pooled or "q001" in plan.pool.calibration
+    # Against the committed baseline (its top 10 stored): a shortfall only past its k.
+    stored = config.resolve(config.baseline)
+    for depth, short in ((2, False), (10, False), (12, True)):
+        deeper = config.model_copy(
+            update={"judge": config.judge.model_copy(update={"depth": depth})}
+        )
+        warned = plan_judging(deeper, run_path=current, cache=False).warnings
+        shortfall = [w for w in warned if "holds each query's top" in w]
+        assert shortfall == (
+            [f"{stored} holds each query's top 10, not the top 12: the reference adds that much "
+             "to the pool"] if short else []
+        )  # fmt: skip
+
+
 def test_the_calibration_sample_is_drawn_from_judged_queries_with_the_seed(
     tmp_path: Path,
 ) -> None:

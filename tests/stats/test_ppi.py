@@ -93,3 +93,31 @@ def test_bad_input_is_refused() -> None:
         ppi_mean(np.zeros(0), np.zeros(0), np.zeros(4))
     with pytest.raises(ValueError, match="lam"):
         ppi_mean(np.zeros(3), np.zeros(3), np.zeros(4), lam=1.5)
+
+
+def test_two_labelled_units_are_enough_for_an_interval_and_a_test() -> None:
+    """The fewest units with a variance: at 2 the estimate has its tuned weight, Welch's
+    degrees of freedom, an interval and p-values (scipy's t); at 1 it has none of them."""
+    from scipy import stats
+
+    y, f = np.array([0.2, 0.6]), np.array([0.25, 0.5])
+    u = np.array([0.1, 0.4, 0.3, 0.7, 0.2])
+    found = ppi_mean(y, f, u)
+    # By hand: cov(y, f) = 0.05; var of f and u together = 0.245 / 6; n / N = 2 / 5.
+    lam = 0.05 / ((1 + 2 / 5) * (0.245 / 6))
+    assert found.lam == pytest.approx(lam, rel=1e-12)
+    assert found.estimate == pytest.approx(float((y - lam * f).mean() + lam * u.mean()))
+    labelled = float((y - lam * f).var(ddof=1)) / 2
+    judge = lam**2 * float(u.var(ddof=1)) / 5
+    assert found.se == pytest.approx(np.sqrt(labelled + judge), rel=1e-12)
+    df = (labelled + judge) ** 2 / (labelled**2 / 1 + judge**2 / 4)
+    assert found.df == pytest.approx(df, rel=1e-12)
+    assert 1 < found.df < 5  # between the labelled part's 1 and both parts' 1 + 4
+    t = found.estimate / found.se
+    assert found.p_drop == pytest.approx(stats.t.sf(-t, df), rel=1e-9)
+    assert found.p_rise == pytest.approx(stats.t.sf(t, df), rel=1e-9)
+    half = stats.t.ppf(0.975, np.floor(df)) * found.se  # t_quantile rounds df down
+    assert found.interval() == pytest.approx((found.estimate - half, found.estimate + half))
+    one = ppi_mean(y[:1], f[:1], u)
+    assert (one.lam, one.se, one.df, one.interval()) == (0.0, 0.0, 1.0, None)
+    assert one.p_drop == one.p_rise == 1.0

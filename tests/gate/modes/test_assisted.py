@@ -211,6 +211,33 @@ def test_queries_the_judge_did_not_fully_grade_are_left_out(example: Path, tmp_p
     assert any("1 query of 131 left out" in w and "q001" in w for w in result.warnings)
 
 
+def test_a_judge_depth_below_k_covers_a_query_once_its_top_depth_is_graded(
+    example: Path, tmp_path: Path
+) -> None:
+    """A layer of each run's top 3 (and people's pairs): with judge.depth 3 every query is
+    covered; at the default depth (k, 10) the documents ranked 4-10 are missing."""
+    shallow = pooled_pairs([example / f"assisted-{name}" for name in NAMES], depth=3)
+    people = set(read_qrels(example / "example" / "qrels" / "test.tsv"))
+    rows = [
+        r for r in read_layer(example / "judge.llm.jsonl") if (r.query, r.doc) in shallow | people
+    ]
+    write_layer(tmp_path / "shallow.llm.jsonl", rows)
+    found = {}
+    for depth in (3, None):
+        config = assisted_config(
+            example,
+            "example-regressed.yaml",
+            output=str(tmp_path / "shallow.llm.jsonl"),
+            file=f"shallow-{depth}.yaml",
+            **({} if depth is None else {"depth": depth}),
+        )
+        found[depth] = check(config, cache=False).assisted
+    assert found[3] is not None
+    assert found[None] is not None
+    assert (found[3].queries, found[3].uncovered) == (131, ())
+    assert len(found[None].uncovered) > 10
+
+
 def _layer_with(example: Path, tmp_path: Path, extra: list[LlmJudgment]) -> Path:
     path = tmp_path / "layer.llm.jsonl"
     write_layer(path, [*read_layer(example / "judge.llm.jsonl"), *extra])
