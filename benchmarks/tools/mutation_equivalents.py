@@ -58,19 +58,51 @@ EQUIVALENTS: list[tuple[str, str, str, str, str, str]] = [
         "_check_inputs has made both sides the same length",
     ),
     (
-        "gate/checks/compare.py",
-        "_comparison",
-        "drop_evidence=drop_evidence and n > 0,",
+        "gate/checks/verdicts.py",
+        "verdict_of",
+        "drop_evidence=drop and n > 0,",
         "n > 0",
         "n >= 0",
         "with no queries the verdict is replaced by pass (or None) a few lines below",
     ),
     (
-        "gate/checks/compare.py",
-        "_comparison",
-        "rise_evidence=rise_evidence and n > 0,",
+        "gate/checks/verdicts.py",
+        "verdict_of",
+        "drop_evidence=drop and n > 0,",
+        "n > 0",
+        "n > -1",
+        "with no queries the verdict is replaced by pass (or None) a few lines below",
+    ),
+    (
+        "gate/checks/verdicts.py",
+        "verdict_of",
+        "rise_evidence=rise and n > 0,",
         "n > 0",
         "n >= 0",
+        "with no queries the verdict is replaced by pass (or None) a few lines below",
+    ),
+    (
+        "gate/checks/verdicts.py",
+        "verdict_of",
+        "rise_evidence=rise and n > 0,",
+        "n > 0",
+        "n > -1",
+        "with no queries the verdict is replaced by pass (or None) a few lines below",
+    ),
+    (
+        "gate/checks/verdicts.py",
+        "verdict_of",
+        "lean=lean and n > 0,",
+        "n > 0",
+        "n >= 0",
+        "with no queries the verdict is replaced by pass (or None) a few lines below",
+    ),
+    (
+        "gate/checks/verdicts.py",
+        "verdict_of",
+        "lean=lean and n > 0,",
+        "n > 0",
+        "n > -1",
         "with no queries the verdict is replaced by pass (or None) a few lines below",
     ),
     (
@@ -84,8 +116,8 @@ EQUIVALENTS: list[tuple[str, str, str, str, str, str]] = [
     (
         "stats/significance.py",
         "noisy_sign_flip",
-        "return OneSided(np.minimum(drop, 1.0), np.minimum(rise, 1.0), "
-        "np.zeros(columns, dtype=bool))",
+        "drop=np.minimum(drop, 1.0), rise=np.minimum(rise, 1.0), "
+        "bound=np.zeros(columns, dtype=bool)",
         "np.minimum(rise, 1.0)",
         "np.minimum(rise, 2.0)",
         "a mean of t_cdf values clipped to [0, 1] is never above 1 (rounding is monotone)",
@@ -93,15 +125,15 @@ EQUIVALENTS: list[tuple[str, str, str, str, str, str]] = [
     (
         "stats/significance.py",
         "noisy_sign_flip",
-        "return OneSided(np.minimum(drop, 1.0), np.minimum(rise, 1.0), "
-        "np.zeros(columns, dtype=bool))",
+        "drop=np.minimum(drop, 1.0), rise=np.minimum(rise, 1.0), "
+        "bound=np.zeros(columns, dtype=bool)",
         "np.minimum(drop, 1.0)",
         "np.minimum(drop, 2.0)",
         "a mean of t_cdf values clipped to [0, 1] is never above 1 (rounding is monotone)",
     ),
     (
-        "gate/baseline.py",
-        "_from_document",
+        "gate/baseline/document.py",
+        "from_document",
         'age = "newer" if version > SCHEMA_VERSION else "older"',
         "version > SCHEMA_VERSION",
         "version >= SCHEMA_VERSION",
@@ -156,7 +188,7 @@ EQUIVALENTS: list[tuple[str, str, str, str, str, str]] = [
         "on this path every cell holds exactly one label",
     ),
     (
-        "gate/baseline.py",
+        "gate/baseline/side_file.py",
         "_plain_rows",
         "if not set(map(type, itertools.chain.from_iterable(lists))) <= {str}:",
         "set(map(type, itertools.chain.from_iterable(lists))) <= {str}",
@@ -218,14 +250,6 @@ EQUIVALENTS: list[tuple[str, str, str, str, str, str]] = [
         "n < 63",
         "n < 64",
         "at 63 queries either branch gives inf unless level >= 2^-63, where both use z",
-    ),
-    (
-        "stats/detectability.py",
-        "_test_bar",
-        "noise: tuple[float, float, int | None] = (0.0, 0.0, None),",
-        "(0.0, 0.0, None)",
-        "(0.0, -1.0, None)",
-        "every caller passes noise; and a run variance <= 0 is ignored alike",
     ),
     (
         "stats/detectability.py",
