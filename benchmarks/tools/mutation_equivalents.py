@@ -283,4 +283,30 @@ EQUIVALENTS: list[tuple[str, str, str, str, str, str]] = [
         "columns[-1]",
         "every column holds one cell per query",
     ),
+    (
+        "gate/explain/label_holes.py",
+        "_ap_values",
+        "num_rel = (people[:, None] + np.count_nonzero(assigned >= rel, axis=1)).reshape(-1)",
+        "-1",
+        "-2",
+        "numpy (2.x) takes any negative size in reshape as the one to infer",
+    ),
+    (
+        "gate/checks/operational.py",
+        "operational_columns",
+        "before[metric] = np.where(both, ref, 0.0)",
+        "np.where(both, ref, 0.0)",
+        "np.where(both, ref, 1.0)",
+        "an unmeasured pair's stand-in is never read: every check's rows are cut to the "
+        "measured pairs (Measured.rows)",
+    ),
+    (
+        "gate/checks/operational.py",
+        "filled_runs",
+        "{**run, **{metric: np.nan_to_num(run[metric], nan=0.0) for metric in columns}}",
+        "np.nan_to_num(run[metric], nan=0.0)",
+        "np.nan_to_num(run[metric], nan=1.0)",
+        "an unmeasured pair's stand-in is never read: every check's rows are cut to the "
+        "measured pairs (Measured.rows), the run noise's too",
+    ),
 ]

@@ -121,3 +121,22 @@ def test_two_labelled_units_are_enough_for_an_interval_and_a_test() -> None:
     one = ppi_mean(y[:1], f[:1], u)
     assert (one.lam, one.se, one.df, one.interval()) == (0.0, 0.0, 1.0, None)
     assert one.p_drop == one.p_rise == 1.0
+
+
+def test_without_spread_the_tests_are_certain_and_a_constant_judge_weighs_nothing() -> None:
+    f, u = np.full(3, 0.5), np.full(5, 0.5)  # binary fractions: no rounding in the variances
+    for y, expected in ((-0.25, (0.0, 1.0)), (0.25, (1.0, 0.0)), (0.0, (1.0, 1.0))):
+        found = ppi_mean(np.full(3, y), f, u)
+        assert (found.lam, found.se, found.estimate) == (0.0, 0.0, y)
+        assert (found.p_drop, found.p_rise) == expected
+    assert tuned_lambda(np.array([0.1, 0.9, 0.5]), f, u) == 0.0
+
+
+def test_human_only_degrees_of_freedom_are_n_minus_1_to_the_bit() -> None:
+    """Welch's formula over the labelled part alone is n - 1 in exact arithmetic, not always
+    in floats (51.99999999999999 here), and the interval's t quantile rounds df down."""
+    rng = np.random.default_rng(32)
+    y = rng.normal(0.1, 1.0, int(rng.integers(5, 60)))
+    found = ppi_mean(y, y, np.array([]))
+    assert found.df == y.size - 1 == 52
+    assert found.interval() == pytest.approx(interval(y, t_test=True), abs=1e-12)

@@ -93,6 +93,7 @@ def test_seeded_results_repeat() -> None:
     ("ref", "cur", "q", "resamples", "message"),
     [
         ([1.0], [1.0], 1.5, 10, "q must be"),
+        ([1.0], [1.0], -0.5, 10, "q must be"),
         ([1.0], [1.0], 0.5, 0, "resamples"),
         ([1.0, 2.0], [1.0], 0.5, 10, "one length"),
     ],
@@ -128,3 +129,25 @@ def test_turns_of_unmeasured_pairs_drop_out() -> None:
     assert found.n == 2
     with pytest.raises(ValueError, match="one block per pair"):
         quantile_change(ref, cur, 0.5, resamples=10, rng=np.random.default_rng(0), blocks=[1])
+
+
+def test_the_edges_of_the_arguments_and_no_pair_at_all() -> None:
+    """q 0 and 1 and a single draw are taken; with no pair measured on both sides there is
+    no evidence either way."""
+    ref, cur = np.array([1.0, 2.0, 3.0]), np.array([2.0, 3.0, 4.0])
+    for q in (0.0, 1.0):
+        assert change(ref, cur, q=q, resamples=1).delta == pytest.approx(1.0)
+    empty = change(np.array([math.nan, 1.0]), np.array([2.0, math.nan]))
+    assert (empty.n, empty.p_increase, empty.p_decrease) == (0, 1.0, 1.0)
+
+
+@pytest.mark.parametrize("offset", [0.0, 250.0])
+def test_differences_equal_but_for_rounding_are_ties(offset: float) -> None:
+    """Median latencies of tenths: of the 16 swaps, 10 give a difference at least the
+    observed one in exact arithmetic, 3 of them only within the last bits (0.7 - 0.6 is not
+    0.1 in floats). Counted as ties, the share is 10 / 16, not 7 / 16; 250 ms higher too,
+    where the last bits are larger: the tolerance grows with the values."""
+    ref = offset + np.array([0.6, 0.5, 0.7, 0.6])
+    cur = offset + np.array([0.8, 0.8, 0.4, 0.1])
+    found = change(ref, cur, q=0.5, resamples=20_000)
+    assert found.p_increase == pytest.approx(10 / 16, abs=0.015)

@@ -146,3 +146,33 @@ def test_no_queries_with_a_warm_up_leave_every_column_empty() -> None:
     assert columns["latency_p95"].both.dtype == np.bool_
     assert not columns["latency_p95"].both.size
     assert notes == []
+
+
+def test_a_warm_up_alone_is_the_only_reason_given() -> None:
+    before, after = sides()
+    found = decided(before, after, LatencyRun({q: i for i, q in enumerate(IDS)}, tuple(IDS[:5])))
+    assert found["notes"] == [
+        "latency_p95: 5 queries left out of the check, without a latency on both sides: 5 warm-up"
+    ]
+
+
+def test_a_slice_of_a_latency_check_keeps_its_own_measured_queries() -> None:
+    before, after = sides(slower=1.5)
+    before["latency_p95"] = before["latency_p95"].copy()
+    before["latency_p95"][45] = np.nan
+    latency = LatencyRun({q: i for i, q in enumerate(IDS)})
+    ready, columns, _ = operational_columns(list(before), IDS, (before, after), latency)
+    found = compare(
+        ready[0],
+        ready[1],
+        {"all": np.arange(N), "late": np.arange(40, N)},
+        {"latency_p95": LOWER},
+        {},
+        ComparisonSettings(min_size=10),
+        columns=columns,
+    )
+    late = next(c for c in found if c.slice == "late")
+    kept = [i for i in range(40, N) if i != 45]
+    assert late.n == len(kept)
+    assert late.baseline_mean == pytest.approx(np.quantile(before["latency_p95"][kept], 0.95))
+    assert late.current_mean == pytest.approx(np.quantile(after["latency_p95"][kept], 0.95))

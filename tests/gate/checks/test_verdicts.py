@@ -10,8 +10,9 @@ import pytest
 
 from retrieval_gate.core.ids import FloatArray
 from retrieval_gate.gate.checks.compare import Comparison, ComparisonSettings, Threshold, compare
-from retrieval_gate.gate.checks.verdicts import verdict_for
+from retrieval_gate.gate.checks.verdicts import Evidence, verdict_for, verdict_of
 from retrieval_gate.stats.detectability import (
+    LEAN,
     OPERATING,
     detectable_drop,
     fail_probability,
@@ -130,6 +131,24 @@ def test_a_check_past_its_threshold_is_inconclusive_only_when_its_test_leans() -
     # Within the threshold, a lean is no verdict.
     within = {**common, "delta": -0.01}
     assert verdict_for(**within, drop_evidence=False, lean=True) == "pass"
+
+
+def test_a_p_value_at_alpha_or_at_the_lean_is_evidence() -> None:
+    """Each bound holds its own value: p = alpha shows, p = LEAN x alpha leans; the next
+    float above does not."""
+    alpha = 0.05
+    past: dict[str, Any] = {"delta": -0.05, "current_mean": 0.5, "max_drop": 0.02, "floor": None}
+    for p, verdict in ((alpha, "regressed"), (LEAN * alpha, "inconclusive")):
+        for at, expected in (
+            (p, verdict),
+            (np.nextafter(p, 1.0), "pass" if p > alpha else "inconclusive"),
+        ):
+            evidence = Evidence(failing=float(at), rise=1.0, rise_level=alpha)
+            assert verdict_of(**past, n=50, evidence=evidence, alpha=alpha) == expected, at
+    within: dict[str, Any] = {**past, "delta": -0.01}
+    for at, expected in ((alpha, "pass"), (np.nextafter(alpha, 1.0), "inconclusive")):
+        evidence = Evidence(failing=0.9, rise=1.0, rise_level=alpha, within=float(at))
+        assert verdict_of(**within, n=50, evidence=evidence, alpha=alpha) == expected, at
 
 
 def test_the_lean_is_the_adjusted_p_value_within_twice_alpha() -> None:
