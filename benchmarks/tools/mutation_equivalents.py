@@ -309,4 +309,56 @@ EQUIVALENTS: list[tuple[str, str, str, str, str, str]] = [
         "an unmeasured pair's stand-in is never read: every check's rows are cut to the "
         "measured pairs (Measured.rows), the run noise's too",
     ),
+    (
+        "gate/checks/verdicts.py",
+        "verdict_of",
+        "shown_within = None if shown_within is None else True",
+        "shown_within is None",
+        "not shown_within is None",
+        "without require_significance the drop evidence is shown too: a check past max_drop "
+        "has regressed before within is read, so True and None lead to one verdict",
+    ),
+    (
+        "gate/checks/verdicts.py",
+        "verdict_of",
+        "lean=lean and n > 0,",
+        "n > 0",
+        "n > 1",
+        "a one-query check's p-value is never within LEAN x alpha: one sign flip or swap "
+        "gives about 1/2, the t-test and PPI 1; without require_significance it has "
+        "regressed before the lean is read",
+    ),
+    (
+        "gate/explain/label_holes.py",
+        "<module>",
+        "_ENUMERATED_CELLS = 1 << 20",
+        "1 << 20",
+        "1 << 19",
+        "bounds how many assignments are scored at once (memory); each is scored alike",
+    ),
+    (
+        "gate/explain/label_holes.py",
+        "_decided",
+        "after = scores[1][metric]",
+        "scores[1]",
+        "scores[0]",
+        "read only for the metrics kept as measured (outside the family, unbounded), whose "
+        "re-decided checks are never read back and share no alpha",
+    ),
+    (
+        "stats/quantile_tests.py",
+        "<module>",
+        "_CHUNK_CELLS = 500_000",
+        "_CHUNK_CELLS = 500000",
+        "_CHUNK_CELLS = 500001",
+        "the chunks draw the same stream in the same order: memory only, the p-values stay",
+    ),
+    (
+        "stats/quantile_tests.py",
+        "quantile_change",
+        "step = max(1, _CHUNK_CELLS // n)",
+        "_CHUNK_CELLS // n",
+        "_CHUNK_CELLS * n",
+        "the chunks draw the same stream in the same order: memory only, the p-values stay",
+    ),
 ]

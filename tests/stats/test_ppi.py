@@ -91,8 +91,9 @@ def test_bad_input_is_refused() -> None:
         ppi_mean(np.zeros(3), np.zeros(2), np.zeros(4))
     with pytest.raises(ValueError, match="at least one"):
         ppi_mean(np.zeros(0), np.zeros(0), np.zeros(4))
-    with pytest.raises(ValueError, match="lam"):
-        ppi_mean(np.zeros(3), np.zeros(3), np.zeros(4), lam=1.5)
+    for lam in (1.5, -0.5):
+        with pytest.raises(ValueError, match="lam must be within"):
+            ppi_mean(np.zeros(3), np.zeros(3), np.zeros(4), lam=lam)
 
 
 def test_two_labelled_units_are_enough_for_an_interval_and_a_test() -> None:
