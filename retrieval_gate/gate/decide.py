@@ -139,7 +139,7 @@ def decide(
         reference=reference,
     )
     # The bounds re-decide with people's labels alone: with human+llm the judge's labels
-    # fill the holes (and the prediction-powered rule is another), so there are none to bound.
+    # fill the holes, and those it left are bounded by the mode's own rule (assisted_holes).
     plan = hole_plan(comparisons, dataset.qrels, k=config.k) if assisted is None else None
     facts = top_k_facts(
         baseline.top_k, current.top_k, current.query_ids, dataset.qrels, k=config.k, plan=plan
@@ -153,6 +153,8 @@ def decide(
         decided,
         proven=settings.test == "randomization",
     )
+    if assisted is not None and assisted.trusted:
+        holes = assisted.holes  # the pairs the judge did not grade, bounded as they decided
     losses = None
     if current.candidates is not None:
         losses = stage_losses(

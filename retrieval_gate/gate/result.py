@@ -262,6 +262,7 @@ def assisted_document(assisted: Assisted) -> dict[str, Any]:
         "queries": assisted.queries,
         "human_queries": assisted.human_queries,
         "uncovered": list(assisted.uncovered),
+        **({"judging": asdict(assisted.calls)} if assisted.calls is not None else {}),
         "assisted": [_comparison(c) for c in assisted.assisted],
         "human_judged": list(assisted.human_judged),
         "judge_weights": list(assisted.weights),

@@ -49,6 +49,8 @@ def pool_pairs(
     rankings: Sequence[Mapping[str, Sequence[str]]],
     depth: int,
     calibration: Iterable[str],
+    *,
+    beyond: bool = True,
 ) -> Pool:
     """The pairs to grade: for every query, the union of the top `depth` of each ranking
     (`{query id: doc ids, best first}`, e.g. the current run and the reference); of those,
@@ -56,7 +58,8 @@ def pool_pairs(
     queries, judged or not, and beyond the pool every pair people judged of those queries:
     the calibration card compares the judge with people on them, while the gate scores with
     the judge's labels of the pool alone (`gate/modes/assisted.py`), the same for every query.
-    Queries in order of id, documents in ranking order, then people's in id order."""
+    Queries in order of id, documents in ranking order, then people's in id order. `beyond`
+    off: the pool alone, for the calibration queries too."""
     sampled = set(calibration)
     pairs: list[Pair] = []
     pooled = 0
@@ -70,9 +73,9 @@ def pool_pairs(
             judged = is_judged(grades, doc)
             if not judged or query.id in sampled:
                 pairs.append(Pair(query.id, query.text, doc, grades[doc] if judged else None))
-        if query.id in sampled:
-            beyond = sorted(doc for doc in grades if doc not in docs and is_judged(grades, doc))
-            pairs.extend(Pair(query.id, query.text, doc, grades[doc]) for doc in beyond)
+        if beyond and query.id in sampled:
+            outside = sorted(doc for doc in grades if doc not in docs and is_judged(grades, doc))
+            pairs.extend(Pair(query.id, query.text, doc, grades[doc]) for doc in outside)
     return Pool(tuple(pairs), pooled, tuple(sorted(sampled)))
 
 

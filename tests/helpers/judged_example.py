@@ -13,12 +13,15 @@ import yaml
 
 from retrieval_gate.config.loader import load
 from retrieval_gate.datasets.llm_layer import LlmJudgment, write_layer
+from retrieval_gate.judging.prompt import load_prompt
 from retrieval_gate.pipeline.execute import execute
 from tests.helpers.builders import copy_example
 from tests.helpers.fake_llm import FakeJudge
 
 MODEL = "sim-judge"
-PROMPT = "a" * 64
+PROMPT = load_prompt(None).sha256
+"""The default rubric's: the layer is the one `judge` would write, so `check` finds every pair
+of the pool in it and calls nobody."""
 HELD_BACK = 0.7
 JUDGE_BLOCK = {"base_url": "http://127.0.0.1:9/v1", "model": MODEL, "output": "judge.llm.jsonl"}
 

@@ -71,5 +71,6 @@ def test_no_grades_of_the_model_or_several_prompts_name_the_layer(config: Path) 
         "run `retrieval-gate judge` with this config"
     )
     write_layer(layer, [graded("q001", "kb-1", 2), graded("q001", "kb-1", 1, prompt="b" * 64)])
-    with pytest.raises(InputError, match=r"under 2 prompts \(aaaaaaaaaaaa, bbbbbbbbbbbb\); keep"):
+    shown = ", ".join(sorted((PROMPT[:12], "b" * 12)))
+    with pytest.raises(InputError, match=rf"under 2 prompts \({shown}\); keep"):
         judge_labels(loaded, ["q001"])

@@ -137,7 +137,7 @@ def hole_plan(checks: Sequence[Comparison], qrels: Qrels, *, k: int) -> HolePlan
     for metric in sorted(_family(checks) | {c.metric for c in wanted}):
         if evaluator_key(metric) is not None:
             continue
-        spec, why = _boundable(metric, k)
+        spec, why = boundable(metric, k)
         if spec is None:
             reasons[metric] = why
         else:
@@ -264,7 +264,7 @@ def _family(checks: Sequence[Comparison]) -> set[str]:
     return {c.metric for c in checks if c.level is not None}
 
 
-def _boundable(metric: str, k: int) -> tuple[MetricSpec | None, str]:
+def boundable(metric: str, k: int) -> tuple[MetricSpec | None, str]:
     from retrieval_gate.config.check_keys import kind_of
     from retrieval_gate.metrics import parse_metric
     from retrieval_gate.metrics.diversity import DIVERSITY

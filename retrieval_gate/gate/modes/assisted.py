@@ -24,7 +24,12 @@ from retrieval_gate.gate.checks.compare import (
 from retrieval_gate.gate.checks.family import family_levels
 from retrieval_gate.gate.checks.slicing import check_list
 from retrieval_gate.gate.checks.verdicts import Evidence, fails, verdict_of
-from retrieval_gate.stats.calibration import CalibrationCard, calibration_card, system_agreement
+from retrieval_gate.gate.explain.label_holes import LabelHole
+from retrieval_gate.stats.calibration import (
+    CalibrationCard,
+    calibration_card,
+    system_agreement,
+)
 from retrieval_gate.stats.detectability import detectable_drop
 from retrieval_gate.stats.ppi import PpiEstimate, ppi_mean
 from retrieval_gate.stats.significance import adjust_p_values
@@ -41,6 +46,25 @@ class JudgeLabels:
     model: str
     prompt_sha256: str
     qrels: Qrels
+
+
+@dataclass(frozen=True, kw_only=True)
+class JudgeCalls:
+    """What `check` asked of the judge before it decided: the pool pairs the layer lacked for
+    this judge, how many were graded, what that spent, and why the rest were not."""
+
+    needed: int
+    """Pairs of the pool (both records' top judge.depth) the layer did not hold."""
+    graded: int
+    """Of them, graded now (by a call, or from the answer cache)."""
+    calls: int
+    cached: int
+    prompt_tokens: int
+    completion_tokens: int
+    cost: float
+    skipped: str
+    """Why some were not graded (no key, the endpoint failing, the budget spent, --no-judge),
+    or "" when none was left."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -66,7 +90,13 @@ class Assisted:
     human_queries: int
     """Queries with a human judgment (of any grade)."""
     uncovered: tuple[str, ...]
-    """Queries left out: the judge did not grade every pair the records ranked in them."""
+    """Queries with pairs of their pool the judge did not grade (scored non-relevant, and
+    bounded: `assisted_holes`)."""
+    holes: tuple[LabelHole, ...] = ()
+    """The prediction-powered checks whose queries hold pairs the judge did not grade, each
+    bounded over their grades (`assisted_holes`), in check order."""
+    calls: JudgeCalls | None = None
+    """What `check` graded before deciding; None when it was not asked to."""
 
     @property
     def decided_by(self) -> Labels:
@@ -74,7 +104,7 @@ class Assisted:
         return "human+llm" if self.trusted else "human"
 
 
-def _labels_of(judge: JudgeLabels | None, dataset: Dataset) -> JudgeLabels:
+def labels_of(judge: JudgeLabels | None, dataset: Dataset) -> JudgeLabels:
     """`judge`'s labels of `dataset`'s queries alone: the gate may have left some out of the
     set they were read over (their documents changed in the corpus)."""
     assert judge is not None, (
@@ -356,13 +386,14 @@ def restricted(slices: Mapping[str, IntArray], keep: np.ndarray) -> dict[str, In
 
 
 def uncovered_note(uncovered: Sequence[str], total: int) -> str:
-    """The warning for queries left out of the estimate."""
+    """The warning for queries with pool pairs the judge did not grade."""
     shown = ", ".join(one_line(q) for q in uncovered[:5])
     more = f" and {len(uncovered) - 5} more" if len(uncovered) > 5 else ""
     return (
-        f"{plural(len(uncovered), 'query', 'queries')} of {total} left out of the LLM-assisted "
-        f"estimate: the judge did not grade every document the two runs ranked in them "
-        f"({shown}{more}); run `retrieval-gate judge` again to grade them"
+        f"{plural(len(uncovered), 'query', 'queries')} of {total} hold documents of the two "
+        f"runs' top k the judge has not graded ({shown}{more}): they count as non-relevant, "
+        "and a check they could turn is inconclusive and fails (its label holes say which); "
+        "grade them: `retrieval-gate check` with the judge's key set, or `retrieval-gate judge`"
     )
 
 
@@ -385,42 +416,55 @@ def assisted_checks(
     from retrieval_gate.gate.checks.compare import compare
 
     assert config.judge is not None
-    labels = _labels_of(judge, dataset)
+    labels = labels_of(judge, dataset)
     baseline, current = records
     labelled = human_judged(dataset)
     ids = list(current.query_ids)
     depth = config.judge.depth or config.k
     pools = pools_of(records, ids, depth)
-    keep = covered(labels.qrels, pools, ids)
+    # Every query is in the estimate: a pair of the pool the judge did not grade scores 0,
+    # and the checks it could move are bounded (`assisted_holes`), never left out silently.
+    whole = covered(labels.qrels, pools, ids)
     pool = pooled(labels.qrels, pools)
     judged = (judge_scores(baseline, pool), judge_scores(current, pool))
     human_scores = (baseline.scores, current.scores)
     made, counts, weights = assisted_comparisons(
-        (_rows(human_scores[0], keep), _rows(human_scores[1], keep)),
-        (_rows(judged[0], keep), _rows(judged[1], keep)),
-        labelled[keep],
-        restricted(slices, keep),
-        thresholds,
-        overrides,
-        settings,
+        human_scores, judged, labelled, slices, thresholds, overrides, settings
     )
+    holes: tuple[LabelHole, ...] = ()
+    if not whole.all():
+        from retrieval_gate.gate.modes.assisted_holes import (
+            Scores,
+            bounded_checks,
+            judge_extremes,
+        )
+
+        made, holes = bounded_checks(
+            made,
+            weights,
+            [cell[3] for cell in check_list(slices, thresholds, overrides, settings.min_size)],
+            Scores(human=human_scores, judged=judged, labelled=labelled),
+            slices,
+            judge_extremes(made, records, pool, pools, ids, config.k),
+            settings,
+        )
     repeated = baseline.repeats is not None or current.repeats is not None
     runs = None
     if repeated:
         runs = (
-            tuple(_rows(run, labelled) for run in runs_of(baseline)),
-            tuple(_rows(run, labelled) for run in runs_of(current)),
+            tuple(scores_at(run, labelled) for run in runs_of(baseline)),
+            tuple(scores_at(run, labelled) for run in runs_of(current)),
         )
     first = next(iter(thresholds))
     # Two runs (base and head) rank nothing: their means only fill the card's line.
     systems = system_agreement(
         [_mean(s[first][labelled]) for s in human_scores],
-        [_mean(s[first][keep]) for s in judged],
+        [_mean(s[first]) for s in judged],
     )
     card = dataclasses.replace(card_of(dataset.qrels, labels.qrels), systems=systems)
     trust = config.judge.trust
     why_not = card.distrust(trust.min_pairs, trust.min_kappa)
-    few = int(labelled[keep].sum())
+    few = int(labelled.sum())
     if not why_not and few < MIN_HUMAN:
         why_not = (
             f"only {few} human-judged queries in the estimate (at least {MIN_HUMAN} are needed "
@@ -436,8 +480,8 @@ def assisted_checks(
         )
     # Too few human-judged queries to ever fail is a refusal only when they decide.
     human = compare(
-        _rows(human_scores[0], labelled),
-        _rows(human_scores[1], labelled),
+        scores_at(human_scores[0], labelled),
+        scores_at(human_scores[1], labelled),
         restricted(slices, labelled),
         thresholds,
         overrides,
@@ -445,7 +489,7 @@ def assisted_checks(
         strict=bool(why_not),
         runs=runs,
     )
-    uncovered = tuple(q for q, k in zip(ids, keep.tolist(), strict=True) if not k)
+    uncovered = tuple(q for q, k in zip(ids, whole.tolist(), strict=True) if not k)
     warnings = [uncovered_note(uncovered, len(ids))] if uncovered else []
     if repeated:
         warnings.append(
@@ -467,9 +511,10 @@ def assisted_checks(
         human=human,
         human_judged=counts,
         weights=weights,
-        queries=int(keep.sum()),
+        queries=len(ids),
         human_queries=int(labelled.sum()),
         uncovered=uncovered,
+        holes=holes,
     )
     return assisted, tuple(warnings)
 
@@ -478,92 +523,6 @@ def _mean(values: FloatArray) -> float:
     return float(values.mean()) if values.size else 0.0
 
 
-def _rows(scores: Mapping[str, FloatArray], keep: np.ndarray) -> dict[str, FloatArray]:
+def scores_at(scores: Mapping[str, FloatArray], keep: np.ndarray) -> dict[str, FloatArray]:
+    """`scores` of the queries `keep` marks."""
     return {metric: np.asarray(values)[keep] for metric, values in scores.items()}
-
-
-def power_view(
-    config: GateConfig,
-    dataset: Dataset,
-    baseline: Baseline,
-    scores: Mapping[str, FloatArray],
-    slices: Mapping[str, IntArray],
-    policy: tuple[
-        Mapping[str, Threshold], Mapping[str, Mapping[str, Threshold]], ComparisonSettings
-    ],
-    *,
-    judge: JudgeLabels | InputError | None,
-) -> PowerView:
-    """What `power` assumes under gate.labels human+llm: the baseline's scores and slices
-    over the human-judged queries; with a trusted judge, the assisted checks (gated, levels
-    and reasons as `check` decides them, n the human-judged count) and per (metric, slice) the
-    factor PPI++ shrinks the sd by at its best weight, sqrt(1 - rho^2 N / (n + N)), rho the
-    correlation of people's and the judge's per-query scores of the baseline on the n
-    human-judged queries, N the judge-only ones. Without a layer or a trusted judge, the
-    human-only figures (`judge` the error reading its layer raised). And the sentence that
-    says which."""
-    assert config.judge is not None
-    labelled = human_judged(dataset)
-    n, total = int(labelled.sum()), len(labelled)
-    view = PowerView(
-        scores=_rows(scores, labelled),
-        slices=restricted(slices, labelled),
-        checks=None,
-        factors={},
-        note="",
-    )
-    if isinstance(judge, InputError):
-        return dataclasses.replace(
-            view, note=f"human-only figures on the {n} human-judged queries: {judge}"
-        )
-    labels = _labels_of(judge, dataset)
-    card = card_of(dataset.qrels, labels.qrels)
-    why_not = card.distrust(config.judge.trust.min_pairs, config.judge.trust.min_kappa)
-    if why_not:
-        return dataclasses.replace(
-            view,
-            note=f"human-only figures on the {n} human-judged queries: LLM labels are "
-            f"provisional ({why_not})",
-        )
-    judged = judge_scores(
-        baseline,
-        pooled(
-            labels.qrels, pools_of([baseline], baseline.query_ids, config.judge.depth or config.k)
-        ),
-    )
-    made, counts, _ = assisted_comparisons(
-        (scores, scores), (judged, judged), labelled, slices, *policy
-    )
-    factors = {}
-    for c in made:
-        people, machine = np.asarray(scores[c.metric]), np.asarray(judged[c.metric])
-        rows = np.asarray(slices[c.slice], dtype=np.int64)
-        ours = rows[labelled[rows]]
-        rho = 0.0
-        if ours.size >= 3 and people[ours].std() > 0 and machine[ours].std() > 0:
-            rho = float(np.corrcoef(people[ours], machine[ours])[0, 1])
-        share = (rows.size - ours.size) / rows.size if rows.size else 0.0
-        factors[c.metric, c.slice] = float(np.sqrt(max(0.0, 1.0 - rho * rho * share)))
-    checks = tuple(dataclasses.replace(c, n=k) for c, k in zip(made, counts, strict=True))
-    return dataclasses.replace(
-        view,
-        checks=checks,
-        factors=factors,
-        note=f"gate.labels human+llm: prediction-powered figures (a t-test), n the "
-        f"human-judged queries ({n}) beside the judge's labels on the other {total - n}; each "
-        "check's sd is shrunk as PPI++ shrinks it at its best weight, by the correlation of "
-        "people's and the judge's per-query scores of the baseline (a stand-in for that of "
-        "the deltas); queries needed are human-judged ones",
-    )
-
-
-@dataclass(frozen=True, kw_only=True)
-class PowerView:
-    """`power_view`'s answer: what `power.estimate` runs on in human+llm mode."""
-
-    scores: dict[str, FloatArray]
-    slices: dict[str, IntArray]
-    checks: tuple[Comparison, ...] | None
-    """The assisted checks (n = human-judged), or None for human-only figures."""
-    factors: dict[tuple[str, str], float]
-    note: str

@@ -108,7 +108,7 @@ def estimate(
     `compare` itself, run on the baseline against itself (the null case): a check's family,
     level and reason depend only on the slice sizes, so they are exactly what `check` will use.
     `sd_factors` scale each (metric, slice)'s sd and `checks`, when given, replace `compare`'s
-    (prediction-powered checks: `assisted.power_view`). `spread`, aligned with `scores`, gives
+    (prediction-powered checks: `assisted_view.power_view`). `spread`, aligned with `scores`, gives
     each check's sd of the differences when it has a spread there; else the baseline's own sd
     stands for it (the assumption), and the figures at CORRELATIONS go beside it.
     """
@@ -267,7 +267,7 @@ def power_report(
     settings = gate_settings(config)
     assisted = None
     if config.gate.uses_llm_labels:
-        from retrieval_gate.gate.modes.assisted import power_view
+        from retrieval_gate.gate.power.assisted_view import power_view
 
         assisted = power_view(
             config, dataset, baseline, scores, view, (thresholds, overrides, settings), judge=judge

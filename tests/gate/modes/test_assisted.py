@@ -19,7 +19,7 @@ from retrieval_gate.datasets import load as load_dataset
 from retrieval_gate.datasets.llm_layer import LlmJudgment, read_layer, write_layer
 from retrieval_gate.errors import GateError
 from retrieval_gate.gate.decide import decide
-from retrieval_gate.gate.modes.assisted import MIN_HUMAN, _labels_of
+from retrieval_gate.gate.modes.assisted import MIN_HUMAN, labels_of
 from retrieval_gate.gate.power.estimate import power_report
 from retrieval_gate.gate.result import GateResult
 from retrieval_gate.history.record import entry_line, result_entry
@@ -198,17 +198,57 @@ def test_a_judge_that_disagrees_with_people_is_provisional(example: Path, tmp_pa
     assert result.comparisons == labels.human
 
 
-def test_queries_the_judge_did_not_fully_grade_are_left_out(example: Path, tmp_path: Path) -> None:
+def test_pairs_the_judge_did_not_grade_are_bounded_never_left_out(
+    example: Path, tmp_path: Path
+) -> None:
+    """q001's pairs gone from the layer, and no judge to grade them (--no-judge): q001 stays
+    in every check, its pairs non-relevant, and each check it is in is bounded over their
+    grades. Unchanged rankings (example.yaml) move nothing whatever the grades; on the
+    regressed example the overall ndcg@10 and recall@10 fail for every grading, and a check
+    whose verdict the grades could turn is inconclusive and fails the gate."""
     rows = [r for r in read_layer(example / "judge.llm.jsonl") if r.query != "q001"]
     write_layer(tmp_path / "gap.llm.jsonl", rows)
-    config = assisted_config(
-        example, "example.yaml", output=str(tmp_path / "gap.llm.jsonl"), file="gap.yaml"
-    )
-    result = check(config, cache=False)
-    assert result.assisted is not None
-    assert result.assisted.uncovered == ("q001",)
-    assert result.assisted.queries == 130
-    assert any("1 query of 131 left out" in w and "q001" in w for w in result.warnings)
+    found = {}
+    for name in NAMES:
+        config = assisted_config(
+            example, name, output=str(tmp_path / "gap.llm.jsonl"), file=f"gap-{name}"
+        )
+        found[name] = check(config, cache=False, judge=False)
+    same, regressed = found["example.yaml"], found["example-regressed.yaml"]
+    for result in (same, regressed):
+        labels = result.assisted
+        assert labels is not None
+        assert labels.uncovered == ("q001",)
+        assert labels.queries == 131
+        assert labels.calls is not None
+        assert labels.calls.skipped == "--no-judge"
+        assert labels.calls.graded == labels.calls.calls == 0
+        assert labels.calls.needed > 0
+        assert any("1 query of 131 hold" in w and "q001" in w for w in result.warnings)
+        holed = {(h.metric, h.slice) for h in result.label_holes}
+        assert ("ndcg@10", "all") in holed
+        assert all(h.unjudged > 0 and not h.exact for h in result.label_holes)
+    assert same.status == "pass"
+    assert all(h.robust and h.worst_delta == h.best_delta == 0.0 for h in same.label_holes)
+    holes = {(h.metric, h.slice): h for h in regressed.label_holes}
+    for metric in ("ndcg@10", "recall@10"):
+        hole = holes[metric, "all"]
+        assert hole.robust
+        assert hole.worst == hole.best == "regressed"
+        assert hole.worst_delta is not None
+        assert hole.best_delta is not None
+        assert hole.worst_delta < overall(regressed.comparisons, metric).delta < hole.best_delta
+    turned = [h for h in regressed.label_holes if not h.robust]
+    assert turned
+    for hole in turned:
+        check_of = next(
+            c for c in regressed.comparisons if (c.metric, c.slice) == (hole.metric, hole.slice)
+        )
+        assert check_of.verdict == "inconclusive"
+        assert check_of.failed
+    document = regressed.document()
+    assert document["labels"]["judging"]["skipped"] == "--no-judge"
+    assert document["label_holes"]
 
 
 def test_a_judge_depth_below_k_covers_a_query_once_its_top_depth_is_graded(
@@ -410,7 +450,9 @@ def test_the_gate_is_handed_the_judges_labels_and_refuses_without_them(
     with pytest.raises(AssertionError, match="read the judge's labels"):
         power_report(config, result.dataset, result.baseline, "baseline.json")
     again = decide(*records, config, result.dataset, judge=gate_judge(config, result.dataset))
-    assert json.dumps(again.document()["labels"]) == json.dumps(result.document()["labels"])
+    # The same labels: `check` adds only what its judge step did (`decide` makes no call).
+    decided = {k: v for k, v in result.document()["labels"].items() if k != "judging"}
+    assert json.dumps(again.document()["labels"]) == json.dumps(decided)
     assert json.dumps(again.document()["comparisons"]) == json.dumps(
         result.document()["comparisons"]
     )
@@ -427,7 +469,7 @@ def test_labels_read_over_the_whole_set_are_cut_to_the_queries_the_gate_keeps(
     kept = ids[::2]
     smaller = dataclasses.replace(dataset, queries=tuple(dataset.queries[::2]))
     whole = judge_labels(config, ids).qrels
-    cut = _labels_of(judge_labels(config, ids), smaller).qrels
+    cut = labels_of(judge_labels(config, ids), smaller).qrels
     alone = judge_labels(config, kept).qrels
     assert len(alone) < len(whole)
     for column in ("query_ids", "query", "docs", "grade"):
