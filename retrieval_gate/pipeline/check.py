@@ -39,6 +39,9 @@ def check(
     repeats: int | None = None,
     against: str | None = None,
     sequential: bool | None = None,
+    judge: bool = True,
+    max_judge_calls: int | None = None,
+    max_judge_cost: float | None = None,
 ) -> GateResult:
     """Run (or read `run_path`), score, and compare with the reference. No printing.
 
@@ -50,7 +53,9 @@ def check(
     the baseline cannot be compared (exit 2). `sequential` (or gate.sequential) runs the
     queries in batches and may stop early with FAIL (`sequential.py`); False runs every query
     whatever gate.sequential says. Options that do not go together (`check_plan.RULES`) are
-    a GateError (exit 2) before anything runs.
+    a GateError (exit 2) before anything runs. Under gate.labels human+llm, the pool pairs
+    the judge's layer lacks are graded first (`check_judge`), within judge.budget or
+    `max_judge_calls` / `max_judge_cost`; `judge` False grades none.
     """
     plan = plan_check(
         config if isinstance(config, GateConfig) else load(config),
@@ -62,6 +67,9 @@ def check(
         repeats=repeats,
         against=against,
         sequential=sequential,
+        judge=judge,
+        max_judge_calls=max_judge_calls,
+        max_judge_cost=max_judge_cost,
     )
     validate(plan)
     if plan.stops_early:
@@ -173,6 +181,20 @@ def _decided(plan: CheckPlan, sides: _Sides, progress: TextIO | None) -> GateRes
     record, now = unscored_unchanged(
         sides.reference, current.record, (sides.reference_unscored, current.unscored)
     )
+    calls = None
+    if config.gate.uses_llm_labels:
+        from retrieval_gate.pipeline.check_judge import judge_new_pairs
+
+        assert plan.judge_budget is not None  # the schema requires a judge with human+llm
+        calls = judge_new_pairs(
+            config,
+            ((record, sides.label), (now, "the current run")),
+            current.dataset.queries,
+            asked=plan.judge,
+            budget=plan.judge_budget,
+            cache=plan.cache,
+            progress=progress,
+        )
     result = decide(
         record,
         now,
@@ -184,6 +206,10 @@ def _decided(plan: CheckPlan, sides: _Sides, progress: TextIO | None) -> GateRes
         latency=sides.latency,
         judge=gate_judge(config, current.dataset),
     )
+    if calls is not None and result.assisted is not None:
+        result = dataclasses.replace(
+            result, assisted=dataclasses.replace(result.assisted, calls=calls)
+        )
     if config.unlabelled is None:
         return result
     if plan.run_path is not None:

@@ -9,6 +9,7 @@ from pathlib import Path
 from retrieval_gate.config.check_keys import Kind, kind_of
 from retrieval_gate.config.schema import GateConfig, SequentialConfig
 from retrieval_gate.errors import GateError
+from retrieval_gate.judging.spend import Budget
 from retrieval_gate.pipeline.record import saved_run_repeats
 
 
@@ -32,6 +33,12 @@ class CheckPlan:
     sequential: SequentialConfig | None
     """The early fail's settings when asked for (--sequential or gate.sequential), whether
     or not a saved run leaves anything to stop early."""
+    judge: bool = True
+    """Under gate.labels human+llm, grade the pool pairs new to the layer before deciding
+    (--no-judge: off)."""
+    judge_budget: Budget | None = None
+    """What that grading may spend: judge.budget with --max-judge-calls and --max-judge-cost
+    over it; None without a judge."""
 
     @property
     def baseline(self) -> Path:
@@ -62,6 +69,9 @@ def plan_check(
     repeats: int | None = None,
     against: str | None = None,
     sequential: bool | None = None,
+    judge: bool = True,
+    max_judge_calls: int | None = None,
+    max_judge_cost: float | None = None,
 ) -> CheckPlan:
     """The plan of `check`'s keywords (the defaults of `config` where a keyword is None);
     `sequential` False runs every query whatever gate.sequential says. Not yet validated."""
@@ -78,6 +88,10 @@ def plan_check(
         repeats=config.gate.repeats if repeats is None else repeats,
         against=against,
         sequential=steps,
+        judge=judge,
+        judge_budget=(
+            Budget.of(config.judge, max_judge_calls, max_judge_cost) if config.judge else None
+        ),
     )
 
 

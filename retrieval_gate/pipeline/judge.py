@@ -129,7 +129,59 @@ def plan_judging(
             "every query is synthetic: no calibration sample (its only judged document is "
             "its source, at the top grade); the judge's labels stay provisional"
         )
-    pool = pool_pairs(queries, human, rankings, depth, sample)
+    return _plan(
+        config, prompt, labels.corpus, human, queries, (rankings, sources), depth,
+        sample, hit_texts, warnings,
+    )  # fmt: skip
+
+
+def plan_for_records(
+    config: GateConfig,
+    rankings: Sequence[tuple[Mapping[str, Sequence[str]], str]],
+    *,
+    queries: Sequence[Query],
+) -> JudgePlan:
+    """What `check` grades before it decides under gate.labels human+llm: every pair of each
+    query's pooled top judge.depth (default k) of the two records compared (`rankings`:
+    each one's top k and where it came from) that the layer lacks for this judge, people's
+    pairs included, as the prediction-powered estimate scores every pair of the pool with the
+    judge's labels (`gate/modes/assisted.pools_of`)."""
+    judge = config.judge
+    assert judge is not None  # the schema requires a judge with human+llm
+    prompt = load_prompt(config.resolve(judge.rubric) if judge.rubric else None)
+    labels = load_labels(config.dataset, config.base_dir, judgments_required=False)
+    human = labels.judgments.qrels(config.dataset.annotators.combine).to_dict()
+    depth = judge.depth or config.k
+    # Every human-judged query's people-judged pairs of the pool are graded too (the estimate
+    # scores the pool with the judge's labels alone); beyond the pool, nothing.
+    sample = tuple(sorted({q.id for q in queries} & set(human)))
+    return _plan(
+        config, prompt, labels.corpus, human, _all_queries(queries),
+        ([top for top, _ in rankings], [source for _, source in rankings]), depth, sample,
+        {}, [], beyond=False,
+    )  # fmt: skip
+
+
+def _plan(
+    config: GateConfig,
+    prompt: Prompt,
+    corpus: Mapping[str, Document] | None,
+    human: Mapping[str, Mapping[str, float]],
+    queries: Sequence[Query],
+    pooled: tuple[Sequence[Mapping[str, Sequence[str]]], Sequence[str]],
+    depth: int,
+    sample: Sequence[str],
+    hit_texts: Mapping[str, str],
+    warnings: list[str],
+    *,
+    beyond: bool = True,
+) -> JudgePlan:
+    """The plan of grading the pool of `pooled` (rankings, where each came from): its pairs
+    the layer lacks for this judge and whose text is known."""
+    judge = config.judge
+    assert judge is not None
+    rankings, sources = pooled
+    pool = pool_pairs(queries, human, rankings, depth, sample, beyond=beyond)
     layer = layer_path(config)
     held = {row.key for row in (read_layer(layer) if layer.is_file() else ())}
     sha = prompt.sha256
@@ -138,7 +190,7 @@ def plan_judging(
         if (pair.query_id, pair.doc, judge.model, sha) in held:
             in_layer += 1
             continue
-        text = passage_text(pair.doc, labels.corpus, hit_texts)
+        text = passage_text(pair.doc, corpus, hit_texts)
         if text is None:
             no_text += 1
         else:

@@ -172,6 +172,7 @@ def labels_view(result: ResultRecord) -> dict[str, Any] | None:
         "queries": labels.queries,
         "human_queries": labels.human_queries,
         "uncovered": len(labels.uncovered),
+        "judging": labels.judging,
         "card": card,
         "grades": list(range(len(card.confusion))),
         "other": [c for c in other if c.slice == "all"],

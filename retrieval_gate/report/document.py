@@ -17,6 +17,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    NonNegativeFloat,
     NonNegativeInt,
     PrivateAttr,
     StrictInt,
@@ -197,6 +198,20 @@ def _checked_comparisons(checks: list[Comparison]) -> list[Comparison]:
     return checks
 
 
+class JudgingRecord(_Model):
+    """What `check` graded before deciding: the pool pairs new to the layer, the calls and
+    their cost, and why any were left."""
+
+    needed: NonNegativeInt
+    graded: NonNegativeInt
+    calls: NonNegativeInt
+    cached: NonNegativeInt
+    prompt_tokens: NonNegativeInt
+    completion_tokens: NonNegativeInt
+    cost: NonNegativeFloat
+    skipped: str = ""
+
+
 class LabelsRecord(_Model):
     """gate.labels human+llm: which labels decided, the calibration, both views' checks."""
 
@@ -207,6 +222,7 @@ class LabelsRecord(_Model):
     queries: NonNegativeInt
     human_queries: NonNegativeInt
     uncovered: list[str] = Field(default_factory=list)
+    judging: JudgingRecord | None = None
     assisted: list[Comparison] = Field(default_factory=list)
     human_judged: list[int] = Field(default_factory=list)
     judge_weights: list[float | None] = Field(default_factory=list)

@@ -10,6 +10,8 @@ from retrieval_gate.cli.commands.common import (
     add_repeats_option,
     add_report_options,
     add_source_options,
+    positive_amount,
+    positive_int,
     report_targets,
     write_reports,
 )
@@ -64,6 +66,30 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "retriever that costs money per call; --no-sequential runs every query whatever "
         "gate.sequential says (default: gate.sequential)",
     )
+    judging = parser.add_argument_group(
+        "the judge (gate.labels: human+llm)",
+        "Before deciding, check grades the pairs of both sides' top judge.depth that the "
+        "judge's layer lacks, as `judge` does; pairs it cannot grade (no key, the endpoint "
+        "down, the budget spent) are bounded, never silently left out.",
+    )
+    judging.add_argument(
+        "--no-judge",
+        action="store_false",
+        dest="judge",
+        help="grade nothing: the pairs the layer lacks are bounded as unjudged",
+    )
+    judging.add_argument(
+        "--max-judge-calls",
+        type=positive_int,
+        metavar="N",
+        help="grade with at most this many calls (overrides judge.budget.calls)",
+    )
+    judging.add_argument(
+        "--max-judge-cost",
+        type=positive_amount,
+        metavar="AMOUNT",
+        help="grade for at most this cost (overrides judge.budget.cost)",
+    )
     add_repeats_option(parser)
     add_report_options(parser)
     parser.set_defaults(handler=run)
@@ -90,6 +116,9 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             repeats=args.repeats,
             against=args.against,
             sequential=args.sequential,
+            judge=args.judge,
+            max_judge_calls=args.max_judge_calls,
+            max_judge_cost=args.max_judge_cost,
         )
     except GateError as error:  # the reports say why the gate could not decide
         document = validate_result(error_document(config.name, str(error)))

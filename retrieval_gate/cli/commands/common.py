@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
@@ -169,3 +170,21 @@ def say(err: TextIO, message: str, *, fenced: bool = False) -> None:
     stream = raw(err)
     stream.write(fence(message))
     stream.flush()
+
+
+def positive_int(text: str) -> int:
+    """An option's whole number, 1 or more; argparse's error otherwise."""
+    if not text.strip().isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number, 1 or more, got {text!r}")
+    return int(text)
+
+
+def positive_amount(text: str) -> float:
+    """An option's finite amount above 0; argparse's error otherwise."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"expected an amount above 0, got {text!r}")
+    return value

@@ -7,7 +7,7 @@ import math
 import os
 from typing import TYPE_CHECKING, TextIO
 
-from retrieval_gate.cli.commands.common import add_config_option
+from retrieval_gate.cli.commands.common import add_config_option, positive_amount, positive_int
 from retrieval_gate.errors import EXIT_OK, GateError
 
 if TYPE_CHECKING:
@@ -44,13 +44,13 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     parser.add_argument(
         "--max-calls",
-        type=_positive_int,
+        type=positive_int,
         metavar="N",
         help="stop before more calls than this (overrides judge.budget.calls)",
     )
     parser.add_argument(
         "--max-cost",
-        type=_positive_float,
+        type=positive_amount,
         metavar="AMOUNT",
         help="stop before spending more (overrides judge.budget.cost)",
     )
@@ -62,22 +62,6 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
     parser.add_argument("--quiet", action="store_true", help="no progress output")
     parser.set_defaults(handler=run)
-
-
-def _positive_int(text: str) -> int:
-    if not text.strip().isdigit() or int(text) < 1:
-        raise argparse.ArgumentTypeError(f"expected a whole number, 1 or more, got {text!r}")
-    return int(text)
-
-
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not (math.isfinite(value) and value > 0):
-        raise argparse.ArgumentTypeError(f"expected an amount above 0, got {text!r}")
-    return value
 
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
