@@ -67,7 +67,9 @@ class RetrieverError(GateError):
     `kind` is the message without what varies from query to query (a response's excerpt):
     failures of one kind stop a run early, whatever each response held. `mapping` marks a
     response the config cannot read (`retriever.results`, `id`, `score`): the config is
-    wrong, not a query, so no error budget should absorb it."""
+    wrong, not a query, so no error budget should absorb it. `throttled` marks a service
+    that refused for load (HTTP 429 or 503): the runner slows every call, not just this one;
+    `retry_after` is the wait in seconds its `Retry-After` asked for, if any."""
 
     def __init__(
         self,
@@ -76,11 +78,15 @@ class RetrieverError(GateError):
         retryable: bool = False,
         kind: str | None = None,
         mapping: bool = False,
+        throttled: bool = False,
+        retry_after: float | None = None,
     ) -> None:
         super().__init__(message)
         self.retryable = retryable
         self.kind = kind if kind is not None else message
         self.mapping = mapping
+        self.throttled = throttled
+        self.retry_after = retry_after
 
 
 class CacheError(GateError):

@@ -425,6 +425,8 @@ class HttpRetriever(Adapter[HttpConfig]):
                 f"{self.name}: HTTP {response.status}{after}: {said}",
                 retryable=retryable,
                 kind=f"{self.name}: HTTP {response.status}",
+                throttled=response.status in (429, 503),
+                retry_after=wait,
             )
         try:
             data = parsed_json(response.content)

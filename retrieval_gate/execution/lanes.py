@@ -31,11 +31,13 @@ _LOOK = 1.0
 
 @dataclass
 class Unit:
-    """One retriever call's worth of queries (one query, or one batch) and its attempts."""
+    """One retriever call's worth of queries (one query, or one batch), its attempts, and the
+    throttle's epoch its last attempt was started in (execution/throttle.py)."""
 
     queries: tuple[Query, ...]
     batched: bool
     attempts: int = 0
+    epoch: int = 0
 
 
 Outcome = tuple[Unit, Call | Failure]

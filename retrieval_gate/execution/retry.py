@@ -55,13 +55,15 @@ class RetryPolicy:
 @dataclass(frozen=True)
 class Failure:
     """A retriever call's failure: its text, whether another attempt may help, its kind
-    (the text without what varies per query) and whether the config's response mapping is
-    at fault (`RetrieverError`)."""
+    (the text without what varies per query), whether the config's response mapping is at
+    fault, and whether the service refused for load and asked for a wait (`RetrieverError`)."""
 
     text: str
     retryable: bool
     kind: str
     mapping: bool = False
+    throttled: bool = False
+    retry_after: float | None = None
 
 
 def describe_failure(error: BaseException) -> Failure:
@@ -69,7 +71,14 @@ def describe_failure(error: BaseException) -> Failure:
     TimeoutError is worth another attempt."""
     if isinstance(error, RetrieverError):
         text = str(error) or type(error).__name__
-        return Failure(text, error.retryable, error.kind or text, error.mapping)
+        return Failure(
+            text,
+            error.retryable,
+            error.kind or text,
+            error.mapping,
+            error.throttled,
+            error.retry_after,
+        )
     text = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
     # A plain TimeoutError from a Python retriever is the same situation as our own timeout.
     return Failure(text, isinstance(error, TimeoutError), text)

@@ -20,8 +20,9 @@ from retrieval_gate.core.run import Run
 from retrieval_gate.core.wording import one_line
 from retrieval_gate.errors import GateError
 from retrieval_gate.execution.attempt import Answer, Call
-from retrieval_gate.execution.lanes import Unit, open_lane
+from retrieval_gate.execution.lanes import Lane, Unit, open_lane
 from retrieval_gate.execution.retry import Failure, RetryPolicy
+from retrieval_gate.execution.throttle import Throttle
 from retrieval_gate.execution.timing import Timing
 
 if TYPE_CHECKING:
@@ -399,10 +400,12 @@ def _execute(
     This thread schedules: it starts attempts on a lane (lanes.py: worker threads, or
     workers on the retriever's own event loop), collects those that ended or passed their
     timeout, and parks retries in a heap until their backoff ends (a waiting retry holds no
-    worker).
+    worker). A refusal for load (429, 503) lowers the calls in flight for every unit, and
+    at one call holds them all back (throttle.py).
     """
     policy = settings.retry
     rng = random.Random(settings.seed)
+    throttle = Throttle(settings.concurrency, policy, rng)
     ready = deque(units)
     delayed: list[tuple[float, int, Unit]] = []
     calls = 0
@@ -411,9 +414,13 @@ def _execute(
 
     def settle(unit: Unit, failure: Failure) -> None:
         nonlocal order
+        held = 0.0
+        if failure.throttled:
+            held = throttle.refused(unit.epoch, failure.retry_after, time.monotonic())
         if failure.retryable and unit.attempts < policy.attempts:
             order += 1
-            delay = policy.delay(unit.attempts - 1, rng)
+            # The refused call waits what the service asked, and never less than the pool.
+            delay = max(policy.delay(unit.attempts - 1, rng), failure.retry_after or 0.0, held)
             heapq.heappush(delayed, (time.monotonic() + delay, order, unit))
         else:
             sink.failed(unit, failure)
@@ -438,8 +445,8 @@ def _execute(
                 delayed.clear()
             # A service's `Retry-After` holds every new call back, outside its timeout: the
             # timeout bounds one request, not the wait the service asked for between them.
-            held = _resume_at(retriever) - time.monotonic()
-            while held <= 0 and ready and lane.room() > 0:
+            held = max(_resume_at(retriever), throttle.hold_until) - time.monotonic()
+            while held <= 0 and ready and _room(lane, throttle) > 0:
                 if sink.probing(started):
                     # The first queries have yet to show the retriever works: only retries.
                     retry = next((unit for unit in ready if unit.attempts), None)
@@ -450,6 +457,7 @@ def _execute(
                 unit = ready.popleft()
                 started += 0 if unit.attempts else len(unit.queries)
                 unit.attempts += 1
+                unit.epoch = throttle.epoch
                 calls += 1
                 lane.start(unit)
             if not lane.busy():
@@ -463,12 +471,22 @@ def _execute(
                 wake = min(wake, time.monotonic() + held)
             for unit, outcome in lane.finished(wake):
                 if isinstance(outcome, Call):
+                    throttle.answered()
                     sink.answered(unit, outcome)
                 else:
                     settle(unit, outcome)
     finally:
         lane.close()
     return calls
+
+
+def _room(lane: Lane, throttle: Throttle) -> int:
+    """How many more calls may start: the lane's room (its lookahead included) while the
+    throttle is open, at most the throttle's limit in flight once a refusal lowered it."""
+    room = lane.room()
+    if throttle.limit < throttle.ceiling:
+        room = min(room, throttle.room(lane.busy()))
+    return room
 
 
 def _resume_at(retriever: Retriever) -> float:

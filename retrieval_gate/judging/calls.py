@@ -85,8 +85,5 @@ class _Asker(OneAtATime):
             self.completions[query.id] = completion
         return []
 
-    def resume_at(self) -> float:
-        return self._client.resume_at()
-
     def close(self) -> None:
         """The caller owns the client."""

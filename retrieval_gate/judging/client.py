@@ -5,8 +5,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import threading
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -38,10 +36,10 @@ class ChatClient:
     """POST BASE_URL/chat/completions. Thread-safe: the runner calls it from several workers.
 
     A 429 or 5xx, a timeout or a dropped connection is a retryable RetrieverError (the
-    runner's retry policy decides); a `Retry-After` holds every later request back
-    (`resume_at`). Other 4xx and unreadable answers are not retryable. The API key (from the
-    variable judge.api_key_env names) and any password in the URL are redacted from every
-    message.
+    runner's retry policy decides); a 429 or 503 is `throttled`, with the wait its
+    `Retry-After` asks for: the runner slows the pool (execution/throttle.py). Other 4xx
+    and unreadable answers are not retryable. The API key (from the variable
+    judge.api_key_env names) and any password in the URL are redacted from every message.
     """
 
     def __init__(self, config: JudgeConfig, environ: Mapping[str, str] | None = None) -> None:
@@ -64,8 +62,6 @@ class ChatClient:
             redaction.register(url.password)
         self.name = f"judge {public_url(config.base_url)}"
         self._url = f"{config.base_url}/chat/completions"
-        self._resume_at = 0.0
-        self._lock = threading.Lock()
         connections = max(config.concurrency, 1)
         # Redirects are not followed: httpx would send the Authorization header to whatever
         # origin a redirect names.
@@ -111,7 +107,6 @@ class ChatClient:
         if top_logprobs:
             body["logprobs"] = True
             body["top_logprobs"] = top_logprobs
-        self._hold_off()
         try:
             response = self._client.post(self._url, json=body)
         except httpx.TimeoutException:
@@ -144,19 +139,8 @@ class ChatClient:
             ) from None
         return self._completion(data)
 
-    def resume_at(self) -> float:
-        """The monotonic time the last `Retry-After` named (0: none): the runner holds new
-        calls back until then."""
-        with self._lock:
-            return self._resume_at
-
     def close(self) -> None:
         self._client.close()
-
-    def _hold_off(self) -> None:
-        delay = self.resume_at() - time.monotonic()
-        if delay > 0:
-            time.sleep(delay)
 
     def _http_error(self, response: Any) -> RetrieverError:
         status = response.status_code
@@ -165,9 +149,7 @@ class ChatClient:
             wait = retry_after_seconds(response.headers.get("Retry-After"))
             if wait is not None:
                 wait = min(wait, MAX_RETRY_AFTER)
-                with self._lock:
-                    self._resume_at = max(self._resume_at, time.monotonic() + wait)
-        after = "" if wait is None else f" (Retry-After: the next request waits {wait:.3g}s)"
+        after = "" if wait is None else f" (Retry-After: {wait:.3g}s)"
         hint = ""
         if status in (401, 403):
             hint = (
@@ -183,6 +165,8 @@ class ChatClient:
             f"{self.name}: HTTP {status}{after}{hint}: {self._shown(response.text)}",
             retryable=status == 429 or status >= 500,
             kind=f"{self.name}: HTTP {status}",
+            throttled=status in (429, 503),
+            retry_after=wait,
         )
 
     def _completion(self, data: Any) -> Completion:

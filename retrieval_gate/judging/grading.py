@@ -109,9 +109,6 @@ class JudgeRetriever(OneAtATime):
     def describe(self) -> Mapping[str, Any]:
         return judge_description(self.client.config, self.prompt)
 
-    def resume_at(self) -> float:
-        return self.client.resume_at()
-
     def close(self) -> None:
         self.client.close()
 

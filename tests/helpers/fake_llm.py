@@ -96,10 +96,20 @@ class FakeLlm:
     """Answers given first, one per request (429s, 500s, broken JSON), before the model's."""
     delay: float = 0.0
     """Seconds the model takes to answer (a hanging endpoint, past a client's timeout)."""
+    refuse_every: int = 0
+    """Answer every Nth request (counted from the first) with `refusal` (0: none): a
+    rate-limited endpoint that refuses a share of calls whatever their rate."""
+    refusal: Answer = field(default_factory=lambda: rate_limited(1))
     requests: list[dict[str, Any]] = field(default_factory=list)
+    statuses: list[int] = field(default_factory=list)
+    """The status of each answer, in the order the requests arrived."""
+    arrivals: list[tuple[float, int]] = field(default_factory=list)
+    """When each request arrived (time.monotonic()) and how many were then in flight at the
+    server, itself included."""
     headers: list[dict[str, str]] = field(default_factory=list)
     url: str = ""
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    _active: int = 0
 
     @property
     def base_url(self) -> str:
@@ -111,6 +121,25 @@ class FakeLlm:
             self.scripted.extend(answers)
 
     def respond(self, method: str, path: str, headers: Mapping[str, str], body: bytes) -> Answer:
+        with self._lock:
+            self._active += 1
+            self.arrivals.append((time.monotonic(), self._active))
+            slot = len(self.statuses)
+            self.statuses.append(0)
+        try:
+            answer = self._respond(method, path, headers, body)
+        finally:
+            with self._lock:
+                self._active -= 1
+        self.statuses[slot] = answer[0]
+        return answer
+
+    @property
+    def peak(self) -> int:
+        """The most requests ever in flight at the server at once."""
+        return max((active for _, active in self.arrivals), default=0)
+
+    def _respond(self, method: str, path: str, headers: Mapping[str, str], body: bytes) -> Answer:
         if method != "POST" or path.rstrip("/") != "/v1/chat/completions":
             return _error(404, f"no route {method} {path}", "not_found")
         with self._lock:
@@ -122,6 +151,8 @@ class FakeLlm:
             self.requests.append(request)
             if self.scripted:
                 return self.scripted.popleft()
+            if self.refuse_every and len(self.requests) % self.refuse_every == 0:
+                return self.refusal
         if self.delay:
             time.sleep(self.delay)
         if self.api_key is not None:
@@ -190,9 +221,11 @@ def _error(status: int, message: str, code: str) -> Answer:
     return status, {"Content-Type": "application/json"}, json.dumps(body).encode()
 
 
-def rate_limited(seconds: int = 1) -> Answer:
-    """A 429 as OpenAI sends it, with Retry-After."""
+def rate_limited(seconds: int | None = 1) -> Answer:
+    """A 429 as OpenAI sends it, with Retry-After (none when `seconds` is None)."""
     status, headers, body = _error(429, "Rate limit reached for requests", "rate_limit_exceeded")
+    if seconds is None:
+        return status, headers, body
     return status, {**headers, "Retry-After": str(seconds)}, body
 
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from retrieval_gate.config.judge import JudgeConfig
@@ -64,7 +62,7 @@ def test_a_url_password_and_a_key_are_not_both_sent() -> None:
     assert "s3cret-pass" not in str(refused.value)
 
 
-def test_429_holds_later_requests_back_and_5xx_is_retryable() -> None:
+def test_429_is_throttled_with_its_retry_after_and_5xx_is_retryable() -> None:
     with fake_llm(judge=_judge(alpha=1)) as llm:
         llm.script(rate_limited(1), server_error())
         client = _client(llm.base_url)
@@ -72,10 +70,12 @@ def test_429_holds_later_requests_back_and_5xx_is_retryable() -> None:
             client.complete([{"role": "user", "content": "x"}])
         assert limited.value.retryable
         assert "Retry-After" in str(limited.value)
-        assert client.resume_at() > time.monotonic() + 0.5
+        # The runner slows the pool (execution/throttle.py); the client holds nothing back.
+        assert (limited.value.throttled, limited.value.retry_after) == (True, 1.0)
         with pytest.raises(RetrieverError) as failed:
             client.complete([{"role": "user", "content": "x"}])
         assert failed.value.retryable
+        assert not failed.value.throttled
         assert "HTTP 500" in str(failed.value)
         client.close()
 
