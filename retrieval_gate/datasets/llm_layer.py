@@ -14,6 +14,7 @@ import numpy as np
 from retrieval_gate.core.files import write_text_atomic
 from retrieval_gate.core.ids import object_array
 from retrieval_gate.core.qrels import Qrels
+from retrieval_gate.core.wording import excerpt, one_line
 from retrieval_gate.errors import InputError
 from retrieval_gate.readers.text import json_lines
 
@@ -23,13 +24,60 @@ if TYPE_CHECKING:
 LAYER_SUFFIX = ".llm.jsonl"
 _FIELDS = ("query", "doc", "grade", "model", "prompt_sha256", "answer", "time")
 MAX_GRADE = 3
+UNKNOWN = "an unrecorded model"
+"""How a row with no `answered_by` (written before it was recorded, or by an endpoint that
+does not say) names the model that answered."""
+
+
+@dataclass(frozen=True)
+class JudgeIdentity:
+    """Who graded a row: the configured model name and prompt sha256, the model the endpoint
+    said answered (its `model`) with its `system_fingerprint`, and the sampling settings.
+    "" and None: not recorded. Two rows of one configured judge whose identities differ were
+    graded by two judges (an alias re-pointed, a setting changed), and no comparison mixes
+    them."""
+
+    model: str
+    prompt_sha256: str
+    answered_by: str = ""
+    system_fingerprint: str = ""
+    temperature: float | None = None
+    max_tokens: int | None = None
+    logprobs: bool | None = None
+
+    @property
+    def sort_key(self) -> tuple[str, ...]:
+        """A total order (None sorts before any value)."""
+        return tuple("" if value is None else f"{value!r}" for value in asdict(self).values())
+
+    def answering(self) -> str:
+        """The model that answered and its fingerprint, one line: `gpt-4o-2024-08-06
+        (fingerprint fp_1)`, or UNKNOWN."""
+        name = one_line(self.answered_by) if self.answered_by else UNKNOWN
+        if self.system_fingerprint:
+            name += f" (fingerprint {one_line(self.system_fingerprint)})"
+        return name
+
+    def describe(self) -> str:
+        """`answering()` and the settings recorded, one line."""
+        settings = [
+            f"{name} {value}"
+            for name, value in (
+                ("temperature", self.temperature),
+                ("max_tokens", self.max_tokens),
+                ("logprobs", None if self.logprobs is None else "on" if self.logprobs else "off"),
+            )
+            if value is not None
+        ]
+        return self.answering() + (f" at {', '.join(settings)}" if settings else "")
 
 
 @dataclass(frozen=True)
 class LlmJudgment:
     """One pair graded by a judge: its grade, the judge (model, prompt sha256), its raw answer
     and when it was given (UTC, ISO 8601); `confidence` is the probability the judge gave its
-    grade, when the endpoint returned log-probabilities."""
+    grade, when the endpoint returned log-probabilities. The rest say which judge it was
+    (`identity`); rows written before they were recorded have none."""
 
     query: str
     doc: str
@@ -39,6 +87,13 @@ class LlmJudgment:
     answer: str
     time: str
     confidence: float | None = None
+    answered_by: str = ""
+    """The response's `model`: the model behind the configured name when it answered."""
+    system_fingerprint: str = ""
+    """The response's `system_fingerprint`, where the endpoint sends one."""
+    temperature: float | None = None
+    max_tokens: int | None = None
+    logprobs: bool | None = None
 
     @property
     def key(self) -> tuple[str, str, str, str]:
@@ -49,6 +104,19 @@ class LlmJudgment:
     def judge(self) -> tuple[str, str]:
         """(model, prompt sha256)."""
         return (self.model, self.prompt_sha256)
+
+    @property
+    def identity(self) -> JudgeIdentity:
+        """The whole judge: configured name, prompt, answering model, fingerprint, settings."""
+        return JudgeIdentity(
+            self.model,
+            self.prompt_sha256,
+            self.answered_by,
+            self.system_fingerprint,
+            self.temperature,
+            self.max_tokens,
+            self.logprobs,
+        )
 
 
 def layer_path(config: GateConfig) -> Path:
@@ -112,6 +180,11 @@ def judges_of(rows: Sequence[LlmJudgment]) -> tuple[tuple[str, str], ...]:
     return tuple(sorted({row.judge for row in rows}))
 
 
+def identities_of(rows: Iterable[LlmJudgment]) -> tuple[JudgeIdentity, ...]:
+    """The whole judges (`LlmJudgment.identity`) of `rows`, sorted."""
+    return tuple(sorted({row.identity for row in rows}, key=lambda found: found.sort_key))
+
+
 def layer_qrels(
     rows: Sequence[LlmJudgment],
     query_ids: Sequence[str],
@@ -169,9 +242,66 @@ def _row(raw: dict[str, Any], source: str, line: int) -> LlmJudgment:
         raw["answer"],
         raw["time"],
         None if confidence is None else float(confidence),
+        **_identity_fields(raw, source, line),
     )
 
 
+def _identity_fields(raw: dict[str, Any], source: str, line: int) -> dict[str, Any]:
+    """The judge's identity fields of a row (absent in rows of older versions: not recorded)."""
+    found: dict[str, Any] = {}
+    for name in ("answered_by", "system_fingerprint"):
+        value = raw.get(name, "")
+        if not isinstance(value, str):
+            raise InputError(
+                f"{name} {_shown(value)} must be a string (the model the endpoint named) or absent",
+                source=source,
+                line=line,
+            )
+        found[name] = value
+    temperature = raw.get("temperature")
+    if temperature is not None and (
+        isinstance(temperature, bool)
+        or not isinstance(temperature, int | float)
+        or not (math.isfinite(temperature) and temperature >= 0)
+    ):
+        raise InputError(
+            f"temperature {_shown(temperature)} must be a number, 0 or more, or absent",
+            source=source,
+            line=line,
+        )
+    max_tokens = raw.get("max_tokens")
+    if max_tokens is not None and (
+        isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1
+    ):
+        raise InputError(
+            f"max_tokens {_shown(max_tokens)} must be a whole number, 1 or more, or absent",
+            source=source,
+            line=line,
+        )
+    logprobs = raw.get("logprobs")
+    if logprobs is not None and not isinstance(logprobs, bool):
+        raise InputError(
+            f"logprobs {_shown(logprobs)} must be true, false or absent", source=source, line=line
+        )
+    found["temperature"] = None if temperature is None else float(temperature)
+    found["max_tokens"] = max_tokens
+    found["logprobs"] = logprobs
+    return found
+
+
+def _shown(value: object) -> str:
+    return excerpt(repr(value), 60)
+
+
+_IDENTITY_FIELDS = ("answered_by", "system_fingerprint", "temperature", "max_tokens", "logprobs")
+
+
 def _line(row: LlmJudgment) -> str:
+    # The identity fields are written only when recorded, so a row of an older version is
+    # rewritten byte for byte as it was read.
+    document = asdict(row)
+    for name in _IDENTITY_FIELDS:
+        if document[name] in ("", None):
+            del document[name]
     # ensure_ascii: a grade's raw answer may hold any character; the file stays plain ASCII.
-    return json.dumps(asdict(row), ensure_ascii=True, separators=(", ", ": ")) + "\n"
+    return json.dumps(document, ensure_ascii=True, separators=(", ", ": ")) + "\n"

@@ -14,6 +14,7 @@ from retrieval_gate.core.ids import FloatArray, IntArray
 from retrieval_gate.core.qrels import Qrels
 from retrieval_gate.core.wording import one_line, plural
 from retrieval_gate.datasets import Dataset
+from retrieval_gate.datasets.llm_layer import JudgeIdentity
 from retrieval_gate.errors import GateError, InputError
 from retrieval_gate.gate.baseline.record import Baseline
 from retrieval_gate.gate.checks.compare import (
@@ -24,6 +25,7 @@ from retrieval_gate.gate.checks.compare import (
 from retrieval_gate.gate.checks.family import family_levels
 from retrieval_gate.gate.checks.slicing import check_list
 from retrieval_gate.gate.checks.verdicts import Evidence, fails, verdict_of
+from retrieval_gate.gate.modes.judges import mixed_judges, pool_judges
 from retrieval_gate.stats.calibration import CalibrationCard, calibration_card, system_agreement
 from retrieval_gate.stats.detectability import detectable_drop
 from retrieval_gate.stats.ppi import PpiEstimate, ppi_mean
@@ -41,6 +43,9 @@ class JudgeLabels:
     model: str
     prompt_sha256: str
     qrels: Qrels
+    graded_by: Mapping[tuple[str, str], JudgeIdentity] = dataclasses.field(default_factory=dict)
+    """Per (query, doc) of `qrels`: the whole judge that graded it (answering model,
+    fingerprint, settings); empty when not known."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -49,6 +54,9 @@ class Assisted:
 
     model: str
     prompt_sha256: str
+    judges: tuple[tuple[JudgeIdentity, int], ...] = ()
+    """The judges that graded the pairs the assisted checks scored, and how many each: more
+    than one and every assisted check is inconclusive (`mixed_judges`)."""
     card: CalibrationCard
     trusted: bool
     why_not: str
@@ -67,6 +75,11 @@ class Assisted:
     """Queries with a human judgment (of any grade)."""
     uncovered: tuple[str, ...]
     """Queries left out: the judge did not grade every pair the records ranked in them."""
+
+    @property
+    def mixed(self) -> bool:
+        """Whether the pairs the assisted checks scored were graded by several judges."""
+        return len(self.judges) > 1
 
     @property
     def decided_by(self) -> Labels:
@@ -393,6 +406,7 @@ def assisted_checks(
     pools = pools_of(records, ids, depth)
     keep = covered(labels.qrels, pools, ids)
     pool = pooled(labels.qrels, pools)
+    judges = pool_judges(labels.graded_by, pool, keep)
     judged = (judge_scores(baseline, pool), judge_scores(current, pool))
     human_scores = (baseline.scores, current.scores)
     made, counts, weights = assisted_comparisons(
@@ -404,6 +418,7 @@ def assisted_checks(
         overrides,
         settings,
     )
+    made, mixed = mixed_judges(made, judges, settings)
     repeated = baseline.repeats is not None or current.repeats is not None
     runs = None
     if repeated:
@@ -447,6 +462,7 @@ def assisted_checks(
     )
     uncovered = tuple(q for q, k in zip(ids, keep.tolist(), strict=True) if not k)
     warnings = [uncovered_note(uncovered, len(ids))] if uncovered else []
+    warnings += [mixed] if mixed else []
     if repeated:
         warnings.append(
             "the LLM-assisted checks use the repeats' mean scores and the first run's rankings, "
@@ -460,6 +476,7 @@ def assisted_checks(
     assisted = Assisted(
         model=labels.model,
         prompt_sha256=labels.prompt_sha256,
+        judges=judges,
         card=card,
         trusted=not why_not,
         why_not=why_not,
