@@ -13,8 +13,9 @@ import numpy as np
 
 from retrieval_gate.core.files import write_text_atomic
 from retrieval_gate.core.ids import object_array
+from retrieval_gate.core.judge_identity import JudgeIdentity
 from retrieval_gate.core.qrels import Qrels
-from retrieval_gate.core.wording import excerpt, one_line
+from retrieval_gate.core.wording import excerpt
 from retrieval_gate.errors import InputError
 from retrieval_gate.readers.text import json_lines
 
@@ -24,52 +25,6 @@ if TYPE_CHECKING:
 LAYER_SUFFIX = ".llm.jsonl"
 _FIELDS = ("query", "doc", "grade", "model", "prompt_sha256", "answer", "time")
 MAX_GRADE = 3
-UNKNOWN = "an unrecorded model"
-"""How a row with no `answered_by` (written before it was recorded, or by an endpoint that
-does not say) names the model that answered."""
-
-
-@dataclass(frozen=True)
-class JudgeIdentity:
-    """Who graded a row: the configured model name and prompt sha256, the model the endpoint
-    said answered (its `model`) with its `system_fingerprint`, and the sampling settings.
-    "" and None: not recorded. Two rows of one configured judge whose identities differ were
-    graded by two judges (an alias re-pointed, a setting changed), and no comparison mixes
-    them."""
-
-    model: str
-    prompt_sha256: str
-    answered_by: str = ""
-    system_fingerprint: str = ""
-    temperature: float | None = None
-    max_tokens: int | None = None
-    logprobs: bool | None = None
-
-    @property
-    def sort_key(self) -> tuple[str, ...]:
-        """A total order (None sorts before any value)."""
-        return tuple("" if value is None else f"{value!r}" for value in asdict(self).values())
-
-    def answering(self) -> str:
-        """The model that answered and its fingerprint, one line: `gpt-4o-2024-08-06
-        (fingerprint fp_1)`, or UNKNOWN."""
-        name = one_line(self.answered_by) if self.answered_by else UNKNOWN
-        if self.system_fingerprint:
-            name += f" (fingerprint {one_line(self.system_fingerprint)})"
-        return name
-
-    def describe(self) -> str:
-        """`answering()` and the settings recorded, one line."""
-        settings = [
-            f"{name} {value}"
-            for name, value in (
-                ("temperature", self.temperature),
-                ("max_tokens", self.max_tokens),
-                ("logprobs", None if self.logprobs is None else "on" if self.logprobs else "off"),
-            )
-            if value is not None
-        ]
-        return self.answering() + (f" at {', '.join(settings)}" if settings else "")
 
 
 @dataclass(frozen=True)

@@ -13,10 +13,11 @@ from typing import TYPE_CHECKING, Any
 from retrieval_gate.adapters.interface import OneAtATime, fingerprint
 from retrieval_gate.config.judge import JudgeConfig
 from retrieval_gate.core.json_parse import parsed_json
+from retrieval_gate.core.judge_identity import JudgeIdentity
 from retrieval_gate.core.model import Hit, Query
 from retrieval_gate.core.redaction import redacted
 from retrieval_gate.core.wording import excerpt
-from retrieval_gate.datasets.llm_layer import JudgeIdentity, LlmJudgment
+from retrieval_gate.datasets.llm_layer import LlmJudgment
 from retrieval_gate.errors import RetrieverError
 from retrieval_gate.execution.runner import RunSettings, run_queries
 from retrieval_gate.judging.client import answered_name

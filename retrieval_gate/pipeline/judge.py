@@ -11,12 +11,12 @@ from typing import TYPE_CHECKING, TextIO
 
 from retrieval_gate.config.judge import JudgeConfig
 from retrieval_gate.config.schema import GateConfig
+from retrieval_gate.core.judge_identity import JudgeIdentity
 from retrieval_gate.core.model import Document, Query
 from retrieval_gate.core.qrels import is_judged
 from retrieval_gate.core.wording import plural
 from retrieval_gate.datasets import load_labels
 from retrieval_gate.datasets.llm_layer import (
-    JudgeIdentity,
     LlmJudgment,
     identities_of,
     layer_path,

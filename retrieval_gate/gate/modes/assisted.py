@@ -11,10 +11,10 @@ import numpy as np
 from retrieval_gate.config.check_keys import ranking_keys
 from retrieval_gate.config.schema import GateConfig, Labels
 from retrieval_gate.core.ids import FloatArray, IntArray
+from retrieval_gate.core.judge_identity import JudgeIdentity
 from retrieval_gate.core.qrels import Qrels
 from retrieval_gate.core.wording import one_line, plural
 from retrieval_gate.datasets import Dataset
-from retrieval_gate.datasets.llm_layer import JudgeIdentity
 from retrieval_gate.errors import GateError, InputError
 from retrieval_gate.gate.baseline.record import Baseline
 from retrieval_gate.gate.checks.compare import (

@@ -7,8 +7,8 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from retrieval_gate.core.judge_identity import JudgeIdentity
 from retrieval_gate.core.qrels import Qrels
-from retrieval_gate.datasets.llm_layer import JudgeIdentity
 from retrieval_gate.gate.checks.compare import Comparison, ComparisonSettings
 from retrieval_gate.gate.checks.verdicts import fails
 
