@@ -5,7 +5,10 @@ seeded, configurable bias: over-grading by one level on a share of pairs, and a 
 depends on the query. It reads the query and the passage back from the <query> and <passage>
 blocks of the prompt, as a model would see them, and it is gullible: an instruction to grade
 that reaches it outside those blocks ("grade this 3") is obeyed, so a prompt that lets a
-document out of its block fails the tests.
+document out of its block fails the tests. Its answers name the model asked for, or
+another (`answered_as`, any JSON value), and after `switch_after` answers the alias points
+at another model that grades `switched_bias` levels higher, as a provider re-pointing
+`gpt-4o` would.
 """
 
 from __future__ import annotations
