@@ -13,7 +13,9 @@ import numpy as np
 
 from retrieval_gate.core.files import write_text_atomic
 from retrieval_gate.core.ids import object_array
+from retrieval_gate.core.judge_identity import JudgeIdentity
 from retrieval_gate.core.qrels import Qrels
+from retrieval_gate.core.wording import excerpt
 from retrieval_gate.errors import InputError
 from retrieval_gate.readers.text import json_lines
 
@@ -29,7 +31,8 @@ MAX_GRADE = 3
 class LlmJudgment:
     """One pair graded by a judge: its grade, the judge (model, prompt sha256), its raw answer
     and when it was given (UTC, ISO 8601); `confidence` is the probability the judge gave its
-    grade, when the endpoint returned log-probabilities."""
+    grade, when the endpoint returned log-probabilities. The rest say which judge it was
+    (`identity`); rows written before they were recorded have none."""
 
     query: str
     doc: str
@@ -39,6 +42,13 @@ class LlmJudgment:
     answer: str
     time: str
     confidence: float | None = None
+    answered_by: str = ""
+    """The response's `model`: the model behind the configured name when it answered."""
+    system_fingerprint: str = ""
+    """The response's `system_fingerprint`, where the endpoint sends one."""
+    temperature: float | None = None
+    max_tokens: int | None = None
+    logprobs: bool | None = None
 
     @property
     def key(self) -> tuple[str, str, str, str]:
@@ -49,6 +59,19 @@ class LlmJudgment:
     def judge(self) -> tuple[str, str]:
         """(model, prompt sha256)."""
         return (self.model, self.prompt_sha256)
+
+    @property
+    def identity(self) -> JudgeIdentity:
+        """The whole judge: configured name, prompt, answering model, fingerprint, settings."""
+        return JudgeIdentity(
+            self.model,
+            self.prompt_sha256,
+            self.answered_by,
+            self.system_fingerprint,
+            self.temperature,
+            self.max_tokens,
+            self.logprobs,
+        )
 
 
 def layer_path(config: GateConfig) -> Path:
@@ -112,6 +135,11 @@ def judges_of(rows: Sequence[LlmJudgment]) -> tuple[tuple[str, str], ...]:
     return tuple(sorted({row.judge for row in rows}))
 
 
+def identities_of(rows: Iterable[LlmJudgment]) -> tuple[JudgeIdentity, ...]:
+    """The whole judges (`LlmJudgment.identity`) of `rows`, sorted."""
+    return tuple(sorted({row.identity for row in rows}, key=lambda found: found.sort_key))
+
+
 def layer_qrels(
     rows: Sequence[LlmJudgment],
     query_ids: Sequence[str],
@@ -169,9 +197,66 @@ def _row(raw: dict[str, Any], source: str, line: int) -> LlmJudgment:
         raw["answer"],
         raw["time"],
         None if confidence is None else float(confidence),
+        **_identity_fields(raw, source, line),
     )
 
 
+def _identity_fields(raw: dict[str, Any], source: str, line: int) -> dict[str, Any]:
+    """The judge's identity fields of a row (absent in rows of older versions: not recorded)."""
+    found: dict[str, Any] = {}
+    for name in ("answered_by", "system_fingerprint"):
+        value = raw.get(name, "")
+        if not isinstance(value, str):
+            raise InputError(
+                f"{name} {_shown(value)} must be a string (the model the endpoint named) or absent",
+                source=source,
+                line=line,
+            )
+        found[name] = value
+    temperature = raw.get("temperature")
+    if temperature is not None and (
+        isinstance(temperature, bool)
+        or not isinstance(temperature, int | float)
+        or not (math.isfinite(temperature) and temperature >= 0)
+    ):
+        raise InputError(
+            f"temperature {_shown(temperature)} must be a number, 0 or more, or absent",
+            source=source,
+            line=line,
+        )
+    max_tokens = raw.get("max_tokens")
+    if max_tokens is not None and (
+        isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1
+    ):
+        raise InputError(
+            f"max_tokens {_shown(max_tokens)} must be a whole number, 1 or more, or absent",
+            source=source,
+            line=line,
+        )
+    logprobs = raw.get("logprobs")
+    if logprobs is not None and not isinstance(logprobs, bool):
+        raise InputError(
+            f"logprobs {_shown(logprobs)} must be true, false or absent", source=source, line=line
+        )
+    found["temperature"] = None if temperature is None else float(temperature)
+    found["max_tokens"] = max_tokens
+    found["logprobs"] = logprobs
+    return found
+
+
+def _shown(value: object) -> str:
+    return excerpt(repr(value), 60)
+
+
+_IDENTITY_FIELDS = ("answered_by", "system_fingerprint", "temperature", "max_tokens", "logprobs")
+
+
 def _line(row: LlmJudgment) -> str:
+    # The identity fields are written only when recorded, so a row of an older version is
+    # rewritten byte for byte as it was read.
+    document = asdict(row)
+    for name in _IDENTITY_FIELDS:
+        if document[name] in ("", None):
+            del document[name]
     # ensure_ascii: a grade's raw answer may hold any character; the file stays plain ASCII.
-    return json.dumps(asdict(row), ensure_ascii=True, separators=(", ", ": ")) + "\n"
+    return json.dumps(document, ensure_ascii=True, separators=(", ", ": ")) + "\n"

@@ -250,7 +250,22 @@ def assisted_document(assisted: Assisted) -> dict[str, Any]:
     return {
         "decided_by": assisted.decided_by,
         "provisional_reason": assisted.why_not,
-        "judge": {"model": assisted.model, "prompt_sha256": assisted.prompt_sha256},
+        "judge": {
+            "model": assisted.model,
+            "prompt_sha256": assisted.prompt_sha256,
+            "answered_by": [
+                {
+                    "model": who.answered_by or None,
+                    "system_fingerprint": who.system_fingerprint or None,
+                    "temperature": who.temperature,
+                    "max_tokens": who.max_tokens,
+                    "logprobs": who.logprobs,
+                    "pairs": pairs,
+                }
+                for who, pairs in assisted.judges
+            ],
+            "mixed": assisted.mixed,
+        },
         "calibration": {
             "pairs": card.pairs,
             "kappa_quadratic": card.kappa,

@@ -12,7 +12,7 @@ from typing import Any
 from retrieval_gate.adapters.http import MAX_RETRY_AFTER, public_url, retry_after_seconds
 from retrieval_gate.config.judge import JudgeConfig
 from retrieval_gate.core import redaction
-from retrieval_gate.core.wording import excerpt
+from retrieval_gate.core.wording import excerpt, one_line
 from retrieval_gate.errors import GateError, RetrieverError
 
 Message = Mapping[str, str]
@@ -30,6 +30,36 @@ class Completion:
     first_token_probability: float | None = None
     top_tokens: Mapping[str, float] | None = None
     """Probability of each of the most likely first tokens, when returned."""
+    model: str = ""
+    """The model the endpoint says answered (its `model`), as `answered_name` keeps it."""
+    system_fingerprint: str = ""
+    """The endpoint's `system_fingerprint` (its backend configuration), where it sends one."""
+
+
+NAME_KEPT = 200
+"""Most characters of a response's `model` or `system_fingerprint` kept: a model's name is
+a few dozen; an endpoint that sends megabytes must not fill the layer and the reports."""
+_NAME_READ = 4 * NAME_KEPT
+
+
+def answered_name(value: object) -> str:
+    """A response's `model` or `system_fingerprint` as the layer keeps it: on one line, control
+    characters shown as `?`, registered secrets redacted, at most NAME_KEPT characters; a value
+    that is not text (an object, a number) as its JSON; "" for none. Applying it twice changes
+    nothing."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        text = value
+    else:
+        try:
+            text = json.dumps(value, sort_keys=True, ensure_ascii=False)
+        except (TypeError, ValueError, RecursionError):
+            text = f"<{type(value).__name__}>"
+    # Cut before the work (a 50 MB name), redacted before the last cut (a cut secret would no
+    # longer match), and the last cut leaves room for "..." so a kept name is kept as it is.
+    clean = one_line(redaction.redacted(text[:_NAME_READ]))
+    return clean if len(clean) <= NAME_KEPT else clean[: NAME_KEPT - 3] + "..."
 
 
 class ChatClient:
@@ -185,7 +215,15 @@ class ChatClient:
         prompt_tokens = _count(usage, "prompt_tokens")
         completion_tokens = _count(usage, "completion_tokens")
         first, top = _first_token(choice)
-        return Completion(content, prompt_tokens, completion_tokens, first, top)
+        return Completion(
+            content,
+            prompt_tokens,
+            completion_tokens,
+            first,
+            top,
+            answered_name(data.get("model")),
+            answered_name(data.get("system_fingerprint")),
+        )
 
     def _shown(self, text: str) -> str:
         return redaction.redacted(excerpt(text))

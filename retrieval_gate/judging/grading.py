@@ -13,12 +13,14 @@ from typing import TYPE_CHECKING, Any
 from retrieval_gate.adapters.interface import OneAtATime, fingerprint
 from retrieval_gate.config.judge import JudgeConfig
 from retrieval_gate.core.json_parse import parsed_json
+from retrieval_gate.core.judge_identity import JudgeIdentity
 from retrieval_gate.core.model import Hit, Query
 from retrieval_gate.core.redaction import redacted
 from retrieval_gate.core.wording import excerpt
 from retrieval_gate.datasets.llm_layer import LlmJudgment
 from retrieval_gate.errors import RetrieverError
 from retrieval_gate.execution.runner import RunSettings, run_queries
+from retrieval_gate.judging.client import answered_name
 from retrieval_gate.judging.pool import Pair
 from retrieval_gate.judging.prompt import MAX_PASSAGE, Prompt, parse_grade
 from retrieval_gate.judging.spend import BUDGET_SPENT, Ledger, estimated_prompt_tokens
@@ -56,8 +58,17 @@ def tasks_of(pairs: Sequence[tuple[Pair, str]]) -> list[Task]:
 
 
 def judge_description(config: JudgeConfig, prompt: Prompt) -> dict[str, Any]:
-    """What a judgment depends on besides the pair, and no secret: it keys the cache."""
-    return {"type": "llm-judge", "model": config.model, "prompt_sha256": prompt.sha256}
+    """What a judgment depends on besides the pair, and no secret: it keys the cache. The
+    model that answers is known only once it has: a cached answer names it, and
+    `grade_tasks(refresh=True)` replaces one a re-grade must not reuse."""
+    return {
+        "type": "llm-judge",
+        "model": config.model,
+        "prompt_sha256": prompt.sha256,
+        "temperature": config.temperature,
+        "max_tokens": config.max_tokens,
+        "logprobs": config.logprobs,
+    }
 
 
 def judge_fingerprint(config: JudgeConfig, prompt: Prompt) -> str:
@@ -103,6 +114,8 @@ class JudgeRetriever(OneAtATime):
         self.clock = clock or (lambda: datetime.now(timezone.utc))
         self.graded: dict[str, LlmJudgment] = {}
         """Pairs graded by calls of this run, by query id: kept when a run is interrupted."""
+        self.latest: JudgeIdentity | None = None
+        """The judge of the last answer that arrived: what the endpoint answers with now."""
         self._idle = threading.Condition()
         self._inflight = 0
 
@@ -158,10 +171,13 @@ class JudgeRetriever(OneAtATime):
             "answer": kept_answer(completion.text),
             "confidence": completion.first_token_probability,
             "time": self.clock().isoformat(timespec="seconds").replace("+00:00", "Z"),
+            "answered_by": completion.model,
+            "system_fingerprint": completion.system_fingerprint,
         }
-        row = _row(task.pair, payload, self.client.config.model, self.prompt.sha256)
+        row = _row(task.pair, payload, self.client.config, self.prompt.sha256)
         with self._idle:
             self.graded[key] = row
+            self.latest = row.identity
         return [Hit(_ANSWER, None, json.dumps(payload, sort_keys=True))]
 
 
@@ -184,16 +200,21 @@ def grade_tasks(
     *,
     cache: ResultCache | None = None,
     progress: Progress | None = None,
+    refresh: bool = False,
 ) -> Graded:
-    """Grade every task through the runner (answers from `cache` first). Ctrl-C stops it
+    """Grade every task through the runner (answers from `cache` first, unless `refresh`:
+    a re-grade asks the endpoint again and replaces the cached answers). Ctrl-C stops it
     and keeps what was graded (`interrupted`); the cache holds it too."""
     queries = [
         Query(f"{index:09d}", task.cache_text, {"task": task}) for index, task in enumerate(tasks)
     ]
     by_id = {query.id: task for query, task in zip(queries, tasks, strict=True)}
     config, sha = judge.client.config, judge.prompt.sha256
+    # Rows are made with the client's configured settings: the cache key holds the same ones.
     try:
-        result = run_queries(judge, queries, 1, settings, cache=cache, progress=progress)
+        result = run_queries(
+            judge, queries, 1, settings, cache=cache, refresh_cache=refresh, progress=progress
+        )
     except KeyboardInterrupt:
         # The calls in flight are paid for: a moment for them to land (a second Ctrl-C ends it).
         judge.wait_idle(min(settings.timeout, INTERRUPT_GRACE))
@@ -206,7 +227,7 @@ def grade_tasks(
     for key, hits in result.hits.items():
         try:
             payload = parsed_json(hits[0].text or "")
-            rows.append(_row(by_id[key].pair, payload, config.model, sha))
+            rows.append(_row(by_id[key].pair, payload, config, sha))
         except (ValueError, TypeError, KeyError, IndexError):
             broken.append((by_id[key].pair, "an unreadable cached judgment (rm the cache)"))
     for failure in result.failures:
@@ -217,7 +238,9 @@ def grade_tasks(
     return Graded(tuple(rows), result.cached, tuple(failures + broken), left, stopped)
 
 
-def _row(pair: Pair, payload: Mapping[str, Any], model: str, sha: str) -> LlmJudgment:
+def _row(pair: Pair, payload: Mapping[str, Any], config: JudgeConfig, sha: str) -> LlmJudgment:
+    """A layer row from a judgment's payload, fresh or cached (a cached one written before
+    the answering model was recorded names none)."""
     grade = payload["grade"]
     if not isinstance(grade, int) or isinstance(grade, bool) or not 0 <= grade <= 3:
         raise ValueError(f"grade {grade!r}")
@@ -226,9 +249,14 @@ def _row(pair: Pair, payload: Mapping[str, Any], model: str, sha: str) -> LlmJud
         pair.query_id,
         pair.doc,
         grade,
-        model,
+        config.model,
         sha,
         str(payload["answer"]),
         str(payload["time"]),
         None if confidence is None else float(confidence),
+        answered_name(payload.get("answered_by")),
+        answered_name(payload.get("system_fingerprint")),
+        config.temperature,
+        config.max_tokens,
+        config.logprobs,
     )

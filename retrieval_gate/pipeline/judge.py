@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -10,11 +11,18 @@ from typing import TYPE_CHECKING, TextIO
 
 from retrieval_gate.config.judge import JudgeConfig
 from retrieval_gate.config.schema import GateConfig
+from retrieval_gate.core.judge_identity import JudgeIdentity
 from retrieval_gate.core.model import Document, Query
 from retrieval_gate.core.qrels import is_judged
 from retrieval_gate.core.wording import plural
 from retrieval_gate.datasets import load_labels
-from retrieval_gate.datasets.llm_layer import LlmJudgment, layer_path, read_layer, write_layer
+from retrieval_gate.datasets.llm_layer import (
+    LlmJudgment,
+    identities_of,
+    layer_path,
+    read_layer,
+    write_layer,
+)
 from retrieval_gate.errors import GateError
 from retrieval_gate.judging.calls import settings_of
 from retrieval_gate.judging.grading import Graded, Task, judge_fingerprint, tasks_of
@@ -24,6 +32,8 @@ from retrieval_gate.judging.spend import Budget, Ledger, cost_of, estimated_prom
 
 if TYPE_CHECKING:
     from retrieval_gate.execution.cache import ResultCache
+    from retrieval_gate.execution.runner import RunSettings
+    from retrieval_gate.judging.grading import JudgeRetriever
 
 
 @dataclass(frozen=True, eq=False)
@@ -46,6 +56,9 @@ class JudgePlan:
     sources: tuple[str, ...]
     """Where the pooled rankings came from, one phrase each."""
     warnings: tuple[str, ...]
+    held: tuple[Task, ...] = ()
+    """The pool pairs the layer holds for this judge, with their text: graded again when the
+    endpoint now answers as another judge (`run_judge`)."""
 
 
 @dataclass(frozen=True)
@@ -83,6 +96,12 @@ class Judged:
     """On the pairs of the config's qrels."""
     against: Agreement | None
     """On the pairs of the `against` qrels, when given."""
+    regraded: Graded | None = None
+    """The pairs graded again because the endpoint answered as another judge than the one
+    whose rows the layer held for them (None: none were)."""
+    judges: tuple[tuple[JudgeIdentity, int], ...] = ()
+    """The judges whose rows the layer holds for the pool after the run, and how many pairs
+    each graded: one, unless a re-grade could not finish."""
 
 
 def plan_judging(
@@ -185,16 +204,17 @@ def _plan(
     layer = layer_path(config)
     held = {row.key for row in (read_layer(layer) if layer.is_file() else ())}
     sha = prompt.sha256
-    todo, in_layer, no_text = [], 0, 0
+    todo, kept, no_text = [], [], 0
     for pair in pool.pairs:
-        if (pair.query_id, pair.doc, judge.model, sha) in held:
-            in_layer += 1
-            continue
         text = passage_text(pair.doc, corpus, hit_texts)
-        if text is None:
+        if (pair.query_id, pair.doc, judge.model, sha) in held:
+            if text is not None:
+                kept.append((pair, text))
+        elif text is None:
             no_text += 1
         else:
             todo.append((pair, text))
+    in_layer = len(pool.pairs) - len(todo) - no_text
     if no_text:
         warnings.append(
             f"no text: {plural(no_text, 'pair')} skipped (the document is not in "
@@ -203,7 +223,7 @@ def _plan(
     tasks = tuple(tasks_of(todo))
     return JudgePlan(
         config, judge, prompt, layer, pool, tasks, in_layer, no_text, human, tuple(sources),
-        tuple(warnings),
+        tuple(warnings), tuple(tasks_of(kept)),
     )  # fmt: skip
 
 
@@ -234,7 +254,10 @@ def run_judge(
     environ: Mapping[str, str] | None = None,
 ) -> Judged:
     """Grade the plan's pairs and add them to the layer (written even when the budget, the
-    error budget or Ctrl-C stopped the run: what was paid for is kept)."""
+    error budget or Ctrl-C stopped the run: what was paid for is kept). Then, when the pool's
+    rows were graded by more than one judge (the endpoint answered as another model, or a
+    row predates identities), grade the others' pairs again under the judge the endpoint
+    answers with now (`regrade`), within the same budget."""
     from retrieval_gate.execution.progress import make_progress
     from retrieval_gate.judging.client import ChatClient
     from retrieval_gate.judging.grading import JudgeRetriever, grade_tasks
@@ -244,21 +267,21 @@ def run_judge(
     client = ChatClient(judge, environ)
     retriever = JudgeRetriever(client, plan.prompt, ledger, logprobs=judge.logprobs)
     settings = settings_of(judge)
+    shown = make_progress(progress, enabled=True, unit="pair") if progress is not None else None
     try:
-        graded = grade_tasks(
-            retriever,
-            plan.tasks,
-            settings,
-            cache=store,
-            progress=make_progress(progress, enabled=True, unit="pair")
-            if progress is not None
-            else None,
-        )
+        graded = grade_tasks(retriever, plan.tasks, settings, cache=store, progress=shown)
+        rows = write_layer(plan.layer, graded.rows) if graded.rows or plan.layer.is_file() else 0
+        if graded.interrupted:
+            raise KeyboardInterrupt
+        regraded = None
+        if not ledger.stopped and not graded.stopped:
+            regraded = regrade(plan, retriever, settings, store=store)
+            if regraded is not None:
+                rows = write_layer(plan.layer, regraded.rows)
+                if regraded.interrupted:
+                    raise KeyboardInterrupt
     finally:
         retriever.close()
-    rows = write_layer(plan.layer, graded.rows) if graded.rows or plan.layer.is_file() else 0
-    if graded.interrupted:
-        raise KeyboardInterrupt
     layer = read_layer(plan.layer) if plan.layer.is_file() else ()
     mine = [row for row in layer if row.judge == (judge.model, plan.prompt.sha256)]
     return Judged(
@@ -268,7 +291,83 @@ def run_judge(
         rows,
         agreement_with(mine, plan.human),
         None if against is None else agreement_with(mine, against),
+        regraded,
+        judges_counted(pool_rows(plan, mine)),
     )
+
+
+REGRADE_ROUNDS = 4
+"""Most times `regrade` grades again (a probe and three rounds): an endpoint that keeps
+switching models is reported."""
+
+
+def regrade(
+    plan: JudgePlan,
+    retriever: JudgeRetriever,
+    settings: RunSettings,
+    *,
+    store: ResultCache | None = None,
+) -> Graded | None:
+    """The pool's pairs graded again under one judge, or None when the layer's rows of the
+    pool already share one. The judge is the one the endpoint answered with last (this run's
+    latest answer); pairs whose row another judge graded are asked again, the cache
+    refreshed (its answer is the old judge's), until every row agrees or REGRADE_ROUNDS
+    rounds, the budget or an error stop it. A run that made no call yet first asks one pair
+    of the older judges' (by the rows' times) to learn what the endpoint answers with now.
+    What was graded is returned (the last grade of a pair winning); the caller writes it."""
+    from retrieval_gate.judging.grading import grade_tasks
+
+    tasks = {(task.pair.query_id, task.pair.doc): task for task in (*plan.held, *plan.tasks)}
+    layer = read_layer(plan.layer) if plan.layer.is_file() else ()
+    current = {
+        (row.query, row.doc): row
+        for row in layer
+        if row.judge == (plan.judge.model, plan.prompt.sha256) and (row.query, row.doc) in tasks
+    }
+    done: dict[tuple[str, str], LlmJudgment] = {}
+    rounds: list[Graded] = []
+    for _ in range(REGRADE_ROUNDS):
+        judges = {row.identity for row in current.values()}
+        if len(judges) < 2:
+            break
+        now = retriever.latest or max(current.values(), key=_newest).identity
+        stale = [tasks[pair] for pair, row in sorted(current.items()) if row.identity != now]
+        if retriever.latest is None:
+            stale = stale[:1]  # a probe: the newest row's judge is a guess until one answers
+        graded = grade_tasks(retriever, stale, settings, cache=store, refresh=True)
+        rounds.append(graded)
+        for row in graded.rows:
+            current[row.query, row.doc] = done[row.query, row.doc] = row
+        if graded.interrupted or graded.stopped or retriever.ledger.stopped:
+            break
+    if not rounds:
+        return None
+    last = rounds[-1]
+    return Graded(
+        tuple(done[pair] for pair in sorted(done)),
+        0,
+        tuple(failure for graded in rounds for failure in graded.failures),
+        last.left,
+        last.stopped,
+        interrupted=last.interrupted,
+    )
+
+
+def pool_rows(plan: JudgePlan, rows: Sequence[LlmJudgment]) -> list[LlmJudgment]:
+    """Of `rows`, those of the plan's pool pairs."""
+    pairs = {(pair.query_id, pair.doc) for pair in plan.pool.pairs}
+    return [row for row in rows if (row.query, row.doc) in pairs]
+
+
+def judges_counted(rows: Sequence[LlmJudgment]) -> tuple[tuple[JudgeIdentity, int], ...]:
+    """The judges of `rows` (`LlmJudgment.identity`) and how many rows each graded, sorted."""
+    counts = Counter(row.identity for row in rows)
+    return tuple((found, counts[found]) for found in identities_of(rows))
+
+
+def _newest(row: LlmJudgment) -> tuple[str, tuple[str, ...]]:
+    # ISO 8601 UTC times sort as text; a tie goes to the greater identity, the same every run.
+    return (row.time, row.identity.sort_key)
 
 
 def agreement_with(

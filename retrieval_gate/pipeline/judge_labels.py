@@ -44,8 +44,11 @@ def judge_labels(config: GateConfig, query_ids: Sequence[str]) -> JudgeLabels:
             source=str(path),
         )
     judge = mine[0]
+    # Which whole judge graded each pair: the gate refuses to decide on a mix (assisted.py).
+    graded_by = {(row.query, row.doc): row.identity for row in rows if row.judge == judge}
     return JudgeLabels(
         model=judge[0],
         prompt_sha256=judge[1],
         qrels=layer_qrels(rows, query_ids, judge=judge, source=str(path)),
+        graded_by=graded_by,
     )

@@ -7,11 +7,11 @@ from typing import Any
 
 from retrieval_gate.config.schema import includes_llm
 from retrieval_gate.config.unlabelled import PREFIX
-from retrieval_gate.core.wording import one_line
+from retrieval_gate.core.wording import one_line, plural
 from retrieval_gate.errors import GateError
 from retrieval_gate.gate.checks.compare import Comparison
 from retrieval_gate.gate.explain.label_holes import LabelHole
-from retrieval_gate.report.document import ResultRecord
+from retrieval_gate.report.document import JudgeRecord, ResultRecord
 from retrieval_gate.report.forest import forest_axis, forest_rows, forest_text
 from retrieval_gate.report.trend import trend_views
 from retrieval_gate.stats.detectability import short_of_target
@@ -169,6 +169,9 @@ def labels_view(result: ResultRecord) -> dict[str, Any] | None:
         "reason": labels.provisional_reason,
         "model": one_line(labels.judge.model),
         "prompt": one_line(labels.judge.prompt_sha256[:12]),
+        "answered": answered_phrase(labels.judge),
+        "judges": len(labels.judge.answered_by),
+        "mixed": labels.judge.mixed,
         "queries": labels.queries,
         "human_queries": labels.human_queries,
         "uncovered": len(labels.uncovered),
@@ -181,6 +184,21 @@ def labels_view(result: ResultRecord) -> dict[str, Any] | None:
         if by_judge
         else "with the judge's labels (not used)",
     }
+
+
+def answered_phrase(judge: JudgeRecord) -> str:
+    """Which models answered under the judge, one line: `gpt-4o-2024-08-06 (fingerprint
+    fp_1)`; with several, each with its pairs (`A on 120 pairs and B on 80 pairs`); "" in
+    results of older versions, which did not record them."""
+    names = []
+    for answered in judge.answered_by:
+        name = one_line(answered.model) if answered.model else "an unrecorded model"
+        if answered.system_fingerprint:
+            name += f" (fingerprint {one_line(answered.system_fingerprint)})"
+        if len(judge.answered_by) > 1:
+            name += f" on {plural(answered.pairs, 'pair')}"
+        names.append(name)
+    return " and ".join(names)
 
 
 def failure_groups(failures: list[Comparison]) -> list[dict[str, Any]]:

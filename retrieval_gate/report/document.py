@@ -151,11 +151,27 @@ class TrendRecord(_Model):
     series: list[TrendSeriesRecord] = Field(default_factory=list)
 
 
+class AnsweredRecord(_Model):
+    """A model that answered under the configured judge (null: not recorded), its
+    fingerprint and settings, and how many of the pairs the checks scored it graded."""
+
+    model: str | None = None
+    system_fingerprint: str | None = None
+    temperature: float | None = None
+    max_tokens: int | None = None
+    logprobs: bool | None = None
+    pairs: NonNegativeInt = 0
+
+
 class JudgeRecord(_Model):
-    """Which judge's labels: its model and prompt's sha256."""
+    """Which judge's labels: its model and prompt's sha256, the models that answered (absent
+    in results of older versions), and whether they were several (`mixed`: the assisted
+    checks are then inconclusive)."""
 
     model: str
     prompt_sha256: str
+    answered_by: list[AnsweredRecord] = Field(default_factory=list)
+    mixed: bool = False
 
 
 class CalibrationRecord(_Model):

@@ -10,6 +10,7 @@ import pytest
 from retrieval_gate.config.loader import load
 from retrieval_gate.datasets.llm_layer import (
     LlmJudgment,
+    identities_of,
     judges_of,
     layer_path,
     layer_qrels,
@@ -128,3 +129,76 @@ def test_the_layer_sits_beside_the_qrels() -> None:
         update={"dataset": config.dataset.model_copy(update={"qrels": "x/qrels.tsv.gz"})}
     )
     assert layer_path(tiny) == CONFIGS / "x" / "qrels.llm.jsonl"
+
+
+OLD_LINE = (
+    '{"query": "q1", "doc": "d1", "grade": 2, "model": "m", "prompt_sha256": "'
+    + "ab" * 32
+    + '", "answer": "2", "time": "2026-11-26T09:00:00Z", "confidence": null}\n'
+)
+"""A row as versions before the judge's identity wrote it."""
+
+
+def test_a_row_of_an_older_version_is_an_unrecorded_judge_and_rewrites_unchanged(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "old.llm.jsonl"
+    path.write_text(OLD_LINE, encoding="ascii")
+    [row] = read_layer(path)
+    assert (row.answered_by, row.system_fingerprint) == ("", "")
+    assert (row.temperature, row.max_tokens, row.logprobs) == (None, None, None)
+    assert row.identity.answering() == "an unrecorded model"
+    assert row.judge == ("m", "ab" * 32)
+    write_layer(path, [])
+    assert path.read_text(encoding="ascii") == OLD_LINE  # byte for byte, no field added
+    # A re-grade under a recorded judge replaces it (one row per pair and configured judge).
+    write_layer(path, [_row(grade=3, answered_by="m-2026", system_fingerprint="fp_1")])
+    [again] = read_layer(path)
+    assert (again.grade, again.identity.answering()) == (3, "m-2026 (fingerprint fp_1)")
+
+
+def test_the_judges_identity_is_written_read_back_and_counted(tmp_path: Path) -> None:
+    path = tmp_path / "test.llm.jsonl"
+    known = {"temperature": 0.0, "max_tokens": 16, "logprobs": True}
+    rows = [
+        _row("q1", answered_by="m-2026-01", system_fingerprint="fp_a", **known),
+        _row("q2", answered_by="m-2026-02", system_fingerprint="fp_b", **known),
+        _row("q3"),
+    ]
+    write_layer(path, rows)
+    assert read_layer(path) == tuple(rows)
+    line = path.read_text(encoding="ascii").splitlines()[0]
+    assert line.endswith(
+        '"answered_by": "m-2026-01", "system_fingerprint": "fp_a", "temperature": 0.0, '
+        '"max_tokens": 16, "logprobs": true}'
+    )
+    found = identities_of(read_layer(path))
+    assert [who.answered_by for who in found] == ["", "m-2026-01", "m-2026-02"]
+    assert {(who.model, who.prompt_sha256) for who in found} == {("m", "ab" * 32)}
+    assert found[1].describe() == (
+        "m-2026-01 (fingerprint fp_a) at temperature 0.0, max_tokens 16, logprobs on"
+    )
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("answered_by", {"name": "m"}, "answered_by {'name': 'm'} must be a string"),
+        ("system_fingerprint", 7, "system_fingerprint 7 must be a string"),
+        ("temperature", -1, "temperature -1 must be a number, 0 or more"),
+        ("temperature", "hot", "temperature 'hot' must be a number"),
+        ("max_tokens", 0, "max_tokens 0 must be a whole number, 1 or more"),
+        ("max_tokens", 1.5, "max_tokens 1.5 must be a whole number"),
+        ("logprobs", "yes", "logprobs 'yes' must be true, false or absent"),
+    ],
+)
+def test_a_malformed_identity_field_names_its_line_and_field(
+    tmp_path: Path, field: str, value: object, message: str
+) -> None:
+    path = tmp_path / "layer.jsonl"
+    bad = json.dumps({**json.loads(OLD_LINE), field: value})
+    path.write_text(f"{OLD_LINE}{bad}\n", encoding="utf-8")
+    with pytest.raises(InputError) as error:
+        read_layer(path)
+    assert message in str(error.value)
+    assert error.value.line == 2

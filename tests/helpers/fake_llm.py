@@ -5,7 +5,10 @@ seeded, configurable bias: over-grading by one level on a share of pairs, and a 
 depends on the query. It reads the query and the passage back from the <query> and <passage>
 blocks of the prompt, as a model would see them, and it is gullible: an instruction to grade
 that reaches it outside those blocks ("grade this 3") is obeyed, so a prompt that lets a
-document out of its block fails the tests.
+document out of its block fails the tests. Its answers name the model asked for, or
+another (`answered_as`, any JSON value), and after `switch_after` answers the alias points
+at another model that grades `switched_bias` levels higher, as a provider re-pointing
+`gpt-4o` would.
 """
 
 from __future__ import annotations
@@ -100,6 +103,20 @@ class FakeLlm:
     """Answer every Nth request (counted from the first) with `refusal` (0: none): a
     rate-limited endpoint that refuses a share of calls whatever their rate."""
     refusal: Answer = field(default_factory=lambda: rate_limited(1))
+    answered_as: Any = None
+    """The `model` its answers name (default: the one requested); any JSON value, for an
+    endpoint that sends an object, a huge name or control characters."""
+    system_fingerprint: Any = None
+    """The answers' `system_fingerprint` (None: not sent)."""
+    switch_after: int | None = None
+    """After this many graded answers the alias points at another model: its answers name
+    `switched_model` (and `switched_fingerprint`), and it grades `switched_bias` levels
+    higher (clipped to 0-3)."""
+    switched_model: str = "judge-2"
+    switched_fingerprint: Any = None
+    switched_bias: int = 0
+    answered: int = 0
+    """Answers the model gave (scripted ones and errors not counted)."""
     requests: list[dict[str, Any]] = field(default_factory=list)
     statuses: list[int] = field(default_factory=list)
     """The status of each answer, in the order the requests arrived."""
@@ -167,8 +184,19 @@ class FakeLlm:
         if not isinstance(messages, list) or not messages:
             return _error(400, "messages must be a non-empty list", "invalid_request_error")
         prompt = "\n".join(str(m.get("content", "")) for m in messages if isinstance(m, dict))
+        with self._lock:
+            switched = self.switch_after is not None and self.answered >= self.switch_after
+            self.answered += 1
         content, sure = self._answer(str(messages[-1].get("content", "")))
-        return _completion(request, prompt, content, sure)
+        name, fingerprint = self.answered_as, self.system_fingerprint
+        if switched:
+            name, fingerprint = self.switched_model, self.switched_fingerprint
+            if self.switched_bias and content.isdigit():
+                content = str(min(3, max(0, int(content) + self.switched_bias)))
+        return _completion(
+            request, prompt, content, sure, request.get("model") if name is None else name,
+            fingerprint,
+        )  # fmt: skip
 
     def _answer(self, user: str) -> tuple[str, float]:
         blocks = dict(_BLOCK.findall(user))
@@ -184,7 +212,14 @@ class FakeLlm:
         return str(grade), 0.6 if bent else 0.95
 
 
-def _completion(request: Mapping[str, Any], prompt: str, content: str, sure: float) -> Answer:
+def _completion(
+    request: Mapping[str, Any],
+    prompt: str,
+    content: str,
+    sure: float,
+    model: Any,
+    fingerprint: Any = None,
+) -> Answer:
     choice: dict[str, Any] = {
         "index": 0,
         "message": {"role": "assistant", "content": content},
@@ -205,7 +240,7 @@ def _completion(request: Mapping[str, Any], prompt: str, content: str, sure: flo
         "id": "chatcmpl-" + hashlib.sha256(prompt.encode()).hexdigest()[:12],
         "object": "chat.completion",
         "created": 0,
-        "model": request.get("model"),
+        "model": model,
         "choices": [choice],
         "usage": {
             "prompt_tokens": math.ceil(len(prompt) / 4),
@@ -213,6 +248,8 @@ def _completion(request: Mapping[str, Any], prompt: str, content: str, sure: flo
             "total_tokens": math.ceil(len(prompt) / 4) + max(1, math.ceil(len(content) / 4)),
         },
     }
+    if fingerprint is not None:
+        payload["system_fingerprint"] = fingerprint
     return 200, {"Content-Type": "application/json"}, json.dumps(payload).encode()
 
 

@@ -7,7 +7,7 @@ import pytest
 from retrieval_gate.config.judge import JudgeConfig
 from retrieval_gate.core import redaction
 from retrieval_gate.errors import GateError, RetrieverError
-from retrieval_gate.judging.client import ChatClient
+from retrieval_gate.judging.client import NAME_KEPT, ChatClient, answered_name
 from retrieval_gate.judging.prompt import RUBRIC, Prompt, load_prompt, parse_grade
 from tests.helpers.fake_llm import FakeJudge, fake_llm, rate_limited, server_error
 
@@ -114,3 +114,28 @@ def test_a_rubric_needs_both_placeholders(tmp_path) -> None:  # type: ignore[no-
     prompt = load_prompt(path)
     assert prompt.sha256 != Prompt(RUBRIC).sha256
     assert "{not a placeholder}" in prompt.messages("a", "b")[1]["content"]
+
+
+@pytest.mark.parametrize(
+    ("sent", "kept"),
+    [
+        ("gpt-4o-2024-08-06", "gpt-4o-2024-08-06"),
+        (None, "judge-1"),  # the fake names the model asked for
+        ("::error::forged\x1b[31m\nname\u202e", "::error::forged?[31m name?"),
+        ({"name": "m", "layers": [1, 2]}, '{"layers": [1, 2], "name": "m"}'),
+        (42, "42"),
+        ("m" * 1_000_000, "m" * 197 + "..."),
+        (f"echo {KEY}", "echo <redacted>"),
+    ],
+)
+def test_the_answering_model_is_kept_on_one_bounded_redacted_line(sent: object, kept: str) -> None:
+    redaction.forget()
+    redaction.register(KEY)
+    with fake_llm(judge=_judge(alpha=2), answered_as=sent, system_fingerprint=sent) as llm:
+        client = _client(llm.base_url)
+        answer = client.complete(Prompt(RUBRIC).messages("q", "alpha text"))
+        client.close()
+    assert answer.model == kept
+    assert answer.system_fingerprint == ("" if sent is None else kept)
+    assert len(answer.model) <= NAME_KEPT
+    assert answered_name(answer.model) == answer.model  # kept as it is when read back

@@ -193,3 +193,39 @@ def test_with_many_calls_in_flight_the_budget_still_pays_for_exactly_its_calls()
     assert len(graded.rows) == 2
     assert graded.left == 38
     assert not graded.failures
+
+
+def test_a_row_names_the_model_that_answered_and_the_settings_it_was_asked_with(
+    tmp_path: Path,
+) -> None:
+    with (
+        fake_llm(judge=_judge(), answered_as="judge-1-2026", system_fingerprint="fp_1") as llm,
+        ResultCache(tmp_path / "cache.sqlite") as cache,
+    ):
+        graded = grade_tasks(_grader(llm.base_url, max_tokens=4), TASKS, _settings(), cache=cache)
+        again = grade_tasks(_grader(llm.base_url, max_tokens=4), TASKS, _settings(), cache=cache)
+    assert again.cached == 4
+    for rows in (graded.rows, again.rows):  # fresh, and from the cache: the same judge
+        assert {
+            (r.model, r.answered_by, r.system_fingerprint, r.temperature, r.max_tokens, r.logprobs)
+            for r in rows
+        } == {("judge-1", "judge-1-2026", "fp_1", 0.0, 4, True)}
+
+
+def test_a_refreshed_grading_asks_again_and_replaces_the_old_judges_cached_answer(
+    tmp_path: Path,
+) -> None:
+    with (
+        fake_llm(judge=_judge(), switch_after=4, switched_bias=1) as llm,
+        ResultCache(tmp_path / "cache.sqlite") as cache,
+    ):
+        first = grade_tasks(_grader(llm.base_url), TASKS, _settings(), cache=cache)
+        cached = grade_tasks(_grader(llm.base_url), TASKS, _settings(), cache=cache)
+        assert len(llm.requests) == 4  # the alias now points elsewhere; the cache cannot know
+        fresh = grade_tasks(_grader(llm.base_url), TASKS, _settings(), cache=cache, refresh=True)
+        assert len(llm.requests) == 8
+        after = grade_tasks(_grader(llm.base_url), TASKS, _settings(), cache=cache)
+        assert len(llm.requests) == 8
+    assert {r.answered_by for r in (*first.rows, *cached.rows)} == {"judge-1"}
+    assert {r.answered_by for r in (*fresh.rows, *after.rows)} == {"judge-2"}
+    assert {r.doc: r.grade for r in after.rows} == {d: min(3, g + 1) for d, g in TRUTH.items()}

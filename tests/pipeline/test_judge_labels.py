@@ -74,3 +74,19 @@ def test_no_grades_of_the_model_or_several_prompts_name_the_layer(config: Path) 
     shown = ", ".join(sorted((PROMPT[:12], "b" * 12)))
     with pytest.raises(InputError, match=rf"under 2 prompts \({shown}\); keep"):
         judge_labels(loaded, ["q001"])
+
+
+def test_each_pair_carries_the_whole_judge_that_graded_it(config: Path) -> None:
+    import dataclasses
+
+    layer = config.with_name("judge.llm.jsonl")
+    answered = dataclasses.replace(
+        graded("q002", "kb-3", 1), answered_by="sim-judge-2026", system_fingerprint="fp_1"
+    )
+    write_layer(layer, [graded("q001", "kb-1", 2), answered])
+    judge = judge_labels(load(config), ["q001", "q002"])
+    assert {pair: who.answering() for pair, who in judge.graded_by.items()} == {
+        ("q001", "kb-1"): "an unrecorded model",
+        ("q002", "kb-3"): "sim-judge-2026 (fingerprint fp_1)",
+    }
+    assert {(who.model, who.prompt_sha256) for who in judge.graded_by.values()} == {(MODEL, PROMPT)}

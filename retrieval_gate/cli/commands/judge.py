@@ -11,6 +11,7 @@ from retrieval_gate.cli.commands.common import add_config_option, positive_amoun
 from retrieval_gate.errors import EXIT_OK, GateError
 
 if TYPE_CHECKING:
+    from retrieval_gate.judging.pool import Pair
     from retrieval_gate.pipeline.judge import Agreement, Judged, JudgePlan
 
 FAILURES_SHOWN = 5
@@ -149,7 +150,17 @@ def _describe_result(judged: Judged, against: str | None, out: TextIO, err: Text
         f"layer: {judged.plan.layer} ({judged.rows} rows)",
         file=out,
     )
-    for pair, error in graded.failures[:FAILURES_SHOWN]:
+    if judged.regraded is not None:
+        again = judged.regraded
+        print(
+            f"graded again: {len(again.rows)} pairs, the endpoint answering as another judge "
+            "than the one whose rows the layer held for them"
+            + (f" ({len(again.failures)} failed)" if again.failures else ""),
+            file=out,
+        )
+    for identity, pairs in judged.judges:
+        print(f"answered by: {identity.describe()}: {pairs} pairs of the pool", file=out)
+    for pair, error in (*graded.failures, *_regrade_failures(judged))[:FAILURES_SHOWN]:
         print(
             f"retrieval-gate: failed: query {one_line(pair.query_id)}, doc "
             f"{one_line(pair.doc)}: {one_line(error)}",
@@ -168,6 +179,10 @@ def _describe_result(judged: Judged, against: str | None, out: TextIO, err: Text
         print(f"against {against}: {_agreement(judged.against)}", file=out)
 
 
+def _regrade_failures(judged: Judged) -> tuple[tuple[Pair, str], ...]:
+    return () if judged.regraded is None else judged.regraded.failures
+
+
 def _agreement(agreement: Agreement) -> str:
     if not agreement.pairs:
         return "no pair graded by both"
@@ -182,14 +197,28 @@ def _refuse_incomplete(judged: Judged) -> None:
 
     graded, plan = judged.graded, judged.plan
     resume = "run `retrieval-gate judge` again: it resumes from the layer and the cache"
+    mixed = ""
+    if len(judged.judges) > 1:
+        named = "; ".join(f"{who.describe()} on {pairs}" for who, pairs in judged.judges)
+        mixed = (
+            f"; the pool's pairs in {plan.layer} are graded by {len(judged.judges)} judges "
+            f"({named}): a check that needs both is inconclusive until they are graded "
+            "again under one"
+        )
     if judged.ledger.stopped:
         raise GateError(
             f"the judging budget ({judged.ledger.budget.describe()}) is spent: "
             f"{len(graded.rows)} of {len(plan.tasks)} pairs graded and kept in {plan.layer}, "
-            f"{graded.left} left; raise judge.budget (or --max-calls / --max-cost) and {resume}"
+            f"{graded.left} left{mixed}; raise judge.budget (or --max-calls / --max-cost) "
+            f"and {resume}"
         )
     if graded.stopped:
-        raise GateError(f"{one_line(graded.stopped)}; {resume}")
+        raise GateError(f"{one_line(graded.stopped)}{mixed}; {resume}")
+    if mixed:
+        raise GateError(
+            f"the endpoint answered as another judge{mixed}, and grading them again did not "
+            f"finish (the endpoint switching models, or failing); {resume}"
+        )
     allowed = math.floor(plan.judge.error_budget * len(plan.tasks) + 1e-9)
     if len(graded.failures) > allowed:
         raise GateError(

@@ -11,6 +11,7 @@ import numpy as np
 from retrieval_gate.config.check_keys import ranking_keys
 from retrieval_gate.config.schema import GateConfig, Labels
 from retrieval_gate.core.ids import FloatArray, IntArray
+from retrieval_gate.core.judge_identity import JudgeIdentity
 from retrieval_gate.core.qrels import Qrels
 from retrieval_gate.core.wording import one_line, plural
 from retrieval_gate.datasets import Dataset
@@ -25,6 +26,7 @@ from retrieval_gate.gate.checks.family import family_levels
 from retrieval_gate.gate.checks.slicing import check_list
 from retrieval_gate.gate.checks.verdicts import Evidence, fails, verdict_of
 from retrieval_gate.gate.explain.label_holes import LabelHole
+from retrieval_gate.gate.modes.judges import mixed_judges, pool_judges
 from retrieval_gate.stats.calibration import (
     CalibrationCard,
     calibration_card,
@@ -46,6 +48,9 @@ class JudgeLabels:
     model: str
     prompt_sha256: str
     qrels: Qrels
+    graded_by: Mapping[tuple[str, str], JudgeIdentity] = dataclasses.field(default_factory=dict)
+    """Per (query, doc) of `qrels`: the whole judge that graded it (answering model,
+    fingerprint, settings); empty when not known."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -73,6 +78,9 @@ class Assisted:
 
     model: str
     prompt_sha256: str
+    judges: tuple[tuple[JudgeIdentity, int], ...] = ()
+    """The judges that graded the pairs the assisted checks scored, and how many each: more
+    than one and every assisted check is inconclusive (`mixed_judges`)."""
     card: CalibrationCard
     trusted: bool
     why_not: str
@@ -97,6 +105,11 @@ class Assisted:
     bounded over their grades (`assisted_holes`), in check order."""
     calls: JudgeCalls | None = None
     """What `check` graded before deciding; None when it was not asked to."""
+
+    @property
+    def mixed(self) -> bool:
+        """Whether the pairs the assisted checks scored were graded by several judges."""
+        return len(self.judges) > 1
 
     @property
     def decided_by(self) -> Labels:
@@ -426,6 +439,7 @@ def assisted_checks(
     # and the checks it could move are bounded (`assisted_holes`), never left out silently.
     whole = covered(labels.qrels, pools, ids)
     pool = pooled(labels.qrels, pools)
+    judges = pool_judges(labels.graded_by, pool, np.ones(len(ids), dtype=bool))
     judged = (judge_scores(baseline, pool), judge_scores(current, pool))
     human_scores = (baseline.scores, current.scores)
     made, counts, weights = assisted_comparisons(
@@ -448,6 +462,7 @@ def assisted_checks(
             judge_extremes(made, records, pool, pools, ids, config.k),
             settings,
         )
+    made, mixed = mixed_judges(made, judges, settings)
     repeated = baseline.repeats is not None or current.repeats is not None
     runs = None
     if repeated:
@@ -491,6 +506,7 @@ def assisted_checks(
     )
     uncovered = tuple(q for q, k in zip(ids, whole.tolist(), strict=True) if not k)
     warnings = [uncovered_note(uncovered, len(ids))] if uncovered else []
+    warnings += [mixed] if mixed else []
     if repeated:
         warnings.append(
             "the LLM-assisted checks use the repeats' mean scores and the first run's rankings, "
@@ -504,6 +520,7 @@ def assisted_checks(
     assisted = Assisted(
         model=labels.model,
         prompt_sha256=labels.prompt_sha256,
+        judges=judges,
         card=card,
         trusted=not why_not,
         why_not=why_not,
