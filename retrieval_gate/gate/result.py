@@ -276,6 +276,7 @@ def assisted_document(assisted: Assisted) -> dict[str, Any]:
         },
         "queries": assisted.queries,
         "human_queries": assisted.human_queries,
+        "human_query_ids": list(assisted.human_ids),
         "uncovered": list(assisted.uncovered),
         **({"judging": asdict(assisted.calls)} if assisted.calls is not None else {}),
         "assisted": [_comparison(c) for c in assisted.assisted],

@@ -298,7 +298,8 @@ CHART_BARS = 900
 
 def _query_deltas(result: ResultRecord, metric: str | None) -> list[dict[str, Any]]:
     """Per-query change of `metric`, most regressed first (ties by query id); a query the
-    metric is undefined for on a side (null) has none, as the gate leaves it out."""
+    metric is undefined for on a side (null) has none, as the gate leaves it out. Under
+    human+llm the record's scores are people's: the queries nobody judged are not charted."""
     if metric is None or result.current is None or result.baseline is None:
         return []
     after = result.current.scores.get(metric)
@@ -307,6 +308,9 @@ def _query_deltas(result: ResultRecord, metric: str | None) -> list[dict[str, An
     if after is None or before is None or not len(ids) == len(after) == len(before):
         return []
     out = {q.query_id for q in result.corpus.not_comparable} if result.corpus else set()
+    if result.labels is not None:  # people's labels score only the queries people judged
+        judged = set(result.labels.human_query_ids)
+        out |= {q for q in ids if q not in judged}
     rows = [
         {"query_id": q, "before": b, "after": a, "delta": a - b}
         for q, b, a in zip(ids, before, after, strict=True)

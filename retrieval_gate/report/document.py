@@ -237,6 +237,7 @@ class LabelsRecord(_Model):
     calibration: CalibrationRecord
     queries: NonNegativeInt
     human_queries: NonNegativeInt
+    human_query_ids: list[str] = Field(default_factory=list)
     uncovered: list[str] = Field(default_factory=list)
     judging: JudgingRecord | None = None
     assisted: list[Comparison] = Field(default_factory=list)

@@ -68,3 +68,18 @@ def test_a_human_only_result_has_no_labels_block(tmp_path: Path) -> None:
     document = check(CONFIGS / "example.yaml", cache=False).document()
     assert "labels" not in document
     assert "LLM" not in render(validate_result(document), "markdown")
+
+
+@pytest.mark.parametrize("name", ["assisted", "provisional"])
+def test_the_per_query_chart_counts_the_queries_people_judged(
+    documents: dict[str, dict[str, Any]], name: str
+) -> None:
+    """The record's per-query scores are people's: a query nobody judged scores 0 on both
+    sides and is not "unchanged", so the chart counts the human-judged queries alone."""
+    record = validate_result(json.loads(json.dumps(documents[name])))
+    judged = len(documents[name]["labels"]["human_query_ids"])
+    assert judged == documents[name]["labels"]["human_queries"] == 39
+    html = render(record, "html")
+    assert f"of {judged} human-judged queries (points, recall@10 by people&#39;s labels)" in html
+    assert "of 131 queries (points" not in html
+    assert f"on the {judged} human-judged queries (people's labels)" in render(record, "markdown")

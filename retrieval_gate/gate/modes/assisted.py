@@ -97,6 +97,9 @@ class Assisted:
     """Queries in the estimate: the judge graded every pair both records ranked in them."""
     human_queries: int
     """Queries with a human judgment (of any grade)."""
+    human_ids: tuple[str, ...] = ()
+    """Those queries' ids, sorted: the ones whose per-query scores (people's labels) say
+    anything."""
     uncovered: tuple[str, ...]
     """Queries with pairs of their pool the judge did not grade (scored non-relevant, and
     bounded: `assisted_holes`)."""
@@ -530,6 +533,7 @@ def assisted_checks(
         weights=weights,
         queries=len(ids),
         human_queries=int(labelled.sum()),
+        human_ids=tuple(q for q, mine in zip(ids, labelled.tolist(), strict=True) if mine),
         uncovered=uncovered,
         holes=holes,
     )
