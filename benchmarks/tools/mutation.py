@@ -74,6 +74,8 @@ EXTRA_TESTS: dict[str, tuple[str, ...]] = {
         "tests/gate/baseline/test_file_limits.py",
     ),
     "gate/baseline/provenance": ("tests/gate/baseline/test_file.py",),
+    # power's human+llm view is read through the example's judged fixture there.
+    "gate/power/assisted_view": ("tests/gate/modes/test_assisted.py",),
     "gate/baseline/record": (
         "tests/gate/baseline/test_file.py",
         "tests/gate/baseline/test_file_operational.py",
