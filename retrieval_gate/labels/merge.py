@@ -23,6 +23,7 @@ changed by editing the file, never by a merge). Which rows count as "the same ju
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,6 +38,7 @@ from retrieval_gate.labels.queue import QueueJudgment
 from retrieval_gate.metrics.spec import format_value
 from retrieval_gate.readers import QRELS_FORMATS, detect_qrels_format
 from retrieval_gate.readers.beir import ANNOTATOR_HEADERS
+from retrieval_gate.readers.jsonl import GRADE_KEYS
 from retrieval_gate.readers.text import is_gzip, logical_name
 
 MergeFormat = Literal["trec", "beir", "jsonl"]
@@ -73,6 +75,11 @@ class MergeConflict:
                 f"{format_value(self.existing)}), and a second line would judge it twice; "
                 f"not added ({rows}): replace that line by hand with the grade"
             )
+        if any(row.revises == self.existing for row in self.rows):
+            return (
+                f"{what}: graded {format_value(self.existing)} in the qrels file, and a second "
+                f"look {rows}; not changed: merge with --revise to replace that grade"
+            )
         return (
             f"{what}: graded {format_value(self.existing)} in the qrels file, but {rows}; "
             "not changed: edit the qrels file to change an existing judgment"
@@ -97,6 +104,8 @@ class MergeOutcome:
     """Added rows whose annotator the file has no column for."""
     written: bool
     """False when nothing changed and `path` is `source` (the file is left untouched)."""
+    revised: tuple[QueueJudgment, ...] = ()
+    """Second looks (`--revise`) whose grade replaced people's on the file's line."""
 
     @property
     def relevant(self) -> int:
@@ -129,13 +138,17 @@ def merge_judgments(
     *,
     out: str | Path | None = None,
     format: str | None = None,
+    revise: bool = False,
 ) -> MergeOutcome:
     """Append `judgments` to the qrels file at `qrels_path` in its format (detected unless
     `format` names trec, beir or jsonl) and write the result to `out` (default: in place),
     atomically. Existing lines are kept byte for byte. No printing.
 
     InputError for a missing, gzip-compressed, nested-JSON or malformed qrels file, and for an
-    id the format cannot hold (whitespace in TREC, a tab in BEIR).
+    id the format cannot hold (whitespace in TREC, a tab in BEIR). With `revise`, a second
+    look (a row whose `revises` is the grade the file still holds, from `label-queue --by
+    judge-disagrees`) replaces that grade on its line, every other byte kept; without it, or
+    when the file's grade changed since the queue was made, it is a conflict.
     """
     path = Path(qrels_path)
     source = str(path)
@@ -172,12 +185,16 @@ def merge_judgments(
     existing: Judgments = QRELS_FORMATS[fmt](path)
     layout = _layout(text, fmt, existing, judgments)
     judged: dict[tuple[str, str], list[tuple[str | None, float]]] = {}
+    where: dict[tuple[str, str, str | None], int] = {}
     annotators = existing.annotator.tolist() if existing.annotator is not None else None
+    numbers = existing.lines.tolist() if existing.lines is not None else None
     for row, (code, doc, grade) in enumerate(
         zip(existing.query.tolist(), existing.docs.tolist(), existing.grade.tolist(), strict=True)
     ):
         who = annotators[row] if annotators is not None else None
         judged.setdefault((str(existing.query_ids[code]), doc), []).append((who, grade))
+        if numbers is not None:
+            where.setdefault((str(existing.query_ids[code]), doc, who), numbers[row])
 
     groups: dict[tuple[str, str, str | None], list[QueueJudgment]] = {}
     for judgment in judgments:
@@ -185,6 +202,7 @@ def merge_judgments(
         groups.setdefault((judgment.query_id, judgment.doc_id, written), []).append(judgment)
 
     added: list[tuple[QueueJudgment, str | None]] = []
+    revised: dict[int, QueueJudgment] = {}
     conflicts: list[MergeConflict] = []
     already = 0
     for (query_id, doc_id, written), rows in groups.items():
@@ -200,7 +218,17 @@ def merge_judgments(
                 continue
             differ = tuple(row for row in rows if row.grade != grade)
             already += len(rows) - len(differ)
-            if differ:
+            line = where.get((query_id, doc_id, written if layout.named else None))
+            second = (
+                revise
+                and line is not None
+                and len(same) == 1
+                and len({row.grade for row in differ}) == 1
+                and all(row.revises == grade for row in differ)
+            )
+            if differ and second and line is not None:
+                revised[line] = differ[0]
+            elif differ:
                 conflicts.append(MergeConflict(query_id, doc_id, grade, differ))
         elif len({row.grade for row in rows}) > 1:
             conflicts.append(MergeConflict(query_id, doc_id, None, tuple(rows)))
@@ -209,13 +237,13 @@ def merge_judgments(
             already += len(rows) - 1
 
     lines = [_line(fmt, layout, row, written) for row, written in added]
-    result = text
+    result = _revised_text(text, fmt, revised) if revised else text
     if lines:
         if result and not result.endswith("\n"):
             result += layout.newline
         result += "".join(line + layout.newline for line in lines)
     target = Path(out) if out is not None else path
-    write = bool(lines) or target.resolve() != path.resolve()
+    write = bool(lines) or bool(revised) or target.resolve() != path.resolve()
     if write:
         write_text_atomic(target, result)
     dropped = sum(bool(row.annotator) for row, written in added if written is None)
@@ -228,6 +256,7 @@ def merge_judgments(
         conflicts=tuple(conflicts),
         annotators_dropped=dropped,
         written=write,
+        revised=tuple(revised[line] for line in sorted(revised)),
     )
 
 
@@ -243,6 +272,8 @@ def describe_merge(outcome: MergeOutcome, *, queues: int, skipped: int) -> list[
         f"{plural(skipped, 'row')} without a grade skipped",
         f"{outcome.already_judged} already judged",
     ]
+    if outcome.revised:
+        counts.append(f"{plural(len(outcome.revised), 'grade')} revised by a second look")
     if outcome.conflicts:
         counts.append(
             f"{plural(outcome.conflicting_rows, 'row')} in "
@@ -324,6 +355,31 @@ def _line(fmt: MergeFormat, layout: _Layout, row: QueueJudgment, annotator: str 
     if annotator is not None:
         cells.append(annotator)
     return "\t".join(cells)
+
+
+def _revised_text(text: str, fmt: MergeFormat, revised: dict[int, QueueJudgment]) -> str:
+    """`text` with the grade on each line of `revised` (1-based) replaced, the rest of the
+    line (its separators, other fields, line ending) as it was."""
+    lines = text.split("\n")
+    for number, row in revised.items():
+        line = lines[number - 1]
+        body, end = (line[:-1], "\r") if line.endswith("\r") else (line, "")
+        grade = format_value(row.grade)
+        if fmt == "jsonl":
+            record = json.loads(body)
+            key = next(key for key in GRADE_KEYS if key in record)
+            record[key] = int(row.grade) if float(row.grade).is_integer() else row.grade
+            body = json.dumps(record, ensure_ascii=False)
+        elif fmt == "beir":
+            cells = body.split("\t")
+            cells[2] = grade
+            body = "\t".join(cells)
+        else:  # TREC: the last field, whatever whitespace stands before it
+            found = re.search(r"\S+(\s*)$", body)
+            if found is not None:
+                body = body[: found.start()] + grade + found.group(1)
+        lines[number - 1] = body + end
+    return "\n".join(lines)
 
 
 def _row_text(row: QueueJudgment) -> str:

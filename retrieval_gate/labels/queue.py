@@ -13,6 +13,7 @@ baseline.
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import json
 import math
@@ -67,6 +68,11 @@ class QueueItem:
     depends: bool | None = None
     """True when a label-dependent check of the result covers the query (its verdict depends
     on the unjudged documents); None: made without a `check` result that bounds them."""
+    people_grade: float | None = None
+    """People's grade of a judged pair put up for a second look (`--by judge-disagrees`): a
+    `grade` that differs from it revises it (`qrels merge --revise`); None: unjudged."""
+    judge_grade: int | None = None
+    """The LLM judge's grade of the pair, when its layer holds one."""
 
     def row(self) -> dict[str, Any]:
         """The item as a queue row, columns in order."""
@@ -88,6 +94,9 @@ class QueueJudgment:
     line: int
     """1-based line of the row in `source` (where the row starts, for CSV)."""
     source: str = ""
+    revises: float | None = None
+    """The people's grade the queue showed (`people_grade`): the row is a second look that
+    replaces it, if the file still holds it; None: a new judgment."""
 
     @property
     def where(self) -> str:
@@ -174,7 +183,8 @@ def judge_unsure_first(
             return (2, 0.0)
         return (0, row.confidence) if row.confidence is not None else (1, 0.0)
 
-    return sorted(items, key=order)  # stable: ties keep the impact order
+    shown = [_with_judge(item, judge) for item in items]
+    return sorted(shown, key=order)  # stable: ties keep the impact order
 
 
 def judge_disagreements(
@@ -200,7 +210,13 @@ def judge_disagreements(
         gaps[query_id, doc] = abs(row.grade - judged[doc])
         return True
 
-    items = _items(dataset, top_k, k, metric, deltas, baseline_top_k, keep)
+    items = [
+        dataclasses.replace(
+            _with_judge(item, judge),
+            people_grade=dataset.qrels.judgments_of(item.query_id)[item.doc_id],
+        )
+        for item in _items(dataset, top_k, k, metric, deltas, baseline_top_k, keep)
+    ]
 
     def order(
         item: QueueItem,
@@ -210,6 +226,12 @@ def judge_disagreements(
         return (-gaps[item.query_id, item.doc_id], sure, _queue_order(item))
 
     return sorted(items, key=order)
+
+
+def _with_judge(item: QueueItem, judge: Mapping[tuple[str, str], LlmJudgment]) -> QueueItem:
+    """`item` with the judge's grade of its pair, when the layer holds one."""
+    row = judge.get((item.query_id, item.doc_id))
+    return item if row is None else dataclasses.replace(item, judge_grade=row.grade)
 
 
 def _items(
@@ -327,12 +349,13 @@ def read_judged_queue(path: str | Path) -> JudgedQueue:
     judgments: list[QueueJudgment] = []
     skipped = 0
     first: dict[tuple[str, str, str | None], QueueJudgment] = {}
-    for line, query_id, doc_id, grade_value, annotator in rows:
+    for line, query_id, doc_id, grade_value, annotator, people in rows:
         grade = _grade(grade_value, source, line)
         if grade is None:
             skipped += 1
             continue
-        judgment = QueueJudgment(query_id, doc_id, grade, annotator, line, source)
+        shown = _grade(people, source, line)
+        judgment = QueueJudgment(query_id, doc_id, grade, annotator, line, source, shown)
         key = (query_id, doc_id, annotator)
         earlier = first.setdefault(key, judgment)
         if earlier.grade != grade:
@@ -348,8 +371,8 @@ def read_judged_queue(path: str | Path) -> JudgedQueue:
     return JudgedQueue(tuple(judgments), skipped, source)
 
 
-_Row: TypeAlias = "tuple[int, str, str, Any, str | None]"
-"""(line, query id, doc id, grade as written, annotator) of a queue row."""
+_Row: TypeAlias = "tuple[int, str, str, Any, str | None, Any]"
+"""(line, query id, doc id, grade as written, annotator, people_grade as written) of a row."""
 
 
 def _jsonl_rows(text: str, source: str) -> Iterator[_Row]:
@@ -383,6 +406,7 @@ def _jsonl_rows(text: str, source: str) -> Iterator[_Row]:
             doc_id,
             row.get("grade"),
             _annotator(row.get("annotator"), source, number),
+            row.get("people_grade"),
         )
 
 
@@ -416,7 +440,7 @@ def _csv_rows(text: str, source: str) -> Iterator[_Row]:
             query_id = _id(cells["query_id"].strip() or None, "query_id", source, number)
             doc_id = _id(cells["doc_id"].strip() or None, "doc_id", source, number)
             annotator = cells.get("annotator", "").strip() or None
-            yield number, query_id, doc_id, cells["grade"], annotator
+            yield number, query_id, doc_id, cells["grade"], annotator, cells.get("people_grade")
     except csv.Error as error:
         raise InputError(f"not valid CSV: {error}", source=source, line=start) from None
     if header is None:

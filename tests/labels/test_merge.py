@@ -352,3 +352,42 @@ def test_merge_bad_input_is_exit_2(tmp_path: Path) -> None:
     assert "file not found" in err
     code, _, err = run_cli("qrels", "merge", qrels)
     assert code == 2
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "changed"),
+    [
+        ("q.txt", "q1 0 d1 2\r\nq1\t0\td2   1  \r\nq2 0 d1 0\r\n", "q1\t0\td2   3  \r"),
+        ("q.tsv", "query-id\tcorpus-id\tscore\nq1\td1\t2\nq1\td2\t1\nq2\td1\t0\n", "q1\td2\t3"),
+        (
+            "q.jsonl",
+            '{"query_id": "q1", "doc_id": "d1", "relevance": 2}\n'
+            '{"doc_id": "d2", "query_id": "q1", "grade": 1, "note": "é"}\n'
+            '{"query_id": "q2", "doc_id": "d1", "relevance": 0}\n',
+            '{"doc_id": "d2", "query_id": "q1", "grade": 3, "note": "é"}',
+        ),
+    ],
+)
+def test_a_second_look_replaces_the_grade_on_its_own_line_alone(
+    tmp_path: Path, name: str, text: str, changed: str
+) -> None:
+    """--revise: q1/d2, shown as people's 1, graded 3: that line's grade changes, its
+    separators, other fields and line ending kept, and every other line byte for byte; a
+    second look at a grade the file no longer holds (q2/d1 shown as 1, the file says 0) is a
+    conflict; without --revise both are."""
+    path = write(tmp_path, name, text)
+    second = QueueJudgment("q1", "d2", 3.0, None, 1, "queue.jsonl", revises=1.0)
+    stale = QueueJudgment("q2", "d1", 2.0, None, 2, "queue.jsonl", revises=1.0)
+    plain = merge_judgments(path, [second, stale])
+    assert len(plain.conflicts) == 2
+    assert not plain.written
+    assert "merge with --revise" in plain.conflicts[0].describe()
+    outcome = merge_judgments(path, [second, stale], revise=True)
+    assert outcome.revised == (second,)
+    assert [c.query_id for c in outcome.conflicts] == ["q2"]
+    old, new = text.split("\n"), path.read_bytes().decode().split("\n")
+    assert [i for i, (a, b) in enumerate(zip(old, new, strict=True)) if a != b] == [
+        2 if name.endswith(".tsv") else 1
+    ]
+    assert changed in new
+    assert read_qrels(path).to_dict()["q1"]["d2"] == 3.0

@@ -27,6 +27,12 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     merge.add_argument(
         "--format", choices=("trec", "beir", "jsonl"), help="QRELS's format (default: detected)"
     )
+    merge.add_argument(
+        "--revise",
+        action="store_true",
+        help="let a second look (a `label-queue --by judge-disagrees` row whose people_grade "
+        "the file still holds) replace that grade on its line",
+    )
     merge.set_defaults(handler=run)
 
 
@@ -41,6 +47,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         [judgment for queue in queues for judgment in queue.judgments],
         out=Path(args.output) if args.output else None,
         format=args.format,
+        revise=args.revise,
     )
     skipped = sum(queue.skipped for queue in queues)
     for line in describe_merge(outcome, queues=len(queues), skipped=skipped):

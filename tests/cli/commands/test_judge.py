@@ -214,7 +214,10 @@ def test_label_queue_takes_the_pairs_the_judge_is_least_sure_of_or_disagrees_on(
     assert unsure.ret == 0, unsure.err
     plain = [json.loads(line) for line in default.out.splitlines()]
     ordered = [json.loads(line) for line in unsure.out.splitlines()]
-    assert sorted(map(json.dumps, plain)) == sorted(map(json.dumps, ordered))  # same rows
+    # The same rows, the judge's grade beside each (the plain queue has no judge to ask).
+    bare = [{**item, "judge_grade": None} for item in ordered]
+    assert sorted(map(json.dumps, plain)) == sorted(map(json.dumps, bare))
+    assert all(item["judge_grade"] is None for item in plain)
     confidence = [rows[item["query_id"], item["doc_id"]].confidence for item in ordered]
     assert confidence[0] == pytest.approx(0.6)  # a bent grade: the judge was unsure
     assert confidence == sorted(confidence)
@@ -232,6 +235,57 @@ def test_label_queue_takes_the_pairs_the_judge_is_least_sure_of_or_disagrees_on(
     assert all(gap > 0 for gap in gaps)
     assert gaps == sorted(gaps, reverse=True)
     assert "judged document" in err
+    # Each row shows both grades, so the second look knows what it settles.
+    for item in items:
+        assert item["people_grade"] == human[item["query_id"]][item["doc_id"]]
+        assert item["judge_grade"] == rows[item["query_id"], item["doc_id"]].grade
+    assert {item["judge_grade"] for item in ordered} <= {0, 1, 2, 3}
+    assert all(item["people_grade"] is None for item in ordered)
+
+
+def test_a_second_look_revises_people_s_grade_only_when_asked(tmp_path: Path) -> None:
+    """A judge-disagrees queue filled with the judge's grade for the first two rows (the
+    person agrees with the judge) and people's own for the third: merged plainly they are
+    conflicts that say --revise; with --revise the first two lines of the qrels change and
+    every other byte stays; merging again adds nothing; a row whose people_grade is no longer
+    the file's is a conflict even with --revise."""
+    with fake_llm() as llm:
+        example = judge_example(tmp_path, llm.base_url, held_back=0.5)
+        llm.judge = example.fake_judge(over_grade=0.3, under_grade=0.1)
+        assert run_cli("judge", "-c", example.config, "--quiet").ret == 0
+    queue = tmp_path / "second.jsonl"
+    made = run_cli(
+        "label-queue", "-c", example.config, "--by", "judge-disagrees", "-o", queue, "--quiet"
+    )
+    assert made.ret == 0, made.err
+    items = [json.loads(line) for line in queue.read_text().splitlines()][:3]
+    filled = [
+        {**items[0], "grade": items[0]["judge_grade"]},
+        {**items[1], "grade": items[1]["judge_grade"]},
+        {**items[2], "grade": items[2]["people_grade"]},
+    ]
+    queue.write_text("".join(json.dumps(item) + "\n" for item in filled))
+    before = example.kept.read_bytes()
+    plain = run_cli("qrels", "merge", example.kept, queue)
+    assert plain.ret == 0, plain.err
+    assert "merge with --revise to replace that grade" in plain.out
+    assert example.kept.read_bytes() == before
+    revised = run_cli("qrels", "merge", example.kept, queue, "--revise")
+    assert revised.ret == 0, revised.err
+    assert "2 grades revised by a second look" in revised.out
+    after = read_qrels(example.kept).to_dict()
+    for item in filled:
+        assert after[item["query_id"]][item["doc_id"]] == item["grade"]
+    old, new = before.decode().splitlines(), example.kept.read_text().splitlines()
+    assert len(old) == len(new)
+    assert sum(a != b for a, b in zip(old, new, strict=True)) == 2
+    again = run_cli("qrels", "merge", example.kept, queue, "--revise")
+    assert "added 0 judgments" in again.out
+    assert "revised" not in again.out
+    stale = {**items[0], "grade": items[0]["people_grade"]}  # its people_grade was revised
+    queue.write_text(json.dumps(stale) + "\n")
+    late = run_cli("qrels", "merge", example.kept, queue, "--revise")
+    assert "1 row in 1 conflict not added" in late.out
 
 
 def _said(content: str) -> tuple[int, dict[str, str], bytes]:
