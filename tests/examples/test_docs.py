@@ -93,6 +93,11 @@ def sandbox(
     elif name == "cranfield":
         with cranfield_mirror(request.getfixturevalue("shared_data"), monkeypatch):
             yield copy_configs(root)
+    elif name == "pull-request":
+        from tests.helpers.judged_example import pull_request_sandbox
+
+        with pull_request_sandbox(root, monkeypatch) as cwd:
+            yield cwd
     else:
         raise AssertionError(f"{block.where}: unknown sandbox {name!r}")
 

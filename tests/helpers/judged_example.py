@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,7 @@ from retrieval_gate.datasets.llm_layer import LlmJudgment, write_layer
 from retrieval_gate.judging.prompt import load_prompt
 from retrieval_gate.pipeline.execute import execute
 from tests.helpers.builders import copy_example
-from tests.helpers.fake_llm import FakeJudge
+from tests.helpers.fake_llm import FakeJudge, fake_llm
 
 MODEL = "sim-judge"
 PROMPT = load_prompt(None).sha256
@@ -162,3 +163,28 @@ def judge_example(
     kept = folder / "example" / "qrels" / "test.tsv"
     grades = read_qrels(folder / "full.tsv")
     return JudgeExample(path, kept, folder / "held_back.tsv", grades, queries, passages)
+
+
+DOCS_KEY = "sk-docs-walkthrough"
+"""The key the docs' pull-request walk-through exports in JUDGE_API_KEY."""
+
+
+@contextlib.contextmanager
+def pull_request_sandbox(root: Path, monkeypatch: Any) -> Iterator[Path]:
+    """The docs' walk-through (docs/llm-labels.md): the example with 70% of its judgments held
+    back, a judge block at the local stand-in (needing JUDGE_API_KEY, set), main's config as
+    retrieval-gate.yaml and the regressed retriever's as pull-request.yaml, both under
+    gate.labels human+llm; the stand-in serves while the block runs in `root`."""
+    with fake_llm(api_key=DOCS_KEY) as llm:
+        example = judge_example(root, llm.base_url, held_back=0.7)
+        llm.judge = example.fake_judge(over_grade=0.2)
+        for name, file in (
+            ("example.yaml", "retrieval-gate.yaml"),
+            ("example-regressed.yaml", "pull-request.yaml"),
+        ):
+            assisted_config(
+                root, name, base_url=llm.base_url, model="judge-1", output=None,
+                api_key_env="JUDGE_API_KEY", file=file,
+            )  # fmt: skip
+        monkeypatch.setenv("JUDGE_API_KEY", DOCS_KEY)
+        yield root
