@@ -7,16 +7,20 @@ from typing import Any
 import numpy as np
 
 from retrieval_gate.core.ids import FloatArray
+from retrieval_gate.errors import MetricError
 from retrieval_gate.metrics.ranking import RankedJudgments
 from retrieval_gate.metrics.spec import (
     NONNEGATIVE,
     UNIT,
     MetricSpec,
     Param,
+    format_value,
     measure,
     parse_gains,
 )
 
+EXP_GRADE_MAX = 1023
+"""The highest grade gain=exp takes: 2^1024 is past the largest float."""
 REL = Param("rel", "int", 1, "grades >= rel count as relevant")
 GAIN = Param(
     "gain", "choice", "exp", "gain of grade g: exp = 2^g - 1, linear = g", choices=("exp", "linear")
@@ -61,7 +65,14 @@ def gain(grades: FloatArray, spec: MetricSpec) -> FloatArray:
     gets its given gain (0 or negative allowed, level 0 too), an unlisted one its default;
     an unjudged or unretrieved doc gains 0."""
     positive = np.where(grades > 0, grades, 0.0)
-    gains = np.exp2(positive) - 1.0 if spec.param("gain") == "exp" else positive
+    exponential = spec.param("gain") == "exp"
+    if exponential and positive.size and float(positive.max()) > EXP_GRADE_MAX:
+        raise MetricError(
+            f"{spec}: a grade of {format_value(float(positive.max()))} under gain=exp makes "
+            f"2^grade overflow (gain=exp takes grades up to {EXP_GRADE_MAX}); use "
+            "gain=linear, or grades on a smaller scale"
+        )
+    gains = np.exp2(positive) - 1.0 if exponential else positive
     for grade, value in parse_gains(spec.param("gains")).items():
         gains = np.where(grades == grade, value, gains)
     return _floats(gains)
@@ -255,7 +266,8 @@ def err(spec: MetricSpec, ranked: RankedJudgments) -> FloatArray:
     """Sum over ranks r of R_r / r times the chance no earlier doc satisfied the user."""
     g_max = float(spec.param("g_max"))
     grades = np.minimum(np.where(ranked.top(spec.k) > 0, ranked.top(spec.k), 0.0), g_max)
-    satisfied = (np.exp2(grades) - 1.0) / np.exp2(g_max)
+    # (2^g - 1) / 2^g_max, written so that no power overflows: g <= g_max, any g_max.
+    satisfied = np.exp2(grades - g_max) - np.exp2(-g_max)
     not_yet = np.cumprod(1.0 - satisfied, axis=1)
     before = np.ones_like(not_yet)
     before[:, 1:] = not_yet[:, :-1]

@@ -68,3 +68,30 @@ def test_rbp_persistence_must_be_strictly_between_0_and_1(p: str) -> None:
     with pytest.raises(MetricError, match="rbp"):
         parse_metric(f"rbp(p={p})")
     assert str(parse_metric("rbp(p=0.95)")) == "rbp(p=0.95)"
+
+
+def test_a_grade_past_1023_under_exp_gain_is_refused_by_name() -> None:
+    """2^2000 is past the largest float: nDCG's exp gain made NaN (and a CLI exit 3); it is
+    refused, naming the metric and the grade, while the linear gain scores it."""
+    qrels = {"q": {"a": 2000, "b": 1}}
+    run = {"q": {"a": 2.0, "b": 1.0}}
+    with pytest.raises(MetricError, match=r"^ndcg@10: a grade of 2000 under gain=exp"):
+        evaluate(run, qrels, ["ndcg@10"])
+    assert evaluate(run, qrels, ["ndcg(gain=linear)@10"]).values["ndcg(gain=linear)@10"][0] == 1
+    assert evaluate(run, {"q": {"a": 1023, "b": 1}}, ["ndcg@10"]).values["ndcg@10"][0] == 1
+
+
+@pytest.mark.parametrize("g_max", [1.0, 3.0, 4.5, 60.0, 2000.0])
+def test_err_satisfaction_needs_no_power_past_the_largest_float(g_max: float) -> None:
+    """R = (2^g - 1) / 2^g_max as 2^(g - g_max) - 2^-g_max: the same values where 2^g_max is
+    a float, and a user satisfied at rank 1 (ERR 1) by a grade of g_max = 2000."""
+    grades = [0.0, 0.5, 1.0, 2.0, 3.0, g_max]
+    qrels = {f"q{i}": {"a": g, "b": 0} for i, g in enumerate(grades)}
+    run = {f"q{i}": {"a": 2.0, "b": 1.0} for i in range(len(grades))}
+    metric = f"err(g_max={g_max:g})@5"
+    found = evaluate(run, qrels, [metric]).values[metric]
+    for grade, value in zip(grades, found, strict=True):
+        capped = min(grade, g_max)
+        expected = (2.0**capped - 1.0) / 2.0**g_max if g_max < 1000 else 2.0 ** (capped - g_max)
+        assert value == pytest.approx(expected, rel=1e-12, abs=1e-300)
+    assert found[-1] == pytest.approx(1.0 - 2.0**-g_max)
