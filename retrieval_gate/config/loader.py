@@ -255,13 +255,7 @@ def _check_metrics(config: GateConfig, root: yaml.Node | None, source: str) -> G
             continue
         column = operational_column(key)
         if column is not None:
-            found_problems = threshold_problems(gate, column)
-            if gate.max is not None and gate.max < 0:  # would fail every run, however fast
-                measured = "latency" if column.unit == "ms" else "cost"
-                found_problems.append(
-                    f"max: {gate.max:g} is below 0, where no {measured} is, so the check could "
-                    "never pass; write a ceiling of 0 or more"
-                )
+            found_problems = [*threshold_problems(gate, column), *_ceiling_problems(gate, column)]
             problems.extend(f"{where}: metrics.{key}: {p}" for p in found_problems)
             metrics[key] = gate
             continue
@@ -279,6 +273,7 @@ def _check_metrics(config: GateConfig, root: yaml.Node | None, source: str) -> G
         seen[canonical] = key
         if spec.measure.integer and gate.max_drop is not None:
             problems.append(f"{where}: metrics.{key}: {_count_drop(canonical, gate)}")
+        problems.extend(f"{where}: metrics.{key}: {p}" for p in _floor_problems(gate, spec))
         if spec.name in DIVERSITY and config.dataset.subtopics is None:
             problems.append(
                 f"{where}: metrics.{key}: a diversity measure needs subtopic judgments; set "
@@ -290,7 +285,13 @@ def _check_metrics(config: GateConfig, root: yaml.Node | None, source: str) -> G
     for name, gates in config.slices.overrides.items():
         overrides[name] = {}
         for key, gate in gates.items():
-            if evaluator_key(key) is not None:
+            line = line_of(root, ("slices", "overrides", name, key))
+            where = f"{source}:{line}" if line else source
+            field = f"{where}: slices.overrides.{name}.{key}"
+            column = operational_column(key)
+            if column is not None:
+                problems.extend(f"{field}: {p}" for p in _ceiling_problems(gate, column))
+            if evaluator_key(key) is not None or column is not None:
                 overrides[name][key] = gate
                 continue
             try:
@@ -299,11 +300,8 @@ def _check_metrics(config: GateConfig, root: yaml.Node | None, source: str) -> G
                 overrides[name][key] = gate
                 continue
             if spec.measure.integer and gate.max_drop is not None:
-                line = line_of(root, ("slices", "overrides", name, key))
-                where = f"{source}:{line}" if line else source
-                problems.append(
-                    f"{where}: slices.overrides.{name}.{key}: {_count_drop(canonical, gate)}"
-                )
+                problems.append(f"{field}: {_count_drop(canonical, gate)}")
+            problems.extend(f"{field}: {p}" for p in _floor_problems(gate, spec))
             translated = dialect is not None or split_prefix(named)[0] is not None
             overrides[name][canonical if translated else key] = gate
     if problems:
@@ -312,6 +310,36 @@ def _check_metrics(config: GateConfig, root: yaml.Node | None, source: str) -> G
     checked = config.model_copy(update={"metrics": metrics, "slices": slices})
     checked._notes = tuple(found)
     return checked
+
+
+def _ceiling_problems(gate: MetricGate, column: Column) -> list[str]:
+    """A latency or cost ceiling below 0 would fail every run, however fast or cheap."""
+    if gate.max is None or gate.max >= 0:
+        return []
+    measured = "latency" if column.unit == "ms" else "cost"
+    return [
+        f"max: {gate.max:g} is below 0, where no {measured} is, so the check could never "
+        "pass; write a ceiling of 0 or more"
+    ]
+
+
+def _floor_problems(gate: MetricGate, spec: Any) -> list[str]:
+    """A floor (min) outside the metric's range (`MetricSpec.bounds`): below it the floor
+    can never fail, above it the check can never pass; both are refused."""
+    if gate.min is None:
+        return []
+    low, high = spec.bounds
+    if gate.min < low:
+        return [
+            f"min: {gate.min:g} is below {low:g}, the least {spec} can be, so the floor could "
+            "never fail; write a floor within its range, or remove it"
+        ]
+    if gate.min > high:
+        return [
+            f"min: {gate.min:g} is above {high:g}, the most {spec} can be, so the check could "
+            "never pass; write a floor within its range"
+        ]
+    return []
 
 
 def threshold_problems(gate: MetricGate, column: Column) -> list[str]:
