@@ -208,7 +208,9 @@ def label_holes(
         return ()
     wanted = _bounded_checks(checks)
     extremes, reasons = found.extremes, found.reasons
-    worst, best = _decided(scores, extremes, _family(checks) - set(extremes), decide)
+    # An evaluator's scores do not move with the judgments: they stay as measured.
+    unbounded = {m for m in _family(checks) - set(extremes) if evaluator_key(m) is None}
+    worst, best = _decided(scores, extremes, unbounded, decide)
     holes = []
     for check in wanted:
         rows = slices[check.slice]

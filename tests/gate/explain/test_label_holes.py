@@ -419,3 +419,39 @@ def _by_slot(
                 local = int(rows.slot[row] - docs.first_slot[q])
                 columns[:, local] = assigned[:, open_.index(name)]
     return columns
+
+
+def test_an_evaluator_s_scores_stay_as_measured_at_both_extremes() -> None:
+    """An evaluator column in the tested family has no label holes: the bounds re-decide
+    the ranking metrics at their extremes with its scores as measured, not pushed to a drop
+    of 1 on every query (which would make its own check fail at the worst case and take the
+    family's alpha from the others)."""
+    query_ids = [f"q{i}" for i in range(40)]
+    judgments = {q: {"r1": 3.0, "r2": 2.0, "n": 0.0} for q in query_ids}
+    old = {q: ["r1", "r2", "n"] for q in query_ids}
+    new = {q: ["n", "u", "r2", "r1"] for q in query_ids}
+    case: Case = (judgments, query_ids, old, new)
+    thresholds = {m: Threshold(max_drop=0.02) for m in ("ndcg@5", "ragas:faithfulness")}
+    slices = {"all": np.arange(len(query_ids))}
+    qrels = qrels_from_dict(judgments)
+    before, after = graded_top_ks(old, new, query_ids, qrels)
+    base, cur = scored(case, ["ndcg@5"], judgments)
+    steady = np.full(len(query_ids), 0.9)
+    scores = ({**base, "ragas:faithfulness": steady}, {**cur, "ragas:faithfulness": steady})
+    settings = ComparisonSettings()
+    inner = decider(settings, thresholds, slices)
+    seen = []
+
+    def decide(b: dict[str, FloatArray], c: dict[str, FloatArray]) -> object:
+        seen.append((b["ragas:faithfulness"], c["ragas:faithfulness"]))
+        return inner(b, c)
+
+    checks = inner(*scores)
+    assert {c.metric for c in checks if c.level is not None} == set(thresholds)
+    found = hole_extremes(checks, before, after, qrels, k=K)
+    holes = label_holes(checks, found, slices, scores, decide)
+    assert len(seen) == 2  # the worst and the best case
+    for measured in seen:
+        assert np.array_equal(measured[0], steady)
+        assert np.array_equal(measured[1], steady)
+    assert [h.metric for h in holes] == ["ndcg@5"]
