@@ -235,15 +235,18 @@ def _corners(
         at_low, at_high = low[rows], high[rows]
         # The labelled side's values are y - lam f; the judge-only side's, f.
         lows, highs = (y - lam * at_low, y - lam * at_high) if side == 0 else (at_low, at_high)
+        # Centred first: the running sums' variance is exact to rounding, not cancellation.
+        shift = float(lows.mean()) if lows.size else 0.0
+        lows, highs = lows - shift, highs - shift
         fixed: FloatArray = np.delete(lows, loose)
         start = 0 if side == 0 else free[0].size
         pick = corners[:, start : start + loose.size].astype(bool)
         chosen: FloatArray = np.where(pick, highs[loose], lows[loose])
         total = float(fixed.sum()) + chosen.sum(axis=1)
         squares = float((fixed * fixed).sum()) + (chosen * chosen).sum(axis=1)
-        parts.append((total, squares, rows.size))
-    (sum_l, sq_l, n), (sum_u, sq_u, big_n) = parts
-    estimates = sum_l / n + (lam * sum_u / big_n if big_n else 0.0)
+        parts.append((total, squares, rows.size, shift))
+    (sum_l, sq_l, n, shift_l), (sum_u, sq_u, big_n, shift_u) = parts
+    estimates = sum_l / n + shift_l + (lam * (sum_u / big_n + shift_u) if big_n else 0.0)
     variances = (sq_l - sum_l * sum_l / n) / (n - 1) / n
     if judge_part:
         variances = variances + lam * lam * (sq_u - sum_u * sum_u / big_n) / (big_n - 1) / big_n

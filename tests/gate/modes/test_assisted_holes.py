@@ -2,15 +2,25 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 
 import numpy as np
 import pytest
 
+from retrieval_gate.gate.checks.compare import Comparison, ComparisonSettings, Threshold
+from retrieval_gate.gate.explain.label_holes import HoleExtremes, LabelHole, _Extremes
+from retrieval_gate.gate.modes.assisted import assisted_comparisons
 from retrieval_gate.gate.modes.assisted_holes import (
     FREE_AT_MOST,
+    Scores,
+    _Bounds,
     _largest_p,
+    _max_drops,
+    _sd,
     _smallest_p,
+    _widest_se,
+    bounded_checks,
 )
 from retrieval_gate.stats.ppi import ppi_mean
 from retrieval_gate.stats.significance import t_tail
@@ -82,3 +92,221 @@ def test_past_the_corners_it_tries_the_bound_still_holds() -> None:
     for _ in range(500):
         f = np.where(rng.random(low.size) < 0.5, low, high)
         assert _p_at(y, lam, f, ours, theirs) <= largest + 1e-12
+
+
+# ---- the decision over the box -------------------------------------------------------------
+
+N_PEOPLE, N_JUDGE = 30, 60
+METRIC = "ndcg@10"
+
+
+def _scores(drop: float, seed: int = 0) -> Scores:
+    """People's and the judge's per-query scores, the first N_PEOPLE queries human-judged,
+    every query losing about `drop`."""
+    rng = np.random.default_rng(seed)
+    n = N_PEOPLE + N_JUDGE
+    base = rng.uniform(0.5, 0.9, n)
+    change = drop + rng.normal(0.0, 0.05, n)
+    judged_base = np.clip(base + rng.normal(0.0, 0.02, n), 0, 1)
+    labelled = np.arange(n) < N_PEOPLE
+    return Scores(
+        human=({METRIC: base}, {METRIC: base + change}),
+        judged=({METRIC: judged_base}, {METRIC: judged_base + change}),
+        labelled=labelled,
+    )
+
+
+def _decided(
+    scores: Scores, threshold: Threshold, settings: ComparisonSettings
+) -> tuple[tuple[Comparison, ...], tuple[float | None, ...]]:
+    slices = {"all": np.arange(N_PEOPLE + N_JUDGE)}
+    made, _, weights = assisted_comparisons(
+        scores.human, scores.judged, scores.labelled, slices, {METRIC: threshold}, {}, settings
+    )
+    return made, weights
+
+
+def _box(scores: Scores, rows: list[int], widen: float, metric: str = METRIC) -> HoleExtremes:
+    """Each of `rows`' judge-scored delta and current value free by `widen` either way."""
+    n = N_PEOPLE + N_JUDGE
+    delta = scores.judged[1][METRIC] - scores.judged[0][METRIC]
+    current = scores.judged[1][METRIC]
+    spread = np.zeros(n)
+    spread[rows] = widen
+    unjudged = np.zeros(n, dtype=np.int64)
+    unjudged[rows] = 2
+    extremes = _Extremes(
+        delta=(delta - spread, delta + spread),
+        current=(current - spread, current + spread),
+        exact=np.ones(n, dtype=bool),
+    )
+    return HoleExtremes(unjudged=unjudged, extremes={metric: extremes}, reasons={})
+
+
+def _bounded(
+    drop: float, rows: list[int], widen: float, **settings: object
+) -> tuple[Comparison, Comparison, LabelHole | None]:
+    scores = _scores(drop)
+    config = ComparisonSettings(**settings)  # type: ignore[arg-type]
+    threshold = Threshold(max_drop=0.05)
+    made, weights = _decided(scores, threshold, config)
+    slices = {"all": np.arange(N_PEOPLE + N_JUDGE)}
+    checks, holes = bounded_checks(
+        made, weights, [threshold], scores, slices, _box(scores, rows, widen), config
+    )
+    return made[0], checks[0], holes[0] if holes else None
+
+
+def test_a_clear_drop_fails_for_every_grading_and_stays_regressed() -> None:
+    before, after, hole = _bounded(-0.2, [40, 41], 0.3)
+    assert before.verdict == after.verdict == "regressed"
+    assert after.failed
+    assert hole is not None
+    assert hole.robust
+    assert (hole.worst, hole.best) == ("regressed", "regressed")
+    assert hole.unjudged == 4
+    assert hole.worst_delta is not None
+    assert hole.best_delta is not None
+    assert hole.worst_delta < after.delta < hole.best_delta
+    assert not hole.exact  # an outer bound: the judge weight is held
+
+
+def test_no_change_holds_whatever_a_few_pairs_turn_out_to_be() -> None:
+    before, after, hole = _bounded(0.0, [40], 0.3)
+    assert before.verdict == after.verdict == "pass"
+    assert not after.failed
+    assert hole is not None
+    assert hole.robust
+    assert (hole.worst, hole.best) == ("pass", "pass")
+
+
+def test_a_drop_the_grades_could_undo_is_inconclusive_and_fails() -> None:
+    before, after, hole = _bounded(-0.08, list(range(30, 90)), 0.5)
+    assert before.verdict == "regressed"
+    assert after.verdict == "inconclusive"
+    assert after.failed  # whatever on_inconclusive says
+    assert hole is not None
+    assert not hole.robust
+    assert (hole.worst, hole.best) == ("regressed", "pass")
+
+
+def test_a_pass_the_grades_could_turn_fails_under_every_rule_setting() -> None:
+    for settings in ({}, {"on_inconclusive": "fail"}, {"require_significance": False}):
+        before, after, hole = _bounded(-0.02, list(range(30, 90)), 0.5, **settings)
+        assert before.verdict == "pass", settings
+        assert after.verdict == "inconclusive", settings
+        assert after.failed
+        assert hole is not None
+        assert not hole.robust
+
+
+def test_a_rise_is_not_claimed_for_every_grading() -> None:
+    before, after, hole = _bounded(0.2, [40], 0.3)
+    assert before.verdict == "improved"
+    assert after.verdict == "pass"
+    assert not after.failed
+    assert hole is not None
+    assert hole.robust
+
+
+def test_checks_without_unjudged_pairs_keep_their_verdict_and_p_value() -> None:
+    """Only the checks whose queries hold unjudged pairs are bounded; a family member without
+    any keeps its raw p-value in the family's adjustment (a valid p-value, in [0, 1])."""
+    scores = _scores(-0.2)
+    config = ComparisonSettings()
+    threshold = Threshold(max_drop=0.05)
+    slices = {"all": np.arange(90), "even": np.arange(0, 90, 2), "odd": np.arange(1, 90, 2)}
+    made, _, weights = assisted_comparisons(
+        scores.human, scores.judged, scores.labelled, slices, {METRIC: threshold}, {},
+        dataclasses.replace(config, min_size=10),
+    )  # fmt: skip
+    even = next(c for c in made if c.slice == "even")
+    assert even.level is not None  # in the family: its raw p-value is adjusted with the rest
+    checks, holes = bounded_checks(
+        made, weights, [threshold] * len(made), scores, slices, _box(scores, [81], 0.3), config
+    )
+    assert [h.slice for h in holes] == ["all", "odd"]
+    assert next(c for c in checks if c.slice == "even") == even
+
+
+def test_a_metric_without_a_bound_is_inconclusive_where_it_has_unjudged_pairs() -> None:
+    scores = _scores(-0.2)
+    config = ComparisonSettings()
+    threshold = Threshold(max_drop=0.05)
+    made, weights = _decided(scores, threshold, config)
+    box = _box(scores, [40], 0.3, metric="other@10")
+    checks, holes = bounded_checks(
+        made, weights, [threshold], scores, {"all": np.arange(90)}, box, config
+    )
+    assert checks[0].verdict == "inconclusive"
+    assert checks[0].failed
+    assert holes[0].reason == "no label-hole bound for this metric"
+    assert holes[0].worst is None
+    assert not holes[0].robust
+
+
+def test_a_floor_the_box_crosses_is_inconclusive_one_it_clears_holds() -> None:
+    scores = _scores(0.0)
+    config = ComparisonSettings()
+    slices = {"all": np.arange(90)}
+    # The current mean's box is about [0.51, 0.91] (the judge's weight about 0.66).
+    for floor, verdict in ((0.45, "pass"), (0.65, "inconclusive"), (0.95, "below_floor")):
+        threshold = Threshold(floor=floor)
+        made, weights = _decided(scores, threshold, config)
+        rows = list(range(30, 90))
+        checks, _ = bounded_checks(
+            made, weights, [threshold], scores, slices, _box(scores, rows, 0.3), config
+        )
+        assert checks[0].verdict == verdict, floor
+
+
+def test_a_relative_threshold_moves_with_the_baseline_mean_the_box_allows() -> None:
+    bounds = _Bounds(delta=(-0.2, -0.1), current=(0.5, 0.6), p_drop=(0.0, 0.01))
+    assert _max_drops(Threshold(max_drop=0.1, relative=True), bounds) == pytest.approx((0.06, 0.08))
+    assert _max_drops(Threshold(max_drop=0.05), bounds) == (0.05, 0.05)
+    assert _max_drops(Threshold(floor=0.3), bounds) is None
+    across = _Bounds(delta=(-0.2, 0.3), current=(-0.1, 0.4), p_drop=(0.0, 1.0))
+    assert _max_drops(Threshold(max_drop=0.5, relative=True), across) == pytest.approx((0.0, 0.3))
+
+
+def test_the_p_value_bounds_at_their_edges() -> None:
+    y = np.full(5, -0.1)
+    flat = np.zeros(10)
+    ours, theirs = np.arange(5), np.arange(5, 10)
+    # No spread anywhere: a sure drop has p 0 at both ends.
+    assert _largest_p(y, 0.5, (flat - 0.1, flat - 0.1), ours, theirs) == 0.0
+    assert _smallest_p(y, 0.5, (flat - 0.1, flat - 0.1), ours, theirs) == 0.0
+    wide = flat.copy()
+    wide[7] = 0.2  # one judge-only query's box: its higher corner is the worse one
+    f = flat - 0.1
+    f[7] = 0.1
+    worse = ppi_mean(y, f[ours], f[theirs], lam=0.5)
+    found = _largest_p(y, 0.5, (flat - 0.1, wide - 0.1), ours, theirs)
+    assert found == pytest.approx(t_tail(-worse.estimate / worse.se, 4), rel=1e-9)
+    # One labelled query: no variance to test with.
+    one = np.arange(1)
+    assert _largest_p(y[:1], 0.5, (flat, flat), one, theirs) == 1.0
+    assert _smallest_p(y[:1], 0.5, (flat, flat), one, theirs) == 1.0
+    # No estimate below 0 anywhere: the smallest p-value is 0.5 at least.
+    assert _smallest_p(-y, 0.5, (flat, flat + 0.1), ours, theirs) == 0.5
+    # A judge weight of 0 tests people's deltas alone, at n - 1 degrees of freedom.
+    rng = np.random.default_rng(3)
+    people = rng.normal(-0.05, 0.1, 12)
+    low = rng.normal(0, 0.1, 15)
+    few = np.arange(12, 15)
+    expected = ppi_mean(people, low[:12], low[few], lam=0.0)
+    found = _largest_p(people, 0.0, (low, low), np.arange(12), few)
+    assert found == pytest.approx(t_tail(-expected.estimate / expected.se, 11), rel=1e-12)
+    assert _sd(np.array([0.3])) == 0.0
+
+
+def test_the_widest_standard_error_bounds_every_grading() -> None:
+    rng = np.random.default_rng(11)
+    y = rng.normal(-0.05, 0.1, 10)
+    low = rng.normal(0, 0.1, 40)
+    high = low + rng.uniform(0, 0.4, 40)
+    ours, theirs = np.arange(10), np.arange(10, 40)
+    widest = _widest_se(y, 0.7, (low, high), ours, theirs, True)
+    for _ in range(300):
+        f = low + rng.uniform(0, 1, 40) * (high - low)
+        assert ppi_mean(y, f[ours], f[theirs], lam=0.7).se <= widest + 1e-12
