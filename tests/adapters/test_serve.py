@@ -10,6 +10,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -45,6 +46,7 @@ if mode == "exit":
     sys.exit(3)
 if mode == "hang":
     print("never listening", flush=True)
+    open("hang.printed", "w").close()
     time.sleep(600)
 if mode == "spawn":
     # A child that ignores SIGTERM: only the group's SIGKILL ends it.
@@ -106,8 +108,9 @@ def alive(pid: int) -> bool:
 
 
 def gone(pid: int) -> bool:
-    """Whether `pid` has stopped, waiting a little for a kill to land (no timing asserted)."""
-    for _ in range(200):
+    """Whether `pid` has stopped, waiting for a kill to land (no timing asserted: 120 s is a
+    guard against a process that never stops)."""
+    for _ in range(2400):
         if not alive(pid):
             return True
         time.sleep(0.05)
@@ -246,8 +249,15 @@ def test_exit_log_through_the_cli_is_inert_and_redacted(
 
 
 def test_a_service_never_ready_is_stopped_and_an_error_after_the_timeout(
-    make: Any, folder: Path
+    make: Any, folder: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # The serve module's clock stands still until the service has printed its line: its
+    # second runs out after that, however long a loaded machine takes to start Python.
+    printed, real, frozen = folder / "hang.printed", time.monotonic, time.monotonic()
+    clock = SimpleNamespace(
+        monotonic=lambda: real() if printed.exists() else frozen, sleep=time.sleep
+    )
+    monkeypatch.setattr(serve_module, "time", clock)
     port = free_port()
     with pytest.raises(GateError) as raised:
         make(
