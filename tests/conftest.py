@@ -1,5 +1,4 @@
-"""Shared fixtures: the reference data folder beside the repository, a PostgreSQL server;
-bytecode kept for the Pythons the suite starts."""
+"""Shared fixtures (the reference data beside the repository, PostgreSQL); bytecode kept."""
 
 from __future__ import annotations
 
