@@ -20,6 +20,7 @@ from retrieval_gate.adapters import HttpConfig, Query, RetrieverError, fingerpri
 from retrieval_gate.adapters.http import MAX_RETRY_AFTER, HttpRetriever, retry_after_seconds
 from retrieval_gate.core.model import Hit
 from retrieval_gate.errors import GateError
+from tests.helpers.waiting import GUARD
 
 SECRET = "Bearer s3cr3t-t0ken"
 
@@ -90,7 +91,7 @@ class Handler(BaseHTTPRequestHandler):
             else:
                 self.reply(200, {"hits": [{"id": "ok"}]})
         elif url.path == "/slow":
-            self.seen.release.wait(120.0)  # a guard; the fixture releases it on teardown
+            self.seen.release.wait(GUARD)  # the fixture releases it on teardown
             self.reply(200, {"hits": []})
         elif url.path == "/malformed":
             self.reply(200, "<html>not json", raw=True)

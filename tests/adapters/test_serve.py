@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import sys
 import time
 from collections.abc import Iterator
@@ -21,8 +20,9 @@ from retrieval_gate.adapters.http import HttpRetriever
 from retrieval_gate.config.loader import load
 from retrieval_gate.errors import GateError, InputError
 from tests.helpers.cli import run_cli
-from tests.helpers.local_server import Answer, free_port, serving
+from tests.helpers.local_server import Answer, free_port, listening, serving
 from tests.helpers.paths import REPO
+from tests.helpers.waiting import wait_for
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="process groups are POSIX")
 
@@ -84,14 +84,6 @@ ThreadingHTTPServer(("127.0.0.1", port), Handler).serve_forever()
 """
 
 
-def listening(port: int) -> bool:
-    try:
-        socket.create_connection(("127.0.0.1", port), timeout=1.0).close()
-    except OSError:
-        return False
-    return True
-
-
 def alive(pid: int) -> bool:
     """Whether `pid` runs; a zombie does not (a container's init may never reap it)."""
     stat = Path(f"/proc/{pid}/stat")
@@ -108,13 +100,8 @@ def alive(pid: int) -> bool:
 
 
 def gone(pid: int) -> bool:
-    """Whether `pid` has stopped, waiting for a kill to land (no timing asserted: 120 s is a
-    guard against a process that never stops)."""
-    for _ in range(2400):
-        if not alive(pid):
-            return True
-        time.sleep(0.05)
-    return False
+    """Whether `pid` has stopped, waiting for a kill to land (no timing asserted)."""
+    return wait_for(lambda: not alive(pid))
 
 
 def pid_in(folder: Path, mode: str) -> int:

@@ -19,12 +19,9 @@ from retrieval_gate.errors import RetrieverError
 from retrieval_gate.execution.attempt import start_attempt
 from retrieval_gate.execution.runner import RunSettings, run_queries
 from tests.helpers.local_server import Answer, serving
+from tests.helpers.waiting import GUARD
 
 pytest.importorskip("aiohttp")
-
-
-HANG_GUARD = 120.0
-"""Seconds a request waiting on an event waits at most (a guard: the test sets it)."""
 
 
 class Gathered(threading.Event):
@@ -56,10 +53,10 @@ def _slow(
             if gathered is not None and busy[0] >= gathered.width:
                 gathered.set()
         if gathered is not None:
-            gathered.wait(HANG_GUARD)
+            gathered.wait(GUARD)
         delay = delays.get(text, 0.0)
         if isinstance(delay, threading.Event):
-            delay.wait(HANG_GUARD)
+            delay.wait(GUARD)
         else:
             time.sleep(delay)
         with lock:
@@ -135,7 +132,7 @@ def test_each_query_is_timed_from_its_start_to_its_answer() -> None:
         retriever = _retriever(url)
 
         def answer_the_slow_one() -> None:
-            progress.answered.wait(HANG_GUARD)
+            progress.answered.wait(GUARD)
             time.sleep(0.2)
             slow.set()
 

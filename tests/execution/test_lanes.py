@@ -19,6 +19,7 @@ from retrieval_gate.execution.cache import ResultCache
 from retrieval_gate.execution.lanes import LoopLane, ThreadLane, open_lane
 from retrieval_gate.execution.runner import STOP_AFTER, RunSettings, run_queries
 from tests.helpers.local_server import Answer, serving
+from tests.helpers.waiting import GUARD
 
 pytest.importorskip("aiohttp")
 
@@ -44,7 +45,7 @@ class Service:
         self.asked.set()
         delay = self.delays.get(text, 0.0)
         if isinstance(delay, threading.Event):
-            delay.wait(120.0)  # a guard: the test sets it
+            delay.wait(GUARD)  # the test sets it
         else:
             time.sleep(delay)
         if status != 200:
@@ -167,7 +168,7 @@ def test_a_retriever_closed_mid_run_fails_its_queries_instead_of_hanging() -> No
     items = [Query(f"q{i}", f"t{i}") for i in range(8)]
 
     def close_once_asked() -> None:
-        service.asked.wait(120.0)
+        service.asked.wait(GUARD)
         retriever.close()
         closed.set()
 

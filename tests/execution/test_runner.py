@@ -31,6 +31,7 @@ from retrieval_gate.execution.runner import (
 from retrieval_gate.metrics import evaluate
 from retrieval_gate.readers import read_run
 from tests.helpers.cli import Terminal
+from tests.helpers.waiting import GUARD, wait_for
 
 FAST = RunSettings(concurrency=4, timeout=5.0, retries=3, backoff=0.001, max_backoff=0.005)
 
@@ -136,7 +137,7 @@ class Hanging(Echo):
 
     def answer(self, query: Query, k: int) -> list[Hit]:
         if self.hang is None or query.id in self.hang:
-            self.release.wait(120.0)  # a guard: the fixture releases it
+            self.release.wait(GUARD)  # the fixture releases it
         return super().answer(query, k)
 
 
@@ -153,7 +154,7 @@ class Gathering(Echo):
         with self.lock:
             if self.active >= self.width:
                 self.gathered.set()
-        self.gathered.wait(120.0)  # a guard: fewer in flight than `width` fails below
+        self.gathered.wait(GUARD)  # fewer in flight than `width` fails below
         return super().answer(query, k)
 
 
@@ -285,11 +286,7 @@ def test_hanging_call_is_abandoned_as_a_retryable_timeout(release: threading.Eve
     result = run_queries(retriever, queries(6), 3, settings)
     # The run ended without waiting for the three hung calls: they all come to hang (a
     # loaded machine may start the last one late), and none has finished.
-    for _ in range(2400):  # a guard of about 120 s
-        if retriever.active == 3:
-            break
-        time.sleep(0.05)
-    assert retriever.active == 3
+    assert wait_for(lambda: retriever.active == 3), retriever.active
     assert result.failures == (QueryFailure("q001", "timed out after 0.5s", 3),)
     assert result.calls == 6 + 2
     assert len(result.hits) == 5

@@ -26,9 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tests.helpers.local_server import Answer, serving
-
-HANG_GUARD = 120.0
-"""Seconds a held request waits at most for `release` (a guard: the server releases it)."""
+from tests.helpers.waiting import GUARD
 
 _BLOCK = re.compile(r"<(query|passage|document)>\n(.*?)\n</\1>", re.DOTALL)
 _ORDER = re.compile(r"\bgrade (?:this|it)(?: as)? ([0-3])\b", re.IGNORECASE)
@@ -184,7 +182,7 @@ class FakeLlm:
         if self.hold_after is not None and count >= self.hold_after:
             self.held.set()
             if count > self.hold_after:
-                self.release.wait(HANG_GUARD)
+                self.release.wait(GUARD)  # a guard: the server releases it
         if self.delay:
             time.sleep(self.delay)
         if self.api_key is not None:

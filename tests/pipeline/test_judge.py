@@ -17,6 +17,7 @@ from retrieval_gate.pipeline.judge import plan_judging
 from tests.helpers.fake_llm import fake_llm
 from tests.helpers.judged_example import judge_example
 from tests.helpers.paths import REPO
+from tests.helpers.waiting import GUARD, wait_for
 
 
 def _trec(path: Path, rows: dict[str, list[str]]) -> Path:
@@ -123,14 +124,12 @@ def test_ctrl_c_keeps_what_was_paid_for(tmp_path: Path) -> None:
                 stderr=subprocess.PIPE,
                 text=True,
             )
-        for _ in range(1200):  # a guard of 120 s against a child that never asks
-            if llm.held.wait(0.1):
-                break
-            assert process.poll() is None, process.communicate()[1]
-        assert llm.held.is_set(), "the judge never sent its 20th request"
+        wait_for(lambda: llm.held.is_set() or process.poll() is not None)
+        exited = process.poll() is not None
+        assert llm.held.is_set(), process.communicate()[1] if exited else "no 20th request came"
         process.send_signal(signal.SIGINT)
         llm.release.set()
-        _, err = process.communicate(timeout=120)
+        _, err = process.communicate(timeout=GUARD)
         sent = len(llm.requests)
     assert process.returncode == 130, err
     assert "interrupted" in err
