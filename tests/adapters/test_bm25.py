@@ -10,6 +10,7 @@ from retrieval_gate.adapters import BM25Config, Document, Query, fingerprint
 from retrieval_gate.adapters.bm25 import BM25Retriever
 from retrieval_gate.core.model import Hit
 from retrieval_gate.errors import GateError
+from tests.helpers.waiting import GUARD
 
 DOCS = [
     Document("d01", "Running shoes", "Lightweight shoes for marathon training."),
@@ -91,7 +92,7 @@ def test_batches_match_single_queries_and_threads_agree(bm25: BM25Retriever) -> 
     for thread in threads:
         thread.start()
     for thread in threads:
-        thread.join(timeout=10)
+        thread.join(timeout=GUARD)
     assert results == [singles] * 4
 
 

@@ -16,6 +16,7 @@ from retrieval_gate.adapters import CommandConfig, Query, RetrieverError
 from retrieval_gate.adapters.command import CommandRetriever
 from retrieval_gate.core.model import Hit
 from retrieval_gate.errors import GateError
+from tests.helpers.waiting import GUARD
 
 SERVER = """
 import json, os, sys
@@ -182,6 +183,6 @@ def test_threads_share_the_process_safely(make: Any) -> None:
     for thread in threads:
         thread.start()
     for thread in threads:
-        thread.join(timeout=20)
+        thread.join(timeout=GUARD)
     assert len(answers) == 20
     assert all(hits == [Hit(f"{text}-0", 1.0)] for text, hits in answers.items())

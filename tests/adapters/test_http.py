@@ -20,6 +20,7 @@ from retrieval_gate.adapters import HttpConfig, Query, RetrieverError, fingerpri
 from retrieval_gate.adapters.http import MAX_RETRY_AFTER, HttpRetriever, retry_after_seconds
 from retrieval_gate.core.model import Hit
 from retrieval_gate.errors import GateError
+from tests.helpers.waiting import GUARD
 
 SECRET = "Bearer s3cr3t-t0ken"
 
@@ -90,7 +91,7 @@ class Handler(BaseHTTPRequestHandler):
             else:
                 self.reply(200, {"hits": [{"id": "ok"}]})
         elif url.path == "/slow":
-            self.seen.release.wait(5.0)  # bounded; the fixture releases it on teardown
+            self.seen.release.wait(GUARD)  # the fixture releases it on teardown
             self.reply(200, {"hits": []})
         elif url.path == "/malformed":
             self.reply(200, "<html>not json", raw=True)
@@ -375,9 +376,10 @@ def test_retry_after_as_an_http_date_and_its_bounds(server: tuple[str, Seen], ma
     url, seen = server
     seen.retry_after = ["3600"]  # an hour: cut to 30 s, whatever the timeout
     retriever = make(url=f"{url}/limited", timeout=1.0)
+    sent = time.monotonic()
     with pytest.raises(RetrieverError, match=r"the next request waits 30s"):
         retriever.search(QUERY, 3)
-    assert 29 < retriever.resume_at() - time.monotonic() <= 30
+    assert sent + 30 <= retriever.resume_at() <= time.monotonic() + 30  # 30 s from the answer
 
 
 def test_the_runner_waits_a_retry_after_longer_than_the_timeout(

@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -20,8 +20,9 @@ from retrieval_gate.adapters.http import HttpRetriever
 from retrieval_gate.config.loader import load
 from retrieval_gate.errors import GateError, InputError
 from tests.helpers.cli import run_cli
-from tests.helpers.local_server import Answer, free_port, serving
+from tests.helpers.local_server import Answer, free_port, listening, serving
 from tests.helpers.paths import REPO
+from tests.helpers.waiting import wait_for
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="process groups are POSIX")
 
@@ -45,6 +46,7 @@ if mode == "exit":
     sys.exit(3)
 if mode == "hang":
     print("never listening", flush=True)
+    open("hang.printed", "w").close()
     time.sleep(600)
 if mode == "spawn":
     # A child that ignores SIGTERM: only the group's SIGKILL ends it.
@@ -82,14 +84,6 @@ ThreadingHTTPServer(("127.0.0.1", port), Handler).serve_forever()
 """
 
 
-def listening(port: int) -> bool:
-    try:
-        socket.create_connection(("127.0.0.1", port), timeout=1.0).close()
-    except OSError:
-        return False
-    return True
-
-
 def alive(pid: int) -> bool:
     """Whether `pid` runs; a zombie does not (a container's init may never reap it)."""
     stat = Path(f"/proc/{pid}/stat")
@@ -106,12 +100,8 @@ def alive(pid: int) -> bool:
 
 
 def gone(pid: int) -> bool:
-    """Whether `pid` has stopped, waiting a little for a kill to land (no timing asserted)."""
-    for _ in range(200):
-        if not alive(pid):
-            return True
-        time.sleep(0.05)
-    return False
+    """Whether `pid` has stopped, waiting for a kill to land (no timing asserted)."""
+    return wait_for(lambda: not alive(pid))
 
 
 def pid_in(folder: Path, mode: str) -> int:
@@ -246,8 +236,15 @@ def test_exit_log_through_the_cli_is_inert_and_redacted(
 
 
 def test_a_service_never_ready_is_stopped_and_an_error_after_the_timeout(
-    make: Any, folder: Path
+    make: Any, folder: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # The serve module's clock stands still until the service has printed its line: its
+    # second runs out after that, however long a loaded machine takes to start Python.
+    printed, real, frozen = folder / "hang.printed", time.monotonic, time.monotonic()
+    clock = SimpleNamespace(
+        monotonic=lambda: real() if printed.exists() else frozen, sleep=time.sleep
+    )
+    monkeypatch.setattr(serve_module, "time", clock)
     port = free_port()
     with pytest.raises(GateError) as raised:
         make(

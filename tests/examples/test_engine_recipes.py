@@ -240,16 +240,17 @@ def test_engine_errors_surface_named_and_redacted(
     """A missing index, rejected credentials that the engine echoes back, a failed shard:
     each a clear error naming what the engine said, and never the key."""
     seen: list[Any] = []
+    recipe = ("run", "-c", ADAPTERS / "elasticsearch.yaml", "--no-cache")  # no cache in configs/
     with serving(search_engine(f"ApiKey {API_KEY}", seen)) as url:
         environment("ES_URL", f"{url}/no-such-index/_search")
-        code, out, err = run_cli("run", "-c", ADAPTERS / "elasticsearch.yaml")
+        code, out, err = run_cli(*recipe)
         assert code == 2
         assert "HTTP 404" in err, err
         assert "index_not_found_exception" in err
         environment("ES_URL", f"{url}/help-centre/_search")
         wrong = "wr0ng-" + API_KEY[::-1]
         monkeypatch.setenv("ES_API_KEY", wrong)
-        code, out, err = run_cli("run", "-c", ADAPTERS / "elasticsearch.yaml")
+        code, out, err = run_cli(*recipe)
     assert code == 2
     assert "HTTP 401: {" in err, err
     assert "security_exception" in err

@@ -32,11 +32,12 @@ def test_ci_runs_the_readme_test_command_verbatim() -> None:
     assert test_command in (REPO / ".ci" / "run").read_text(encoding="utf-8")
 
 
-def test_readme_example_command_succeeds(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_readme_example_command_succeeds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     example, _ = readme_commands()
     argv = shlex.split(example.split("&&")[-1])
     assert argv[0] == "retrieval-gate"
-    monkeypatch.chdir(REPO)
+    # In a copy of configs/: the check writes its reports and cache beside the config.
+    monkeypatch.chdir(copy_configs(tmp_path))
     assert run_cli(*argv[1:]).ret == 0
 
 

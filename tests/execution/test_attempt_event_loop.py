@@ -19,13 +19,28 @@ from retrieval_gate.errors import RetrieverError
 from retrieval_gate.execution.attempt import start_attempt
 from retrieval_gate.execution.runner import RunSettings, run_queries
 from tests.helpers.local_server import Answer, serving
+from tests.helpers.waiting import GUARD
 
 pytest.importorskip("aiohttp")
 
 
-def _slow(delays: Mapping[str, float], seen: list[str], busy: list[int] | None = None) -> Any:
-    """A search service that waits delays[query text] seconds (default 0) and answers;
-    `busy` holds the requests in progress now and the most at once."""
+class Gathered(threading.Event):
+    """Set once `width` requests are in progress at once."""
+
+    def __init__(self, width: int) -> None:
+        super().__init__()
+        self.width = width
+
+
+def _slow(
+    delays: Mapping[str, float | threading.Event],
+    seen: list[str],
+    busy: list[int] | None = None,
+    gathered: Gathered | None = None,
+) -> Any:
+    """A search service that waits delays[query text] seconds (default 0), or until that
+    event is set, and answers; `busy` holds the requests in progress now and the most at
+    once; with `gathered`, each request first waits until that many are in progress."""
     lock = threading.Lock()
     busy = [0, 0] if busy is None else busy
 
@@ -35,7 +50,15 @@ def _slow(delays: Mapping[str, float], seen: list[str], busy: list[int] | None =
             seen.append(text)
             busy[0] += 1
             busy[1] = max(busy)
-        time.sleep(delays.get(text, 0.0))
+            if gathered is not None and busy[0] >= gathered.width:
+                gathered.set()
+        if gathered is not None:
+            gathered.wait(GUARD)
+        delay = delays.get(text, 0.0)
+        if isinstance(delay, threading.Event):
+            delay.wait(GUARD)
+        else:
+            time.sleep(delay)
         with lock:
             busy[0] -= 1
         payload = json.dumps({"hits": [{"id": f"{text}-d", "score": 1.0}]})
@@ -83,25 +106,55 @@ def test_a_request_that_cannot_be_built_is_the_calls_error() -> None:
             retriever.close()
 
 
+class FirstAnswer:
+    """A progress that sets `answered` once the runner has taken an answer."""
+
+    def __init__(self) -> None:
+        self.answered = threading.Event()
+
+    def start(self, total: int) -> None:
+        return None
+
+    def advance(self, n: int, *, failed: bool = False, cached: bool = False) -> None:
+        self.answered.set()
+
+    def close(self) -> None:
+        return None
+
+
 def test_each_query_is_timed_from_its_start_to_its_answer() -> None:
+    # The slow query is answered 0.2 s after the runner took the fast one's answer: timed
+    # to its own answer, the fast one took less, however slow the machine.
+    progress = FirstAnswer()
+    slow = threading.Event()
     seen: list[str] = []
-    delays = {"slow": 0.2, "fast": 0.0}
-    with serving(_slow(delays, seen)) as url:
+    with serving(_slow({"slow": slow}, seen)) as url:
         retriever = _retriever(url)
+
+        def answer_the_slow_one() -> None:
+            progress.answered.wait(GUARD)
+            time.sleep(0.2)
+            slow.set()
+
+        releaser = threading.Thread(target=answer_the_slow_one, daemon=True)
+        releaser.start()
         try:
             items = [Query("s", "slow"), Query("f", "fast")]
-            result = run_queries(retriever, items, 5, RunSettings(concurrency=2))
+            result = run_queries(retriever, items, 5, RunSettings(concurrency=2), progress=progress)
         finally:
+            slow.set()
+            releaser.join()
             retriever.close()
-    assert 200.0 <= result.timings["s"].latency < 2000.0
-    assert result.timings["f"].latency < 200.0
+    assert result.timings["s"].latency >= 200.0
+    assert result.timings["f"].latency < result.timings["s"].latency
 
 
 def test_concurrency_bounds_the_calls_in_flight() -> None:
     seen: list[str] = []
     busy = [0, 0]
-    delays = {f"t{i}": 0.05 for i in range(12)}
-    with serving(_slow(delays, seen, busy)) as url:
+    delays: dict[str, float | threading.Event] = {f"t{i}": 0.05 for i in range(12)}
+    # The first calls wait until three are in flight: used, however slowly they start.
+    with serving(_slow(delays, seen, busy, Gathered(3))) as url:
         retriever = _retriever(url, concurrency=3)
         try:
             items = [Query(f"q{i}", f"t{i}") for i in range(12)]
@@ -118,17 +171,19 @@ def test_concurrency_bounds_the_calls_in_flight() -> None:
 
 def test_a_call_past_its_timeout_is_a_retryable_failure() -> None:
     seen: list[str] = []
-    with serving(_slow({"hang": 1.0}, seen)) as url:
-        retriever = _retriever(url, timeout=0.2)
+    never = threading.Event()  # the hanging query is answered only once the run is over
+    with serving(_slow({"hang": never}, seen)) as url:
+        retriever = _retriever(url, timeout=1.0)
         try:
-            settings = RunSettings(timeout=0.2, retries=1, backoff=0.0, error_budget=1.0)
+            settings = RunSettings(timeout=1.0, retries=1, backoff=0.0, error_budget=1.0)
             result = run_queries(retriever, [Query("h", "hang"), Query("o", "ok")], 5, settings)
         finally:
+            never.set()
             retriever.close()
     assert set(result.hits) == {"o"}
     (failure,) = result.failures
     assert failure.attempts == 2  # retried once
-    assert "0.2s" in failure.error
+    assert "1s" in failure.error
     assert seen.count("hang") == 2
 
 

@@ -19,19 +19,22 @@ from retrieval_gate.execution.cache import ResultCache
 from retrieval_gate.execution.lanes import LoopLane, ThreadLane, open_lane
 from retrieval_gate.execution.runner import STOP_AFTER, RunSettings, run_queries
 from tests.helpers.local_server import Answer, serving
+from tests.helpers.waiting import GUARD
 
 pytest.importorskip("aiohttp")
 
 
 class Service:
     """A search service: each query text's scripted statuses in turn (then 200), after
-    delays[text] seconds; it notes every request's text and when it came."""
+    delays[text] seconds, or once that event is set; it notes every request's text and when
+    it came, and sets `asked` at the first."""
 
-    def __init__(self, delays: Mapping[str, float] | None = None) -> None:
+    def __init__(self, delays: Mapping[str, float | threading.Event] | None = None) -> None:
         self.delays = dict(delays or {})
         self.statuses: dict[str, list[int]] = {}
         self.seen: list[tuple[str, float]] = []
         self.lock = threading.Lock()
+        self.asked = threading.Event()
 
     def __call__(self, method: str, path: str, headers: Mapping[str, str], body: bytes) -> Answer:
         text = json.loads(body)["query"]
@@ -39,7 +42,12 @@ class Service:
             self.seen.append((text, time.monotonic()))
             scripted = self.statuses.get(text, [])
             status = scripted.pop(0) if scripted else 200
-        time.sleep(self.delays.get(text, 0.0))
+        self.asked.set()
+        delay = self.delays.get(text, 0.0)
+        if isinstance(delay, threading.Event):
+            delay.wait(GUARD)  # the test sets it
+        else:
+            time.sleep(delay)
         if status != 200:
             return status, {"Content-Type": "application/json"}, b'{"error": "no"}'
         payload = json.dumps({"hits": [{"id": f"{text}-d", "score": 1.0}]})
@@ -72,20 +80,21 @@ def test_http_on_aiohttp_runs_on_its_loop_and_the_rest_on_threads() -> None:
 
 
 def test_a_timeout_counts_from_the_send_not_from_the_hand_over() -> None:
-    # One call at a time: the second query waits 0.3 s for the first before it is sent, and
-    # then takes 0.3 s itself; 0.6 s after the runner handed it over, but within its 0.5 s.
-    service = Service({"a": 0.3, "b": 0.3})
+    # One call at a time: the second query waits 1.1 s for the first before it is sent, and
+    # then takes 1.1 s itself; 2.2 s after the runner handed it over, but within its 2 s
+    # (0.9 s to spare for each call on a loaded machine).
+    service = Service({"a": 1.1, "b": 1.1})
     with serving(service) as url:
-        retriever = _retriever(url, timeout=0.5)
+        retriever = _retriever(url, timeout=2.0)
         try:
-            settings = RunSettings(concurrency=1, timeout=0.5, retries=0, error_budget=1.0)
+            settings = RunSettings(concurrency=1, timeout=2.0, retries=0, error_budget=1.0)
             result = run_queries(retriever, [Query("a", "a"), Query("b", "b")], 5, settings)
         finally:
             retriever.close()
     assert not result.failures
     assert service.texts() == ["a", "b"]
     for query in "ab":
-        assert 300.0 <= result.timings[query].latency < 500.0
+        assert 1100.0 <= result.timings[query].latency < 2000.0
 
 
 def test_a_stopped_run_sends_nothing_it_queued() -> None:
@@ -135,34 +144,43 @@ def test_a_retry_after_holds_every_worker_outside_the_timeout() -> None:
 
     def respond(method: str, path: str, headers: Mapping[str, str], body: bytes) -> Answer:
         status, head, payload = service(method, path, headers, body)
-        return status, {**head, **({"Retry-After": "1"} if status == 429 else {})}, payload
+        return status, {**head, **({"Retry-After": "2"} if status == 429 else {})}, payload
 
     items = [Query(f"q{i}", f"t{i}") for i in range(4)]
     with serving(respond) as url:
-        retriever = _retriever(url, concurrency=1, timeout=0.5)
+        retriever = _retriever(url, concurrency=1, timeout=1.0)
         try:
-            settings = RunSettings(concurrency=1, timeout=0.5, retries=1, backoff=0.0)
+            settings = RunSettings(concurrency=1, timeout=1.0, retries=1, backoff=0.0)
             result = run_queries(retriever, items, 5, settings)
         finally:
             retriever.close()
     assert not result.failures
     limited_at = service.seen[0][1]
     assert service.seen[0][0] == "t0"
-    assert all(at - limited_at >= 0.95 for _, at in service.seen[1:])
-    assert all(timing.latency < 500.0 for timing in result.timings.values())
+    assert all(at - limited_at >= 1.95 for _, at in service.seen[1:])
+    assert all(timing.latency < 1000.0 for timing in result.timings.values())
 
 
 def test_a_retriever_closed_mid_run_fails_its_queries_instead_of_hanging() -> None:
-    service = Service({f"t{i}": 0.2 for i in range(8)})
+    # No query is answered before the retriever is closed: it closes once the first is asked.
+    closed = threading.Event()
+    service = Service(dict.fromkeys((f"t{i}" for i in range(8)), closed))
     items = [Query(f"q{i}", f"t{i}") for i in range(8)]
+
+    def close_once_asked() -> None:
+        service.asked.wait(GUARD)
+        retriever.close()
+        closed.set()
+
     with serving(service) as url:
         retriever = _retriever(url, concurrency=2)
-        closer = threading.Timer(0.1, retriever.close)
+        closer = threading.Thread(target=close_once_asked)
         closer.start()
         try:
             settings = RunSettings(concurrency=2, retries=0, error_budget=1.0)
             result = run_queries(retriever, items, 5, settings)
         finally:
+            service.asked.set()
             closer.join()
     assert result.failures
     assert len(result.hits) + len(result.failures) == len(items)

@@ -333,6 +333,10 @@ class Runner:
             "GITHUB_RUN_ID": "1",
             "RUNNER_TEMP": str(self.temp),
             "PIP_DISABLE_PIP_VERSION_CHECK": "1",
+            # --no-warn-conflicts (pip reads a negative option inverted, as below): its check
+            # of every installed distribution, a few on a runner's fresh Python, took half of
+            # each install's time here, where the venv sees the whole test environment.
+            "PIP_NO_WARN_CONFLICTS": "0",
             **self.extra_env,
         }
         if _setuptools_builds_wheels():

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tests.helpers.local_server import Answer, serving
+from tests.helpers.waiting import GUARD
 
 _BLOCK = re.compile(r"<(query|passage|document)>\n(.*?)\n</\1>", re.DOTALL)
 _ORDER = re.compile(r"\bgrade (?:this|it)(?: as)? ([0-3])\b", re.IGNORECASE)
@@ -98,7 +99,7 @@ class FakeLlm:
     scripted: deque[Answer] = field(default_factory=deque)
     """Answers given first, one per request (429s, 500s, broken JSON), before the model's."""
     delay: float = 0.0
-    """Seconds the model takes to answer (a hanging endpoint, past a client's timeout)."""
+    """Seconds the model takes to answer."""
     refuse_every: int = 0
     """Answer every Nth request (counted from the first) with `refusal` (0: none): a
     rate-limited endpoint that refuses a share of calls whatever their rate."""
@@ -117,6 +118,13 @@ class FakeLlm:
     switched_bias: int = 0
     answered: int = 0
     """Answers the model gave (scripted ones and errors not counted)."""
+    hold_after: int | None = None
+    """Requests past this many are held, unanswered, until `release` is set: a model that
+    stops answering (0: every request hangs), wherever a slow machine has got to."""
+    held: threading.Event = field(default_factory=threading.Event)
+    """Set once `hold_after` requests have come."""
+    release: threading.Event = field(default_factory=threading.Event)
+    """Lets the held requests be answered; set when the server stops."""
     requests: list[dict[str, Any]] = field(default_factory=list)
     statuses: list[int] = field(default_factory=list)
     """The status of each answer, in the order the requests arrived."""
@@ -166,10 +174,15 @@ class FakeLlm:
             except ValueError:
                 return _error(400, "the body is not JSON", "invalid_request_error")
             self.requests.append(request)
+            count = len(self.requests)
             if self.scripted:
                 return self.scripted.popleft()
-            if self.refuse_every and len(self.requests) % self.refuse_every == 0:
+            if self.refuse_every and count % self.refuse_every == 0:
                 return self.refusal
+        if self.hold_after is not None and count >= self.hold_after:
+            self.held.set()
+            if count > self.hold_after:
+                self.release.wait(GUARD)  # a guard: the server releases it
         if self.delay:
             time.sleep(self.delay)
         if self.api_key is not None:
@@ -276,7 +289,10 @@ def fake_llm(**state: Any) -> Iterator[FakeLlm]:
     llm = FakeLlm(**state)
     with serving(llm.respond) as url:
         llm.url = url
-        yield llm
+        try:
+            yield llm
+        finally:
+            llm.release.set()  # held requests answer, so the server can stop
 
 
 def passages_of(corpus: Mapping[str, Any], compose: Callable[[Any], str]) -> dict[str, str]:

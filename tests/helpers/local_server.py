@@ -51,3 +51,12 @@ def free_port() -> int:
         probe.bind(("127.0.0.1", 0))
         port: int = probe.getsockname()[1]
         return port
+
+
+def listening(port: int) -> bool:
+    """Whether something accepts connections on 127.0.0.1:`port` now."""
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=1.0).close()
+    except OSError:
+        return False
+    return True

@@ -113,7 +113,7 @@ def test_an_answer_without_a_grade_is_a_failed_pair_its_answer_on_one_line() -> 
 
 
 def test_a_hanging_endpoint_times_out_and_the_pair_fails() -> None:
-    with fake_llm(judge=_judge(), delay=2.0) as llm:
+    with fake_llm(judge=_judge(), hold_after=0) as llm:  # no request is answered
         grader = _grader(llm.base_url, timeout=0.3)
         graded = grade_tasks(grader, TASKS[:1], _settings(timeout=0.5, retries=1))
         grader.close()

@@ -41,7 +41,8 @@ def spellings(draw: st.DrawFn) -> str:
     return text + (f"@{draw(st.integers(1, 1000))}" if wants_k else "")
 
 
-@settings(max_examples=500, derandomize=True)
+# No deadline: Hypothesis's 200 ms per example fails the test on a stall of a loaded machine.
+@settings(max_examples=500, derandomize=True, deadline=None)
 @given(spellings())
 def test_canonical_string_round_trips(text: str) -> None:
     spec = parse_metric(text)

@@ -6,7 +6,8 @@ import os
 import signal
 import subprocess
 import sys
-import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from retrieval_gate.config.loader import load
@@ -16,6 +17,7 @@ from retrieval_gate.pipeline.judge import plan_judging
 from tests.helpers.fake_llm import fake_llm
 from tests.helpers.judged_example import judge_example
 from tests.helpers.paths import REPO
+from tests.helpers.waiting import GUARD, wait_for
 
 
 def _trec(path: Path, rows: dict[str, list[str]]) -> Path:
@@ -93,23 +95,41 @@ def test_the_calibration_sample_is_drawn_from_judged_queries_with_the_seed(
         assert (pair.human is not None) == judged
 
 
+@contextmanager
+def ctrl_c_reaches_children() -> Iterator[None]:
+    """Children started in the block get SIGINT's default action, as from a terminal. A
+    background job of a non-interactive shell starts with SIGINT ignored, an ignored signal
+    stays ignored across exec, and Python then never raises KeyboardInterrupt; a handled
+    signal is reset to the default at exec, so it is handled here while they start."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 def test_ctrl_c_keeps_what_was_paid_for(tmp_path: Path) -> None:
-    with fake_llm(delay=0.05) as llm:
+    # The model holds every request after the 20th: Ctrl-C lands mid-run, however slow the
+    # machine, and what was held is answered once it is sent.
+    with fake_llm(hold_after=20) as llm:
         example = judge_example(tmp_path, llm.base_url, concurrency=2)
         llm.judge = example.fake_judge()
         env = {**os.environ, "PYTHONPATH": str(REPO)}
-        process = subprocess.Popen(
-            [sys.executable, "-m", "retrieval_gate", "judge", "-c", str(example.config), "--quiet"],
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        deadline = time.monotonic() + 60
-        while len(llm.requests) < 20 and time.monotonic() < deadline:
-            time.sleep(0.05)
+        argv = ["judge", "-c", str(example.config), "--quiet"]
+        with ctrl_c_reaches_children():
+            process = subprocess.Popen(
+                [sys.executable, "-m", "retrieval_gate", *argv],
+                env=env,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+        wait_for(lambda: llm.held.is_set() or process.poll() is not None)
+        exited = process.poll() is not None
+        assert llm.held.is_set(), process.communicate()[1] if exited else "no 20th request came"
         process.send_signal(signal.SIGINT)
-        _, err = process.communicate(timeout=60)
+        llm.release.set()
+        _, err = process.communicate(timeout=GUARD)
         sent = len(llm.requests)
     assert process.returncode == 130, err
     assert "interrupted" in err

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
+from tests.helpers.builders import copy_example
 from tests.helpers.cli import run_cli
-from tests.helpers.paths import CONFIGS
 
 CHROMIUM = next(
     filter(None, map(shutil.which, ("chromium", "chromium-browser", "google-chrome"))), None
@@ -44,7 +44,8 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
         pytest.skip("chromium is not installed")
     folder = tmp_path_factory.mktemp("layout")
     html = folder / "report.html"
-    config = str(CONFIGS / "example-regressed.yaml")
+    # A copy: the check writes its other reports beside the config.
+    config = str(copy_example(folder / "configs") / "example-regressed.yaml")
     code, _, err = run_cli("check", "-c", config, "--no-cache", "--html", str(html))
     assert code == 1, err
     # The report forbids scripts (its Content-Security-Policy): the probe's copy drops it.

@@ -4,10 +4,8 @@ search, metadata ids and filters."""
 from __future__ import annotations
 
 import shutil
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,9 +14,10 @@ import pytest
 from pydantic import TypeAdapter
 
 from retrieval_gate.adapters import AdapterConfig, Query, build_retriever
-from tests.helpers.local_server import free_port
+from tests.helpers.local_server import free_port, listening
 from tests.helpers.paths import REPO
 from tests.helpers.vectors import as_text, cosine_top, unit_rows
+from tests.helpers.waiting import GUARD, wait_for
 
 CONFIGS: TypeAdapter[Any] = TypeAdapter(AdapterConfig)
 ROWS = unit_rows(400, 8, seed=11)
@@ -93,18 +92,14 @@ def server(tmp_path: Path) -> Iterator[int]:
         stderr=subprocess.DEVNULL,
     )
     try:
-        for _ in range(300):
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                    break
-            except OSError:
-                time.sleep(0.1)
-        else:
-            pytest.fail("chroma run did not listen within 30 s")
+        # A loaded machine starts it slowly: it listens, or it has exited.
+        wait_for(lambda: listening(port) or process.poll() is not None)
+        assert process.poll() is None, f"chroma run exited with {process.returncode}"
+        assert listening(port), "chroma run did not listen"
         yield port
     finally:
         process.terminate()
-        process.wait(timeout=30)
+        process.wait(timeout=GUARD)
 
 
 SERVED = """

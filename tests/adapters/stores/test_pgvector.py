@@ -225,6 +225,7 @@ def test_a_slow_query_is_cancelled_at_the_timeout_and_retried(database: Any) -> 
         f"host=127.0.0.1 port={free_port()} user=gate password={PASSWORD} dbname=search",
         f"host=127.0.0.1 password='{PASSWORD}' dbname",  # malformed: psycopg quotes it back
     ],
+    ids=["url", "key-value", "malformed"],  # not the free port: the same on every worker
 )
 def test_no_connection_names_the_server_never_the_password(dsn: str) -> None:
     config = PgvectorConfig(dsn=dsn, table="docs", embedding=EMBED)
