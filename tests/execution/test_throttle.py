@@ -71,15 +71,24 @@ def test_without_retry_after_the_holds_back_off_until_an_answer() -> None:
     assert throttle.refused(5, None, now) <= 1.0
 
 
+GATHERING = 1.0
+"""Seconds a call waits at most for the others to gather: a pool that never sends them all
+at once costs this per call, and its test then fails on the counts, not on the clock."""
+
+
 class _Limited:
     """Answers each call after `delay`: its first `refused` with a 429 that asks for
     `retry_after` seconds, then with a hit; notes how many calls were in flight as each one came."""
 
-    def __init__(self, refused: int, retry_after: float, delay: float) -> None:
+    def __init__(
+        self, refused: int, retry_after: float, delay: float, gather: int = 0, calls: int = 0
+    ) -> None:
         self.refused = refused
         self.retry_after = retry_after
         self.delay = delay
-        self.lock = threading.Lock()
+        self.gather = gather
+        self.calls = calls
+        self.lock = threading.Condition()
         self.active = 0
         self.arrivals: list[int] = []
 
@@ -94,6 +103,12 @@ class _Limited:
             self.active += 1
             self.arrivals.append(self.active)
             number = len(self.arrivals)
+            self.lock.notify_all()
+            # The first calls, and the last `gather` of all `calls`, wait (a while at most)
+            # until `gather` are in flight: whether the pool sends that many at once does
+            # not hang on how fast a loaded machine starts threads.
+            if self.gather and (number <= self.gather or number > self.calls - self.gather):
+                self.lock.wait_for(lambda: self.active >= self.gather, timeout=GATHERING)
         try:
             time.sleep(self.delay)
             if number <= self.refused:
@@ -116,7 +131,7 @@ def test_a_hard_limited_service_gets_one_call_at_a_time_then_the_whole_pool_agai
     """Every call refused for a while: the pool halves from 8 to 1 within 8 + 4 + 2 + 1
     calls, then sends one call at a time (held for Retry-After between them) instead of
     hammering the service with 8, and grows back to 8 once it answers."""
-    retriever = _Limited(refused=24, retry_after=0.02, delay=0.03)
+    retriever = _Limited(refused=24, retry_after=0.02, delay=0.03, gather=8, calls=48 + 24)
     settings = RunSettings(concurrency=8, timeout=5.0, retries=20, backoff=0.01, max_backoff=0.05)
     result = run_queries(retriever, queries(48), 1, settings)
     assert not result.failures
