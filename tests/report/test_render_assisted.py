@@ -10,30 +10,15 @@ import pytest
 
 from retrieval_gate.pipeline.check import check
 from retrieval_gate.report import render, summary_of, validate_result
-from tests.helpers.judged_example import (
-    assisted_config,
-    held_back_example,
-    pooled_pairs,
-    read_qrels,
-    simulated_layer,
-)
+from tests.helpers.judged_example import assisted_documents
 from tests.helpers.report import check_golden
-
-NAME = "example-regressed.yaml"
 
 
 @pytest.fixture(scope="module")
 def documents(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
     """The regressed example's result with 70% of its judgments held back: a trusted judge,
-    and the same judge below a trust floor of 1,000 pairs."""
-    target = held_back_example(tmp_path_factory.mktemp("report") / "example")
-    full = read_qrels(target / "full.tsv")
-    configs = [assisted_config(target, name) for name in ("example.yaml", NAME)]
-    simulated_layer(target / "judge.llm.jsonl", pooled_pairs(configs) | set(full), full)
-    assisted = check(configs[1], cache=False).document()
-    # The same file name: the reports name the config, and both show the same gate.
-    provisional = assisted_config(target, NAME, trust={"min_pairs": 1000})
-    return {"assisted": assisted, "provisional": check(provisional, cache=False).document()}
+    the same judge below a trust floor of 1,000 pairs, and a judge's layer with holes."""
+    return assisted_documents(tmp_path_factory.mktemp("report"))
 
 
 def test_an_assisted_result_is_pinned(documents: dict[str, dict[str, Any]]) -> None:
