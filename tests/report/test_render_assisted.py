@@ -11,7 +11,7 @@ import pytest
 from retrieval_gate.pipeline.check import check
 from retrieval_gate.report import render, summary_of, validate_result
 from tests.helpers.judged_example import assisted_documents
-from tests.helpers.report import check_golden
+from tests.helpers.report import check_golden, first_screen
 
 
 @pytest.fixture(scope="module")
@@ -31,6 +31,29 @@ def test_an_assisted_result_is_pinned(documents: dict[str, dict[str, Any]]) -> N
 def test_a_provisional_result_is_pinned(documents: dict[str, dict[str, Any]]) -> None:
     record = validate_result(json.loads(json.dumps(documents["provisional"])))
     check_golden("provisional.md", render(record, "markdown"))
+
+
+def test_a_result_with_label_holes_is_pinned(documents: dict[str, dict[str, Any]]) -> None:
+    record = validate_result(json.loads(json.dumps(documents["holed"])))
+    check_golden("holed.md", render(record, "markdown"))
+
+
+def test_label_holes_are_said_once_on_the_first_screen(
+    documents: dict[str, dict[str, Any]],
+) -> None:
+    """17 failing checks that depend on pairs the judge has not graded: a column says which,
+    one line what to do; the bounds wait in a tooltip or a folded block, not a line each."""
+    record = validate_result(documents["holed"])
+    depends = [h for h in record.label_holes if not h.robust and h.unjudged]
+    assert len(depends) == 17
+    for fmt in ("markdown",):
+        report = render(record, fmt)
+        shown = first_screen(report)
+        assert shown.count("retrieval-gate label-queue") == 1, fmt
+        assert "worst case" not in shown, fmt
+        assert shown.count("17 checks depend on unjudged documents") == 1, fmt
+        # Still there for whoever opens it: every check's bounds.
+        assert report.count("worst case") >= 17, fmt
 
 
 def test_the_json_carries_both_views_and_the_card(documents: dict[str, dict[str, Any]]) -> None:
