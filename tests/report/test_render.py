@@ -179,7 +179,7 @@ def test_hostile_query_text_renders_inert_in_markdown(regressed: dict[str, Any])
 def test_hostile_query_text_renders_inert_in_html(regressed: dict[str, Any]) -> None:
     found = elements(render(regressed, "html"))
     assert not {"img", "a", "b", "script", "iframe"} & set(found.tags)
-    assert set(found.cell_tags) <= {"br"}
+    assert set(found.cell_tags) <= {"br", "span"}  # span: a label hole's tooltip, ours
     texts = {row[0]: row[1] for row in found.cells if row and row[0] in HOSTILE}
     for query_id, text in HOSTILE.items():
         assert texts[query_id] == " ".join(text.split())
@@ -439,8 +439,12 @@ def test_every_format_puts_the_label_holes_next_to_their_checks(
     assert f"- ndcg@10 on intent=how-to: {held}" in bounds
     html = render(record, "html")
     tags = ("<code>retrieval-gate label-queue</code>", "<code>retrieval-gate judge</code>")
-    note = _depends(billing, *tags)
-    assert f'<li class="inconclusive">ndcg@10 on intent=billing: {note}</li>' in html
+    cell = f'<td class="labels inconclusive"><span title="{_depends(billing)}">'
+    assert f"{cell}depends on 180 unjudged</span></td>" in html
+    assert f'<td class="labels"><span title="{held}">holds either way</span></td>' in html
+    advice = f"6 checks depend on unjudged documents: {_advice(*tags)}"
+    assert html.count(advice) == 1
+    assert f"<li>ndcg@10 on intent=billing: {_depends(billing)}</li>" in html
     assert f"<li>ndcg@10 on intent=how-to: {held}</li>" in html
     summary = summary_of(record).splitlines()
     # The console says the advice once, at the first label-dependent check, then points back.
@@ -486,7 +490,7 @@ def test_the_label_hole_advice_is_said_once_per_table(regressed: dict[str, Any])
     failing checks' table says which in a column and what to do once under it, the bounds
     folded; the folded list of inconclusive checks says it once too."""
     record = validate_result(regressed)
-    for fmt in ("markdown",):
+    for fmt in ("markdown", "html"):
         report = render(record, fmt)
         shown = first_screen(report)
         assert shown.count("retrieval-gate label-queue") == 1, fmt

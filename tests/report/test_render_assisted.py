@@ -36,6 +36,7 @@ def test_a_provisional_result_is_pinned(documents: dict[str, dict[str, Any]]) ->
 def test_a_result_with_label_holes_is_pinned(documents: dict[str, dict[str, Any]]) -> None:
     record = validate_result(json.loads(json.dumps(documents["holed"])))
     check_golden("holed.md", render(record, "markdown"))
+    check_golden("holed.html", render(record, "html"))
 
 
 def test_label_holes_are_said_once_on_the_first_screen(
@@ -46,7 +47,7 @@ def test_label_holes_are_said_once_on_the_first_screen(
     record = validate_result(documents["holed"])
     depends = [h for h in record.label_holes if not h.robust and h.unjudged]
     assert len(depends) == 17
-    for fmt in ("markdown",):
+    for fmt in ("markdown", "html"):
         report = render(record, fmt)
         shown = first_screen(report)
         assert shown.count("retrieval-gate label-queue") == 1, fmt
