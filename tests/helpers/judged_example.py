@@ -13,8 +13,9 @@ import numpy as np
 import yaml
 
 from retrieval_gate.config.loader import load
-from retrieval_gate.datasets.llm_layer import LlmJudgment, write_layer
+from retrieval_gate.datasets.llm_layer import LlmJudgment, read_layer, write_layer
 from retrieval_gate.judging.prompt import load_prompt
+from retrieval_gate.pipeline.check import check
 from retrieval_gate.pipeline.execute import execute
 from tests.helpers.builders import copy_example
 from tests.helpers.fake_llm import FakeJudge, fake_llm
@@ -188,3 +189,31 @@ def pull_request_sandbox(root: Path, monkeypatch: Any) -> Iterator[Path]:
             )  # fmt: skip
         monkeypatch.setenv("JUDGE_API_KEY", DOCS_KEY)
         yield root
+
+
+REGRESSED = "example-regressed.yaml"
+
+
+def assisted_documents(folder: Path) -> dict[str, dict[str, Any]]:
+    """The regressed example's result under human+llm, built in `folder` with 70% of its
+    judgments held back: `assisted`, a trusted judge that graded every pair of the pool;
+    `provisional`, the same judge below a trust floor of 1,000 pairs; `holed`, a layer of each
+    run's top 3 (and people's pairs) with nothing to grade the rest (--no-judge), so every
+    check whose queries rank an ungraded pair has a label hole."""
+    target = held_back_example(folder / "example")
+    full = read_qrels(target / "full.tsv")
+    configs = [assisted_config(target, name) for name in ("example.yaml", REGRESSED)]
+    simulated_layer(target / "judge.llm.jsonl", pooled_pairs(configs) | set(full), full)
+    found = {"assisted": check(configs[1], cache=False).document()}
+    # The same file name, rewritten for each: the reports name the config, and all show the
+    # same gate.
+    provisional = assisted_config(target, REGRESSED, trust={"min_pairs": 1000})
+    found["provisional"] = check(provisional, cache=False).document()
+    shallow = pooled_pairs(configs, depth=3) | set(full)
+    rows = [r for r in read_layer(target / "judge.llm.jsonl") if (r.query, r.doc) in shallow]
+    # Beside the config, named relatively: the config's hash, which the reports print, stays
+    # the same wherever the test runs.
+    write_layer(target / "shallow.llm.jsonl", rows)
+    holed = assisted_config(target, REGRESSED, output="shallow.llm.jsonl")
+    found["holed"] = check(holed, cache=False, judge=False).document()
+    return found

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import html.parser
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -112,3 +113,12 @@ def pinned_records(
         git_dirty=False,
     )
     return baseline, records
+
+
+def first_screen(report: str) -> str:
+    """A Markdown or HTML report as read before opening or hovering anything: each closed
+    <details> block reduced to its summary, no title attribute (a tooltip)."""
+    folded = re.sub(
+        r"<details>(?:<summary>(.*?)</summary>)?.*?</details>", r"\1", report, flags=re.S
+    )
+    return re.sub(r' title="[^"]*"', "", folded)

@@ -23,7 +23,14 @@ from retrieval_gate.report import (
     summary_of,
     validate_result,
 )
-from tests.helpers.report import GOLDEN, check_golden, elements, pinned_records, with_golden_trend
+from tests.helpers.report import (
+    GOLDEN,
+    check_golden,
+    elements,
+    first_screen,
+    pinned_records,
+    with_golden_trend,
+)
 
 ZWSP = "\u200b"
 NOT_JUDGED = "\u2796"  # the heavy minus sign that marks rows without an enforced verdict
@@ -172,7 +179,7 @@ def test_hostile_query_text_renders_inert_in_markdown(regressed: dict[str, Any])
 def test_hostile_query_text_renders_inert_in_html(regressed: dict[str, Any]) -> None:
     found = elements(render(regressed, "html"))
     assert not {"img", "a", "b", "script", "iframe"} & set(found.tags)
-    assert set(found.cell_tags) <= {"br"}
+    assert set(found.cell_tags) <= {"br", "span"}  # span: a label hole's tooltip, ours
     texts = {row[0]: row[1] for row in found.cells if row and row[0] in HOSTILE}
     for query_id, text in HOSTILE.items():
         assert texts[query_id] == " ".join(text.split())
@@ -385,12 +392,18 @@ def test_thousands_of_failing_slices_still_fit_a_comment(regressed: dict[str, An
     assert f"and {len(document['failures']) - 20} more failing checks" in trimmed
 
 
-def _depends(hole: Any, label: str, judge: str) -> str:
-    return (
+def _advice(label: str, judge: str) -> str:
+    return f"label them ({label}) or judge them ({judge})"
+
+
+def _depends(hole: Any, label: str | None = None, judge: str | None = None) -> str:
+    """A label hole's bounds, with the advice when `label` and `judge` (the commands) are given."""
+    bounds = (
         f"depends on {hole.unjudged} unjudged documents (worst case {hole.worst} at "
         f"{hole.worst_delta * 100:+.2f} pt, best case {hole.best.replace('_', ' ')} at "
-        f"{hole.best_delta * 100:+.2f} pt): label them ({label}) or judge them ({judge})"
+        f"{hole.best_delta * 100:+.2f} pt)"
     )
+    return bounds if label is None or judge is None else f"{bounds}: {_advice(label, judge)}"
 
 
 def test_every_format_puts_the_label_holes_next_to_their_checks(
@@ -411,17 +424,27 @@ def test_every_format_puts_the_label_holes_next_to_their_checks(
     assert how_to.worst == how_to.best == "regressed"
     markdown = render(record, "markdown").splitlines()
     code = ("`retrieval-gate label-queue`", "`retrieval-gate judge`")
-    # The notes follow their group's table, naming the check.
+    # A column of the failing checks' table; the advice once under the tables; the bounds
+    # folded below it.
     row = "| ❌ ndcg@10 on intent=billing | -46.93 [-61.05, -32.81] | < 0.004 | drop ≤ 2 pt |"
-    at = markdown.index(row)
-    end = markdown.index("", at)  # the table ends; its notes follow
-    assert f"- ⚠️ ndcg@10 on intent=billing: {_depends(billing, *code)}" in markdown[end : end + 6]
+    assert f"{row} depends on 180 unjudged |" in markdown
+    row = "| ❌ ndcg@10 on intent=how-to | -37.55 [-40.23, -34.88] | < 0.00219 | drop ≤ 2 pt |"
+    assert f"{row} holds either way |" in markdown  # no warning
+    advice = f"6 checks depend on unjudged documents: {_advice(*code)}"
+    at = markdown.index(f"⚠️ {advice}.")
+    assert markdown[at + 2].startswith("<details><summary>Label holes:")
+    bounds = markdown[at + 2 : markdown.index("</details>", at)]
+    assert f"- ndcg@10 on intent=billing: {_depends(billing)}" in bounds
     held = "holds whatever the 144 unjudged documents turn out to be"
-    assert f"- ndcg@10 on intent=how-to: {held}" in markdown[end : end + 6]  # no warning
+    assert f"- ndcg@10 on intent=how-to: {held}" in bounds
     html = render(record, "html")
     tags = ("<code>retrieval-gate label-queue</code>", "<code>retrieval-gate judge</code>")
-    note = _depends(billing, *tags)
-    assert f'<li class="inconclusive">ndcg@10 on intent=billing: {note}</li>' in html
+    cell = f'<td class="labels inconclusive"><span title="{_depends(billing)}">'
+    assert f"{cell}depends on 180 unjudged</span></td>" in html
+    assert f'<td class="labels"><span title="{held}">holds either way</span></td>' in html
+    advice = f"6 checks depend on unjudged documents: {_advice(*tags)}"
+    assert html.count(advice) == 1
+    assert f"<li>ndcg@10 on intent=billing: {_depends(billing)}</li>" in html
     assert f"<li>ndcg@10 on intent=how-to: {held}</li>" in html
     summary = summary_of(record).splitlines()
     # The console says the advice once, at the first label-dependent check, then points back.
@@ -460,6 +483,20 @@ def test_every_format_puts_the_label_holes_next_to_their_checks(
     assert (
         messages["intent=how-to"] == f"ndcg@10 fell 37.6 pt on intent=how-to (p < 0.00219) — {held}"
     )
+
+
+def test_the_label_hole_advice_is_said_once_per_table(regressed: dict[str, Any]) -> None:
+    """Six failing checks and a passing inconclusive one depend on unjudged documents: the
+    failing checks' table says which in a column and what to do once under it, the bounds
+    folded; the folded list of inconclusive checks says it once too."""
+    record = validate_result(regressed)
+    for fmt in ("markdown", "html"):
+        report = render(record, fmt)
+        shown = first_screen(report)
+        assert shown.count("retrieval-gate label-queue") == 1, fmt
+        assert "worst case" not in shown, fmt
+        assert report.count("retrieval-gate label-queue") == 2, fmt  # and under the list
+        assert report.count("worst case") >= 7, fmt  # every bound, where one looks for it
 
 
 def test_the_unjudged_note_shows_judged_at_k_before_and_after(regressed: dict[str, Any]) -> None:

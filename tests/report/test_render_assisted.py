@@ -10,30 +10,15 @@ import pytest
 
 from retrieval_gate.pipeline.check import check
 from retrieval_gate.report import render, summary_of, validate_result
-from tests.helpers.judged_example import (
-    assisted_config,
-    held_back_example,
-    pooled_pairs,
-    read_qrels,
-    simulated_layer,
-)
-from tests.helpers.report import check_golden
-
-NAME = "example-regressed.yaml"
+from tests.helpers.judged_example import assisted_documents
+from tests.helpers.report import check_golden, first_screen
 
 
 @pytest.fixture(scope="module")
 def documents(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
     """The regressed example's result with 70% of its judgments held back: a trusted judge,
-    and the same judge below a trust floor of 1,000 pairs."""
-    target = held_back_example(tmp_path_factory.mktemp("report") / "example")
-    full = read_qrels(target / "full.tsv")
-    configs = [assisted_config(target, name) for name in ("example.yaml", NAME)]
-    simulated_layer(target / "judge.llm.jsonl", pooled_pairs(configs) | set(full), full)
-    assisted = check(configs[1], cache=False).document()
-    # The same file name: the reports name the config, and both show the same gate.
-    provisional = assisted_config(target, NAME, trust={"min_pairs": 1000})
-    return {"assisted": assisted, "provisional": check(provisional, cache=False).document()}
+    the same judge below a trust floor of 1,000 pairs, and a judge's layer with holes."""
+    return assisted_documents(tmp_path_factory.mktemp("report"))
 
 
 def test_an_assisted_result_is_pinned(documents: dict[str, dict[str, Any]]) -> None:
@@ -46,6 +31,30 @@ def test_an_assisted_result_is_pinned(documents: dict[str, dict[str, Any]]) -> N
 def test_a_provisional_result_is_pinned(documents: dict[str, dict[str, Any]]) -> None:
     record = validate_result(json.loads(json.dumps(documents["provisional"])))
     check_golden("provisional.md", render(record, "markdown"))
+
+
+def test_a_result_with_label_holes_is_pinned(documents: dict[str, dict[str, Any]]) -> None:
+    record = validate_result(json.loads(json.dumps(documents["holed"])))
+    check_golden("holed.md", render(record, "markdown"))
+    check_golden("holed.html", render(record, "html"))
+
+
+def test_label_holes_are_said_once_on_the_first_screen(
+    documents: dict[str, dict[str, Any]],
+) -> None:
+    """17 failing checks that depend on pairs the judge has not graded: a column says which,
+    one line what to do; the bounds wait in a tooltip or a folded block, not a line each."""
+    record = validate_result(documents["holed"])
+    depends = [h for h in record.label_holes if not h.robust and h.unjudged]
+    assert len(depends) == 17
+    for fmt in ("markdown", "html"):
+        report = render(record, fmt)
+        shown = first_screen(report)
+        assert shown.count("retrieval-gate label-queue") == 1, fmt
+        assert "worst case" not in shown, fmt
+        assert shown.count("17 checks depend on unjudged documents") == 1, fmt
+        # Still there for whoever opens it: every check's bounds.
+        assert report.count("worst case") >= 17, fmt
 
 
 def test_the_json_carries_both_views_and_the_card(documents: dict[str, dict[str, Any]]) -> None:

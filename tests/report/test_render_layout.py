@@ -1,4 +1,4 @@
-"""The HTML report read in a real browser: a phone's 400 px and a laptop's 1,280 px."""
+"""The HTML report read in a real browser: a phone's 400 px and a laptop's 1,280 x 800."""
 
 from __future__ import annotations
 
@@ -12,8 +12,10 @@ from typing import Any
 
 import pytest
 
+from retrieval_gate.report import render, validate_result
 from tests.helpers.builders import copy_example
 from tests.helpers.cli import run_cli
+from tests.helpers.judged_example import assisted_documents
 
 CHROMIUM = next(
     filter(None, map(shutil.which, ("chromium", "chromium-browser", "google-chrome"))), None
@@ -28,16 +30,34 @@ window.addEventListener("load", () => {
   const box = e => { const r = e.getBoundingClientRect(); return [r.left, r.right]; };
   window.parent.document.body.setAttribute("data-probe", JSON.stringify({
     width: window.innerWidth,
+    height: window.innerHeight,
     page: document.documentElement.scrollWidth,
     forests: shown.map(e => ({box: box(e), intrinsic: e.width.baseVal.value,
+                              top: e.getBoundingClientRect().top,
                               layout: e.getAttribute("class")})),
   }));
 });
 </script>"""
 
 
+HEIGHT = 800
+"""The laptop screen's height: the forest plot starts on the first screen at 1,280 x 800."""
+SEEN = 60
+"""Pixels of the forest plot that show on that screen at least: its axis and a row."""
+
+
+def probed(folder: Path, html: str) -> Path:
+    """`folder` holding `html` as probe.html, the probe added. The report forbids scripts (its
+    Content-Security-Policy): the probe's copy drops it."""
+    text = re.sub(r'<meta http-equiv="Content-Security-Policy"[^>]*>', "", html)
+    (folder / "probe.html").write_text(text.replace("</body>", PROBE + "</body>"))
+    return folder
+
+
 @pytest.fixture(scope="module")
-def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """The regressed example's report as `check --html` writes it, and its human+llm result
+    whose checks depend on pairs the judge has not graded (17 label holes)."""
     if CHROMIUM is None:
         if os.environ.get("CI"):
             pytest.fail("chromium is not installed; .ci/run installs it")
@@ -48,17 +68,18 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
     config = str(copy_example(folder / "configs") / "example-regressed.yaml")
     code, _, err = run_cli("check", "-c", config, "--no-cache", "--html", str(html))
     assert code == 1, err
-    # The report forbids scripts (its Content-Security-Policy): the probe's copy drops it.
-    text = re.sub(r'<meta http-equiv="Content-Security-Policy"[^>]*>', "", html.read_text())
-    (folder / "probe.html").write_text(text.replace("</body>", PROBE + "</body>"))
-    return folder
+    holed = assisted_documents(tmp_path_factory.mktemp("assisted"))["holed"]
+    return {
+        "regressed": probed(folder, html.read_text()),
+        "holed": probed(tmp_path_factory.mktemp("holed"), render(validate_result(holed), "html")),
+    }
 
 
 def measured(folder: Path, width: int) -> dict[str, Any]:
     frame = folder / f"frame{width}.html"
     frame.write_text(
-        f'<html><body style="margin:0"><iframe src="probe.html" width="{width}" height="900" '
-        'style="border:0"></iframe></body></html>'
+        f'<html><body style="margin:0"><iframe src="probe.html" width="{width}" '
+        f'height="{HEIGHT}" style="border:0"></iframe></body></html>'
     )
     assert CHROMIUM is not None
     dom = subprocess.run(
@@ -83,9 +104,12 @@ def measured(folder: Path, width: int) -> dict[str, Any]:
     return json.loads(found.group(1).replace("&quot;", '"'))
 
 
+@pytest.mark.parametrize("name", ["regressed", "holed"])
 @pytest.mark.parametrize(("width", "layout"), [(400, "forest narrow"), (1280, "forest wide")])
-def test_the_page_fits_and_the_forest_plot_is_whole(report: Path, width: int, layout: str) -> None:
-    probe = measured(report, width)
+def test_the_page_fits_and_the_forest_plot_is_whole(
+    reports: dict[str, Path], name: str, width: int, layout: str
+) -> None:
+    probe = measured(reports[name], width)
     assert probe["width"] == width
     assert probe["page"] <= width  # nothing runs off the side of the page
     [forest] = probe["forests"]  # one layout shown at a time
@@ -95,3 +119,16 @@ def test_the_page_fits_and_the_forest_plot_is_whole(report: Path, width: int, la
     assert right <= width  # the data area is on screen
     # Not shrunk to fit: its 11 px labels stay 11 px.
     assert right - left >= 0.99 * forest["intrinsic"]
+
+
+@pytest.mark.parametrize("name", ["regressed", "holed"])
+def test_the_forest_plot_starts_on_a_laptops_first_screen(
+    reports: dict[str, Path], name: str
+) -> None:
+    """A reviewer sees the failing checks and the plot of every check without scrolling: the
+    label holes take a column and one line of advice, not a line per check."""
+    probe = measured(reports[name], 1280)
+    assert probe["height"] == HEIGHT
+    [forest] = probe["forests"]
+    # Its top, its axis and a row at least: on the screen, not a border at its foot.
+    assert 0 < forest["top"] <= HEIGHT - SEEN, forest["top"]
