@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -10,10 +11,12 @@ from typing import Any
 
 import pytest
 
+from retrieval_gate.datasets.llm_layer import layer_line, read_layer
 from tests.helpers.action_runner import PR, SLUG, STEPS, TOKEN, ActionRun, Runner
 from tests.helpers.cli import run_cli
 from tests.helpers.fake_github import FakeGitHub
 from tests.helpers.fake_llm import FakeLlm, fake_llm
+from tests.helpers.git import git
 from tests.helpers.judged_example import assisted_config, judge_example
 
 KEY_ENV = "RG_ACTION_JUDGE_KEY"
@@ -34,16 +37,34 @@ class Judged:
     python_bin: Path
     action_path: Path
 
-    def run(self, inputs: dict[str, str]) -> tuple[ActionRun, list[dict[str, str]]]:
-        """The action run with `inputs`; the headers of the calls it made to the endpoint."""
+    def run(
+        self, inputs: dict[str, str], head: str | None = None
+    ) -> tuple[ActionRun, list[dict[str, str]]]:
+        """The action run with `inputs` (on a pull request from the branch `head` of this
+        repository, when given); the headers of the calls it made to the endpoint."""
         temp = self.workspace.parent / f"runner_temp_{next(self.runners)}"
         temp.mkdir()
         before = len(self.llm.headers)
-        runner = Runner(
+        kind = Runner if head is None else _branch_runner(head)
+        runner = kind(
             self.action_path, self.python_bin, self.workspace, temp, "pull_request", self.gh.url
         )
         run = runner.run({"config": CONFIG, **inputs})
         return run, self.llm.headers[before:]
+
+
+def _branch_runner(head: str) -> type[Runner]:
+    class BranchRunner(Runner):
+        """A Runner whose event names the pull request's branch, as GitHub's payload does."""
+
+        def _environment(self) -> dict[str, str]:
+            env = super()._environment()
+            event = json.loads(Path(env["GITHUB_EVENT_PATH"]).read_text("utf-8"))
+            event["pull_request"]["head"]["ref"] = head
+            Path(env["GITHUB_EVENT_PATH"]).write_text(json.dumps(event), encoding="utf-8")
+            return env
+
+    return BranchRunner
 
 
 @pytest.fixture
@@ -172,3 +193,56 @@ def test_the_key_is_in_the_check_step_alone() -> None:
     assert "echo" not in " ".join(
         line for line in check["run"].splitlines() if "JUDGE_API_KEY" in line
     )
+
+
+def _branch(judged: Judged) -> tuple[Path, str]:
+    """The workspace as the checkout of branch `feature`, pushed to a bare remote."""
+    remote = judged.workspace.parent / "remote.git"
+    git(judged.workspace.parent, "init", "-q", "--bare", "-b", "main", str(remote))
+    (judged.workspace / ".gitignore").write_text("*.sqlite*\n.retrieval-gate/cache*\n", "utf-8")
+    git(judged.workspace, "init", "-q", "-b", "feature")
+    git(judged.workspace, "add", "-A")
+    git(judged.workspace, "commit", "-qm", "a pull request")
+    git(judged.workspace, "remote", "add", "origin", str(remote))
+    git(judged.workspace, "push", "-q", "origin", "feature")
+    return remote, str(judged.layer.relative_to(judged.workspace))
+
+
+def test_commit_layer_pushes_the_grades_to_the_branch_and_only_them(judged: Judged) -> None:
+    remote, layer = _branch(judged)
+    before = git(remote, "rev-parse", "feature").strip()
+    # The branch moved since the checkout: another commit added a grade the run never saw.
+    clone = judged.workspace.parent / "clone"
+    git(judged.workspace.parent, "clone", "-q", "-b", "feature", str(remote), str(clone))
+    extra = dataclasses.replace(read_layer(judged.layer)[0], query="zz", doc="zz")
+    with (clone / layer).open("a", encoding="utf-8") as handle:
+        handle.write(layer_line(extra))
+    git(clone, "commit", "-qam", "a grade from elsewhere")
+    git(clone, "push", "-q", "origin", "feature")
+    moved = git(remote, "rev-parse", "feature").strip()
+
+    run, calls = judged.run({"judge-api-key": KEY, "commit-layer": "true"}, head="feature")
+    assert calls, run.log
+    pushed = git(remote, "rev-parse", "feature").strip()
+    assert run.outputs["layer-commit"] == pushed != moved != before, run.log
+    assert git(remote, "rev-parse", f"{pushed}^").strip() == moved
+    assert git(remote, "diff", "--name-only", moved, pushed).split() == [layer]
+    held = git(remote, "show", f"{pushed}:{layer}").splitlines()
+    grown = judged.layer.read_text(encoding="utf-8").splitlines()
+    assert set(grown) < set(held)
+    assert len(held) == len(grown) + 1  # every row of the run's, and the branch's own
+    assert KEY not in git(remote, "log", "-p", "feature")
+
+    again, _ = judged.run({"judge-api-key": KEY, "commit-layer": "true"}, head="feature")
+    assert again.outputs["layer-commit"] == ""
+    assert "the branch already holds every grade" in again.step("Commit the judge's grades").stdout
+    assert git(remote, "rev-parse", "feature").strip() == pushed
+
+
+def test_commit_layer_pushes_nothing_for_a_fork(judged: Judged) -> None:
+    remote, _ = _branch(judged)
+    before = git(remote, "rev-parse", "feature").strip()
+    run, calls = judged.run({"judge-api-key": KEY, "commit-layer": "true"})  # no head ref
+    assert calls
+    assert "a pull request from a fork" in run.step("Commit the judge's grades").stdout
+    assert git(remote, "rev-parse", "feature").strip() == before
