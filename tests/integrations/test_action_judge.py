@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from retrieval_gate.datasets.llm_layer import layer_line, read_layer
 from tests.helpers.action_runner import PR, SLUG, STEPS, TOKEN, ActionRun, Runner
@@ -144,6 +145,18 @@ def test_the_call_budget_is_passed_on(judged: Judged) -> None:
     assert len(calls) == 3
     judging = _judging(run)
     assert judging["calls"] == 3 < judging["needed"]
+    assert "budget" in judging["skipped"]
+
+
+def test_the_cost_budget_is_passed_on(judged: Judged) -> None:
+    config = judged.workspace / CONFIG
+    document = yaml.safe_load(config.read_text(encoding="utf-8"))
+    document["judge"]["prices"] = {"input": 1000.0, "output": 1000.0}  # per million tokens
+    config.write_text(yaml.safe_dump(document, sort_keys=False), encoding="utf-8")
+    run, calls = judged.run({"judge-api-key": KEY, "judge-max-cost": "2.5"})
+    judging = _judging(run)
+    assert 0 < len(calls) == judging["calls"] < judging["needed"], run.log
+    assert judging["cost"] <= 2.5
     assert "budget" in judging["skipped"]
 
 
