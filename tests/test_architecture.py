@@ -26,6 +26,7 @@ CROSS_CUTTING = (
     # action.yml's run steps, which no module of the package holds.
     "integrations/test_action.py",
     "integrations/test_action_history.py",
+    "integrations/test_action_judge.py",
     "integrations/test_action_ratchet.py",
 )
 """Test files (paths under tests/; a folder ending in / holds only such files) that test no

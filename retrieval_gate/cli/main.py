@@ -32,6 +32,7 @@ def build_parser() -> argparse.ArgumentParser:
         judge,
         label_queue,
         lint,
+        merge_layer,
         metrics,
         power,
         qrels,
@@ -58,6 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
     comment.add_parser(commands)
     label_queue.add_parser(commands)
     judge.add_parser(commands)
+    merge_layer.add_parser(commands)
     calibrate.add_parser(commands)
     qrels.add_parser(commands)
     datasets.add_parser(commands)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -116,6 +116,19 @@ def read_layer(path: str | Path) -> tuple[LlmJudgment, ...]:
         seen[row.key] = line
         rows.append(row)
     return tuple(rows)
+
+
+def layer_rows(path: str | Path) -> Iterator[tuple[int, LlmJudgment]]:
+    """(line number, row) of a judgment layer as read, one at a time: a malformed row is an
+    InputError naming the line. Unlike `read_layer`, a key given twice is not looked for."""
+    source = str(path)
+    for line, raw in json_lines(path):
+        yield line, _row(raw, source, line)
+
+
+def layer_line(row: LlmJudgment) -> str:
+    """`row` as the layer writes it: one JSON line, ending with a newline."""
+    return _line(row)
 
 
 def write_layer(path: str | Path, rows: Iterable[LlmJudgment]) -> int:
