@@ -273,6 +273,7 @@ def assisted_document(assisted: Assisted) -> dict[str, Any]:
             "confusion": [list(row) for row in card.confusion],
             "bias": [asdict(bias) for bias in card.bias],
             "systems": asdict(card.systems) if card.systems else None,
+            "units": [asdict(unit) for unit in assisted.units],
         },
         "queries": assisted.queries,
         "human_queries": assisted.human_queries,

@@ -174,8 +174,23 @@ class JudgeRecord(_Model):
     mixed: bool = False
 
 
+class UnitRecord(_Model):
+    """One check's judge against people in the metric's units (`stats.judge_units`)."""
+
+    metric: str
+    slice: str
+    queries: NonNegativeInt
+    bias: float
+    low: float
+    high: float
+    decisive: NonNegativeInt
+    agree: NonNegativeInt
+    effective: NonNegativeFloat | None = None
+
+
 class CalibrationRecord(_Model):
-    """The judge against people on the pairs both graded (`stats.calibration`)."""
+    """The judge against people on the pairs both graded (`stats.calibration`), and in the
+    gate's units on the human-judged queries of each check."""
 
     pairs: NonNegativeInt
     kappa_quadratic: float | None
@@ -183,6 +198,7 @@ class CalibrationRecord(_Model):
     confusion: list[list[int]]
     bias: list[GradeBias]
     systems: SystemAgreement | None = None
+    units: list[UnitRecord] = Field(default_factory=list)
 
 
 _COUNTS = ("n", "wins", "ties", "losses", "excluded", "queries_needed")

@@ -26,6 +26,7 @@ from retrieval_gate.gate.checks.family import family_levels
 from retrieval_gate.gate.checks.slicing import check_list
 from retrieval_gate.gate.checks.verdicts import Evidence, fails, verdict_of
 from retrieval_gate.gate.explain.label_holes import LabelHole
+from retrieval_gate.gate.modes.assisted_units import MIN_HUMAN, units_of
 from retrieval_gate.gate.modes.judges import mixed_judges, pool_judges
 from retrieval_gate.stats.calibration import (
     CalibrationCard,
@@ -33,11 +34,9 @@ from retrieval_gate.stats.calibration import (
     system_agreement,
 )
 from retrieval_gate.stats.detectability import detectable_drop
+from retrieval_gate.stats.judge_units import UnitAgreement
 from retrieval_gate.stats.ppi import PpiEstimate, ppi_mean
 from retrieval_gate.stats.significance import adjust_p_values
-
-MIN_HUMAN = 10
-"""Fewest human-judged queries a check needs to estimate the judge's error on them."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -103,6 +102,9 @@ class Assisted:
     uncovered: tuple[str, ...]
     """Queries with pairs of their pool the judge did not grade (scored non-relevant, and
     bounded: `assisted_holes`)."""
+    units: tuple[UnitAgreement, ...] = ()
+    """Per gated check with at least MIN_HUMAN human-judged queries: the judge against
+    people in the metric's own units (`judge_units`)."""
     holes: tuple[LabelHole, ...] = ()
     """The prediction-powered checks whose queries hold pairs the judge did not grade, each
     bounded over their grades (`assisted_holes`), in check order."""
@@ -465,6 +467,7 @@ def assisted_checks(
             judge_extremes(made, records, pool, pools, ids, config.k),
             settings,
         )
+    units = units_of(made, weights, (human_scores, judged), labelled, slices)
     made, mixed = mixed_judges(made, judges, settings)
     repeated = baseline.repeats is not None or current.repeats is not None
     runs = None
@@ -536,6 +539,7 @@ def assisted_checks(
         human_ids=tuple(q for q, mine in zip(ids, labelled.tolist(), strict=True) if mine),
         uncovered=uncovered,
         holes=holes,
+        units=units,
     )
     return assisted, tuple(warnings)
 
