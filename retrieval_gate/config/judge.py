@@ -43,6 +43,15 @@ class JudgeTrust(StrictModel):
     )
 
 
+class SystemModels(StrictModel):
+    """The models the system under test runs: a judge of the same family favours its own
+    family's output (self-preference), which the calibration card then says."""
+
+    embedder: str | None = Field(None, description="the embedding model, e.g. bge-small-en-v1.5")
+    reranker: str | None = Field(None, description="the reranking model, e.g. rerank-english-v3.0")
+    generator: str | None = Field(None, description="the answering LLM, e.g. gpt-4o")
+
+
 class JudgeConfig(StrictModel):
     """An LLM judge behind any OpenAI-compatible chat-completions endpoint (a hosted API, or
     vLLM, Ollama, llama.cpp's server, a LiteLLM proxy on this machine)."""
@@ -93,6 +102,11 @@ class JudgeConfig(StrictModel):
     prices: Prices = Field(default_factory=lambda: Prices())
     budget: JudgeBudget = Field(default_factory=lambda: JudgeBudget())
     trust: JudgeTrust = Field(default_factory=lambda: JudgeTrust())
+    system_models: SystemModels = Field(
+        default_factory=lambda: SystemModels(),
+        description="the models of the system under test (embedder, reranker, generator); "
+        "a judge of the same family is named on the calibration card",
+    )
 
     @field_validator("base_url")
     @classmethod

@@ -274,6 +274,7 @@ def assisted_document(assisted: Assisted) -> dict[str, Any]:
             "bias": [asdict(bias) for bias in card.bias],
             "systems": asdict(card.systems) if card.systems else None,
             "units": [asdict(unit) for unit in assisted.units],
+            "same_family": list(assisted.same_family),
         },
         "queries": assisted.queries,
         "human_queries": assisted.human_queries,

@@ -199,6 +199,7 @@ class CalibrationRecord(_Model):
     bias: list[GradeBias]
     systems: SystemAgreement | None = None
     units: list[UnitRecord] = Field(default_factory=list)
+    same_family: list[str] = Field(default_factory=list)
 
 
 _COUNTS = ("n", "wins", "ties", "losses", "excluded", "queries_needed")

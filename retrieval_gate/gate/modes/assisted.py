@@ -12,6 +12,7 @@ from retrieval_gate.config.check_keys import ranking_keys
 from retrieval_gate.config.schema import GateConfig, Labels
 from retrieval_gate.core.ids import FloatArray, IntArray
 from retrieval_gate.core.judge_identity import JudgeIdentity
+from retrieval_gate.core.model_families import model_family
 from retrieval_gate.core.qrels import Qrels
 from retrieval_gate.core.wording import one_line, plural
 from retrieval_gate.datasets import Dataset
@@ -102,6 +103,9 @@ class Assisted:
     uncovered: tuple[str, ...]
     """Queries with pairs of their pool the judge did not grade (scored non-relevant, and
     bounded: `assisted_holes`)."""
+    same_family: tuple[str, ...] = ()
+    """The system's models (judge.system_models) of the judge's family, each as "role model
+    (family)": a judge favours its own family's output."""
     units: tuple[UnitAgreement, ...] = ()
     """Per gated check with at least MIN_HUMAN human-judged queries: the judge against
     people in the metric's own units (`judge_units`)."""
@@ -468,6 +472,7 @@ def assisted_checks(
             settings,
         )
     units = units_of(made, weights, (human_scores, judged), labelled, slices)
+    kin = same_family(config, [labels.model, *(who.answered_by for who, _ in judges)])
     made, mixed = mixed_judges(made, judges, settings)
     repeated = baseline.repeats is not None or current.repeats is not None
     runs = None
@@ -513,6 +518,12 @@ def assisted_checks(
     uncovered = tuple(q for q, k in zip(ids, whole.tolist(), strict=True) if not k)
     warnings = [uncovered_note(uncovered, len(ids))] if uncovered else []
     warnings += [mixed] if mixed else []
+    if kin:
+        warnings.append(
+            f"the judge is of the same family as the system's {', '.join(kin)}: LLM judges "
+            "favour their own family's output, so its labels may flatter this system; "
+            "compare with a judge of another family before trusting a close verdict"
+        )
     if repeated:
         warnings.append(
             "the LLM-assisted checks use the repeats' mean scores and the first run's rankings, "
@@ -540,8 +551,22 @@ def assisted_checks(
         uncovered=uncovered,
         holes=holes,
         units=units,
+        same_family=kin,
     )
     return assisted, tuple(warnings)
+
+
+def same_family(config: GateConfig, judges: Sequence[str]) -> tuple[str, ...]:
+    """The system's models (judge.system_models) that share a family with any of `judges`
+    (the configured name, the models that answered), as "role model (family)"."""
+    assert config.judge is not None
+    theirs = {family for name in judges if name and (family := model_family(name))}
+    named = config.judge.system_models.model_dump()
+    return tuple(
+        f"{role} {one_line(model)} ({family})"
+        for role, model in named.items()
+        if model and (family := model_family(model)) in theirs
+    )
 
 
 def _mean(values: FloatArray) -> float:

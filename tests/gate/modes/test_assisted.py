@@ -19,7 +19,7 @@ from retrieval_gate.datasets import load as load_dataset
 from retrieval_gate.datasets.llm_layer import LlmJudgment, read_layer, write_layer
 from retrieval_gate.errors import GateError
 from retrieval_gate.gate.decide import decide
-from retrieval_gate.gate.modes.assisted import MIN_HUMAN, labels_of
+from retrieval_gate.gate.modes.assisted import MIN_HUMAN, labels_of, same_family
 from retrieval_gate.gate.power.estimate import power_report
 from retrieval_gate.gate.result import GateResult
 from retrieval_gate.history.record import entry_line, result_entry
@@ -514,3 +514,29 @@ def test_baseline_and_drift_hand_the_gate_the_judges_labels(example: Path, tmp_p
     code, _, err = run_cli("check", "-c", drift, "--no-cache", "--history", history)
     assert code == 1
     assert "main's drift: " in err
+
+
+def test_a_judge_of_the_system_s_family_is_named_on_the_card(example: Path) -> None:
+    """judge.system_models names the system's models; a judge of the generator's family
+    (configured, or as it answered) is named, with a warning; one of another family is not."""
+    config = load(example / "assisted-example.yaml")
+    assert config.judge is not None
+    models = {"embedder": "BAAI/bge-small-en-v1.5", "generator": "openai/gpt-4o"}
+    judge = config.judge.model_copy(
+        update={"system_models": config.judge.system_models.model_copy(update=models)}
+    )
+    named = config.model_copy(update={"judge": judge})
+    assert same_family(named, ["gpt-4o-mini"]) == ("generator openai/gpt-4o (OpenAI GPT)",)
+    assert same_family(named, ["sim-judge", "gpt-4o-2024-08-06"]) == (
+        "generator openai/gpt-4o (OpenAI GPT)",
+    )
+    assert same_family(named, ["claude-3-5-haiku", "sim-judge"]) == ()
+    assert same_family(config, ["gpt-4o-mini"]) == ()  # no system named: nothing to say
+    result = check(example / "assisted-example.yaml", cache=False)
+    document = result.document()
+    document["labels"]["calibration"]["same_family"] = list(same_family(named, ["gpt-4o"]))
+    record = validate_result(json.loads(json.dumps(document)))
+    shown = "The judge is of the same family as the system's generator openai/gpt-4o (OpenAI GPT)"
+    assert shown in render(record, "markdown")
+    assert shown in render(record, "html")
+    assert "same family" not in render(validate_result(result.document()), "markdown")
