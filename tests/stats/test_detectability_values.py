@@ -82,6 +82,17 @@ def test_the_exact_branch_needs_two_to_the_minus_n_at_or_below_the_level() -> No
     )
 
 
+def test_exactly_two_to_the_n_resamples_still_enumerate() -> None:
+    # 2 queries, 4 resamples = 2^2: the test enumerates the 4 sign vectors, so its smallest
+    # p is 1/4 and a level of 0.22 is out of reach, though 5 x 0.22 >= 1 would let a Monte
+    # Carlo draw show it and the normal z^2 = 0.60 is under 2 queries.
+    assert NORMAL.isf(0.22) ** 2 < 2
+    assert critical_t(2, 0.22, resamples=4) == math.inf
+    assert critical_t(2, 0.25, resamples=4) == pytest.approx(
+        sign_flip_critical(2, NORMAL.isf(0.25)), rel=1e-12
+    )
+
+
 def test_past_the_monte_carlo_resolution_hoeffding_sets_the_bar() -> None:
     # (resamples + 1) * level < 1: no draw can show it, only exp(-z^2 / 2) <= level can.
     z = math.sqrt(2 * math.log(1 / 1e-4))
