@@ -186,8 +186,9 @@ def test_a_judge_that_runs_against_the_labels_is_weighted_zero() -> None:
 
 
 def test_a_judge_that_overstates_the_labels_is_weighted_at_most_one() -> None:
-    """f = y / 2 halves the spread: the unclipped weight is cov / ((1 + n / N) var) =
-    2 / (1 + 4 / 8) = 4 / 3, clipped to 1, the plain PPI rectifier."""
+    """f = y / 2: cov(Y, f) is var(Y) / 2 and var(f) var(Y) / 4, so the unclipped weight is
+    near 2 / (1 + n / N) = 4 / 3 (var(f) pooled with u's copies is 9 / 11 of it: 1.63),
+    clipped to 1, the plain PPI rectifier."""
     y = np.array([0.1, 0.4, 0.8, 0.3])
     f = y / 2
     u = np.concatenate([f, f])
