@@ -433,4 +433,22 @@ EQUIVALENTS: list[tuple[str, str, str, str, str, str]] = [
         "doc is in [0, len(doc_ids)), so q * len - doc is still one code per (query, doc); "
         "only the items' order changes, and neither kappa nor alpha depends on it",
     ),
+    (
+        "stats/quantile_tests.py",
+        "quantile_change",
+        "turn = np.unique(given[both], return_inverse=True)[1].reshape(-1)",
+        "-1",
+        "-2",
+        "numpy's reshape infers the size of any negative dimension, not only -1: the same "
+        "1-d array (a future numpy that refuses -2 would kill it)",
+    ),
+    (
+        "stats/quantile_tests.py",
+        "quantile_change",
+        "scale = max(float(np.abs(ref).max()), float(np.abs(cur).max()), 1e-300)",
+        "max(float(np.abs(ref).max()), float(np.abs(cur).max()), 1e-300)",
+        "max(float(np.abs(ref).max()), float(np.abs(cur).max()), -1.0)",
+        "the floor binds only when every value is 0, where every draw and the observed change "
+        "are exactly 0: a tolerance of 0 or of 1e-312 counts the same ties",
+    ),
 ]
