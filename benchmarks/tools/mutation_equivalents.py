@@ -370,4 +370,85 @@ EQUIVALENTS: list[tuple[str, str, str, str, str, str]] = [
         "_CHUNK_CELLS * n",
         "the chunks draw the same stream in the same order: memory only, the p-values stay",
     ),
+    (
+        "stats/agreement.py",
+        "_kappa_weights",
+        "return 1.0 - np.eye(k)",
+        "1.0 - np.eye(k)",
+        "-(1.0 - np.eye(k))",
+        "kappa is 1 - n * sum(w * observed) / sum(w * chance): a sign on every weight "
+        "cancels exactly, and -0.0 == 0.0 keeps the undefined case",
+    ),
+    (
+        "stats/agreement.py",
+        "_kappa_weights",
+        "return np.abs(steps)",
+        "np.abs(steps)",
+        "-np.abs(steps)",
+        "kappa is 1 - n * sum(w * observed) / sum(w * chance): a sign on every weight "
+        "cancels exactly, and -0.0 == 0.0 keeps the undefined case",
+    ),
+    (
+        "stats/agreement.py",
+        "_kappa_weights",
+        "return np.square(steps)",
+        "np.square(steps)",
+        "-np.square(steps)",
+        "kappa is 1 - n * sum(w * observed) / sum(w * chance): a sign on every weight "
+        "cancels exactly, and -0.0 == 0.0 keeps the undefined case",
+    ),
+    (
+        "stats/agreement.py",
+        "_alpha_distances",
+        "return 1.0 - np.eye(len(scale))",
+        "1.0 - np.eye(len(scale))",
+        "-(1.0 - np.eye(len(scale)))",
+        "alpha is 1 - (n - 1) * sum(coincidence * d) / sum(expected * d): a sign on every "
+        "distance cancels exactly, and -0.0 == 0.0 keeps the NaN case",
+    ),
+    (
+        "stats/agreement.py",
+        "_alpha_distances",
+        "return np.square(np.subtract.outer(scale, scale))",
+        "np.square(np.subtract.outer(scale, scale))",
+        "-np.square(np.subtract.outer(scale, scale))",
+        "alpha is 1 - (n - 1) * sum(coincidence * d) / sum(expected * d): a sign on every "
+        "distance cancels exactly, and -0.0 == 0.0 keeps the NaN case",
+    ),
+    (
+        "stats/agreement.py",
+        "_alpha_distances",
+        "return np.square(between - ends / 2)",
+        "np.square(between - ends / 2)",
+        "-np.square(between - ends / 2)",
+        "alpha is 1 - (n - 1) * sum(coincidence * d) / sum(expected * d): a sign on every "
+        "distance cancels exactly, and -0.0 == 0.0 keeps the NaN case",
+    ),
+    (
+        "stats/agreement.py",
+        "annotator_agreement",
+        "_, item = np.unique(query_code * max(len(doc_ids), 1) + doc, return_inverse=True)",
+        "query_code * max(len(doc_ids), 1) + doc",
+        "query_code * max(len(doc_ids), 1) - doc",
+        "doc is in [0, len(doc_ids)), so q * len - doc is still one code per (query, doc); "
+        "only the items' order changes, and neither kappa nor alpha depends on it",
+    ),
+    (
+        "stats/quantile_tests.py",
+        "quantile_change",
+        "turn = np.unique(given[both], return_inverse=True)[1].reshape(-1)",
+        "-1",
+        "-2",
+        "numpy's reshape infers the size of any negative dimension, not only -1: the same "
+        "1-d array (a future numpy that refuses -2 would kill it)",
+    ),
+    (
+        "stats/quantile_tests.py",
+        "quantile_change",
+        "scale = max(float(np.abs(ref).max()), float(np.abs(cur).max()), 1e-300)",
+        "max(float(np.abs(ref).max()), float(np.abs(cur).max()), 1e-300)",
+        "max(float(np.abs(ref).max()), float(np.abs(cur).max()), -1.0)",
+        "the floor binds only when every value is 0, where every draw and the observed change "
+        "are exactly 0: a tolerance of 0 or of 1e-312 counts the same ties",
+    ),
 ]

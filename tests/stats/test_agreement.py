@@ -387,6 +387,15 @@ def test_kappa_rejects_rating_outside_categories() -> None:
         cohen_kappa([0, 1, 3], [0, 1, 1], categories=[0, 1])
 
 
+def test_kappa_names_the_first_rating_outside_categories() -> None:
+    # Several strays, the first neither the smallest nor the largest: the message points at
+    # the one a reader meets first in the ratings.
+    with pytest.raises(ValueError, match=r"rating 5 is not among"):
+        cohen_kappa([0, 5, 1, 9, 2], [0, 1, 1, 0, 1], categories=[0, 1, 2])
+    with pytest.raises(ValueError, match=r"rating 7 is not among"):
+        cohen_kappa([0, 1, 2], [2, 7, -1], categories=[0, 1, 2])
+
+
 def test_kappa_rejects_unknown_weights() -> None:
     with pytest.raises(ValueError, match="none, linear or quadratic"):
         cohen_kappa([0, 1], [0, 1], weights="cubic")  # type: ignore[arg-type]

@@ -82,6 +82,17 @@ def test_the_exact_branch_needs_two_to_the_minus_n_at_or_below_the_level() -> No
     )
 
 
+def test_exactly_two_to_the_n_resamples_still_enumerate() -> None:
+    # 2 queries, 4 resamples = 2^2: the test enumerates the 4 sign vectors, so its smallest
+    # p is 1/4 and a level of 0.22 is out of reach, though 5 x 0.22 >= 1 would let a Monte
+    # Carlo draw show it and the normal z^2 = 0.60 is under 2 queries.
+    assert NORMAL.isf(0.22) ** 2 < 2
+    assert critical_t(2, 0.22, resamples=4) == math.inf
+    assert critical_t(2, 0.25, resamples=4) == pytest.approx(
+        sign_flip_critical(2, NORMAL.isf(0.25)), rel=1e-12
+    )
+
+
 def test_past_the_monte_carlo_resolution_hoeffding_sets_the_bar() -> None:
     # (resamples + 1) * level < 1: no draw can show it, only exp(-z^2 / 2) <= level can.
     z = math.sqrt(2 * math.log(1 / 1e-4))
@@ -194,6 +205,86 @@ def test_welch_satterthwaite_with_one_query_counts_only_the_run_noise() -> None:
     assert detectable_drop(level=None, **common) == pytest.approx(
         0.02 + NORMAL.isf(0.2) * 0.1, rel=1e-12
     )
+
+
+def test_zero_run_variance_leaves_its_degrees_of_freedom_out() -> None:
+    # At level 0.25 Student's quantile with n - 1 df (0.703) is above the sign-flip bar
+    # (0.655): run df given with no run variance must not pull the bar up to it.
+    sd, n, level, max_drop = 0.25, 10, 0.25, 0.02
+    assert STUDENT.isf(level, n - 1) > sign_flip_critical(n, NORMAL.isf(level))
+    c, spread = bar(n, level, sd, 0.0, None)
+    se = sd / math.sqrt(n)
+    z = NORMAL.isf(0.2)
+    common = {"sd": sd, "n": n, "level": level, "max_drop": max_drop, "resamples": 10_000}
+    for run_df in (None, 3):
+        got = detectable_drop(run_variance=0.0, run_df=run_df, **common)
+        assert got == pytest.approx(max(max_drop + z * se, se * (c + z * spread)), rel=1e-9)
+        drop = 0.1
+        p = fail_probability(drop, run_variance=0.0, run_df=run_df, **common)
+        expected = min(NORMAL.cdf((drop - max_drop) / se), NORMAL.cdf((drop / se - c) / spread))
+        assert p == pytest.approx(expected, rel=1e-9)
+
+
+RULES = [
+    # rule, on_inconclusive, the level its deciding test is held to (x the gate's level)
+    ("significant-drop", "fail", 2.0),
+    ("evidence-of-excess", "pass", 1.0),
+    ("evidence-of-excess", "fail", 2.0),
+    ("non-inferiority", "pass", 1.0),
+]
+
+
+@pytest.mark.parametrize(("rule", "on_inconclusive", "lean"), RULES)
+def test_each_rule_catches_the_drop_its_test_shows(
+    rule: str, on_inconclusive: str, lean: float
+) -> None:
+    # Significant-drop: past the threshold and the test against 0 rejects (at 2 x level when
+    # a lean fails too); the other two open rules fail when the test against max_drop does.
+    sd, n, level, max_drop = 0.25, 400, 0.025, 0.02
+    se = sd / math.sqrt(n)
+    z = NORMAL.isf(0.2)
+    c, spread = bar(n, level * lean, sd, 0.0, None)
+    common = {"sd": sd, "n": n, "level": level, "max_drop": max_drop, "resamples": 10_000}
+    how = {"rule": rule, "on_inconclusive": on_inconclusive}
+    got = detectable_drop(**common, **how)
+    assert got is not None
+    if rule == "significant-drop":
+        expected = max(max_drop + z * se, se * (c + z * spread))
+    else:
+        expected = max_drop + se * (c + z * spread)
+    assert got == pytest.approx(expected, rel=1e-9)
+    for drop in (0.0, 0.02, 0.03, 0.05):
+        if rule == "significant-drop":
+            chance = min(NORMAL.cdf((drop - max_drop) / se), NORMAL.cdf((drop / se - c) / spread))
+        else:
+            chance = NORMAL.cdf(((drop - max_drop) / se - c) / spread)
+        assert fail_probability(drop, **common, **how) == pytest.approx(chance, rel=1e-9, abs=1e-15)
+    # The detectable drop is the one caught with the power asked.
+    assert fail_probability(got, **common, **how) == pytest.approx(0.8, rel=1e-9)
+
+
+@pytest.mark.parametrize(("max_drop", "expected_positive"), [(0.02, True), (0.01, False)])
+def test_non_inferiority_failing_closed_catches_drops_it_cannot_clear(
+    max_drop: float, expected_positive: bool
+) -> None:
+    # Failing closed, a check fails unless the test shows the drop within max_drop: it fails
+    # with 80% chance from max_drop - se (c - z spread) up, and at every drop when that is
+    # below 0 (then 0 is stated, never a negative drop).
+    sd, n, level = 0.25, 400, 0.025
+    se = sd / math.sqrt(n)
+    z = NORMAL.isf(0.2)
+    c, spread = bar(n, level, sd, 0.0, None)
+    common = {"sd": sd, "n": n, "level": level, "max_drop": max_drop, "resamples": 10_000}
+    how = {"rule": "non-inferiority", "on_inconclusive": "fail"}
+    got = detectable_drop(**common, **how)
+    assert got == pytest.approx(max(0.0, max_drop - se * (c - z * spread)), rel=1e-9, abs=0.0)
+    assert got is not None
+    assert (got > 0) is expected_positive
+    for drop in (0.0, 0.005, 0.02, 0.04):
+        chance = 1.0 - NORMAL.cdf(((max_drop - drop) / se - c) / spread)
+        assert fail_probability(drop, **common, **how) == pytest.approx(chance, rel=1e-9)
+    if expected_positive:
+        assert fail_probability(got, **common, **how) == pytest.approx(0.8, rel=1e-9)
 
 
 def test_without_any_spread_the_check_fails_exactly_past_the_threshold() -> None:

@@ -141,3 +141,58 @@ def test_human_only_degrees_of_freedom_are_n_minus_1_to_the_bit() -> None:
     found = ppi_mean(y, y, np.array([]))
     assert found.df == y.size - 1 == 52
     assert found.interval() == pytest.approx(interval(y, t_test=True), abs=1e-12)
+
+
+def _by_hand(y: np.ndarray, f: np.ndarray, u: np.ndarray, lam: float) -> tuple[float, ...]:
+    """PPI++'s estimate, se and Welch df at a fixed weight, from the definitions."""
+    n, big_n = y.size, u.size
+    estimate = float((y - lam * f).mean() + lam * u.mean())
+    labelled = float((y - lam * f).var(ddof=1)) / n
+    judge = lam**2 * float(u.var(ddof=1)) / big_n
+    df = (labelled + judge) ** 2 / (labelled**2 / (n - 1) + judge**2 / (big_n - 1))
+    return estimate, float(np.sqrt(labelled + judge)), df
+
+
+def test_two_unlabelled_units_are_enough_for_the_judge_part_and_the_weight() -> None:
+    """Two judge-only units have a variance: they enter the se, Welch's df and the tuned
+    weight; one does not, and leaves the human-only weight 0."""
+    y, f = np.array([0.2, 0.6, 0.5]), np.array([0.25, 0.5, 0.6])
+    u = np.array([0.1, 0.7])
+    found = ppi_mean(y, f, u, lam=0.5)
+    assert (found.estimate, found.se, found.df) == pytest.approx(_by_hand(y, f, u, 0.5))
+    one = ppi_mean(y, f, u[:1], lam=0.5)  # one unit: no judge part, the labelled n - 1
+    assert one.se == pytest.approx(float(np.sqrt((y - 0.5 * f).var(ddof=1) / 3)), rel=1e-12)
+    assert one.df == 2.0
+    # cov(y, f) = 0.065 / 2; var of f and u together: 0.248 / 4; n / N = 3 / 2.
+    lam = (0.065 / 2) / ((1 + 3 / 2) * (0.248 / 4))
+    assert tuned_lambda(y, f, u) == pytest.approx(lam, rel=1e-12)
+    tuned = ppi_mean(y, f, u)
+    assert tuned.lam == pytest.approx(lam, rel=1e-12)
+    assert (tuned.estimate, tuned.se, tuned.df) == pytest.approx(_by_hand(y, f, u, lam))
+    assert tuned_lambda(y, f, u[:1]) == 0.0
+
+
+def test_a_judge_that_runs_against_the_labels_is_weighted_zero() -> None:
+    """cov(Y, f) < 0 makes the unclipped weight negative; PPI++ clips it to 0, the human-only
+    mean, rather than subtract a judge that points the wrong way."""
+    y = np.array([0.1, 0.4, 0.8, 0.3])
+    f = 1.0 - y
+    u = np.array([0.2, 0.9, 0.5, 0.6, 0.4])
+    assert float(np.cov(y, f)[0, 1]) < 0
+    assert tuned_lambda(y, f, u) == 0.0
+    found = ppi_mean(y, f, u)
+    assert found.lam == 0.0
+    assert found.estimate == pytest.approx(float(y.mean()), abs=1e-15)
+
+
+def test_a_judge_that_overstates_the_labels_is_weighted_at_most_one() -> None:
+    """f = y / 2: cov(Y, f) is var(Y) / 2 and var(f) var(Y) / 4, so the unclipped weight is
+    near 2 / (1 + n / N) = 4 / 3 (var(f) pooled with u's copies is 9 / 11 of it: 1.63),
+    clipped to 1, the plain PPI rectifier."""
+    y = np.array([0.1, 0.4, 0.8, 0.3])
+    f = y / 2
+    u = np.concatenate([f, f])
+    assert tuned_lambda(y, f, u) == 1.0
+    found = ppi_mean(y, f, u)
+    assert found.lam == 1.0
+    assert found.estimate == pytest.approx(float((y - f).mean() + u.mean()), abs=1e-15)

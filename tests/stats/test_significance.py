@@ -294,6 +294,18 @@ def test_paired_t_matches_scipy_one_sided() -> None:
     assert paired_t(np.array([0.5])) == (1.0, 1.0)
 
 
+def test_paired_t_of_two_values_and_of_constant_rises() -> None:
+    # Two values are the fewest with a t statistic (1 degree of freedom): scipy's.
+    for pair in ([-0.3, -0.1], [0.2, -0.05], [0.4, 0.9]):
+        drop, rise = paired_t(pair)
+        assert drop == pytest.approx(stats.ttest_1samp(pair, 0.0, alternative="less").pvalue)
+        assert rise == pytest.approx(stats.ttest_1samp(pair, 0.0, alternative="greater").pvalue)
+    # No variation: certain in the direction of the change, whatever its size.
+    for size in (0.1, 0.5, 1.0, 3.0):
+        assert paired_t(np.full(10, size)) == (1.0, 0.0)
+        assert paired_t(np.full(10, -size)) == (0.0, 1.0)
+
+
 def test_smallest_p_by_test_and_size() -> None:
     assert smallest_p(12, resamples=10_000) == 2.0**-12  # exact
     assert smallest_p(14, resamples=10_000) == 1 / 10_001  # Monte Carlo resolution
@@ -442,6 +454,17 @@ def test_noisy_monte_carlo_agrees_with_enumeration() -> None:
     exact = noisy_sign_flip(diff, [0.3], [4], resamples=2**14, rng=np.random.default_rng(0))
     sampled = noisy_sign_flip(diff, [0.3], [4], resamples=2**14 - 1, rng=np.random.default_rng(1))
     assert float(sampled.drop[0]) == pytest.approx(float(exact.drop[0]), abs=0.01)
+
+
+def test_noisy_monte_carlo_flips_every_query_however_many() -> None:
+    # 80 queries, the 14 non-zero ones last (past 72 bits, past whole bytes): each must be
+    # flipped in half the draws for the sampled p to match the enumeration over those 14.
+    rng = np.random.default_rng(3)
+    diff = np.concatenate([np.zeros(66), rng.normal(-0.05, 0.2, 6), np.full(8, -0.4)])
+    exact = noisy_sign_flip(diff, [0.3], [4], resamples=2**14, rng=np.random.default_rng(0))
+    sampled = noisy_sign_flip(diff, [0.3], [4], resamples=2**14 - 1, rng=np.random.default_rng(1))
+    assert float(sampled.drop[0]) == pytest.approx(float(exact.drop[0]), abs=0.01)
+    assert float(sampled.rise[0]) == pytest.approx(float(exact.rise[0]), abs=0.01)
 
 
 def test_sign_flip_routes_noisy_columns_and_leaves_the_others_alone() -> None:
