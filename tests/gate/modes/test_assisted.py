@@ -27,6 +27,7 @@ from retrieval_gate.pipeline.check import check
 from retrieval_gate.pipeline.judge_labels import gate_judge, judge_labels
 from retrieval_gate.report import render, summary_of, validate_result
 from tests.helpers.cli import run_cli
+from tests.helpers.git import git
 from tests.helpers.judged_example import (
     MODEL,
     PROMPT,
@@ -508,7 +509,12 @@ def test_baseline_and_drift_hand_the_gate_the_judges_labels(example: Path, tmp_p
     document["name"], document["gate"]["drift"] = "drift", {"max_drop": "1pt"}
     drift = example / "assisted-drift.yaml"
     drift.write_text(yaml.safe_dump(document, sort_keys=False), encoding="utf-8")
-    code, out, err = run_cli("history", "drift", "-c", drift, "--from", history)
+    # The records' commits resolve in a checkout of their own, not whichever one the tests
+    # run in (a copy of the repository outside git, as mutation.py's, has none).
+    checkout = tmp_path / "checkout"
+    checkout.mkdir()
+    git(checkout, "init", "-q", "-b", "main")
+    code, out, err = run_cli("history", "drift", "-c", drift, "--from", history, "--repo", checkout)
     assert code == 1, err
     assert "#2" in out
     code, _, err = run_cli("check", "-c", drift, "--no-cache", "--history", history)
