@@ -10,6 +10,34 @@ from __future__ import annotations
 
 EQUIVALENTS: list[tuple[str, str, str, str, str, str]] = [
     (
+        "gate/modes/assisted.py",
+        "_comparison",
+        "if gated and max_drop is not None and n >= 2 and delta.se > 0:",
+        "delta.se > 0",
+        "delta.se >= 0",
+        "at se 0 (or NaN) detectable_drop is given sd 0 and returns None, as the branch "
+        "not taken leaves it",
+    ),
+    (
+        "gate/modes/assisted.py",
+        "_comparison",
+        "if gated and max_drop is not None and n >= 2 and delta.se > 0:",
+        "delta.se > 0",
+        "delta.se > -1",
+        "a standard error is never below 0, and at 0 (or NaN) detectable_drop is given "
+        "sd 0 and returns None, as the branch not taken leaves it",
+    ),
+    (
+        "gate/modes/assisted.py",
+        "_comparison",
+        "if gated and max_drop is not None and n >= 2 and delta.se > 0:",
+        "n >= 2",
+        "n >= 3",
+        "a gated check has at least MIN_HUMAN (10) human-judged queries "
+        "(assisted_comparisons gives any with fewer a reason), so n is never 2 where "
+        "gated holds",
+    ),
+    (
         "gate/modes/assisted_holes.py",
         "<module>",
         "FREE_AT_MOST = 12",

@@ -15,11 +15,16 @@ import pytest
 import yaml
 
 from retrieval_gate.config.loader import load
+from retrieval_gate.core.ids import object_array
+from retrieval_gate.core.judge_identity import JudgeIdentity
+from retrieval_gate.core.model import Query
+from retrieval_gate.core.qrels import Qrels
 from retrieval_gate.datasets import load as load_dataset
+from retrieval_gate.datasets.dataset import Dataset
 from retrieval_gate.datasets.llm_layer import LlmJudgment, read_layer, write_layer
 from retrieval_gate.errors import GateError
 from retrieval_gate.gate.decide import decide
-from retrieval_gate.gate.modes.assisted import MIN_HUMAN, labels_of
+from retrieval_gate.gate.modes.assisted import MIN_HUMAN, human_judged, labels_of, uncovered_note
 from retrieval_gate.gate.power.estimate import power_report
 from retrieval_gate.gate.result import GateResult
 from retrieval_gate.history.record import entry_line, result_entry
@@ -520,3 +525,76 @@ def test_baseline_and_drift_hand_the_gate_the_judges_labels(example: Path, tmp_p
     code, _, err = run_cli("check", "-c", drift, "--no-cache", "--history", history)
     assert code == 1
     assert "main's drift: " in err
+
+
+def test_a_gated_assisted_check_states_the_drop_it_would_catch(
+    assisted_results: dict[str, GateResult],
+) -> None:
+    """Each gated prediction-powered check with a max_drop states its detectable drop, past
+    max_drop (the drop it catches with power is max_drop and more, by its standard error)."""
+    labels = assisted_results["example-regressed.yaml"].assisted
+    assert labels is not None
+    gated = [c for c in labels.assisted if c.gated and c.max_drop is not None and c.n >= 2]
+    assert gated
+    for c in gated:
+        assert c.detectable_drop is not None, (c.metric, c.slice)
+        assert c.detectable_drop > c.max_drop, (c.metric, c.slice)
+
+
+def test_labels_are_mixed_only_when_two_judges_graded_them(
+    assisted_results: dict[str, GateResult],
+) -> None:
+    labels = assisted_results["example-regressed.yaml"].assisted
+    assert labels is not None
+    one = JudgeIdentity(model=MODEL, prompt_sha256="a" * 64, answered_by="judge-1")
+    other = dataclasses.replace(one, answered_by="judge-2")
+    assert not dataclasses.replace(labels, judges=()).mixed
+    assert not dataclasses.replace(labels, judges=((one, 40),)).mixed
+    assert dataclasses.replace(labels, judges=((one, 40), (other, 2))).mixed
+
+
+def test_a_query_people_graded_only_non_relevant_is_human_judged() -> None:
+    """A grade of 0 is a judgment; only a pooled pair left unjudged (below 0) is not one."""
+    ids = ["all-zero", "mixed", "pooled-only", "absent"]
+    qrels = Qrels(
+        object_array(ids),
+        np.array([0, 0, 1, 1, 2], dtype=np.int64),
+        object_array(["d1", "d2", "d3", "d4", "d5"]),
+        np.array([0.0, 0.0, -1.0, 2.0, -1.0]),
+    )
+    dataset = Dataset(
+        queries=tuple(Query(id=q, text=q) for q in ids),
+        qrels=qrels,
+        corpus=None,
+        layout="beir",
+        warnings=(),
+        source="<test>",
+    )
+    assert human_judged(dataset).tolist() == [True, True, False, False]
+
+
+def test_wins_ties_and_losses_count_the_human_judged_queries_deltas(
+    assisted_results: dict[str, GateResult],
+) -> None:
+    """The tallies are people's: the same as the human-only check's over the same queries,
+    one per human-judged query of the check."""
+    labels = assisted_results["example-regressed.yaml"].assisted
+    assert labels is not None
+    human = {(h.metric, h.slice): h for h in labels.human}
+    tied = 0
+    for c, count in zip(labels.assisted, labels.human_judged, strict=True):
+        h = human[(c.metric, c.slice)]
+        assert (c.wins, c.ties, c.losses) == (h.wins, h.ties, h.losses), (c.metric, c.slice)
+        assert c.wins + c.ties + c.losses == count
+        tied += c.ties
+    assert tied  # some human-judged queries score the same before and after
+
+
+def test_the_uncovered_note_names_five_queries_and_counts_the_rest() -> None:
+    seven = [f"q{n}" for n in range(1, 8)]
+    note = uncovered_note(seven, 40)
+    assert note.startswith("7 queries of 40 hold documents")
+    assert "(q1, q2, q3, q4, q5 and 2 more)" in note
+    assert "q6" not in note
+    assert "(q1, q2, q3, q4, q5)" in uncovered_note(seven[:5], 40)
+    assert uncovered_note(["a\nb"], 3).startswith("1 query of 3 ")
