@@ -15,6 +15,7 @@ from retrieval_gate.gate.modes.assisted_holes import (
     FREE_AT_MOST,
     Scores,
     _Bounds,
+    _bounds,
     _largest_p,
     _max_drops,
     _sd,
@@ -310,3 +311,65 @@ def test_the_widest_standard_error_bounds_every_grading() -> None:
     for _ in range(300):
         f = low + rng.uniform(0, 1, 40) * (high - low)
         assert ppi_mean(y, f[ours], f[theirs], lam=0.7).se <= widest + 1e-12
+
+
+def test_a_family_member_without_unjudged_pairs_weighs_in_with_its_own_p_value() -> None:
+    """The bound of a check is adjusted with the family's other raw p-values (weighted Holm):
+    beside a member whose own p-value is tiny, the check's largest p-value is tested at its
+    own; beside one without a p-value (counted as 1, no evidence) it is scaled up by the
+    weight it shares, and at an alpha between the two the verdict turns inconclusive."""
+    scores = _scores(-0.2)
+    config = ComparisonSettings(min_size=10)
+    threshold = Threshold(max_drop=0.05)
+    slices = {"all": np.arange(90), "even": np.arange(0, 90, 2)}
+    made, _, weights = assisted_comparisons(
+        scores.human, scores.judged, scores.labelled, slices, {METRIC: threshold}, {}, config
+    )
+    first, even = made
+    assert (first.slice, even.slice) == ("all", "even")
+    assert first.level is not None
+    assert even.level is not None
+    assert even.p_value is not None
+    box = _box(scores, [41], 0.3)  # an odd query: "even" has no unjudged pair
+    lam = weights[0]
+    assert lam is not None
+    largest = _bounds(METRIC, slices["all"], lam, scores, box).p_drop[1]
+    share = first.level / (first.level + even.level)
+    assert even.p_value / (1 - share) < largest / share  # "even" comes first in Holm's order
+    # At an alpha past the bound's own p-value, short of it scaled by its share of the weight:
+    settings = dataclasses.replace(config, alpha=largest * (1 + 1 / share) / 2)
+    checks, _ = bounded_checks(made, weights, [threshold] * 2, scores, slices, box, settings)
+    assert checks[0].verdict == "regressed"
+    assert checks[1] == even
+    untested = [first, dataclasses.replace(even, p_value=None)]
+    checks, _ = bounded_checks(untested, weights, [threshold] * 2, scores, slices, box, settings)
+    assert checks[0].verdict == "inconclusive"
+    assert checks[0].failed
+
+
+@pytest.mark.parametrize(("n", "big_n"), [(2, 6), (3, 6), (6, 1)])
+def test_few_queries_on_either_side_bound_as_the_corners_say(n: int, big_n: int) -> None:
+    """From two labelled queries on the deltas have a variance, and the bounds are the
+    corners' (at min(n - 1, N - 1) degrees of freedom for the largest); a single judge-only
+    query adds its mean but no variance (`ppi_mean`), at n - 1 degrees of freedom."""
+    rng = np.random.default_rng(n)
+    y = -0.2 + rng.normal(0.0, 0.05, n)
+    low = np.concatenate([y + rng.normal(0.0, 0.02, n), rng.normal(-0.2, 0.05, big_n)])
+    loose = [0, n]
+    high = low.copy()
+    high[loose] += 0.1
+    ours, theirs = np.arange(n), np.arange(n, n + big_n)
+    ratios, values = [], []
+    for bits in itertools.product((False, True), repeat=2):
+        f = low.copy()
+        f[loose] = np.where(bits, high[loose], low[loose])
+        found = ppi_mean(y, f[ours], f[theirs], lam=0.5)
+        assert found.estimate < 0
+        ratios.append(-found.estimate / found.se)
+        values.append(found.p_drop)
+    df = min(n - 1, big_n - 1) if big_n >= 2 else n - 1
+    largest = _largest_p(y, 0.5, (low, high), ours, theirs)
+    assert largest == pytest.approx(t_tail(min(ratios), df), rel=1e-9)
+    smallest = _smallest_p(y, 0.5, (low, high), ours, theirs)
+    assert smallest <= min(values) + 1e-12
+    assert smallest < 0.5
