@@ -10,6 +10,25 @@ from __future__ import annotations
 
 EQUIVALENTS: list[tuple[str, str, str, str, str, str]] = [
     (
+        "gate/modes/assisted_holes.py",
+        "_max_drops",
+        "if low < 0 < high:",
+        "low < 0 < high",
+        "low <= 0 < high",
+        "at low == 0 the end appended, threshold.resolve(0.0), is "
+        "threshold.resolve(low), already in the list: min and max stay",
+    ),
+    (
+        "gate/modes/assisted_holes.py",
+        "_smallest_p",
+        "judge_part = big_n >= 2 and lam > 0",
+        "big_n >= 2",
+        "big_n >= 1",
+        "at one judge-only query its sd and spread are 0 (_sd, _spread), so the "
+        "variance gains 0 and the degrees of freedom n + 1 - 2 are the n - 1 of the "
+        "other branch",
+    ),
+    (
         "gate/modes/assisted.py",
         "_comparison",
         "if gated and max_drop is not None and n >= 2 and delta.se > 0:",

@@ -16,6 +16,7 @@ from retrieval_gate.gate.modes.assisted_holes import (
     Scores,
     _Bounds,
     _bounds,
+    _fails,
     _largest_p,
     _max_drops,
     _sd,
@@ -373,3 +374,68 @@ def test_few_queries_on_either_side_bound_as_the_corners_say(n: int, big_n: int)
     smallest = _smallest_p(y, 0.5, (low, high), ours, theirs)
     assert smallest <= min(values) + 1e-12
     assert smallest < 0.5
+
+
+def _gathering_box(
+    n: int, big_n: int, c: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """People's deltas, and a box whose judge-only queries are spread about their middles
+    (all but one a little low, one far high) by as much as the box lets them gather: at
+    the lowest grading, every one at its low end, their spread shrinks to 1 - c of it."""
+    rng = np.random.default_rng(5)
+    y = rng.normal(-0.02, 0.01, n)
+    labelled = y + rng.normal(0.0, 0.002, n)
+    spread = np.full(big_n, -0.01)
+    spread[-1] = 0.01 * (big_n - 1)  # mean 0
+    half = c * spread + c * 0.01  # >= 0: the lowest end gathers them
+    middle = -0.05 + spread
+    low = np.concatenate([labelled, middle - half])
+    high = np.concatenate([labelled, middle + half])
+    return y, low, high, np.arange(n), np.arange(n, n + big_n)
+
+
+def test_the_smallest_p_value_holds_where_the_box_gathers_the_judge_only_queries() -> None:
+    """Minkowski's bound is near tight here (the judge-only spread at the lowest grading is
+    1 - c of the middle's, the bound's a little less), so a bound that took the box's half
+    widths as narrower would pass the p-value of a grading in the box."""
+    y, low, high, ours, theirs = _gathering_box(30, 30, 0.9)
+    lowest = ppi_mean(y, low[ours], low[theirs], lam=1.0)
+    assert lowest.p_drop < 1e-12
+    assert _smallest_p(y, 1.0, (low, high), ours, theirs) <= lowest.p_drop
+
+
+def test_the_widest_standard_error_is_reached_by_a_grading() -> None:
+    """Each judge-only query free by half its distance from the mean, away from it: the
+    corner that spreads them most has exactly the Minkowski bound's standard error (it is
+    no wider than it must be)."""
+    rng = np.random.default_rng(1)
+    n, big_n = 12, 30
+    y = rng.normal(-0.05, 0.05, n)
+    labelled = y + rng.normal(0.0, 0.02, n)
+    deviation = rng.normal(0.0, 0.05, big_n)
+    deviation -= deviation.mean()
+    middle, half = -0.05 + deviation, 0.5 * np.abs(deviation)
+    low = np.concatenate([labelled, middle - half])
+    high = np.concatenate([labelled, middle + half])
+    ours, theirs = np.arange(n), np.arange(n, n + big_n)
+    widest = np.concatenate([labelled, middle + np.sign(deviation) * half])
+    for lam in (0.3, 1.0):
+        found = ppi_mean(y, widest[ours], widest[theirs], lam=lam)
+        bound = _widest_se(y, lam, (low, high), ours, theirs, True)
+        assert bound == pytest.approx(found.se, rel=1e-12)
+
+
+def test_a_current_mean_at_the_floor_is_not_below_it_at_either_end() -> None:
+    """As `verdicts.verdict_for` has it, a mean at the floor (to rounding) clears it: a box
+    whose highest current mean is the floor does not fail every grading, one whose lowest
+    is does not fail any."""
+    made, _ = _decided(_scores(0.0), Threshold(floor=0.6), ComparisonSettings())
+    check = made[0]
+    settings = ComparisonSettings()
+    for current, expected in (
+        ((0.5, 0.6), (False, True)),
+        ((0.6, 0.7), (False, False)),
+        ((0.5, 0.6 - 1e-6), (True, True)),
+    ):
+        at = _Bounds(delta=(-0.01, 0.01), current=current, p_drop=(0.5, 0.5))
+        assert _fails(check, at, None, at.p_drop, settings) == expected, current
