@@ -538,6 +538,7 @@ def test_a_gated_assisted_check_states_the_drop_it_would_catch(
     assert gated
     for c in gated:
         assert c.detectable_drop is not None, (c.metric, c.slice)
+        assert c.max_drop is not None
         assert c.detectable_drop > c.max_drop, (c.metric, c.slice)
 
 

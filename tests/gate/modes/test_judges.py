@@ -129,9 +129,14 @@ def test_a_mix_turns_only_the_gated_checks_with_a_verdict(one_judge: GateResult)
     second = dataclasses.replace(first, answered_by="judge-2")
     third = dataclasses.replace(first, answered_by="judge-3")
     settings = ComparisonSettings()
-    for judges in ((), ((first, 9),)):
+    few: list[tuple[tuple[JudgeIdentity, int], ...]] = [(), ((first, 9),)]
+    for judges in few:
         assert mixed_judges(made, judges, settings) == (tuple(made), "")
-    for judges in (((first, 9), (second, 2)), ((first, 9), (second, 2), (third, 1))):
+    several: list[tuple[tuple[JudgeIdentity, int], ...]] = [
+        ((first, 9), (second, 2)),
+        ((first, 9), (second, 2), (third, 1)),
+    ]
+    for judges in several:
         undecided, warning = mixed_judges(made, judges, settings)
         assert len(undecided) == len(made)
         for before, after in zip(made, undecided, strict=True):
