@@ -10,6 +10,15 @@ from __future__ import annotations
 
 EQUIVALENTS: list[tuple[str, str, str, str, str, str]] = [
     (
+        "gate/modes/label_free.py",
+        "overlap_columns",
+        "own = reference[1 : n + 1] if len(reference) > 1 else reference[:1]",
+        ":1",
+        ":2",
+        "the else branch is taken only with at most one reference run, where the slices "
+        ":1 and :2 are the same list",
+    ),
+    (
         "gate/modes/assisted_holes.py",
         "_max_drops",
         "if low < 0 < high:",
