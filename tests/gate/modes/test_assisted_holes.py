@@ -439,3 +439,29 @@ def test_a_current_mean_at_the_floor_is_not_below_it_at_either_end() -> None:
     ):
         at = _Bounds(delta=(-0.01, 0.01), current=current, p_drop=(0.5, 0.5))
         assert _fails(check, at, None, at.p_drop, settings) == expected, current
+
+
+def test_the_delta_and_current_ranges_are_the_corners_extremes() -> None:
+    """At the judge weight held, each range is the least and the most `ppi_mean` estimate
+    over the corners of its box (a labelled query's and judge-only queries' free)."""
+    scores = _scores(-0.05)
+    rows = [3, 40, 41]
+    box = _box(scores, rows, 0.2)
+    at = box.extremes[METRIC]
+    lam = 0.7
+    labelled = scores.labelled
+    ours, theirs = np.flatnonzero(labelled), np.flatnonzero(~labelled)
+    people = scores.human[1][METRIC] - scores.human[0][METRIC], scores.human[1][METRIC]
+    found = _bounds(METRIC, np.arange(N_PEOPLE + N_JUDGE), lam, scores, box)
+    for measured, ends, target in (
+        (found.delta, at.delta, people[0]),
+        (found.current, at.current, people[1]),
+    ):
+        estimates = []
+        for bits in itertools.product((0, 1), repeat=len(rows)):
+            f = ends[0].copy()
+            for row, end in zip(rows, bits, strict=True):
+                f[row] = ends[end][row]
+            estimates.append(ppi_mean(target[ours], f[ours], f[theirs], lam=lam).estimate)
+        assert measured == pytest.approx((min(estimates), max(estimates)), abs=1e-12)
+        assert measured[1] - measured[0] > 0.01
