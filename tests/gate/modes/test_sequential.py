@@ -174,3 +174,39 @@ def test_the_stop_line_says_whether_and_why_the_run_stopped() -> None:
     line = stop_line(three)
     assert "recall@10 on g=1 dropped past 2pt" in line
     assert "(e-value 812 >= 80) and 2 more; " in line
+
+
+def _one_check(max_drop: float, **settings: object) -> Monitor:
+    config = dataclasses.replace(SETTINGS, **settings)  # type: ignore[arg-type]
+    return Monitor(
+        {"ndcg@10": np.full(N, 0.5)}, {"all": np.arange(N)},
+        {"ndcg@10": Threshold(max_drop=max_drop)}, {}, config, 0.05,
+    )  # fmt: skip
+
+
+def test_the_drop_a_stop_needs_shown_follows_the_rule() -> None:
+    """A 2.5pt drop with 2pt tolerated, every query run: the set's own evidence is past
+    2pt, and a drop at all is shown, so the significant-drop rule stops; evidence of excess
+    needs one past 2pt shown, which this size cannot give. The crossing states the smaller
+    of the two e-values."""
+    rng = np.random.default_rng(4)
+    deltas = np.clip(rng.normal(-0.025, 0.05, N), -0.5, 0.5)
+    drawn = np.arange(N)
+    current = {"ndcg@10": 0.5 + deltas}
+    [crossing] = _one_check(0.02).look(drawn, current)
+    over_set, shown = sequential_evidence(deltas, 0.02, N)
+    assert crossing.e_value == pytest.approx(math.exp(min(over_set, shown)), rel=1e-9)
+    assert crossing.e_value >= 1 / 0.05
+    assert (crossing.max_drop, crossing.size) == (0.02, N)
+    assert crossing.level == pytest.approx(0.05)  # one check: the whole alpha
+    assert _one_check(0.02, rule="evidence-of-excess").look(drawn, current) == ()
+
+
+def test_a_max_drop_of_zero_stops_on_a_drop_but_not_on_nothing() -> None:
+    monitor = _one_check(0.0)
+    assert [c.max_drop for c in monitor.checks] == [0.0]
+    drawn = np.arange(N)
+    rng = np.random.default_rng(2)
+    noise = rng.normal(0.0, 0.05, N)
+    assert monitor.look(drawn, {"ndcg@10": 0.5 + noise - noise.mean()}) == ()
+    assert monitor.look(drawn, {"ndcg@10": 0.5 + noise - noise.mean() - 0.03})
