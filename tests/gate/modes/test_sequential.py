@@ -171,6 +171,8 @@ def test_the_stop_line_says_whether_and_why_the_run_stopped() -> None:
     three = dataclasses.replace(
         one, stopped_by=(_crossing("recall@10", "g=1"), first, _crossing("ndcg@10", "g=2"))
     )
+    two = dataclasses.replace(one, stopped_by=(first, _crossing("ndcg@10", "g=2")))
+    assert "(e-value 812 >= 80) and 1 more; " in stop_line(two)
     line = stop_line(three)
     assert "recall@10 on g=1 dropped past 2pt" in line
     assert "(e-value 812 >= 80) and 2 more; " in line
@@ -210,3 +212,9 @@ def test_a_max_drop_of_zero_stops_on_a_drop_but_not_on_nothing() -> None:
     noise = rng.normal(0.0, 0.05, N)
     assert monitor.look(drawn, {"ndcg@10": 0.5 + noise - noise.mean()}) == ()
     assert monitor.look(drawn, {"ndcg@10": 0.5 + noise - noise.mean() - 0.03})
+
+
+def test_a_look_before_any_query_ran_finds_nothing() -> None:
+    monitor = _one_check(0.02)
+    nothing = np.arange(0, dtype=np.int64)
+    assert monitor.look(nothing, {"ndcg@10": np.zeros(0)}) == ()
