@@ -23,8 +23,15 @@ from retrieval_gate.datasets import load as load_dataset
 from retrieval_gate.datasets.dataset import Dataset
 from retrieval_gate.datasets.llm_layer import LlmJudgment, read_layer, write_layer
 from retrieval_gate.errors import GateError
+from retrieval_gate.gate.checks.compare import ComparisonSettings, Threshold
 from retrieval_gate.gate.decide import decide
-from retrieval_gate.gate.modes.assisted import MIN_HUMAN, human_judged, labels_of, uncovered_note
+from retrieval_gate.gate.modes.assisted import (
+    MIN_HUMAN,
+    assisted_comparisons,
+    human_judged,
+    labels_of,
+    uncovered_note,
+)
 from retrieval_gate.gate.power.estimate import power_report
 from retrieval_gate.gate.result import GateResult
 from retrieval_gate.history.record import entry_line, result_entry
@@ -599,3 +606,29 @@ def test_the_uncovered_note_names_five_queries_and_counts_the_rest() -> None:
     assert "q6" not in note
     assert "(q1, q2, q3, q4, q5)" in uncovered_note(seven[:5], 40)
     assert uncovered_note(["a\nb"], 3).startswith("1 query of 3 ")
+
+
+def test_a_slice_without_human_judged_queries_estimates_nothing() -> None:
+    """With no query people judged there is nothing to correct the judge with: the check is
+    not gated, its means and delta are 0 and the judge's weight 0, without a p-value."""
+    rng = np.random.default_rng(8)
+    n = 40
+    base = rng.uniform(0.3, 0.9, n)
+    current = np.clip(base - 0.1 + rng.normal(0.0, 0.05, n), 0.0, 1.0)
+    labelled = np.arange(n) < 20
+    scores = ({"ndcg@10": base}, {"ndcg@10": current})
+    slices = {"all": np.arange(n), "judge-only": np.arange(20, n)}
+    made, counts, weights = assisted_comparisons(
+        scores, scores, labelled, slices, {"ndcg@10": Threshold(max_drop=0.05)}, {},
+        ComparisonSettings(min_size=10),
+    )  # fmt: skip
+    assert [c.slice for c in made] == ["all", "judge-only"]
+    assert counts == (20, 0)
+    alone = made[1]
+    assert not alone.gated
+    assert "too few human-judged queries (0 < 10)" in alone.reason
+    assert (alone.baseline_mean, alone.current_mean, alone.delta) == (0.0, 0.0, 0.0)
+    assert (alone.p_value, alone.ci_low, alone.detectable_drop) == (None, None, None)
+    assert weights[1] == 0.0
+    assert weights[0] is not None
+    assert made[0].delta < -0.05
