@@ -431,6 +431,13 @@ def test_repeated_runs_are_said_to_be_averaged(example: Path) -> None:
     assert any("the first run's rankings" in w for w in result.warnings)
 
 
+def test_single_runs_are_not_said_to_be_averaged(
+    assisted_results: dict[str, GateResult],
+) -> None:
+    for result in assisted_results.values():
+        assert not any("the first run's rankings" in w for w in result.warnings)
+
+
 def test_too_few_human_judged_queries_and_a_blind_human_view_are_refused(tmp_path: Path) -> None:
     # 7 human-judged queries: the judge is not trusted on so few, and the people's own checks
     # could not fail on a drop carried by 2 of them: the gate refuses rather than pass.
