@@ -639,3 +639,16 @@ def test_a_slice_without_human_judged_queries_estimates_nothing() -> None:
     assert weights[1] == 0.0
     assert weights[0] is not None
     assert made[0].delta < -0.05
+
+
+def test_the_human_ids_are_the_queries_people_judged(
+    example: Path, assisted_results: dict[str, GateResult]
+) -> None:
+    labels = assisted_results["example-regressed.yaml"].assisted
+    assert labels is not None
+    config = load(example / "assisted-example-regressed.yaml")
+    dataset = load_dataset(config.dataset, config.base_dir, keep_unjudged=True)
+    judged = human_judged(dataset)
+    expected = sorted(q.id for q, mine in zip(dataset.queries, judged, strict=True) if mine)
+    assert list(labels.human_ids) == expected
+    assert len(expected) == labels.human_queries == 39
