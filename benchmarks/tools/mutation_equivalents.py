@@ -10,6 +10,71 @@ from __future__ import annotations
 
 EQUIVALENTS: list[tuple[str, str, str, str, str, str]] = [
     (
+        "gate/modes/assisted.py",
+        "_estimates",
+        "estimate=0.0, se=0.0, lam=0.0, n=0, unlabelled=int(theirs.size), df=1.0",
+        "PpiEstimate(estimate=0.0, se=0.0, lam=0.0, n=0, unlabelled=int(theirs.size), df=1.0)",
+        "PpiEstimate(estimate=0.0, se=0.0, lam=0.0, n=0, unlabelled=int(theirs.size), df=2.0)",
+        "an estimate of no labelled query never reads its df: interval() and the "
+        "p-values return before it below n 2, and such a check is never in the family",
+    ),
+    (
+        "gate/modes/label_free.py",
+        "overlap_columns",
+        "own = reference[1 : n + 1] if len(reference) > 1 else reference[:1]",
+        ":1",
+        ":2",
+        "the else branch is taken only with at most one reference run, where the slices "
+        ":1 and :2 are the same list",
+    ),
+    (
+        "gate/modes/assisted_holes.py",
+        "_max_drops",
+        "if low < 0 < high:",
+        "low < 0 < high",
+        "low <= 0 < high",
+        "at low == 0 the end appended, threshold.resolve(0.0), is "
+        "threshold.resolve(low), already in the list: min and max stay",
+    ),
+    (
+        "gate/modes/assisted_holes.py",
+        "_smallest_p",
+        "judge_part = big_n >= 2 and lam > 0",
+        "big_n >= 2",
+        "big_n >= 1",
+        "at one judge-only query its sd and spread are 0 (_sd, _spread), so the "
+        "variance gains 0 and the degrees of freedom n + 1 - 2 are the n - 1 of the "
+        "other branch",
+    ),
+    (
+        "gate/modes/assisted.py",
+        "_comparison",
+        "if gated and max_drop is not None and n >= 2 and delta.se > 0:",
+        "delta.se > 0",
+        "delta.se >= 0",
+        "at se 0 (or NaN) detectable_drop is given sd 0 and returns None, as the branch "
+        "not taken leaves it",
+    ),
+    (
+        "gate/modes/assisted.py",
+        "_comparison",
+        "if gated and max_drop is not None and n >= 2 and delta.se > 0:",
+        "delta.se > 0",
+        "delta.se > -1",
+        "a standard error is never below 0, and at 0 (or NaN) detectable_drop is given "
+        "sd 0 and returns None, as the branch not taken leaves it",
+    ),
+    (
+        "gate/modes/assisted.py",
+        "_comparison",
+        "if gated and max_drop is not None and n >= 2 and delta.se > 0:",
+        "n >= 2",
+        "n >= 3",
+        "a gated check has at least MIN_HUMAN (10) human-judged queries "
+        "(assisted_comparisons gives any with fewer a reason), so n is never 2 where "
+        "gated holds",
+    ),
+    (
         "gate/modes/assisted_holes.py",
         "<module>",
         "FREE_AT_MOST = 12",

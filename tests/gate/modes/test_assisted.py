@@ -15,11 +15,24 @@ import pytest
 import yaml
 
 from retrieval_gate.config.loader import load
+from retrieval_gate.core.ids import object_array
+from retrieval_gate.core.judge_identity import JudgeIdentity
+from retrieval_gate.core.model import Query
+from retrieval_gate.core.qrels import Qrels
 from retrieval_gate.datasets import load as load_dataset
+from retrieval_gate.datasets.dataset import Dataset
 from retrieval_gate.datasets.llm_layer import LlmJudgment, read_layer, write_layer
 from retrieval_gate.errors import GateError
+from retrieval_gate.gate.checks.compare import ComparisonSettings, Threshold
 from retrieval_gate.gate.decide import decide
-from retrieval_gate.gate.modes.assisted import MIN_HUMAN, labels_of, same_family
+from retrieval_gate.gate.modes.assisted import (
+    MIN_HUMAN,
+    assisted_comparisons,
+    human_judged,
+    labels_of,
+    same_family,
+    uncovered_note,
+)
 from retrieval_gate.gate.power.estimate import power_report
 from retrieval_gate.gate.result import GateResult
 from retrieval_gate.history.record import entry_line, result_entry
@@ -27,6 +40,7 @@ from retrieval_gate.pipeline.check import check
 from retrieval_gate.pipeline.judge_labels import gate_judge, judge_labels
 from retrieval_gate.report import render, summary_of, validate_result
 from tests.helpers.cli import run_cli
+from tests.helpers.git import git
 from tests.helpers.judged_example import (
     MODEL,
     PROMPT,
@@ -418,6 +432,13 @@ def test_repeated_runs_are_said_to_be_averaged(example: Path) -> None:
     assert any("the first run's rankings" in w for w in result.warnings)
 
 
+def test_single_runs_are_not_said_to_be_averaged(
+    assisted_results: dict[str, GateResult],
+) -> None:
+    for result in assisted_results.values():
+        assert not any("the first run's rankings" in w for w in result.warnings)
+
+
 def test_too_few_human_judged_queries_and_a_blind_human_view_are_refused(tmp_path: Path) -> None:
     # 7 human-judged queries: the judge is not trusted on so few, and the people's own checks
     # could not fail on a drop carried by 2 of them: the gate refuses rather than pass.
@@ -508,7 +529,12 @@ def test_baseline_and_drift_hand_the_gate_the_judges_labels(example: Path, tmp_p
     document["name"], document["gate"]["drift"] = "drift", {"max_drop": "1pt"}
     drift = example / "assisted-drift.yaml"
     drift.write_text(yaml.safe_dump(document, sort_keys=False), encoding="utf-8")
-    code, out, err = run_cli("history", "drift", "-c", drift, "--from", history)
+    # The records' commits resolve in a checkout of their own, not whichever one the tests
+    # run in (a copy of the repository outside git, as mutation.py's, has none).
+    checkout = tmp_path / "checkout"
+    checkout.mkdir()
+    git(checkout, "init", "-q", "-b", "main")
+    code, out, err = run_cli("history", "drift", "-c", drift, "--from", history, "--repo", checkout)
     assert code == 1, err
     assert "#2" in out
     code, _, err = run_cli("check", "-c", drift, "--no-cache", "--history", history)
@@ -540,3 +566,116 @@ def test_a_judge_of_the_system_s_family_is_named_on_the_card(example: Path) -> N
     assert shown in render(record, "markdown")
     assert shown in render(record, "html")
     assert "same family" not in render(validate_result(result.document()), "markdown")
+
+
+def test_a_gated_assisted_check_states_the_drop_it_would_catch(
+    assisted_results: dict[str, GateResult],
+) -> None:
+    """Each gated prediction-powered check with a max_drop states its detectable drop, past
+    max_drop (the drop it catches with power is max_drop and more, by its standard error)."""
+    labels = assisted_results["example-regressed.yaml"].assisted
+    assert labels is not None
+    gated = [c for c in labels.assisted if c.gated and c.max_drop is not None and c.n >= 2]
+    assert gated
+    for c in gated:
+        assert c.detectable_drop is not None, (c.metric, c.slice)
+        assert c.max_drop is not None
+        assert c.detectable_drop > c.max_drop, (c.metric, c.slice)
+
+
+def test_labels_are_mixed_only_when_two_judges_graded_them(
+    assisted_results: dict[str, GateResult],
+) -> None:
+    labels = assisted_results["example-regressed.yaml"].assisted
+    assert labels is not None
+    one = JudgeIdentity(model=MODEL, prompt_sha256="a" * 64, answered_by="judge-1")
+    other = dataclasses.replace(one, answered_by="judge-2")
+    assert not dataclasses.replace(labels, judges=()).mixed
+    assert not dataclasses.replace(labels, judges=((one, 40),)).mixed
+    assert dataclasses.replace(labels, judges=((one, 40), (other, 2))).mixed
+
+
+def test_a_query_people_graded_only_non_relevant_is_human_judged() -> None:
+    """A grade of 0 is a judgment; only a pooled pair left unjudged (below 0) is not one."""
+    ids = ["all-zero", "mixed", "pooled-only", "absent"]
+    qrels = Qrels(
+        object_array(ids),
+        np.array([0, 0, 1, 1, 2], dtype=np.int64),
+        object_array(["d1", "d2", "d3", "d4", "d5"]),
+        np.array([0.0, 0.0, -1.0, 2.0, -1.0]),
+    )
+    dataset = Dataset(
+        queries=tuple(Query(id=q, text=q) for q in ids),
+        qrels=qrels,
+        corpus=None,
+        layout="beir",
+        warnings=(),
+        source="<test>",
+    )
+    assert human_judged(dataset).tolist() == [True, True, False, False]
+
+
+def test_wins_ties_and_losses_count_the_human_judged_queries_deltas(
+    assisted_results: dict[str, GateResult],
+) -> None:
+    """The tallies are people's: the same as the human-only check's over the same queries,
+    one per human-judged query of the check."""
+    labels = assisted_results["example-regressed.yaml"].assisted
+    assert labels is not None
+    human = {(h.metric, h.slice): h for h in labels.human}
+    tied = 0
+    for c, count in zip(labels.assisted, labels.human_judged, strict=True):
+        h = human[(c.metric, c.slice)]
+        assert (c.wins, c.ties, c.losses) == (h.wins, h.ties, h.losses), (c.metric, c.slice)
+        assert c.wins + c.ties + c.losses == count
+        tied += c.ties
+    assert tied  # some human-judged queries score the same before and after
+
+
+def test_the_uncovered_note_names_five_queries_and_counts_the_rest() -> None:
+    seven = [f"q{n}" for n in range(1, 8)]
+    note = uncovered_note(seven, 40)
+    assert note.startswith("7 queries of 40 hold documents")
+    assert "(q1, q2, q3, q4, q5 and 2 more)" in note
+    assert "q6" not in note
+    assert "(q1, q2, q3, q4, q5)" in uncovered_note(seven[:5], 40)
+    assert uncovered_note(["a\nb"], 3).startswith("1 query of 3 ")
+
+
+def test_a_slice_without_human_judged_queries_estimates_nothing() -> None:
+    """With no query people judged there is nothing to correct the judge with: the check is
+    not gated, its means and delta are 0 and the judge's weight 0, without a p-value."""
+    rng = np.random.default_rng(8)
+    n = 40
+    base = rng.uniform(0.3, 0.9, n)
+    current = np.clip(base - 0.1 + rng.normal(0.0, 0.05, n), 0.0, 1.0)
+    labelled = np.arange(n) < 20
+    scores = ({"ndcg@10": base}, {"ndcg@10": current})
+    slices = {"all": np.arange(n), "judge-only": np.arange(20, n)}
+    made, counts, weights = assisted_comparisons(
+        scores, scores, labelled, slices, {"ndcg@10": Threshold(max_drop=0.05)}, {},
+        ComparisonSettings(min_size=10),
+    )  # fmt: skip
+    assert [c.slice for c in made] == ["all", "judge-only"]
+    assert counts == (20, 0)
+    alone = made[1]
+    assert not alone.gated
+    assert "too few human-judged queries (0 < 10)" in alone.reason
+    assert (alone.baseline_mean, alone.current_mean, alone.delta) == (0.0, 0.0, 0.0)
+    assert (alone.p_value, alone.ci_low, alone.detectable_drop) == (None, None, None)
+    assert weights[1] == 0.0
+    assert weights[0] is not None
+    assert made[0].delta < -0.05
+
+
+def test_the_human_ids_are_the_queries_people_judged(
+    example: Path, assisted_results: dict[str, GateResult]
+) -> None:
+    labels = assisted_results["example-regressed.yaml"].assisted
+    assert labels is not None
+    config = load(example / "assisted-example-regressed.yaml")
+    dataset = load_dataset(config.dataset, config.base_dir, keep_unjudged=True)
+    judged = human_judged(dataset)
+    expected = sorted(q.id for q, mine in zip(dataset.queries, judged, strict=True) if mine)
+    assert list(labels.human_ids) == expected
+    assert len(expected) == labels.human_queries == 39

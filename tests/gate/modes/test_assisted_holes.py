@@ -15,6 +15,8 @@ from retrieval_gate.gate.modes.assisted_holes import (
     FREE_AT_MOST,
     Scores,
     _Bounds,
+    _bounds,
+    _fails,
     _largest_p,
     _max_drops,
     _sd,
@@ -310,3 +312,156 @@ def test_the_widest_standard_error_bounds_every_grading() -> None:
     for _ in range(300):
         f = low + rng.uniform(0, 1, 40) * (high - low)
         assert ppi_mean(y, f[ours], f[theirs], lam=0.7).se <= widest + 1e-12
+
+
+def test_a_family_member_without_unjudged_pairs_weighs_in_with_its_own_p_value() -> None:
+    """The bound of a check is adjusted with the family's other raw p-values (weighted Holm):
+    beside a member whose own p-value is tiny, the check's largest p-value is tested at its
+    own; beside one without a p-value (counted as 1, no evidence) it is scaled up by the
+    weight it shares, and at an alpha between the two the verdict turns inconclusive."""
+    scores = _scores(-0.2)
+    config = ComparisonSettings(min_size=10)
+    threshold = Threshold(max_drop=0.05)
+    slices = {"all": np.arange(90), "even": np.arange(0, 90, 2)}
+    made, _, weights = assisted_comparisons(
+        scores.human, scores.judged, scores.labelled, slices, {METRIC: threshold}, {}, config
+    )
+    first, even = made
+    assert (first.slice, even.slice) == ("all", "even")
+    assert first.level is not None
+    assert even.level is not None
+    assert even.p_value is not None
+    box = _box(scores, [41], 0.3)  # an odd query: "even" has no unjudged pair
+    lam = weights[0]
+    assert lam is not None
+    largest = _bounds(METRIC, slices["all"], lam, scores, box).p_drop[1]
+    share = first.level / (first.level + even.level)
+    assert even.p_value / (1 - share) < largest / share  # "even" comes first in Holm's order
+    # At an alpha past the bound's own p-value, short of it scaled by its share of the weight:
+    settings = dataclasses.replace(config, alpha=largest * (1 + 1 / share) / 2)
+    checks, _ = bounded_checks(made, weights, [threshold] * 2, scores, slices, box, settings)
+    assert checks[0].verdict == "regressed"
+    assert checks[1] == even
+    untested = [first, dataclasses.replace(even, p_value=None)]
+    checks, _ = bounded_checks(untested, weights, [threshold] * 2, scores, slices, box, settings)
+    assert checks[0].verdict == "inconclusive"
+    assert checks[0].failed
+
+
+@pytest.mark.parametrize(("n", "big_n"), [(2, 6), (3, 6), (6, 1)])
+def test_few_queries_on_either_side_bound_as_the_corners_say(n: int, big_n: int) -> None:
+    """From two labelled queries on the deltas have a variance, and the bounds are the
+    corners' (at min(n - 1, N - 1) degrees of freedom for the largest); a single judge-only
+    query adds its mean but no variance (`ppi_mean`), at n - 1 degrees of freedom."""
+    rng = np.random.default_rng(n)
+    y = -0.2 + rng.normal(0.0, 0.05, n)
+    low = np.concatenate([y + rng.normal(0.0, 0.02, n), rng.normal(-0.2, 0.05, big_n)])
+    loose = [0, n]
+    high = low.copy()
+    high[loose] += 0.1
+    ours, theirs = np.arange(n), np.arange(n, n + big_n)
+    ratios, values = [], []
+    for bits in itertools.product((False, True), repeat=2):
+        f = low.copy()
+        f[loose] = np.where(bits, high[loose], low[loose])
+        found = ppi_mean(y, f[ours], f[theirs], lam=0.5)
+        assert found.estimate < 0
+        ratios.append(-found.estimate / found.se)
+        values.append(found.p_drop)
+    df = min(n - 1, big_n - 1) if big_n >= 2 else n - 1
+    largest = _largest_p(y, 0.5, (low, high), ours, theirs)
+    assert largest == pytest.approx(t_tail(min(ratios), df), rel=1e-9)
+    smallest = _smallest_p(y, 0.5, (low, high), ours, theirs)
+    assert smallest <= min(values) + 1e-12
+    assert smallest < 0.5
+
+
+def _gathering_box(
+    n: int, big_n: int, c: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """People's deltas, and a box whose judge-only queries are spread about their middles
+    (all but one a little low, one far high) by as much as the box lets them gather: at
+    the lowest grading, every one at its low end, their spread shrinks to 1 - c of it."""
+    rng = np.random.default_rng(5)
+    y = rng.normal(-0.02, 0.01, n)
+    labelled = y + rng.normal(0.0, 0.002, n)
+    spread = np.full(big_n, -0.01)
+    spread[-1] = 0.01 * (big_n - 1)  # mean 0
+    half = c * spread + c * 0.01  # >= 0: the lowest end gathers them
+    middle = -0.05 + spread
+    low = np.concatenate([labelled, middle - half])
+    high = np.concatenate([labelled, middle + half])
+    return y, low, high, np.arange(n), np.arange(n, n + big_n)
+
+
+def test_the_smallest_p_value_holds_where_the_box_gathers_the_judge_only_queries() -> None:
+    """Minkowski's bound is near tight here (the judge-only spread at the lowest grading is
+    1 - c of the middle's, the bound's a little less), so a bound that took the box's half
+    widths as narrower would pass the p-value of a grading in the box."""
+    y, low, high, ours, theirs = _gathering_box(30, 30, 0.9)
+    lowest = ppi_mean(y, low[ours], low[theirs], lam=1.0)
+    assert lowest.p_drop < 1e-12
+    assert _smallest_p(y, 1.0, (low, high), ours, theirs) <= lowest.p_drop
+
+
+def test_the_widest_standard_error_is_reached_by_a_grading() -> None:
+    """Each judge-only query free by half its distance from the mean, away from it: the
+    corner that spreads them most has exactly the Minkowski bound's standard error (it is
+    no wider than it must be)."""
+    rng = np.random.default_rng(1)
+    n, big_n = 12, 30
+    y = rng.normal(-0.05, 0.05, n)
+    labelled = y + rng.normal(0.0, 0.02, n)
+    deviation = rng.normal(0.0, 0.05, big_n)
+    deviation -= deviation.mean()
+    middle, half = -0.05 + deviation, 0.5 * np.abs(deviation)
+    low = np.concatenate([labelled, middle - half])
+    high = np.concatenate([labelled, middle + half])
+    ours, theirs = np.arange(n), np.arange(n, n + big_n)
+    widest = np.concatenate([labelled, middle + np.sign(deviation) * half])
+    for lam in (0.3, 1.0):
+        found = ppi_mean(y, widest[ours], widest[theirs], lam=lam)
+        bound = _widest_se(y, lam, (low, high), ours, theirs, True)
+        assert bound == pytest.approx(found.se, rel=1e-12)
+
+
+def test_a_current_mean_at_the_floor_is_not_below_it_at_either_end() -> None:
+    """As `verdicts.verdict_for` has it, a mean at the floor (to rounding) clears it: a box
+    whose highest current mean is the floor does not fail every grading, one whose lowest
+    is does not fail any."""
+    made, _ = _decided(_scores(0.0), Threshold(floor=0.6), ComparisonSettings())
+    check = made[0]
+    settings = ComparisonSettings()
+    for current, expected in (
+        ((0.5, 0.6), (False, True)),
+        ((0.6, 0.7), (False, False)),
+        ((0.5, 0.6 - 1e-6), (True, True)),
+    ):
+        at = _Bounds(delta=(-0.01, 0.01), current=current, p_drop=(0.5, 0.5))
+        assert _fails(check, at, None, at.p_drop, settings) == expected, current
+
+
+def test_the_delta_and_current_ranges_are_the_corners_extremes() -> None:
+    """At the judge weight held, each range is the least and the most `ppi_mean` estimate
+    over the corners of its box (a labelled query's and judge-only queries' free)."""
+    scores = _scores(-0.05)
+    rows = [3, 40, 41]
+    box = _box(scores, rows, 0.2)
+    at = box.extremes[METRIC]
+    lam = 0.7
+    labelled = scores.labelled
+    ours, theirs = np.flatnonzero(labelled), np.flatnonzero(~labelled)
+    people = scores.human[1][METRIC] - scores.human[0][METRIC], scores.human[1][METRIC]
+    found = _bounds(METRIC, np.arange(N_PEOPLE + N_JUDGE), lam, scores, box)
+    for measured, ends, target in (
+        (found.delta, at.delta, people[0]),
+        (found.current, at.current, people[1]),
+    ):
+        estimates = []
+        for bits in itertools.product((0, 1), repeat=len(rows)):
+            f = ends[0].copy()
+            for row, end in zip(rows, bits, strict=True):
+                f[row] = ends[end][row]
+            estimates.append(ppi_mean(target[ours], f[ours], f[theirs], lam=lam).estimate)
+        assert measured == pytest.approx((min(estimates), max(estimates)), abs=1e-12)
+        assert measured[1] - measured[0] > 0.01

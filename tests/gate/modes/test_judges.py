@@ -7,7 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from retrieval_gate.core.judge_identity import JudgeIdentity
 from retrieval_gate.datasets.llm_layer import read_layer, write_layer
+from retrieval_gate.gate.checks.compare import ComparisonSettings
+from retrieval_gate.gate.modes.judges import mixed_judges
 from retrieval_gate.gate.result import GateResult
 from retrieval_gate.pipeline.check import check
 from tests.helpers.judged_example import (
@@ -116,3 +119,35 @@ def test_one_pair_of_another_judge_in_the_pool_makes_every_gated_check_inconclus
     [warning] = [w for w in result.warnings if "graded by 2 judges" in w]
     assert "an unrecorded model on " in warning
     assert "sim-judge-2026 (fingerprint fp_2) on 1 pairs" in warning
+
+
+def test_a_mix_turns_only_the_gated_checks_with_a_verdict(one_judge: GateResult) -> None:
+    made = one_judge.comparisons
+    ungated = [c for c in made if not c.gated and c.verdict is not None]
+    assert ungated  # slices too small to gate, shown with a verdict
+    first = JudgeIdentity(model="m", prompt_sha256="a" * 64, answered_by="judge-1")
+    second = dataclasses.replace(first, answered_by="judge-2")
+    third = dataclasses.replace(first, answered_by="judge-3")
+    settings = ComparisonSettings()
+    few: list[tuple[tuple[JudgeIdentity, int], ...]] = [(), ((first, 9),)]
+    for judges in few:
+        assert mixed_judges(made, judges, settings) == (tuple(made), "")
+    several: list[tuple[tuple[JudgeIdentity, int], ...]] = [
+        ((first, 9), (second, 2)),
+        ((first, 9), (second, 2), (third, 1)),
+    ]
+    for judges in several:
+        undecided, warning = mixed_judges(made, judges, settings)
+        assert len(undecided) == len(made)
+        for before, after in zip(made, undecided, strict=True):
+            if before.gated and before.verdict is not None:
+                assert (after.verdict, after.failed) == ("inconclusive", True)
+                restored = dataclasses.replace(after, verdict=before.verdict, failed=before.failed)
+                assert restored == before
+            else:
+                assert after == before
+        assert f"were graded by {len(judges)} judges (" in warning
+        assert "judge-1 on 9; judge-2 on 2" in warning
+    gated_none = dataclasses.replace(ungated[0], gated=True, verdict=None, failed=False)
+    kept, _ = mixed_judges([gated_none], ((first, 1), (second, 1)), settings)
+    assert kept == (gated_none,)

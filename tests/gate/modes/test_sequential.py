@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
 import pytest
 
 from retrieval_gate.gate.checks.compare import ComparisonSettings, Threshold
-from retrieval_gate.gate.modes.sequential import Monitor, bounded, draw_order
+from retrieval_gate.gate.modes.sequential import (
+    Crossing,
+    Monitor,
+    SequentialRun,
+    bounded,
+    draw_order,
+    stop_line,
+)
 from retrieval_gate.gate.modes.sequential import evidence as sequential_evidence
 
 N = 400
@@ -117,3 +125,96 @@ def test_the_sets_own_evidence_alone_would_stop_with_nothing_changed(
     monkeypatch.setattr(sequential, "evidence", lambda *a, **k: (both(*a, **k)[0],) * 2)
     stops = [_first_stop(seed, 0.0) for seed in range(60)]
     assert sum(stop is not None for stop in stops) > 0.15 * 60
+
+
+def test_values_below_zero_leave_the_metric_untested_and_a_look_skips_them() -> None:
+    """On [0, 1] means no value below 0 either: a baseline with one is untested, and a look
+    whose current values hold one cannot test the check."""
+    below = np.linspace(-0.5, 1.0, N)
+    monitor = Monitor(
+        {"ndcg@10": below}, {"all": np.arange(N)}, {"ndcg@10": Threshold(max_drop=0.02)}, {},
+        SETTINGS, 0.05,
+    )  # fmt: skip
+    assert monitor.untested == ("ndcg@10",)
+    base = np.full(N, 0.9)
+    monitor = Monitor(
+        {"ndcg@10": base}, {"all": np.arange(N)}, {"ndcg@10": Threshold(max_drop=0.02)}, {},
+        SETTINGS, 0.05,
+    )  # fmt: skip
+    assert monitor.untested == ()
+    drawn = np.arange(N)
+    collapsed = np.zeros(N)  # every query lost all of its 0.9: a sure stop
+    [crossing] = monitor.look(drawn, {"ndcg@10": collapsed})
+    assert (crossing.metric, crossing.slice, crossing.queries) == ("ndcg@10", "all", N)
+    collapsed[0] = -0.1
+    assert monitor.look(drawn, {"ndcg@10": collapsed}) == ()
+
+
+def _crossing(metric: str, name: str) -> Crossing:
+    return Crossing(
+        metric=metric, slice=name, queries=40, size=100, max_drop=0.02, e_value=812.0,
+        level=0.0125,
+    )  # fmt: skip
+
+
+def test_the_stop_line_says_whether_and_why_the_run_stopped() -> None:
+    ran = SequentialRun(batch=10, looks=39, queries_run=400, queries_total=400, alpha=0.025)
+    assert stop_line(ran) == (
+        "looked 39 times, every 10 queries, and did not stop early: all 400 queries ran"
+    )
+    first = _crossing("ndcg@10", "all")
+    one = dataclasses.replace(ran, looks=4, queries_run=40, stopped_by=(first,))
+    assert stop_line(one) == (
+        "stopped early after 40 of 400 queries: ndcg@10 overall dropped past 2pt over the "
+        "labelled set (e-value 812 >= 80); the checks below are on the 40 queries run"
+    )
+    three = dataclasses.replace(
+        one, stopped_by=(_crossing("recall@10", "g=1"), first, _crossing("ndcg@10", "g=2"))
+    )
+    two = dataclasses.replace(one, stopped_by=(first, _crossing("ndcg@10", "g=2")))
+    assert "(e-value 812 >= 80) and 1 more; " in stop_line(two)
+    line = stop_line(three)
+    assert "recall@10 on g=1 dropped past 2pt" in line
+    assert "(e-value 812 >= 80) and 2 more; " in line
+
+
+def _one_check(max_drop: float, **settings: object) -> Monitor:
+    config = dataclasses.replace(SETTINGS, **settings)  # type: ignore[arg-type]
+    return Monitor(
+        {"ndcg@10": np.full(N, 0.5)}, {"all": np.arange(N)},
+        {"ndcg@10": Threshold(max_drop=max_drop)}, {}, config, 0.05,
+    )  # fmt: skip
+
+
+def test_the_drop_a_stop_needs_shown_follows_the_rule() -> None:
+    """A 2.5pt drop with 2pt tolerated, every query run: the set's own evidence is past
+    2pt, and a drop at all is shown, so the significant-drop rule stops; evidence of excess
+    needs one past 2pt shown, which this size cannot give. The crossing states the smaller
+    of the two e-values."""
+    rng = np.random.default_rng(4)
+    deltas = np.clip(rng.normal(-0.025, 0.05, N), -0.5, 0.5)
+    drawn = np.arange(N)
+    current = {"ndcg@10": 0.5 + deltas}
+    [crossing] = _one_check(0.02).look(drawn, current)
+    over_set, shown = sequential_evidence(deltas, 0.02, N)
+    assert crossing.e_value == pytest.approx(math.exp(min(over_set, shown)), rel=1e-9)
+    assert crossing.e_value >= 1 / 0.05
+    assert (crossing.max_drop, crossing.size) == (0.02, N)
+    assert crossing.level == pytest.approx(0.05)  # one check: the whole alpha
+    assert _one_check(0.02, rule="evidence-of-excess").look(drawn, current) == ()
+
+
+def test_a_max_drop_of_zero_stops_on_a_drop_but_not_on_nothing() -> None:
+    monitor = _one_check(0.0)
+    assert [c.max_drop for c in monitor.checks] == [0.0]
+    drawn = np.arange(N)
+    rng = np.random.default_rng(2)
+    noise = rng.normal(0.0, 0.05, N)
+    assert monitor.look(drawn, {"ndcg@10": 0.5 + noise - noise.mean()}) == ()
+    assert monitor.look(drawn, {"ndcg@10": 0.5 + noise - noise.mean() - 0.03})
+
+
+def test_a_look_before_any_query_ran_finds_nothing() -> None:
+    monitor = _one_check(0.02)
+    nothing = np.arange(0, dtype=np.int64)
+    assert monitor.look(nothing, {"ndcg@10": np.zeros(0)}) == ()
