@@ -400,6 +400,11 @@ def _checkout(args: argparse.Namespace) -> Path:
     todo = (
         "run it in the checkout that holds the history, give --repo DIR, or read a file with --from"
     )
+    if getattr(args, "from_path", None):  # the records are read; their commits still are not
+        todo = (
+            "--from reads the records, but their commits are looked up in the checkout they "
+            "were made in: run it there, or give --repo DIR"
+        )
     if not repo.is_dir():
         raise InputError(f"{where}: no such folder; {todo}")
     if git_output(repo, "rev-parse", "--git-dir", timeout=GIT_TIMEOUT) is None:

@@ -14,6 +14,7 @@ import pytest
 
 from retrieval_gate.history import BranchSource, TrendPoint, load_trend
 from retrieval_gate.history.record import ResultEntry, accept_entry, entry_line
+from tests.helpers.builders import copy_example
 from tests.helpers.cli import run_cli
 from tests.helpers.git import git
 from tests.helpers.history import check_result, commits, entry_at, make_repo
@@ -218,3 +219,21 @@ def test_a_folder_that_is_no_git_checkout_is_named_not_the_branch(
     assert code == 2
     assert "this folder is not in a git repository" in err
     assert out == ""
+
+
+def test_drift_from_a_file_outside_a_checkout_says_the_commits_need_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`history drift --from FILE` reads the records from the file but looks their commits up
+    in a checkout: outside one it said "or read a file with --from", which was given."""
+    config = copy_example(tmp_path / "configs") / "example.yaml"
+    text = config.read_text(encoding="utf-8")
+    assert "\ngate:" not in text
+    config.write_text(text + "gate:\n  drift: {reference: v1, max_drop: 3pt}\n", encoding="utf-8")
+    records = tmp_path / "history.jsonl"
+    records.write_text("", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)  # a folder in no git repository
+    code, _, err = run_cli("history", "drift", "-c", config, "--from", records)
+    assert code == 2, err
+    assert "--from reads the records, but their commits are looked up in the checkout" in err
+    assert "or read a file with --from" not in err
