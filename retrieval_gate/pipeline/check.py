@@ -189,7 +189,7 @@ def _decided(plan: CheckPlan, sides: _Sides, progress: TextIO | None) -> GateRes
         calls = judge_new_pairs(
             config,
             ((record, sides.label), (now, "the current run")),
-            current.dataset.queries,
+            current.dataset,
             asked=plan.judge,
             budget=plan.judge_budget,
             cache=plan.cache,

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import TextIO
 
 from retrieval_gate.config.schema import GateConfig
-from retrieval_gate.core.model import Query
 from retrieval_gate.core.redaction import redacted
 from retrieval_gate.core.wording import one_line, plural
+from retrieval_gate.datasets import Dataset
 from retrieval_gate.errors import GateError
 from retrieval_gate.gate.baseline.record import Baseline
 from retrieval_gate.gate.modes.assisted import JudgeCalls
@@ -21,7 +22,7 @@ NOT_ASKED = "--no-judge"
 def judge_new_pairs(
     config: GateConfig,
     records: tuple[tuple[Baseline, str], tuple[Baseline, str]],
-    queries: Sequence[Query],
+    dataset: Dataset,
     *,
     asked: bool = True,
     budget: Budget,
@@ -42,7 +43,7 @@ def judge_new_pairs(
     assert judge is not None  # the schema requires a judge with human+llm
     environ = os.environ if environ is None else environ
     plan = plan_for_records(
-        config, [(record.top_k, label) for record, label in records], queries=queries
+        config, [(record.top_k, label) for record, label in records], dataset=dataset
     )
     needed = len(plan.tasks)
     missing = JudgeCalls(
@@ -89,6 +90,4 @@ def judge_new_pairs(
 
 
 def _skipped(calls: JudgeCalls, reason: str) -> JudgeCalls:
-    import dataclasses
-
     return dataclasses.replace(calls, skipped=reason)

@@ -15,7 +15,7 @@ from retrieval_gate.core.judge_identity import JudgeIdentity
 from retrieval_gate.core.model import Document, Query
 from retrieval_gate.core.qrels import is_judged
 from retrieval_gate.core.wording import plural
-from retrieval_gate.datasets import load_labels
+from retrieval_gate.datasets import Dataset, load_labels
 from retrieval_gate.datasets.llm_layer import (
     LlmJudgment,
     identities_of,
@@ -158,24 +158,24 @@ def plan_for_records(
     config: GateConfig,
     rankings: Sequence[tuple[Mapping[str, Sequence[str]], str]],
     *,
-    queries: Sequence[Query],
+    dataset: Dataset,
 ) -> JudgePlan:
     """What `check` grades before it decides under gate.labels human+llm: every pair of each
     query's pooled top judge.depth (default k) of the two records compared (`rankings`:
     each one's top k and where it came from) that the layer lacks for this judge, people's
     pairs included, as the prediction-powered estimate scores every pair of the pool with the
-    judge's labels (`gate/modes/assisted.pools_of`)."""
+    judge's labels (`gate/modes/assisted.pools_of`). `dataset` is the one `check` loaded: its
+    queries, people's grades and corpus are not read again."""
     judge = config.judge
     assert judge is not None  # the schema requires a judge with human+llm
     prompt = load_prompt(config.resolve(judge.rubric) if judge.rubric else None)
-    labels = load_labels(config.dataset, config.base_dir, judgments_required=False)
-    human = labels.judgments.qrels(config.dataset.annotators.combine).to_dict()
+    human = dataset.qrels.to_dict()
     depth = judge.depth or config.k
     # Every human-judged query's people-judged pairs of the pool are graded too (the estimate
     # scores the pool with the judge's labels alone); beyond the pool, nothing.
-    sample = tuple(sorted({q.id for q in queries} & set(human)))
+    sample = tuple(sorted({q.id for q in dataset.queries} & set(human)))
     return _plan(
-        config, prompt, labels.corpus, human, _all_queries(queries),
+        config, prompt, dataset.corpus, human, _all_queries(dataset.queries),
         ([top for top, _ in rankings], [source for _, source in rankings]), depth, sample,
         {}, [], beyond=False,
     )  # fmt: skip
