@@ -354,7 +354,7 @@ def read_judged_queue(path: str | Path) -> JudgedQueue:
         if grade is None:
             skipped += 1
             continue
-        shown = _grade(people, source, line)
+        shown = _grade(people, source, line, "people_grade")
         judgment = QueueJudgment(query_id, doc_id, grade, annotator, line, source, shown)
         key = (query_id, doc_id, annotator)
         earlier = first.setdefault(key, judgment)
@@ -476,8 +476,8 @@ def _annotator(value: Any, source: str, line: int) -> str | None:
     return str(value).strip()
 
 
-def _grade(value: Any, source: str, line: int) -> float | None:
-    """The grade of a row; None when it is left empty."""
+def _grade(value: Any, source: str, line: int, field: str = "grade") -> float | None:
+    """The grade of a row (`field`: its column); None when it is left empty."""
     if value is None or (isinstance(value, str) and not value.strip()):
         return None
     if isinstance(value, bool):
@@ -493,11 +493,11 @@ def _grade(value: Any, source: str, line: int) -> float | None:
         number = math.nan
     if not math.isfinite(number):
         raise InputError(
-            f"grade {value!r} is not a finite number; {FILL_HINT}", source=source, line=line
+            f"{field} {value!r} is not a finite number; {FILL_HINT}", source=source, line=line
         )
     if number < 0:
         raise InputError(
-            f"grade {value!r} is negative; a judgment is a grade of 0 or more (below 0 "
+            f"{field} {value!r} is negative; a judgment is a grade of 0 or more (below 0 "
             f"means pooled but not judged): {FILL_HINT}",
             source=source,
             line=line,

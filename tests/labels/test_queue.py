@@ -547,3 +547,16 @@ def test_merging_a_judged_queue_changes_the_next_check_accordingly(configs: Path
     # The judgments moved the current run's numbers: new relevant documents count now.
     assert result["current"]["scores"]["ndcg@10"] != old["current"]["scores"]["ndcg@10"]
     assert result["unjudged"]["new"] < old["unjudged"]["new"]
+
+
+@pytest.mark.parametrize("shown", ["nan", "-1", "two", "inf"])
+def test_a_people_grade_that_is_no_grade_names_its_line(tmp_path: Path, shown: str) -> None:
+    """The second look's `people_grade` is read as a grade: a value that is none is refused
+    at its line, not taken as a grade to revise."""
+    path = tmp_path / "second.csv"
+    path.write_text(
+        "query_id,doc_id,grade,people_grade\nq1,d1,2,1\nq1,d2,3," + shown + "\n",
+        encoding="utf-8",
+    )
+    with pytest.raises(InputError, match=r"second\.csv:3: people_grade"):
+        read_judged_queue(path)

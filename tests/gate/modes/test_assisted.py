@@ -558,6 +558,17 @@ def test_a_judge_of_the_system_s_family_is_named_on_the_card(example: Path) -> N
     )
     assert same_family(named, ["claude-3-5-haiku", "sim-judge"]) == ()
     assert same_family(config, ["gpt-4o-mini"]) == ()  # no system named: nothing to say
+    # A name from the config reaches the console and the reports on one line, no command.
+    hostile = judge.model_copy(
+        update={
+            "system_models": judge.system_models.model_copy(
+                update={"generator": "gpt-4o\n::error::pwned\x1b[31m"}
+            )
+        }
+    )
+    [said] = same_family(config.model_copy(update={"judge": hostile}), ["gpt-4o-mini"])
+    assert "\n" not in said
+    assert "\x1b" not in said
     result = check(example / "assisted-example.yaml", cache=False)
     document = result.document()
     document["labels"]["calibration"]["same_family"] = list(same_family(named, ["gpt-4o"]))
