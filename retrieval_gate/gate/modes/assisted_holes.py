@@ -24,6 +24,7 @@ from retrieval_gate.gate.explain.label_holes import (
     joined_extremes,
 )
 from retrieval_gate.gate.explain.top_k_facts import QUERIES_AT_ONCE
+from retrieval_gate.gate.modes.unvouched import unvouched
 from retrieval_gate.stats.calibration import GRADES
 from retrieval_gate.stats.detectability import LEAN
 from retrieval_gate.stats.significance import adjust_p_values, t_tail
@@ -102,7 +103,7 @@ def bounded_checks(
     for c, count in unjudged.items():
         check = made[c]
         if c not in bounds:
-            checks[c] = _inconclusive(check)
+            checks[c] = unvouched(check)
             holes.append(_hole(check, count, None, (None, None)))
             continue
         at = bounds[c]
@@ -114,7 +115,7 @@ def bounded_checks(
         if fails_all:
             checks[c] = dataclasses.replace(check, verdict=failing, failed=True)
         elif fails_some:
-            checks[c] = _inconclusive(check)
+            checks[c] = unvouched(check)
         elif check.verdict == "improved":  # a rise is not shown for every grading
             checks[c] = dataclasses.replace(check, verdict="pass", failed=False)
         worst: Verdict = failing if fails_some else "pass"
@@ -306,10 +307,6 @@ def _fails(
         drops is not None and -lowest > drops[0] + EPS and sometimes
     )
     return fails_all, fails_some
-
-
-def _inconclusive(check: Comparison) -> Comparison:
-    return dataclasses.replace(check, verdict="inconclusive", failed=True)
 
 
 def _hole(

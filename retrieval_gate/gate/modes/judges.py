@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -10,6 +9,7 @@ import numpy as np
 from retrieval_gate.core.judge_identity import JudgeIdentity
 from retrieval_gate.core.qrels import Qrels
 from retrieval_gate.gate.checks.compare import Comparison, ComparisonSettings
+from retrieval_gate.gate.modes.unvouched import unvouched
 
 
 def pool_judges(
@@ -40,13 +40,7 @@ def mixed_judges(
     they are, and "", for one judge."""
     if len(judges) < 2:
         return tuple(made), ""
-    undecided = tuple(
-        # A mix fails the gate, as unjudged pairs do: labels it cannot vouch for never pass.
-        dataclasses.replace(c, verdict="inconclusive", failed=True)
-        if c.gated and c.verdict is not None
-        else c
-        for c in made
-    )
+    undecided = tuple(unvouched(c) if c.gated and c.verdict is not None else c for c in made)
     named = "; ".join(f"{who.describe()} on {pairs}" for who, pairs in judges)
     return undecided, (
         f"the judge's labels the LLM-assisted checks need were graded by {len(judges)} judges "
