@@ -438,14 +438,14 @@ class GateSettings(StrictModel):
             "alpha_share: 1}; never passes early (check --sequential)",
         )
     )
-    noise_probe: Annotated[
-        NoiseProbeConfig | None, BeforeValidator(_noise_probe), TAKES_BOOL
-    ] = Field(
-        default_factory=lambda: NoiseProbeConfig(),
-        description="with one run a side, re-run a seeded sample of the queries on the current "
-        "side and, when a top k differs, run it gate.noise_probe.repeats times and allow for "
-        "the noise: true (the default), false (off; check --no-noise-probe), or {share: 0.04, "
-        "min_queries: 10, repeats: 3}",
+    noise_probe: Annotated[NoiseProbeConfig | None, BeforeValidator(_noise_probe), TAKES_BOOL] = (
+        Field(
+            default_factory=lambda: NoiseProbeConfig(),
+            description="with one run a side, re-run a seeded sample of the queries on the current "
+            "side and, when a top k differs, run it gate.noise_probe.repeats times and allow for "
+            "the noise: true (the default), false (off; check --no-noise-probe), or {share: 0.04, "
+            "min_queries: 10, repeats: 3}",
+        )
     )
     latency: LatencyConfig = Field(
         default_factory=lambda: LatencyConfig(),

@@ -18,7 +18,7 @@ from retrieval_gate.gate.result import GateResult
 from retrieval_gate.pipeline.check_plan import CheckPlan, plan_check, validate
 from retrieval_gate.pipeline.evaluator_scores import unscored_unchanged, with_reference_scores
 from retrieval_gate.pipeline.judge_labels import gate_judge
-from retrieval_gate.pipeline.record import record_current, repeated
+from retrieval_gate.pipeline.record import record_current
 
 if TYPE_CHECKING:
     from retrieval_gate.core.model import Document
@@ -196,20 +196,13 @@ def _at_ref(plan: CheckPlan, progress: TextIO | None) -> _Sides:
 def _probed(
     plan: CheckPlan, current: CurrentRun, progress: TextIO | None
 ) -> tuple[CurrentRun, Probe | None]:
-    """`current` (one run), and the noise probe's finding when the plan asks for it: when a
-    re-run query's top k differs, `current` and gate.noise_probe.repeats - 1 more runs, whose
-    spread the test then allows for, as with gate.repeats."""
-    settings = plan.noise_probe
-    if settings is None:
+    """`current` (one run), or more runs of it when the plan's noise probe finds noise
+    (`noise_probe.probed_run`), and the probe's finding; None when it did not run."""
+    if plan.noise_probe is None:
         return current, None
-    from retrieval_gate.pipeline.noise_probe import probe_changes
+    from retrieval_gate.pipeline.noise_probe import probed_run
 
-    rerun, changed = probe_changes(plan.config, current, settings, progress=progress)
-    if not changed:
-        return current, Probe(queries=rerun, changed=(), runs=1)
-    runs = settings.repeats
-    current = repeated(plan.config, current, runs, progress=progress)
-    return current, Probe(queries=rerun, changed=changed, runs=runs)
+    return probed_run(plan.config, current, plan.noise_probe, progress=progress)
 
 
 def _runs(probe: Probe | None) -> int:

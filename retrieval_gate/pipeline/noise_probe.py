@@ -3,12 +3,30 @@
 from __future__ import annotations
 
 import dataclasses
-from pathlib import Path
 from typing import TextIO
 
 from retrieval_gate.config.schema import GateConfig, NoiseProbeConfig
-from retrieval_gate.gate.baseline.repeats import changed_queries, probe_sample
-from retrieval_gate.pipeline.record import CurrentRun
+from retrieval_gate.gate.baseline.repeats import Probe, changed_queries, probe_sample
+from retrieval_gate.pipeline.record import CurrentRun, repeated
+
+
+def probed_run(
+    config: GateConfig,
+    first: CurrentRun,
+    settings: NoiseProbeConfig,
+    *,
+    progress: TextIO | None = None,
+) -> tuple[CurrentRun, Probe]:
+    """`first` (one run) and what the probe found; when a re-run query's top k differs,
+    `first` and `settings.repeats` - 1 more runs instead (`record.repeated`), whose spread
+    the test then allows for, as with gate.repeats."""
+    rerun, changed = probe_changes(config, first, settings, progress=progress)
+    if not changed:
+        return first, Probe(queries=rerun, changed=(), runs=1)
+    runs = settings.repeats
+    return repeated(config, first, runs, progress=progress), Probe(
+        queries=rerun, changed=changed, runs=runs
+    )
 
 
 def probe_changes(
@@ -17,7 +35,6 @@ def probe_changes(
     settings: NoiseProbeConfig,
     *,
     progress: TextIO | None = None,
-    retriever_dir: Path | None = None,
 ) -> tuple[int, tuple[str, ...]]:
     """How many sampled queries ran again (a fresh retriever, never from the cache), and the
     sorted ids of those whose top k (and first-stage candidates, with `candidates:`) is not
@@ -26,16 +43,12 @@ def probe_changes(
     from retrieval_gate.pipeline.execute import execute
 
     sample = set(
-        probe_sample(
-            first.record.query_ids, settings.share, settings.min_queries, config.gate.seed
-        )
+        probe_sample(first.record.query_ids, settings.share, settings.min_queries, config.gate.seed)
     )
     dataset = dataclasses.replace(
         first.dataset, queries=tuple(q for q in first.dataset.queries if q.id in sample)
     )
-    again = execute(
-        config, cache=False, progress=progress, retriever_dir=retriever_dir, dataset=dataset
-    )
+    again = execute(config, cache=False, progress=progress, dataset=dataset)
     failed = {*first.failed_queries, *(failure.query_id for failure in again.run.failures)}
     rerun = [q.id for q in dataset.queries if q.id not in failed]
     top = dict(top_k_ids(again.run.run, config.k).items())
