@@ -303,9 +303,9 @@ class SequentialConfig(StrictModel):
 
 
 class NoiseProbeConfig(StrictModel):
-    """The noise probe of a check with one run a side: a seeded sample of the labelled queries
-    run a second time on the current side, bypassing the answer cache; a top k that differs
-    makes the check run the current side `repeats` times and allow for the noise."""
+    """The noise probe of one run a side (`check`, `baseline`): a seeded sample of the labelled
+    queries run a second time, bypassing the answer cache; a top k that differs makes that
+    side run `repeats` times, and the test allow for the noise."""
 
     share: float = Field(
         0.04,
@@ -320,9 +320,9 @@ class NoiseProbeConfig(StrictModel):
         3,
         ge=2,
         le=100,
-        description="runs of the current side (and with check --against, of the reference) "
-        "when a re-run query's top k differs: the test then allows for the run-to-run "
-        "noise, as gate.repeats does",
+        description="runs made when a re-run query's top k differs (by `baseline`, of the "
+        "baseline; by `check`, of the current side, and with --against of the reference "
+        "too): the test then allows for the run-to-run noise, as gate.repeats does",
     )
 
 

@@ -20,7 +20,8 @@ def probed_run(
     """`first` (one run) and what the probe found; when a re-run query's top k differs,
     `first` and `settings.repeats` - 1 more runs instead (`record.repeated`), whose spread
     the test then allows for, as with gate.repeats."""
-    rerun, changed = probe_changes(config, first, settings, progress=progress)
+    # The probe's few queries go without a progress bar of their own: the noise line says.
+    rerun, changed = probe_changes(config, first, settings)
     if not changed:
         return first, Probe(queries=rerun, changed=(), runs=1)
     runs = settings.repeats
@@ -33,8 +34,6 @@ def probe_changes(
     config: GateConfig,
     first: CurrentRun,
     settings: NoiseProbeConfig,
-    *,
-    progress: TextIO | None = None,
 ) -> tuple[int, tuple[str, ...]]:
     """How many sampled queries ran again (a fresh retriever, never from the cache), and the
     sorted ids of those whose top k (and first-stage candidates, with `candidates:`) is not
@@ -48,7 +47,7 @@ def probe_changes(
     dataset = dataclasses.replace(
         first.dataset, queries=tuple(q for q in first.dataset.queries if q.id in sample)
     )
-    again = execute(config, cache=False, progress=progress, dataset=dataset)
+    again = execute(config, cache=False, dataset=dataset)
     failed = {*first.failed_queries, *(failure.query_id for failure in again.run.failures)}
     rerun = [q.id for q in dataset.queries if q.id not in failed]
     top = dict(top_k_ids(again.run.run, config.k).items())
