@@ -1,4 +1,4 @@
-"""Simulate the noise probe (`gate.repeats`) with the example nondeterministic retriever
+"""Simulate repeated runs (`gate.repeats`) with the example nondeterministic retriever
 (configs/noisy_bm25.py) on the seeded 500-query synthetic set: false alarms of A/A pairs (the
 same code on both sides) with one run a side and with 3 runs a side, the power against a
 real 5 pt ndcg@10 degradation with 3 runs a side, and the power at the detectable drop
