@@ -270,3 +270,25 @@ def test_a_hostile_probe_in_a_result_file_is_read_safely_and_rendered_as_counts(
     document["noise"]["probe"] = {"queries": 1, "changed": [[[["deep"]]]], "runs": 1}
     with pytest.raises(InputError, match=r"noise\.probe\.changed"):
         validate_result(document)
+
+
+def test_against_a_noisy_retriever_runs_both_sides_three_times(tmp_path: Path) -> None:
+    from tests.helpers.git import git
+
+    root = tmp_path / "repo"
+    root.mkdir()
+    shutil.copytree(CONFIGS / "example", root / "example")
+    shutil.copy(CONFIGS / "noisy_bm25.py", root / "noisy_bm25.py")
+    shutil.copy(CONFIGS / "example-noisy.yaml", root / "gate.yaml")
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "the noisy example")
+    json_path = tmp_path / "result.json"
+    done = run_cli(
+        "check", "-c", root / "gate.yaml", "--quiet", "--against", "HEAD", "--json", json_path
+    )
+    assert done.ret in (0, 1), done.err
+    assert "so each side ran 3 times and the test allows for the noise" in done.out
+    noise = json.loads(json_path.read_text())["noise"]
+    assert (noise["reference_runs"], noise["current_runs"]) == (3, 3)
+    assert noise["probe"]["runs"] == 3
