@@ -194,7 +194,7 @@ def median_pt(values: Sequence[float | None]) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--trials", type=int, default=1000, help="simulated PRs per size")
+    parser.add_argument("--trials", type=int, default=500, help="simulated PRs per size")
     parser.add_argument("--resamples", type=int, default=10_000)
     parser.add_argument("--alpha", type=float, default=0.05)
     parser.add_argument("--seed", type=int, default=0)

@@ -59,8 +59,8 @@ def check(
     the judge's layer lacks are graded first (`check_judge`), within judge.budget or
     `max_judge_calls` / `max_judge_cost`; `judge` False grades none. With one run a side the
     noise probe (gate.noise_probe; `noise_probe` False: off) runs a sample of the queries
-    again, and when a top k differs runs each side's retriever gate.noise_probe.repeats times
-    (`_probed`).
+    again, and when a top k differs runs the current side (with `against`, both sides)
+    gate.noise_probe.repeats times (`_probed`).
     """
     plan = plan_check(
         config if isinstance(config, GateConfig) else load(config),
