@@ -1,8 +1,9 @@
-"""Simulate the noise probe (`gate.repeats`) with the example nondeterministic retriever
+"""Simulate repeated runs (`gate.repeats`) with the example nondeterministic retriever
 (configs/noisy_bm25.py) on the seeded 500-query synthetic set: false alarms of A/A pairs (the
 same code on both sides) with one run a side and with 3 runs a side, the power against a
 real 5 pt ndcg@10 degradation with 3 runs a side, and the power at the detectable drop
-compare() states (claimed vs simulated power, as in bench_gate.py)."""
+compare() states (claimed vs simulated power, as in bench_gate.py). `--probe` simulates the
+noise probe (gate.noise_probe) instead: bench_noise_probe.py."""
 
 from __future__ import annotations
 
@@ -684,7 +685,16 @@ def stated_table(rows: Sequence[Stated]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__)
+    given = sys.argv[1:] if argv is None else list(argv)
+    if "--probe" in given:  # the noise probe's own simulation: one run a side, three sizes
+        from benchmarks.simulations.bench_noise_probe import main as probe_main
+
+        return probe_main([a for a in given if a != "--probe"])
+    parser = argparse.ArgumentParser(
+        description=__doc__,
+        epilog="--probe: simulate the noise probe instead (gate.noise_probe, one run a side, "
+        "200, 500 and 1,000 queries; bench_noise_probe.py, whose options it takes)",
+    )
     parser.add_argument("--trials", type=int, default=400, help="simulated PRs per setting")
     parser.add_argument(
         "--power-trials",

@@ -302,6 +302,30 @@ class SequentialConfig(StrictModel):
     )
 
 
+class NoiseProbeConfig(StrictModel):
+    """The noise probe of one run a side (`check`, `baseline`): a seeded sample of the labelled
+    queries run a second time, bypassing the answer cache; a top k that differs makes that
+    side run `repeats` times, and the test allow for the noise."""
+
+    share: float = Field(
+        0.04,
+        gt=0,
+        le=1,
+        description="share of the labelled queries re-run (at least min_queries of them)",
+    )
+    min_queries: int = Field(
+        10, ge=1, le=100_000, description="fewest queries re-run (all of them when fewer)"
+    )
+    repeats: int = Field(
+        3,
+        ge=2,
+        le=100,
+        description="runs made when a re-run query's top k differs (by `baseline`, of the "
+        "baseline; by `check`, of the current side, and with --against of the reference "
+        "too): the test then allows for the run-to-run noise, as gate.repeats does",
+    )
+
+
 class LatencyConfig(StrictModel):
     """How latency checks are measured: `check --against` runs both commits' queries in
     interleaved turns, a coin deciding which side goes first in each."""
@@ -326,6 +350,13 @@ class LatencyConfig(StrictModel):
         "or retriever (what the service reports: retriever.latency, a python retriever's "
         "Reported)",
     )
+
+
+def _noise_probe(raw: Any) -> Any:
+    """`noise_probe: true` is the defaults, `false` none."""
+    if raw is True:
+        return {}
+    return None if raw is False else raw
 
 
 def _sequential(raw: Any) -> Any:
@@ -405,6 +436,15 @@ class GateSettings(StrictModel):
             description="run the labelled queries in a seeded random order, in batches, and stop "
             "with FAIL once a gated check's drop is shown past its max_drop: true, or {batch: 20, "
             "alpha_share: 1}; never passes early (check --sequential)",
+        )
+    )
+    noise_probe: Annotated[NoiseProbeConfig | None, BeforeValidator(_noise_probe), TAKES_BOOL] = (
+        Field(
+            default_factory=lambda: NoiseProbeConfig(),
+            description="with one run a side, re-run a seeded sample of the queries on the current "
+            "side and, when a top k differs, run it gate.noise_probe.repeats times and allow for "
+            "the noise: true (the default), false (off; check --no-noise-probe), or {share: 0.04, "
+            "min_queries: 10, repeats: 3}",
         )
     )
     latency: LatencyConfig = Field(

@@ -11,7 +11,7 @@ from retrieval_gate.core.wording import json_text
 from retrieval_gate.datasets import Dataset
 from retrieval_gate.gate.baseline.corpus_changes import CorpusCheck
 from retrieval_gate.gate.baseline.record import Baseline
-from retrieval_gate.gate.baseline.repeats import Noise
+from retrieval_gate.gate.baseline.repeats import Noise, noise_document
 from retrieval_gate.gate.checks.compare import Comparison, ComparisonSettings
 from retrieval_gate.gate.checks.slicing import ALL
 from retrieval_gate.gate.explain.diagnostics import QueryChange, Unjudged
@@ -127,7 +127,7 @@ class GateResult:
             "unjudged": asdict(self.unjudged),
             "label_holes": [asdict(hole) for hole in self.label_holes],
             "noise": {
-                **asdict(self.noise),
+                **noise_document(self.noise),
                 "spread": {
                     c.metric: c.run_sd for c in self.comparisons if c.slice == ALL and c.run_sd
                 },

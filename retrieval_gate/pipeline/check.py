@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, TextIO
 from retrieval_gate.config.loader import load
 from retrieval_gate.config.schema import GateConfig
 from retrieval_gate.gate.baseline.file import read_baseline
+from retrieval_gate.gate.baseline.repeats import Probe, averaged
 from retrieval_gate.gate.checks.operational import LatencyRun
 from retrieval_gate.gate.decide import decide, shown_path
 from retrieval_gate.gate.result import GateResult
@@ -42,6 +43,7 @@ def check(
     judge: bool = True,
     max_judge_calls: int | None = None,
     max_judge_cost: float | None = None,
+    noise_probe: bool = True,
 ) -> GateResult:
     """Run (or read `run_path`), score, and compare with the reference. No printing.
 
@@ -55,7 +57,10 @@ def check(
     whatever gate.sequential says. Options that do not go together (`check_plan.RULES`) are
     a GateError (exit 2) before anything runs. Under gate.labels human+llm, the pool pairs
     the judge's layer lacks are graded first (`check_judge`), within judge.budget or
-    `max_judge_calls` / `max_judge_cost`; `judge` False grades none.
+    `max_judge_calls` / `max_judge_cost`; `judge` False grades none. With one run a side the
+    noise probe (gate.noise_probe; `noise_probe` False: off) runs a sample of the queries
+    again, and when a top k differs runs the current side (with `against`, both sides)
+    gate.noise_probe.repeats times (`_probed`).
     """
     plan = plan_check(
         config if isinstance(config, GateConfig) else load(config),
@@ -70,6 +75,7 @@ def check(
         judge=judge,
         max_judge_calls=max_judge_calls,
         max_judge_cost=max_judge_cost,
+        noise_probe=noise_probe,
     )
     validate(plan)
     if plan.stops_early:
@@ -95,6 +101,8 @@ class _Sides:
     latency: LatencyRun | None
     kept: tuple[list[Lists], str] | None
     """The reference's top k of the unlabelled sample and how the reports name it."""
+    probe: Probe | None = None
+    """What the noise probe found, when it ran."""
 
 
 def _committed(plan: CheckPlan, progress: TextIO | None) -> _Sides:
@@ -112,6 +120,7 @@ def _committed(plan: CheckPlan, progress: TextIO | None) -> _Sides:
         progress=progress,
         repeats=plan.repeats,
     )
+    current, probe = _probed(plan, current, progress)
     whole: tuple[str, ...] = ()
     if plan.sequential is not None:  # a saved run is free to read: nothing to save by stopping
         whole = ("gate.sequential: a saved run is read whole; every query decided",)
@@ -124,6 +133,7 @@ def _committed(plan: CheckPlan, progress: TextIO | None) -> _Sides:
         label=f"baseline {shown_path(source)}{_read_from(config)}",
         latency=None,
         kept=kept,
+        probe=probe,
     )
 
 
@@ -153,16 +163,23 @@ def _at_ref(plan: CheckPlan, progress: TextIO | None) -> _Sides:
             record, notes, current = interleaved_records(
                 reference, tree, config, repo, turns, progress=progress
             )
-            kept = _kept_at(reference, tree, config, repo, repeats, current, progress)
+            current, probe = _probed(plan, current, progress)
+            runs = _runs(probe)
+            record, notes = _more_at(reference, tree, config, repo, record, notes, runs, progress)
+            kept = _kept_at(reference, tree, config, repo, runs, current, progress)
         order = [query.id for query in current.dataset.queries]
-        latency = LatencyRun(turns.of(order), turns.warm(order))
+        # The runs the probe added are not timed in turns: latency as with repeats, then.
+        latency = LatencyRun(turns.of(order), turns.warm(order)) if runs == 1 else LatencyRun(None)
     else:
         with worktree(repo, reference.commit) as tree:
             record, notes = record_at(
                 reference, tree, config, repo, repeats=repeats, progress=progress
             )
             current = record_current(config, cache=False, progress=progress, repeats=repeats)
-            kept = _kept_at(reference, tree, config, repo, repeats, current, progress)
+            current, probe = _probed(plan, current, progress)
+            runs = repeats * _runs(probe)  # the probe runs only when repeats is 1
+            record, notes = _more_at(reference, tree, config, repo, record, notes, runs, progress)
+            kept = _kept_at(reference, tree, config, repo, runs, current, progress)
         latency = LatencyRun(None) if timed else None
     return _Sides(
         reference=record,
@@ -172,7 +189,49 @@ def _at_ref(plan: CheckPlan, progress: TextIO | None) -> _Sides:
         label=f"a run at {reference.label}",
         latency=latency,
         kept=kept,
+        probe=probe,
     )
+
+
+def _probed(
+    plan: CheckPlan, current: CurrentRun, progress: TextIO | None
+) -> tuple[CurrentRun, Probe | None]:
+    """`current` (one run), or more runs of it when the plan's noise probe finds noise
+    (`noise_probe.probed_run`), and the probe's finding; None when it did not run."""
+    if plan.noise_probe is None:
+        return current, None
+    from retrieval_gate.pipeline.noise_probe import probed_run
+
+    return probed_run(plan.config, current, plan.noise_probe, progress=progress)
+
+
+def _runs(probe: Probe | None) -> int:
+    """Runs a side the probe's finding asks for: 1 unless it found noise."""
+    return 1 if probe is None else probe.runs
+
+
+def _more_at(
+    reference: Reference,
+    tree: Path,
+    config: GateConfig,
+    repo: Path,
+    first: Baseline,
+    notes: tuple[str, ...],
+    runs: int,
+    progress: TextIO | None,
+) -> tuple[Baseline, tuple[str, ...]]:
+    """The reference's record `first` and, when the probe found noise on the current side,
+    more runs at REF up to `runs` in all, averaged; their notes after `first`'s."""
+    if runs == 1 or first.repeats is not None:  # repeats: as many runs as asked already
+        return first, notes
+    from retrieval_gate.pipeline.against import record_at
+
+    records, said = [first], list(notes)
+    for _ in range(runs - 1):
+        record, more = record_at(reference, tree, config, repo, repeats=1, progress=progress)
+        records.append(record)
+        said.extend(note for note in more if note not in said)
+    return averaged(records), tuple(said)
 
 
 def _decided(plan: CheckPlan, sides: _Sides, progress: TextIO | None) -> GateResult:
@@ -206,6 +265,8 @@ def _decided(plan: CheckPlan, sides: _Sides, progress: TextIO | None) -> GateRes
         latency=sides.latency,
         judge=gate_judge(config, current.dataset),
     )
+    noise = dataclasses.replace(result.noise, probe=sides.probe, unprobed=plan.unprobed)
+    result = dataclasses.replace(result, noise=noise)
     if calls is not None and result.assisted is not None:
         result = dataclasses.replace(
             result, assisted=dataclasses.replace(result.assisted, calls=calls)
@@ -215,9 +276,8 @@ def _decided(plan: CheckPlan, sides: _Sides, progress: TextIO | None) -> GateRes
     if plan.run_path is not None:
         note = "unlabelled: a saved run (--run) answers the labelled queries only: not checked"
         return dataclasses.replace(result, warnings=(*result.warnings, note))
-    return _with_label_free(
-        result, config, plan.repeats, sides.kept, current.dataset.corpus, progress
-    )
+    runs = plan.repeats * _runs(sides.probe)
+    return _with_label_free(result, config, runs, sides.kept, current.dataset.corpus, progress)
 
 
 def _kept_at(

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from retrieval_gate.config.check_keys import Kind, kind_of
-from retrieval_gate.config.schema import GateConfig, SequentialConfig
+from retrieval_gate.config.schema import GateConfig, NoiseProbeConfig, SequentialConfig
 from retrieval_gate.errors import GateError
 from retrieval_gate.judging.spend import Budget
 from retrieval_gate.pipeline.record import saved_run_repeats
@@ -39,6 +39,11 @@ class CheckPlan:
     judge_budget: Budget | None = None
     """What that grading may spend: judge.budget with --max-judge-calls and --max-judge-cost
     over it; None without a judge."""
+    noise_probe: NoiseProbeConfig | None = None
+    """The noise probe's settings when it runs: gate.noise_probe, unless --no-noise-probe,
+    repeats (they measure the noise themselves), a saved run or an early fail."""
+    unprobed: str = ""
+    """Why the noise probe asked for did not run, for the reports ("" when it did or was off)."""
 
     @property
     def baseline(self) -> Path:
@@ -72,12 +77,22 @@ def plan_check(
     judge: bool = True,
     max_judge_calls: int | None = None,
     max_judge_cost: float | None = None,
+    noise_probe: bool = True,
 ) -> CheckPlan:
     """The plan of `check`'s keywords (the defaults of `config` where a keyword is None);
-    `sequential` False runs every query whatever gate.sequential says. Not yet validated."""
+    `sequential` False runs every query whatever gate.sequential says, `noise_probe` False
+    probes no noise whatever gate.noise_probe says. Not yet validated."""
     steps = None
     if sequential is not False:
         steps = config.gate.sequential or (SequentialConfig() if sequential else None)
+    runs = config.gate.repeats if repeats is None else repeats
+    probe = config.gate.noise_probe if noise_probe and runs == 1 else None
+    saved = run_path is not None or config.retriever.type == "run_file"
+    unprobed = ""
+    if probe is not None and saved:
+        probe, unprobed = None, "a saved run cannot be run again: its noise was not probed"
+    elif probe is not None and steps is not None:
+        probe, unprobed = None, "gate.sequential runs the queries once: the noise was not probed"
     return CheckPlan(
         config=config,
         run_path=run_path,
@@ -85,13 +100,15 @@ def plan_check(
         cache=cache,
         refresh_cache=refresh_cache,
         trust_cache=trust_cache,
-        repeats=config.gate.repeats if repeats is None else repeats,
+        repeats=runs,
         against=against,
         sequential=steps,
         judge=judge,
         judge_budget=(
             Budget.of(config.judge, max_judge_calls, max_judge_cost) if config.judge else None
         ),
+        noise_probe=probe,
+        unprobed=unprobed,
     )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -73,33 +74,61 @@ def record_current(
 
         saved = RunFileConfig.given(run_path, "--run")  # messages name --run, not a field
         config = config.model_copy(update={"retriever": saved})
-    runs: list[CurrentRun] = []
-    for _ in range(repeats):
-        runs.append(
-            _record_once(
-                config,
-                cache=cache and repeats == 1,
-                refresh_cache=refresh_cache,
-                prove_cache=prove_cache,
-                progress=progress,
-                repo_dir=repo_dir,
-                retriever_dir=retriever_dir,
-                dataset=runs[0].dataset if runs else None,  # read and checked once
-                looks=looks,
-            )
-        )
-    warnings = tuple(dict.fromkeys(w for run in runs for w in run.warnings))
-    failed = tuple(sorted({q for run in runs for q in run.failed_queries}))
-    record = averaged([run.record for run in runs])
-    dataset = runs[0].dataset
+    first = _record_once(
+        config,
+        cache=cache and repeats == 1,
+        refresh_cache=refresh_cache,
+        prove_cache=prove_cache,
+        progress=progress,
+        repo_dir=repo_dir,
+        retriever_dir=retriever_dir,
+        dataset=None,
+        looks=looks,
+    )
+    found = repeated(
+        config, first, repeats, progress=progress, repo_dir=repo_dir, retriever_dir=retriever_dir
+    )
+    record, dataset = found.record, found.dataset
     unknown = known_ids and unknown_retrieval(record.top_k, dataset.qrels.docs, dataset.corpus)
     if unknown:
         message = f"retriever ({config.retriever.type}): {unknown}"
         if only_labelled_checks(config):
             raise GateError(f"{message}; no check against such a baseline could ever fail")
         # Latency, cost, evaluator or label-free checks can still fail: said, not refused.
-        warnings = (*warnings, message)
-    return CurrentRun(record, runs[0].dataset, warnings, failed, runs[0].unrun, runs[0].unscored)
+        return dataclasses.replace(found, warnings=(*found.warnings, message))
+    return found
+
+
+def repeated(
+    config: GateConfig,
+    first: CurrentRun,
+    runs: int,
+    *,
+    progress: TextIO | None = None,
+    repo_dir: Path | None = None,
+    retriever_dir: Path | None = None,
+) -> CurrentRun:
+    """`first` (one run) and `runs` - 1 more, never from the cache, as one record: their mean
+    (`repeats.averaged`). The labelled set is `first`'s,
+    read and checked once."""
+    more = [first]
+    for _ in range(runs - 1):
+        more.append(
+            _record_once(
+                config,
+                cache=False,
+                refresh_cache=False,
+                prove_cache=False,
+                progress=progress,
+                repo_dir=repo_dir,
+                retriever_dir=retriever_dir,
+                dataset=first.dataset,
+            )
+        )
+    warnings = tuple(dict.fromkeys(w for run in more for w in run.warnings))
+    failed = tuple(sorted({q for run in more for q in run.failed_queries}))
+    record = averaged([run.record for run in more])
+    return CurrentRun(record, first.dataset, warnings, failed, first.unrun, first.unscored)
 
 
 def saved_run_repeats(repeats: int) -> str:

@@ -19,6 +19,7 @@ from pydantic import (
     Field,
     NonNegativeFloat,
     NonNegativeInt,
+    PositiveInt,
     PrivateAttr,
     StrictInt,
     ValidationError,
@@ -115,14 +116,26 @@ class SequentialRecord(_Model):
     note: str
 
 
+class ProbeRecord(_Model):
+    """What the noise probe found (`repeats.Probe`): queries re-run, those whose top k
+    changed, and the runs a side the check then made."""
+
+    queries: NonNegativeInt
+    changed: list[str]
+    runs: PositiveInt
+
+
 class NoiseRecord(_Model):
-    """The repeats of both sides (`repeats.Noise`) and each gated metric's run-to-run sd."""
+    """The repeats of both sides (`repeats.Noise`) and each gated metric's run-to-run sd;
+    the noise probe's finding, or why it did not run (absent in results without it)."""
 
     reference_runs: NonNegativeInt
     current_runs: NonNegativeInt
     queries: NonNegativeInt
     varying: list[str]
     spread: dict[str, float] = Field(default_factory=dict)
+    probe: ProbeRecord | None = None
+    unprobed: str = ""
 
 
 class TrendPointRecord(_Model):

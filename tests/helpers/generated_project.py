@@ -26,6 +26,28 @@ def search(query, k, metadata):
 """
 
 
+NOISY_RETRIEVER = """\
+import os
+
+
+class Noisy:
+    # Each instance is one run: with probability 1/2 it loses the relevant document of every
+    # query whose number is a multiple of 7 (run-wide), and it shuffles ranks 5-9 (per query).
+    def __init__(self):
+        self.seed = int.from_bytes(os.urandom(4), "big")
+        self.lossy = self.seed % 2 == 0
+
+    def search(self, query, k, metadata):
+        i = int(metadata["n"])
+        docs = [f"d{(i + j) % @COUNT@}" for j in range(1, k)]
+        if not (self.lossy and i % 7 == 0):
+            docs.insert(0, f"d{i}")
+        tail = sorted(docs[5:], key=lambda d: hash((self.seed, d)))
+        return (docs[:5] + tail)[:k]
+"""
+"""A retriever whose runs differ, as a class (one instance a run): run-wide and per query."""
+
+
 def make_set(root: Path) -> None:
     """QUERIES queries in three intents, query i judging d<i> 2 and d<i+7> 1."""
     rnd = random.Random(0)

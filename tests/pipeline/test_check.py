@@ -416,6 +416,8 @@ def test_a_large_top_k_leaves_the_json_result_and_compare_reads_it_back(
     first, second = json.loads(result.read_text()), json.loads(again.read_text())
     for one in (first, second):
         del one["baseline"]["source"], one["current"]["top_k"]["file"]  # the paths given
+    # The noise probe ran in check; compare calls no retriever, so it probes nothing.
+    assert first["noise"].pop("probe") == {"queries": 10, "changed": [], "runs": 1}
     assert first == second
     assert (project / "again.top_k.jsonl").read_bytes() == (
         project / "result.top_k.jsonl"

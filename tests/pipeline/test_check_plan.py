@@ -160,3 +160,28 @@ def test_sequential_on_the_evaluators_example_is_refused_as_gate_sequential_is(
         code, _, err = run_cli("check", "-c", *argv, "--quiet", "--no-reports")
         assert code == 2, err
         assert refusal in err
+
+
+@pytest.mark.parametrize(
+    ("parts", "probed", "unprobed"),
+    [
+        ((), True, ""),
+        ((({}, {"noise_probe": False}),), False, ""),
+        ((({"gate": {"noise_probe": False}}, {}),), False, ""),
+        ((REPEATS["config"],), False, ""),
+        ((REPEATS["flag"],), False, ""),
+        ((RUN,), False, "a saved run cannot be run again: its noise was not probed"),
+        (
+            (SEQUENTIAL["flag"],),
+            False,
+            "gate.sequential runs the queries once: the noise was not probed",
+        ),
+        ((AGAINST,), True, ""),
+    ],
+)
+def test_the_noise_probe_runs_with_one_run_a_side_of_a_retriever_to_call(
+    tmp_path: Path, parts: tuple[Part, ...], probed: bool, unprobed: str
+) -> None:
+    plan = _plan(tmp_path, *parts)[2]
+    assert (plan.noise_probe is not None) == probed
+    assert plan.unprobed == unprobed

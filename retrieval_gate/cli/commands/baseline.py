@@ -47,6 +47,14 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="replace the baseline only when the gate's own test shows an improvement past a "
         "threshold on a gated check and no gated check fails or is inconclusive",
     )
+    parser.add_argument(
+        "--no-noise-probe",
+        action="store_false",
+        dest="noise_probe",
+        help="with one run, do not re-run a sample of the queries to find the retriever's own "
+        "noise (gate.noise_probe: false); with noise found, the baseline is the mean of "
+        "gate.noise_probe.repeats runs",
+    )
     add_repeats_option(parser)
     parser.set_defaults(handler=run)
 
@@ -73,6 +81,14 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         repeats=args.repeats or config.gate.repeats,
         known_ids=True,
     )
+    probe = None
+    probing = config.gate.noise_probe if args.noise_probe else None
+    saved = args.run is not None or config.retriever.type == "run_file"  # cannot run again
+    if probing and not current.record.repeats and not saved:
+        from retrieval_gate.pipeline.noise_probe import probed_run
+
+        progress = None if args.quiet else err
+        current, probe = probed_run(config, current, probing, progress=progress)
     record = current.record
     improved: Sequence[Comparison] = ()
     if path.exists() and not args.force:
@@ -106,6 +122,12 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         f"wrote {path}: {len(record.query_ids)} queries, metrics "
         f"{', '.join(record.fingerprints.metrics)}, k = {record.fingerprints.k}"
         + (f", mean of {len(record.repeats.runs)} runs" if record.repeats else "")
+        + (
+            f" (the noise probe: {len(probe.changed)} of {probe.queries} queries run again "
+            "changed their top k)"
+            if probe is not None and probe.changed
+            else ""
+        )
         + (f", commit {record.git_commit[:12]}" if record.git_commit else "")
         + (" (uncommitted changes)" if record.git_dirty else "")
         + "\n"

@@ -66,6 +66,13 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "retriever that costs money per call; --no-sequential runs every query whatever "
         "gate.sequential says (default: gate.sequential)",
     )
+    parser.add_argument(
+        "--no-noise-probe",
+        action="store_false",
+        dest="noise_probe",
+        help="with one run a side, do not re-run a sample of the queries to find the "
+        "retriever's own noise (gate.noise_probe: false)",
+    )
     judging = parser.add_argument_group(
         "the judge (gate.labels: human+llm)",
         "Before deciding, check grades the pairs of both sides' top judge.depth that the "
@@ -119,6 +126,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             judge=args.judge,
             max_judge_calls=args.max_judge_calls,
             max_judge_cost=args.max_judge_cost,
+            noise_probe=args.noise_probe,
         )
     except GateError as error:  # the reports say why the gate could not decide
         document = validate_result(error_document(config.name, str(error)))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -11,6 +12,21 @@ import numpy as np
 from retrieval_gate.core.ids import FloatArray
 from retrieval_gate.errors import GateError
 from retrieval_gate.gate.baseline.record import Baseline, Repeats
+
+PROBE_STREAM = 0x9E0B
+"""Seeds the noise probe's sample apart from every other use of gate.seed."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Probe:
+    """What the noise probe found: a sample of the queries run again on the current side."""
+
+    queries: int
+    """Queries re-run (those that failed in either run are not counted)."""
+    changed: tuple[str, ...]
+    """Sorted ids of the re-run queries whose top k differed from the first run's."""
+    runs: int
+    """Runs of each side the check then made: 1 when nothing changed."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -22,6 +38,10 @@ class Noise:
     queries: int
     varying: tuple[str, ...]
     """Sorted ids of the queries whose top k differed between runs of the same side."""
+    probe: Probe | None = None
+    """The noise probe's finding; None when it did not run (`unprobed` says why)."""
+    unprobed: str = ""
+    """Why the noise was not probed ("" when it was, or when nothing asked for it)."""
 
     @property
     def measured(self) -> bool:
@@ -82,6 +102,33 @@ def noise_of(reference: Baseline, current: Baseline) -> Noise:
         queries=len(current.query_ids),
         varying=tuple(sorted(varying)),
     )
+
+
+def probe_sample(query_ids: Sequence[str], share: float, least: int, seed: int) -> tuple[str, ...]:
+    """The queries the noise probe re-runs: a seeded sample of `share` of them (rounded up),
+    at least `least` (all of them when fewer), in their given order."""
+    size = min(len(query_ids), max(least, math.ceil(share * len(query_ids))))
+    rng = np.random.default_rng([seed, PROBE_STREAM])
+    chosen = np.sort(rng.choice(len(query_ids), size=size, replace=False))
+    return tuple(query_ids[i] for i in chosen.tolist())
+
+
+def changed_queries(
+    first: Mapping[str, Sequence[str]], again: Mapping[str, Sequence[str]]
+) -> tuple[str, ...]:
+    """Sorted ids of the queries `again` re-ran whose top k is not `first`'s."""
+    return tuple(sorted(q for q, top in again.items() if tuple(top) != tuple(first.get(q, ()))))
+
+
+def noise_document(noise: Noise) -> dict[str, object]:
+    """`noise` for the JSON result: the probe's keys only when it ran or was asked for and
+    could not, so results without it read as before."""
+    found = dataclasses.asdict(noise)
+    if noise.probe is None:
+        del found["probe"]
+    if not noise.unprobed:
+        del found["unprobed"]
+    return found
 
 
 def mean_of_runs(runs: Sequence[FloatArray]) -> FloatArray:

@@ -12,29 +12,23 @@ import pytest
 
 from retrieval_gate.errors import GateError, InputError
 from retrieval_gate.gate.baseline.file import read_baseline, write_baseline
-from retrieval_gate.gate.baseline.repeats import averaged, noise_of, runs_of
+from retrieval_gate.gate.baseline.repeats import (
+    Noise,
+    Probe,
+    averaged,
+    changed_queries,
+    noise_document,
+    noise_of,
+    probe_sample,
+    runs_of,
+)
 from tests.helpers.cli import run_cli
-from tests.helpers.generated_project import QUERIES, make_project, write_config
-
-NOISY_RETRIEVER = """\
-import os
-
-
-class Noisy:
-    # Each instance is one run: with probability 1/2 it loses the relevant document of every
-    # query whose number is a multiple of 7 (run-wide), and it shuffles ranks 5-9 (per query).
-    def __init__(self):
-        self.seed = int.from_bytes(os.urandom(4), "big")
-        self.lossy = self.seed % 2 == 0
-
-    def search(self, query, k, metadata):
-        i = int(metadata["n"])
-        docs = [f"d{(i + j) % @COUNT@}" for j in range(1, k)]
-        if not (self.lossy and i % 7 == 0):
-            docs.insert(0, f"d{i}")
-        tail = sorted(docs[5:], key=lambda d: hash((self.seed, d)))
-        return (docs[:5] + tail)[:k]
-"""
+from tests.helpers.generated_project import (
+    NOISY_RETRIEVER,
+    QUERIES,
+    make_project,
+    write_config,
+)
 
 
 @pytest.fixture
@@ -188,3 +182,40 @@ def test_repeats_read_and_check_the_labelled_set_once(tmp_path: Path) -> None:
     assert (project / "queries.jsonl").read_text() != before  # the set changed mid-run
     assert code in (0, 1), err  # yet all three runs scored the one set read at the start
     assert "(1 reference, 3 current runs)" in out
+
+
+def test_the_probe_sample_is_a_seeded_share_with_a_floor() -> None:
+    ids = [f"q{i:04d}" for i in range(1000)]
+    sample = probe_sample(ids, 0.04, 10, seed=0)
+    assert len(sample) == 40
+    assert list(sample) == sorted(sample)  # in the given order
+    assert set(sample) <= set(ids)
+    assert probe_sample(ids, 0.04, 10, seed=0) == sample
+    assert probe_sample(ids, 0.04, 10, seed=1) != sample
+    assert len(probe_sample(ids[:200], 0.04, 10, seed=0)) == 10  # 8 < the floor
+    assert len(probe_sample(ids[:201], 0.04, 10, seed=0)) == 10  # 8.04 rounds up to 9
+    assert len(probe_sample(ids[:300], 0.04, 10, seed=0)) == 12
+    assert probe_sample(ids[:7], 0.04, 10, seed=0) == tuple(ids[:7])  # fewer: all of them
+    assert probe_sample([], 0.04, 10, seed=0) == ()
+
+
+def test_changed_queries_compare_each_re_run_ranking_with_the_first() -> None:
+    first = {"a": ("d1", "d2"), "b": ("d3",), "c": ("d4", "d5")}
+    again = {"c": ["d5", "d4"], "a": ["d1", "d2"], "b": []}
+    assert changed_queries(first, again) == ("b", "c")
+    assert changed_queries(first, {"z": ()}) == ()  # nothing retrieved either time
+    assert changed_queries(first, {}) == ()
+
+
+def test_the_noise_document_has_the_probe_only_when_there_is_something_to_say() -> None:
+    plain = Noise(reference_runs=1, current_runs=1, queries=5, varying=())
+    assert set(noise_document(plain)) == {"reference_runs", "current_runs", "queries", "varying"}
+    probed = dataclasses.replace(plain, probe=Probe(queries=2, changed=("q\x1b::error::",), runs=3))
+    assert noise_document(probed)["probe"] == {
+        "queries": 2,
+        "changed": ("q\x1b::error::",),
+        "runs": 3,
+    }
+    skipped = dataclasses.replace(plain, unprobed="why")
+    assert noise_document(skipped)["unprobed"] == "why"
+    assert "probe" not in noise_document(skipped)
