@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from retrieval_gate.core.judgments import Judgments
 from retrieval_gate.core.model import Query
 from retrieval_gate.datasets.dataset import Dataset, DataWarning, Labels, assemble
+from retrieval_gate.datasets.draws import draws_path, read_draws
 from retrieval_gate.datasets.files import (
     JUDGMENT_KEYS,
     QueryIds,
@@ -36,7 +37,22 @@ def load(spec: DatasetConfig, base_dir: Path, *, keep_unjudged: bool = False) ->
     """The labelled set `spec` describes; relative paths resolve against `base_dir`.
     `keep_unjudged` (gate.labels: human+llm) keeps queries without judgments (`assemble`)."""
     labels = load_labels(spec, base_dir, judgments_required=not keep_unjudged)
-    return assemble(labels, combine=spec.annotators.combine, keep_unjudged=keep_unjudged)
+    dataset = assemble(labels, combine=spec.annotators.combine, keep_unjudged=keep_unjudged)
+    qrels = qrels_file(spec, base_dir)
+    record = read_draws(draws_path(qrels)) if qrels is not None else None
+    return dataclasses.replace(dataset, draws=record) if record is not None else dataset
+
+
+def qrels_file(spec: DatasetConfig, base_dir: Path) -> Path | None:
+    """The qrels file `spec` reads (dataset.qrels, else a BEIR folder's split); None when
+    its judgments are inline or come from ir_datasets."""
+    if spec.ir_datasets is not None:
+        return None
+    if spec.qrels:
+        return field_path(spec.qrels, base_dir, "dataset.qrels")
+    folder = field_path(spec.path, base_dir, "dataset.path") if spec.path else None
+    default = folder / "qrels" / f"{spec.split}.tsv" if folder is not None else None
+    return default if default is not None and default.is_file() else None
 
 
 def load_labels(spec: DatasetConfig, base_dir: Path, *, judgments_required: bool = True) -> Labels:

@@ -18,6 +18,7 @@ from retrieval_gate.core.qrels import Qrels
 from retrieval_gate.core.wording import plural
 
 if TYPE_CHECKING:
+    from retrieval_gate.datasets.draws import DrawRecord
     from retrieval_gate.readers.subtopics import SubtopicQrels
 
 EXAMPLES = 5
@@ -76,6 +77,8 @@ class Dataset:
     source: str
     subtopics: SubtopicQrels | None = None
     """Judgments per intent (dataset.subtopics), for the diversity metrics."""
+    draws: DrawRecord | None = None
+    """How the human-labelled queries were chosen (`datasets.draws`); None: not recorded."""
 
     @cached_property
     def fingerprint(self) -> str:
