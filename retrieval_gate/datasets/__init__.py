@@ -37,10 +37,7 @@ def load(spec: DatasetConfig, base_dir: Path, *, keep_unjudged: bool = False) ->
     """The labelled set `spec` describes; relative paths resolve against `base_dir`.
     `keep_unjudged` (gate.labels: human+llm) keeps queries without judgments (`assemble`)."""
     labels = load_labels(spec, base_dir, judgments_required=not keep_unjudged)
-    dataset = assemble(labels, combine=spec.annotators.combine, keep_unjudged=keep_unjudged)
-    qrels = qrels_file(spec, base_dir)
-    record = read_draws(draws_path(qrels)) if qrels is not None else None
-    return dataclasses.replace(dataset, draws=record) if record is not None else dataset
+    return assemble(labels, combine=spec.annotators.combine, keep_unjudged=keep_unjudged)
 
 
 def qrels_file(spec: DatasetConfig, base_dir: Path) -> Path | None:
@@ -75,7 +72,9 @@ def load_labels(spec: DatasetConfig, base_dir: Path, *, judgments_required: bool
     if spec.subtopics:
         path = field_path(spec.subtopics, base_dir, "dataset.subtopics")
         labels = dataclasses.replace(labels, subtopics=read_subtopics(path))
-    return labels
+    qrels = qrels_file(spec, base_dir)
+    record = read_draws(draws_path(qrels)) if qrels is not None else None
+    return dataclasses.replace(labels, draws=record) if record is not None else labels
 
 
 def _load_beir(spec: DatasetConfig, base_dir: Path) -> Labels:

@@ -63,6 +63,8 @@ class Labels:
     they come first among the Dataset's warnings."""
     subtopics: SubtopicQrels | None = None
     """Judgments per intent (dataset.subtopics), for the diversity metrics."""
+    draws: DrawRecord | None = None
+    """The draw record beside the qrels file (`datasets.draws`); None: there is none."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -166,6 +168,7 @@ def assemble(
         tuple(warnings),
         labels.source,
         labels.subtopics,
+        labels.draws,
     )
 
 

@@ -8,8 +8,11 @@ from typing import Any
 
 import pytest
 
+from retrieval_gate.config.schema import DatasetConfig
+from retrieval_gate.datasets import load
 from retrieval_gate.datasets.draws import Draw, DrawRecord, draw_lines, draws_path, read_draws
 from retrieval_gate.errors import InputError
+from tests.helpers.builders import copy_example
 
 
 def sample(query: str, round_id: str, rate: float) -> Draw:
@@ -110,3 +113,20 @@ def test_a_record_that_is_not_utf8_is_refused(tmp_path: Path) -> None:
     path.write_bytes(b"\xff\xfe")
     with pytest.raises(InputError, match="not UTF-8"):
         read_draws(path)
+
+
+def test_the_labelled_set_reads_the_record_beside_its_qrels(tmp_path: Path) -> None:
+    copy_example(tmp_path)
+    plain = load(DatasetConfig(path="example"), tmp_path)
+    assert plain.draws is None
+    qrels = tmp_path / "example" / "qrels" / "test.tsv"
+    draws_path(qrels).write_text(draw_lines([sample("q001", "s", 0.1)]), encoding="utf-8")
+    for spec in (DatasetConfig(path="example"), DatasetConfig(path="example", qrels=str(qrels))):
+        record = load(spec, tmp_path).draws
+        assert record is not None
+        assert record.draws == (sample("q001", "s", 0.1),)
+    # Its fingerprint is the qrels': a baseline stays comparable when a record is added.
+    assert load(DatasetConfig(path="example"), tmp_path).fingerprint == plain.fingerprint
+    draws_path(qrels).write_text('{"draw": "sample"}\n', encoding="utf-8")
+    with pytest.raises(InputError, match=r"test\.tsv\.draws\.jsonl:1: query_id must be"):
+        load(DatasetConfig(path="example"), tmp_path)
