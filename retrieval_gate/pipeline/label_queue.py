@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -51,7 +52,8 @@ def make_queue(
     baseline file. No printing; problems that do not stop the queue are in `warnings`.
 
     `sample` keeps whole queries only: that many drawn at random (seeded with gate.seed) from
-    those people have judged nothing of, every unjudged pair of each. gate.labels: human+llm
+    those people have judged nothing of, every unjudged pair of each (of the current top k
+    and the baseline's, so that people's delta of each drawn query is whole). gate.labels: human+llm
     needs the human-judged queries to be a random sample of the set; queries picked by where
     the judge doubts, or by impact, are not, and would bias its estimates.
 
@@ -119,6 +121,11 @@ def make_queue(
         )  # fmt: skip
     else:
         dependent = None if document is None else _dependent_queries(document, config, dataset)
+        drawing = sample is not None or active is not None
+        if drawing and earlier is not None:
+            # A drawn query's delta needs people's grades of both runs' top k: list the
+            # baseline's pairs too, as for a label-dependent check, for every query.
+            dependent = {query.id for query in dataset.queries}
         items = unjudged_items(
             dataset, record.top_k, k=config.k, metric=metric, deltas=deltas,
             baseline_top_k=earlier, dependent=dependent,
@@ -126,6 +133,7 @@ def make_queue(
         if order == "judge-unsure":
             items = judge_unsure_first(items, judge_grades(config))
     if sample is not None or active is not None:
+        items = [dataclasses.replace(item, depends=None) for item in items]
         qrels = dataset.qrels
         judged = set(qrels.query_ids[qrels.query[qrels.grade >= 0]].tolist())
         candidates = sorted({item.query_id for item in items} - judged)

@@ -134,7 +134,21 @@ def test_an_active_draw_is_merged_with_its_record_and_weighted_by_the_gate(
     assert {d.query_id for d in record.draws} == {row["query_id"] for row in rows}
     result = check(config, cache=False)
     assert result.assisted is not None
+    assert result.status == "fail"  # as the full labels say of the regressed example
     said = "\n".join(result.warnings)
     assert "drawn by the judge's doubt (`label-queue --active`)" in said
     assert "no line in" in said  # the queries people had judged before, unrecorded
     assert result.assisted.human_queries == len({q for q, _ in read_qrels(example.kept)})
+    # A pair of the pool the judge has not graded: the bounds hold for the unweighted
+    # estimate only, so under active draws the checks it could move are inconclusive.
+    pair = [rows[0]["query_id"], rows[0]["doc_id"]]
+    lines = example.layer.read_text(encoding="utf-8").splitlines(keepends=True)
+    kept = [line for line in lines if [json.loads(line)[key] for key in ("query", "doc")] != pair]
+    assert len(kept) == len(lines) - 1
+    example.layer.write_text("".join(kept), encoding="utf-8")
+    holed = check(config, cache=False, judge=False)
+    assert holed.assisted is not None
+    assert holed.assisted.uncovered == (pair[0],)
+    overall = [c for c in holed.assisted.assisted if c.slice == "all" and c.gated]
+    assert overall
+    assert {c.verdict for c in overall} == {"inconclusive"}

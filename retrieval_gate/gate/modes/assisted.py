@@ -477,9 +477,11 @@ def assisted_checks(
             judge_extremes,
         )
 
+        # The bounds hold for the unweighted estimate: under active draws, no weight, so a
+        # check with pairs the judge has not graded is inconclusive.
         made, holes = bounded_checks(
             made,
-            weights,
+            weights if fix.inclusion is None else [None] * len(weights),
             [cell[3] for cell in check_list(slices, thresholds, overrides, settings.min_size)],
             Scores(human=human_scores, judged=judged, labelled=fix.labelled),
             slices,
