@@ -141,6 +141,12 @@ def make_queue(
             items = uniform_draw(items, candidates, sample, config.gate.seed)
         elif active is not None:
             doubt = _doubts(config, candidates, record.top_k, earlier)
+            if not layer_path(config).exists():
+                warnings.append(
+                    f"no judgment layer at {layer_path(config)}: every pair counts as one the "
+                    "judge doubts, so --active draws by how much the two runs' top k differ; "
+                    "run `retrieval-gate judge` first to draw by the judge's doubt"
+                )
             items = active_draw(items, doubt, active, config.gate.seed)
     else:
         items = targeted(items, order)
