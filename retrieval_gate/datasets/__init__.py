@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from retrieval_gate.core.judgments import Judgments
 from retrieval_gate.core.model import Query
 from retrieval_gate.datasets.dataset import Dataset, DataWarning, Labels, assemble
+from retrieval_gate.datasets.draws import draws_path, read_draws
 from retrieval_gate.datasets.files import (
     JUDGMENT_KEYS,
     QueryIds,
@@ -39,6 +40,18 @@ def load(spec: DatasetConfig, base_dir: Path, *, keep_unjudged: bool = False) ->
     return assemble(labels, combine=spec.annotators.combine, keep_unjudged=keep_unjudged)
 
 
+def qrels_file(spec: DatasetConfig, base_dir: Path) -> Path | None:
+    """The qrels file `spec` reads (dataset.qrels, else a BEIR folder's split); None when
+    its judgments are inline or come from ir_datasets."""
+    if spec.ir_datasets is not None:
+        return None
+    if spec.qrels:
+        return field_path(spec.qrels, base_dir, "dataset.qrels")
+    folder = field_path(spec.path, base_dir, "dataset.path") if spec.path else None
+    default = folder / "qrels" / f"{spec.split}.tsv" if folder is not None else None
+    return default if default is not None and default.is_file() else None
+
+
 def load_labels(spec: DatasetConfig, base_dir: Path, *, judgments_required: bool = True) -> Labels:
     """The labelled set's files as read (every judgment row kept), before any check; with
     the subtopic qrels of `dataset.subtopics` when given.
@@ -59,7 +72,9 @@ def load_labels(spec: DatasetConfig, base_dir: Path, *, judgments_required: bool
     if spec.subtopics:
         path = field_path(spec.subtopics, base_dir, "dataset.subtopics")
         labels = dataclasses.replace(labels, subtopics=read_subtopics(path))
-    return labels
+    qrels = qrels_file(spec, base_dir)
+    record = read_draws(draws_path(qrels)) if qrels is not None else None
+    return dataclasses.replace(labels, draws=record) if record is not None else labels
 
 
 def _load_beir(spec: DatasetConfig, base_dir: Path) -> Labels:

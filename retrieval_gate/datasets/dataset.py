@@ -18,6 +18,7 @@ from retrieval_gate.core.qrels import Qrels
 from retrieval_gate.core.wording import plural
 
 if TYPE_CHECKING:
+    from retrieval_gate.datasets.draws import DrawRecord
     from retrieval_gate.readers.subtopics import SubtopicQrels
 
 EXAMPLES = 5
@@ -62,6 +63,8 @@ class Labels:
     they come first among the Dataset's warnings."""
     subtopics: SubtopicQrels | None = None
     """Judgments per intent (dataset.subtopics), for the diversity metrics."""
+    draws: DrawRecord | None = None
+    """The draw record beside the qrels file (`datasets.draws`); None: there is none."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -76,6 +79,8 @@ class Dataset:
     source: str
     subtopics: SubtopicQrels | None = None
     """Judgments per intent (dataset.subtopics), for the diversity metrics."""
+    draws: DrawRecord | None = None
+    """How the human-labelled queries were chosen (`datasets.draws`); None: not recorded."""
 
     @cached_property
     def fingerprint(self) -> str:
@@ -163,6 +168,7 @@ def assemble(
         tuple(warnings),
         labels.source,
         labels.subtopics,
+        labels.draws,
     )
 
 

@@ -18,12 +18,16 @@ changed by editing the file, never by a merge). Which rows count as "the same ju
   annotator's row is simply added: a grade below 0 counts only while nobody judged it.)
 - Rows of the queues that grade a new (query, doc) differently as the same judgment (no
   annotator column to tell them apart) add nothing and are a conflict.
+
+How each graded row's query was chosen (the queue's `draw` columns) is appended to the draw
+record beside the qrels file (`datasets.draws`), once per (round, query).
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,6 +37,7 @@ from retrieval_gate.core.files import write_text_atomic
 from retrieval_gate.core.input_files import regular_file
 from retrieval_gate.core.judgments import Judgments
 from retrieval_gate.core.wording import plural
+from retrieval_gate.datasets.draws import Draw, draw_lines, draws_path
 from retrieval_gate.errors import InputError
 from retrieval_gate.labels.queue import QueueJudgment
 from retrieval_gate.metrics.spec import format_value
@@ -106,6 +111,8 @@ class MergeOutcome:
     """False when nothing changed and `path` is `source` (the file is left untouched)."""
     revised: tuple[QueueJudgment, ...] = ()
     """Second looks (`--revise`) whose grade replaced people's on the file's line."""
+    draws: tuple[Draw, ...] = ()
+    """The draws added to the record beside the written file, in queue order."""
 
     @property
     def relevant(self) -> int:
@@ -246,6 +253,7 @@ def merge_judgments(
     write = bool(lines) or bool(revised) or target.resolve() != path.resolve()
     if write:
         write_text_atomic(target, result)
+    draws = _record_draws(path, target, judgments)
     dropped = sum(bool(row.annotator) for row, written in added if written is None)
     return MergeOutcome(
         source=path,
@@ -257,7 +265,45 @@ def merge_judgments(
         annotators_dropped=dropped,
         written=write,
         revised=tuple(revised[line] for line in sorted(revised)),
+        draws=draws,
     )
+
+
+def _record_draws(
+    source: Path, target: Path, judgments: Sequence[QueueJudgment]
+) -> tuple[Draw, ...]:
+    """Append the draws of `judgments` the record beside `source` lacks to the record
+    beside `target` (a copy of `source`'s when they differ). InputError for rows that give
+    one round two kinds or two rates."""
+    from retrieval_gate.datasets.draws import read_draws
+
+    before = draws_path(source)
+    record = read_draws(before)
+    known = {(d.round, d.query_id) for d in record.draws} if record is not None else set()
+    rounds = {d.round: (d.kind, d.rate) for d in record.draws} if record is not None else {}
+    new: list[Draw] = []
+    for row in judgments:
+        draw = row.draw
+        if draw is None or (draw.round, draw.query_id) in known:
+            continue
+        if rounds.setdefault(draw.round, (draw.kind, draw.rate)) != (draw.kind, draw.rate):
+            raise InputError(
+                f"round {draw.round!r} is {draw.kind} at rate {draw.rate} here, but another "
+                "row or the draw record gives it another kind or rate; keep the draw columns "
+                "label-queue wrote",
+                source=row.source or None,
+                line=row.line,
+            )
+        known.add((draw.round, draw.query_id))
+        new.append(draw)
+    after = draws_path(target)
+    moved = after.resolve() != before.resolve()
+    if new or (moved and record is not None):
+        text = before.read_text(encoding="utf-8") if record is not None else ""
+        if text and not text.endswith("\n"):
+            text += "\n"
+        write_text_atomic(after, text + draw_lines(new))
+    return tuple(new)
 
 
 def describe_merge(outcome: MergeOutcome, *, queues: int, skipped: int) -> list[str]:
@@ -290,6 +336,13 @@ def describe_merge(outcome: MergeOutcome, *, queues: int, skipped: int) -> list[
         lines.append(
             f"  annotators not written for {plural(outcome.annotators_dropped, 'judgment')}: "
             f"{outcome.source} {where}"
+        )
+    if outcome.draws:
+        kinds = Counter(draw.kind for draw in outcome.draws)
+        counted = ", ".join(f"{kinds[kind]} {kind}" for kind in sorted(kinds))
+        lines.append(
+            f"  recorded the draw of {plural(len(outcome.draws), 'query', 'queries')} "
+            f"({counted}) in {draws_path(outcome.path)}: commit it beside the qrels file"
         )
     lines += [f"  conflict: {conflict.describe()}" for conflict in outcome.conflicts]
     return lines

@@ -26,6 +26,7 @@ from retrieval_gate.core.input_files import regular_file
 from retrieval_gate.core.json_parse import parsed_json
 from retrieval_gate.core.qrels import is_judged
 from retrieval_gate.core.wording import json_text, spreadsheet_cell, spreadsheet_text
+from retrieval_gate.datasets.draws import Draw, DrawKind, checked_draw
 from retrieval_gate.errors import InputError
 from retrieval_gate.metrics.spec import format_value
 
@@ -73,6 +74,17 @@ class QueueItem:
     `grade` that differs from it revises it (`qrels merge --revise`); None: unjudged."""
     judge_grade: int | None = None
     """The LLM judge's grade of the pair, when its layer holds one."""
+    draw: DrawKind | None = None
+    """How the query was chosen: sample (uniform), active (by the judge's doubt) or targeted
+    (by impact, doubt or a label hole: probability unknown); `qrels merge` records it."""
+    round: str | None = None
+    """The id of the draw (`datasets.draws`)."""
+    rate: float | None = None
+    """The round's rate (sample and active draws)."""
+    weight: float | None = None
+    """The query's weight in the round: 1 in a uniform one, its doubt in an active one."""
+    p: float | None = None
+    """The query's probability of being drawn in the round, min(1, rate * weight)."""
 
     def row(self) -> dict[str, Any]:
         """The item as a queue row, columns in order."""
@@ -97,6 +109,8 @@ class QueueJudgment:
     revises: float | None = None
     """The people's grade the queue showed (`people_grade`): the row is a second look that
     replaces it, if the file still holds it; None: a new judgment."""
+    draw: Draw | None = None
+    """How the row's query was chosen, as the queue states it; None: it states nothing."""
 
     @property
     def where(self) -> str:
@@ -349,13 +363,14 @@ def read_judged_queue(path: str | Path) -> JudgedQueue:
     judgments: list[QueueJudgment] = []
     skipped = 0
     first: dict[tuple[str, str, str | None], QueueJudgment] = {}
-    for line, query_id, doc_id, grade_value, annotator, people in rows:
+    for line, query_id, doc_id, grade_value, annotator, people, drawn in rows:
         grade = _grade(grade_value, source, line)
         if grade is None:
             skipped += 1
             continue
         shown = _grade(people, source, line, "people_grade")
-        judgment = QueueJudgment(query_id, doc_id, grade, annotator, line, source, shown)
+        draw = checked_draw({**drawn, "query_id": query_id}, source, line)
+        judgment = QueueJudgment(query_id, doc_id, grade, annotator, line, source, shown, draw)
         key = (query_id, doc_id, annotator)
         earlier = first.setdefault(key, judgment)
         if earlier.grade != grade:
@@ -371,8 +386,10 @@ def read_judged_queue(path: str | Path) -> JudgedQueue:
     return JudgedQueue(tuple(judgments), skipped, source)
 
 
-_Row: TypeAlias = "tuple[int, str, str, Any, str | None, Any]"
-"""(line, query id, doc id, grade as written, annotator, people_grade as written) of a row."""
+_Row: TypeAlias = "tuple[int, str, str, Any, str | None, Any, dict[str, Any]]"
+"""(line, query id, doc id, grade as written, annotator, people_grade as written, the draw's
+columns as written) of a row."""
+DRAW_COLUMNS = ("draw", "round", "rate", "weight", "p")
 
 
 def _jsonl_rows(text: str, source: str) -> Iterator[_Row]:
@@ -407,6 +424,7 @@ def _jsonl_rows(text: str, source: str) -> Iterator[_Row]:
             row.get("grade"),
             _annotator(row.get("annotator"), source, number),
             row.get("people_grade"),
+            {name: row.get(name) for name in DRAW_COLUMNS},
         )
 
 
@@ -440,7 +458,9 @@ def _csv_rows(text: str, source: str) -> Iterator[_Row]:
             query_id = _id(cells["query_id"].strip() or None, "query_id", source, number)
             doc_id = _id(cells["doc_id"].strip() or None, "doc_id", source, number)
             annotator = cells.get("annotator", "").strip() or None
-            yield number, query_id, doc_id, cells["grade"], annotator, cells.get("people_grade")
+            drawn = {name: cells.get(name, "").strip() for name in DRAW_COLUMNS}
+            people = cells.get("people_grade")
+            yield number, query_id, doc_id, cells["grade"], annotator, people, drawn
     except csv.Error as error:
         raise InputError(f"not valid CSV: {error}", source=source, line=start) from None
     if header is None:

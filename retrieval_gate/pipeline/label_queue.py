@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal, TextIO
 
@@ -19,9 +20,9 @@ from retrieval_gate.gate.baseline.comparable import comparable_baseline
 from retrieval_gate.gate.baseline.document import record_of
 from retrieval_gate.gate.baseline.file import read_baseline
 from retrieval_gate.gate.baseline.record import Baseline
+from retrieval_gate.labels.draw import UNSURE, active_draw, query_doubt, targeted, uniform_draw
 from retrieval_gate.labels.queue import (
     LabelQueue,
-    QueueItem,
     judge_disagreements,
     judge_unsure_first,
     unjudged_items,
@@ -40,6 +41,7 @@ def make_queue(
     progress: TextIO | None = None,
     order: QueueOrder = "impact",
     sample: int | None = None,
+    active: int | None = None,
 ) -> LabelQueue:
     """The label queue of `config`'s current top k: from the retriever (cached as `check`
     caches it), or from `result_path`: a `check` JSON result, a baseline file, or a run file
@@ -50,9 +52,16 @@ def make_queue(
     baseline file. No printing; problems that do not stop the queue are in `warnings`.
 
     `sample` keeps whole queries only: that many drawn at random (seeded with gate.seed) from
-    those people have judged nothing of, every unjudged pair of each. gate.labels: human+llm
+    those people have judged nothing of, every unjudged pair of each (of the current top k
+    and the baseline's, so that people's delta of each drawn query is whole). gate.labels: human+llm
     needs the human-judged queries to be a random sample of the set; queries picked by where
     the judge doubts, or by impact, are not, and would bias its estimates.
+
+    `active` also keeps whole queries, drawn independently with probability rising with the
+    judge's doubt of each one's metric difference (`labels.draw`), that many on average;
+    every row records its probability, which the gate's estimate weights by. Without either,
+    the rows are a targeted draw (their probability unknown): `qrels merge` records that, and
+    the gate keeps them out of the estimate's correction.
     """
 
     metric = str(parse_metric(ranking_keys(config.metrics)[0]))
@@ -112,14 +121,35 @@ def make_queue(
         )  # fmt: skip
     else:
         dependent = None if document is None else _dependent_queries(document, config, dataset)
+        drawing = sample is not None or active is not None
+        if drawing and earlier is not None:
+            # A drawn query's delta needs people's grades of both runs' top k: list the
+            # baseline's pairs too, as for a label-dependent check, for every query.
+            dependent = {query.id for query in dataset.queries}
         items = unjudged_items(
             dataset, record.top_k, k=config.k, metric=metric, deltas=deltas,
             baseline_top_k=earlier, dependent=dependent,
         )  # fmt: skip
         if order == "judge-unsure":
             items = judge_unsure_first(items, judge_grades(config))
-    if sample is not None:
-        items = _whole_queries(items, dataset, sample, config.gate.seed)
+    if sample is not None or active is not None:
+        items = [dataclasses.replace(item, depends=None) for item in items]
+        qrels = dataset.qrels
+        judged = set(qrels.query_ids[qrels.query[qrels.grade >= 0]].tolist())
+        candidates = sorted({item.query_id for item in items} - judged)
+        if sample is not None:
+            items = uniform_draw(items, candidates, sample, config.gate.seed)
+        elif active is not None:
+            doubt = _doubts(config, candidates, record.top_k, earlier)
+            if not layer_path(config).exists():
+                warnings.append(
+                    f"no judgment layer at {layer_path(config)}: every pair counts as one the "
+                    "judge doubts, so --active draws by how much the two runs' top k differ; "
+                    "run `retrieval-gate judge` first to draw by the judge's doubt"
+                )
+            items = active_draw(items, doubt, active, config.gate.seed)
+    else:
+        items = targeted(items, order)
     return LabelQueue(
         tuple(items),
         config.k,
@@ -155,17 +185,29 @@ def judge_grades(config: GateConfig) -> dict[tuple[str, str], LlmJudgment]:
     return {(row.query, row.doc): row for row in rows if row.judge == judge}
 
 
-def _whole_queries(
-    items: list[QueueItem], dataset: Dataset, size: int, seed: int
-) -> list[QueueItem]:
-    """The items of `size` queries drawn with `seed` among those no grade of people's covers."""
-    import random
-
-    qrels = dataset.qrels
-    judged = set(qrels.query_ids[qrels.query[qrels.grade >= 0]].tolist())
-    candidates = sorted({item.query_id for item in items} - judged)
-    chosen = set(random.Random(seed).sample(candidates, min(size, len(candidates))))
-    return [item for item in items if item.query_id in chosen]
+def _doubts(
+    config: GateConfig,
+    candidates: list[str],
+    top_k: Mapping[str, Sequence[str]],
+    earlier: Mapping[str, Sequence[str]] | None,
+) -> dict[str, float]:
+    """Per candidate query: the judge's doubt of its metric difference (`query_doubt`), from
+    the config's judge in its layer (none graded: every pair counts as unsure)."""
+    path = layer_path(config)
+    grades = judge_grades(config) if path.exists() else {}
+    doubts: dict[str, dict[str, float]] = {}
+    for (query, doc), row in grades.items():
+        sure = row.confidence
+        doubts.setdefault(query, {})[doc] = UNSURE if sure is None else 1.0 - sure
+    return {
+        query: query_doubt(
+            top_k.get(query, ()),
+            None if earlier is None else earlier.get(query, ()),
+            doubts.get(query, {}),
+            config.k,
+        )
+        for query in candidates
+    }
 
 
 def _dependent_queries(

@@ -122,3 +122,99 @@ def tuned_lambda(labelled: FloatArray, predicted: FloatArray, unlabelled: FloatA
         return 0.0
     covariance = float(np.cov(labelled, predicted, ddof=1)[0, 1])
     return min(1.0, max(0.0, covariance / ((1.0 + n / big_n) * spread)))
+
+
+def weighted_ppi_mean(
+    labelled: FloatArray,
+    predicted: FloatArray,
+    inclusion: FloatArray,
+    unlabelled: FloatArray,
+    *,
+    lam: float | None = None,
+) -> PpiEstimate:
+    """The active-inference estimate of a population mean (Zrnic and Candes 2024, "Active
+    Statistical Inference"): people labelled unit i with a known probability `inclusion[i]`.
+
+    Every unit of the population (the n labelled and the N judge-only ones) gives
+
+        z_i = lam * f_i + (Y_i - lam * f_i) * xi_i / pi_i
+
+    (xi_i = 1 when people labelled it), whose mean is unbiased for every fixed lam whatever
+    the judge's bias, because E[xi_i / pi_i] = 1. Its variance is estimated by var(z) / (n + N)
+    with the reference t on n - 1 degrees of freedom (the labelled terms dominate and are
+    estimated from n units). `lam` None tunes it: z = a + lam * b with a = Y xi / pi and
+    b = f (1 - xi / pi), so var(z) is least at lam = -cov(a, b) / var(b), clipped to [0, 1].
+    With every pi_i = n / (n + N) this is PPI on the whole population (`ppi_mean` with the
+    judge's mean over every unit), and with lam = 0 the Horvitz-Thompson mean.
+    """
+    y = np.asarray(labelled, dtype=np.float64)
+    f = np.asarray(predicted, dtype=np.float64)
+    pi = np.asarray(inclusion, dtype=np.float64)
+    u = np.asarray(unlabelled, dtype=np.float64)
+    if y.ndim != 1 or f.shape != y.shape or pi.shape != y.shape or u.ndim != 1:
+        raise ValueError(
+            "weighted_ppi_mean needs labelled, predicted and inclusion of one length, and a "
+            "1-d sample"
+        )
+    n = int(y.size)
+    if n == 0:
+        raise ValueError("weighted_ppi_mean needs at least one labelled unit")
+    if not np.all((pi > 0.0) & (pi <= 1.0)):
+        raise ValueError("inclusion probabilities must be within (0, 1]")
+    a = np.concatenate([y / pi, np.zeros(u.size)])
+    b = np.concatenate([f * (1.0 - 1.0 / pi), u])
+    if lam is None:
+        lam = _weighted_lambda(a, b) if n >= 2 else 0.0
+    elif not 0.0 <= lam <= 1.0:
+        raise ValueError(f"lam must be within [0, 1], got {lam}")
+    z = a + lam * b
+    size = int(z.size)
+    variance = float(z.var(ddof=1)) / size if size >= 2 else 0.0
+    return PpiEstimate(
+        estimate=float(z.mean()),
+        se=math.sqrt(variance),
+        lam=float(lam),
+        n=n,
+        unlabelled=int(u.size),
+        df=float(max(n - 1, 1)),
+    )
+
+
+def _weighted_lambda(a: FloatArray, b: FloatArray) -> float:
+    spread = float(b.var(ddof=1))
+    if spread <= 0.0:
+        return 0.0
+    covariance = float(np.cov(a, b, ddof=1)[0, 1])
+    return min(1.0, max(0.0, -covariance / spread))
+
+
+def active_probabilities(
+    doubt: FloatArray, expected: float, floor: float
+) -> tuple[FloatArray, float, FloatArray]:
+    """Inclusion probabilities rising with `doubt` (one value >= 0 per candidate), `expected`
+    of them drawn on average, none below `floor` times the uniform rate.
+
+    Each candidate's weight is floor + (1 - floor) * doubt / mean(doubt) (1 for every one when
+    no doubt is above 0), so the weights average 1; its probability is min(1, rate * weight),
+    the rate chosen so that the probabilities sum to `expected` (capped at the candidates).
+    Returns (probabilities, rate, weights)."""
+    d = np.asarray(doubt, dtype=np.float64)
+    if d.ndim != 1 or not d.size or not np.all(np.isfinite(d)) or np.any(d < 0):
+        raise ValueError("doubt must be one finite value >= 0 per candidate")
+    if not 0.0 < floor <= 1.0:
+        raise ValueError(f"floor must be within (0, 1], got {floor}")
+    mean = float(d.mean())
+    weight = floor + (1.0 - floor) * d / mean if mean > 0 else np.ones(d.size)
+    target = min(float(expected), float(d.size))
+    if target <= 0:
+        raise ValueError("expected must be above 0")
+    # The probabilities' sum rises with the rate; those capped at 1 make it piecewise linear,
+    # so bisect (60 halvings: the rate to double precision).
+    low, high = 0.0, 1.0 / float(weight.min())
+    for _ in range(60):
+        middle = (low + high) / 2.0
+        if float(np.minimum(1.0, middle * weight).sum()) < target:
+            low = middle
+        else:
+            high = middle
+    return np.minimum(1.0, high * weight), high, weight

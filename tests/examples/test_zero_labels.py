@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from retrieval_gate.datasets.draws import draws_path, read_draws
 from retrieval_gate.datasets.llm_layer import read_layer
 from retrieval_gate.pipeline.check import check
 from retrieval_gate.stats.agreement import cohen_kappa
@@ -98,3 +99,56 @@ def test_a_set_with_no_labels_yet_is_judged_queued_and_not_gated(tmp_path: Path)
     # The judge alone decides nothing: with no human-judged query the gate cannot fail.
     assert gated.ret == 2
     assert "no query has people's judgments yet" in gated.err
+    assert "label-queue --sample N` (uniform) or `label-queue --active N`" in gated.err
+    assert "judge-unsure" not in gated.err
+
+
+def test_an_active_draw_is_merged_with_its_record_and_weighted_by_the_gate(
+    tmp_path: Path,
+) -> None:
+    with fake_llm() as llm:
+        example = judge_example(tmp_path, llm.base_url, held_back=0.8)
+        llm.judge = example.fake_judge(over_grade=0.3)
+        config = assisted_config(
+            tmp_path, "example-regressed.yaml", base_url=llm.base_url, model="judge-1", output=None
+        )
+        judged = run_cli("judge", "-c", config, "--quiet")
+        assert judged.ret == 0, judged.err
+    queue = tmp_path / "active.jsonl"
+    drawn = run_cli("label-queue", "-c", config, "--active", "30", "--quiet", "-o", queue)
+    assert drawn.ret == 0, drawn.err
+    again = run_cli("label-queue", "-c", config, "--active", "30", "--quiet")
+    assert again.out == queue.read_text(encoding="utf-8")  # seeded by gate.seed
+    rows = [json.loads(line) for line in queue.read_text(encoding="utf-8").splitlines()]
+    assert {row["draw"] for row in rows} == {"active"}
+    assert len({row["round"] for row in rows}) == 1
+    assert all(0 < row["p"] <= 1 for row in rows)
+    for row in rows:  # people grade every pair of the drawn queries
+        row["grade"] = example.grades.get((row["query_id"], row["doc_id"]), 0)
+    queue.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    merged = run_cli("qrels", "merge", example.kept, queue)
+    assert merged.ret == 0, merged.err
+    assert "recorded the draw of" in merged.out
+    record = read_draws(draws_path(example.kept))
+    assert record is not None
+    assert {d.query_id for d in record.draws} == {row["query_id"] for row in rows}
+    result = check(config, cache=False)
+    assert result.assisted is not None
+    assert result.status == "fail"  # as the full labels say of the regressed example
+    said = "\n".join(result.warnings)
+    assert "drawn by the judge's doubt (`label-queue --active`)" in said
+    assert "no line in" in said  # the queries people had judged before, unrecorded
+    assert result.assisted.human_queries == len({q for q, _ in read_qrels(example.kept)})
+    # A pair of the pool the judge has not graded: the bounds hold for the unweighted
+    # estimate only, so under active draws the checks it could move are inconclusive.
+    pair = [rows[0]["query_id"], rows[0]["doc_id"]]
+    lines = example.layer.read_text(encoding="utf-8").splitlines(keepends=True)
+    kept = [line for line in lines if [json.loads(line)[key] for key in ("query", "doc")] != pair]
+    assert len(kept) == len(lines) - 1
+    example.layer.write_text("".join(kept), encoding="utf-8")
+    holed = check(config, cache=False, judge=False)
+    assert holed.assisted is not None
+    assert holed.assisted.uncovered == (pair[0],)
+    overall = [c for c in holed.assisted.assisted if c.slice == "all" and c.gated]
+    assert overall
+    assert {c.verdict for c in overall} == {"inconclusive"}

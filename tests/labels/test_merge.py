@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import csv
 import gzip
+import json
 from pathlib import Path
 
 import pytest
 
+from retrieval_gate.datasets.draws import Draw, draws_path, read_draws
 from retrieval_gate.errors import InputError
 from retrieval_gate.labels.merge import describe_merge, merge_judgments
 from retrieval_gate.labels.queue import QueueJudgment, read_judged_queue
@@ -391,3 +393,101 @@ def test_a_second_look_replaces_the_grade_on_its_own_line_alone(
     ]
     assert changed in new
     assert read_qrels(path).to_dict()["q1"]["d2"] == 3.0
+
+
+# ---- the draw record ------------------------------------------------------------------------
+
+
+def drawn_queue(tmp_path: Path, *rows: dict[str, object]) -> Path:
+    path = tmp_path / "queue.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+ACTIVE = {"draw": "active", "round": "active-1", "rate": 0.1, "weight": 2.0, "p": 0.2}
+
+
+def test_merge_records_each_querys_draw_once_beside_the_qrels(tmp_path: Path) -> None:
+    qrels = write(tmp_path, "qrels.txt", "q0 0 d0 1\n")
+    queue = drawn_queue(
+        tmp_path,
+        {"query_id": "q1", "doc_id": "d1", "grade": 1, **ACTIVE},
+        {"query_id": "q1", "doc_id": "d2", "grade": 0, **ACTIVE},
+        {"query_id": "q2", "doc_id": "d3", "grade": None, **ACTIVE},  # not graded: not drawn in
+        {"query_id": "q3", "doc_id": "d4", "grade": 2, "draw": "targeted", "round": "impact"},
+    )
+    outcome = merge_judgments(qrels, read_judged_queue(queue).judgments)
+    record = read_draws(draws_path(qrels))
+    assert record is not None
+    assert [(d.query_id, d.kind, d.p) for d in record.draws] == [
+        ("q1", "active", 0.2),
+        ("q3", "targeted", None),
+    ]
+    lines = describe_merge(outcome, queues=1, skipped=1)
+    assert (
+        f"recorded the draw of 2 queries (1 active, 1 targeted) in {draws_path(qrels)}"
+        in (lines[1])
+    )
+    before = draws_path(qrels).read_bytes()
+    again = merge_judgments(qrels, read_judged_queue(queue).judgments)
+    assert again.draws == ()
+    assert draws_path(qrels).read_bytes() == before
+    out = tmp_path / "merged" / "qrels.txt"
+    merge_judgments(qrels, [], out=out)  # the record goes with the qrels it describes
+    assert draws_path(out).read_bytes() == before
+
+
+def test_a_queue_without_draw_columns_records_nothing(tmp_path: Path) -> None:
+    qrels = write(tmp_path, "qrels.txt", "q0 0 d0 1\n")
+    outcome = merge_judgments(qrels, [row("q1", "d1", 1)])
+    assert outcome.draws == ()
+    assert not draws_path(qrels).exists()
+    assert not any("recorded" in line for line in describe_merge(outcome, queues=1, skipped=0))
+
+
+def test_a_csv_queue_carries_its_draw(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        "queue.csv",
+        "query_id,doc_id,grade,draw,round,rate,weight,p\r\n"
+        "q1,d1,1,sample,sample-1,0.25,1.0,0.25\r\nq2,d2,1,,,,,\r\n",
+    )
+    first, second = read_judged_queue(path).judgments
+    assert first.draw == Draw("q1", "sample-1", "sample", 0.25, 1.0, 0.25)
+    assert second.draw is None
+
+
+@pytest.mark.parametrize(
+    ("fields", "says"),
+    [
+        ({"draw": "=cmd|' /C calc'!A0"}, "is not one of sample, active, targeted"),
+        ({"round": "::error::x y"}, "round '::error::x y' must be the id"),
+        ({"p": "NaN"}, "p 'NaN' is not a finite number"),
+        ({"p": 0.5}, "must be min(1, rate * weight)"),
+        ({"weight": None}, "needs its rate and weight above 0"),
+    ],
+)
+def test_a_hostile_draw_column_names_the_queue_line(
+    tmp_path: Path, fields: dict[str, object], says: str
+) -> None:
+    queue = drawn_queue(
+        tmp_path,
+        {"query_id": "q1", "doc_id": "d1", "grade": 1, **ACTIVE},
+        {"query_id": "q2", "doc_id": "d1", "grade": 1, **ACTIVE, **fields},
+    )
+    with pytest.raises(InputError, match=r"queue\.jsonl:2: ") as raised:
+        read_judged_queue(queue)
+    assert says in str(raised.value)
+
+
+def test_one_round_given_two_rates_is_refused_at_the_merge(tmp_path: Path) -> None:
+    qrels = write(tmp_path, "qrels.txt", "q0 0 d0 1\n")
+    queue = drawn_queue(
+        tmp_path,
+        {"query_id": "q1", "doc_id": "d1", "grade": 1, **ACTIVE},
+        {"query_id": "q2", "doc_id": "d1", "grade": 1, **ACTIVE, "rate": 0.2, "p": 0.4},
+    )
+    with pytest.raises(
+        InputError, match=r"queue\.jsonl:2: round 'active-1' is active at rate 0\.2"
+    ):
+        merge_judgments(qrels, read_judged_queue(queue).judgments)

@@ -159,7 +159,8 @@ def test_jsonl_has_one_object_per_line_with_the_columns_in_order() -> None:
         '{"query_id": "q1", "query": "reset password", "doc_id": "d1", "rank": 1, '
         '"new": true, "delta": -0.25, "metric": "ndcg@10", "title": "Reset", '
         '"text": "Café, \\"quoted\\"\\nsecond line\u2028", "grade": null, "annotator": null, '
-        '"depends": null, "people_grade": null, "judge_grade": null}\n'
+        '"depends": null, "people_grade": null, "judge_grade": null, "draw": null, '
+        '"round": null, "rate": null, "weight": null, "p": null}\n'
     )
     assert list(json.loads(text)) == list(COLUMNS)
 
@@ -172,10 +173,10 @@ def test_csv_quotes_per_rfc_4180_and_writes_empty_cells_for_null() -> None:
     ]
     assert render_queue(items, "csv") == (
         "query_id,query,doc_id,rank,new,delta,metric,title,text,grade,annotator,depends,"
-        "people_grade,judge_grade\r\n"
-        'q1,reset password,d1,1,true,-0.25,ndcg@10,Reset,"a, ""b""\nc",,,,,\r\n'
-        "q2,reset password,d2,2,,,ndcg@10,,,,,,,\r\n"
-        "q3,reset password,d1,1,false,0.0,ndcg@10,Reset,Open settings.,,,,,\r\n"
+        "people_grade,judge_grade,draw,round,rate,weight,p\r\n"
+        'q1,reset password,d1,1,true,-0.25,ndcg@10,Reset,"a, ""b""\nc",,,,,,,,,,\r\n'
+        "q2,reset password,d2,2,,,ndcg@10,,,,,,,,,,,,\r\n"
+        "q3,reset password,d1,1,false,0.0,ndcg@10,Reset,Open settings.,,,,,,,,,,\r\n"
     )
 
 

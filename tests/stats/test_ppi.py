@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from retrieval_gate.stats.ppi import ppi_mean, tuned_lambda
+from retrieval_gate.stats.ppi import active_probabilities, ppi_mean, tuned_lambda, weighted_ppi_mean
 from retrieval_gate.stats.significance import interval, paired_t
 
 
@@ -196,3 +196,101 @@ def test_a_judge_that_overstates_the_labels_is_weighted_at_most_one() -> None:
     found = ppi_mean(y, f, u)
     assert found.lam == 1.0
     assert found.estimate == pytest.approx(float((y - f).mean() + u.mean()), abs=1e-15)
+
+
+def test_the_weighted_estimate_is_the_hand_computed_ipw_mean() -> None:
+    # Two labelled units (pi 0.5 and 0.25) and two judge-only ones, lam fixed at 0.5:
+    # z = lam f + (y - lam f) / pi on the labelled, lam f on the others.
+    y, f, pi, u = (
+        np.array([1.0, 0.0]),
+        np.array([0.8, 0.4]),
+        np.array([0.5, 0.25]),
+        np.array([0.6, 0.2]),
+    )
+    z = [0.4 + (1.0 - 0.4) / 0.5, 0.2 + (0.0 - 0.2) / 0.25, 0.3, 0.1]  # 1.6, -0.6, 0.3, 0.1
+    found = weighted_ppi_mean(y, f, pi, u, lam=0.5)
+    mean = sum(z) / 4
+    variance = sum((v - mean) ** 2 for v in z) / 3 / 4
+    assert found.estimate == pytest.approx(0.35, abs=1e-15) == pytest.approx(mean)
+    assert found.se == pytest.approx(variance**0.5, abs=1e-15)
+    assert (found.n, found.unlabelled, found.df, found.lam) == (2, 2, 1.0, 0.5)
+
+
+def test_the_weighted_lambda_minimises_the_variance_of_z() -> None:
+    rng = np.random.default_rng(3)
+    y, f, u = _world(rng, n=60, big_n=400, noise=0.4, bias=0.3)
+    pi = rng.uniform(0.05, 0.3, 60)
+    tuned = weighted_ppi_mean(y, f, pi, u)
+    assert 0.0 < tuned.lam < 1.0
+    a = np.concatenate([y / pi, np.zeros(400)])
+    b = np.concatenate([f * (1 - 1 / pi), u])
+    by_hand = -np.cov(a, b)[0, 1] / b.var(ddof=1)
+    assert tuned.lam == pytest.approx(by_hand, abs=1e-12)
+    for lam in (tuned.lam - 0.05, tuned.lam + 0.05):
+        assert weighted_ppi_mean(y, f, pi, u, lam=lam).se > tuned.se
+
+
+def test_equal_probabilities_are_ppi_over_the_whole_population() -> None:
+    rng = np.random.default_rng(4)
+    y, f, u = _world(rng, n=50, big_n=450, noise=0.3, bias=0.5)
+    found = weighted_ppi_mean(y, f, np.full(50, 0.1), u, lam=0.7)
+    whole = 0.7 * np.concatenate([f, u]).mean() + (y - 0.7 * f).mean()
+    assert found.estimate == pytest.approx(whole, abs=1e-12)
+    horvitz_thompson = weighted_ppi_mean(y, f, np.full(50, 0.1), u, lam=0.0)
+    assert horvitz_thompson.estimate == pytest.approx(y.sum() / 0.1 / 500, abs=1e-12)
+
+
+def test_the_weighted_estimate_is_unbiased_under_a_draw_by_doubt() -> None:
+    rng = np.random.default_rng(11)
+    truth = rng.normal(0.0, 1.0, 2000)
+    doubt = np.abs(rng.normal(0.0, 1.0, 2000))
+    judged = truth + 0.4 + doubt * rng.normal(0.0, 1.0, 2000)  # wrong where it doubts
+    pi, _, _ = active_probabilities(doubt, 150, 0.2)
+    found, covered = [], 0
+    for _ in range(400):
+        drawn = rng.random(2000) < pi
+        estimate = weighted_ppi_mean(truth[drawn], judged[drawn], pi[drawn], judged[~drawn])
+        found.append(estimate.estimate)
+        low, high = estimate.interval() or (0.0, 0.0)
+        covered += low <= truth.mean() <= high
+    assert abs(np.mean(found) - truth.mean()) < 3 * np.std(found) / 20  # 400 draws
+    assert covered / 400 > 0.9
+
+
+def test_active_probabilities_sum_to_the_expected_count_above_the_floor() -> None:
+    doubt = np.array([0.0, 0.0, 1.0, 3.0, 8.0])
+    pi, rate, weight = active_probabilities(doubt, 2.0, 0.2)
+    mean = 12.0 / 5
+    assert weight == pytest.approx([0.2, 0.2, 0.2 + 0.8 / mean, 0.2 + 2.4 / mean, 0.2 + 6.4 / mean])
+    assert weight.mean() == pytest.approx(1.0)
+    assert pi.sum() == pytest.approx(2.0, abs=1e-12)
+    assert pi == pytest.approx(np.minimum(1.0, rate * weight), abs=1e-15)
+    capped, _, _ = active_probabilities(doubt, 4.5, 0.2)
+    assert capped[-1] == 1.0
+    assert capped.sum() == pytest.approx(4.5, abs=1e-12)
+    flat, _, _ = active_probabilities(np.zeros(4), 1.0, 0.2)
+    assert flat == pytest.approx([0.25] * 4)
+
+
+@pytest.mark.parametrize(
+    ("doubt", "expected", "floor"),
+    [
+        ([1.0, np.nan], 1, 0.2),
+        ([1.0, -1.0], 1, 0.2),
+        ([1.0, np.inf], 1, 0.2),
+        ([], 1, 0.2),
+        ([1.0], 0, 0.2),
+        ([1.0], 1, 0.0),
+    ],
+)
+def test_active_probabilities_refuse_what_is_not_a_doubt(
+    doubt: list[float], expected: float, floor: float
+) -> None:
+    with pytest.raises(ValueError, match=r"doubt|floor|expected"):
+        active_probabilities(np.array(doubt), expected, floor)
+
+
+def test_the_weighted_estimate_refuses_a_probability_outside_zero_one() -> None:
+    for pi in (0.0, 1.5, np.nan):
+        with pytest.raises(ValueError, match="inclusion probabilities"):
+            weighted_ppi_mean(np.ones(2), np.ones(2), np.array([0.5, pi]), np.ones(3))

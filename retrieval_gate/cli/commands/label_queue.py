@@ -46,13 +46,23 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "grade differs most from people's, for a second look (from `retrieval-gate judge`'s "
         "layer)",
     )
-    parser.add_argument(
+    drawn = parser.add_mutually_exclusive_group()
+    drawn.add_argument(
         "--sample",
         type=_row_limit,
         metavar="N",
         help="whole queries only: N drawn at random (gate.seed) from those people have not "
         "judged, every unjudged pair of each; what gate.labels: human+llm needs, since its "
         "estimates assume the human-judged queries are a random sample",
+    )
+    drawn.add_argument(
+        "--active",
+        type=_row_limit,
+        metavar="N",
+        help="whole queries only, N on average, drawn at random (gate.seed) with probability "
+        "rising with the LLM judge's doubt of each query's metric difference (never below a "
+        "floor); each row records its probability, by which gate.labels: human+llm weights "
+        "it: as valid as --sample, with fewer labels for the same interval",
     )
     parser.add_argument("--limit", type=_row_limit, metavar="N", help="keep the first N rows only")
     parser.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
@@ -84,6 +94,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         progress=None if args.quiet else err,
         order=args.by,
         sample=args.sample,
+        active=args.active,
     )
     for warning in queue.warnings:
         print(f"retrieval-gate: warning: {warning}", file=err)

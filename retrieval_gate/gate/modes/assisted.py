@@ -27,6 +27,7 @@ from retrieval_gate.gate.checks.family import family_levels
 from retrieval_gate.gate.checks.slicing import check_list
 from retrieval_gate.gate.checks.verdicts import Evidence, fails, verdict_of
 from retrieval_gate.gate.explain.label_holes import LabelHole
+from retrieval_gate.gate.modes.assisted_draws import VALID_QUEUES, rectifier_of
 from retrieval_gate.gate.modes.assisted_units import MIN_HUMAN, units_of
 from retrieval_gate.gate.modes.judges import mixed_judges, pool_judges
 from retrieval_gate.stats.calibration import (
@@ -36,7 +37,7 @@ from retrieval_gate.stats.calibration import (
 )
 from retrieval_gate.stats.detectability import detectable_drop
 from retrieval_gate.stats.judge_units import UnitAgreement
-from retrieval_gate.stats.ppi import PpiEstimate, ppi_mean
+from retrieval_gate.stats.ppi import PpiEstimate, ppi_mean, weighted_ppi_mean
 from retrieval_gate.stats.significance import adjust_p_values
 
 
@@ -246,6 +247,7 @@ def assisted_comparisons(
     thresholds: Mapping[str, Threshold],
     overrides: Mapping[str, Mapping[str, Threshold]],
     settings: ComparisonSettings,
+    inclusion: FloatArray | None = None,
 ) -> tuple[tuple[Comparison, ...], tuple[int, ...], tuple[float | None, ...]]:
     """Every check as `compare` makes them, its means and delta prediction-powered.
 
@@ -255,7 +257,9 @@ def assisted_comparisons(
     human-judged queries' deltas with the judge-only queries' judge-scored deltas; both means
     use the delta's weight, so current - baseline = delta. The family (levels, weighted Holm
     or BH) is `compare`'s, with a t reference. Returns the comparisons, each one's count of
-    human-judged queries and its weight of the judge's labels.
+    human-judged queries and its weight of the judge's labels. `inclusion` (per query: its
+    probability of being human-judged) makes each estimate the weighted one of active
+    inference (`weighted_ppi_mean`); None is the uniform case.
     """
     cells = []
     for metric, name, rows, threshold, reason in check_list(
@@ -271,7 +275,7 @@ def assisted_comparisons(
             )
         cells.append((metric, name, rows, ours, rows[~labelled[rows]], threshold, reason))
     estimates = [
-        _estimates(human, judged, metric, ours, theirs)
+        _estimates(human, judged, metric, ours, theirs, inclusion)
         for metric, _, _, ours, theirs, _, _ in cells
     ]
     candidates = [c for c, cell in enumerate(cells) if not cell[6] and cell[5].max_drop is not None]
@@ -314,8 +318,10 @@ def _estimates(
     metric: str,
     ours: IntArray,
     theirs: IntArray,
+    inclusion: FloatArray | None = None,
 ) -> Estimates:
-    """(baseline mean, current mean, delta) of one check, PPI++ with the delta's weight."""
+    """(baseline mean, current mean, delta) of one check, PPI++ with the delta's weight;
+    weighted by `inclusion` (`weighted_ppi_mean`) when given."""
     if not ours.size:
         nothing = PpiEstimate(
             estimate=0.0, se=0.0, lam=0.0, n=0, unlabelled=int(theirs.size), df=1.0
@@ -325,6 +331,14 @@ def _estimates(
         (human[0][metric], human[1][metric]),
         (judged[0][metric], judged[1][metric]),
     )
+    if inclusion is not None:
+        pi = inclusion[ours]
+        delta = weighted_ppi_mean(
+            hc[ours] - hb[ours], jc[ours] - jb[ours], pi, jc[theirs] - jb[theirs]
+        )
+        base = weighted_ppi_mean(hb[ours], jb[ours], pi, jb[theirs], lam=delta.lam)
+        current = weighted_ppi_mean(hc[ours], jc[ours], pi, jc[theirs], lam=delta.lam)
+        return base.estimate, current.estimate, delta
     delta = ppi_mean(hc[ours] - hb[ours], jc[ours] - jb[ours], jc[theirs] - jb[theirs])
     base = ppi_mean(hb[ours], jb[ours], jb[theirs], lam=delta.lam)
     current = ppi_mean(hc[ours], jc[ours], jc[theirs], lam=delta.lam)
@@ -451,8 +465,9 @@ def assisted_checks(
     judges = pool_judges(labels.graded_by, pool, np.ones(len(ids), dtype=bool))
     judged = (judge_scores(baseline, pool), judge_scores(current, pool))
     human_scores = (baseline.scores, current.scores)
+    fix = rectifier_of(dataset, labelled, ids)
     made, counts, weights = assisted_comparisons(
-        human_scores, judged, labelled, slices, thresholds, overrides, settings
+        human_scores, judged, fix.labelled, slices, thresholds, overrides, settings, fix.inclusion
     )
     holes: tuple[LabelHole, ...] = ()
     if not whole.all():
@@ -462,11 +477,13 @@ def assisted_checks(
             judge_extremes,
         )
 
+        # The bounds hold for the unweighted estimate: under active draws, no weight, so a
+        # check with pairs the judge has not graded is inconclusive.
         made, holes = bounded_checks(
             made,
-            weights,
+            weights if fix.inclusion is None else [None] * len(weights),
             [cell[3] for cell in check_list(slices, thresholds, overrides, settings.min_size)],
-            Scores(human=human_scores, judged=judged, labelled=labelled),
+            Scores(human=human_scores, judged=judged, labelled=fix.labelled),
             slices,
             judge_extremes(made, records, pool, pools, ids, config.k),
             settings,
@@ -490,7 +507,7 @@ def assisted_checks(
     card = dataclasses.replace(card_of(dataset.qrels, labels.qrels), systems=systems)
     trust = config.judge.trust
     why_not = card.distrust(trust.min_pairs, trust.min_kappa)
-    few = int(labelled.sum())
+    few = int(fix.labelled.sum())
     if not why_not and few < MIN_HUMAN:
         why_not = (
             f"only {few} human-judged queries in the estimate (at least {MIN_HUMAN} are needed "
@@ -500,8 +517,8 @@ def assisted_checks(
         # The human-only view decides and has no query: every check would pass unjudged.
         raise GateError(
             "gate.labels human+llm: no query has people's judgments yet, and the judge's "
-            f"labels alone decide nothing ({why_not}); label some: `retrieval-gate "
-            "label-queue --by judge-unsure` lists the pairs, `retrieval-gate qrels merge` "
+            f"labels alone decide nothing ({why_not}); label a random sample of queries: "
+            f"`retrieval-gate {VALID_QUEUES[1:]} lists their pairs, `retrieval-gate qrels merge` "
             "adds them"
         )
     # Too few human-judged queries to ever fail is a refusal only when they decide.
@@ -518,6 +535,7 @@ def assisted_checks(
     uncovered = tuple(q for q, k in zip(ids, whole.tolist(), strict=True) if not k)
     warnings = [uncovered_note(uncovered, len(ids))] if uncovered else []
     warnings += [mixed] if mixed else []
+    warnings += fix.notes
     if kin:
         warnings.append(
             f"the judge is of the same family as the system's {', '.join(kin)}: LLM judges "

@@ -215,7 +215,7 @@ def test_label_queue_takes_the_pairs_the_judge_is_least_sure_of_or_disagrees_on(
     plain = [json.loads(line) for line in default.out.splitlines()]
     ordered = [json.loads(line) for line in unsure.out.splitlines()]
     # The same rows, the judge's grade beside each (the plain queue has no judge to ask).
-    bare = [{**item, "judge_grade": None} for item in ordered]
+    bare = [{**item, "judge_grade": None, "round": "impact"} for item in ordered]
     assert sorted(map(json.dumps, plain)) == sorted(map(json.dumps, bare))
     assert all(item["judge_grade"] is None for item in plain)
     confidence = [rows[item["query_id"], item["doc_id"]].confidence for item in ordered]

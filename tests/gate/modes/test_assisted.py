@@ -39,6 +39,7 @@ from retrieval_gate.history.record import entry_line, result_entry
 from retrieval_gate.pipeline.check import check
 from retrieval_gate.pipeline.judge_labels import gate_judge, judge_labels
 from retrieval_gate.report import render, summary_of, validate_result
+from retrieval_gate.stats.ppi import weighted_ppi_mean
 from tests.helpers.cli import run_cli
 from tests.helpers.git import git
 from tests.helpers.judged_example import (
@@ -690,3 +691,34 @@ def test_the_human_ids_are_the_queries_people_judged(
     expected = sorted(q.id for q, mine in zip(dataset.queries, judged, strict=True) if mine)
     assert list(labels.human_ids) == expected
     assert len(expected) == labels.human_queries == 39
+
+
+def test_inclusion_probabilities_make_every_check_the_weighted_estimate() -> None:
+    rng = np.random.default_rng(9)
+    n = 60
+    base = rng.uniform(0.3, 0.9, n)
+    current = np.clip(base - 0.05 + rng.normal(0.0, 0.05, n), 0.0, 1.0)
+    judged = ({"ndcg@10": np.clip(base + 0.1, 0, 1)}, {"ndcg@10": np.clip(current + 0.12, 0, 1)})
+    human = ({"ndcg@10": base}, {"ndcg@10": current})
+    labelled = np.arange(n) % 3 == 0
+    inclusion = np.where(np.arange(n) % 2 == 0, 0.5, 0.25)
+    slices = {"all": np.arange(n)}
+    thresholds = {"ndcg@10": Threshold(max_drop=0.05)}
+    settings = ComparisonSettings(min_size=10)
+    plain, _, _ = assisted_comparisons(human, judged, labelled, slices, thresholds, {}, settings)
+    made, counts, weights = assisted_comparisons(
+        human, judged, labelled, slices, thresholds, {}, settings, inclusion
+    )
+    ours, theirs = np.flatnonzero(labelled), np.flatnonzero(~labelled)
+    hd, jd = current - base, judged[1]["ndcg@10"] - judged[0]["ndcg@10"]
+    delta = weighted_ppi_mean(hd[ours], jd[ours], inclusion[ours], jd[theirs])
+    assert made[0].delta == delta.estimate != plain[0].delta
+    assert (made[0].ci_low, made[0].ci_high) == delta.interval()
+    assert made[0].p_value == delta.p_drop
+    assert weights == (delta.lam,)
+    assert counts == (20,)
+    base_mean = weighted_ppi_mean(
+        base[ours], judged[0]["ndcg@10"][ours], inclusion[ours], judged[0]["ndcg@10"][theirs],
+        lam=delta.lam,
+    )  # fmt: skip
+    assert made[0].baseline_mean == base_mean.estimate
