@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from retrieval_gate.core.model import Document
+from retrieval_gate.datasets.files import field_path, read_corpus
 from retrieval_gate.errors import InputError
+
+if TYPE_CHECKING:
+    from retrieval_gate.config.schema import DatasetConfig
 
 SOURCE_KEY = "source"
 """The metadata key naming a chunk's source document id."""
@@ -47,6 +54,9 @@ class CorpusAnchors:
     unanchored: tuple[str, ...]
     """Sorted ids of the chunks naming a source whose span could not be found: no `start`
     and no source text, or a text the source does not contain."""
+    texts: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    """Source id -> its text, of the sources `documents` held: what tells the whitespace a
+    splitter dropped between two chunks from text the chunking lost."""
 
     @property
     def chunked(self) -> bool:
@@ -97,7 +107,21 @@ def corpus_anchors(
             continue
         after[origin] = start + 1  # a splitter's next chunk starts after this one's start
         anchors[chunk_id] = Anchor(origin, start, start + len(text), span_hash(text))
-    return CorpusAnchors(dict(sorted(anchors.items())), tuple(sorted(unanchored)))
+    texts = {}
+    if documents is not None:
+        texts = {s: documents[s].text for s in sorted(after) if s in documents}
+    return CorpusAnchors(dict(sorted(anchors.items())), tuple(sorted(unanchored)), texts)
+
+
+def dataset_anchors(
+    spec: DatasetConfig, base_dir: Path, corpus: Mapping[str, Document]
+) -> CorpusAnchors:
+    """`corpus_anchors` of a labelled set's corpus, its source texts read from
+    `dataset.documents` when the config names them."""
+    documents = None
+    if spec.documents:
+        documents = read_corpus(field_path(spec.documents, base_dir, "dataset.documents"))
+    return corpus_anchors(corpus, documents, source=spec.corpus or "dataset.corpus")
 
 
 def _source_of(document: Document, source: str) -> str | None:

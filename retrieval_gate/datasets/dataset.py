@@ -16,6 +16,7 @@ from retrieval_gate.core.judgments import Combine, Judgments
 from retrieval_gate.core.model import Document, Query
 from retrieval_gate.core.qrels import Qrels
 from retrieval_gate.core.wording import plural
+from retrieval_gate.datasets.anchors import CorpusAnchors
 
 if TYPE_CHECKING:
     from retrieval_gate.readers.subtopics import SubtopicQrels
@@ -62,6 +63,8 @@ class Labels:
     they come first among the Dataset's warnings."""
     subtopics: SubtopicQrels | None = None
     """Judgments per intent (dataset.subtopics), for the diversity metrics."""
+    anchors: CorpusAnchors | None = None
+    """The corpus's chunk anchors (`Dataset.anchors`)."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -76,6 +79,9 @@ class Dataset:
     source: str
     subtopics: SubtopicQrels | None = None
     """Judgments per intent (dataset.subtopics), for the diversity metrics."""
+    anchors: CorpusAnchors | None = None
+    """Where each chunk of a chunked corpus sits in its source document; None when the
+    corpus is not chunked (no document names a source) or there is none."""
 
     @cached_property
     def fingerprint(self) -> str:
@@ -163,6 +169,7 @@ def assemble(
         tuple(warnings),
         labels.source,
         labels.subtopics,
+        labels.anchors,
     )
 
 

@@ -39,11 +39,13 @@ class LabelDrift:
 
 
 class _Source:
-    """One source document's chunks in the new chunking, by offset, with their texts."""
+    """One source document's chunks in the new chunking, by offset, with their texts, and the
+    source's own text when known."""
 
-    def __init__(self, chunks: Sequence[tuple[Anchor, str, str]]) -> None:
+    def __init__(self, chunks: Sequence[tuple[Anchor, str, str]], text: str | None) -> None:
         self.chunks = sorted(chunks, key=lambda c: (c[0].start, c[0].end, c[2]))
         self.starts = [anchor.start for anchor, _, _ in self.chunks]
+        self.text = text
 
     def drift(self, anchor: Anchor) -> Drift:
         """Where the text `anchor` names is: one chunk's whole text, inside larger ones, across
@@ -66,27 +68,29 @@ class _Source:
 
     def _split(self, anchor: Anchor) -> Drift:
         """The span rebuilt from the chunks covering it, each stretch from the chunk reaching
-        furthest: split when every character is covered and the text is the judged one."""
+        furthest, and the whitespace between chunks from the source's text (splitters drop it):
+        split when every character is found and the text is the judged one."""
         s, e = anchor.start, anchor.end
         pieces: list[str] = []
-        used: set[str] = set()
         at = s
         while at < e:
             reach = [
-                (a.end, i, text[at - a.start :])
-                for a, text, i in self.chunks[: bisect.bisect_right(self.starts, at)]
+                (a.end, text[at - a.start :])
+                for a, text, _ in self.chunks[: bisect.bisect_right(self.starts, at)]
                 if a.end > at
             ]
-            if not reach:
+            if reach:
+                end, rest = max(reach, key=lambda r: r[0])  # the first: the earliest start
+                pieces.append(rest[: min(end, e) - at])
+                at = min(end, e)
+            elif self.text is not None and at < len(self.text) and self.text[at].isspace():
+                pieces.append(self.text[at])
+                at += 1
+            else:
                 return Drift("orphaned")
-            end, chunk, rest = max(reach, key=lambda r: r[0])  # the first: the earliest start
-            pieces.append(rest[: min(end, e) - at])
-            used.add(chunk)
-            at = min(end, e)
-        if span_hash("".join(pieces)) != anchor.hash or len(used) < 2:
+        if span_hash("".join(pieces)) != anchor.hash:
             return Drift("orphaned")
-        overlapping = [i for a, _, i in self.chunks if a.start < e and a.end > s]
-        return Drift("split", tuple(overlapping))
+        return Drift("split", tuple(i for a, _, i in self.chunks if a.start < e and a.end > s))
 
 
 class Chunking:
@@ -96,7 +100,9 @@ class Chunking:
         grouped: dict[str, list[tuple[Anchor, str, str]]] = {}
         for chunk, anchor in anchors.anchors.items():
             grouped.setdefault(anchor.source, []).append((anchor, corpus[chunk].text, chunk))
-        self._sources = {source: _Source(chunks) for source, chunks in grouped.items()}
+        self._sources = {
+            source: _Source(chunks, anchors.texts.get(source)) for source, chunks in grouped.items()
+        }
         self._anchors = anchors.anchors
         self._ids = frozenset(corpus)
 

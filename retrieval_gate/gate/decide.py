@@ -12,7 +12,9 @@ from retrieval_gate.config.schema import GateConfig
 from retrieval_gate.core.ids import FloatArray
 from retrieval_gate.datasets import Dataset
 from retrieval_gate.gate.baseline.comparable import comparable_baseline
-from retrieval_gate.gate.baseline.corpus_changes import corpus_checked
+from retrieval_gate.gate.baseline.corpus_changes import CorpusCheck, corpus_checked
+from retrieval_gate.gate.baseline.document_level import document_level
+from retrieval_gate.gate.baseline.rechunk import rechunked
 from retrieval_gate.gate.baseline.record import Baseline
 from retrieval_gate.gate.baseline.repeats import noise_of, runs_of
 from retrieval_gate.gate.baseline.retrieved_ids import unknown_sides
@@ -60,10 +62,26 @@ def decide(
     baseline, note = comparable_baseline(baseline, current, dataset)
     if note:
         warnings = (*warnings, note)
+    # A re-chunk is gated, not refused: each side against the labels of its own chunking.
+    rechunk = rechunked(baseline, current, dataset)
+    if rechunk is not None:
+        current, warnings = rechunk.current, (*warnings, rechunk.note)
     whole_baseline, whole_current, labelled = baseline, current, dataset
-    baseline, current, dataset, corpus = corpus_checked(
-        baseline, current, dataset, config.gate.min_coverage
-    )
+    if rechunk is None:
+        baseline, current, dataset, corpus = corpus_checked(
+            baseline, current, dataset, config.gate.min_coverage
+        )
+    else:
+        baseline, dataset, corpus = rechunk.baseline, rechunk.dataset, CorpusCheck(checked=True)
+    if config.dataset.level == "document":
+        # Across a re-chunk, from the records as their own chunkings scored them.
+        sides = (
+            (whole_baseline, whole_current, labelled) if rechunk else (baseline, current, dataset)
+        )
+        baseline, current, dataset, rolled = document_level(
+            *sides, rechunk.drift if rechunk else None
+        )
+        warnings = (*warnings, *rolled)
     slices = slice_queries(
         dataset.queries, config.slices.by, config.slices.combine, config.slices.query_length.bins
     )

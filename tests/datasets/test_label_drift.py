@@ -55,6 +55,24 @@ def test_text_gone_or_changed_is_orphaned_and_keeps_its_grade() -> None:
     assert (row.doc_id, row.grade) == ("a", 3.0)
 
 
+def test_whitespace_a_splitter_dropped_between_chunks_is_no_loss_when_the_source_says_so() -> None:
+    old = _chunks(("a", 0, 24))
+    new = _chunks(("x", 0, 11), ("y", 12, 24))  # the space at 11 is in no chunk
+    assert _drifts(old, new) == {"a": ("orphaned", ())}
+    source = {"d1": Document("d1", "", TEXT)}
+    qrels = qrels_from_dict({"q1": {"a": 1}})
+    found = label_drift(
+        qrels, corpus_anchors(old).anchors, Chunking(new, corpus_anchors(new, source))
+    )
+    assert [(r.drift.kind, r.drift.chunks) for r in found] == [("split", ("x", "y"))]
+    lost = {"d1": Document("d1", "", TEXT[:11] + "!" + TEXT[12:])}
+    new_lost = {c: Document(c, "", d.text, d.metadata) for c, d in new.items()}
+    found = label_drift(
+        qrels, corpus_anchors(old).anchors, Chunking(new_lost, corpus_anchors(new_lost, lost))
+    )
+    assert [r.drift.kind for r in found] == ["orphaned"]
+
+
 def test_a_document_that_is_no_chunk_is_valid_while_its_id_exists() -> None:
     plain = {"p": Document("p", "", "whole")}
     assert _drifts(plain, plain) == {"p": ("valid", ("p",))}
@@ -66,6 +84,7 @@ def test_counts_match_a_brute_force_classification(seed: int) -> None:
     rng = random.Random(seed)
     old: dict[str, Document] = {}
     new: dict[str, Document] = {}
+    sources: dict[str, Document] = {}
     for n in range(rng.randint(1, 4)):
         source = f"s{n}"
         text = random_text(rng, rng.randint(5, 60))
@@ -73,22 +92,26 @@ def test_counts_match_a_brute_force_classification(seed: int) -> None:
         if rng.random() < 0.15:
             continue  # the source is gone
         now = edited(rng, text) if rng.random() < 0.3 else text
+        if rng.random() < 0.5:  # its text known: whitespace between chunks is no loss
+            sources[source] = Document(source, "", now)
         # Same ids on both sides in some cases: a chunk id says nothing of its text.
         new |= random_chunks(rng, source, now, "old-" if rng.random() < 0.3 else "new-", gaps=True)
     labelled = rng.sample(sorted(old), k=rng.randint(1, len(old)))
     qrels = qrels_from_dict(
         {"q1": dict.fromkeys(labelled, 1), "q2": dict.fromkeys(labelled[:3], 2)}
     )
-    before, after = corpus_anchors(old).anchors, corpus_anchors(new)
+    before, after = corpus_anchors(old).anchors, corpus_anchors(new, sources)
     found = label_drift(qrels, before, Chunking(new, after))
     expected = Counter(
-        brute_force_kind(doc, before.get(doc), new, dict(after.anchors))
+        brute_force_kind(doc, before.get(doc), new, dict(after.anchors), dict(after.texts))
         for doc in qrels.docs.tolist()
     )
     assert drift_counts(found) == {kind: expected.get(kind, 0) for kind in drift_counts(found)}
     assert all(
         row.drift.kind
-        == brute_force_kind(row.doc_id, before.get(row.doc_id), new, dict(after.anchors))
+        == brute_force_kind(
+            row.doc_id, before.get(row.doc_id), new, dict(after.anchors), dict(after.texts)
+        )
         for row in found
     )
 

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import json
 import random
+import shutil
+from pathlib import Path
+from typing import Any
 
 from retrieval_gate.core.model import Document
 from retrieval_gate.datasets.anchors import Anchor, span_hash
+from tests.helpers.paths import CONFIGS
 
 ALPHABET = "ab c"
 """Few letters: repeated substrings, so text found by containment can sit in several places."""
@@ -52,10 +57,15 @@ def edited(rng: random.Random, text: str) -> str:
 
 
 def brute_force_kind(
-    doc_id: str, anchor: Anchor | None, chunks: dict[str, Document], anchors: dict[str, Anchor]
+    doc_id: str,
+    anchor: Anchor | None,
+    chunks: dict[str, Document],
+    anchors: dict[str, Anchor],
+    texts: dict[str, str],
 ) -> str:
     """The drift kind by definition, character by character: which chunks cover each
-    character of the judged span, and what text they hold there."""
+    character of the judged span and what text they hold there, or failing any, whether the
+    source's text (when in `texts`) has whitespace there."""
     if anchor is None:
         return "valid" if doc_id in chunks else "orphaned"
     if anchors.get(doc_id) == anchor:
@@ -75,7 +85,38 @@ def brute_force_kind(
         for chunk, a in mine.items():
             if a.start <= position < a.end:
                 char = chunks[chunk].text[position - a.start]
+        text = texts.get(anchor.source)
+        if char is None and text is not None and position < len(text) and text[position].isspace():
+            char = text[position]
         held.append(char)
     if None in held:
         return "orphaned"
     return "split" if span_hash("".join(c for c in held if c)) == anchor.hash else "orphaned"
+
+
+CHUNKED_BASELINE = ".retrieval-gate/example-chunked/baseline.json"
+
+
+def copy_chunked_example(target: Path) -> Path:
+    """The chunked example (its two configs, corpora, labels and committed baseline) and the
+    articles it is cut from copied into a new folder `target`."""
+    target.mkdir(parents=True, exist_ok=True)
+    for name in ("example-chunked.yaml", "example-chunked-pr.yaml"):
+        shutil.copy(CONFIGS / name, target / name)
+    for folder in ("example", "example-chunked"):
+        shutil.copytree(
+            CONFIGS / folder, target / folder, ignore=shutil.ignore_patterns("__pycache__")
+        )
+    (target / CHUNKED_BASELINE).parent.mkdir(parents=True)
+    shutil.copy(CONFIGS / CHUNKED_BASELINE, target / CHUNKED_BASELINE)
+    return target
+
+
+def corpus_rows(path: Path) -> list[dict[str, Any]]:
+    """A corpus.jsonl's rows."""
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def write_rows(path: Path, rows: list[dict[str, Any]]) -> None:
+    """`rows` as a corpus.jsonl at `path`."""
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
