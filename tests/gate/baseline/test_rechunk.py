@@ -12,6 +12,7 @@ import pytest
 
 from retrieval_gate.errors import NotComparableError
 from retrieval_gate.gate.baseline.file import read_baseline, write_baseline
+from retrieval_gate.gate.baseline.rechunk import BEFORE, rechunked
 from retrieval_gate.gate.result import failing_checks
 from retrieval_gate.pipeline.check import check
 from tests.helpers.chunkings import CHUNKED_BASELINE, copy_chunked_example, corpus_rows, write_rows
@@ -49,6 +50,30 @@ def test_a_chunk_size_change_passes_at_the_document_level_and_says_what_it_ancho
         "labels, the current one 19 (0 valid, 19 re-anchorable); the other 787 (11 merged, 776 "
         "split) are label holes for the current side"
     )
+
+
+def test_the_current_side_is_graded_only_where_a_label_s_text_is_a_whole_chunk(
+    project: Path,
+) -> None:
+    result = check(_at_chunk_level(project), cache=False)
+    rechunk = rechunked(result.baseline, result.current, result.dataset)
+    assert rechunk is not None
+    anchored = {
+        (r.query_id, r.drift.chunks[0], r.grade)
+        for r in rechunk.drift
+        if r.drift.kind in ("valid", "re-anchorable")
+    }
+    qrels = rechunk.dataset.qrels
+    rows = zip(
+        qrels.query_ids[qrels.query].tolist(),
+        qrels.docs.tolist(),
+        qrels.grade.tolist(),
+        strict=True,
+    )
+    # Every id the current chunking holds is graded by an anchored label, or not at all.
+    current_side = {(q, d, g) for q, d, g in rows if not d.endswith(BEFORE)}
+    assert current_side == anchored
+    assert len(anchored) == 19
 
 
 def test_without_anchors_in_the_baseline_the_re_chunk_is_refused_as_before(project: Path) -> None:
