@@ -48,14 +48,15 @@ def chunked(articles: list[dict[str, str]], size: int) -> list[dict[str, object]
     ]
 
 
-def main() -> None:
-    """Write both corpora and the labels next to this script."""
+def render() -> dict[str, str]:
+    """File name -> its text: both corpora and the labels."""
     lines = (EXAMPLE / "corpus.jsonl").read_text(encoding="utf-8").splitlines()
     articles = [json.loads(line) for line in lines]
     corpora = {size: chunked(articles, size) for size in SIZES}
-    for size, chunks in corpora.items():
-        text = "".join(json.dumps(c, ensure_ascii=False) + "\n" for c in chunks)
-        (HERE / f"corpus-{size}.jsonl").write_text(text, encoding="utf-8")
+    files = {
+        f"corpus-{size}.jsonl": "".join(json.dumps(c, ensure_ascii=False) + "\n" for c in chunks)
+        for size, chunks in corpora.items()
+    }
     with (EXAMPLE / "qrels" / "test.tsv").open(encoding="utf-8", newline="") as handle:
         judged = list(csv.DictReader(handle, delimiter="\t"))
     chunks_of: dict[str, list[str]] = {}
@@ -66,7 +67,14 @@ def main() -> None:
     rows = ["query-id\tcorpus-id\tscore"]
     for row in judged:
         rows += [f"{row['query-id']}\t{c}\t{row['score']}" for c in chunks_of[row["corpus-id"]]]
-    (HERE / "qrels.tsv").write_text("\n".join(rows) + "\n", encoding="utf-8")
+    files["qrels.tsv"] = "\n".join(rows) + "\n"
+    return files
+
+
+def main() -> None:
+    """Write the files next to this script."""
+    for name, text in render().items():
+        (HERE / name).write_text(text, encoding="utf-8")
 
 
 if __name__ == "__main__":

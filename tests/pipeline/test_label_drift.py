@@ -11,8 +11,10 @@ import pytest
 from retrieval_gate.config.loader import load
 from retrieval_gate.datasets.label_drift import KINDS
 from retrieval_gate.pipeline.label_drift import drift_report
+from tests.helpers.builders import EXAMPLE_BASELINE
 from tests.helpers.chunkings import copy_chunked_example, corpus_rows, write_rows
 from tests.helpers.cli import run_cli
+from tests.helpers.paths import CONFIGS
 
 PR = "example-chunked-pr.yaml"
 
@@ -71,11 +73,7 @@ def test_fix_keeps_the_anchored_labels_and_the_queue_holds_no_grade(project: Pat
 
 def test_a_baseline_without_anchors_is_exit_2_saying_what_to_do(project: Path) -> None:
     code, _, err = run_cli(
-        "label-drift",
-        "-c",
-        project / PR,
-        "--baseline",
-        Path(__file__).parents[2] / "configs" / ".retrieval-gate" / "example" / "baseline.json",
+        "label-drift", "-c", project / PR, "--baseline", CONFIGS / EXAMPLE_BASELINE
     )
     assert code == 2
     assert "the baseline holds no chunk anchors" in err
