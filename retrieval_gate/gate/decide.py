@@ -63,7 +63,7 @@ def decide(
     if note:
         warnings = (*warnings, note)
     # A re-chunk is gated, not refused: each side against the labels of its own chunking.
-    rechunk = rechunked(baseline, current, dataset)
+    rechunk = rechunked(baseline, current, dataset, llm_labels=config.gate.uses_llm_labels)
     if rechunk is not None:
         current, warnings = rechunk.current, (*warnings, rechunk.note)
     whole_baseline, whole_current, labelled = baseline, current, dataset
@@ -79,7 +79,7 @@ def decide(
             (whole_baseline, whole_current, labelled) if rechunk else (baseline, current, dataset)
         )
         baseline, current, dataset, rolled = document_level(
-            *sides, rechunk.drift if rechunk else None
+            *sides, rechunk.drift if rechunk else None, llm_labels=config.gate.uses_llm_labels
         )
         warnings = (*warnings, *rolled)
     slices = slice_queries(

@@ -42,11 +42,14 @@ class DriftReport:
     drift: tuple[LabelDrift, ...]
     slices: tuple[tuple[str, dict[DriftKind, int]], ...]
     """Slice name -> the drift counts of its queries' labels; `all` first."""
-    reanchored: str
-    """The labels whose text is one chunk's whole text now, on that chunk, as BEIR qrels."""
     queue: tuple[QueueItem, ...]
     """The (query, chunk) pairs that hold a merged or split label's text, ungraded."""
     baseline: Path
+
+    def reanchored(self) -> str:
+        """The labels whose text is one chunk's whole text now, on that chunk, as BEIR qrels
+        (`--fix`); InputError when an id cannot be written on a qrels line."""
+        return _reanchored(self.drift)
 
 
 def drift_report(config: GateConfig, baseline_path: str | Path | None = None) -> DriftReport:
@@ -71,7 +74,6 @@ def drift_report(config: GateConfig, baseline_path: str | Path | None = None) ->
     return DriftReport(
         drift=drift,
         slices=tuple(slices),
-        reanchored=_reanchored(drift),
         queue=_queue(drift, dataset, metric),
         baseline=path,
     )
@@ -105,6 +107,12 @@ def _reanchored(drift: tuple[LabelDrift, ...]) -> str:
         if row.drift.kind in ANCHORED:
             key = (row.query_id, row.drift.chunks[0])
             kept[key] = max(kept.get(key, row.grade), row.grade)
+    for query, doc in kept:
+        if any(c in query + doc for c in "\t\r\n"):
+            raise InputError(
+                f"the label {query!r}/{doc!r} has a tab or line break in an id, which a qrels "
+                "line cannot hold: rename the query or chunk, or leave out --fix"
+            )
     lines = ["query-id\tcorpus-id\tscore"]
     lines += [f"{q}\t{d}\t{format_value(g)}" for (q, d), g in sorted(kept.items())]
     return "\n".join(lines) + "\n"

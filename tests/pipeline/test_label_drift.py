@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from retrieval_gate.config.loader import load
-from retrieval_gate.datasets.label_drift import KINDS
-from retrieval_gate.pipeline.label_drift import drift_report
+from retrieval_gate.datasets.label_drift import KINDS, Drift, LabelDrift
+from retrieval_gate.errors import InputError
+from retrieval_gate.pipeline.label_drift import DriftReport, drift_report
 from tests.helpers.builders import EXAMPLE_BASELINE
 from tests.helpers.chunkings import copy_chunked_example, corpus_rows, write_rows
 from tests.helpers.cli import run_cli
@@ -90,3 +91,17 @@ def test_a_corpus_that_is_not_chunked_is_exit_2(project: Path) -> None:
     code, _, err = run_cli("label-drift", "-c", project / "plain.yaml")
     assert code == 2
     assert "the corpus is not chunked" in err
+
+
+@pytest.mark.parametrize("query", ["q\t1", "q\n1", "q\r1"])
+def test_fix_refuses_an_id_a_qrels_line_cannot_hold(query: str) -> None:
+    row = LabelDrift(query, "c\x1b::error::", 2.0, Drift("valid", ("c\x1b::error::",)))
+    report = DriftReport(drift=(row,), slices=(), queue=(), baseline=Path("baseline.json"))
+    with pytest.raises(InputError, match="a tab or line break in an id"):
+        report.reanchored()
+
+
+def test_fix_writes_hostile_ids_without_tabs_as_they_are() -> None:
+    row = LabelDrift("q::error::1", "c\x1b", 2.5, Drift("re-anchorable", ("n\x1b",)))
+    report = DriftReport(drift=(row,), slices=(), queue=(), baseline=Path("baseline.json"))
+    assert report.reanchored() == "query-id\tcorpus-id\tscore\nq::error::1\tn\x1b\t2.5\n"

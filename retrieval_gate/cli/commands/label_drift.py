@@ -61,8 +61,9 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     )
     out.write(drift_table(report))
     if args.fix:
-        write_text_atomic(Path(args.fix), report.reanchored)
-        kept = report.reanchored.count("\n") - 1
+        fixed = report.reanchored()
+        write_text_atomic(Path(args.fix), fixed)
+        kept = fixed.count("\n") - 1
         print(
             f"wrote {args.fix}: {plural(kept, 'label')} on the chunks holding their text", file=out
         )

@@ -8,6 +8,7 @@ from collections.abc import Callable, Mapping, Sequence
 from retrieval_gate.core.wording import plural
 from retrieval_gate.datasets import Dataset
 from retrieval_gate.datasets.label_drift import LabelDrift
+from retrieval_gate.errors import NotComparableError
 from retrieval_gate.gate.baseline.comparable import rescored_baseline
 from retrieval_gate.gate.baseline.rechunk import (
     Pairs,
@@ -30,6 +31,8 @@ def document_level(
     current: Baseline,
     dataset: Dataset,
     drift: Sequence[LabelDrift] | None,
+    *,
+    llm_labels: bool = False,
 ) -> tuple[Baseline, Baseline, Dataset, tuple[str, ...]]:
     """Both records re-scored on source documents, and the labelled set they are scored with.
 
@@ -39,13 +42,20 @@ def document_level(
     (`drift` orphaned: merged and split text is still in the document). A (query, document)
     graded differently on the two sides is renamed on the reference's side, so a document the
     current side lost every judged text of is a label hole there, not a non-relevant hit.
-    Unchanged, with no note, when neither side is chunked.
+    Unchanged, with no note, when neither side is chunked. NotComparableError with
+    `llm_labels` (gate.labels human+llm): the judge's labels are of chunks, not documents.
     """
     now = dataset.anchors.anchors if dataset.anchors is not None else {}
     then = baseline.chunk_anchors or {}
     if not now and not then:
         return baseline, current, dataset, ()
     refuse_scored(baseline, "dataset.level is document")
+    if llm_labels:
+        raise NotComparableError(
+            "dataset.level document rolls labels up to documents, and gate.labels human+llm "
+            "reads the judge's labels of chunks: gate at dataset.level chunk, or with people's "
+            "labels alone (gate.labels: human)"
+        )
 
     def source_now(chunk: str) -> str:
         return now[chunk].source if chunk in now else chunk

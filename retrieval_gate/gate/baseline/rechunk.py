@@ -71,13 +71,16 @@ def label_drift_since(baseline: Baseline, dataset: Dataset) -> tuple[LabelDrift,
     return label_drift(dataset.qrels, baseline.chunk_anchors, chunking)
 
 
-def rechunked(baseline: Baseline, current: Baseline, dataset: Dataset) -> Rechunk | None:
+def rechunked(
+    baseline: Baseline, current: Baseline, dataset: Dataset, *, llm_labels: bool = False
+) -> Rechunk | None:
     """The comparison across a re-chunk: the reference kept as scored against its labels,
     the current side re-scored from its top k against the labels whose judged text is one
     of its chunks' whole text (valid, re-anchorable); merged, split and orphaned labels are
     its label holes, never graded. None when no label drifted (or nothing is chunked): the
     corpus check (`corpus_changes`) decides then. NotComparableError when a metric reads the
-    retriever's scores, which the records do not keep to re-score with."""
+    retriever's scores, which the records do not keep to re-score with, or with `llm_labels`
+    (gate.labels human+llm): the judge's layer is keyed by chunk id, not anchored."""
     anchors, corpus = baseline.chunk_anchors, dataset.corpus
     if anchors is None or dataset.anchors is None or corpus is None:
         return None
@@ -86,6 +89,13 @@ def rechunked(baseline: Baseline, current: Baseline, dataset: Dataset) -> Rechun
     if all(row.drift.kind == "valid" for row in drift):
         return None
     refuse_scored(baseline, "the corpus was re-chunked since the baseline")
+    if llm_labels:
+        raise NotComparableError(
+            "the corpus was re-chunked since the baseline, and gate.labels human+llm reads the "
+            "judge's labels by chunk id: they do not follow a re-chunk. Gate the change with "
+            "people's labels (gate.labels: human), or recreate the baseline on the new chunking "
+            "and judge it again (`retrieval-gate judge`)"
+        )
     after: Pairs = {}
     for row in drift:
         if row.drift.kind in ANCHORED:

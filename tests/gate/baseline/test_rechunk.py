@@ -11,11 +11,13 @@ from pathlib import Path
 import pytest
 
 from retrieval_gate.errors import NotComparableError
+from retrieval_gate.gate.baseline.document_level import document_level
 from retrieval_gate.gate.baseline.file import read_baseline, write_baseline
 from retrieval_gate.gate.baseline.rechunk import BEFORE, rechunked
 from retrieval_gate.gate.result import failing_checks
 from retrieval_gate.pipeline.check import check
 from tests.helpers.chunkings import CHUNKED_BASELINE, copy_chunked_example, corpus_rows, write_rows
+from tests.helpers.cli import run_cli
 
 PR = "example-chunked-pr.yaml"
 
@@ -76,6 +78,16 @@ def test_the_current_side_is_graded_only_where_a_label_s_text_is_a_whole_chunk(
     assert len(anchored) == 19
 
 
+def test_the_judge_s_labels_of_chunk_ids_refuse_a_re_chunk_and_a_document_view(
+    project: Path,
+) -> None:
+    result = check(_at_chunk_level(project), cache=False)
+    with pytest.raises(NotComparableError, match=r"gate\.labels human\+llm reads the judge's"):
+        rechunked(result.baseline, result.current, result.dataset, llm_labels=True)
+    with pytest.raises(NotComparableError, match=r"dataset\.level document rolls labels up"):
+        document_level(result.baseline, result.current, result.dataset, None, llm_labels=True)
+
+
 def test_without_anchors_in_the_baseline_the_re_chunk_is_refused_as_before(project: Path) -> None:
     path = project / CHUNKED_BASELINE
     write_baseline(dataclasses.replace(read_baseline(path), chunk_anchors=None), path)
@@ -123,3 +135,11 @@ def test_a_re_chunk_that_loses_judged_text_fails_on_those_queries_slices(project
     assert "intent=billing" in failing
     assert all(members[name] & hit for name in failing)
     assert not any(name.startswith("intent=") and name != "intent=billing" for name in failing)
+
+
+def test_a_re_chunk_gives_byte_identical_results(project: Path) -> None:
+    first, second = project / "a.json", project / "b.json"
+    for path in (first, second):
+        code, _, _ = run_cli("check", "-c", project / PR, "--quiet", "--no-cache", "--json", path)
+        assert code == 0
+    assert first.read_bytes() == second.read_bytes()
