@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import bisect
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -123,18 +123,26 @@ def label_drift(
     """Every judgment of `qrels` classified against `chunking`, by (query, doc): `labelled`
     holds the anchors of the chunks as they were when judged. Never a grade for a new chunk:
     each row keeps the grade it was given, on the chunk it was given to."""
-    found: dict[str, Drift] = {}
-    rows = []
-    for query, doc, grade in zip(
+    rows = zip(
         qrels.query_ids[qrels.query].tolist(),
         qrels.docs.tolist(),
         qrels.grade.tolist(),
         strict=True,
-    ):
+    )
+    return pairs_drift(rows, labelled, chunking)
+
+
+def pairs_drift(
+    rows: Iterable[tuple[str, str, float]], labelled: Mapping[str, Anchor], chunking: Chunking
+) -> tuple[LabelDrift, ...]:
+    """`label_drift` of (query, doc, grade) rows, sorted by (query, doc), in order within."""
+    found: dict[str, Drift] = {}
+    drifts = []
+    for query, doc, grade in rows:
         if doc not in found:
             found[doc] = chunking.drift(doc, labelled.get(doc))
-        rows.append(LabelDrift(query, doc, float(grade), found[doc]))
-    return tuple(sorted(rows, key=lambda r: (r.query_id, r.doc_id)))
+        drifts.append(LabelDrift(query, doc, float(grade), found[doc]))
+    return tuple(sorted(drifts, key=lambda r: (r.query_id, r.doc_id)))
 
 
 def drift_counts(drifts: Sequence[LabelDrift]) -> dict[DriftKind, int]:

@@ -3,6 +3,7 @@ and what people must grade."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -10,13 +11,17 @@ from retrieval_gate.config.check_keys import canonical_name
 from retrieval_gate.config.schema import GateConfig
 from retrieval_gate.core.wording import aligned, one_line, plural
 from retrieval_gate.datasets import Dataset, load
+from retrieval_gate.datasets.anchors import Anchor
 from retrieval_gate.datasets.label_drift import (
     ANCHORED,
     KINDS,
+    Chunking,
     DriftKind,
     LabelDrift,
     drift_counts,
+    pairs_drift,
 )
+from retrieval_gate.datasets.llm_layer import layer_path, read_layer
 from retrieval_gate.errors import InputError
 from retrieval_gate.gate.baseline.file import read_baseline
 from retrieval_gate.gate.baseline.rechunk import label_drift_since
@@ -45,6 +50,9 @@ class DriftReport:
     queue: tuple[QueueItem, ...]
     """The (query, chunk) pairs that hold a merged or split label's text, ungraded."""
     baseline: Path
+    judge: tuple[LabelDrift, ...] | None = None
+    """The judge's layer's labels (every judge's), when the config names a judge and its
+    layer exists: counted, never moved; `retrieval-gate judge` grades the new chunks."""
 
     def reanchored(self) -> str:
         """The labels whose text is one chunk's whole text now, on that chunk, as BEIR qrels
@@ -76,7 +84,22 @@ def drift_report(config: GateConfig, baseline_path: str | Path | None = None) ->
         slices=tuple(slices),
         queue=_queue(drift, dataset, metric),
         baseline=path,
+        judge=_judge_drift(config, baseline.chunk_anchors, dataset),
     )
+
+
+def _judge_drift(
+    config: GateConfig, anchors: Mapping[str, Anchor], dataset: Dataset
+) -> tuple[LabelDrift, ...] | None:
+    """The judge's layer's labels against the current chunking; None without a judge or a
+    layer. A chunk the baseline did not anchor is taken as the current one of its id."""
+    if config.judge is None or dataset.corpus is None or dataset.anchors is None:
+        return None
+    path = layer_path(config)
+    if not path.is_file():
+        return None
+    rows = ((row.query, row.doc, float(row.grade)) for row in read_layer(path))
+    return pairs_drift(rows, anchors, Chunking(dataset.corpus, dataset.anchors))
 
 
 def drift_table(report: DriftReport) -> str:
@@ -95,6 +118,13 @@ def drift_table(report: DriftReport) -> str:
             f"orphaned: {plural(len(orphaned), 'label')} whose judged text is in no chunk now "
             f"({shown}{more}): nothing to re-anchor or grade; label the queries' new top k "
             "(`retrieval-gate label-queue`)"
+        )
+    if report.judge is not None:
+        counts = drift_counts(report.judge)
+        kinds = ", ".join(f"{counts[kind]} {kind}" for kind in KINDS)
+        lines.append(
+            f"the judge's layer: {plural(len(report.judge), 'label')} ({kinds}); the gate "
+            "moves none of them: `retrieval-gate judge` grades the new chunks"
         )
     return "\n".join(lines) + "\n"
 

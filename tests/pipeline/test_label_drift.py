@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 from pathlib import Path
 
 import pytest
 
 from retrieval_gate.config.loader import load
 from retrieval_gate.datasets.label_drift import KINDS, Drift, LabelDrift
+from retrieval_gate.datasets.llm_layer import layer_path
 from retrieval_gate.errors import InputError
-from retrieval_gate.pipeline.label_drift import DriftReport, drift_report
+from retrieval_gate.pipeline.label_drift import DriftReport, drift_report, drift_table
 from tests.helpers.builders import EXAMPLE_BASELINE
 from tests.helpers.chunkings import copy_chunked_example, corpus_rows, write_rows
 from tests.helpers.cli import run_cli
@@ -105,3 +107,36 @@ def test_fix_writes_hostile_ids_without_tabs_as_they_are() -> None:
     row = LabelDrift("q::error::1", "c\x1b", 2.5, Drift("re-anchorable", ("n\x1b",)))
     report = DriftReport(drift=(row,), slices=(), queue=(), baseline=Path("baseline.json"))
     assert report.reanchored() == "query-id\tcorpus-id\tscore\nq::error::1\tn\x1b\t2.5\n"
+
+
+def test_the_judge_s_labels_are_counted_and_never_moved(project: Path) -> None:
+    config = project / "judged.yaml"
+    config.write_text(
+        (project / PR).read_text() + "judge: {base_url: 'http://127.0.0.1:9/v1', model: m}\n"
+    )
+    report = drift_report(load(config))
+    assert report.judge is None  # no layer yet
+    layer = layer_path(load(config))
+    sha = "0" * 64
+    rows = [("q001", "kb-1406#0", 3), ("q001", "kb-1404#3", 1), ("q002", "gone#9", 2)]
+    layer.write_text(
+        "".join(
+            json.dumps(
+                {"query": q, "doc": d, "grade": g, "model": "m", "prompt_sha256": sha,
+                 "answer": str(g), "time": "2026-12-06T00:00:00Z"}
+            ) + "\n"
+            for q, d, g in rows
+        )
+    )  # fmt: skip
+    report = drift_report(load(config))
+    assert report.judge is not None
+    kinds = {(r.query_id, r.doc_id): r.drift.kind for r in report.judge}
+    assert kinds[("q002", "gone#9")] == "orphaned"
+    assert {(r.query_id, r.doc_id, r.grade) for r in report.judge} == {
+        (q, d, float(g)) for q, d, g in rows
+    }
+    line = drift_table(report).splitlines()[-1]
+    assert line.startswith("the judge's layer: 3 labels (")
+    assert line.endswith(
+        "; the gate moves none of them: `retrieval-gate judge` grades the new chunks"
+    )
