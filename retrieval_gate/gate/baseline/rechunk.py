@@ -118,9 +118,13 @@ def rechunked(
         if baseline.candidates is None
         else {q: tuple(renamed.get(d, d) for d in docs) for q, docs in baseline.candidates.items()},
     )
-    return Rechunk(
-        baseline=reference, current=scored, dataset=both, drift=drift, note=anchored_note(drift)
-    )
+    note = anchored_note(drift)
+    if current.repeats is not None:
+        note += (
+            "; the current side's repeated runs are its first run's top k re-scored (the "
+            "others keep no top k): their noise is not measured"
+        )
+    return Rechunk(baseline=reference, current=scored, dataset=both, drift=drift, note=note)
 
 
 def anchored_note(drift: Sequence[LabelDrift]) -> str:
@@ -189,8 +193,8 @@ def two_sided(dataset: Dataset, before: Pairs, after: Pairs) -> Dataset:
 
 
 def same_fingerprints(record: Baseline, like: Baseline) -> Baseline:
-    """`record` re-scored, with `like`'s fingerprints and repeats: the same run, whose labels
-    were anchored anew. Repeats are dropped: their runs' scores are not re-scored."""
+    """`record` re-scored, with `like`'s fingerprints: the same run, whose labels were
+    anchored anew. It has no repeats: only the first run's top k is kept to re-score."""
     return dataclasses.replace(record, fingerprints=like.fingerprints)
 
 

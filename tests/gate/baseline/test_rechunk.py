@@ -143,3 +143,15 @@ def test_a_re_chunk_gives_byte_identical_results(project: Path) -> None:
         code, _, _ = run_cli("check", "-c", project / PR, "--quiet", "--no-cache", "--json", path)
         assert code == 0
     assert first.read_bytes() == second.read_bytes()
+
+
+def test_repeated_runs_across_a_re_chunk_are_said_to_be_the_first_re_scored(
+    project: Path,
+) -> None:
+    result = check(_at_chunk_level(project), cache=False, repeats=2)
+    (note,) = [w for w in result.warnings if "re-chunked" in w]
+    assert note.endswith(
+        "; the current side's repeated runs are its first run's top k re-scored (the others "
+        "keep no top k): their noise is not measured"
+    )
+    assert result.current.repeats is None
