@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import math
+import shutil
+from pathlib import Path
 
 import pytest
 
 from retrieval_gate.core.model import Document
 from retrieval_gate.datasets.anchors import Anchor, corpus_anchors, span_hash
 from retrieval_gate.errors import InputError
+from tests.helpers.cli import run_cli
+from tests.helpers.paths import CONFIGS
 
 SOURCE = "one two. one two. three."
 DOCUMENTS = {"d": Document("d", "Title", SOURCE)}
@@ -88,3 +92,32 @@ def test_hostile_text_anchors_as_any_other() -> None:
     text = "::error::x\x00\u202e"
     source = {"d": Document("d", "", "pre " + text)}
     assert corpus_anchors({"c": _chunk("c", text)}, source).anchors["c"].start == 4
+
+
+def test_a_missing_documents_file_is_an_input_error_naming_the_field(tmp_path: Path) -> None:
+    text = (
+        (CONFIGS / "example-chunked.yaml")
+        .read_text()
+        .replace("documents: example/corpus.jsonl", "documents: example/nowhere.jsonl")
+    )
+    (tmp_path / "gate.yaml").write_text(text)
+    shutil.copytree(CONFIGS / "example-chunked", tmp_path / "example-chunked")
+    shutil.copytree(CONFIGS / "example", tmp_path / "example")
+    code, _, err = run_cli("run", "-c", tmp_path / "gate.yaml", "--no-cache", "--quiet")
+    assert code == 2
+    assert "dataset.documents: " in err
+    assert "nowhere.jsonl does not exist" in err
+
+
+def test_an_unknown_level_is_a_config_error_naming_the_key(tmp_path: Path) -> None:
+    text = (
+        (CONFIGS / "example-chunked.yaml")
+        .read_text()
+        .replace("level: document", 'level: "::error::para\\u001b"')
+    )
+    (tmp_path / "gate.yaml").write_text(text)
+    code, _, err = run_cli("lint", "-c", tmp_path / "gate.yaml")
+    assert code == 2
+    assert "dataset.level" in err
+    assert not any(line.lstrip().startswith("::") for line in err.splitlines())
+    assert "\x1b" not in err
