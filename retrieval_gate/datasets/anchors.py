@@ -54,6 +54,9 @@ class CorpusAnchors:
     unanchored: tuple[str, ...]
     """Sorted ids of the chunks naming a source whose span could not be found: no `start`
     and no source text, or a text the source does not contain."""
+    sources: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    """Chunk id -> the source it names, of every chunk (anchored or not): what the
+    document-level view rolls a chunk up to."""
     texts: Mapping[str, str] = dataclasses.field(default_factory=dict)
     """Source id -> its text, of the sources `documents` held: what tells the whitespace a
     splitter dropped between two chunks from text the chunking lost."""
@@ -61,7 +64,7 @@ class CorpusAnchors:
     @property
     def chunked(self) -> bool:
         """Whether any document of the corpus names a source."""
-        return bool(self.anchors) or bool(self.unanchored)
+        return bool(self.sources)
 
 
 def corpus_anchors(
@@ -83,10 +86,12 @@ def corpus_anchors(
     anchors: dict[str, Anchor] = {}
     unanchored: list[str] = []
     after: dict[str, int] = {}
+    sources: dict[str, str] = {}
     for chunk_id, document in corpus.items():
         origin = _source_of(document, source)
         if origin is None:
             continue
+        sources[chunk_id] = origin
         text = document.text
         start = _start_of(document, source)
         held = documents.get(origin) if documents is not None else None
@@ -110,7 +115,12 @@ def corpus_anchors(
     texts = {}
     if documents is not None:
         texts = {s: documents[s].text for s in sorted(after) if s in documents}
-    return CorpusAnchors(dict(sorted(anchors.items())), tuple(sorted(unanchored)), texts)
+    return CorpusAnchors(
+        dict(sorted(anchors.items())),
+        tuple(sorted(unanchored)),
+        dict(sorted(sources.items())),
+        texts,
+    )
 
 
 def dataset_anchors(

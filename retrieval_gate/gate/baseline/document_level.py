@@ -36,8 +36,9 @@ def document_level(
 ) -> tuple[Baseline, Baseline, Dataset, tuple[str, ...]]:
     """Both records re-scored on source documents, and the labelled set they are scored with.
 
-    A chunk's source is its anchor's (the baseline's for its own chunks, the corpus's for the
-    current side's); a document that is no chunk is its own source. The reference's labels
+    A chunk's source is its anchor's for the baseline's own chunks, and the one its metadata
+    names for the current side's (anchored or not); a document that is no chunk is its own
+    source. The reference's labels
     roll up as they are; the current side's leave out the labels whose judged text is gone
     (`drift` orphaned: merged and split text is still in the document). A (query, document)
     graded differently on the two sides is renamed on the reference's side, so a document the
@@ -45,7 +46,7 @@ def document_level(
     Unchanged, with no note, when neither side is chunked. NotComparableError with
     `llm_labels` (gate.labels human+llm): the judge's labels are of chunks, not documents.
     """
-    now = dataset.anchors.anchors if dataset.anchors is not None else {}
+    now = dataset.anchors.sources if dataset.anchors is not None else {}
     then = baseline.chunk_anchors or {}
     if not now and not then:
         return baseline, current, dataset, ()
@@ -58,7 +59,7 @@ def document_level(
         )
 
     def source_now(chunk: str) -> str:
-        return now[chunk].source if chunk in now else chunk
+        return now.get(chunk, chunk)  # the source it names, anchored or not
 
     def source_then(chunk: str) -> str:
         return then[chunk].source if chunk in then else source_now(chunk)

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from retrieval_gate.errors import NotComparableError
-from retrieval_gate.gate.baseline.document_level import document_level
+from retrieval_gate.gate.baseline.document_level import ROLLED, document_level
 from retrieval_gate.gate.baseline.file import read_baseline, write_baseline
 from retrieval_gate.gate.baseline.rechunk import BEFORE, rechunked
 from retrieval_gate.gate.result import failing_checks
@@ -155,3 +155,20 @@ def test_repeated_runs_across_a_re_chunk_are_said_to_be_the_first_re_scored(
         "keep no top k): their noise is not measured"
     )
     assert result.current.repeats is None
+
+
+def test_the_document_view_needs_only_the_source_each_chunk_names(project: Path) -> None:
+    anchored = check(project / "example-chunked.yaml", cache=False)
+    text = (project / "example-chunked.yaml").read_text()
+    plain = project / "sources-only.yaml"
+    plain.write_text(
+        text.replace("  documents: example/corpus.jsonl", "").replace(
+            "example-chunked/baseline.json", "sources-only/baseline.json"
+        )
+    )
+    code, _, err = run_cli("baseline", "-c", plain, "--no-cache", "--quiet")
+    assert code == 0, err
+    result = check(plain, cache=False)
+    assert ROLLED in result.warnings
+    means = {(c.metric, c.slice): c.current_mean for c in anchored.comparisons}
+    assert {(c.metric, c.slice): c.current_mean for c in result.comparisons} == means
