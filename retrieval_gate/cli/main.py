@@ -30,6 +30,7 @@ def build_parser() -> argparse.ArgumentParser:
         history,
         init,
         judge,
+        label_drift,
         label_queue,
         lint,
         merge_layer,
@@ -58,6 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_parser(commands)
     comment.add_parser(commands)
     label_queue.add_parser(commands)
+    label_drift.add_parser(commands)
     judge.add_parser(commands)
     merge_layer.add_parser(commands)
     calibrate.add_parser(commands)

@@ -206,6 +206,18 @@ class DatasetConfig(StrictModel):
         "err_ia@k, ...)",
     )
     corpus: str | None = Field(None, description="corpus.jsonl (needed by the bm25 retriever)")
+    documents: str | None = Field(
+        None,
+        description="a chunked corpus's source documents (corpus.jsonl layout): each chunk "
+        "(metadata.source names its document) is found in its source's text when its "
+        "metadata gives no start",
+    )
+    level: Literal["chunk", "document"] = Field(
+        "chunk",
+        description="document: a chunked corpus's results and labels rolled up to their source "
+        "documents (a document ranks where its first chunk does; its grade is its judged "
+        "chunks' highest) before scoring",
+    )
     ir_datasets: str | None = Field(
         None, description="an ir_datasets id (cranfield, beir/scifact/test) instead of files"
     )

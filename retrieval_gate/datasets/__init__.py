@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from retrieval_gate.core.judgments import Judgments
 from retrieval_gate.core.model import Query
+from retrieval_gate.datasets.anchors import dataset_anchors
 from retrieval_gate.datasets.dataset import Dataset, DataWarning, Labels, assemble
 from retrieval_gate.datasets.draws import draws_path, read_draws
 from retrieval_gate.datasets.files import (
@@ -72,6 +73,9 @@ def load_labels(spec: DatasetConfig, base_dir: Path, *, judgments_required: bool
     if spec.subtopics:
         path = field_path(spec.subtopics, base_dir, "dataset.subtopics")
         labels = dataclasses.replace(labels, subtopics=read_subtopics(path))
+    if labels.corpus is not None:
+        anchors = dataset_anchors(spec, base_dir, labels.corpus)
+        labels = dataclasses.replace(labels, anchors=anchors if anchors.chunked else None)
     qrels = qrels_file(spec, base_dir)
     record = read_draws(draws_path(qrels)) if qrels is not None else None
     return dataclasses.replace(labels, draws=record) if record is not None else labels

@@ -16,6 +16,7 @@ from retrieval_gate.core.judgments import Combine, Judgments
 from retrieval_gate.core.model import Document, Query
 from retrieval_gate.core.qrels import Qrels
 from retrieval_gate.core.wording import plural
+from retrieval_gate.datasets.anchors import CorpusAnchors
 
 if TYPE_CHECKING:
     from retrieval_gate.datasets.draws import DrawRecord
@@ -65,6 +66,8 @@ class Labels:
     """Judgments per intent (dataset.subtopics), for the diversity metrics."""
     draws: DrawRecord | None = None
     """The draw record beside the qrels file (`datasets.draws`); None: there is none."""
+    anchors: CorpusAnchors | None = None
+    """The corpus's chunk anchors (`Dataset.anchors`)."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -81,6 +84,9 @@ class Dataset:
     """Judgments per intent (dataset.subtopics), for the diversity metrics."""
     draws: DrawRecord | None = None
     """How the human-labelled queries were chosen (`datasets.draws`); None: not recorded."""
+    anchors: CorpusAnchors | None = None
+    """Where each chunk of a chunked corpus sits in its source document; None when the
+    corpus is not chunked (no document names a source) or there is none."""
 
     @cached_property
     def fingerprint(self) -> str:
@@ -169,6 +175,7 @@ def assemble(
         labels.source,
         labels.subtopics,
         labels.draws,
+        labels.anchors,
     )
 
 

@@ -12,7 +12,7 @@ from retrieval_gate.config.schema import GateConfig
 from retrieval_gate.core.ids import FloatArray
 from retrieval_gate.datasets import Dataset
 from retrieval_gate.gate.baseline.comparable import comparable_baseline
-from retrieval_gate.gate.baseline.corpus_changes import corpus_checked
+from retrieval_gate.gate.baseline.compared_sides import compared_sides
 from retrieval_gate.gate.baseline.record import Baseline
 from retrieval_gate.gate.baseline.repeats import noise_of, runs_of
 from retrieval_gate.gate.baseline.retrieved_ids import unknown_sides
@@ -51,19 +51,21 @@ def decide(
 
     When only the judgments changed since the baseline, it is re-scored under the current ones
     and a warning says so (`comparable_baseline`). The queries that judged a document removed
-    from the corpus or rewritten since are left out of every check (`corpus_checked`); the
-    result keeps both whole records. `latency`: how this job measured both sides' latencies;
-    without it latency checks are report-only (`operational_columns`). `judge`: the judge's
+    from the corpus or rewritten since are left out of every check (`corpus_checked`), unless
+    the corpus was re-chunked: then each side is scored against the labels anchored to its
+    own chunking (`compared_sides`); the result keeps both whole records. `latency`: how this
+    job measured both sides' latencies; without it latency checks are report-only
+    (`operational_columns`). `judge`: the judge's
     labels of `dataset`'s queries, which gate.labels human+llm needs (`pipeline.judge_labels`).
     """
     warnings = (*warnings, *unknown_sides(baseline.top_k, current.top_k, dataset, config))
     baseline, note = comparable_baseline(baseline, current, dataset)
     if note:
         warnings = (*warnings, note)
-    whole_baseline, whole_current, labelled = baseline, current, dataset
-    baseline, current, dataset, corpus = corpus_checked(
-        baseline, current, dataset, config.gate.min_coverage
-    )
+    whole_baseline, labelled = baseline, dataset
+    sides = compared_sides(baseline, current, dataset, config)
+    whole_current, warnings = sides.whole_current, (*warnings, *sides.notes)
+    baseline, current, dataset, corpus = sides.baseline, sides.current, sides.dataset, sides.corpus
     slices = slice_queries(
         dataset.queries, config.slices.by, config.slices.combine, config.slices.query_length.bins
     )

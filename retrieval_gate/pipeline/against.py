@@ -6,7 +6,7 @@ import dataclasses
 import json
 import subprocess
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +20,7 @@ from retrieval_gate.errors import GateError, InputError
 if TYPE_CHECKING:
     from retrieval_gate.config.schema import GateConfig
     from retrieval_gate.datasets import Dataset
+    from retrieval_gate.datasets.anchors import Anchor
     from retrieval_gate.gate.baseline.record import Baseline
     from retrieval_gate.pipeline.execute import Looks
 
@@ -232,7 +233,9 @@ def reference_record(
     record = current.record
     if own_index:
         record = dataclasses.replace(
-            record, judged_documents=_hashes_at_ref(current.dataset, labelled_at_ref)
+            record,
+            judged_documents=_hashes_at_ref(current.dataset, labelled_at_ref),
+            chunk_anchors=_anchors_at_ref(current.dataset, labelled_at_ref, record.top_k),
         )
     return record, tuple(notes)
 
@@ -393,6 +396,18 @@ def _labelled_at(at_ref: GateConfig) -> Dataset | None:
         return load_dataset(at_ref.dataset, at_ref.base_dir, keep_unjudged=keep)
     except GateError:
         return None
+
+
+def _anchors_at_ref(
+    head: Dataset, at_ref: Dataset | None, top_k: Mapping[str, Sequence[str]]
+) -> dict[str, Anchor] | None:
+    """The anchors of the chunks at REF that the working tree's labels and REF's top k
+    name: a re-chunk since REF is then gated as one since a baseline (`gate/baseline/rechunk`)."""
+    from retrieval_gate.gate.baseline.rechunk import recorded_anchors
+
+    if at_ref is None:
+        return None
+    return recorded_anchors(dataclasses.replace(head, anchors=at_ref.anchors), top_k)
 
 
 def _hashes_at_ref(head: Dataset, at_ref: Dataset | None) -> dict[str, str] | None:

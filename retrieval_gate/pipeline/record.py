@@ -14,6 +14,7 @@ from retrieval_gate.core.version import __version__
 from retrieval_gate.datasets import Dataset
 from retrieval_gate.errors import GateError
 from retrieval_gate.gate.baseline.corpus_changes import judged_document_hashes
+from retrieval_gate.gate.baseline.rechunk import recorded_anchors
 from retrieval_gate.gate.baseline.record import (
     Baseline,
     Fingerprints,
@@ -184,6 +185,7 @@ def _record_once(
     )
     stage = execution.stage
     columns = {**scores.values, **(stage.values if stage is not None else {})}
+    top_k = top_k_ids(execution.run.run, config.k)
     record = make_baseline(
         fingerprints=Fingerprints(
             dataset=dataset.fingerprint,
@@ -197,11 +199,12 @@ def _record_once(
         slice_definition=definition,
         query_ids=scores.query_ids,
         scores={**columns, **evaluated.values, **measured},
-        top_k=top_k_ids(execution.run.run, config.k),
+        top_k=top_k,
         candidates=stage.top if stage is not None else None,
         tool_version=__version__,
         repo_dir=repo_dir if repo_dir is not None else config.base_dir,
         judged_documents=judged_document_hashes(dataset),
+        chunk_anchors=recorded_anchors(dataset, top_k),
     )
     failed = tuple(failure.query_id for failure in execution.run.failures)
     warnings = (*warnings, *evaluated.warnings)

@@ -15,6 +15,9 @@ from pydantic import (
     ConfigDict,
     Discriminator,
     Field,
+    StrictInt,
+    StrictStr,
+    StringConstraints,
     Tag,
     ValidationError,
 )
@@ -24,6 +27,7 @@ from retrieval_gate.config.columns import operational_column
 from retrieval_gate.core.ids import FloatArray
 from retrieval_gate.core.model import MAX_CANDIDATES
 from retrieval_gate.core.top_k_ids import TopKIds
+from retrieval_gate.datasets.anchors import Anchor
 from retrieval_gate.errors import InputError
 from retrieval_gate.gate.baseline.record import (
     RECREATE,
@@ -51,6 +55,18 @@ def _document_hash(value: str) -> str:
     if not _DOCUMENT_HASH.fullmatch(value):
         raise ValueError("a judged document's hash is 16 lowercase hex digits")
     return value
+
+
+def _span_hash(value: str) -> str:
+    if not _DOCUMENT_HASH.fullmatch(value):
+        raise ValueError("a chunk anchor's hash is 16 lowercase hex digits")
+    return value
+
+
+def _ordered_span(span: tuple[str, int, int, str]) -> tuple[str, int, int, str]:
+    if span[2] < span[1]:
+        raise ValueError("a chunk anchor's end is before its start")
+    return span
 
 
 def baseline_document(
@@ -106,6 +122,10 @@ def baseline_document(
         }
     if baseline.judged_documents is not None:
         document["judged_documents"] = dict(baseline.judged_documents)
+    if baseline.chunk_anchors is not None:
+        document["chunk_anchors"] = {
+            chunk: [a.source, a.start, a.end, a.hash] for chunk, a in baseline.chunk_anchors.items()
+        }
     return document
 
 
@@ -235,6 +255,9 @@ def from_document(data: Any, source: str, where: str, *, clock: bool) -> Baselin
         repeats=repeats,
         judged_documents=model.judged_documents,
         candidates=None if model.candidates is None else TopKIds.of(model.candidates),
+        chunk_anchors=None
+        if model.chunk_anchors is None
+        else {chunk: Anchor(*span) for chunk, span in model.chunk_anchors.items()},
     )
 
 
@@ -390,3 +413,20 @@ class _BaselineFile(_FileModel):
     repeats: _RepeatsFile | None = None
     judged_documents: dict[str, Annotated[str, AfterValidator(_document_hash)]] | None = None
     """Optional (files made before it read as before, unchecked for corpus changes)."""
+    chunk_anchors: (
+        dict[
+            str,
+            Annotated[
+                tuple[
+                    Annotated[StrictStr, StringConstraints(min_length=1, max_length=1000)],
+                    Annotated[StrictInt, Field(ge=0)],
+                    Annotated[StrictInt, Field(ge=0)],
+                    Annotated[StrictStr, AfterValidator(_span_hash)],
+                ],
+                Field(strict=False),  # a JSON array: lax for the tuple alone, strict inside
+                AfterValidator(_ordered_span),
+            ],
+        ]
+        | None
+    ) = None
+    """Optional: [source, start, end, hash] per chunk (files without it: no re-chunk gated)."""

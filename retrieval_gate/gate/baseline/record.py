@@ -16,6 +16,7 @@ import numpy.typing as npt
 
 from retrieval_gate.core.ids import FloatArray
 from retrieval_gate.core.top_k_ids import TopKIds
+from retrieval_gate.datasets.anchors import Anchor
 from retrieval_gate.gate.baseline.provenance import git_state
 
 SCHEMA_VERSION = 1
@@ -102,6 +103,10 @@ class Baseline:
     candidates: Mapping[str, tuple[str, ...]] | None = None
     """Query id -> a two-stage retriever's first candidates, as deep as its `candidates:`
     checks read (pipeline/candidates.py); None without such checks."""
+    chunk_anchors: Mapping[str, Anchor] | None = None
+    """Chunk id -> its anchor (source document, span, hash) for each chunk judged or in a top
+    k, sorted by id: what a later chunking's labels are found by (`gate/baseline/rechunk.py`).
+    None when the corpus is not chunked, or in files made before it was recorded."""
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Baseline):
@@ -125,6 +130,7 @@ def make_baseline(
     now: datetime | None = None,
     judged_documents: Mapping[str, str] | None = None,
     candidates: Mapping[str, Sequence[str]] | None = None,
+    chunk_anchors: Mapping[str, Anchor] | None = None,
 ) -> Baseline:
     """A baseline of these scores, stamped with `now` (UTC) and the git state of `repo_dir`.
 
@@ -178,6 +184,7 @@ def make_baseline(
         candidates=None
         if candidates is None
         else TopKIds.of({q: tuple(map(str, d)) for q, d in candidates.items() if q in labelled}),
+        chunk_anchors=None if chunk_anchors is None else dict(sorted(chunk_anchors.items())),
     )
 
 

@@ -3,6 +3,7 @@
 from retrieval_gate.lint.engine import RULES
 from retrieval_gate.lint.rules import (  # noqa: F401  (their rules register on import)
     agreement,
+    chunks,
     labels,
     metrics,
     power,
@@ -17,6 +18,8 @@ ORDER = (
     "query-without-judgments",
     "no-relevant-document",
     "judged-doc-not-in-corpus",
+    "unanchored-chunk",
+    "label-drift",
     "non-integer-grade",
     "top-grade-heavy",
     "positives-only",

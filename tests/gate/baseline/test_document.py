@@ -8,8 +8,12 @@ from pathlib import Path
 
 import pytest
 
+from retrieval_gate.datasets.anchors import Anchor
+from retrieval_gate.errors import InputError
+from retrieval_gate.gate.baseline.file import read_baseline, write_baseline
 from tests.helpers.builders import checked_tiny
 from tests.helpers.cli import run_cli
+from tests.helpers.paths import CONFIGS
 
 
 @pytest.fixture(scope="module")
@@ -78,3 +82,42 @@ def test_compare_refuses_a_baseline_cost_past_any_real_one(tiny: Path) -> None:
     query = json.loads(baseline.read_text(encoding="utf-8"))["query_ids"][0]
     assert f"{baseline}: invalid baseline:" in err
     assert f"scores.cost_mean[0] (query {query!r}): 1e+300 is outside [0, 1e+15]" in err
+
+
+CHUNKED = CONFIGS / ".retrieval-gate" / "example-chunked" / "baseline.json"
+
+
+def test_chunk_anchors_read_back_as_written(tmp_path: Path) -> None:
+    record = read_baseline(CHUNKED)
+    assert record.chunk_anchors is not None
+    assert record.chunk_anchors["kb-1101#0"] == Anchor("kb-1101", 0, 291, "bc50cfdb96369431")
+    path = tmp_path / "baseline.json"
+    write_baseline(record, path)
+    assert read_baseline(path) == record
+
+
+@pytest.mark.parametrize(
+    ("span", "said"),
+    [
+        (["kb-1101", True, 291, "bc50cfdb96369431"], "chunk_anchors.kb-1101#0[1]"),
+        (["kb-1101", -1, 291, "bc50cfdb96369431"], "chunk_anchors.kb-1101#0[1]"),
+        (["kb-1101", 0, 291.5, "bc50cfdb96369431"], "chunk_anchors.kb-1101#0[2]"),
+        (["kb-1101", 9, 3, "bc50cfdb96369431"], "end is before its start"),
+        (["kb-1101", 0, 291, "::error::x"], "hash is 16 lowercase hex digits"),
+        (["", 0, 291, "bc50cfdb96369431"], "chunk_anchors.kb-1101#0[0]"),
+        (["x" * 1001, 0, 291, "bc50cfdb96369431"], "chunk_anchors.kb-1101#0[0]"),
+        (["kb-1101", 0, 291], "chunk_anchors.kb-1101#0"),
+        ({"source": "kb-1101"}, "chunk_anchors.kb-1101#0"),
+        ([[[["kb-1101"]]], 0, 291, "bc50cfdb96369431"], "chunk_anchors.kb-1101#0[0]"),
+    ],
+)
+def test_a_broken_chunk_anchor_is_an_input_error_naming_it(
+    tmp_path: Path, span: object, said: str
+) -> None:
+    document = json.loads(CHUNKED.read_text(encoding="utf-8"))
+    document["chunk_anchors"]["kb-1101#0"] = span
+    path = tmp_path / "baseline.json"
+    path.write_text(json.dumps(document), encoding="utf-8")
+    with pytest.raises(InputError, match="invalid baseline") as raised:
+        read_baseline(path)
+    assert said in str(raised.value)

@@ -1,0 +1,62 @@
+"""The two records and the labelled set a decision compares: the corpus checked, a re-chunk
+anchored, or both sides rolled up to documents."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from retrieval_gate.config.schema import GateConfig
+from retrieval_gate.datasets import Dataset
+from retrieval_gate.gate.baseline.corpus_changes import CorpusCheck, corpus_checked
+from retrieval_gate.gate.baseline.document_level import document_level
+from retrieval_gate.gate.baseline.rechunk import rechunked
+from retrieval_gate.gate.baseline.record import Baseline
+
+
+@dataclass(frozen=True, kw_only=True, eq=False)
+class ComparedSides:
+    """What `decide` compares, and the current record as the result keeps it whole."""
+
+    whole_current: Baseline
+    """The current record over every query: re-scored under its anchored labels after a
+    re-chunk, else as given."""
+    baseline: Baseline
+    current: Baseline
+    dataset: Dataset
+    corpus: CorpusCheck
+    notes: tuple[str, ...]
+
+
+def compared_sides(
+    baseline: Baseline, current: Baseline, dataset: Dataset, config: GateConfig
+) -> ComparedSides:
+    """A re-chunk gated on each side's anchored labels (`rechunked`); otherwise the queries
+    whose judged documents changed left out (`corpus_checked`). With dataset.level document,
+    both sides then rolled up to source documents (`document_level`), across a re-chunk from
+    the records as their own chunkings scored them."""
+    llm = config.gate.uses_llm_labels
+    rechunk = rechunked(baseline, current, dataset, llm_labels=llm)
+    notes: tuple[str, ...] = ()
+    if rechunk is None:
+        whole = current
+        baseline, current, dataset, corpus = corpus_checked(
+            baseline, current, dataset, config.gate.min_coverage
+        )
+        rolled_from = (baseline, current, dataset)
+    else:
+        whole, notes = rechunk.current, (rechunk.note,)
+        rolled_from = (baseline, whole, dataset)
+        baseline, current, dataset = rechunk.baseline, rechunk.current, rechunk.dataset
+        corpus = CorpusCheck(checked=True)
+    if config.dataset.level == "document":
+        drift = rechunk.drift if rechunk is not None else None
+        baseline, current, dataset, rolled = document_level(*rolled_from, drift, llm_labels=llm)
+        notes = (*notes, *rolled)
+    return ComparedSides(
+        whole_current=whole,
+        baseline=baseline,
+        current=current,
+        dataset=dataset,
+        corpus=corpus,
+        notes=notes,
+    )

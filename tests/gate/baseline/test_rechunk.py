@@ -1,0 +1,174 @@
+"""A re-chunked corpus gated: the chunked example's pull request that changes only the chunk
+size passes at the document level, a re-chunk that loses judged text fails on the slices of
+the queries that judged it, and at the chunk level the drifted labels are label holes."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+import pytest
+
+from retrieval_gate.errors import NotComparableError
+from retrieval_gate.gate.baseline.document_level import ROLLED, document_level
+from retrieval_gate.gate.baseline.file import read_baseline, write_baseline
+from retrieval_gate.gate.baseline.rechunk import BEFORE, rechunked
+from retrieval_gate.gate.result import failing_checks
+from retrieval_gate.pipeline.check import check
+from tests.helpers.chunkings import CHUNKED_BASELINE, copy_chunked_example, corpus_rows, write_rows
+from tests.helpers.cli import run_cli
+
+PR = "example-chunked-pr.yaml"
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    return copy_chunked_example(tmp_path / "project")
+
+
+def _at_chunk_level(project: Path) -> Path:
+    text = (project / PR).read_text(encoding="utf-8").replace("level: document", "level: chunk")
+    path = project / "chunk-level.yaml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_the_unchanged_chunking_passes_with_no_drift_note(project: Path) -> None:
+    result = check(project / "example-chunked.yaml", cache=False)
+    assert result.status == "pass"
+    assert not any("re-chunked" in warning for warning in result.warnings)
+
+
+def test_a_chunk_size_change_passes_at_the_document_level_and_says_what_it_anchored(
+    project: Path,
+) -> None:
+    result = check(project / PR, cache=False)
+    assert result.status == "pass"
+    assert not failing_checks(result.comparisons)
+    (note,) = [w for w in result.warnings if "re-chunked" in w]
+    assert note.startswith(
+        "the corpus was re-chunked since the baseline: the baseline's chunking anchors all 806 "
+        "labels, the current one 19 (0 valid, 19 re-anchorable); the other 787 (11 merged, 776 "
+        "split) are label holes for the current side"
+    )
+
+
+def test_the_current_side_is_graded_only_where_a_label_s_text_is_a_whole_chunk(
+    project: Path,
+) -> None:
+    result = check(_at_chunk_level(project), cache=False)
+    rechunk = rechunked(result.baseline, result.current, result.dataset)
+    assert rechunk is not None
+    anchored = {
+        (r.query_id, r.drift.chunks[0], r.grade)
+        for r in rechunk.drift
+        if r.drift.kind in ("valid", "re-anchorable")
+    }
+    qrels = rechunk.dataset.qrels
+    rows = zip(
+        qrels.query_ids[qrels.query].tolist(),
+        qrels.docs.tolist(),
+        qrels.grade.tolist(),
+        strict=True,
+    )
+    # Every id the current chunking holds is graded by an anchored label, or not at all.
+    current_side = {(q, d, g) for q, d, g in rows if not d.endswith(BEFORE)}
+    assert current_side == anchored
+    assert len(anchored) == 19
+
+
+def test_the_judge_s_labels_of_chunk_ids_refuse_a_re_chunk_and_a_document_view(
+    project: Path,
+) -> None:
+    result = check(_at_chunk_level(project), cache=False)
+    with pytest.raises(NotComparableError, match=r"gate\.labels human\+llm reads the judge's"):
+        rechunked(result.baseline, result.current, result.dataset, llm_labels=True)
+    with pytest.raises(NotComparableError, match=r"dataset\.level document rolls labels up"):
+        document_level(result.baseline, result.current, result.dataset, None, llm_labels=True)
+
+
+def test_without_anchors_in_the_baseline_the_re_chunk_is_refused_as_before(project: Path) -> None:
+    path = project / CHUNKED_BASELINE
+    write_baseline(dataclasses.replace(read_baseline(path), chunk_anchors=None), path)
+    with pytest.raises(NotComparableError, match="the corpus changed under the labels of 131"):
+        check(project / PR, cache=False)
+
+
+def test_at_the_chunk_level_the_drifted_labels_are_holes_the_verdict_depends_on(
+    project: Path,
+) -> None:
+    result = check(_at_chunk_level(project), cache=False)
+    failing = failing_checks(result.comparisons)
+    assert failing  # the split labels' new chunks are unjudged: non-relevant as decided
+    holes = {(h.metric, h.slice): h for h in result.label_holes}
+    # Graded the best way for the current side, every failure goes away: it depends on them.
+    assert all(not holes[(c.metric, c.slice)].robust for c in failing)
+    assert all(holes[(c.metric, c.slice)].best != "regressed" for c in failing)
+
+
+def test_a_re_chunk_that_loses_judged_text_fails_on_those_queries_slices(project: Path) -> None:
+    queries = [
+        json.loads(line)
+        for line in (project / "example" / "queries.jsonl").read_text().splitlines()
+    ]
+    intent = {q["_id"]: q["intent"] for q in queries}
+    judged: dict[str, set[str]] = {}
+    for line in (project / "example" / "qrels" / "test.tsv").read_text().splitlines()[1:]:
+        query, doc, grade = line.split("\t")
+        if int(grade) >= 1:
+            judged.setdefault(doc, set()).add(query)
+    # The articles only billing questions judged relevant: the chunker loses their text.
+    lost = {doc for doc, by in judged.items() if {intent[q] for q in by} == {"billing"}}
+    hit = {q for doc in lost for q in judged[doc]}
+    assert len(lost) >= 10
+    assert len(hit) >= 10
+    corpus = project / "example-chunked" / "corpus-200.jsonl"
+    write_rows(corpus, [r for r in corpus_rows(corpus) if r["metadata"]["source"] not in lost])
+    result = check(project / PR, cache=False)
+    assert result.status == "fail"
+    members: dict[str, set[str]] = {"all": set(intent)}
+    for q in queries:
+        for field in ("intent", "segment"):
+            members.setdefault(f"{field}={q[field]}", set()).add(q["_id"])
+    failing = {c.slice for c in failing_checks(result.comparisons)}
+    assert "intent=billing" in failing
+    assert all(members[name] & hit for name in failing)
+    assert not any(name.startswith("intent=") and name != "intent=billing" for name in failing)
+
+
+def test_a_re_chunk_gives_byte_identical_results(project: Path) -> None:
+    first, second = project / "a.json", project / "b.json"
+    for path in (first, second):
+        code, _, _ = run_cli("check", "-c", project / PR, "--quiet", "--no-cache", "--json", path)
+        assert code == 0
+    assert first.read_bytes() == second.read_bytes()
+
+
+def test_repeated_runs_across_a_re_chunk_are_said_to_be_the_first_re_scored(
+    project: Path,
+) -> None:
+    result = check(_at_chunk_level(project), cache=False, repeats=2)
+    (note,) = [w for w in result.warnings if "re-chunked" in w]
+    assert note.endswith(
+        "; the current side's repeated runs are its first run's top k re-scored (the others "
+        "keep no top k): their noise is not measured"
+    )
+    assert result.current.repeats is None
+
+
+def test_the_document_view_needs_only_the_source_each_chunk_names(project: Path) -> None:
+    anchored = check(project / "example-chunked.yaml", cache=False)
+    text = (project / "example-chunked.yaml").read_text()
+    plain = project / "sources-only.yaml"
+    plain.write_text(
+        text.replace("  documents: example/corpus.jsonl", "").replace(
+            "example-chunked/baseline.json", "sources-only/baseline.json"
+        )
+    )
+    code, _, err = run_cli("baseline", "-c", plain, "--no-cache", "--quiet")
+    assert code == 0, err
+    result = check(plain, cache=False)
+    assert ROLLED in result.warnings
+    means = {(c.metric, c.slice): c.current_mean for c in anchored.comparisons}
+    assert {(c.metric, c.slice): c.current_mean for c in result.comparisons} == means

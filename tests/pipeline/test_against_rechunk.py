@@ -1,0 +1,56 @@
+"""`check --against REF` across a re-chunk: a retriever with its own index (a saved run) at
+REF searched REF's chunks, so the reference side's labels are anchored in REF's chunking."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from tests.helpers.chunkings import copy_chunked_example
+from tests.helpers.cli import run_cli
+from tests.helpers.git import git
+
+RUN_FILE = """retriever:
+  type: run_file
+  path: run.trec
+"""
+
+
+def test_a_chunk_size_change_against_main_passes_and_says_what_it_anchored(
+    tmp_path: Path,
+) -> None:
+    chunked = copy_chunked_example(tmp_path / "chunked")
+    runs = {}
+    for name, config in (("300", "example-chunked.yaml"), ("200", "example-chunked-pr.yaml")):
+        runs[name] = tmp_path / f"run-{name}.trec"
+        code, _, err = run_cli(
+            "run", "-c", chunked / config, "-o", runs[name], "--no-cache", "--quiet"
+        )
+        assert code == 0, err
+    root = tmp_path / "repo"
+    (root / "search").mkdir(parents=True)
+    for folder in ("example", "example-chunked"):
+        shutil.copytree(chunked / folder, root / "search" / folder)
+    text = (chunked / "example-chunked.yaml").read_text()
+    text = text[: text.index("\nbaseline:")] + "\n"
+    text = text.replace("retriever:\n  type: bm25\n", RUN_FILE)
+    gate = root / "search" / "gate.yaml"
+    gate.write_text(text)
+    shutil.copy(runs["300"], root / "search" / "run.trec")
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "chunks of 300 characters")
+    # The pull request: chunks of 200 characters, and the retriever's run over them.
+    gate.write_text(text.replace("corpus-300.jsonl", "corpus-200.jsonl"))
+    shutil.copy(runs["200"], root / "search" / "run.trec")
+    result = root / "result.json"
+    code, _, err = run_cli("check", "-c", gate, "--against", "main", "--quiet", "--json", result)
+    assert code == 0, err
+    document = json.loads(result.read_text())
+    assert document["status"] == "pass"
+    assert any(
+        w.startswith("the corpus was re-chunked since the baseline: the baseline's chunking "
+                     "anchors all 806 labels, the current one 19")
+        for w in document["warnings"]
+    )  # fmt: skip
