@@ -29,6 +29,7 @@ from retrieval_gate.gate.checks.compare import (
     compare,
     run_spread,
 )
+from retrieval_gate.gate.checks.family import widest_level
 from retrieval_gate.gate.power.figures import CheckPower, Correlated, PowerReport
 from retrieval_gate.gate.power.spread import (
     DeltaSource,
@@ -43,6 +44,7 @@ from retrieval_gate.stats.detectability import (
     detectable_drop,
     fail_probability,
     fails_closed,
+    operating_characteristic,
     queries_needed,
 )
 
@@ -119,6 +121,7 @@ def estimate(
     )
     t_test = settings.test == "t"
     kind: Kind = spread.kind if spread is not None else "assumption"
+    levels = tuple(c.level for c in comparisons if c.gated and c.level is not None)
     found = []
     for c in comparisons:
         threshold = overrides.get(c.slice, {}).get(c.metric, thresholds[c.metric])
@@ -149,10 +152,10 @@ def estimate(
                 "run_df": noise.df if noise else None,
             }
             ruled = common | {"rule": settings.rule, "on_inconclusive": settings.on_inconclusive}
-            detectable = detectable_drop(n=c.n, power=settings.power, **ruled)
+            widest = None if c.level is None else widest_level(c.level, levels, settings)
+            detectable, chances = operating_characteristic(ruled, c.n, settings.power, widest)
             # Run-wide noise does not shrink with more queries: no honest count to give.
             needed = None if noise else queries_needed(power=settings.power, **ruled)
-            chances = tuple(fail_probability(m * c.max_drop, n=c.n, **ruled) for m in OPERATING)
             # The mixture's figure is derived for the default rule's test against no change.
             if settings.rule == "significant-drop":
                 concentrated = concentrated_drop(common, c.n, settings.power)
