@@ -112,8 +112,9 @@ def estimate(
     level and reason depend only on the slice sizes, so they are exactly what `check` will use.
     `sd_factors` scale each (metric, slice)'s sd and `checks`, when given, replace `compare`'s
     (prediction-powered checks: `assisted_view.power_view`). `spread`, aligned with `scores`, gives
-    each check's sd of the differences when it has a spread there; else the baseline's own sd
-    stands for it (the assumption), and the figures at CORRELATIONS go beside it.
+    each check's sd of the differences when it has a spread there, and how its pairs' sides
+    correlate; else the baseline's own sd, scaled to each correlation of RANGE, stands for it
+    (the assumption): the figures at CORRELATIONS and P(fail)'s range over RANGE go with it.
     """
     comparisons = (
         checks

@@ -96,6 +96,14 @@ def test_the_runs_correlation_is_pooled_over_pairs_with_their_range() -> None:
     assert source.correlation("other", np.arange(n)) is None
     tiny = DeltaSource(kind="run", label="f", query_ids=("a", "b"), pairs=(), sides=(short,))
     assert tiny.correlation("m", np.arange(2)) is None
+    # A value that is not finite (a metric undefined for a query) leaves that query out.
+    broken = sides[0][1]["m"].copy()
+    broken[:2] = [np.nan, np.inf]
+    holed = DeltaSource(kind="run", label="f", query_ids=ids, pairs=(),
+                        sides=(({"m": sides[0][0]["m"]}, {"m": broken}),))  # fmt: skip
+    kept = holed.correlation("m", np.arange(n))
+    assert kept is not None
+    assert kept.value == pytest.approx(float(np.corrcoef(sides[0][0]["m"][2:], broken[2:])[0, 1]))
     # Aligned, a query the pair lacks is left out of both sides.
     moved = source.aligned(("x", *ids))
     again = moved.correlation("m", np.arange(n + 1))
