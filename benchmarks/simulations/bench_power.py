@@ -19,6 +19,7 @@ for _name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_name, "1")
 
 import argparse  # noqa: E402
+import dataclasses  # noqa: E402
 import itertools  # noqa: E402
 import math  # noqa: E402
 import statistics  # noqa: E402
@@ -36,9 +37,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository r
 from benchmarks.common.synthetic_scores import METRIC_SD, QUALITY_SD, RUN_SD, score  # noqa: E402
 from benchmarks.common.tables import rate, table  # noqa: E402
 from retrieval_gate.core.ids import FloatArray  # noqa: E402
-from retrieval_gate.gate.checks.compare import ComparisonSettings, Threshold, compare  # noqa: E402
+from retrieval_gate.gate.checks.compare import (  # noqa: E402
+    ComparisonSettings,
+    Runs,
+    Threshold,
+    compare,
+)
 from retrieval_gate.gate.power.estimate import estimate, repeats_source  # noqa: E402
 from retrieval_gate.gate.power.spread import SHARE, DeltaSource  # noqa: E402
+from retrieval_gate.stats.detectability import OPERATING  # noqa: E402
 
 METRIC = "ndcg@10"
 MAX_DROP = 0.02
@@ -167,8 +174,6 @@ class Cell:
     none: int = 0
     """Trials whose 10% claim was "no drop is caught"."""
     even_claim_on_concentrated_hits: int = 0
-    predicted: list[float] = field(default_factory=list)
-    """The P(fail) `power` prints at the world's true correlation, at the stated drop."""
 
 
 def claim_source(
@@ -203,6 +208,14 @@ def trial(cell: Cell, seed: int, number: int, settings: ComparisonSettings) -> N
     baseline, source = claim_source(world, cell.source, rng, ids)
     base = {METRIC: baseline.scores}
     (claim,) = estimate(base, rows, thresholds, {}, settings, spread=source)
+    if claim.fail_range is not None:
+        # Without data the claim is the top of the range: caught with the power at least, if
+        # the runs correlate 0.3 or more.
+        claim = dataclasses.replace(
+            claim,
+            detectable_drop=claim.span("detectable_drop")[1],
+            concentrated_drop=claim.span("concentrated_drop")[1],
+        )
     after = world.next(rng, baseline)
 
     def fails(drop: float, share: float | None) -> bool:
@@ -215,10 +228,6 @@ def trial(cell: Cell, seed: int, number: int, settings: ComparisonSettings) -> N
         cell.even_trials += 1
         cell.even_hits += fails(claim.detectable_drop, None)
         cell.even_claim_on_concentrated_hits += fails(claim.detectable_drop, SHARE)
-        if world.correlation is not None and cell.source == "assumption":
-            stated = {r.correlation: r.stated_chance for r in claim.by_correlation}
-            chance = stated.get(world.correlation, settings.power)
-            cell.predicted.append(settings.power if chance is None else chance)
     if claim.concentrated_drop is None:
         cell.none += 1
     else:
@@ -254,8 +263,8 @@ def report(cells: Sequence[Cell], power: float) -> str:
     body = []
     for cell in cells:
         states = f"{power:.2f}"
-        if cell.predicted:
-            states = f"{statistics.mean(cell.predicted):.2f} (at {cell.world.correlation:g})"
+        if cell.source == "assumption":
+            states = f">= {power:.2f} (runs at 0.3+)"
         if cell.source == "repeats":
             states += " (upper bound)"
         none = f"; none in {cell.none}" if cell.none else ""
@@ -278,28 +287,184 @@ def report(cells: Sequence[Cell], power: float) -> str:
     return table(header, body, right={2, 3, 5, 6, 7})
 
 
+# The operating characteristic at four correlations ------------------------------------------
+
+CORRELATED = (0.3, 0.5, 0.7, 0.9)
+OC_SOURCES = ("history", "repeats", "assumption")
+SCORE_SD = 0.22
+
+
+def _runs(rng: np.random.Generator, quality: FloatArray, rho: float) -> FloatArray:
+    """One run of a retriever whose runs all correlate at `rho` query by query: a quality
+    each run shares (variance rho) and noise of its own (1 - rho)."""
+    noise = rng.normal(0.0, SCORE_SD * math.sqrt(1.0 - rho), quality.size)
+    return 0.5 + SCORE_SD * math.sqrt(rho) * quality + noise
+
+
+@dataclass
+class OcCell:
+    """One correlation x source: what `power` printed, and how often the check failed."""
+
+    rho: float
+    source: str
+    printed: list[list[float]] = field(default_factory=list)
+    """Per trial: P(fail) at each multiple (the headline), or at the world's correlation."""
+    lowest: list[list[float]] = field(default_factory=list)
+    highest: list[list[float]] = field(default_factory=list)
+    hits: list[int] = field(default_factory=lambda: [0] * len(OPERATING))
+    claims: list[float] = field(default_factory=list)
+    claim_hits: int = 0
+    correlations: list[float] = field(default_factory=list)
+    trials: int = 0
+
+
+def oc_trial(cell: OcCell, seed: int, number: int, settings: ComparisonSettings) -> None:
+    """Draw the source's data at the cell's correlation, read `power`'s figures, then fail
+    the next version at each multiple of max_drop and at the stated drop."""
+    where = [OC_SOURCES.index(cell.source), CORRELATED.index(cell.rho)]
+    rng = np.random.default_rng([seed, 7, *where, number])
+    ids = tuple(f"q{i}" for i in range(N))
+    rows = {"all": np.arange(N, dtype=np.int64)}
+    thresholds = {METRIC: Threshold(max_drop=MAX_DROP)}
+    runs: list[dict[str, FloatArray]] = []
+    source: DeltaSource | None = None
+    sides: tuple[Runs, Runs] | None = None
+    if cell.source == "repeats":
+        # A retriever whose every run differs from the last as much as a change does: the
+        # baseline is the mean of REPEATS runs, the change one run, as `check` takes them.
+        quality = rng.normal(0.0, 1.0, N)
+        runs = [{METRIC: _runs(rng, quality, cell.rho)} for _ in range(REPEATS)]
+        base = {METRIC: np.mean([run[METRIC] for run in runs], axis=0)}
+        source = repeats_source(runs, ids, 1)
+        after = _runs(rng, quality, cell.rho)
+    else:
+        # Main's versions: each correlates at rho with the one before (AR(1), same marginal).
+        first, following = _gaussian(cell.rho)
+        chain = [first(rng, N)]
+        steps = HISTORY_PAIRS if cell.source == "history" else 0
+        for _ in range(steps):
+            chain.append(following(rng, chain[-1]))
+        if steps:
+            pairs = tuple(pairwise_sides(chain))
+            source = DeltaSource(
+                kind="history",
+                label="main",
+                query_ids=ids,
+                pairs=tuple({METRIC: b[METRIC] - a[METRIC]} for a, b in pairs),
+                sides=pairs,
+            )
+        base = {METRIC: chain[-1].scores}
+        after = following(rng, chain[-1]).scores
+    (claim,) = estimate(
+        base, rows, thresholds, {}, settings, runs=runs, current_runs=1, spread=source
+    )
+    if cell.source != "assumption":
+        sides = ((*runs,), ({METRIC: after},)) if runs else None
+    cell.trials += 1
+    if claim.correlation is not None:
+        cell.correlations.append(claim.correlation.value)
+
+    def fails(drop: float) -> bool:
+        current = {METRIC: after - drop}
+        (check,) = compare(base, current, rows, thresholds, {}, settings, runs=sides)
+        return check.failed
+
+    if claim.fail_range is not None:
+        cell.lowest.append([low for low, _ in claim.fail_range])
+        cell.highest.append([high for _, high in claim.fail_range])
+        at = next(r for r in claim.by_correlation if r.correlation == cell.rho)
+        cell.printed.append(list(at.fail_probability or ()))
+        stated = at.detectable_drop
+    else:
+        cell.printed.append(list(claim.fail_probability or ()))
+        stated = claim.detectable_drop
+    for i, multiple in enumerate(OPERATING):
+        cell.hits[i] += fails(multiple * MAX_DROP)
+    if stated is not None:
+        cell.claims.append(stated)
+        cell.claim_hits += fails(stated)
+
+
+def pairwise_sides(chain: Sequence[Version]) -> list[tuple[dict[str, FloatArray], ...]]:
+    return [({METRIC: a.scores}, {METRIC: b.scores}) for a, b in itertools.pairwise(chain)]
+
+
+def oc_report(cells: Sequence[OcCell], power: float) -> tuple[str, float]:
+    """The table, and the largest gap between a printed figure and its simulated rate (for
+    the assumption: between the printed range and the rate, 0 inside it)."""
+    header = ["runs correlate", "read from", "correlation stated (mean)", "stated drop pt"]
+    header += ["P(fail) at it", *(f"P(fail) {m:g}x: printed / simulated" for m in OPERATING)]
+    body, worst = [], 0.0
+    for cell in cells:
+        stated = "-" if not cell.correlations else f"{statistics.mean(cell.correlations):.3f}"
+        row = [f"{cell.rho:g}", cell.source, stated, pt(cell.claims)]
+        row.append(rate(cell.claim_hits, len(cell.claims)) if cell.claims else "-")
+        if cell.claims:
+            worst = max(worst, abs(cell.claim_hits / len(cell.claims) - power))
+        for i in range(len(OPERATING)):
+            simulated = cell.hits[i] / cell.trials
+            printed = statistics.mean(p[i] for p in cell.printed)
+            shown = f"{printed:.3f}"
+            if cell.lowest:
+                low = statistics.mean(p[i] for p in cell.lowest)
+                high = statistics.mean(p[i] for p in cell.highest)
+                shown = f"{low:.3f}-{high:.3f} ({printed:.3f} at {cell.rho:g})"
+                worst = max(worst, low - simulated, simulated - high)
+            else:
+                worst = max(worst, abs(printed - simulated))
+            row.append(f"{shown} / {rate(cell.hits[i], cell.trials)}")
+        body.append(row)
+    return table(header, body, right=set(range(2, len(header)))), worst
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--trials", type=int, default=1000, help="trials per row (default 1000)")
     parser.add_argument("--seed", type=int, default=29)
     parser.add_argument("--sources", nargs="*", default=list(SOURCES), choices=SOURCES)
+    parser.add_argument(
+        "--tables",
+        nargs="*",
+        default=["claims", "correlations"],
+        choices=("claims", "correlations"),
+        help="the claims per source and kind of data, and the operating characteristic at "
+        "four correlations (default both)",
+    )
     args = parser.parse_args(argv)
     settings = ComparisonSettings()
-    found = worlds()
-    _WORLD_NAMES[:] = [w.name for w in found]
-    cells = [Cell(world, source) for world in found for source in args.sources]
     started = time.process_time()
-    for cell in cells:
-        for number in range(args.trials):
-            trial(cell, args.seed, number, settings)
-    print(
-        f"{N} queries, {METRIC} max_drop {MAX_DROP * 100:g}pt, one check at alpha "
-        f"{settings.alpha:g} ({settings.resamples} sign-flip resamples); {args.trials} trials "
-        f"per row, seed {args.seed}; history {HISTORY_PAIRS} pairs, repeats {REPEATS} runs with "
-        f"per-query noise sd {REPEAT_SD}; the 10% drops fall on exactly {round(SHARE * N)} "
-        f"of the queries that moved\n"
-    )
-    print(report(cells, settings.power))
+    if "claims" in args.tables:
+        found = worlds()
+        _WORLD_NAMES[:] = [w.name for w in found]
+        cells = [Cell(world, source) for world in found for source in args.sources]
+        for cell in cells:
+            for number in range(args.trials):
+                trial(cell, args.seed, number, settings)
+        print(
+            f"{N} queries, {METRIC} max_drop {MAX_DROP * 100:g}pt, one check at alpha "
+            f"{settings.alpha:g} ({settings.resamples} sign-flip resamples); {args.trials} "
+            f"trials per row, seed {args.seed}; history {HISTORY_PAIRS} pairs, repeats {REPEATS} "
+            f"runs with per-query noise sd {REPEAT_SD}; the 10% drops fall on exactly "
+            f"{round(SHARE * N)} of the queries that moved; without data the claim is the top "
+            "of the stated range (runs correlating 0.3)\n"
+        )
+        print(report(cells, settings.power))
+    if "correlations" in args.tables:
+        oc = [OcCell(rho, source) for rho in CORRELATED for source in OC_SOURCES]
+        for oc_cell in oc:
+            for number in range(args.trials):
+                oc_trial(oc_cell, args.seed, number, settings)
+        text, worst = oc_report(oc, settings.power)
+        print(
+            f"\n{N} queries, scores N(0.5, {SCORE_SD}); history: {HISTORY_PAIRS} pairs of "
+            f"versions each correlating at the row's correlation with the one before; repeats: "
+            f"{REPEATS} runs of a retriever whose runs correlate at it (the change one more run); "
+            f"the assumption: no data, the next version correlating at it. Printed: the mean over "
+            f"trials of what `power` states (without data: its range, and its figure at the "
+            f"row's correlation); {args.trials} trials per row, seed {args.seed}\n"
+        )
+        print(text)
+        print(f"\nlargest gap between a printed figure (or range) and simulation: {worst:.3f}")
     print(f"\nCPU {time.process_time() - started:.0f} s")
     return 0
 

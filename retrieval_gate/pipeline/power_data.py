@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -21,6 +21,9 @@ from retrieval_gate.history.record import Entry, ResultEntry
 HISTORY_PAIRS = 20
 """Main's newest pairs of consecutive records pooled: the recent merges, not the project's
 whole past."""
+
+Side = tuple[dict[str, FloatArray], dict[str, FloatArray]]
+"""Two records' scores of the same queries, in the same order: (before, after)."""
 
 
 def run_source(
@@ -61,9 +64,13 @@ def run_source(
             f"{len(baseline.query_ids)} missing ({some_of([one_line(q) for q in lacking])}); "
             "give a run of the same labelled set"
         )
-    pair = _differences(baseline, record, baseline.query_ids)
+    side = _sides(baseline, record, baseline.query_ids)
     return DeltaSource(
-        kind="run", label=str(path), query_ids=tuple(baseline.query_ids), pairs=(pair,)
+        kind="run",
+        label=str(path),
+        query_ids=tuple(baseline.query_ids),
+        pairs=(_differences(side),),
+        sides=(side,),
     ), warnings
 
 
@@ -75,7 +82,7 @@ def history_source(
     HISTORY_PAIRS pairs that changed anything), and a note on what was left out; None when no
     such pair exists."""
     # Read one record at a time: the previous one and the newest pairs are all that is kept.
-    pairs: deque[Mapping[str, FloatArray]] = deque(maxlen=HISTORY_PAIRS)
+    pairs: deque[Side] = deque(maxlen=HISTORY_PAIRS)
     previous: Baseline | None = None
     unchanged = 0
     for entry in entries:
@@ -83,9 +90,9 @@ def history_source(
             continue
         record = entry.record if _usable(entry.record, dataset, baseline) else None
         if previous is not None and record is not None:
-            pair = _differences(previous, record, baseline.query_ids)
-            if any(np.any(values) for values in pair.values()):
-                pairs.append(pair)
+            side = _sides(previous, record, baseline.query_ids)
+            if any(np.any(values) for values in _differences(side).values()):
+                pairs.append(side)
             else:
                 unchanged += 1  # a merge that moved no score says nothing of a change's spread
         previous = record
@@ -97,7 +104,11 @@ def history_source(
         return None, note
     label = f"{plural(len(kept), 'pair')} of consecutive records of main"
     return DeltaSource(
-        kind="history", label=label, query_ids=tuple(baseline.query_ids), pairs=tuple(kept)
+        kind="history",
+        label=label,
+        query_ids=tuple(baseline.query_ids),
+        pairs=tuple(_differences(side) for side in kept),
+        sides=tuple(kept),
     ), note
 
 
@@ -112,13 +123,19 @@ def _usable(record: Baseline, dataset: Dataset, baseline: Baseline) -> bool:
     )
 
 
-def _differences(before: Baseline, after: Baseline, ids: Sequence[str]) -> dict[str, FloatArray]:
-    """`after` minus `before` for every metric of `before`, on `ids` in that order."""
+def _sides(before: Baseline, after: Baseline, ids: Sequence[str]) -> Side:
+    """`before`'s and `after`'s scores of every metric of `before`, on `ids` in that order."""
     first, second = _rows(before, ids), _rows(after, ids)
-    return {
-        metric: np.asarray(after.scores[metric])[second] - np.asarray(before.scores[metric])[first]
-        for metric in before.scores
-    }
+    return (
+        {metric: np.asarray(before.scores[metric])[first] for metric in before.scores},
+        {metric: np.asarray(after.scores[metric])[second] for metric in before.scores},
+    )
+
+
+def _differences(side: Side) -> dict[str, FloatArray]:
+    """after minus before, metric by metric."""
+    before, after = side
+    return {metric: after[metric] - values for metric, values in before.items()}
 
 
 def _rows(record: Baseline, ids: Sequence[str]) -> np.ndarray:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
+from typing import Any
 
 from retrieval_gate.stats.saddlepoint import SADDLEPOINT_FROM
 from retrieval_gate.stats.significance import normal_cdf, normal_quantile, t_quantile
@@ -141,6 +143,31 @@ def fail_probability(
     if closed:
         return 1.0 - normal_cdf(((max_drop - drop) / se - c) / spread)
     return normal_cdf(((drop - max_drop) / se - c) / spread)
+
+
+def operating_characteristic(
+    rule: Mapping[str, Any], n: int, power: float, widest: float | None = None
+) -> tuple[float | None, tuple[float, ...] | None]:
+    """A check's detectable drop with `power` and its P(fail) at OPERATING x max_drop, under
+    `rule` (`fail_probability`'s keywords but the drop and n); no P(fail) without spread.
+
+    Both are stated at the level that makes them the least the check does: a test that fails
+    the check by rejecting gets at least its own level (when it alone moves; weighted Holm
+    gives it more as others reject first), so at that level; a check failing closed fails when
+    its test does not reject, so at `widest`, the most the correction can give it (every
+    other check shown within its margin first)."""
+    level = rule["level"]
+    if (
+        widest is not None
+        and level is not None
+        and fails_closed(rule["rule"], rule["on_inconclusive"])
+    ):
+        rule = {**rule, "level": max(level, widest)}
+    detectable = detectable_drop(n=n, power=power, **rule)
+    if not (rule["sd"] > 0 or rule.get("run_variance", 0.0) > 0):
+        return detectable, None
+    max_drop = rule["max_drop"]
+    return detectable, tuple(fail_probability(m * max_drop, n=n, **rule) for m in OPERATING)
 
 
 def fails_closed(rule: str, on_inconclusive: str) -> bool:

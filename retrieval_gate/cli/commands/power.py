@@ -30,8 +30,9 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "the queries it needs to catch 1.5x max_drop; checks that cannot be gated are listed "
         "with the reason. The sd of the paired differences is measured between --run and the "
         "baseline, else between consecutive records of main's history, else between the "
-        "baseline's repeated runs (a lower bound), else taken as the sd of the baseline's scores "
-        "(exact when the runs correlate at 0.5; the figures at 0.3, 0.7 and 0.9 go beside it). "
+        "baseline's repeated runs (a lower bound), with how those runs correlate query by query "
+        "and over how many pairs; without any, it is the baseline's sd x sqrt(2 (1 - "
+        "correlation)) for runs correlating 0.3 to 0.9, and each figure is stated as its range. "
         "Exit 2 when the config is invalid, the baseline is missing or cannot be compared, or "
         "--run pairs another query set.",
     )

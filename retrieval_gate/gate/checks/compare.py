@@ -13,7 +13,7 @@ from retrieval_gate.config.columns import Direction
 from retrieval_gate.core.ids import FloatArray, IntArray
 from retrieval_gate.errors import CannotFailError, GateError
 from retrieval_gate.gate.checks.compare_inputs import checked_slices, scores_of
-from retrieval_gate.gate.checks.family import Member, family_of, refusal_advice
+from retrieval_gate.gate.checks.family import Member, family_of, refusal_advice, widest_level
 from retrieval_gate.gate.checks.operational import Measured, measured_checks, swap_p_values
 from retrieval_gate.gate.checks.slicing import ALL, check_list
 from retrieval_gate.gate.checks.undefined import defined_checks
@@ -27,12 +27,7 @@ from retrieval_gate.gate.checks.verdicts import (
     fails,
     verdict_of,
 )
-from retrieval_gate.stats.detectability import (
-    OPERATING,
-    detectable_drop,
-    fail_probability,
-    queries_needed,
-)
+from retrieval_gate.stats.detectability import operating_characteristic, queries_needed
 from retrieval_gate.stats.significance import (
     Correction,
     adjust_p_values,
@@ -195,8 +190,8 @@ class Comparison:
     """Whether this check fails the gate."""
     fail_chances: tuple[float, ...] | None = None
     """P(this check fails) at true drops of `detectability.OPERATING` (0, 0.5, 1, 1.5, 2) x its
-    max_drop under the gate's rule, from the spread of this change's differences; None where
-    `detectable_drop` is None for want of variation or queries."""
+    max_drop under the gate's rule, from the spread of this change's differences, at the level
+    that makes each the least it is (`operating_characteristic`); None without spread."""
     p_excess: float | None = None
     """Under evidence-of-excess and non-inferiority: the one-sided test of "the drop is within
     max_drop" (small: evidence that it is past it); None under significant-drop."""
@@ -465,6 +460,9 @@ def compare(
                 within_adjusted=within_of.get(c),
             ),
             level=level_of.get(c),
+            widest=widest_level(level_of[c], tuple(level_of.values()), settings)
+            if c in level_of
+            else None,
             reason=cell.reason or reasons.get(c, ""),
             settings=settings,
             column=columns.get(cell.metric),
@@ -502,6 +500,7 @@ def _comparison(
     p: _Evidence,
     *,
     level: float | None,
+    widest: float | None = None,
     reason: str,
     settings: ComparisonSettings,
     column: Measured | None = None,
@@ -550,9 +549,7 @@ def _comparison(
             "rule": settings.rule,
             "on_inconclusive": settings.on_inconclusive,
         }
-        detectable = detectable_drop(n=n, power=settings.power, **rule)
-        if rule["sd"] > 0 or rule["run_variance"] > 0:
-            chances = tuple(fail_probability(m * max_drop, n=n, **rule) for m in OPERATING)
+        detectable, chances = operating_characteristic(rule, n, settings.power, widest)
         # Run-wide noise does not shrink with more queries: no honest count to give.
         needed = None if cell.noise else queries_needed(power=settings.power, **rule)
     ci = interval(diff, t_test=settings.test == "t") if n and not quantile else None

@@ -133,6 +133,18 @@ def family_of(cells: Sequence[Member | tuple[str, int]], settings: FamilySetting
     return Family(levels=levels, reasons=reasons, left_at=left_at)
 
 
+def widest_level(level: float, levels: Sequence[float], settings: FamilySettings) -> float:
+    """The largest level the correction can test a check of `level` at, in a family of
+    `levels`: with every other check rejected first. Weighted Holm's last step is at alpha;
+    weighted Benjamini-Hochberg's at alpha m w (w the check's share of the weight); without
+    correction every check is at its own level."""
+    if settings.correction == "holm":
+        return settings.alpha
+    if settings.correction == "bh" and levels:
+        return min(settings.alpha * len(levels) * level / sum(levels), 0.999)
+    return level
+
+
 def _levels(members: Mapping[int, Member], settings: FamilySettings) -> dict[int, float]:
     if settings.correction == "none":
         return dict.fromkeys(members, settings.alpha)

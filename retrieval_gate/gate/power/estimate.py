@@ -6,8 +6,9 @@ its level and the queries it needs, all under the rule `check` applies (`compare
 `detectability`). Nothing here prints.
 
 The sd of the paired differences comes from data when there is any (`spread.DeltaSource`: a
-saved run, main's history, the baseline's repeats), else from the baseline's own scores, which
-is exact when the two runs correlate at 0.5; the figures at other correlations go beside it.
+saved run, main's history, the baseline's repeats), with how the data's runs correlate; else
+from the baseline's own scores at every correlation of `spread.RANGE`, each figure then its
+range over them.
 """
 
 from __future__ import annotations
@@ -29,8 +30,10 @@ from retrieval_gate.gate.checks.compare import (
     compare,
     run_spread,
 )
+from retrieval_gate.gate.checks.family import widest_level
 from retrieval_gate.gate.power.figures import CheckPower, Correlated, PowerReport
 from retrieval_gate.gate.power.spread import (
+    RANGE,
     DeltaSource,
     Kind,
     concentrated_drop,
@@ -41,8 +44,8 @@ from retrieval_gate.stats.detectability import (
     OPERATING,
     TARGET,
     detectable_drop,
-    fail_probability,
     fails_closed,
+    operating_characteristic,
     queries_needed,
 )
 
@@ -109,8 +112,9 @@ def estimate(
     level and reason depend only on the slice sizes, so they are exactly what `check` will use.
     `sd_factors` scale each (metric, slice)'s sd and `checks`, when given, replace `compare`'s
     (prediction-powered checks: `assisted_view.power_view`). `spread`, aligned with `scores`, gives
-    each check's sd of the differences when it has a spread there; else the baseline's own sd
-    stands for it (the assumption), and the figures at CORRELATIONS go beside it.
+    each check's sd of the differences when it has a spread there, and how its pairs' sides
+    correlate; else the baseline's own sd, scaled to each correlation of RANGE, stands for it
+    (the assumption): the figures at CORRELATIONS and P(fail)'s range over RANGE go with it.
     """
     comparisons = (
         checks
@@ -118,7 +122,7 @@ def estimate(
         else compare(scores, scores, slices, thresholds, overrides, settings, strict=False)
     )
     t_test = settings.test == "t"
-    kind: Kind = spread.kind if spread is not None else "assumption"
+    levels = tuple(c.level for c in comparisons if c.gated and c.level is not None)
     found = []
     for c in comparisons:
         threshold = overrides.get(c.slice, {}).get(c.metric, thresholds[c.metric])
@@ -132,7 +136,7 @@ def estimate(
         measured = spread.sd(c.metric, slices[c.slice]) if spread is not None else None
         source: Kind = spread.kind if spread is not None and measured else "assumption"
         sd = measured if source != "assumption" else assumed
-        detectable = needed = concentrated = None
+        detectable = needed = concentrated = fail_range = None
         others: tuple[Correlated, ...] = ()
         chances: tuple[float, ...] | None = (0.0,) * len(OPERATING)
         if c.gated and not (sd is not None and sd > 0):
@@ -148,17 +152,17 @@ def estimate(
                 "run_variance": noise.variance if noise else 0.0,
                 "run_df": noise.df if noise else None,
             }
-            ruled = common | {"rule": settings.rule, "on_inconclusive": settings.on_inconclusive}
-            detectable = detectable_drop(n=c.n, power=settings.power, **ruled)
-            # Run-wide noise does not shrink with more queries: no honest count to give.
-            needed = None if noise else queries_needed(power=settings.power, **ruled)
-            chances = tuple(fail_probability(m * c.max_drop, n=c.n, **ruled) for m in OPERATING)
-            # The mixture's figure is derived for the default rule's test against no change.
-            if settings.rule == "significant-drop":
-                concentrated = concentrated_drop(common, c.n, settings.power)
-            if correlations_for(kind) and assumed:
-                given = ruled | {"sd": assumed}
-                others = _correlated(given, c.n, settings.power, detectable, kind)
+            widest = None if c.level is None else widest_level(c.level, levels, settings)
+            figures = _Figures(settings, c.n, widest, noisy=noise is not None)
+            detectable, chances, needed, concentrated = figures.of(common)
+            if correlations_for(source) and assumed:
+                others = tuple(
+                    Correlated(correlation, correlated_sd(assumed, correlation), *found)
+                    for correlation in correlations_for(source)
+                    for found in [figures.of(common | {"sd": correlated_sd(assumed, correlation)})]
+                )
+            if source == "assumption" and assumed:
+                fail_range = figures.fail_range(common)
         text = f"{threshold.max_drop * 100:g}" + ("%" if threshold.relative else "pt")
         found.append(
             CheckPower(
@@ -177,29 +181,60 @@ def estimate(
                 source=source,
                 concentrated_drop=concentrated,
                 by_correlation=others,
+                correlation=spread.correlation(c.metric, slices[c.slice])
+                if spread is not None and source != "assumption"
+                else None,
+                fail_range=fail_range,
             )
         )
     return tuple(found)
 
 
-def _correlated(
-    common: Mapping[str, Any], n: int, power: float, stated: float | None, kind: Kind
-) -> tuple[Correlated, ...]:
-    """The figures at each of the correlations beside those of a source of `kind`, from the
-    baseline's sd in `common`; P(fail) at `stated`, the detectable drop printed (None: none
-    is)."""
-    found = []
-    for correlation in correlations_for(kind):
-        given = dict(common, sd=correlated_sd(common["sd"], correlation))
-        found.append(
-            Correlated(
-                correlation=correlation,
-                sd=given["sd"],
-                detectable_drop=detectable_drop(n=n, power=power, **given),
-                stated_chance=None if stated is None else fail_probability(stated, n=n, **given),
-            )
+@dataclasses.dataclass(frozen=True)
+class _Figures:
+    """A gated check's figures at any sd of the differences: its size, the level a check
+    failing closed is stated at (`operating_characteristic`), and whether run-wide noise
+    leaves it without a count of queries."""
+
+    settings: ComparisonSettings
+    n: int
+    widest: float | None
+    noisy: bool
+
+    def of(
+        self, common: Mapping[str, Any]
+    ) -> tuple[float | None, tuple[float, ...] | None, int | None, float | None]:
+        """The detectable drop, P(fail) at OPERATING, the queries for TARGET and the drop
+        caught when SHARE of the queries carry it, with `common` (`fail_probability`'s
+        keywords but the rule's)."""
+        settings, power = self.settings, self.settings.power
+        ruled = dict(common, rule=settings.rule, on_inconclusive=settings.on_inconclusive)
+        detectable, chances = operating_characteristic(ruled, self.n, power, self.widest)
+        # Run-wide noise does not shrink with more queries: no honest count to give.
+        needed = None if self.noisy else queries_needed(power=power, **ruled)
+        # The mixture's figure is derived for the default rule's test against no change.
+        concentrated = (
+            concentrated_drop(common, self.n, power)
+            if settings.rule == "significant-drop"
+            else None
         )
-    return tuple(found)
+        return detectable, chances, needed, concentrated
+
+    def fail_range(self, common: Mapping[str, Any]) -> tuple[tuple[float, float], ...] | None:
+        """P(fail) at each of OPERATING x max_drop, lowest and highest over RANGE (`common`'s
+        sd the baseline's): on a grid of steps of 0.05, as P(fail) below the threshold first
+        grows then falls with the sd."""
+        ruled = dict(common, rule=self.settings.rule, on_inconclusive=self.settings.on_inconclusive)
+        low, high = RANGE
+        grid = [low + i * 0.05 for i in range(round((high - low) / 0.05) + 1)]
+        rows = []
+        for correlation in grid:
+            given = dict(ruled, sd=correlated_sd(common["sd"], correlation))
+            _, chances = operating_characteristic(given, self.n, self.settings.power, self.widest)
+            if chances is None:
+                return None
+            rows.append(chances)
+        return tuple((min(column), max(column)) for column in zip(*rows, strict=True))
 
 
 def _expected_noise(
@@ -321,9 +356,10 @@ def repeats_source(
     noise floor. A pair's differences have twice a run's per-query noise variance; the
     check's mean of `current_runs` runs against the mean of the baseline's has 1/R + 1/C
     times it, so their sd is scaled by sqrt((1/R + 1/C) / 2)."""
+    sides = tuple(itertools.pairwise(runs))
     pairs = tuple(
         {metric: np.asarray(after[metric]) - np.asarray(before[metric]) for metric in before}
-        for before, after in itertools.pairwise(runs)
+        for before, after in sides
     )
     scale = ((1.0 / len(runs) + 1.0 / max(current_runs, 1)) / 2.0) ** 0.5
     return DeltaSource(
@@ -332,6 +368,7 @@ def repeats_source(
         query_ids=tuple(ids),
         pairs=pairs,
         scale=scale,
+        sides=sides,
     )
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -11,8 +12,10 @@ from retrieval_gate.core.wording import aligned, one_line, plural
 from retrieval_gate.gate.checks.compare import ComparisonSettings
 from retrieval_gate.gate.power.spread import (
     ASSUMED_CORRELATION,
+    RANGE,
     SHARE,
     Kind,
+    RunCorrelation,
     correlations_for,
     source_note,
 )
@@ -25,18 +28,20 @@ from retrieval_gate.stats.detectability import (
 )
 
 SCHEMA = "retrieval-gate/power"
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True)
 class Correlated:
-    """A check's figures had the two runs correlated at `correlation` instead of 0.5."""
+    """A check's figures had the two runs correlated at `correlation`, from the baseline's sd."""
 
     correlation: float
     sd: float
     detectable_drop: float | None
-    stated_chance: float | None
-    """P(fail) at the detectable drop stated under the assumption."""
+    fail_probability: tuple[float, ...] | None
+    """P(fail) at each of OPERATING x max_drop."""
+    queries_needed: int | None
+    concentrated_drop: float | None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -81,6 +86,22 @@ class CheckPower:
     """The true mean drop caught with the gate's power when SHARE of the queries carry it."""
     by_correlation: tuple[Correlated, ...] = ()
     """The figures at CORRELATIONS, when `sd` is not read from real changes."""
+    correlation: RunCorrelation | None = None
+    """How the two sides of the source's pairs correlate on this check, when it has data."""
+    fail_range: tuple[tuple[float, float], ...] | None = None
+    """Under the assumption: P(fail) at each of OPERATING x max_drop, lowest and highest over
+    the runs' correlations of RANGE (the single-valued figures are those at 0.5)."""
+
+    def span(self, figure: str) -> tuple[Any, Any]:
+        """A figure of `Correlated`, lowest and highest over `by_correlation` (each grows or
+        falls with the correlation, so the range's ends bound it); None, where no drop is
+        caught or no count given, is past every number."""
+        values = [getattr(row, figure) for row in self.by_correlation]
+        return min(values, key=_past_all), max(values, key=_past_all)
+
+
+def _past_all(value: float | None) -> float:
+    return math.inf if value is None else value
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -116,6 +137,7 @@ class PowerReport:
                 "source": self.source,
                 "from": self.source_label or None,
                 "assumed_correlation": ASSUMED_CORRELATION,
+                "range": list(RANGE) if self.source == "assumption" else None,
                 "correlations": list(correlations_for(self.source)),
                 "concentrated_share": SHARE,
             },
@@ -144,12 +166,16 @@ class PowerReport:
                     "level": c.level,
                     "detectable_drop": c.detectable_drop,
                     "detectable_drop_concentrated": c.concentrated_drop,
+                    "correlation": _correlation_document(c.correlation),
+                    "range": _range_document(c),
                     "by_correlation": [
                         {
                             "correlation": r.correlation,
                             "sd": r.sd,
                             "detectable_drop": r.detectable_drop,
-                            "fail_probability_at_detectable_drop": r.stated_chance,
+                            "detectable_drop_concentrated": r.concentrated_drop,
+                            "queries_needed": r.queries_needed,
+                            "fail_probability": _chances_document(r.fail_probability),
                         }
                         for r in c.by_correlation
                     ],
@@ -185,6 +211,7 @@ class PowerReport:
             f"baseline {one_line(self.baseline)}",
             f"alpha {settings.alpha:g}: {_family(settings)}; {_test(settings)}",
             f"sd of the differences: {_source_line(self.source, self.source_label)}",
+            *_run_correlation_line(self.source, gated),
             "",
         ]
         if gated:
@@ -195,30 +222,17 @@ class PowerReport:
             ]
             header.append(f"queries for {_times(TARGET)}")
             rows = [header]
-            for c in gated:
-                rows.append(
-                    [
-                        one_line(c.metric),
-                        one_line(c.slice),
-                        str(c.n),
-                        _threshold_text(c),
-                        f"{c.level:.2g}" if c.level and settings.require_significance else "-",
-                        _points(c.sd) + ("*" if c.source != self.source else ""),
-                        "-"
-                        if c.detectable_drop is None
-                        else f"{stated_points(c.detectable_drop, c.max_drop)}pt",
-                        _points(c.concentrated_drop),
-                        *(
-                            _chance(p, settings.power)
-                            for p in c.fail_probability or (None,) * len(OPERATING)
-                        ),
-                        "-" if c.queries_needed is None else str(c.queries_needed),
-                    ]
-                )
+            rows += [_row(c, settings, "*" if c.source != self.source else "") for c in gated]
             lines += aligned(rows, right_from=2)
             if any(c.source != self.source for c in gated):
                 lines.append(
-                    "(*: the data do not vary on that check: its sd is the baseline's, assumed)"
+                    "(*: the data do not vary on that check: its figures are the assumption's "
+                    "ranges)"
+                )
+            if any(c.fail_range is not None for c in gated):
+                lines.append(
+                    f"(each figure is its range over runs correlating {RANGE[0]:g} to "
+                    f"{RANGE[1]:g}: no data to read how they correlate from)"
                 )
             if any(c.concentrated_drop is None and c.detectable_drop is not None for c in gated):
                 lines.append(
@@ -255,6 +269,109 @@ class PowerReport:
         return "\n".join(lines) + "\n"
 
 
+def _correlation_document(found: RunCorrelation | None) -> dict[str, Any] | None:
+    if found is None:
+        return None
+    return {
+        "value": found.value,
+        "pairs": found.pairs,
+        "lowest": found.lowest,
+        "highest": found.highest,
+    }
+
+
+def _chances_document(chances: tuple[float, ...] | None) -> list[dict[str, float]] | None:
+    if chances is None:
+        return None
+    return [{"multiple": m, "probability": p} for m, p in zip(OPERATING, chances, strict=True)]
+
+
+def _range_document(check: CheckPower) -> dict[str, Any] | None:
+    """Under the assumption, each figure's lowest and highest over RANGE."""
+    if check.fail_range is None or not check.by_correlation:
+        return None
+    return {
+        "correlations": list(RANGE),
+        "sd": list(check.span("sd")),
+        "detectable_drop": list(check.span("detectable_drop")),
+        "detectable_drop_concentrated": list(check.span("concentrated_drop")),
+        "queries_needed": list(check.span("queries_needed")),
+        "fail_probability": [
+            {"multiple": m, "lowest": low, "highest": high}
+            for m, (low, high) in zip(OPERATING, check.fail_range, strict=True)
+        ],
+    }
+
+
+def _row(check: CheckPower, settings: ComparisonSettings, marker: str) -> list[str]:
+    """A gated check's cells: its figures, or under the assumption their ranges."""
+    c, power = check, settings.power
+    cells = [
+        one_line(c.metric),
+        one_line(c.slice),
+        str(c.n),
+        _threshold_text(c),
+        f"{c.level:.2g}" if c.level and settings.require_significance else "-",
+    ]
+    if c.fail_range is not None and c.by_correlation:
+        low, high = c.span("sd")
+        drops = [_drop(value, c.max_drop) for value in c.span("detectable_drop")]
+        carried = [_points(value) for value in c.span("concentrated_drop")]
+        needed = ["-" if value is None else str(value) for value in c.span("queries_needed")]
+        return [
+            *cells,
+            f"{low * 100:.1f}-{_points(high)}{marker}",
+            _between(*drops),
+            _between(*carried),
+            *(_between(_chance(a, power), _chance(b, power)) for a, b in c.fail_range),
+            _between(*needed),
+        ]
+    return [
+        *cells,
+        _points(c.sd) + marker,
+        _drop(c.detectable_drop, c.max_drop),
+        _points(c.concentrated_drop),
+        *(_chance(p, power) for p in c.fail_probability or (None,) * len(OPERATING)),
+        "-" if c.queries_needed is None else str(c.queries_needed),
+    ]
+
+
+def _drop(value: float | None, max_drop: float) -> str:
+    return "-" if value is None else f"{stated_points(value, max_drop)}pt"
+
+
+def _between(low: str, high: str) -> str:
+    """Two cells' range: one when they read alike, `-` (none) kept as `none` at the top."""
+    if low == high:
+        return low
+    if high == "-":
+        return f"{low}-none"
+    if high == ">99%" and low[0].isdigit():
+        return f"{low}+"  # from `low` to nearly certain
+    unit = next((u for u in ("pt", "%") if low.endswith(u) and low[0].isdigit()), "")
+    return f"{low.removesuffix(unit) if high.endswith(unit) else low}-{high}"
+
+
+def _run_correlation_line(kind: Kind, gated: Sequence[CheckPower]) -> list[str]:
+    """How the data's runs correlate query by query on each overall check, when measured."""
+    found = [(c.metric, c.correlation) for c in gated if c.slice == "all" and c.correlation]
+    if not found:
+        return []
+    items = []
+    for metric, r in found:
+        spread = f" ({r.lowest:.2f}-{r.highest:.2f})" if r.pairs > 1 else ""
+        items.append(f"{one_line(metric)} {r.value:.2f}{spread}")
+    pairs = max(r.pairs for _, r in found)
+    what = {
+        "run": "the run and the baseline",
+        "history": f"consecutive records, pooled over {plural(pairs, 'pair')} (single pairs' "
+        "range in brackets)",
+        "repeats": f"the baseline's runs, pooled over {plural(pairs, 'pair')}: a change "
+        "correlates less",
+    }.get(kind, "the runs")
+    return [f"correlation of {what}: {', '.join(items)}"]
+
+
 def _source_line(kind: Kind, label: str) -> str:
     if kind == "run":
         return f"measured between {one_line(label)} and the baseline"
@@ -263,13 +380,13 @@ def _source_line(kind: Kind, label: str) -> str:
     if kind == "repeats":
         return f"measured between {one_line(label)} (the noise floor: a lower bound)"
     return (
-        f"assumed to be the sd of the baseline's scores (exact when the runs correlate at "
-        f"{ASSUMED_CORRELATION:g})"
+        f"not measured: the baseline's sd x sqrt(2 (1 - correlation)) for runs correlating "
+        f"{RANGE[0]:g} to {RANGE[1]:g}"
     )
 
 
 def _correlation_lines(gated: Sequence[CheckPower], power: float, kind: Kind) -> list[str]:
-    """The overall checks' figures at the other correlations, when the sd was not measured on
+    """The overall checks' figures at each of CORRELATIONS, when the sd was not measured on
     real changes (the JSON has every check's)."""
     shown = [c for c in gated if c.by_correlation and c.slice == "all"]
     if not shown:
@@ -278,19 +395,20 @@ def _correlation_lines(gated: Sequence[CheckPower], power: float, kind: Kind) ->
         f"correlation {r.correlation:g}" for r in shown[0].by_correlation
     ]
     rows = [header]
+    at = OPERATING.index(TARGET)
     for c in shown:
         cells = [one_line(c.metric), one_line(c.slice)]
         for r in c.by_correlation:
-            detects = "-" if r.detectable_drop is None else _points(r.detectable_drop)
-            cells.append(f"{detects} ({_chance(r.stated_chance, power)})")
+            chance = None if r.fail_probability is None else r.fail_probability[at]
+            cells.append(f"{_drop(r.detectable_drop, c.max_drop)} ({_chance(chance, power)})")
         rows.append(cells)
     if kind == "assumption":
-        lead = f"had the runs correlated otherwise than {ASSUMED_CORRELATION:g}"
+        lead = "at each correlation of the runs"
     else:
         lead = "with the sd the baseline's scores give at each correlation of the runs"
     return [
         "",
-        f"{lead}: the drop detected with {power:.0%} power (P(fail) at the drop above):",
+        f"{lead}: the drop detected with {power:.0%} power (P(fail) at {_times(TARGET)} max_drop):",
         *aligned(rows, right_from=2),
     ]
 
@@ -309,7 +427,9 @@ def _explanation(settings: ComparisonSettings, note: str) -> list[str]:
     elif fails_closed(settings.rule, settings.on_inconclusive):
         rule = (
             f"a one-sided paired test does not show the drop is within max_drop {share} "
-            "(non-inferiority, on_inconclusive: fail)"
+            "(non-inferiority, on_inconclusive: fail); as other checks show theirs its level "
+            "grows, so `detects` and P(fail) are stated at the most it can get, the least it "
+            "fails"
         )
     elif settings.rule == "non-inferiority":
         rule = f"a one-sided paired test shows the drop is past max_drop {share} (non-inferiority)"
@@ -323,8 +443,8 @@ def _explanation(settings: ComparisonSettings, note: str) -> list[str]:
         f"`sd` is the per-query sd of the paired differences the figures use. `detects` is the "
         f"true drop the check catches with {power} power when every query moves alike, `if "
         f"{SHARE:.0%} carry it` when {SHARE:.0%} of the queries carry the whole drop (it widens "
-        f"the differences, so the test needs more); `P(fail) 0x` to `2x` are the chances it "
-        f"fails when the true drop is 0 to 2 times max_drop (0x: its false alarm alone; at "
+        f"the differences, so the test needs more); `P(fail) 0x` to `2x` are the least chances "
+        f"it fails when the true drop is 0 to 2 times max_drop (0x: its false alarm alone; at "
         f"most 50% at 1x: half the measurements of a true drop of exactly max_drop fall short of "
         f"it); `queries for 1.5x` is how many queries the slice needs to catch 1.5x max_drop "
         f"with {power} power. The sd: {note}."

@@ -16,28 +16,42 @@ from retrieval_gate.stats.significance import normal_cdf
 Kind = Literal["run", "history", "repeats", "assumption"]
 ASSUMED_CORRELATION = 0.5
 """The correlation of the two runs at which the baseline's sd is that of the differences."""
-CORRELATIONS = (0.3, 0.7, 0.9)
-"""The other correlations whose figures are printed beside the assumed one."""
+RANGE = (0.3, 0.9)
+"""The correlations of two runs `power` assumes without data to read theirs from: each figure
+is then stated as its range over them."""
+CORRELATIONS = (0.3, 0.5, 0.7, 0.9)
+"""The correlations whose figures are printed one by one: the range's ends and two between."""
 
 
 def correlations_for(kind: Kind) -> tuple[float, ...]:
-    """The correlations whose figures go beside a source's: the others than the assumed one
-    under the assumption; every one of them beside the repeats' noise floor; none beside
+    """The correlations whose figures a check of a source of `kind` states: every one of them
+    under the assumption (the range) and beside the repeats' noise floor; none beside
     differences measured on real changes."""
-    if kind == "assumption":
-        return CORRELATIONS
-    if kind == "repeats":
-        return tuple(sorted((*CORRELATIONS, ASSUMED_CORRELATION)))
-    return ()
+    return CORRELATIONS if kind in ("assumption", "repeats") else ()
 
 
 SHARE = 0.1
 """The share of the queries that carries a concentrated drop."""
 ASSUMPTION = (
-    "before a change there are no paired differences, so their per-query sd is taken as the sd "
-    "of the baseline's per-query scores: exact when the two runs correlate at 0.5; related runs "
-    "usually correlate more, so the real power is usually higher"
+    "before a change there are no paired differences, and no saved run, history or repeats to "
+    f"read how two runs correlate from: the sd of the differences is taken as the baseline's sd "
+    f"x sqrt(2 (1 - correlation)) for runs correlating {RANGE[0]:g} to {RANGE[1]:g}, and each "
+    "figure is stated as its range over them; runs outside that range are not covered"
 )
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunCorrelation:
+    """How the two sides of a source's pairs correlate query by query, on one check."""
+
+    value: float
+    """Pearson's correlation pooled over the pairs (their cross-products and squares summed,
+    each pair about its own means)."""
+    pairs: int
+    """The pairs it rests on (those with 3 or more queries that vary on both sides)."""
+    lowest: float
+    highest: float
+    """The range of the pairs' own correlations: how much merges differ in it."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -52,25 +66,53 @@ class DeltaSource:
     pairs: tuple[Mapping[str, FloatArray], ...]
     scale: float = 1.0
     """Multiplies the pooled sd: the repeats' run pairs stand for a mean of several runs."""
+    sides: tuple[tuple[Mapping[str, FloatArray], Mapping[str, FloatArray]], ...] = ()
+    """Each pair's two versions' scores (before, after), aligned with `query_ids`, whose
+    difference `pairs` holds: what the correlation of the runs is read from."""
 
     def aligned(self, order: Sequence[str]) -> DeltaSource:
         """The same differences in the order of `order` (ids it lacks get NaN: left out)."""
         position = {query_id: i for i, query_id in enumerate(self.query_ids)}
         rows = np.array([position.get(query_id, -1) for query_id in order], dtype=np.int64)
-        pairs = []
-        for pair in self.pairs:
-            moved = {}
-            for metric, values in pair.items():
-                padded = np.append(np.asarray(values, dtype=np.float64), np.nan)
-                moved[metric] = padded[rows]
-            pairs.append(moved)
+
+        def moved(scores: Mapping[str, FloatArray]) -> dict[str, FloatArray]:
+            return {
+                metric: np.append(np.asarray(values, dtype=np.float64), np.nan)[rows]
+                for metric, values in scores.items()
+            }
+
         return DeltaSource(
             kind=self.kind,
             label=self.label,
             query_ids=tuple(order),
-            pairs=tuple(pairs),
+            pairs=tuple(moved(pair) for pair in self.pairs),
             scale=self.scale,
+            sides=tuple((moved(before), moved(after)) for before, after in self.sides),
         )
+
+    def correlation(self, metric: str, rows: IntArray) -> RunCorrelation | None:
+        """How the pairs' two sides of `metric` correlate on `rows` (`RunCorrelation`); None
+        without a pair of 3 or more queries that vary on both sides."""
+        products = squares_before = squares_after = 0.0
+        found = []
+        for before, after in self.sides:
+            if metric not in before or metric not in after:
+                continue
+            x, y = np.asarray(before[metric])[rows], np.asarray(after[metric])[rows]
+            kept = np.isfinite(x) & np.isfinite(y)
+            if np.count_nonzero(kept) < 3:
+                continue
+            x, y = x[kept] - x[kept].mean(), y[kept] - y[kept].mean()
+            xx, yy, xy = float(x @ x), float(y @ y), float(x @ y)
+            if xx > 0 and yy > 0:
+                products += xy
+                squares_before += xx
+                squares_after += yy
+                found.append(xy / math.sqrt(xx * yy))
+        if not found:
+            return None
+        value = products / math.sqrt(squares_before * squares_after)
+        return RunCorrelation(value=value, pairs=len(found), lowest=min(found), highest=max(found))
 
     def sd(self, metric: str, rows: IntArray) -> float | None:
         """The pooled sd of the differences of `metric` on `rows` (each pair about its own

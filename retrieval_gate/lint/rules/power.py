@@ -214,8 +214,8 @@ def _strict_fails_unchanged(given: LintInput) -> Iterator[Draft]:
             yield Draft(
                 f"{check.metric}{where}: with {plural(check.n, 'query', 'queries')} the "
                 f"non-inferiority test shows the drop is within max_drop {check.threshold} too "
-                f"rarely: an unchanged retriever fails this check {stated_chance(chance):.0%} "
-                "of the time",
+                "rarely: an unchanged retriever fails this check at least "
+                f"{stated_chance(chance):.0%} of the time",
                 (
                     f"label about {check.queries_needed} queries to pass it {POWER:.0%} of the time"
                     if check.queries_needed

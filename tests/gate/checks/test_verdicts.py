@@ -211,6 +211,31 @@ def test_every_gated_check_states_its_operating_characteristic() -> None:
     assert overall(base, base).fail_chances is None
 
 
+def test_a_check_failing_closed_states_what_it_fails_at_least() -> None:
+    """Non-inferiority failing closed fails a check whose test does not reject: weighted Holm
+    tests it at more than its own level once another check is shown within its margin, so its
+    P(fail) is stated at alpha, the most it can get. Here the other check always is: the
+    simulated rate sits at that figure, below the one at its own level."""
+    closed = ComparisonSettings(rule="non-inferiority", on_inconclusive="fail", test="t")
+    n, trials, failed = 200, 400, 0
+    stated = []
+    for seed in range(trials):
+        rng = np.random.default_rng([31, seed])
+        base = {"m": rng.uniform(0.2, 0.8, n), "easy": rng.uniform(0.2, 0.8, n)}
+        current = {metric: values + rng.normal(0.0, 0.2, n) for metric, values in base.items()}
+        thresholds = {"m": Threshold(max_drop=0.02), "easy": Threshold(max_drop=0.3)}
+        check = compare(base, current, {"all": np.arange(n)}, thresholds, {}, closed)[0]
+        assert check.level == pytest.approx(0.025)
+        assert check.fail_chances is not None
+        failed += check.failed
+        stated.append(check.fail_chances[0])
+    rate, se = failed / trials, (0.25 / trials) ** 0.5
+    own = fail_probability(0.0, sd=0.2, n=n, level=0.025, max_drop=0.02, resamples=10_000,
+                           t_test=True, rule="non-inferiority", on_inconclusive="fail")  # fmt: skip
+    assert rate + 3 * se < own  # the figure at its own level was above the truth
+    assert float(np.mean(stated)) == pytest.approx(rate, abs=3 * se)
+
+
 @pytest.mark.parametrize("value", ["strict", "::error::forged\x1b[31m", "Non-Inferiority"])
 def test_an_unknown_rule_is_refused_naming_the_field(tmp_path: Path, value: str) -> None:
     config = labelled_set(tmp_path, gate={"rule": value})

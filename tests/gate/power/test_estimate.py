@@ -87,12 +87,26 @@ def test_the_detectable_drop_is_detectability_s_for_that_check(
         assert check["level"] == pytest.approx(level, rel=1e-12)
         assert check["detectable_drop"] == pytest.approx(drop, rel=1e-12)
         assert check["queries_needed"] == needed
-        row = row_of(text, metric, slice_name)
-        assert row[2:7] == [str(len(rows)), f"{max_drop * 100:.1f}pt", f"{level:.2g}",
-                            f"{sd * 100:.1f}pt", f"{drop * 100:.1f}pt"]  # fmt: skip
         assert check["sd"] == pytest.approx(sd, rel=1e-12)
         assert check["sd_source"] == "assumption"
-        assert row[-1] == str(needed)
+        # No data: the text states each figure's range over runs correlating 0.3 to 0.9, the
+        # baseline's sd scaled by sqrt(2 (1 - correlation)) at each end.
+        ends = [sd * np.sqrt(2 * (1 - r)) for r in (0.9, 0.3)]
+        drops = [
+            detectable_drop(sd=end, n=len(rows), level=level, max_drop=max_drop, resamples=10_000)
+            for end in ends
+        ]
+        counts = [
+            queries_needed(sd=end, level=level, max_drop=max_drop, resamples=10_000) for end in ends
+        ]
+        assert check["range"]["sd"] == pytest.approx(ends, rel=1e-12)
+        assert check["range"]["detectable_drop"] == pytest.approx(drops, rel=1e-12)
+        assert check["range"]["queries_needed"] == counts
+        row = row_of(text, metric, slice_name)
+        assert row[2:7] == [str(len(rows)), f"{max_drop * 100:.1f}pt", f"{level:.2g}",
+                            f"{ends[0] * 100:.1f}-{ends[1] * 100:.1f}pt",
+                            f"{drops[0] * 100:.1f}-{drops[1] * 100:.1f}pt"]  # fmt: skip
+        assert row[-1] == f"{counts[0]}-{counts[1]}"
 
 
 def test_p_fail_is_at_most_a_half_at_the_threshold_and_grows_with_the_drop(
@@ -135,16 +149,17 @@ def test_the_text_lists_every_check_and_explains_itself(
     assert small in text
     assert "never tested for a drop (no max_drop): ap@10" in text
     assert "What the numbers mean" in text
-    assert "correlate at 0.5" in text
+    assert "for runs correlating 0.3 to 0.9" in text
     assert lines[3] == (
-        "sd of the differences: assumed to be the sd of the baseline's scores (exact when the "
-        "runs correlate at 0.5)"
+        "sd of the differences: not measured: the baseline's sd x sqrt(2 (1 - correlation)) "
+        "for runs correlating 0.3 to 0.9"
     )
+    assert "(each figure is its range over runs correlating 0.3 to 0.9" in text
     gated = [c for c in document["checks"] if c["gated"]]
     rows = [line for line in lines if line.startswith(("ndcg@10 ", "recall@10 ", "rr@10 "))]
-    # Every gated check's row, then the overall checks' figures at other correlations.
+    # Every gated check's row, then the overall checks' figures at each correlation.
     assert len(rows) == len(gated) + 3
-    assert "had the runs correlated otherwise than 0.5" in text
+    assert "at each correlation of the runs: the drop detected with 80% power" in text
     assert row_of(text, "ndcg@10", "all") != rows[-3].split()
     assert document["untested_metrics"] == ["ap@10"]
 
@@ -156,7 +171,7 @@ def test_json_is_sorted_deterministic_and_round_trips(example: tuple[dict[str, A
     assert json.dumps(json.loads(out), indent=2, sort_keys=True) + "\n" == out
     assert run_cli("power", "-c", str(EXAMPLE), "--format", "json")[1] == out
     assert document["schema"] == "retrieval-gate/power"
-    assert document["schema_version"] == 2
+    assert document["schema_version"] == 3
     assert document["settings"] == {
         "alpha": 0.05,
         "correction": "holm",
@@ -171,13 +186,14 @@ def test_json_is_sorted_deterministic_and_round_trips(example: tuple[dict[str, A
     assert set(document["checks"][0]) == {
         "metric", "slice", "n", "threshold", "max_drop", "sd", "sd_source", "level",
         "detectable_drop", "detectable_drop_concentrated", "by_correlation", "fail_probability",
-        "queries_needed", "gated", "reason",
+        "queries_needed", "gated", "reason", "correlation", "range",
     }  # fmt: skip
     assert document["spread"] == {
         "source": "assumption",
         "from": None,
         "assumed_correlation": 0.5,
-        "correlations": [0.3, 0.7, 0.9],
+        "range": [0.3, 0.9],
+        "correlations": [0.3, 0.5, 0.7, 0.9],
         "concentrated_share": 0.1,
     }
 

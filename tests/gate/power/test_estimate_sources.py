@@ -257,8 +257,31 @@ def test_main_s_history_gives_the_pooled_sd_of_consecutive_records(
     check = overall(document)
     assert check["sd_source"] == "history"
     assert check["sd"] == pytest.approx(float(pooled), rel=1e-9)
-    # recall@10 never moved: its checks fall back to the assumption.
+    # How consecutive records correlate query by query, pooled over the 2 pairs.
+    r0 = np.asarray(read_baseline(EXAMPLE_BASELINE).scores["ndcg@10"], dtype=np.float64)
+    r1 = r0 + first["ndcg@10"]
+    r3 = r1 + second["ndcg@10"]
+    before = np.concatenate([r0 - r0.mean(), r1 - r1.mean()])
+    after = np.concatenate([r1 - r1.mean(), r3 - r3.mean()])
+    pooled_r = float(before @ after / np.sqrt((before @ before) * (after @ after)))
+    singles = sorted(float(np.corrcoef(a, b)[0, 1]) for a, b in ((r0, r1), (r1, r3)))
+    assert check["correlation"]["value"] == pytest.approx(pooled_r, rel=1e-9)
+    assert check["correlation"]["pairs"] == 2
+    assert [check["correlation"]["lowest"], check["correlation"]["highest"]] == pytest.approx(
+        singles, rel=1e-9
+    )
+    assert check["range"] is None
+    code, text, _ = run_cli(
+        "power", "-c", example / "configs" / "example.yaml", "--history", history
+    )
+    assert (
+        "correlation of consecutive records, pooled over 2 pairs (single pairs' range in "
+        f"brackets): ndcg@10 {pooled_r:.2f} ({singles[0]:.2f}-{singles[1]:.2f})"
+    ) in text
+    # recall@10 never moved: its checks fall back to the assumption, and its ranges.
     assert overall(document, "recall@10")["sd_source"] == "assumption"
+    assert overall(document, "recall@10")["correlation"] is None
+    assert overall(document, "recall@10")["range"] is not None
     # --run comes first; --no-history leaves the history unread.
     assert (
         power(example, "--history", history, "--run", example / "regressed.json")[1]["spread"][
@@ -329,31 +352,65 @@ def test_the_repeats_give_the_noise_floor_stated_as_a_lower_bound(example: Path)
     expected = pooled * np.sqrt((1 / 3 + 1 / repeats) / 2)
     assert check["sd_source"] == "repeats"
     assert check["sd"] == pytest.approx(float(expected), rel=1e-9)
+    # How the runs correlate query by query, read from their 2 consecutive pairs.
+    before = np.concatenate([a["ndcg@10"] - np.mean(a["ndcg@10"]) for a in runs.runs[:2]])
+    after = np.concatenate([b["ndcg@10"] - np.mean(b["ndcg@10"]) for b in runs.runs[1:]])
+    pooled_r = before @ after / np.sqrt((before @ before) * (after @ after))
+    assert check["correlation"]["pairs"] == 2
+    assert check["correlation"]["value"] == pytest.approx(float(pooled_r), rel=1e-9)
+    assert check["correlation"]["lowest"] <= pooled_r + 1e-12 <= check["correlation"]["highest"]
+    code, text, _ = run_cli("power", "-c", config, "--baseline", repeated)
+    assert f"correlation of the baseline's runs, pooled over 2 pairs: a change correlates less: " \
+        f"ndcg@10 {pooled_r:.2f}" in text  # fmt: skip
     # Beside the noise floor: what the baseline's sd gives at every correlation, and P(fail)
-    # at the stated drop there, under the power it claims.
+    # at 0 to 2x max_drop there.
     assert document["spread"]["correlations"] == [0.3, 0.5, 0.7, 0.9]
     assert [r["correlation"] for r in check["by_correlation"]] == [0.3, 0.5, 0.7, 0.9]
+    assert check["range"] is None  # measured: no range stands for the figures
     # (Not monotone in the correlation here: with run-wide noise, a smaller per-query spread
     # leaves the runs' few degrees of freedom to the test.)
     for figure in check["by_correlation"]:
-        assert 0 < figure["fail_probability_at_detectable_drop"] < 1
+        chances = [p["probability"] for p in figure["fail_probability"]]
+        assert chances == sorted(chances)
+        assert 0 < chances[3] < 1
         assert figure["detectable_drop"] > check["max_drop"]
 
 
-def test_the_assumption_states_the_figures_at_other_correlations(example: Path) -> None:
+def test_without_data_each_figure_is_its_range_over_the_assumed_correlations(
+    example: Path,
+) -> None:
     code, document, err = power(example, "--no-history")
     assert code == 0, err
+    assert document["spread"]["range"] == [0.3, 0.9]
     check = overall(document)
-    sd = check["sd"]
+    sd = check["sd"]  # the baseline's: the differences' at 0.5
     correlated = check["by_correlation"]
+    assert [r["correlation"] for r in correlated] == [0.3, 0.5, 0.7, 0.9]
     assert [r["sd"] for r in correlated] == pytest.approx(
-        [sd * np.sqrt(2 * (1 - r)) for r in (0.3, 0.7, 0.9)]
+        [sd * np.sqrt(2 * (1 - r)) for r in (0.3, 0.5, 0.7, 0.9)]
     )
     drops = [r["detectable_drop"] for r in correlated]
-    chances = [r["fail_probability_at_detectable_drop"] for r in correlated]
-    # Less correlated runs differ more: the drop caught grows, P(fail) at the stated drop falls.
-    assert drops[0] > check["detectable_drop"] > drops[1] > drops[2]
-    assert chances[0] < 0.8 < chances[1] < chances[2]
+    at_target = [r["fail_probability"][3]["probability"] for r in correlated]
+    # Less correlated runs differ more: the drop caught grows, P(fail) at 1.5x falls.
+    assert drops == sorted(drops, reverse=True)
+    assert at_target == sorted(at_target)
+    assert drops[1] == check["detectable_drop"]
+    stated = check["range"]
+    assert stated["correlations"] == [0.3, 0.9]
+    assert stated["detectable_drop"] == [drops[-1], drops[0]]
+    assert stated["sd"] == pytest.approx([correlated[-1]["sd"], correlated[0]["sd"]])
+    # P(fail) at every multiple: its range holds each correlation's figure (below max_drop it
+    # first grows, then falls with the sd, so the range is taken over a finer grid).
+    for i, bounds in enumerate(stated["fail_probability"]):
+        for row in correlated:
+            chance = row["fail_probability"][i]["probability"]
+            assert bounds["lowest"] - 1e-12 <= chance <= bounds["highest"] + 1e-12
+    code, text, _ = run_cli("power", "-c", example / "configs" / "example.yaml", "--no-history")
+    row = next(line.split() for line in text.splitlines() if line.startswith("ndcg@10    all "))
+    assert row[5] == f"{correlated[-1]['sd'] * 100:.1f}-{correlated[0]['sd'] * 100:.1f}pt"
+    assert row[6] == f"{drops[-1] * 100:.1f}-{drops[0] * 100:.1f}pt"
+    assert "no data to read how they correlate from" in text
+    assert "exact when" not in text  # no single correlation passed off as the truth
 
 
 def test_a_claim_takes_no_data_source(example: Path) -> None:

@@ -11,6 +11,7 @@ detectable drop, and never printed as small as a goal it misses.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 import re
@@ -226,11 +227,12 @@ def test_power_states_power_consistently(n: int, repeats: bool) -> None:
             runs=runs,
             current_runs=3,
         )
+        # The single figures' cells (the assumption's ranges join two such cells).
         report = PowerReport(
             config="c.yaml",
             baseline="b.json",
             settings=settings,
-            checks=checks,
+            checks=tuple(dataclasses.replace(c, fail_range=None) for c in checks),
             untested=(),
             warnings=(),
         )

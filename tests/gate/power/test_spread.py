@@ -64,7 +64,51 @@ def test_every_source_says_what_it_rests_on() -> None:
     assert "lower bound" in source_note("repeats", "the baseline's 3 runs")
     assert "f.json" in source_note("run", "f.json")
     assert "typical merge" in source_note("history", "3 pairs")
-    assert "correlate at 0.5" in source_note("assumption", "")
+    assert "for runs correlating 0.3 to 0.9" in source_note("assumption", "")
+    assert "range over them" in source_note("assumption", "")
+
+
+def test_the_runs_correlation_is_pooled_over_pairs_with_their_range() -> None:
+    rng = np.random.default_rng(7)
+    n, sides = 4_000, []
+    for rho in (0.3, 0.6, 0.9):
+        before = rng.normal(0.5, 0.2, n)
+        after = 0.5 + rho * (before - 0.5) + math.sqrt(1 - rho * rho) * rng.normal(0, 0.2, n)
+        sides.append(({"m": before}, {"m": after}))
+    flat = ({"m": np.full(n, 0.5)}, {"m": rng.normal(0.5, 0.2, n)})  # no spread: left out
+    short = ({"m": np.array([0.1, 0.2])}, {"m": np.array([0.3, 0.1])})  # two queries: left out
+    ids = tuple(f"q{i}" for i in range(n))
+    source = DeltaSource(
+        kind="history", label="main", query_ids=ids, pairs=(), sides=(*sides, flat)
+    )
+    found = source.correlation("m", np.arange(n))
+    assert found is not None
+    assert found.pairs == 3
+    assert found.value == pytest.approx(0.6, abs=0.02)
+    assert found.lowest == pytest.approx(0.3, abs=0.03)
+    assert found.highest == pytest.approx(0.9, abs=0.01)
+    # Pearson's, pooled: the pairs' centred cross-products over their squares.
+    before = np.concatenate([b["m"] - b["m"].mean() for b, _ in sides])
+    after = np.concatenate([a["m"] - a["m"].mean() for _, a in sides])
+    assert found.value == pytest.approx(
+        before @ after / np.sqrt((before @ before) * (after @ after))
+    )
+    assert source.correlation("other", np.arange(n)) is None
+    tiny = DeltaSource(kind="run", label="f", query_ids=("a", "b"), pairs=(), sides=(short,))
+    assert tiny.correlation("m", np.arange(2)) is None
+    # A value that is not finite (a metric undefined for a query) leaves that query out.
+    broken = sides[0][1]["m"].copy()
+    broken[:2] = [np.nan, np.inf]
+    holed = DeltaSource(kind="run", label="f", query_ids=ids, pairs=(),
+                        sides=(({"m": sides[0][0]["m"]}, {"m": broken}),))  # fmt: skip
+    kept = holed.correlation("m", np.arange(n))
+    assert kept is not None
+    assert kept.value == pytest.approx(float(np.corrcoef(sides[0][0]["m"][2:], broken[2:])[0, 1]))
+    # Aligned, a query the pair lacks is left out of both sides.
+    moved = source.aligned(("x", *ids))
+    again = moved.correlation("m", np.arange(n + 1))
+    assert again is not None
+    assert again.value == pytest.approx(found.value)
 
 
 @pytest.mark.parametrize("n", [20, 131, 900])
