@@ -1,8 +1,9 @@
 """The drift budget: the newest main-branch result against a reference, with the merges named."""
 # Every merge after the reference is one more look at the same question. The looks share one
-# e-detector (`stats.edetector`): its bar keeps P(a false trip within gate.drift.horizon
-# merges) at gate.alpha, and the evidence of a drop since any record, not only the
-# reference, lets a drop that arrives late in a wandering history stand out of the wander.
+# e-detector (`stats.edetector`), whose bar targets P(a false trip within gate.drift.horizon
+# merges) <= gate.alpha (the looks share records, so bench_drift measures it), and the
+# evidence of a drop since any record, not only the reference, lets a drop that arrives late
+# in a wandering history stand out of the wander.
 
 from __future__ import annotations
 
