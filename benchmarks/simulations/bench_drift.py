@@ -1,35 +1,46 @@
-"""Simulate the drift budget over a whole history: false trips without a change, lag with one.
+"""Simulate the drift budget over a whole history: false trips without a change, delay with one.
 
-`history drift` compares the newest main record with a fixed reference after every merge.
-Look t (merges since the reference) is decided as `compare()` decides it with max_drop = the
-budget and alpha = `look_level(gate.alpha, horizon, t)`, the gate's default test (sign-flip
-randomization, 10,000 resamples, seed 0); "old" is the rule before issue 29, every look at
-alpha. One gated metric, the whole set as its one check. Data, per trial, all seeded:
+`history drift` compares the newest main record with a fixed reference after every merge. One
+gated metric, the whole set as its one check, a 3-point budget, gate.alpha 0.05, a horizon of
+50 merges; both rules trip only when the mean drop since the reference is past the budget:
 
-- walk (the generator before issue 29): reference ~ Beta(2, 2); each merge moves every
-  query by its own N(0, 0.12), clipped to [0, 1]: a random walk per query;
+- before (issue 29's rule): look t tested by `compare()`, the gate's sign-flip test (10,000
+  resamples, seed 0), at its share of alpha, alpha / (2 horizon) within the horizon;
+- after (the e-detector): the largest e-value of a drop after the reference or a later record
+  (`history.drift.drop_evidence`: that record against the newest, and the mean of the
+  records up to it against the mean of those after) reaches horizon / alpha.
+
+Data, per trial, all seeded:
+
+- walk: reference ~ Beta(2, 2); each merge moves every query by its own N(0, 0.12), clipped
+  to [0, 1]: a random walk per query, the noise accumulates;
 - ties: scores on {0, .25, .5, .75, 1} with P (.4, .1, .1, .1, .3); each merge re-draws
   a query's score with probability 0.2 (most per-query deltas are exactly 0);
 - skewed: reference ~ Beta(2, 5); each merge moves a query by 0.12 (1 - Exp(1)): mean 0,
   most queries gain a little, a few lose a lot;
 - run rho: record = the query's fixed score ~ Beta(2, 2) + 0.1 e_t, the run noise e_t
-  stationary N(0, 1) with correlation rho between consecutive records (0.3, 0.9).
+  stationary N(0, 1) with correlation rho between consecutive records (0.3, 0.9): the noise
+  does not accumulate.
 
-A true drop is added to each record from merge 5 on (population mean loss L_t), to every
-query alike or, "concentrated", to a fixed 10% of the queries (10 L_t each):
+A true loss L_t is taken off each record's queries alike (or, "concentrated", off a fixed 10%
+of the queries, 10 L_t each), from merge 5 on:
 
-- none: L_t = 0, the false trip: P(any trip within 20 and within the horizon's 50 merges);
-- at once: L_t = `--drop` (1.5 x budget by default) from merge 5;
-- creeping: L_t grows by drop / 4 a merge from merge 5, then stays at `--drop`.
+- none: L_t = 0: P(a false trip within 50 merges), both rules, and for the e-detector the
+  share tripped within `--long` merges and the mean run length cut there (a lower bound of
+  the average run length);
+- step: L_t = `--drop` (1.5 x the budget by default) from merge 5;
+- creeping: L_t grows by drop / 4 a merge from merge 5, then stays at `--drop`;
+- random walk: from merge 5 each merge adds N(drop / 6, drop / 6): a loss that accumulates
+  and wanders, 0.75 pt a merge on average.
 
-The lag is the merges from the crossing (the first merge whose true loss passes the budget)
-to the trip; its median and 90th percentile are over the trials that tripped, and a trial
-that never trips within the horizon is counted as never, not as late. A trip before the
-crossing (a drop still below the budget, measured past it with evidence of a drop: the
-pull request's rule) is a negative lag, and counted in its own column.
-Shares carry Wilson 95% intervals (the Monte Carlo error). Prints Markdown tables.
+The delay counts merges from the crossing (the first merge whose true loss passes the budget)
+to the trip; its median and 90th percentile are over the trials that tripped within 50 merges;
+"within K" is the share of all trials tripped by the crossing + K (`--within`), "never" the
+share not tripped within 50 merges, "early" the trials tripped before the crossing (a measured
+drop past the budget and evidence of a drop: the pull request's rule). Shares carry Wilson 95%
+intervals (the Monte Carlo error). Prints Markdown tables.
 
-    python benchmarks/simulations/bench_drift.py  # 200 trials per row: about 15 minutes
+    python benchmarks/simulations/bench_drift.py  # 200 trials per row
     python benchmarks/simulations/bench_drift.py --trials 50 --sizes 40,150 --data walk,ties
 """
 
@@ -48,7 +59,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository r
 
 from benchmarks.common.tables import rate, table
 from retrieval_gate.gate.checks.compare import ComparisonSettings, Threshold, compare
-from retrieval_gate.history.drift import look_level
+from retrieval_gate.history.drift import drop_evidence
+from retrieval_gate.stats.edetector import log_bar
 
 METRIC = "ndcg@10"
 START = 5
@@ -100,10 +112,13 @@ DATA: dict[str, Noise] = {
     "run rho 0.3": runs(0.3),
     "run rho 0.9": runs(0.9),
 }
-SCENARIOS = ("none", "at once", "creeping", "concentrated")
 
 
-def losses(scenario: str, drop: float, merges: int) -> list[float]:
+SCENARIOS = ("none", "step", "creeping", "random walk", "concentrated")
+DEFAULT_SCENARIOS = ("none", "step", "random walk")
+
+
+def losses(rng: np.random.Generator, scenario: str, drop: float, merges: int) -> list[float]:
     """The true mean loss of each record, the reference's (0) first."""
     out = [0.0]
     for merge in range(1, merges + 1):
@@ -111,6 +126,8 @@ def losses(scenario: str, drop: float, merges: int) -> list[float]:
             out.append(0.0)
         elif scenario == "creeping":
             out.append(min(drop, drop / 4 * (merge - START + 1)))
+        elif scenario == "random walk":
+            out.append(out[-1] + rng.normal(drop / 6, drop / 6))
         else:
             out.append(drop)
     return out
@@ -120,7 +137,7 @@ def history(
     rng: np.random.Generator, data: Noise, n: int, scenario: str, drop: float, merges: int
 ) -> tuple[list[np.ndarray], list[float]]:
     records = data(rng, n, merges)
-    loss = losses(scenario, drop, merges)
+    loss = losses(rng, scenario, drop, merges)
     if scenario == "concentrated":
         hit = np.zeros(n)
         hit[rng.choice(n, max(1, n // 10), replace=False)] = n / max(1, n // 10)
@@ -129,123 +146,149 @@ def history(
     return [r - hit * lost for r, lost in zip(records, loss, strict=True)], loss
 
 
-def trips(
-    records: Sequence[np.ndarray], budget: float, alpha: float, horizon: int, stop: bool
-) -> tuple[int | None, int | None]:
-    """The first look each rule trips at (new, old); None: not within the records. With
-    `stop`, the looks end at the new rule's trip (the old one, at a higher level with the same
-    p-values, has tripped by then)."""
+def old_level(alpha: float, horizon: int, look: int) -> float:
+    """The level issue 29's rule tested look `look` at (`look_level` before issue 45)."""
+    look = max(look, 1)
+    if look <= horizon:
+        return alpha / (2 * horizon)
+    return alpha * horizon / (2 * look * (look - 1))
+
+
+def old_trip(
+    records: Sequence[np.ndarray], budget: float, alpha: float, horizon: int, last: int
+) -> int | None:
+    """The first look up to `last` the rule before trips at; None: none."""
     reference = records[0]
     slices = {"all": np.arange(reference.size, dtype=np.int64)}
     thresholds = {METRIC: Threshold(max_drop=budget)}
-    new = old = None
-    for look, current in enumerate(records[1:], 1):
-        # Neither rule trips unless the mean drop is past the budget: no test needed.
-        if float((current - reference).mean()) >= -budget:
+    for look in range(1, last + 1):
+        current = records[look]
+        if float((reference - current).mean()) <= budget:
             continue
-        settings = ComparisonSettings(alpha=look_level(alpha, horizon, look))
+        settings = ComparisonSettings(alpha=old_level(alpha, horizon, look))
         (check,) = compare({METRIC: reference}, {METRIC: current}, slices, thresholds, {}, settings)
-        if check.failed and new is None:
-            new = look
-        if check.verdict in ("regressed", "inconclusive") and (check.p_value or 1.0) <= alpha:
-            old = look if old is None else old
-        if new is not None and (stop or old is not None):
-            break
-    return new, old
+        if check.failed:
+            return look
+    return None
+
+
+def new_trip(
+    records: Sequence[np.ndarray], budget: float, alpha: float, horizon: int, last: int
+) -> int | None:
+    """The first look up to `last` the e-detector trips at; None: none."""
+    reference, bar = records[0], log_bar(horizon, alpha)
+    stack = np.stack(records[: last + 1])
+    for look in range(1, last + 1):
+        current = stack[look]
+        if float((reference - current).mean()) <= budget:
+            continue
+        if float(drop_evidence(stack[: look + 1], bar).max()) >= bar:
+            return look
+    return None
 
 
 def quantile(values: Sequence[int], q: float) -> str:
     return f"{np.quantile(values, q, method='inverted_cdf'):.0f}" if values else "-"
 
 
+def delays(
+    trips: Sequence[int | None], crossings: Sequence[int | None], within: int
+) -> tuple[list[int], int, int, int]:
+    """The delays of the trials that tripped, how many tripped by crossing + `within`, never,
+    and before the crossing."""
+    lags = [t - c for t, c in zip(trips, crossings, strict=True) if t is not None and c is not None]
+    caught = sum(1 for lag in lags if lag <= within)
+    never = sum(1 for t in trips if t is None)
+    early = sum(1 for lag in lags if lag < 0)
+    return lags, caught, never, early
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="40,150,500")
-    parser.add_argument("--data", default=",".join(DATA))
-    parser.add_argument("--scenarios", default=",".join(SCENARIOS))
+    parser.add_argument("--data", default="walk,run rho 0.3")
+    parser.add_argument("--scenarios", default=",".join(DEFAULT_SCENARIOS))
     parser.add_argument("--trials", type=int, default=200)
     parser.add_argument("--budget", type=float, default=0.03)
     parser.add_argument("--drop", type=float, default=0.045, help="the true drop, 0-1 scale")
     parser.add_argument("--alpha", type=float, default=0.05)
     parser.add_argument("--horizon", type=int, default=50)
+    parser.add_argument("--long", type=int, default=200, help="merges of the run-length rows")
+    parser.add_argument("--within", type=int, default=5, help="the delay a trip is counted by")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     sizes = [int(size) for size in args.sizes.split(",")]
     names = args.data.split(",")
     scenarios = args.scenarios.split(",")
-    merges = args.horizon
+    horizon, t = args.horizon, args.trials
     began = time.perf_counter()
     print(
-        f"budget {args.budget * 100:g} pt, gate.alpha {args.alpha:g}, horizon {merges} merges "
-        f"(each look at {look_level(args.alpha, merges, 1):.2g}), true drop "
-        f"{args.drop * 100:g} pt from merge {START}, {args.trials} trials per row, "
-        f"seed {args.seed}"
+        f"budget {args.budget * 100:g} pt, gate.alpha {args.alpha:g}, horizon {horizon} merges "
+        f"(before: each look at {old_level(args.alpha, horizon, 1):.2g}; after: e-values to "
+        f"{math.exp(log_bar(horizon, args.alpha)):g}), true drop {args.drop * 100:g} pt from "
+        f"merge {START}, {t} trials per row, seed {args.seed}"
     )
     null_rows, lag_rows = [], []
     for d, name in enumerate(names):
         for n in sizes:
-            for s, scenario in enumerate(scenarios):
+            for scenario in scenarios:
+                s = SCENARIOS.index(scenario)
                 rng = np.random.default_rng([args.seed, d, n, s])
-                lags, never, new_hits, old_hits, old_early = [], 0, 0, 0, 0
-                old_lags, old_never = [], 0
-                crossing = None
-                for _ in range(args.trials):
+                merges = args.long if scenario == "none" else horizon
+                old, new, crossings = [], [], []
+                for _ in range(t):
                     records, loss = history(rng, DATA[name], n, scenario, args.drop, merges)
-                    crossing = next((t for t, x in enumerate(loss) if x > args.budget), None)
-                    new, old = trips(
-                        records, args.budget, args.alpha, args.horizon, scenario != "none"
-                    )
-                    new_hits += new is not None
-                    old_hits += old is not None
-                    old_early += old is not None and old <= 20
-                    if crossing is not None:
-                        if new is None:
-                            never += 1
-                        else:
-                            lags.append(new - crossing)
-                        if old is None:
-                            old_never += 1
-                        else:
-                            old_lags.append(old - crossing)
-                t = args.trials
+                    crossings.append(next((i for i, x in enumerate(loss) if x > args.budget), None))
+                    old.append(old_trip(records, args.budget, args.alpha, horizon, horizon))
+                    new.append(new_trip(records, args.budget, args.alpha, horizon, merges))
                 if scenario == "none":
+                    runs = [args.long if trip is None else trip for trip in new]
                     null_rows.append(
-                        [name, f"{n:,}", rate(old_early, t), rate(old_hits, t), rate(new_hits, t)]
-                    )
-                else:
-                    early = sum(1 for lag in lags if lag < 0)
-                    lag_rows.append(
                         [
                             name,
                             f"{n:,}",
-                            scenario,
-                            str(crossing),
-                            quantile(lags, 0.5),
-                            quantile(lags, 0.9),
-                            rate(never, t),
-                            str(early),
-                            quantile(old_lags, 0.5),
-                            rate(old_never, t),
+                            rate(sum(trip is not None for trip in old), t),
+                            rate(sum(trip is not None and trip <= horizon for trip in new), t),
+                            rate(sum(trip is not None for trip in new), t),
+                            f"{np.mean(runs):.0f}",
                         ]
                     )
+                else:
+                    within = [trip if trip is None or trip <= horizon else None for trip in new]
+                    row = [name, f"{n:,}", scenario, quantile([c for c in crossings if c], 0.5)]
+                    for trips in (old, within):
+                        lags, caught, never, early = delays(trips, crossings, args.within)
+                        row += [
+                            f"{quantile(lags, 0.5)}, {quantile(lags, 0.9)}",
+                            rate(caught, t),
+                            rate(never, t),
+                            str(early),
+                        ]
+                    lag_rows.append(row)
                 print(f"  done: {name}, {n} queries, {scenario}", file=sys.stderr, flush=True)
     if null_rows:
         print()
-        print("No true change: P(any false trip); old = every look at alpha, new = look_level")
+        print(
+            f"No change: P(a false trip within {horizon} merges), before and after; after, "
+            f"within {args.long} merges and the mean run length cut at {args.long}"
+        )
         print()
-        header = ["data", "queries", "old, within 20", "old, within 50", "new, within 50"]
-        print(table(header, null_rows, {1, 2, 3, 4}))
+        header = ["data", "queries", f"before, within {horizon}", f"after, within {horizon}",
+                  f"after, within {args.long}", "after: run length >="]  # fmt: skip
+        print(table(header, null_rows, {1, 2, 3, 4, 5}))
     if lag_rows:
         print()
         print(
-            "A true drop: merges from the crossing to the trip within the horizon (new rule; "
-            "old: every look at alpha)"
+            f"A true loss: merges from the crossing to the trip (median, 90th pct), the share "
+            f"tripped within {args.within} merges of the crossing, never within {horizon} merges, "
+            "and the trials tripped before the crossing"
         )
         print()
-        header = ["data", "queries", "drop", "crossing", "median lag", "90th pct lag",
-                  "never tripped", "tripped before crossing", "old: median lag",
-                  "old: never tripped"]  # fmt: skip
-        print(table(header, lag_rows, {1, 3, 4, 5, 6, 7, 8, 9}))
+        header = ["data", "queries", "loss", "crossing",
+                  "before: delay", f"before: within {args.within}", "before: never",
+                  "before: early", "after: delay", f"after: within {args.within}",
+                  "after: never", "after: early"]  # fmt: skip
+        print(table(header, lag_rows, set(range(1, 12)) - {2}))
     print()
     print(f"{time.perf_counter() - began:.0f} s")
     return 0

@@ -287,9 +287,9 @@ class DriftConfig(StrictModel):
         50,
         ge=1,
         le=100_000,
-        description="merges since the reference over which half of gate.alpha is spread "
-        "evenly, alpha / (2 x horizon) a look; past it the level shrinks with every merge "
-        "(the other half), so P(any false trip since the reference) <= alpha however long",
+        description="merges within which a history without a change trips at most "
+        "gate.alpha of the time: the drift's e-detector trips at an e-value of horizon / a "
+        "check's share of gate.alpha",
     )
 
 

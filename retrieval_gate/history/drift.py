@@ -1,10 +1,14 @@
 """The drift budget: the newest main-branch result against a reference, with the merges named."""
-# Every merge after the reference is one more look at the same question, so each look gets
-# its own share of gate.alpha (`look_level`): however many merges, the shares sum to alpha.
+# Every merge after the reference is one more look at the same question. The looks share one
+# e-detector (`stats.edetector`), whose bar targets P(a false trip within gate.drift.horizon
+# merges) <= gate.alpha (the looks share records, so bench_drift measures it), and the
+# evidence of a drop since any record, not only the reference, lets a drop that arrives late
+# in a wandering history stand out of the wander.
 
 from __future__ import annotations
 
 import dataclasses
+import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -25,10 +29,12 @@ from retrieval_gate.gate.checks.compare import Comparison
 from retrieval_gate.gate.checks.policy import column_of
 from retrieval_gate.gate.checks.slicing import ALL, slice_queries
 from retrieval_gate.gate.checks.undefined import defined_mean
+from retrieval_gate.gate.checks.verdicts import EPS
 from retrieval_gate.gate.decide import decide
 from retrieval_gate.gate.result import GateResult
 from retrieval_gate.history.record import AcceptEntry, Entry, ResultEntry
 from retrieval_gate.metrics.parse import reads_scores
+from retrieval_gate.stats.edetector import log_bar, log_e_values, reaches
 
 if TYPE_CHECKING:
     from retrieval_gate.gate.modes.assisted import JudgeLabels
@@ -63,29 +69,69 @@ class Attribution:
     """(merge, its change of the mean), oldest first: the changes sum to `total`."""
 
 
+@dataclass(frozen=True, kw_only=True)
+class Evidence:
+    """One gated check's e-detector at the newest record."""
+
+    check: Comparison
+    """The check as a pull request's rule compares it with the reference (means, delta)."""
+    log_e: float
+    """log of the largest e-value of a drop from the reference or a later record to the newest
+    (`stats.edetector.log_e_value`): 0 when the newest record is the reference."""
+    since: str
+    """The record that largest e-value counts from: the reference as the report names it,
+    else `Point.short`."""
+    log_bar: float
+    """log of the bar: gate.drift.horizon / the check's share of gate.alpha."""
+    needed: bool = True
+    """False under gate.require_significance: false or gate.on_inconclusive: fail, where a
+    pull request's drop past its max_drop fails without evidence, and so does the drift."""
+    p_value: float | None = None
+    """Under gate.labels human+llm: the pull request's test of the newest record against the
+    reference (the judge fills what the records' scores lack), `log_e` its -log; else None."""
+
+    @property
+    def past_budget(self) -> bool:
+        """Whether the mean drop since the reference is past the budget."""
+        return self.check.max_drop is not None and -self.check.delta > self.check.max_drop + EPS
+
+    @property
+    def drifted(self) -> bool:
+        """Past the budget, with the evidence of a drop at the bar."""
+        return self.past_budget and (self.log_e >= self.log_bar or not self.needed)
+
+    @property
+    def verdict(self) -> str:
+        """`drifted`; `inconclusive` past the budget below the bar; else `pass`."""
+        if self.drifted:
+            return "drifted"
+        return "inconclusive" if self.past_budget else "pass"
+
+
 @dataclass(frozen=True, eq=False, kw_only=True)
 class DriftReport:
-    """What `history drift` decided: the comparison, and which merges the drift came from."""
+    """What `history drift` decided: each gated check's evidence, and which merges the drift
+    came from."""
 
     config: str
     reference: str
     """How the reference is named to the user (the tag, commit, baseline, an acceptance)."""
     budget: str
     merges: int
-    """Records after the reference, up to and including the newest: the look's number."""
+    """Records after the reference, up to and including the newest."""
     horizon: int
     alpha: float
-    """gate.alpha: what every look since the reference spends in all."""
-    level: float
-    """This look's share of alpha (`look_level`): the alpha the comparison was decided at."""
+    """gate.alpha: P(a false trip within the horizon) is at most this, all checks together."""
     result: GateResult
+    """The newest record compared with the reference by a pull request's rule (the means)."""
+    evidence: tuple[Evidence, ...]
     attributions: tuple[Attribution, ...]
     notes: tuple[str, ...]
 
     @property
     def exit_code(self) -> int:
         """1 when a gated check drifted past the budget (with evidence), else 0."""
-        return self.result.exit_code
+        return 1 if any(item.drifted for item in self.evidence) else 0
 
 
 def check_drift(
@@ -98,8 +144,10 @@ def check_drift(
 ) -> DriftReport:
     """Compare the newest result of `config` in `entries` with the drift reference.
 
-    The rule is a pull request's (`gate.decide`) with gate.drift.max_drop as every gated
-    metric's tolerance. Records made under other judgments but the same queries are re-scored
+    A gated check drifts when its mean drop since the reference is past gate.drift.max_drop
+    (compared as a pull request's change is, `gate.decide`) and the e-detector's evidence of
+    a drop (`drop_evidence`) reaches its bar, gate.drift.horizon / its share of gate.alpha.
+    Records made under other judgments but the same queries are re-scored
     from their stored top k; a record made with other queries, k, metrics or slices ends the
     chain, and the drift counts from the first record after it. `resolve` turns a tag or
     commit (gate.drift.reference) into a full sha, None when git does not know it. Raises
@@ -129,43 +177,127 @@ def check_drift(
     reference = chain[start]
     newest = chain[-1]
     segment = chain[start:]
-    look = len(segment) - 1
-    level = look_level(config.gate.alpha, budget.horizon, look)
     try:
         result = decide(
             reference.record,
             newest.record,
-            _drift_config(config, budget, level),
+            _drift_config(config, budget),
             dataset,
             reference=f"the drift reference {label}",
             judge=judge,
         )
-    except CannotFailError as error:  # here the look's level is why
-        raise InputError(
-            f"the drift's {_look(look, budget.horizon)} is tested at {level:.2g}: {error}; "
-            "or move the reference forward (history accept, or a newer tag in "
-            "gate.drift.reference) to start a new horizon"
-        ) from error
+    except CannotFailError as error:
+        raise InputError(f"the drift is compared as a pull request is: {error}") from error
     slices = slice_queries(
         dataset.queries, config.slices.by, config.slices.combine, config.slices.query_length.bins
     )
+    needed = config.gate.require_significance and config.gate.on_inconclusive == "pass"
+    evidence = []
+    for check in result.comparisons:
+        if config.gate.uses_llm_labels and check.gated and check.level is not None:
+            evidence.append(_tested(check, budget.horizon, label, needed=needed))
+        elif check.gated and check.level is not None and check.slice in slices:
+            found = _evidence(
+                check, segment, slices[check.slice], budget.horizon, label, needed=needed
+            )
+            if found is not None:
+                evidence.append(found)
+            else:
+                notes.append(
+                    f"{check.metric} on {check.slice}: its {plural(check.n, 'query')} cannot "
+                    f"reach the drift's bar (e >= {_bar(budget.horizon, check.level)}): "
+                    "reported, never drifting"
+                )
     attributions = tuple(
-        _attribution(check, segment, slices[check.slice])
-        for check in result.failures
-        if check.slice in slices
+        _attribution(item.check, segment, slices[item.check.slice])
+        for item in evidence
+        if item.drifted
     )
     return DriftReport(
         config=config.name,
         reference=label,
         budget=budget.max_drop.text,
-        merges=look,
+        merges=len(segment) - 1,
         horizon=budget.horizon,
         alpha=config.gate.alpha,
-        level=level,
         result=result,
+        evidence=tuple(evidence),
         attributions=attributions,
         notes=tuple(notes),
     )
+
+
+def _evidence(
+    check: Comparison,
+    segment: Sequence[Point],
+    rows: np.ndarray,
+    horizon: int,
+    reference: str,
+    *,
+    needed: bool,
+) -> Evidence | None:
+    """The check's largest e-value of a drop to the newest record, from the reference or any
+    record after it; None for a slice whose queries cannot reach the bar when the evidence is
+    `needed`. Raises InputError when an overall check cannot: the drift could never trip."""
+    level = check.level or 0.0
+    bar = log_bar(horizon, level)
+    newest = segment[-1].record.scores[check.metric][rows]
+    if not reaches(int(np.isfinite(newest).sum()), bar) and needed:
+        if check.slice != ALL:
+            return None
+        raise InputError(
+            f"the drift of {check.metric} can never trip: its bar is e >= "
+            f"{_bar(horizon, level)} (gate.drift.horizon {horizon} / its share {level:.2g} of "
+            f"gate.alpha), more than {plural(check.n, 'query')} can give; gate fewer metrics or "
+            "slices, shorten gate.drift.horizon or raise gate.alpha"
+        )
+    scores = np.stack([point.record.scores[check.metric][rows] for point in segment])
+    found = drop_evidence(scores, bar)
+    best = int(np.argmax(found)) if found.size else 0
+    if not found.size or found[best] <= 0.0:
+        return Evidence(check=check, log_e=0.0, since=segment[-1].short, log_bar=bar, needed=needed)
+    since = reference if best == 0 else segment[best].short
+    return Evidence(check=check, log_e=float(found[best]), since=since, log_bar=bar, needed=needed)
+
+
+def _tested(check: Comparison, horizon: int, reference: str, *, needed: bool) -> Evidence:
+    """Under gate.labels human+llm the records' per-query scores are not what the gate
+    compares (the judge's labels fill them in): the evidence is the pull request's test
+    against the reference, its p-value held to 1 / bar, the chance of a false trip an
+    e-value at the bar has."""
+    p = check.p_value if check.p_value is not None else 1.0
+    return Evidence(
+        check=check,
+        log_e=-math.log(max(p, 1e-300)),
+        since=reference,
+        log_bar=log_bar(horizon, check.level or 0.0),
+        needed=needed,
+        p_value=p,
+    )
+
+
+def drop_evidence(scores: np.ndarray, bar: float) -> np.ndarray:
+    """log e-values of a drop after each record but the newest, bet to reach the log bar
+    `bar`, from `scores` (one row per record, the reference first, the newest last; one
+    column per query). For record j, the larger of two comparisons' (`log_e_values`): record
+    j against the newest, which a drop stands out of when each merge moves the scores further
+    (their noise grows with the merges between), and the mean of records 0..j against the
+    mean of the records after it, which gathers the evidence of every record since when runs
+    scatter around fixed scores. A query undefined in a record is left out of what that
+    record enters."""
+    newest = scores[-1]
+    t = scores.shape[0] - 1
+    if t < 1:
+        return np.zeros(0, dtype=np.float64)
+    sums = np.cumsum(scores, axis=0)
+    upto = np.arange(1, t + 1, dtype=np.float64)[:, None]
+    before = sums[:t] / upto
+    after = (sums[t] - sums[:t]) / (t + 1 - upto)
+    return np.maximum(log_e_values(scores[:t] - newest, bar), log_e_values(before - after, bar))
+
+
+def _bar(horizon: int, level: float) -> str:
+    return f"{horizon / level:.3g}"
 
 
 def _chain(results: Sequence[ResultEntry], dataset: Dataset) -> tuple[list[Point], list[str]]:
@@ -290,33 +422,11 @@ def _find(chain: Sequence[Point], commit: str) -> int | None:
     return found[-1] if found else None
 
 
-def look_level(alpha: float, horizon: int, look: int) -> float:
-    """The alpha look number `look` (merges since the reference) is tested at.
-
-    Half of `alpha` is spread evenly over the first `horizon` looks, alpha / (2 horizon) each;
-    look t past it gets alpha horizon / (2 t (t - 1)), which sums to the other half over every
-    later look (the sum telescopes to 1 / horizon). By the union bound, whatever the
-    dependence between looks, P(any false trip since the reference) <= alpha. Look 0 (the
-    newest record is the reference) is tested as look 1: its drop is nothing.
-    """
-    look = max(look, 1)
-    if look <= horizon:
-        return alpha / (2 * horizon)
-    return alpha * horizon / (2 * look * (look - 1))
-
-
-def _look(look: int, horizon: int) -> str:
-    if look <= horizon:
-        return f"look {look} of the {horizon}-merge horizon"
-    return f"look {look}, past the {horizon}-merge horizon"
-
-
-def _drift_config(config: GateConfig, budget: DriftConfig, level: float) -> GateConfig:
+def _drift_config(config: GateConfig, budget: DriftConfig) -> GateConfig:
     """`config` with the drift budget as every gated metric's tolerance: no floor (a floor is
-    each pull request's), no per-slice override; and the look's level as its alpha, which
-    the gated checks share as a pull request's share gate.alpha. The budget is in points of
-    the [0, 1] scale: checks in other units or where lower is better (latency, cost) are
-    only reported."""
+    each pull request's), no per-slice override; the gated checks share gate.alpha as a pull
+    request's do. The budget is in points of the [0, 1] scale: checks in other units or where
+    lower is better (latency, cost) are only reported."""
     metrics = {
         key: MetricGate(max_drop=budget.max_drop)
         if (gate.max_drop is not None or gate.min is not None)
@@ -325,8 +435,7 @@ def _drift_config(config: GateConfig, budget: DriftConfig, level: float) -> Gate
         for key, gate in config.metrics.items()
     }
     slices = config.slices.model_copy(update={"overrides": {}})
-    gate = config.gate.model_copy(update={"alpha": level})
-    return config.model_copy(update={"metrics": metrics, "slices": slices, "gate": gate})
+    return config.model_copy(update={"metrics": metrics, "slices": slices})
 
 
 def _attribution(check: Comparison, segment: Sequence[Point], rows: np.ndarray) -> Attribution:
@@ -345,34 +454,38 @@ def _attribution(check: Comparison, segment: Sequence[Point], rows: np.ndarray) 
 
 
 def describe(report: DriftReport) -> list[str]:
-    """The console lines of a drift report: a verdict line, one line per gated check, the
-    merges each drift came from, and the notes."""
-    result = report.result
-    gated = [c for c in result.comparisons if c.gated and c.slice == ALL]
+    """The console lines of a drift report: a verdict line, the bar, one line per overall
+    gated check, the merges each drift came from, and the notes."""
     verdict = "FAIL" if report.exit_code else "PASS"
     lines = [
         f"{verdict} drift of {report.config} since {report.reference} "
         f"({plural(report.merges, 'merge')}; budget {report.budget})",
-        look_line(report),
+        bar_line(report),
     ]
-    for check in gated:
-        detectable = (
-            f", detectable {check.detectable_drop * 100:.1f} pt"
-            if check.detectable_drop is not None
-            else ""
-        )
+    for item in report.evidence:
+        check = item.check
+        if check.slice != ALL:
+            continue
         lines.append(
             f"  {check.metric}: {check.baseline_mean:.4f} -> {check.current_mean:.4f} "
-            f"({_points(check.delta)}) {check.verdict}{detectable}"
+            f"({_points(check.delta)}) {item.verdict}, "
+            + (
+                f"e-value {_e_text(item.log_e)}"
+                + (f" since {item.since}" if item.log_e > 0 else "")
+                if item.p_value is None
+                else f"p {item.p_value:.2g} against {item.since}"
+            )
+            + f" (bar {_e_text(item.log_bar)})"
         )
-    for item in report.attributions:
-        where = "" if item.slice == ALL else f" on {item.slice}"
-        shown = [f"{label} {delta * 100:+.1f}" for label, delta in item.steps[:SHOWN_STEPS]]
-        if len(item.steps) > SHOWN_STEPS:
-            shown.append(f"and {len(item.steps) - SHOWN_STEPS} more")
+    for attribution in report.attributions:
+        where = "" if attribution.slice == ALL else f" on {attribution.slice}"
+        shown = [f"{label} {delta * 100:+.1f}" for label, delta in attribution.steps[:SHOWN_STEPS]]
+        if len(attribution.steps) > SHOWN_STEPS:
+            shown.append(f"and {len(attribution.steps) - SHOWN_STEPS} more")
         lines.append(
-            f"{item.metric}{where} is {-item.total * 100:.1f} pt below {report.reference} "
-            f"over {plural(len(item.steps), 'merge')}: {', '.join(shown) or 'none'}"
+            f"{attribution.metric}{where} is {-attribution.total * 100:.1f} pt below "
+            f"{report.reference} over {plural(len(attribution.steps), 'merge')}: "
+            f"{', '.join(shown) or 'none'}"
         )
     if report.exit_code:
         lines.append(
@@ -383,53 +496,51 @@ def describe(report: DriftReport) -> list[str]:
     return lines
 
 
-def look_line(report: DriftReport) -> str:
-    """Which look this is and the alpha it was tested at, and what past the horizon means."""
+def bar_line(report: DriftReport) -> str:
+    """What makes a check drift, how often a history without a change trips, and past the
+    horizon, what to do."""
     line = (
-        f"{_look(report.merges, report.horizon)}: tested at {report.level:.2g} "
-        f"(gate.alpha {report.alpha:g} spread over every look since the reference)"
+        f"bar: e-value >= gate.drift.horizon {report.horizon} / the check's share of gate.alpha "
+        f"{report.alpha:g} (without a change, at most {report.alpha:g} of histories trip within "
+        f"{plural(report.horizon, 'merge')})"
     )
     if report.merges > report.horizon:
+        # Measured: the comparisons grow with the merges, and so do the false trips.
         line += (
-            "; the level shrinks with each merge: move the reference forward (history accept, "
-            "or a newer tag in gate.drift.reference) to start a new horizon"
+            f"; {plural(report.merges, 'merge')} since the reference, past the horizon, where "
+            "false trips add up: move the reference forward (history accept, or a newer tag in "
+            "gate.drift.reference)"
         )
     return line
 
 
 def drift_document(report: DriftReport) -> dict[str, Any]:
-    """The drift report as JSON: the look and its level, every gated check, the merges."""
+    """The drift report as JSON: the bar, every gated check's evidence, the merges."""
     checks = [
         {
-            "metric": c.metric,
-            "slice": c.slice,
-            "n": c.n,
-            "reference_mean": c.baseline_mean,
-            "current_mean": c.current_mean,
-            "delta": c.delta,
-            "p_value": c.p_value,
-            "p_adjusted": c.p_adjusted,
-            "level": c.level,
-            "max_drop": c.max_drop,
-            "detectable_drop": c.detectable_drop,
-            "verdict": c.verdict,
-            "failed": c.failed,
+            "metric": item.check.metric,
+            "slice": item.check.slice,
+            "n": item.check.n,
+            "reference_mean": item.check.baseline_mean,
+            "current_mean": item.check.current_mean,
+            "delta": item.check.delta,
+            "max_drop": item.check.max_drop,
+            "level": item.check.level,
+            "log_e_value": item.log_e if item.p_value is None else None,
+            "p_value": item.p_value,
+            "since": item.since,
+            "log_bar": item.log_bar,
+            "verdict": item.verdict,
+            "failed": item.drifted,
         }
-        for c in report.result.comparisons
-        if c.gated
+        for item in report.evidence
     ]
     return {
         "config": report.config,
         "verdict": "fail" if report.exit_code else "pass",
         "reference": report.reference,
         "budget": report.budget,
-        "look": {
-            "number": report.merges,
-            "horizon": report.horizon,
-            "past_horizon": report.merges > report.horizon,
-            "alpha": report.alpha,
-            "level": report.level,
-        },
+        "look": {"number": report.merges, "horizon": report.horizon, "alpha": report.alpha},
         "checks": checks,
         "attributions": [
             {
@@ -442,6 +553,13 @@ def drift_document(report: DriftReport) -> dict[str, Any]:
         ],
         "notes": list(report.notes),
     }
+
+
+def _e_text(log_e: float) -> str:
+    """An e-value for people: 3.2e+05; past what a float holds, as a power of 10."""
+    if log_e < 700:
+        return f"{math.exp(log_e):.2g}"
+    return f"1e+{log_e / math.log(10):.0f}"
 
 
 def _points(delta: float) -> str:

@@ -1,11 +1,11 @@
-"""The drift over many looks: each merge's share of alpha, no false trip without a change."""
+"""The drift over many looks: the e-detector's bar, no false trip without a change."""
 
 from __future__ import annotations
 
 import dataclasses
-import itertools
 import json
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -15,35 +15,13 @@ from retrieval_gate.config.loader import load
 from retrieval_gate.datasets import load as load_dataset
 from retrieval_gate.errors import InputError
 from retrieval_gate.history import drift
-from retrieval_gate.history.drift import check_drift, describe, drift_document, look_level
+from retrieval_gate.history.drift import check_drift, describe, drift_document
 from retrieval_gate.history.record import ResultEntry, result_entry
+from retrieval_gate.stats.edetector import log_e_values
 from tests.helpers.cli import run_cli
 from tests.helpers.drifting_main import BUDGET, Main
 
 MERGES = 40
-
-
-@pytest.mark.parametrize("alpha", [0.05, 0.01, 0.2])
-@pytest.mark.parametrize("horizon", [1, 2, 7, 50, 1000])
-def test_the_levels_of_every_look_sum_to_at_most_alpha(alpha: float, horizon: int) -> None:
-    looks = np.arange(1, 2_000_001, dtype=np.float64)
-    levels = np.where(
-        looks <= horizon,
-        alpha / (2 * horizon),
-        alpha * horizon / (2 * looks * (looks - 1) + 1e-300),
-    )
-    assert [look_level(alpha, horizon, int(t)) for t in looks[:3000]] == pytest.approx(
-        levels[:3000].tolist(), rel=1e-12
-    )
-    assert math.fsum(levels) <= alpha
-    # The rest past two million looks: alpha horizon / (2 x 2e6), the telescoped tail.
-    assert math.fsum(levels) + alpha * horizon / (2 * looks[-1]) == pytest.approx(alpha)
-    within = math.fsum(look_level(alpha, horizon, t) for t in range(1, horizon + 1))
-    assert within == pytest.approx(alpha / 2)
-    # Look 0 (the newest record is the reference) is tested as look 1; levels never rise.
-    assert look_level(alpha, horizon, 0) == look_level(alpha, horizon, 1)
-    steps = [look_level(alpha, horizon, t) for t in range(1, horizon + 200)]
-    assert all(b <= a for a, b in itertools.pairwise(steps))
 
 
 def _first(main: Main) -> ResultEntry:
@@ -98,52 +76,80 @@ def main(tmp_path_factory: pytest.TempPathFactory) -> Main:
     return made
 
 
-def test_a_history_without_change_that_the_old_rule_tripped_on_does_not_trip(
+def test_a_history_without_change_does_not_trip_and_the_horizon_is_why(
     main: Main, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     first = _first(main)
     entries = _history(first, _walk(dict(first.record.scores), 20, [0.0] * (MERGES + 1)))
     looks = _looks(entries, main)
     assert [code for code, _ in looks] == [0] * MERGES
-    assert "look 40 of the 50-merge horizon: tested at 0.0005" in looks[-1][1]
-    # The rule before: every look at gate.alpha. The same history trips it.
-    monkeypatch.setattr(drift, "look_level", lambda alpha, horizon, look: alpha)
-    old = _looks(entries, main)
-    tripped = [look for look, (code, _) in enumerate(old, 1) if code == 1]
-    assert tripped, "the seed no longer makes the old rule trip: pick another"
-    assert "FAIL drift" in old[tripped[0] - 1][1]
+    assert "bar: e-value >= gate.drift.horizon 50 / the check's share of gate.alpha" in looks[-1][1]
+    # A bar of 1 / alpha, one look's Markov bound with no horizon, trips on the same history.
+    monkeypatch.setattr(drift, "log_bar", lambda horizon, level: math.log(1 / level))
+    tripped = [look for look, (code, _) in enumerate(_looks(entries, main), 1) if code == 1]
+    assert tripped, "the seed no longer makes the bar of one look trip: pick another"
 
 
-def test_a_real_drop_trips_and_says_which_look_and_level(main: Main) -> None:
+def test_a_real_drop_trips_at_once_and_names_where_its_evidence_starts(main: Main) -> None:
     first = _first(main)
     loss = [0.0, 0.0, 0.0] + [2 * BUDGET / 100] * 5
     entries = _history(first, _walk(dict(first.record.scores), 5, loss))
     looks = _looks(entries, main)
     assert [code for code, _ in looks[:2]] == [0, 0]
     assert [code for code, _ in looks[2:]] == [1] * 5
-    text = looks[2][1]
-    assert text.splitlines()[1] == (
-        "look 3 of the 50-merge horizon: tested at 0.0005 "
-        "(gate.alpha 0.05 spread over every look since the reference)"
-    )
-    # Past a shorter horizon the level shrinks and the report says how to start a new one.
+    # #103 brought the drop: the evidence counts from the record before it, #102.
+    lines = looks[2][1].splitlines()
+    assert lines[0] == "FAIL drift of drifting since 0000000 (3 merges; budget 3pt)", lines
+    assert re.fullmatch(
+        r"  ndcg@10: 0\.\d{4} -> 0\.\d{4} \(-\d\.\d pt\) drifted, e-value \S+ since #102 "
+        r"\(bar 2e\+03\)",
+        lines[2],
+    ), lines[2]
     config = load(main.config)
-    assert config.gate.drift is not None
-    shorter = config.gate.drift.model_copy(update={"horizon": 5})
-    config = config.model_copy(update={"gate": config.gate.model_copy(update={"drift": shorter})})
     dataset = load_dataset(config.dataset, config.base_dir)
     report = check_drift(entries, config, dataset)
-    assert report.level == pytest.approx(0.05 * 5 / (2 * 7 * 6))
-    line = describe(report)[1]
-    assert line.startswith("look 7, past the 5-merge horizon: tested at 0.003 ")
-    assert "move the reference forward (history accept" in line
     document = drift_document(report)
-    assert document["look"] == {
-        "number": 7, "horizon": 5, "past_horizon": True, "alpha": 0.05, "level": report.level,
-    }  # fmt: skip
+    assert document["look"] == {"number": 7, "horizon": 50, "alpha": 0.05}
+    assert "past the horizon" not in describe(report)[1]
+    # Past a shorter horizon the report says the false trips add up, and what to do.
+    assert config.gate.drift is not None
+    shorter = config.gate.drift.model_copy(update={"horizon": 5})
+    short = config.model_copy(update={"gate": config.gate.model_copy(update={"drift": shorter})})
+    line = describe(check_drift(entries, short, dataset))[1]
+    assert line.endswith(
+        "; 7 merges since the reference, past the horizon, where false trips add up: move the "
+        "reference forward (history accept, or a newer tag in gate.drift.reference)"
+    )
     (overall,) = [c for c in document["checks"] if c["metric"] == "ndcg@10" and c["slice"] == "all"]
     assert overall["failed"] is True
-    assert overall["level"] <= report.level
+    assert overall["verdict"] == "drifted"
+    assert overall["level"] == 0.025
+    assert overall["log_bar"] == pytest.approx(math.log(2000))
+    assert overall["log_e_value"] >= overall["log_bar"]
+
+
+def test_a_drop_after_a_long_wander_is_found_from_the_record_before_it(main: Main) -> None:
+    # 30 merges of per-query wander, then a drop of 5 points: against the reference the wander
+    # hides it (the mean's noise grew with every merge); against the record before the drop,
+    # one merge's noise, it stands out.
+    first = _first(main)
+    merges = 31
+    loss = [0.0] * merges + [0.05]
+    entries = _history(first, _walk(dict(first.record.scores), 3, loss))
+    config = load(main.config)
+    dataset = load_dataset(config.dataset, config.base_dir)
+    before = check_drift(entries[:-1], config, dataset)
+    assert before.exit_code == 0
+    report = check_drift(entries, config, dataset)
+    assert report.exit_code == 1, describe(report)
+    (overall,) = [
+        e for e in report.evidence if e.check.metric == "ndcg@10" and e.check.slice == "all"
+    ]
+    assert overall.since == "#130"
+    scores = [entry.record.scores["ndcg@10"] for entry in entries]
+    from_reference = log_e_values(scores[0] - scores[-1], overall.log_bar)[0]
+    assert from_reference < overall.log_bar < overall.log_e
+    assert "since #130 (bar 2e+03)" in describe(report)[2]
 
 
 @pytest.mark.parametrize(
@@ -186,22 +192,25 @@ def test_the_drift_json_is_byte_identical_run_to_run(main: Main, tmp_path: Path)
     assert written[0] == written[1]
     document = json.loads(written[0])
     assert document["verdict"] == "fail"
-    assert document["look"]["number"] == 1
-    assert document["look"]["level"] == 0.0005
+    assert document["look"] == {"number": 1, "horizon": 50, "alpha": 0.05}
+    (overall,) = [c for c in document["checks"] if c["metric"] == "ndcg@10" and c["slice"] == "all"]
+    # The drop since the reference, named as the report names it.
+    assert (overall["verdict"], overall["since"]) == ("drifted", document["reference"])
     assert [s["merge"] for s in document["attributions"][0]["steps"]] == ["#101"]
 
 
-def test_a_level_the_queries_cannot_reach_is_exit_2_saying_what_to_do(
+def test_a_bar_the_queries_cannot_reach_is_exit_2_saying_what_to_do(
     main: Main, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     first = _first(main)
     entries = _history(first, _walk(dict(first.record.scores), 1, [0.0, 0.0]))
     config = load(main.config)
     dataset = load_dataset(config.dataset, config.base_dir)
-    monkeypatch.setattr(drift, "look_level", lambda alpha, horizon, look: 1e-300)
+    # 600 queries give at most about exp(300): a bar of exp(400) cannot be reached.
+    monkeypatch.setattr(drift, "log_bar", lambda horizon, level: 400.0)
     with pytest.raises(InputError) as raised:
         check_drift(entries, config, dataset)
     message = str(raised.value)
-    assert message.startswith("the drift's look 1 of the 50-merge horizon is tested at 1e-300: ")
-    assert "cannot give p <= " in message
-    assert message.endswith("to start a new horizon")
+    assert message.startswith("the drift of ndcg@10 can never trip: its bar is e >= 2e+03 ")
+    assert "more than 600 queries can give" in message
+    assert message.endswith("shorten gate.drift.horizon or raise gate.alpha")

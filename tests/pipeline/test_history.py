@@ -41,8 +41,8 @@ def test_the_next_pull_request_shows_the_trend_and_names_the_drift(
     drift = [w for w in document["warnings"] if w.startswith("main's drift: ")]
     assert drift, document["warnings"]
     assert drift[0] == (
-        "main's drift: look 4 of the 50-merge horizon: tested at 0.0005 "
-        "(gate.alpha 0.05 spread over every look since the reference)"
+        "main's drift: bar: e-value >= gate.drift.horizon 50 / the check's share of gate.alpha "
+        "0.05 (without a change, at most 0.05 of histories trip within 50 merges)"
     )
     assert "ndcg@10 is 5.5 pt below v1 over 4 merges: #101 -1.3, #102 -1.5, #103 -1.3" in drift[1]
     # Markdown-escaped, as every warning: the PR numbers do not turn into links or mentions.

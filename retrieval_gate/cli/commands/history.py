@@ -107,10 +107,10 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "drift",
         help="check the newest record against the drift reference (gate.drift)",
         description="Compare the newest record with the reference of gate.drift query by "
-        "query, with the rule of a pull request and gate.drift.max_drop as the tolerance. "
-        "Exit 1 when a gated metric drifted past the budget with evidence, naming the merges "
-        "the drop came from. Each merge since the reference is a look tested at its share of "
-        "gate.alpha (gate.drift.horizon).",
+        "query, with gate.drift.max_drop as the tolerance. Exit 1 when a gated metric drifted "
+        "past the budget with evidence (an e-detector over the records since the reference: "
+        "without a change, at most gate.alpha of histories trip within gate.drift.horizon "
+        "merges), naming the merges the drop came from.",
     )
     add_config_option(drift)
     drift.add_argument(

@@ -538,6 +538,9 @@ def test_baseline_and_drift_hand_the_gate_the_judges_labels(example: Path, tmp_p
     code, out, err = run_cli("history", "drift", "-c", drift, "--from", history, "--repo", checkout)
     assert code == 1, err
     assert "#2" in out
+    # The records' scores are not what human+llm compares: the drift holds the gate's own test
+    # against the reference to the e-detector's bar.
+    assert re.search(r" drifted, p \S+ against #1 \(1111111\) \(bar 6e\+03\)", out), out
     code, _, err = run_cli("check", "-c", drift, "--no-cache", "--history", history)
     assert code == 1
     assert "main's drift: " in err
