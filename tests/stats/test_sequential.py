@@ -15,7 +15,9 @@ LEVEL = 0.05
 
 def test_the_looks_spend_the_whole_level_once_and_in_order() -> None:
     shares = [share for share, _ in LOOKS]
-    assert shares == sorted(shares) and 0 < shares[0] and shares[-1] < 1
+    assert shares == sorted(shares)
+    assert shares[0] > 0
+    assert shares[-1] < 1
     assert math.isclose(sum(weight for _, weight in LOOKS), 1.0)
 
 

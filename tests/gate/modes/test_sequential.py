@@ -1,4 +1,4 @@
-"""The early fail's checks: their share of alpha, their looks, what cannot be tested, false alarms."""
+"""The early fail's checks: their share of alpha, their looks, what they cannot test."""
 
 from __future__ import annotations
 
