@@ -17,6 +17,8 @@ from retrieval_gate.stats.sequential import LOOKS, MIN_SIDE, bound, drop_t
 
 _ORDER_STREAM = 29
 """Stream of the draw order under gate.seed, apart from the tests' own streams."""
+_CERTAIN = 1e9
+"""The t stated for deltas that do not vary (infinite): the result's JSON holds no infinity."""
 _UNBOUNDED = frozenset({"dcg"})
 """Measures whose per-query value is not on [0, 1] (the counts are marked `integer`)."""
 
@@ -34,7 +36,8 @@ class Crossing:
     max_drop: float
     """In points (a relative threshold resolved against the baseline's mean on the set)."""
     t: float
-    """The smaller of its two t statistics (`evidence`) at this look."""
+    """The smaller of its two t statistics (`evidence`) at this look (deltas that do not vary:
+    1e9)."""
     bound: float
     """The t both had to reach: the Student quantile at the level this look spent."""
     level: float
@@ -177,7 +180,7 @@ class Monitor:
                         queries=queries,
                         size=size,
                         max_drop=check.max_drop,
-                        t=t,
+                        t=min(t, _CERTAIN),
                         bound=needed,
                         level=check.level,
                     )

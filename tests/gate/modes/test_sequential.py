@@ -152,6 +152,7 @@ def test_values_below_zero_leave_the_metric_untested_and_a_look_skips_them() -> 
     collapsed = np.zeros(N // 2)  # every query lost all of its 0.9: a sure stop
     [crossing] = monitor.look(drawn, {"ndcg@10": collapsed})
     assert (crossing.metric, crossing.slice, crossing.queries) == ("ndcg@10", "all", N // 2)
+    assert crossing.t == 1e9  # certain, yet a number the result's JSON can hold
     collapsed[0] = -0.1
     monitor.ran = 0  # the same look again
     assert monitor.look(drawn, {"ndcg@10": collapsed}) == ()
