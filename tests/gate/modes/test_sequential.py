@@ -261,7 +261,7 @@ def test_a_slice_without_enough_queries_on_each_side_is_not_tested_early() -> No
     assert {c.slice for c in monitor.checks} == {"all", "g=small"}
     current = np.full(N, 0.9)
     current[:small] = 0.0  # the small slice lost everything, the rest nothing
-    crossed = []
+    crossed: list[Crossing] = []
     for end in range(10, N, 10):
         crossed += monitor.look(np.arange(end), {"ndcg@10": current[:end]})
     assert "g=small" not in {c.slice for c in crossed}
