@@ -1,7 +1,8 @@
 """Simulate gate.sequential on seeded synthetic sets of 500 queries: how often it fails early
-with nothing changed, P(fail) beside the full-set decision's at 0/2/3/5 pt drops, and the
-queries it spends, on bench_gate's generator and on heavier ties, skewed and concentrated
-drops, and runs that correlate 0.3 and 0.9."""
+with nothing changed, P(fail) beside the full-set decision's at 0/2/3/4/5 pt drops, and the
+share of the queries it spends, on bench_gate's generator and on heavier ties, skewed and
+concentrated drops, and runs that correlate 0.3 and 0.9; at twice the threshold, beside the
+most a test at the early fail's levels could stop by half the queries."""
 
 from __future__ import annotations
 
@@ -26,12 +27,14 @@ from benchmarks.common import synthetic_scores as bg  # noqa: E402
 from benchmarks.common.tables import rate, table  # noqa: E402
 from retrieval_gate.core.ids import FloatArray, IntArray  # noqa: E402
 from retrieval_gate.gate.checks.compare import ComparisonSettings, compare  # noqa: E402
-from retrieval_gate.gate.modes.sequential import Monitor, draw_order  # noqa: E402
-from retrieval_gate.stats.sequential import log_wealth  # noqa: E402
+from retrieval_gate.gate.modes.sequential import Monitor, draw_order, evidence  # noqa: E402
+from retrieval_gate.stats.sequential import LOOKS, bound  # noqa: E402
 
 QUERIES = 500
 BATCH = 10
-DROPS = (0.0, 0.02, 0.03, 0.05)
+DROPS = (0.0, 0.02, 0.03, 0.04, 0.05)
+TWICE = 0.04
+"""Twice ndcg@10's max_drop."""
 THRESHOLDS = {metric: bg.THRESHOLDS[metric] for metric in bg.METRICS}
 """ndcg@10 2pt, recall@10 5pt, rr@10 3% relative, ap@10 report only; slices by intent,
 segment and length (9 slices), 30 gated checks with a max_drop."""
@@ -115,6 +118,25 @@ def calibrate(gen: Generator, drop: float, seed: int) -> float:
     return (low + high) / 2.0
 
 
+def one_look_at_half(
+    monitor: Monitor, order: IntArray, base: dict[str, FloatArray], current: dict[str, FloatArray]
+) -> bool:
+    """Whether a single look at half the queries, each check spending all of its level there
+    (the t statistics of `evidence`), would stop: what stops by half when nothing is kept for
+    the other looks, the most a test with these levels can stop by half (each check's by-half
+    stop is a test at its level, and none beats the t-test of a mean much)."""
+    drawn = order[: QUERIES // 2]
+    for check in monitor.checks:
+        rows = drawn[np.isin(drawn, check.rows)]
+        if rows.size < 2:
+            continue
+        deltas = current[check.metric][rows] - base[check.metric][rows]
+        t = min(evidence(deltas, check.max_drop, int(check.rows.size), any_drop=True))
+        if t >= bound(check.level, int(rows.size)):
+            return True
+    return False
+
+
 @dataclass(frozen=True)
 class Trial:
     full: bool
@@ -126,6 +148,8 @@ class Trial:
     spent: int
     sd: float
     """sd of the ndcg@10 per-query differences over the set."""
+    half: bool
+    """A single look at half the queries, spending every check's level, would stop."""
 
 
 def trial(gen: Generator, shift: float, seed: int, index: int, alpha: float) -> Trial:
@@ -138,31 +162,22 @@ def trial(gen: Generator, shift: float, seed: int, index: int, alpha: float) -> 
     full = compare(base, current, slices, thresholds, {}, settings)
     monitor = Monitor(base, slices, thresholds, {}, settings, alpha)
     order = draw_order(QUERIES, index)
-    rank = np.empty(QUERIES, dtype=np.int64)
-    rank[order] = np.arange(QUERIES)
-    first = QUERIES  # queries run when the first check crossed at a look before the end
+    first = QUERIES  # queries run when a check first crossed at a look before the end
     stopper = None
-    for check in monitor.checks:
-        rows = check.rows[np.argsort(rank[check.rows])]  # its queries in the order run
-        deltas = current[check.metric][rows] - base[check.metric][rows]
-        bar = math.log(1.0 / check.level)
-        paths = (
-            log_wealth(deltas, -check.max_drop, population=int(rows.size)),
-            log_wealth(deltas, 0.0),
-        )
-        firsts = [np.flatnonzero(np.maximum.accumulate(path) >= bar) for path in paths]
-        if all(found.size for found in firsts):  # both, as `Monitor.look` asks
-            at = int(rank[rows[max(int(found[0]) for found in firsts)]]) + 1
-            look = -(-at // BATCH) * BATCH  # seen at the end of that batch
-            if look < QUERIES and look < first:
-                first, stopper = look, check
+    for end in range(BATCH, QUERIES, BATCH):  # the looks `check --sequential` takes
+        drawn = order[:end]
+        crossed = monitor.look(drawn, {metric: current[metric][drawn] for metric in base})
+        if crossed:
+            first, stopper = end, crossed[0]
+            break
     early = stopper is not None
     within = False
     if stopper is not None:
         row = next(c for c in full if (c.metric, c.slice) == (stopper.metric, stopper.slice))
         within = row.max_drop is not None and -row.delta <= row.max_drop
     sd = float(np.std(current["ndcg@10"] - base["ndcg@10"], ddof=1))
-    return Trial(any(c.failed for c in full), early, within, first, sd)
+    half = one_look_at_half(monitor, order, base, current)
+    return Trial(any(c.failed for c in full), early, within, first, sd, half)
 
 
 def row(label: str, drop: float, trials: Sequence[Trial]) -> list[str]:
@@ -181,6 +196,7 @@ def row(label: str, drop: float, trials: Sequence[Trial]) -> list[str]:
         rate(early, n),
         rate(within, n),
         f"{np.median(spent):.0f}",
+        f"{np.median(spent) / QUERIES:.2f}",
         f"{np.percentile(spent, 90):.0f}",
         f"{np.mean([t.sd for t in trials]):.3f}",
     ]
@@ -193,15 +209,31 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--alpha", type=float, default=0.05)
     args = parser.parse_args(argv)
     started = time.perf_counter()
-    body = []
+    looks = "/".join(f"{share:.0%}" for share, _ in LOOKS)
+    body, twice = [], []
     for gen in GENERATORS:
         for drop in DROPS:
             shift = calibrate(gen, drop, args.seed)
             trials = [trial(gen, shift, args.seed, i, args.alpha) for i in range(args.trials)]
             body.append(row(gen.name, drop, trials))
+            if drop == TWICE:
+                spent = [t.spent for t in trials]
+                by_half = sum(t.spent <= QUERIES // 2 for t in trials)
+                best = sum(t.half for t in trials)
+                reach = "yes" if best >= len(trials) / 2 else "no, at these levels"
+                twice.append(
+                    [
+                        gen.name,
+                        f"{np.median(spent) / QUERIES:.2f}",
+                        rate(by_half, len(trials)),
+                        rate(best, len(trials)),
+                        reach,
+                    ]
+                )
     print(
         f"{QUERIES} queries, batches of {BATCH}, alpha {args.alpha} (the early fail spends "
-        f"all of it: alpha_share 1), {args.trials} trials a row, seed {args.seed}; 4 metrics "
+        f"all of it: alpha_share 1), planned looks at {looks} of the queries (the first "
+        f"batch at or past each), {args.trials} trials a row, seed {args.seed}; 4 metrics "
         "(ndcg@10 2pt, recall@10 5pt, rr@10 3%, ap@10 report only) on all and 9 slices: 30 "
         "gated checks (the last generator: ndcg@10 overall alone, 1 check). The drop is "
         "ndcg@10's in the population; rates with Wilson 95% intervals.\n"
@@ -215,10 +247,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         "stopped early",
         "early on a check within max_drop",
         "median queries",
+        "median share",
         "p90 queries",
         "sd of ndcg@10 deltas",
     ]
     print(table(header, body, right=set(range(1, len(header)))))
+    print(
+        f"\nAt twice the threshold ({TWICE * 100:g} pt): the share of queries the early fail "
+        "ran (median), how often it stopped by half, and the most any valid test could stop "
+        "by half with these levels (one look there, each check spending all of its level): "
+        "below 0.5, no test at these levels halves the median.\n"
+    )
+    twice_header = [
+        "generator",
+        "share of queries at 2x threshold",
+        "stopped by half",
+        "one look at half, whole levels",
+        "half reachable",
+    ]
+    print(table(twice_header, twice, right={1, 2, 3}))
     print(f"\n{time.perf_counter() - started:.0f}s")
     return 0
 

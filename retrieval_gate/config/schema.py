@@ -295,21 +295,22 @@ class DriftConfig(StrictModel):
 
 class SequentialConfig(StrictModel):
     """Early fail for a retriever that costs money per call: queries in a seeded random order,
-    in batches, and a stop with FAIL once an anytime-valid test shows a drop past max_drop."""
+    in batches, and a stop with FAIL once a test at a planned look shows a drop past max_drop."""
 
     batch: int | None = Field(
         None,
         ge=1,
         le=100_000,
-        description="queries per batch; the gate looks after each. Unset: the retriever's "
-        "concurrency (gate.sequential: true takes every default)",
+        description="queries per batch; the gate tests at the first batch at or past 35, "
+        "50, 65 and 80% of the queries. Unset: the retriever's concurrency "
+        "(gate.sequential: true takes every default)",
     )
     alpha_share: float = Field(
         1.0,
         gt=0,
         le=1,
         description="share of gate.alpha the early fail spends, split across the gated "
-        "checks as the gate splits alpha, valid at every look: it fails early only with "
+        "checks as the gate splits alpha and over the planned looks: it fails early only with "
         "evidence both of a drop and of the drop over the labelled set past max_drop",
     )
 

@@ -39,10 +39,11 @@ from retrieval_gate.pipeline.record import record_current
 def check_sequential(plan: CheckPlan, *, progress: TextIO | None = None) -> GateResult:
     """The retriever on the labelled queries in a seeded random order, a batch at a time.
 
-    After each batch every gated check's e-process (`gate.sequential.Monitor`) is looked at;
-    once one shows the drop over the labelled set past max_drop, no more queries are run and
-    the result fails, its comparisons on the queries run and marked partial. Never passes
-    early: when no check stops it, every query runs and the decision is `check`'s.
+    After each batch that reaches a planned look every gated check is tested
+    (`gate.sequential.Monitor`); once one shows the drop over the labelled set past max_drop,
+    no more queries are run and the result fails, its comparisons on the queries run and
+    marked partial. Never passes early: when no check stops it, every query runs and the
+    decision is `check`'s.
     """
     config, sequential, source = plan.config, plan.sequential, plan.baseline
     assert sequential is not None  # the plan stops early

@@ -1,4 +1,4 @@
-"""The betting e-process: valid under its null at every look, consistent, and exact at the end."""
+"""The group-sequential t statistics: their formula, their bounds, their level at the looks."""
 
 from __future__ import annotations
 
@@ -7,111 +7,74 @@ import math
 import numpy as np
 import pytest
 
-from retrieval_gate.stats.sequential import CAP, PRIOR_VARIANCE, log_wealth
+from retrieval_gate.stats.sequential import LOOKS, MIN_SIDE, bound, drop_t
+from retrieval_gate.stats.significance import t_quantile
 
 LEVEL = 0.05
 
 
-def _false_alarms(draw: object, trials: int, population: int | None) -> float:
-    """Share of seeded sequences whose wealth ever reached 1 / LEVEL."""
-    hits = 0
-    for trial in range(trials):
-        values = draw(np.random.default_rng([7, trial]))  # type: ignore[operator]
-        null = float(values.mean()) if population else 0.0
-        path = log_wealth(values, null, population=population)
-        hits += bool(np.max(path) >= math.log(1 / LEVEL))
-    return hits / trials
+def test_the_looks_spend_the_whole_level_once_and_in_order() -> None:
+    shares = [share for share, _ in LOOKS]
+    assert shares == sorted(shares)
+    assert shares[0] > 0
+    assert shares[-1] < 1
+    assert math.isclose(sum(weight for _, weight in LOOKS), 1.0)
 
 
-def _deltas(rng: np.random.Generator) -> np.ndarray:
-    """300 paired deltas in [-1, 1]: mean about 0, 30% ties at exactly 0, clipped tails."""
-    values = np.clip(rng.normal(0.0, 0.3, 300), -0.9, 0.9)
-    values[rng.random(300) < 0.3] = 0.0
+def test_the_statistic_is_the_drop_past_the_null_over_its_standard_error() -> None:
+    deltas = np.array([-0.3, -0.1, 0.0, -0.2, 0.1, -0.25])
+    drop, sd, n = 0.125, float(np.std(deltas, ddof=1)), 6
+    assert drop_t(deltas, 0.02) == pytest.approx((drop - 0.02) / (sd / math.sqrt(n)))
+    # Drawn from a set of 10: the set's mean is 6/10 known, the error shrinks by sqrt(4/10).
+    shrunk = sd * math.sqrt((1 - n / 10) / n)
+    assert drop_t(deltas, 0.02, population=10) == pytest.approx((drop - 0.02) / shrunk)
+
+
+def test_deltas_that_do_not_vary_are_certain_either_way() -> None:
+    assert drop_t(np.full(40, -0.9), 0.02) == math.inf
+    assert drop_t(np.full(40, 0.1), 0.02) == -math.inf
+    assert drop_t(np.full(40, -0.02), 0.02) == 0.0
+
+
+def test_the_bound_is_the_one_sided_student_quantile() -> None:
+    assert bound(0.01, 31) == pytest.approx(t_quantile(0.99, 30))
+    assert bound(0.01, 31) > bound(0.01, 301) > bound(0.02, 301)
+
+
+def _deltas(rng: np.random.Generator, size: int) -> np.ndarray:
+    """Paired deltas in [-1, 1]: mean about 0, 30% ties at exactly 0, clipped tails."""
+    values = np.clip(rng.normal(0.0, 0.3, size), -0.9, 0.9)
+    values[rng.random(size) < 0.3] = 0.0
     return values
 
 
-def test_draws_at_the_null_mean_rarely_reach_the_level() -> None:
-    # Ville's bound at every look: independent draws of mean 0 against H0 "mean >= 0" ...
-    assert _false_alarms(_deltas, 400, None) <= LEVEL
-    # ... and a set drawn without replacement against H0 "the set's mean >= its own mean".
-    assert _false_alarms(_deltas, 400, 300) <= LEVEL
+def _false_alarms(trials: int, size: int, population: bool) -> float:
+    """Share of seeded sets whose statistic at any planned look reached its bound, the level
+    shared over the looks as `LOOKS` says: at the null, the set's own mean or 0."""
+    hits = 0
+    for trial in range(trials):
+        values = _deltas(np.random.default_rng([7, trial]), size)
+        null = -float(values.mean()) if population else 0.0
+        for share, weight in LOOKS:
+            n = math.ceil(share * size)
+            t = drop_t(values[:n], null, population=size if population else None)
+            if t >= bound(LEVEL * weight, n):
+                hits += 1
+                break
+    return hits / trials
 
 
-def test_a_drop_past_the_null_is_found_and_the_path_is_predictable() -> None:
-    rng = np.random.default_rng(3)
-    values = np.clip(rng.normal(-0.15, 0.2, 400), -1, 1)
-    path = log_wealth(values, -0.02)
-    assert path[-1] > math.log(1 / LEVEL)
-    # Each bet uses only the values before it: a prefix's path is the path's prefix.
-    np.testing.assert_allclose(log_wealth(values[:123], -0.02), path[:123])
-    without = log_wealth(values, -0.02, population=400)
-    np.testing.assert_allclose(log_wealth(values[:123], -0.02, population=400), without[:123])
+@pytest.mark.parametrize("population", [False, True])
+def test_at_the_null_the_looks_together_keep_the_level(population: bool) -> None:
+    # Of a sample's mean (independent draws, mean 0), and of a set's mean drawn without
+    # replacement: the finite-population correction must not make the second liberal.
+    rate = _false_alarms(600, 300, population)
+    assert rate <= LEVEL
+    assert rate > 0.005  # and the bounds are not so wide that they never fire
 
 
-def test_a_set_whose_mean_is_settled_below_the_null_is_infinite_evidence() -> None:
-    # Four of five values at -1: the fifth cannot lift the mean of the five to -0.5.
-    path = log_wealth(np.array([-1.0, -1.0, -1.0, -1.0]), -0.5, population=5)
-    assert math.isinf(path[-1])
-    # Values that cannot settle it keep the evidence finite.
-    assert math.isfinite(log_wealth(np.array([-1.0, 1.0]), -0.5, population=5)[-1])
-
-
-@pytest.mark.parametrize("null", [0.0, -0.02, -0.5])
-def test_no_evidence_when_the_values_sit_above_the_null(null: float) -> None:
-    values = np.full(200, 0.1)
-    assert np.max(log_wealth(values, null)) <= 0.0
-
-
-def _reference_path(
-    values: np.ndarray, null: float, population: int | None, upper: float, lower: float
-) -> np.ndarray:
-    """The e-process written out one look at a time: before value t the bettor has seen a
-    pseudo-observation 0 and values[:t]; aGRAPA bets gap / (variance + gap^2) with gap the
-    null's expected value minus their mean and variance (PRIOR_VARIANCE + their squared
-    deviations) / (t + 1), clipped to [0, CAP / (upper - expected)]."""
-    log_k, path = 0.0, []
-    for t, x in enumerate(values):
-        seen = np.concatenate(([0.0], values[:t]))
-        mean = float(seen.mean())
-        variance = (PRIOR_VARIANCE + float(((seen - mean) ** 2).sum())) / (t + 1)
-        if population is None:
-            expected = null
-        else:
-            expected = (population * null - float(values[:t].sum())) / (population - t)
-        gap = expected - mean
-        bet = gap / (variance + gap * gap) if gap > 0 else 0.0
-        if expected < lower:
-            bet = 0.0
-        elif expected < upper:
-            bet = min(bet, CAP / (upper - expected))
-        else:
-            bet = 0.0
-        log_k += math.log1p(bet * (expected - x))
-        rest = 0 if population is None else population - t - 1
-        settled = population is not None and (
-            population * null - float(values[: t + 1].sum()) - upper * rest > 1e-9
-        )
-        path.append(math.inf if settled else log_k)
-    return np.array(path)
-
-
-@pytest.mark.parametrize(
-    ("null", "population", "upper", "lower"),
-    [
-        (0.0, None, 1.0, -1.0),
-        (-0.05, None, 1.0, -1.0),
-        (0.02, 60, 1.0, -1.0),
-        (-0.1, 45, 1.0, -1.0),
-        (0.6, None, 1.5, 0.5),  # a range above 0: the prior's 0 lies below every value
-        (0.5, None, 1.5, 0.5),  # the null at the range's floor: no bet is allowed
-    ],
-)
-def test_the_path_matches_the_bets_written_out_one_look_at_a_time(
-    null: float, population: int | None, upper: float, lower: float
-) -> None:
-    rng = np.random.default_rng([11, int(null * 100) + 100, population or 0])
-    middle = (upper + lower) / 2
-    values = np.clip(rng.normal(middle - 0.1, 0.35, 45), lower, upper)
-    values[rng.random(45) < 0.2] = middle  # ties, as paired deltas have
-    got = log_wealth(values, null, population=population, upper=upper, lower=lower)
-    np.testing.assert_allclose(got, _reference_path(values, null, population, upper, lower))
+def test_a_set_past_the_null_shows_at_half() -> None:
+    # 300 deltas dropping 8pt against 2pt tolerated: half the set shows it.
+    values = _deltas(np.random.default_rng(3), 300) - 0.08
+    assert drop_t(values[:150], 0.02, population=300) > bound(LEVEL, 150)
+    assert MIN_SIDE <= 150

@@ -1,4 +1,4 @@
-"""Early fail: each gated check's betting e-process over the queries run so far, batch by batch."""
+"""Early fail: each gated check's t statistics at the planned looks, batch by batch."""
 
 from __future__ import annotations
 
@@ -13,17 +13,19 @@ from retrieval_gate.core.ids import FloatArray, IntArray
 from retrieval_gate.gate.checks.compare import ComparisonSettings, Threshold
 from retrieval_gate.gate.checks.family import Member, family_levels
 from retrieval_gate.gate.checks.slicing import ALL, check_list
-from retrieval_gate.stats.sequential import log_wealth
+from retrieval_gate.stats.sequential import LOOKS, MIN_SIDE, bound, drop_t
 
 _ORDER_STREAM = 29
 """Stream of the draw order under gate.seed, apart from the tests' own streams."""
+_CERTAIN = 1e9
+"""The t stated for deltas that do not vary (infinite): the result's JSON holds no infinity."""
 _UNBOUNDED = frozenset({"dcg"})
 """Measures whose per-query value is not on [0, 1] (the counts are marked `integer`)."""
 
 
 @dataclass(frozen=True, kw_only=True)
 class Crossing:
-    """A check whose e-process reached its level: the drop is past max_drop over the set."""
+    """A check whose t statistics reached their bound: the drop is past max_drop over the set."""
 
     metric: str
     slice: str
@@ -33,11 +35,13 @@ class Crossing:
     """Queries of the check's slice in the labelled set."""
     max_drop: float
     """In points (a relative threshold resolved against the baseline's mean on the set)."""
-    e_value: float
-    """The smaller of its two e-values (`evidence`), each the largest seen so far (the one of
-    a drop at all is always finite)."""
+    t: float
+    """The smaller of its two t statistics (`evidence`) at this look (deltas that do not vary:
+    1e9)."""
+    bound: float
+    """The t both had to reach: the Student quantile at the level this look spent."""
     level: float
-    """This check's share of the early fail's alpha: it fails at e_value >= 1 / level."""
+    """This check's share of the early fail's alpha, over all of its looks."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -82,7 +86,8 @@ class _Check:
 
 
 class Monitor:
-    """The early fail's checks over one labelled set and its baseline; `look` after a batch."""
+    """The early fail's checks over one labelled set and its baseline; `look` after each batch,
+    in order: it tests at the planned looks (`LOOKS`) the batch reached."""
 
     def __init__(
         self,
@@ -95,15 +100,18 @@ class Monitor:
     ) -> None:
         """`baseline`: metric -> per-query values in the labelled set's order, which the
         slices index. The gated checks with a max_drop share `alpha` as the gate's family
-        shares its own (`family_levels`), scaled to sum to it: a union bound over the checks,
-        and Ville's inequality over the looks."""
+        shares its own (`family_levels`), scaled to sum to it, and each spends its share over
+        the planned looks: a union bound over the checks and the looks."""
         self.baseline = baseline
         self.alpha = alpha
+        self.size = len(next(iter(baseline.values()), ()))
+        self.ran = 0
+        """Queries run at the last look: the planned looks up to it are spent."""
         self.untested = tuple(
             metric
             for metric in thresholds
             if not (bounded(metric) and _on_unit_scale(baseline[metric]))
-            # Its e-values bound a drop on [0, 1]: latency, cost and own units wait for the end.
+            # The tests are of a drop on [0, 1]: latency, cost and own units wait for the end.
             or thresholds[metric].unit
             or thresholds[metric].direction == "lower"
         )
@@ -135,30 +143,45 @@ class Monitor:
         # max_drop (evidence-of-excess, and non-inferiority, which that evidence fails too).
         self.any_drop = settings.rule == "significant-drop"
 
+    def due(self, ran: int) -> float:
+        """The share of each check's level the planned looks between the last look and `ran`
+        queries run spend now (several at once when a batch spans them; none at the end,
+        where the full set decides)."""
+        if ran >= self.size:
+            return 0.0
+        return sum(
+            weight for share, weight in LOOKS if self.ran < math.ceil(share * self.size) <= ran
+        )
+
     def look(self, drawn: IntArray, current: Mapping[str, FloatArray]) -> tuple[Crossing, ...]:
-        """The checks past their level once the queries `drawn` (positions in the labelled
+        """The checks past their bound once the queries `drawn` (positions in the labelled
         set, in the order run) scored `current` (metric -> values aligned with `drawn`)."""
+        spend = self.due(int(drawn.size))
+        self.ran = max(self.ran, int(drawn.size))
+        if spend <= 0.0:
+            return ()
         crossed = []
         for check in self.checks:
             values = np.asarray(current[check.metric], dtype=np.float64)
             if not _on_unit_scale(values):
                 continue  # cannot be bounded: this look cannot test it
             inside = np.isin(drawn, check.rows)
-            if not inside.any():
+            queries, size = int(inside.sum()), int(check.rows.size)
+            if queries < MIN_SIDE or size - queries < MIN_SIDE:
                 continue
             deltas = values[inside] - self.baseline[check.metric][drawn[inside]]
-            wealth = min(
-                evidence(deltas, check.max_drop, int(check.rows.size), any_drop=self.any_drop)
-            )
-            if wealth >= math.log(1.0 / check.level):
+            t = min(evidence(deltas, check.max_drop, size, any_drop=self.any_drop))
+            needed = bound(check.level * spend, queries)
+            if t >= needed:
                 crossed.append(
                     Crossing(
                         metric=check.metric,
                         slice=check.slice,
-                        queries=int(inside.sum()),
-                        size=int(check.rows.size),
+                        queries=queries,
+                        size=size,
                         max_drop=check.max_drop,
-                        e_value=math.exp(min(wealth, 700.0)),
+                        t=min(t, _CERTAIN),
+                        bound=needed,
                         level=check.level,
                     )
                 )
@@ -168,16 +191,16 @@ class Monitor:
 def evidence(
     deltas: FloatArray, max_drop: float, size: int, *, any_drop: bool = True
 ) -> tuple[float, float]:
-    """The largest log e-values so far of the two things a full-set failure needs: the drop
-    over the labelled set past `max_drop` (its `size` queries drawn without replacement), and
-    a drop as the paired test sees one (the queries a sample of the population): any drop
-    with `any_drop`, else one past `max_drop`.
+    """The t statistics of the two things a full-set failure needs: the drop over the
+    labelled set past `max_drop` (its `size` queries drawn without replacement), and a drop
+    as the paired test sees one (the queries a sample of the population): any drop with
+    `any_drop`, else one past `max_drop`.
 
-    The set's alone would fail what the full set cannot: near the end of a slice it knows the
-    slice's own mean, past max_drop by chance on small slices with nothing changed."""
-    over_set = log_wealth(deltas, -max_drop, population=size)
-    shown = log_wealth(deltas, 0.0 if any_drop else -max_drop)
-    return float(np.max(over_set)), float(np.max(shown))
+    The set's alone would fail what the full set cannot: late in a slice it knows the slice's
+    own mean, past max_drop by chance on small slices with nothing changed."""
+    over_set = drop_t(deltas, max_drop, population=size)
+    shown = drop_t(deltas, 0.0 if any_drop else max_drop)
+    return over_set, shown
 
 
 def _on_unit_scale(values: FloatArray) -> bool:
@@ -194,7 +217,7 @@ def stop_line(run: SequentialRun) -> str:
         )
     first = shown[0]
     more = f" and {len(shown) - 1} more" if len(shown) > 1 else ""
-    evidence = f"e-value {first.e_value:.3g} >= {1 / first.level:.3g}"
+    evidence = f"t {first.t:.3g} >= {first.bound:.3g}"
     where = "overall" if first.slice == ALL else f"on {first.slice}"
     return (
         f"stopped early after {run.queries_run} of {run.queries_total} queries: "

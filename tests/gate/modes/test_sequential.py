@@ -1,4 +1,4 @@
-"""The early fail's checks: their share of alpha, what cannot be tested, and their false alarms."""
+"""The early fail's checks: their share of alpha, their looks, what they cannot test."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from retrieval_gate.gate.modes.sequential import (
     stop_line,
 )
 from retrieval_gate.gate.modes.sequential import evidence as sequential_evidence
+from retrieval_gate.stats.sequential import LOOKS, MIN_SIDE, bound
 
 N = 400
 SETTINGS = ComparisonSettings(min_size=30)
@@ -45,12 +46,14 @@ THRESHOLDS = {
 }
 
 
-def _first_stop(seed: int, drop: float, batch: int = 10) -> int | None:
+def _first_stop(
+    seed: int, drop: float, batch: int = 10, thresholds: dict[str, Threshold] = THRESHOLDS
+) -> int | None:
     """Queries run when the early fail first stops (None: it never did before the end)."""
     rng = np.random.default_rng([11, seed])
     slices = _slices(rng)
-    pairs = {metric: _pair(rng, drop) for metric in THRESHOLDS}
-    monitor = Monitor({m: b for m, (b, _) in pairs.items()}, slices, THRESHOLDS, {}, SETTINGS, 0.05)
+    pairs = {metric: _pair(rng, drop) for metric in thresholds}
+    monitor = Monitor({m: b for m, (b, _) in pairs.items()}, slices, thresholds, {}, SETTINGS, 0.05)
     order = draw_order(N, seed)
     for end in range(batch, N, batch):
         drawn = order[:end]
@@ -98,12 +101,12 @@ def test_values_off_the_unit_scale_leave_the_metric_untested() -> None:
 
 
 def test_under_evidence_of_excess_the_drop_shown_is_one_past_max_drop() -> None:
-    # A 2.5pt drop with 2pt tolerated: evidence of a drop, never of one past 2pt at this size.
+    # A 2.5pt drop with 2pt tolerated: evidence of a drop, not of one past 2pt at this size.
     rng = np.random.default_rng(4)
     deltas = np.clip(rng.normal(-0.025, 0.05, N), -1, 1)
     _, shown = sequential_evidence(deltas, 0.02, N)
     _, excess = sequential_evidence(deltas, 0.02, N, any_drop=False)
-    assert shown >= math.log(1 / 0.05) > excess
+    assert shown >= bound(0.05, N) > excess
 
 
 def test_nothing_changed_rarely_stops_and_a_large_drop_stops_early() -> None:
@@ -117,13 +120,16 @@ def test_nothing_changed_rarely_stops_and_a_large_drop_stops_early() -> None:
 def test_the_sets_own_evidence_alone_would_stop_with_nothing_changed(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    # Why a drop at all must be shown too: slices of 100 queries often end past 2pt by chance,
-    # and near its end a slice's own e-process knows it.
+    # Why a drop at all must be shown too: with nothing changed a set's mean drop is past a
+    # max_drop of 0 half the time, and late in the set its own statistic knows it.
     import retrieval_gate.gate.modes.sequential as sequential
 
+    exact = {"ndcg@10": Threshold(max_drop=0.0)}
+    stops = [_first_stop(seed, 0.0, thresholds=exact) for seed in range(60)]
+    assert sum(stop is not None for stop in stops) <= 0.05 * 60
     both = sequential.evidence
     monkeypatch.setattr(sequential, "evidence", lambda *a, **k: (both(*a, **k)[0],) * 2)
-    stops = [_first_stop(seed, 0.0) for seed in range(60)]
+    stops = [_first_stop(seed, 0.0, thresholds=exact) for seed in range(60)]
     assert sum(stop is not None for stop in stops) > 0.15 * 60
 
 
@@ -142,18 +148,20 @@ def test_values_below_zero_leave_the_metric_untested_and_a_look_skips_them() -> 
         SETTINGS, 0.05,
     )  # fmt: skip
     assert monitor.untested == ()
-    drawn = np.arange(N)
-    collapsed = np.zeros(N)  # every query lost all of its 0.9: a sure stop
+    drawn = np.arange(N // 2)
+    collapsed = np.zeros(N // 2)  # every query lost all of its 0.9: a sure stop
     [crossing] = monitor.look(drawn, {"ndcg@10": collapsed})
-    assert (crossing.metric, crossing.slice, crossing.queries) == ("ndcg@10", "all", N)
+    assert (crossing.metric, crossing.slice, crossing.queries) == ("ndcg@10", "all", N // 2)
+    assert crossing.t == 1e9  # certain, yet a number the result's JSON can hold
     collapsed[0] = -0.1
+    monitor.ran = 0  # the same look again
     assert monitor.look(drawn, {"ndcg@10": collapsed}) == ()
 
 
 def _crossing(metric: str, name: str) -> Crossing:
     return Crossing(
-        metric=metric, slice=name, queries=40, size=100, max_drop=0.02, e_value=812.0,
-        level=0.0125,
+        metric=metric, slice=name, queries=40, size=100, max_drop=0.02, t=3.14159,
+        bound=2.6041, level=0.0125,
     )  # fmt: skip
 
 
@@ -166,16 +174,16 @@ def test_the_stop_line_says_whether_and_why_the_run_stopped() -> None:
     one = dataclasses.replace(ran, looks=4, queries_run=40, stopped_by=(first,))
     assert stop_line(one) == (
         "stopped early after 40 of 400 queries: ndcg@10 overall dropped past 2pt over the "
-        "labelled set (e-value 812 >= 80); the checks below are on the 40 queries run"
+        "labelled set (t 3.14 >= 2.6); the checks below are on the 40 queries run"
     )
     three = dataclasses.replace(
         one, stopped_by=(_crossing("recall@10", "g=1"), first, _crossing("ndcg@10", "g=2"))
     )
     two = dataclasses.replace(one, stopped_by=(first, _crossing("ndcg@10", "g=2")))
-    assert "(e-value 812 >= 80) and 1 more; " in stop_line(two)
+    assert "(t 3.14 >= 2.6) and 1 more; " in stop_line(two)
     line = stop_line(three)
     assert "recall@10 on g=1 dropped past 2pt" in line
-    assert "(e-value 812 >= 80) and 2 more; " in line
+    assert "(t 3.14 >= 2.6) and 2 more; " in line
 
 
 def _one_check(max_drop: float, **settings: object) -> Monitor:
@@ -187,34 +195,73 @@ def _one_check(max_drop: float, **settings: object) -> Monitor:
 
 
 def test_the_drop_a_stop_needs_shown_follows_the_rule() -> None:
-    """A 2.5pt drop with 2pt tolerated, every query run: the set's own evidence is past
+    """A 2.6pt drop with 2pt tolerated, half the queries run: the set's own statistic is past
     2pt, and a drop at all is shown, so the significant-drop rule stops; evidence of excess
-    needs one past 2pt shown, which this size cannot give. The crossing states the smaller
-    of the two e-values."""
-    rng = np.random.default_rng(4)
-    deltas = np.clip(rng.normal(-0.025, 0.05, N), -0.5, 0.5)
-    drawn = np.arange(N)
+    needs one past 2pt shown as a sample's, which this size cannot give. The crossing states
+    the smaller of the two statistics and the bound of the half look's share of the level."""
+    rng = np.random.default_rng(8)
+    deltas = np.clip(rng.normal(-0.027, 0.06, N // 2), -0.5, 0.5)
+    drawn = np.arange(N // 2)
     current = {"ndcg@10": 0.5 + deltas}
     [crossing] = _one_check(0.02).look(drawn, current)
     over_set, shown = sequential_evidence(deltas, 0.02, N)
-    assert crossing.e_value == pytest.approx(math.exp(min(over_set, shown)), rel=1e-9)
-    assert crossing.e_value >= 1 / 0.05
-    assert (crossing.max_drop, crossing.size) == (0.02, N)
+    assert crossing.t == pytest.approx(min(over_set, shown), rel=1e-12)
+    spent = sum(weight for share, weight in LOOKS if share <= 0.5)
+    assert crossing.bound == pytest.approx(bound(0.05 * spent, N // 2))
+    assert crossing.t >= crossing.bound
+    assert (crossing.max_drop, crossing.size, crossing.queries) == (0.02, N, N // 2)
     assert crossing.level == pytest.approx(0.05)  # one check: the whole alpha
     assert _one_check(0.02, rule="evidence-of-excess").look(drawn, current) == ()
 
 
 def test_a_max_drop_of_zero_stops_on_a_drop_but_not_on_nothing() -> None:
+    drawn = np.arange(N // 2)
+    rng = np.random.default_rng(2)
+    noise = rng.normal(0.0, 0.05, N // 2)
     monitor = _one_check(0.0)
     assert [c.max_drop for c in monitor.checks] == [0.0]
-    drawn = np.arange(N)
-    rng = np.random.default_rng(2)
-    noise = rng.normal(0.0, 0.05, N)
     assert monitor.look(drawn, {"ndcg@10": 0.5 + noise - noise.mean()}) == ()
-    assert monitor.look(drawn, {"ndcg@10": 0.5 + noise - noise.mean() - 0.03})
+    assert _one_check(0.0).look(drawn, {"ndcg@10": 0.5 + noise - noise.mean() - 0.03})
 
 
 def test_a_look_before_any_query_ran_finds_nothing() -> None:
     monitor = _one_check(0.02)
     nothing = np.arange(0, dtype=np.int64)
     assert monitor.look(nothing, {"ndcg@10": np.zeros(0)}) == ()
+
+
+def test_each_planned_look_is_spent_once_and_none_at_the_end() -> None:
+    monitor = _one_check(0.02)
+    firsts = [math.ceil(share * N) for share, _ in LOOKS]  # 140, 200, 260, 320 of 400
+    assert monitor.due(firsts[0] - 1) == 0.0
+    assert monitor.due(firsts[0]) == pytest.approx(LOOKS[0][1])
+    monitor.ran = firsts[0]
+    assert monitor.due(firsts[0] + 5) == 0.0  # spent at the last look
+    # A batch that spans two planned looks spends both at once.
+    assert monitor.due(firsts[2]) == pytest.approx(LOOKS[1][1] + LOOKS[2][1])
+    assert monitor.due(N) == 0.0  # every query ran: the full set decides
+
+
+def test_a_sure_drop_waits_for_the_first_planned_look() -> None:
+    monitor = _one_check(0.02)
+    first = math.ceil(LOOKS[0][0] * N)
+    collapsed = {"ndcg@10": np.zeros(N)}  # every query lost 0.5
+    for end in range(10, first, 10):
+        assert monitor.look(np.arange(end), {"ndcg@10": collapsed["ndcg@10"][:end]}) == ()
+    assert monitor.look(np.arange(first), {"ndcg@10": collapsed["ndcg@10"][:first]})
+
+
+def test_a_slice_without_enough_queries_on_each_side_is_not_tested_early() -> None:
+    small = 2 * MIN_SIDE - 1  # at any look, one side has fewer than MIN_SIDE
+    slices = {"all": np.arange(N), "g=small": np.arange(small)}
+    monitor = Monitor(
+        {"ndcg@10": np.full(N, 0.9)}, slices, {"ndcg@10": Threshold(max_drop=0.02)}, {},
+        SETTINGS, 0.05,
+    )  # fmt: skip
+    assert {c.slice for c in monitor.checks} == {"all", "g=small"}
+    current = np.full(N, 0.9)
+    current[:small] = 0.0  # the small slice lost everything, the rest nothing
+    crossed: list[Crossing] = []
+    for end in range(10, N, 10):
+        crossed += monitor.look(np.arange(end), {"ndcg@10": current[:end]})
+    assert "g=small" not in {c.slice for c in crossed}
