@@ -89,7 +89,7 @@ def test_a_blind_overall_check_is_refused_with_what_would_help() -> None:
             {},
             ComparisonSettings(alpha=1e-12),
         )
-    assert isinstance(caught.value, CannotFailError)  # its own type: the drift tells it from other errors
+    assert isinstance(caught.value, CannotFailError)  # the drift tells it apart
     message = str(caught.value)
     assert message.startswith("the gate could never fail: ndcg@10 overall: a drop carried by")
     assert "gate.resamples" not in message  # 10^12 draws would be no advice
