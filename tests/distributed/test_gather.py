@@ -10,15 +10,12 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-import dask
 import pytest
-from distributed import Client, LocalCluster
 
 from retrieval_gate.distributed.gather import evaluate_shards
 from retrieval_gate.metrics import evaluate
 from retrieval_gate.readers import read_qrels, read_run
 from tests.helpers.cli import run_cli
-from tests.helpers.dying_worker import DieWhenScoring
 
 METRICS = ("ndcg@10", "ap@100", "rr@10", "recall@100", "num_ret", "judged@10", "bpref")
 
@@ -26,6 +23,8 @@ METRICS = ("ndcg@10", "ap@100", "rr@10", "recall@100", "num_ret", "judged@10", "
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[str]:
     """The address of a LocalCluster of 2 worker processes, one thread each."""
+    from distributed import LocalCluster
+
     with LocalCluster(
         n_workers=2,
         threads_per_worker=1,
@@ -147,6 +146,10 @@ def test_a_malformed_shard_is_refused_naming_it(
 def test_a_worker_that_dies_once_is_replaced_and_its_shard_rerun(
     cluster: str, split: tuple[Path, Path, list[Path]], tmp_path: Path
 ) -> None:
+    from distributed import Client
+
+    from tests.helpers.dying_worker import DieWhenScoring
+
     qrels_path, whole, shards = split
     deaths = tmp_path / "deaths"
     with Client(cluster) as client:
@@ -165,6 +168,10 @@ def test_a_worker_that_dies_once_is_replaced_and_its_shard_rerun(
 def test_a_shard_that_kills_every_worker_is_an_error_naming_it(
     cluster: str, split: tuple[Path, Path, list[Path]], tmp_path: Path
 ) -> None:
+    from distributed import Client
+
+    from tests.helpers.dying_worker import DieWhenScoring
+
     qrels_path, _, shards = split
     deaths = tmp_path / "deaths"
     with Client(cluster) as client:
@@ -181,6 +188,8 @@ def test_a_shard_that_kills_every_worker_is_an_error_naming_it(
 
 
 def test_an_unreachable_scheduler_is_a_clear_error(split: tuple[Path, Path, list[Path]]) -> None:
+    import dask
+
     qrels_path, _, shards = split
     with socket.socket() as sock:  # a port nothing listens on
         sock.bind(("127.0.0.1", 0))

@@ -16,9 +16,6 @@ from retrieval_gate.datasets import load as load_dataset
 from tests.helpers.cli import run_cli
 from tests.helpers.paths import CONFIGS
 
-pytest.importorskip("wordllama")
-pytest.importorskip("qdrant_client")
-
 BASELINE = Path(".retrieval-gate") / "example-hybrid" / "baseline.json"
 
 
@@ -26,6 +23,8 @@ BASELINE = Path(".retrieval-gate") / "example-hybrid" / "baseline.json"
 def configs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The three example configs, the labelled set and the hybrid's baseline, copied: the
     dense index is built afresh there."""
+    pytest.importorskip("wordllama")
+    pytest.importorskip("qdrant_client")
     target = tmp_path_factory.mktemp("hybrid") / "configs"
     target.mkdir()
     for name in ("example.yaml", "example-dense.yaml", "example-hybrid.yaml"):

@@ -337,6 +337,9 @@ class Runner:
             # of every installed distribution, a few on a runner's fresh Python, took half of
             # each install's time here, where the venv sees the whole test environment.
             "PIP_NO_WARN_CONFLICTS": "0",
+            # --no-compile: pip compiled every module of each install (a run installs again,
+            # so the bytecode is stale at the next), where the steps import a part of them.
+            "PIP_NO_COMPILE": "0",
             **self.extra_env,
         }
         if _setuptools_builds_wheels():

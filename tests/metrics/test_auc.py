@@ -7,7 +7,6 @@ import math
 
 import numpy as np
 import pytest
-from sklearn.metrics import roc_auc_score
 
 from retrieval_gate.errors import MetricError
 from retrieval_gate.metrics import evaluate, parse_metric
@@ -50,6 +49,8 @@ def _sklearn_auc(
     results: dict[str, float], judged: dict[str, int], rel: int, unjudged: str, k: int | None
 ) -> float:
     """scikit-learn's AUC of one query's scored docs, NaN for one class."""
+    from sklearn.metrics import roc_auc_score
+
     kept = _ranked(results)[: k if k is not None else len(results)]
     labels, scores = [], []
     for doc, score in kept:

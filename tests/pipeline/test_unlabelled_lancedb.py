@@ -13,8 +13,6 @@ import pytest
 from tests.helpers.builders import labelled_set
 from tests.helpers.cli import run_cli
 
-lancedb = pytest.importorskip("lancedb")
-
 DIMENSION = 16
 # The retriever a team would write: open the table, embed the text, search the index (or,
 # with exact=True, every vector: LanceDB's bypass_vector_index).
@@ -50,6 +48,7 @@ class LanceSearch:
 @pytest.fixture(scope="module")
 def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A LanceDB table of 2,000 seeded vectors with an IVF-PQ index of 8 partitions."""
+    lancedb = pytest.importorskip("lancedb")
     from lancedb.index import IvfPq
 
     folder = tmp_path_factory.mktemp("lance") / "db"
@@ -109,6 +108,8 @@ def test_a_lossy_index_fails_and_a_faithful_one_passes(tmp_path: Path, store: Pa
 
 
 def test_the_exact_search_is_what_the_index_is_measured_against(store: Path) -> None:
+    import lancedb
+
     table = lancedb.connect(store).open_table("docs")
     vector = np.ones(DIMENSION, dtype="float32")
     exact = [row["id"] for row in table.search(vector).limit(10).bypass_vector_index().to_list()]
