@@ -23,6 +23,8 @@ from retrieval_gate.metrics.parse import parse_metrics
 INSTALL = "pip install 'retrieval-gate[distributed]'"
 LOCAL = "local:"
 """`--scheduler local:N` starts N worker processes on this machine for the one command."""
+NO_WORKERS_TIMEOUT = "5 minutes"
+"""How long a `local:N` cluster's scheduler waits for a worker when none is left."""
 
 
 def evaluate_shards(
@@ -40,6 +42,7 @@ def evaluate_shards(
     light = Qrels(qrels.query_ids, qrels.query, qrels.doc_bytes, qrels.grade, qrels.source)
     with _client(scheduler) as client:
         from distributed import KilledWorker
+        from distributed.scheduler import NoValidWorkerError, NoWorkerError
 
         token = uuid.uuid4().hex[:12]
         # A task, not client.scatter: scattered data dies with the worker holding it, and a
@@ -55,12 +58,21 @@ def evaluate_shards(
         keys[str(shared.key)] = Path(qrels.source)
         try:
             parts: list[ShardScores] = client.gather(futures)
-        except KilledWorker as error:
+        except (KilledWorker, NoWorkerError, NoValidWorkerError) as error:
             shard = keys.get(str(getattr(error, "task", "")), Path("?"))
+            if not isinstance(error, KilledWorker):  # the task named may be the qrels' own
+                shard = next((keys[str(f.key)] for f in futures if f.status != "finished"), shard)
+            why = (
+                "every worker that held this file's rows died (out of memory, or killed); Dask "
+                "gave up after distributed.scheduler.allowed-failures retries"
+                if isinstance(error, KilledWorker)
+                else "no worker was left to score this file: the cluster's workers died (out of "
+                "memory, or killed) and none came back within "
+                "distributed.scheduler.no-workers-timeout"
+            )
             raise InputError(
-                "every worker that held this file's rows died (out of memory, or killed); "
-                "Dask gave up after distributed.scheduler.allowed-failures retries. Split the "
-                "run into smaller shards or give the workers more memory; their logs say why",
+                f"{why}. Split the run into smaller shards or give the workers more memory; "
+                "their logs say why",
                 source=one_line(shard),
             ) from error
         except OSError as error:  # the scheduler went away mid-way
@@ -141,16 +153,20 @@ def _client(scheduler: str) -> Iterator[Any]:
                 "local:N needs a number of worker processes, e.g. local:2",
                 source=f"--scheduler {one_line(scheduler)}",
             )
+        import dask
+
         # Only on 127.0.0.1, and no dashboard: its HTTP server would want port 8787 and warn
-        # when another cluster has it.
-        cluster = LocalCluster(  # type: ignore[no-untyped-call]
-            n_workers=int(count),
-            threads_per_worker=1,
-            processes=True,
-            host="127.0.0.1",
-            dashboard_address=None,
-            scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},
-        )
+        # when another cluster has it. A cluster of our own never waits for good on workers
+        # that died and did not come back: its scheduler fails their tasks after a while.
+        with dask.config.set({"distributed.scheduler.no-workers-timeout": NO_WORKERS_TIMEOUT}):
+            cluster = LocalCluster(  # type: ignore[no-untyped-call]
+                n_workers=int(count),
+                threads_per_worker=1,
+                processes=True,
+                host="127.0.0.1",
+                dashboard_address=None,
+                scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},
+            )
         with cluster, Client(cluster) as client:  # type: ignore[no-untyped-call]
             yield client
         return
