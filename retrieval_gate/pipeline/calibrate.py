@@ -6,6 +6,7 @@ import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -18,7 +19,11 @@ from retrieval_gate.datasets import assemble, load_labels
 from retrieval_gate.errors import InputError
 from retrieval_gate.gate.modes.assisted import card_of
 from retrieval_gate.pipeline.judge_labels import judge_labels
+from retrieval_gate.pipeline.judge_probes import ProbeReport, run_probes
 from retrieval_gate.stats.calibration import CalibrationCard, system_agreement
+
+if TYPE_CHECKING:
+    from retrieval_gate.execution.cache import ResultCache
 
 
 @dataclass(frozen=True)
@@ -46,11 +51,15 @@ class Calibration:
     runs: tuple[RunScores, ...]
     human_queries: int
     """Queries people judged: the runs are scored over them."""
+    probes: ProbeReport | None = None
+    """What `--probes` found (None: not probed)."""
 
     @property
     def why_not(self) -> str:
         """Why the gate would not trust this judge, "" when it would."""
-        return self.card.distrust(self.min_pairs, self.min_kappa)
+        reasons = [self.card.distrust(self.min_pairs, self.min_kappa)]
+        reasons.append("" if self.probes is None else self.probes.why_not)
+        return "; ".join(reason for reason in reasons if reason)
 
 
 def calibrate(
@@ -58,6 +67,8 @@ def calibrate(
     *,
     qrels: str | Path | None = None,
     runs: Sequence[str | Path] = (),
+    probes: bool = False,
+    store: ResultCache | None = None,
 ) -> Calibration:
     """The configured judge's layer against the dataset's qrels, or against `qrels` (held-back
     labels, say); with `runs` (run files), Kendall's tau-b between their rankings under both.
@@ -91,6 +102,7 @@ def calibrate(
             card,
             systems=system_agreement([r.human for r in scored], [r.judge for r in scored]),
         )
+    probed = run_probes(config, dataset, human, store=store) if probes else None
     return Calibration(
         judge.model,
         judge.prompt_sha256,
@@ -101,6 +113,7 @@ def calibrate(
         metric,
         scored,
         len(judged_ids),
+        probed,
     )
 
 

@@ -10,6 +10,7 @@ from retrieval_gate.errors import EXIT_OK
 
 if TYPE_CHECKING:
     from retrieval_gate.pipeline.calibrate import Calibration
+    from retrieval_gate.pipeline.judge_probes import ProbeReport
 
 
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -23,7 +24,10 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "the confusion matrix, the judge's bias per human grade, and whether gate.labels: "
         "human+llm would trust it (judge.trust). With --run files (4 or more), Kendall's tau-b "
         "between their rankings under people's and the judge's labels (the config's first "
-        "metric, over the human-judged queries). Exit 2 on bad input.",
+        "metric, over the human-judged queries). With --probes, the judge also grades known "
+        "pairs rewritten to fool it (irrelevant ones stuffed with the query's words and asking "
+        "for a high grade, relevant ones cut short); above judge.probes.max_flip_rate its "
+        "labels are provisional. Exit 2 on bad input.",
     )
     add_config_option(parser)
     parser.add_argument(
@@ -33,6 +37,15 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--run", action="append", default=[], metavar="FILE", help="a run file; repeat it"
     )
     parser.add_argument(
+        "--probes",
+        action="store_true",
+        help="also grade robustness probes of people's pairs with the judge (calls it, at most "
+        "judge.probes.max_calls times): the share whose grade flips goes on the card",
+    )
+    parser.add_argument(
+        "--no-cache", action="store_true", help="with --probes: neither read nor write the cache"
+    )
+    parser.add_argument(
         "-f", "--format", choices=("text", "json"), default="text", help="text (default) or json"
     )
     parser.set_defaults(handler=run)
@@ -40,9 +53,17 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Print the card."""
+    from retrieval_gate.config.loader import load
+    from retrieval_gate.execution.cache import ResultCache
     from retrieval_gate.pipeline.calibrate import calibrate
 
-    found = calibrate(args.config, qrels=args.qrels, runs=args.run)
+    config = load(args.config)
+    store = ResultCache(config.resolve(config.cache)) if args.probes and not args.no_cache else None
+    try:
+        found = calibrate(config, qrels=args.qrels, runs=args.run, probes=args.probes, store=store)
+    finally:
+        if store is not None:
+            store.close()
     if args.format == "json":
         import json
 
@@ -66,7 +87,55 @@ def calibration_document(found: Calibration) -> dict[str, Any]:
         "metric": found.metric,
         "human_queries": found.human_queries,
         "runs": [asdict(r) for r in found.runs],
+        "probes": None if found.probes is None else probes_document(found.probes),
     }
+
+
+def probes_document(report: ProbeReport) -> dict[str, Any]:
+    """The probes' part of the card as JSON."""
+    from retrieval_gate.judging.probes import FLIP_LEVELS
+
+    return {
+        "flip_levels": FLIP_LEVELS,
+        "max_flip_rate": report.max_flip_rate,
+        "kinds": {
+            rate.kind: {"graded": rate.graded, "flipped": rate.flipped, "rate": rate.rate}
+            for rate in (*report.rates, report.total)
+        },
+        "calls": report.calls,
+        "failed": report.failed,
+        "answered_by": [judge.describe() for judge in report.judges],
+    }
+
+
+def probes_text(report: ProbeReport) -> list[str]:
+    """The probes' lines of the card."""
+    from retrieval_gate.core.wording import one_line
+    from retrieval_gate.judging.probes import CUT, FLIP_LEVELS, STUFFED
+
+    said = {
+        CUT: "relevant passages cut to their first half",
+        STUFFED: "irrelevant passages stuffed with the query's words, asking for grade 3",
+    }
+
+    def share(graded: int, flipped: int, rate: float | None) -> str:
+        return "none graded" if rate is None else f"{flipped} of {graded} flipped ({rate:.2f})"
+
+    lines = [
+        f"robustness probes (a flip: the grade moves {FLIP_LEVELS} levels the wrong way from "
+        "the original's):"
+    ]
+    lines += [f"  {said[r.kind]}: {share(r.graded, r.flipped, r.rate)}" for r in report.rates]
+    total = report.total
+    lines.append(
+        f"  all: {share(total.graded, total.flipped, total.rate)}; judge.probes.max_flip_rate "
+        f"{report.max_flip_rate:g}; {report.calls} calls"
+        + (f", {report.failed} not graded" if report.failed else "")
+    )
+    if len(report.judges) > 1:
+        named = "; ".join(one_line(judge.describe()) for judge in report.judges)
+        lines.append(f"  warning: answered by more than one judge ({named})")
+    return lines
 
 
 def calibration_text(found: Calibration) -> str:
@@ -97,6 +166,8 @@ def calibration_text(found: Calibration) -> str:
         shown = "n/a" if bias.bias is None else f"{bias.bias:+.2f}"
         cells = "".join(f"{count:>6}" for count in row)
         lines.append(f"{grade:>5}{cells}{bias.pairs:>8}{shown:>7}")
+    if found.probes is not None:
+        lines += ["", *probes_text(found.probes)]
     systems = card.systems
     if found.runs:
         lines.append("")

@@ -1,0 +1,144 @@
+"""`calibrate --probes`: the judge grades probes of people's pairs beside their originals."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from retrieval_gate.config.schema import GateConfig
+from retrieval_gate.core.judge_identity import JudgeIdentity
+from retrieval_gate.core.qrels import Qrels, is_judged
+from retrieval_gate.datasets import Dataset
+from retrieval_gate.errors import InputError
+from retrieval_gate.judging.grading import Task, tasks_of
+from retrieval_gate.judging.pool import Pair, passage_text
+from retrieval_gate.judging.probes import (
+    CUT,
+    STUFFED,
+    Probe,
+    ProbeRate,
+    overall,
+    probes_of,
+    rates_of,
+)
+
+if TYPE_CHECKING:
+    from retrieval_gate.datasets.llm_layer import LlmJudgment
+    from retrieval_gate.execution.cache import ResultCache
+
+
+@dataclass(frozen=True)
+class ProbeReport:
+    """What probing the judge found: flips per kind, the calls spent, who answered."""
+
+    rates: tuple[ProbeRate, ...]
+    """Per kind: CUT, then STUFFED."""
+    max_flip_rate: float
+    calls: int
+    failed: int
+    """Probes or originals the judge did not grade (errors, the budget)."""
+    judges: tuple[JudgeIdentity, ...]
+    """The judges that answered (one, unless the endpoint switched models)."""
+
+    @property
+    def total(self) -> ProbeRate:
+        return overall(self.rates)
+
+    @property
+    def why_not(self) -> str:
+        """Why the probes make the judge's labels provisional, "" when they do not: a kind
+        of probe flipping more often than judge.probes.max_flip_rate (each kind tests its own
+        weakness, so one kind's many probes do not dilute another's flips)."""
+        over = [r for r in self.rates if r.rate is not None and r.rate > self.max_flip_rate]
+        return "; ".join(
+            f"{r.flipped} of {r.graded} {r.kind} robustness probes flipped (rate "
+            f"{r.rate:.2f}, above judge.probes.max_flip_rate {self.max_flip_rate:g})"
+            for r in over
+            if r.rate is not None
+        )
+
+
+def known_pairs(dataset: Dataset, human: Qrels) -> list[tuple[Pair, str]]:
+    """Every pair of `human` (people's grades) whose query has text in `dataset` and whose
+    document has text in its corpus, with that text: what probes are made of."""
+    texts = {query.id: query.text for query in dataset.queries}
+    found = []
+    for query_id, grades in sorted(human.to_dict().items()):
+        if query_id not in texts:
+            continue
+        for doc in sorted(grades):
+            if not is_judged(grades, doc):
+                continue
+            passage = passage_text(doc, dataset.corpus, {})
+            if passage is not None:
+                found.append((Pair(query_id, texts[query_id], doc, grades[doc]), passage))
+    return found
+
+
+def run_probes(
+    config: GateConfig,
+    dataset: Dataset,
+    human: Qrels,
+    *,
+    store: ResultCache | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> ProbeReport:
+    """Grade judge.probes.max_calls / 2 probes of people's pairs (`human`) and their
+    originals with the configured judge, through the runner and the cache `judge` uses,
+    within judge.probes.max_calls calls. The probes never reach the layer.
+
+    InputError when people's labels give no pair to probe."""
+    from retrieval_gate.datasets.llm_layer import identities_of
+    from retrieval_gate.judging.calls import settings_of
+    from retrieval_gate.judging.client import ChatClient
+    from retrieval_gate.judging.grading import JudgeRetriever, grade_tasks
+    from retrieval_gate.judging.prompt import load_prompt
+    from retrieval_gate.judging.spend import Budget, Ledger
+
+    judge = config.judge
+    assert judge is not None  # calibrate refuses a config without one
+    limits = judge.probes
+    probes = probes_of(known_pairs(dataset, human), limits.max_calls // 2, judge.seed or 0)
+    if not probes:
+        raise InputError(
+            "no pair to probe the judge with: probes need pairs people graded 0 or 2 and above "
+            "whose document has text in dataset.corpus",
+            source=str(config.path),
+        )
+    prompt = load_prompt(config.resolve(judge.rubric) if judge.rubric else None)
+    ledger = Ledger(judge.prices, Budget(calls=limits.max_calls), judge.max_tokens)
+    retriever = JudgeRetriever(ChatClient(judge, environ), prompt, ledger, logprobs=judge.logprobs)
+    settings = settings_of(judge)
+    grades: dict[tuple[str, str, str], int] = {}
+    rows: list[LlmJudgment] = []
+    failed = 0
+    try:
+        # Originals first: `judge` has usually graded them, so the cache answers at no cost.
+        for label, tasks in (
+            ("original", tasks_of([(p.pair, p.original) for p in probes])),
+            *_by_kind(probes),
+        ):
+            graded = grade_tasks(retriever, tasks, settings, cache=store)
+            if graded.interrupted:
+                raise KeyboardInterrupt
+            failed += len(tasks) - len(graded.rows)
+            rows += graded.rows
+            grades.update({(label, row.query, row.doc): row.grade for row in graded.rows})
+    finally:
+        retriever.close()
+    return ProbeReport(
+        rates_of(probes, grades),
+        limits.max_flip_rate,
+        ledger.calls,
+        failed,
+        tuple(identities_of(rows)),
+    )
+
+
+def _by_kind(probes: Sequence[Probe]) -> list[tuple[str, list[Task]]]:
+    """The probes' tasks, one list per kind."""
+    return [
+        (kind, tasks_of([(p.pair, p.probe) for p in probes if p.kind == kind]))
+        for kind in (CUT, STUFFED)
+    ]
