@@ -14,6 +14,7 @@ from retrieval_gate.config.check_keys import ranking_keys
 from retrieval_gate.config.loader import load
 from retrieval_gate.config.schema import GateConfig
 from retrieval_gate.core.ids import object_array
+from retrieval_gate.core.judge_pleas import pleading_documents
 from retrieval_gate.core.qrels import Qrels
 from retrieval_gate.datasets import assemble, load_labels
 from retrieval_gate.errors import InputError
@@ -53,6 +54,8 @@ class Calibration:
     """Queries people judged: the runs are scored over them."""
     probes: ProbeReport | None = None
     """What `--probes` found (None: not probed)."""
+    pleading: tuple[tuple[str, str], ...] | None = None
+    """(doc id, pattern) of each corpus document that addresses a judge (None: no corpus)."""
 
     @property
     def why_not(self) -> str:
@@ -114,6 +117,7 @@ def calibrate(
         scored,
         len(judged_ids),
         probed,
+        None if dataset.corpus is None else pleading_documents(dataset.corpus),
     )
 
 

@@ -88,6 +88,11 @@ def calibration_document(found: Calibration) -> dict[str, Any]:
         "human_queries": found.human_queries,
         "runs": [asdict(r) for r in found.runs],
         "probes": None if found.probes is None else probes_document(found.probes),
+        "documents_addressing_the_judge": (
+            None
+            if found.pleading is None
+            else [{"doc": doc, "pattern": name} for doc, name in found.pleading]
+        ),
     }
 
 
@@ -106,6 +111,17 @@ def probes_document(report: ProbeReport) -> dict[str, Any]:
         "failed": report.failed,
         "answered_by": [judge.describe() for judge in report.judges],
     }
+
+
+def pleading_text(found: tuple[tuple[str, str], ...]) -> str:
+    """The card's line on corpus documents that address a judge."""
+    from retrieval_gate.core.wording import one_line, plural
+    from retrieval_gate.lint.engine import some
+
+    if not found:
+        return "corpus documents that address a judge: none found (lint rule addresses-the-judge)"
+    shown = [f"{one_line(doc)} ({name})" for doc, name in found]
+    return f"corpus documents that address a judge: {plural(len(found), 'document')}: {some(shown)}"
 
 
 def probes_text(report: ProbeReport) -> list[str]:
@@ -168,6 +184,8 @@ def calibration_text(found: Calibration) -> str:
         lines.append(f"{grade:>5}{cells}{bias.pairs:>8}{shown:>7}")
     if found.probes is not None:
         lines += ["", *probes_text(found.probes)]
+    if found.pleading is not None:
+        lines.append(pleading_text(found.pleading))
     systems = card.systems
     if found.runs:
         lines.append("")

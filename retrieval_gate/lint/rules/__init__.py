@@ -3,6 +3,7 @@
 from retrieval_gate.lint.engine import RULES
 from retrieval_gate.lint.rules import (  # noqa: F401  (their rules register on import)
     agreement,
+    judge,
     labels,
     metrics,
     power,
@@ -17,6 +18,7 @@ ORDER = (
     "query-without-judgments",
     "no-relevant-document",
     "judged-doc-not-in-corpus",
+    "addresses-the-judge",
     "non-integer-grade",
     "top-grade-heavy",
     "positives-only",
