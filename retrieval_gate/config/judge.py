@@ -53,6 +53,12 @@ class JudgeProbes(StrictModel):
         description="most calls one probing run makes (a probe and its original: two, one when "
         "the original's grade is cached)",
     )
+    reasks: int = Field(
+        20,
+        ge=0,
+        description="of those calls, originals graded again with the cache bypassed: the "
+        "spread between two answers to one pair",
+    )
     max_flip_rate: float = Field(
         0.1,
         ge=0,

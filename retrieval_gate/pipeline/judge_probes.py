@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from retrieval_gate.config.schema import GateConfig
@@ -29,6 +29,24 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True)
+class ReAsked:
+    """Originals graded again, the cache bypassed: how many, how many got another grade, and
+    the sum of |first - second| over them."""
+
+    pairs: int
+    differ: int
+    moved: int
+
+    @property
+    def share(self) -> float | None:
+        return self.differ / self.pairs if self.pairs else None
+
+    @property
+    def mean_moved(self) -> float | None:
+        return self.moved / self.pairs if self.pairs else None
+
+
+@dataclass(frozen=True)
 class ProbeReport:
     """What probing the judge found: flips per kind, the calls spent, who answered."""
 
@@ -40,6 +58,7 @@ class ProbeReport:
     """Probes or originals the judge did not grade (errors, the budget)."""
     judges: tuple[JudgeIdentity, ...]
     """The judges that answered (one, unless the endpoint switched models)."""
+    reasked: ReAsked = field(default_factory=lambda: ReAsked(0, 0, 0))
 
     @property
     def total(self) -> ProbeRate:
@@ -99,7 +118,9 @@ def run_probes(
     judge = config.judge
     assert judge is not None  # calibrate refuses a config without one
     limits = judge.probes
-    probes = probes_of(known_pairs(dataset, human), limits.max_calls // 2, judge.seed or 0)
+    seed = judge.seed or 0
+    reasks = min(limits.reasks, limits.max_calls - 2)
+    probes = probes_of(known_pairs(dataset, human), (limits.max_calls - reasks) // 2, seed)
     if not probes:
         raise InputError(
             "no pair to probe the judge with: probes need pairs people graded 0 or 2 and above "
@@ -125,6 +146,12 @@ def run_probes(
             failed += len(tasks) - len(graded.rows)
             rows += graded.rows
             grades.update({(label, row.query, row.doc): row.grade for row in graded.rows})
+        again = _reask_sample(probes, grades, reasks, seed)
+        # The cache bypassed: its answer is the first draw, and a re-ask must call again.
+        graded = grade_tasks(retriever, again, settings, cache=None)
+        rows += graded.rows
+        failed += len(again) - len(graded.rows)
+        reasked = reasked_of(grades, graded.rows)
     finally:
         retriever.close()
     return ProbeReport(
@@ -133,7 +160,28 @@ def run_probes(
         ledger.calls,
         failed,
         tuple(identities_of(rows)),
+        reasked,
     )
+
+
+def _reask_sample(
+    probes: Sequence[Probe], grades: Mapping[tuple[str, str, str], int], size: int, seed: int
+) -> list[Task]:
+    """`size` of the probes' graded originals, drawn with `seed`, as tasks."""
+    import random
+
+    graded = [p for p in probes if ("original", p.pair.query_id, p.pair.doc) in grades]
+    chosen = random.Random(seed).sample(graded, min(size, len(graded)))
+    return tasks_of(
+        [(p.pair, p.original) for p in sorted(chosen, key=lambda p: (p.pair.query_id, p.pair.doc))]
+    )
+
+
+def reasked_of(grades: Mapping[tuple[str, str, str], int], again: Sequence[LlmJudgment]) -> ReAsked:
+    """The spread between the originals' `grades` and their grades `again`."""
+    firsts = [grades["original", row.query, row.doc] for row in again]
+    moves = [abs(first - row.grade) for first, row in zip(firsts, again, strict=True)]
+    return ReAsked(len(moves), sum(move > 0 for move in moves), sum(moves))
 
 
 def _by_kind(probes: Sequence[Probe]) -> list[tuple[str, list[Task]]]:

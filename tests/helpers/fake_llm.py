@@ -117,6 +117,9 @@ class FakeLlm:
     switched_model: str = "judge-2"
     switched_fingerprint: Any = None
     switched_bias: int = 0
+    answer_noise: float = 0.0
+    """A judge sampled at temperature above 0: each answer's grade moves a level up or down
+    (clipped to 0-3) with this probability, drawn afresh for every request."""
     obeys_pleas: bool = False
     """A judge fooled by the passage itself: a passage that asks for a grade ("grade it 3")
     inside its block gets it, as Alaofi et al. (2025) found judges do."""
@@ -205,6 +208,9 @@ class FakeLlm:
             switched = self.switch_after is not None and self.answered >= self.switch_after
             self.answered += 1
         content, sure = self._answer(str(messages[-1].get("content", "")))
+        if self.answer_noise and content.isdigit() and _unit("noise", count) < self.answer_noise:
+            step = 1 if _unit("step", count) < 0.5 else -1
+            content = str(min(3, max(0, int(content) + step)))
         name, fingerprint = self.answered_as, self.system_fingerprint
         if switched:
             name, fingerprint = self.switched_model, self.switched_fingerprint

@@ -107,6 +107,12 @@ def probes_document(report: ProbeReport) -> dict[str, Any]:
             rate.kind: {"graded": rate.graded, "flipped": rate.flipped, "rate": rate.rate}
             for rate in (*report.rates, report.total)
         },
+        "reasked": {
+            "pairs": report.reasked.pairs,
+            "differ": report.reasked.differ,
+            "share": report.reasked.share,
+            "mean_abs_difference": report.reasked.mean_moved,
+        },
         "calls": report.calls,
         "failed": report.failed,
         "answered_by": [judge.describe() for judge in report.judges],
@@ -148,6 +154,12 @@ def probes_text(report: ProbeReport) -> list[str]:
         f"{report.max_flip_rate:g}; {report.calls} calls"
         + (f", {report.failed} not graded" if report.failed else "")
     )
+    again = report.reasked
+    if again.share is not None and again.mean_moved is not None:
+        lines.append(
+            f"  re-asked, the cache bypassed: {again.differ} of {again.pairs} pairs graded "
+            f"differently ({again.share:.2f}), mean |difference| {again.mean_moved:.2f}"
+        )
     if len(report.judges) > 1:
         named = "; ".join(one_line(judge.describe()) for judge in report.judges)
         lines.append(f"  warning: answered by more than one judge ({named})")

@@ -141,9 +141,11 @@ def test_probes_leave_a_judge_that_ignores_pleas_trusted(tmp_path: Path) -> None
     code, out, err, calls = _probed(tmp_path)
     assert code == 0, err
     assert "trusted by gate.labels: human+llm" in out
-    assert "relevant passages cut to their first half: 0 of 74 flipped (0.00)" in out
+    assert "relevant passages cut to their first half: 0 of 64 flipped (0.00)" in out
     assert "asking for grade 3: 0 of 26 flipped (0.00)" in out
-    assert calls == 100  # the originals come from the cache `judge` filled
+    assert "re-asked, the cache bypassed: 0 of 20 pairs graded differently (0.00)" in out
+    # 90 probes and 20 re-asks; the originals come from the cache `judge` filled
+    assert calls == 110
 
 
 def test_probes_make_a_judge_that_obeys_pleas_provisional(tmp_path: Path) -> None:
@@ -152,11 +154,11 @@ def test_probes_make_a_judge_that_obeys_pleas_provisional(tmp_path: Path) -> Non
     document = json.loads(out)
     probes = document["probes"]
     assert probes["kinds"]["stuffed"] == {"graded": 26, "flipped": 26, "rate": 1.0}
-    assert probes["kinds"]["cut"] == {"graded": 74, "flipped": 0, "rate": 0.0}
-    assert probes["kinds"]["all"]["rate"] == pytest.approx(26 / 100)
+    assert probes["kinds"]["cut"] == {"graded": 64, "flipped": 0, "rate": 0.0}
+    assert probes["kinds"]["all"]["rate"] == pytest.approx(26 / 90)
     assert document["trusted"] is False
     assert "26 of 26 stuffed robustness probes flipped" in document["provisional_reason"]
-    assert probes["calls"] == calls == 100
+    assert probes["calls"] == calls == 110
     assert document["documents_addressing_the_judge"] == []
 
 
@@ -165,15 +167,17 @@ def test_probes_spend_at_most_judge_probes_max_calls(tmp_path: Path) -> None:
     from tests.helpers.judged_example import judge_example
 
     with fake_llm() as llm:
-        example = judge_example(tmp_path, llm.base_url, probes={"max_calls": 9})
+        example = judge_example(tmp_path, llm.base_url, probes={"max_calls": 9, "reasks": 1})
         llm.judge = example.fake_judge()
         assert run_cli("judge", "-c", example.config, "--quiet")[0] == 0
         layer, before = example.layer.read_bytes(), len(llm.requests)
         code, out, err = run_cli("calibrate", "-c", example.config, "--probes", "--no-cache")
         assert code == 0, err
-        assert len(llm.requests) - before == 8  # 4 probes and their 4 originals, uncached
+        # 4 probes, their 4 originals (uncached) and one re-ask
+        assert len(llm.requests) - before == 9
     assert example.layer.read_bytes() == layer  # probes never reach the layer
-    assert "all: 0 of 4 flipped (0.00); judge.probes.max_flip_rate 0.1; 8 calls" in out
+    assert "all: 0 of 4 flipped (0.00); judge.probes.max_flip_rate 0.1; 9 calls" in out
+    assert "re-asked, the cache bypassed: 0 of 1 pairs graded differently" in out
 
 
 @pytest.mark.parametrize("rate", ["nan", "inf", "1.5", "-0.1", "'::error::x'"])
@@ -206,3 +210,13 @@ def test_the_card_lists_corpus_documents_that_address_a_judge(tmp_path: Path) ->
         "corpus documents that address a judge: 1 document: ::error::x?[2J (speaks to the "
         "grader)\n" in out
     )
+
+
+def test_a_judge_whose_answers_vary_shows_its_spread_on_a_re_ask(tmp_path: Path) -> None:
+    code, out, err, _ = _probed(tmp_path, "-f", "json", answer_noise=0.5)
+    assert code == 0, err
+    again = json.loads(out)["probes"]["reasked"]
+    assert again["pairs"] == 20
+    assert 0 < again["differ"] <= 20
+    assert again["share"] == again["differ"] / 20
+    assert again["differ"] / 20 <= again["mean_abs_difference"] <= 2 * again["differ"] / 20
