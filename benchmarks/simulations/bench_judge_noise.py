@@ -28,7 +28,7 @@ row prints the family-wise false alarm, the coverage of the overall ndcg@10 delt
 95% interval, the mean lambda, and the re-ask spread: the share of 200 pairs whose grade
 differs between two calls (what `calibrate --probes` reports of a real judge).
 
-    python benchmarks/simulations/bench_judge_noise.py            # 1,000 replications: 3 min
+    python benchmarks/simulations/bench_judge_noise.py            # 1,000 replications: 3-4 min
     python benchmarks/simulations/bench_judge_noise.py --quick    # 100 replications: 20 s
 """
 

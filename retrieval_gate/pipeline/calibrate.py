@@ -20,7 +20,7 @@ from retrieval_gate.datasets import assemble, load_labels
 from retrieval_gate.errors import InputError
 from retrieval_gate.gate.modes.assisted import card_of
 from retrieval_gate.pipeline.judge_labels import judge_labels
-from retrieval_gate.pipeline.judge_probes import ProbeReport, run_probes
+from retrieval_gate.pipeline.judge_probes import ProbeReport, run_probes, write_verdict
 from retrieval_gate.stats.calibration import CalibrationCard, system_agreement
 
 if TYPE_CHECKING:
@@ -56,12 +56,14 @@ class Calibration:
     """What `--probes` found (None: not probed)."""
     pleading: tuple[tuple[str, str], ...] | None = None
     """(doc id, pattern) of each corpus document that addresses a judge (None: no corpus)."""
+    recorded: str = ""
+    """Why the last recorded `--probes` run made this judge provisional ("" when none did)."""
 
     @property
     def why_not(self) -> str:
         """Why the gate would not trust this judge, "" when it would."""
         reasons = [self.card.distrust(self.min_pairs, self.min_kappa)]
-        reasons.append("" if self.probes is None else self.probes.why_not)
+        reasons.append(self.recorded if self.probes is None else self.probes.why_not)
         return "; ".join(reason for reason in reasons if reason)
 
 
@@ -105,7 +107,12 @@ def calibrate(
             card,
             systems=system_agreement([r.human for r in scored], [r.judge for r in scored]),
         )
-    probed = run_probes(config, dataset, human, store=store) if probes else None
+    probed = None
+    if probes:
+        from retrieval_gate.datasets.llm_layer import layer_path
+
+        probed = run_probes(config, dataset, human, store=store)
+        write_verdict(layer_path(config), judge.model, judge.prompt_sha256, probed)
     return Calibration(
         judge.model,
         judge.prompt_sha256,
@@ -118,6 +125,7 @@ def calibrate(
         len(judged_ids),
         probed,
         None if dataset.corpus is None else pleading_documents(dataset.corpus),
+        judge.probed,
     )
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from retrieval_gate.config.schema import GateConfig
@@ -76,6 +77,62 @@ class ProbeReport:
             for r in over
             if r.rate is not None
         )
+
+
+PROBES_SUFFIX = ".probes.json"
+
+
+def probes_path(layer: Path) -> Path:
+    """Where `calibrate --probes` leaves its verdict: beside the judge's layer."""
+    return layer.with_name(layer.name + PROBES_SUFFIX)
+
+
+def write_verdict(layer: Path, model: str, prompt_sha256: str, report: ProbeReport) -> Path:
+    """Record, beside the layer, the judge the probes tested and why they make its labels
+    provisional ("" when they do not): `check` reads it (`read_verdict`)."""
+    from retrieval_gate.core.files import write_text_atomic
+    from retrieval_gate.core.wording import json_text
+
+    path = probes_path(layer)
+    total = report.total
+    document = {
+        "model": model,
+        "prompt_sha256": prompt_sha256,
+        "provisional_reason": report.why_not,
+        "graded": total.graded,
+        "flipped": total.flipped,
+    }
+    write_text_atomic(path, json_text(document) + "\n")
+    return path
+
+
+def read_verdict(layer: Path, model: str, prompt_sha256: str) -> str:
+    """Why the last probing of this judge (model, prompt) made its labels provisional: ""
+    when it did not, when no probing was recorded, or when it tested another judge.
+    InputError naming the file when it is not such a record."""
+    from retrieval_gate.core.json_parse import parsed_json
+
+    path = probes_path(layer)
+    if not path.is_file():
+        return ""
+    fix = "run `retrieval-gate calibrate --probes` again to rewrite it, or delete it"
+    try:
+        document = parsed_json(path.read_bytes())
+    except (ValueError, UnicodeDecodeError) as error:
+        raise InputError(f"not JSON ({error}); {fix}", source=str(path)) from None
+    except RecursionError:
+        raise InputError(f"JSON nested too deeply to read; {fix}", source=str(path)) from None
+    fields = ("model", "prompt_sha256", "provisional_reason")
+    if not isinstance(document, dict) or not all(
+        isinstance(document.get(name), str) for name in fields
+    ):
+        raise InputError(
+            f"not a probing record: an object with string fields {', '.join(fields)}; {fix}",
+            source=str(path),
+        )
+    if (document["model"], document["prompt_sha256"]) != (model, prompt_sha256):
+        return ""
+    return str(document["provisional_reason"])
 
 
 def known_pairs(dataset: Dataset, human: Qrels) -> list[tuple[Pair, str]]:

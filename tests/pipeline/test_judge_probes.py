@@ -2,9 +2,20 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
+
 from retrieval_gate.datasets.llm_layer import LlmJudgment
+from retrieval_gate.errors import InputError
 from retrieval_gate.judging.probes import CUT, STUFFED, ProbeRate
-from retrieval_gate.pipeline.judge_probes import ProbeReport, ReAsked, reasked_of
+from retrieval_gate.pipeline.judge_probes import (
+    ProbeReport,
+    ReAsked,
+    read_verdict,
+    reasked_of,
+    write_verdict,
+)
 
 
 def _row(query: str, doc: str, grade: int) -> LlmJudgment:
@@ -31,3 +42,36 @@ def test_one_kind_above_the_limit_makes_the_judge_provisional_undiluted() -> Non
     )
     at_limit = ProbeReport((ProbeRate(CUT, 5, 1), ProbeRate(STUFFED, 0, 0)), 0.2, 5, 0, ())
     assert at_limit.why_not == ""  # 0.2 is not above 0.2; no stuffed probe says nothing
+
+
+def test_the_recorded_verdict_is_read_back_for_its_judge_only(tmp_path: Path) -> None:
+    layer = tmp_path / "test.llm.jsonl"
+    report = ProbeReport((ProbeRate(CUT, 4, 0), ProbeRate(STUFFED, 4, 4)), 0.1, 8, 0, ())
+    path = write_verdict(layer, "judge-1", "sha", report)
+    assert path == tmp_path / "test.llm.jsonl.probes.json"
+    assert read_verdict(layer, "judge-1", "sha") == report.why_not != ""
+    assert read_verdict(layer, "judge-2", "sha") == ""  # another judge: not its verdict
+    assert read_verdict(tmp_path / "other.jsonl", "judge-1", "sha") == ""  # none recorded
+    before = path.read_bytes()
+    write_verdict(layer, "judge-1", "sha", report)
+    assert path.read_bytes() == before  # the same probing, the same bytes
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        b"{not json",
+        b"[]",
+        b'{"model": "judge-1", "prompt_sha256": "sha", "provisional_reason": NaN}',
+        b'{"model": "judge-1", "prompt_sha256": "sha"}',
+        b"\xff\xfe::error::x",
+        b'{"model": ' * 100_000,
+    ],
+)
+def test_a_broken_record_is_exit_2_naming_the_file(tmp_path: Path, content: bytes) -> None:
+    layer = tmp_path / "test.llm.jsonl"
+    (tmp_path / "test.llm.jsonl.probes.json").write_bytes(content)
+    with pytest.raises(InputError) as caught:
+        read_verdict(layer, "judge-1", "sha")
+    assert caught.value.source == str(tmp_path / "test.llm.jsonl.probes.json")
+    assert "calibrate --probes" in str(caught.value)

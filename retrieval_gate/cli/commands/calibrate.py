@@ -27,7 +27,8 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "metric, over the human-judged queries). With --probes, the judge also grades known "
         "pairs rewritten to fool it (irrelevant ones stuffed with the query's words and asking "
         "for a high grade, relevant ones cut short); above judge.probes.max_flip_rate its "
-        "labels are provisional. Exit 2 on bad input.",
+        "labels are provisional, and the verdict is kept beside the layer "
+        "(<layer>.probes.json) for `check`. Exit 2 on bad input.",
     )
     add_config_option(parser)
     parser.add_argument(
