@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from retrieval_gate.config.schema import GateConfig
 from retrieval_gate.core.judge_identity import JudgeIdentity
 from retrieval_gate.core.qrels import Qrels, is_judged
+from retrieval_gate.core.wording import excerpt
 from retrieval_gate.datasets import Dataset
 from retrieval_gate.errors import InputError
 from retrieval_gate.judging.grading import Task, tasks_of
@@ -80,6 +81,8 @@ class ProbeReport:
 
 
 PROBES_SUFFIX = ".probes.json"
+REASON_KEPT = 500
+"""Characters of a recorded reason a report shows: ours are under 200."""
 
 
 def probes_path(layer: Path) -> Path:
@@ -132,7 +135,8 @@ def read_verdict(layer: Path, model: str, prompt_sha256: str) -> str:
         )
     if (document["model"], document["prompt_sha256"]) != (model, prompt_sha256):
         return ""
-    return str(document["provisional_reason"])
+    # A file in the repository reaches every report: on one line, no control character.
+    return excerpt(document["provisional_reason"], REASON_KEPT)
 
 
 def known_pairs(dataset: Dataset, human: Qrels) -> list[tuple[Pair, str]]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -75,3 +76,14 @@ def test_a_broken_record_is_exit_2_naming_the_file(tmp_path: Path, content: byte
         read_verdict(layer, "judge-1", "sha")
     assert caught.value.source == str(tmp_path / "test.llm.jsonl.probes.json")
     assert "calibrate --probes" in str(caught.value)
+
+
+def test_a_hostile_recorded_reason_reaches_reports_on_one_line_and_cut(tmp_path: Path) -> None:
+    layer = tmp_path / "test.llm.jsonl"
+    reason = "x\n::error::owned\x1b[2J" + "y" * 10_000
+    document = {"model": "judge-1", "prompt_sha256": "sha", "provisional_reason": reason}
+    (tmp_path / "test.llm.jsonl.probes.json").write_text(json.dumps(document))
+    read = read_verdict(layer, "judge-1", "sha")
+    assert read.startswith("x ::error::owned?[2Jyyy")
+    assert "\n" not in read
+    assert len(read) <= 503
