@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING
 from retrieval_gate.config.schema import GateConfig
 from retrieval_gate.core.judge_identity import JudgeIdentity
 from retrieval_gate.core.qrels import Qrels, is_judged
-from retrieval_gate.core.wording import excerpt
+from retrieval_gate.core.wording import excerpt, one_line
 from retrieval_gate.datasets import Dataset
-from retrieval_gate.errors import InputError
+from retrieval_gate.errors import GateError, InputError
 from retrieval_gate.judging.grading import Task, tasks_of
 from retrieval_gate.judging.pool import Pair, passage_text
 from retrieval_gate.judging.probes import (
@@ -204,6 +204,12 @@ def run_probes(
             graded = grade_tasks(retriever, tasks, settings, cache=store)
             if graded.interrupted:
                 raise KeyboardInterrupt
+            if graded.stopped:
+                # A probing the endpoint cut short must not clear an earlier verdict.
+                raise GateError(
+                    f"{one_line(graded.stopped)}; the probes' verdict is not recorded: fix the "
+                    "cause and run `retrieval-gate calibrate --probes` again"
+                )
             failed += len(tasks) - len(graded.rows)
             rows += graded.rows
             grades.update({(label, row.query, row.doc): row.grade for row in graded.rows})

@@ -220,3 +220,24 @@ def test_a_judge_whose_answers_vary_shows_its_spread_on_a_re_ask(tmp_path: Path)
     assert 0 < again["differ"] <= 20
     assert again["share"] == again["differ"] / 20
     assert again["differ"] / 20 <= again["mean_abs_difference"] <= 2 * again["differ"] / 20
+
+
+def test_a_probing_the_endpoint_stops_keeps_the_earlier_verdict(tmp_path: Path) -> None:
+    from tests.helpers.fake_llm import fake_llm
+    from tests.helpers.judged_example import judge_example
+
+    with fake_llm(obeys_pleas=True) as llm:
+        example = judge_example(tmp_path, llm.base_url, held_back=0.3)
+        llm.judge = example.fake_judge()
+        assert run_cli("judge", "-c", example.config, "--quiet")[0] == 0
+        assert run_cli("calibrate", "-c", example.config, "--probes")[0] == 0
+        verdict = example.layer.with_name("test.llm.jsonl.probes.json")
+        recorded = verdict.read_bytes()
+        llm.model = "another-model"  # every call now answers 404
+        code, _, err = run_cli("calibrate", "-c", example.config, "--probes", "--no-cache")
+        assert code == 2
+        assert "the probes' verdict is not recorded" in err
+        assert verdict.read_bytes() == recorded
+        code, out, _ = run_cli("calibrate", "-c", example.config)
+    assert code == 0
+    assert "provisional: 26 of 26 stuffed robustness probes flipped" in out
