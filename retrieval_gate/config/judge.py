@@ -43,6 +43,31 @@ class JudgeTrust(StrictModel):
     )
 
 
+class JudgeProbes(StrictModel):
+    """`calibrate --probes`: known pairs rewritten to fool a judge (stuffed with the query's
+    words and asking for a high grade, or cut short), graded beside their originals."""
+
+    max_calls: int = Field(
+        200,
+        ge=2,
+        description="most calls one probing run makes (a probe and its original: two, one when "
+        "the original's grade is cached)",
+    )
+    reasks: int = Field(
+        20,
+        ge=0,
+        description="of those calls, originals graded again with the cache bypassed: the "
+        "spread between two answers to one pair",
+    )
+    max_flip_rate: float = Field(
+        0.1,
+        ge=0,
+        le=1,
+        description="highest share of one kind of probe (stuffed, cut) whose grade moves 2 "
+        "levels the wrong way; above it the judge's labels are provisional",
+    )
+
+
 class SystemModels(StrictModel):
     """The models the system under test runs: a judge of the same family favours its own
     family's output (self-preference), which the calibration card then says."""
@@ -102,6 +127,7 @@ class JudgeConfig(StrictModel):
     prices: Prices = Field(default_factory=lambda: Prices())
     budget: JudgeBudget = Field(default_factory=lambda: JudgeBudget())
     trust: JudgeTrust = Field(default_factory=lambda: JudgeTrust())
+    probes: JudgeProbes = Field(default_factory=lambda: JudgeProbes())
     system_models: SystemModels = Field(
         default_factory=lambda: SystemModels(),
         description="the models of the system under test (embedder, reranker, generator); "

@@ -6,6 +6,7 @@ import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -13,12 +14,17 @@ from retrieval_gate.config.check_keys import ranking_keys
 from retrieval_gate.config.loader import load
 from retrieval_gate.config.schema import GateConfig
 from retrieval_gate.core.ids import object_array
+from retrieval_gate.core.judge_pleas import pleading_documents
 from retrieval_gate.core.qrels import Qrels
 from retrieval_gate.datasets import assemble, load_labels
 from retrieval_gate.errors import InputError
 from retrieval_gate.gate.modes.assisted import card_of
 from retrieval_gate.pipeline.judge_labels import judge_labels
+from retrieval_gate.pipeline.judge_probes import ProbeReport, run_probes, write_verdict
 from retrieval_gate.stats.calibration import CalibrationCard, system_agreement
+
+if TYPE_CHECKING:
+    from retrieval_gate.execution.cache import ResultCache
 
 
 @dataclass(frozen=True)
@@ -46,11 +52,19 @@ class Calibration:
     runs: tuple[RunScores, ...]
     human_queries: int
     """Queries people judged: the runs are scored over them."""
+    probes: ProbeReport | None = None
+    """What `--probes` found (None: not probed)."""
+    pleading: tuple[tuple[str, str], ...] | None = None
+    """(doc id, pattern) of each corpus document that addresses a judge (None: no corpus)."""
+    recorded: str = ""
+    """Why the last recorded `--probes` run made this judge provisional ("" when none did)."""
 
     @property
     def why_not(self) -> str:
         """Why the gate would not trust this judge, "" when it would."""
-        return self.card.distrust(self.min_pairs, self.min_kappa)
+        reasons = [self.card.distrust(self.min_pairs, self.min_kappa)]
+        reasons.append(self.recorded if self.probes is None else self.probes.why_not)
+        return "; ".join(reason for reason in reasons if reason)
 
 
 def calibrate(
@@ -58,6 +72,8 @@ def calibrate(
     *,
     qrels: str | Path | None = None,
     runs: Sequence[str | Path] = (),
+    probes: bool = False,
+    store: ResultCache | None = None,
 ) -> Calibration:
     """The configured judge's layer against the dataset's qrels, or against `qrels` (held-back
     labels, say); with `runs` (run files), Kendall's tau-b between their rankings under both.
@@ -91,6 +107,12 @@ def calibrate(
             card,
             systems=system_agreement([r.human for r in scored], [r.judge for r in scored]),
         )
+    probed = None
+    if probes:
+        from retrieval_gate.datasets.llm_layer import layer_path
+
+        probed = run_probes(config, dataset, human, store=store)
+        write_verdict(layer_path(config), judge.model, judge.prompt_sha256, probed)
     return Calibration(
         judge.model,
         judge.prompt_sha256,
@@ -101,6 +123,9 @@ def calibrate(
         metric,
         scored,
         len(judged_ids),
+        probed,
+        None if dataset.corpus is None else pleading_documents(dataset.corpus),
+        judge.probed,
     )
 
 

@@ -10,6 +10,7 @@ from retrieval_gate.datasets import Dataset
 from retrieval_gate.datasets.llm_layer import judges_of, layer_path, layer_qrels, read_layer
 from retrieval_gate.errors import InputError
 from retrieval_gate.gate.modes.assisted import JudgeLabels
+from retrieval_gate.pipeline.judge_probes import read_verdict
 
 
 def gate_judge(config: GateConfig, dataset: Dataset) -> JudgeLabels | None:
@@ -51,4 +52,5 @@ def judge_labels(config: GateConfig, query_ids: Sequence[str]) -> JudgeLabels:
         prompt_sha256=judge[1],
         qrels=layer_qrels(rows, query_ids, judge=judge, source=str(path)),
         graded_by=graded_by,
+        probed=read_verdict(path, judge[0], judge[1]),
     )

@@ -90,3 +90,30 @@ def test_without_the_key_nothing_is_called_and_nothing_decided_silently(
     assert found.ret == (1 if document["failures"] else 0)
     assert found.ret == 1  # the drop is past every bound, or the bounds cannot tell
     assert "sk-test" not in found.out + found.err + (tmp_path / "r.json").read_text()
+
+
+def test_a_judge_the_probes_caught_obeying_pleas_is_provisional_in_check(tmp_path: Path) -> None:
+    """`calibrate --probes` records its verdict beside the layer; `check` reads it and lets
+    people's labels alone decide, saying why, until a probing clears the judge."""
+    with fake_llm(obeys_pleas=True) as llm:
+        example = judge_example(tmp_path, llm.base_url, held_back=0.3)
+        llm.judge = example.fake_judge()
+        main = assisted_config(
+            tmp_path, "example.yaml", base_url=llm.base_url, model="judge-1", output=None
+        )
+        assert run_cli("judge", "-c", main, "--quiet").ret == 0
+        trusted = run_cli("check", "-c", main, "--json", tmp_path / "before.json", "--quiet")
+        assert run_cli("calibrate", "-c", main, "--probes").ret == 0
+        caught = run_cli("check", "-c", main, "--json", tmp_path / "after.json", "--quiet")
+        llm.obeys_pleas = False  # the cache holds the gullible answers: ask again
+        assert run_cli("calibrate", "-c", main, "--probes", "--no-cache").ret == 0
+        cleared = run_cli("check", "-c", main, "--json", tmp_path / "cleared.json", "--quiet")
+    before, after, again = (
+        json.loads((tmp_path / f"{name}.json").read_text())["labels"]
+        for name in ("before", "after", "cleared")
+    )
+    assert trusted.ret == 0, trusted.out
+    assert before["provisional_reason"] == again["provisional_reason"] == ""
+    assert "stuffed robustness probes flipped" in after["provisional_reason"]
+    assert "LLM labels are provisional: " in caught.out + caught.err
+    assert cleared.ret == 0

@@ -10,6 +10,7 @@ from retrieval_gate.errors import EXIT_OK
 
 if TYPE_CHECKING:
     from retrieval_gate.pipeline.calibrate import Calibration
+    from retrieval_gate.pipeline.judge_probes import ProbeReport
 
 
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -23,7 +24,11 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "the confusion matrix, the judge's bias per human grade, and whether gate.labels: "
         "human+llm would trust it (judge.trust). With --run files (4 or more), Kendall's tau-b "
         "between their rankings under people's and the judge's labels (the config's first "
-        "metric, over the human-judged queries). Exit 2 on bad input.",
+        "metric, over the human-judged queries). With --probes, the judge also grades known "
+        "pairs rewritten to fool it (irrelevant ones stuffed with the query's words and asking "
+        "for a high grade, relevant ones cut short); above judge.probes.max_flip_rate its "
+        "labels are provisional, and the verdict is kept beside the layer "
+        "(<layer>.probes.json) for `check`. Exit 2 on bad input.",
     )
     add_config_option(parser)
     parser.add_argument(
@@ -33,6 +38,15 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--run", action="append", default=[], metavar="FILE", help="a run file; repeat it"
     )
     parser.add_argument(
+        "--probes",
+        action="store_true",
+        help="also grade robustness probes of people's pairs with the judge (calls it, at most "
+        "judge.probes.max_calls times): the share whose grade flips goes on the card",
+    )
+    parser.add_argument(
+        "--no-cache", action="store_true", help="with --probes: neither read nor write the cache"
+    )
+    parser.add_argument(
         "-f", "--format", choices=("text", "json"), default="text", help="text (default) or json"
     )
     parser.set_defaults(handler=run)
@@ -40,9 +54,17 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Print the card."""
+    from retrieval_gate.config.loader import load
+    from retrieval_gate.execution.cache import ResultCache
     from retrieval_gate.pipeline.calibrate import calibrate
 
-    found = calibrate(args.config, qrels=args.qrels, runs=args.run)
+    config = load(args.config)
+    store = ResultCache(config.resolve(config.cache)) if args.probes and not args.no_cache else None
+    try:
+        found = calibrate(config, qrels=args.qrels, runs=args.run, probes=args.probes, store=store)
+    finally:
+        if store is not None:
+            store.close()
     if args.format == "json":
         import json
 
@@ -66,7 +88,83 @@ def calibration_document(found: Calibration) -> dict[str, Any]:
         "metric": found.metric,
         "human_queries": found.human_queries,
         "runs": [asdict(r) for r in found.runs],
+        "probes": None if found.probes is None else probes_document(found.probes),
+        "documents_addressing_the_judge": (
+            None
+            if found.pleading is None
+            else [{"doc": doc, "pattern": name} for doc, name in found.pleading]
+        ),
     }
+
+
+def probes_document(report: ProbeReport) -> dict[str, Any]:
+    """The probes' part of the card as JSON."""
+    from retrieval_gate.judging.probes import FLIP_LEVELS
+
+    return {
+        "flip_levels": FLIP_LEVELS,
+        "max_flip_rate": report.max_flip_rate,
+        "kinds": {
+            rate.kind: {"graded": rate.graded, "flipped": rate.flipped, "rate": rate.rate}
+            for rate in (*report.rates, report.total)
+        },
+        "reasked": {
+            "pairs": report.reasked.pairs,
+            "differ": report.reasked.differ,
+            "share": report.reasked.share,
+            "mean_abs_difference": report.reasked.mean_moved,
+        },
+        "calls": report.calls,
+        "failed": report.failed,
+        "answered_by": [judge.describe() for judge in report.judges],
+    }
+
+
+def pleading_text(found: tuple[tuple[str, str], ...]) -> str:
+    """The card's line on corpus documents that address a judge."""
+    from retrieval_gate.core.wording import one_line, plural
+    from retrieval_gate.lint.engine import some
+
+    if not found:
+        return "corpus documents that address a judge: none found (lint rule addresses-the-judge)"
+    shown = [f"{one_line(doc)} ({name})" for doc, name in found]
+    return f"corpus documents that address a judge: {plural(len(found), 'document')}: {some(shown)}"
+
+
+def probes_text(report: ProbeReport) -> list[str]:
+    """The probes' lines of the card."""
+    from retrieval_gate.core.wording import one_line
+    from retrieval_gate.judging.probes import CUT, FLIP_LEVELS, STUFFED
+
+    said = {
+        CUT: "relevant passages cut to their first half",
+        STUFFED: "irrelevant passages stuffed with the query's words, asking for grade 3",
+    }
+
+    def share(graded: int, flipped: int, rate: float | None) -> str:
+        return "none graded" if rate is None else f"{flipped} of {graded} flipped ({rate:.2f})"
+
+    lines = [
+        f"robustness probes (a flip: the grade moves {FLIP_LEVELS} levels the wrong way from "
+        "the original's):"
+    ]
+    lines += [f"  {said[r.kind]}: {share(r.graded, r.flipped, r.rate)}" for r in report.rates]
+    total = report.total
+    lines.append(
+        f"  all: {share(total.graded, total.flipped, total.rate)}; judge.probes.max_flip_rate "
+        f"{report.max_flip_rate:g}; {report.calls} calls"
+        + (f", {report.failed} not graded" if report.failed else "")
+    )
+    again = report.reasked
+    if again.share is not None and again.mean_moved is not None:
+        lines.append(
+            f"  re-asked, the cache bypassed: {again.differ} of {again.pairs} pairs graded "
+            f"differently ({again.share:.2f}), mean |difference| {again.mean_moved:.2f}"
+        )
+    if len(report.judges) > 1:
+        named = "; ".join(one_line(judge.describe()) for judge in report.judges)
+        lines.append(f"  warning: answered by more than one judge ({named})")
+    return lines
 
 
 def calibration_text(found: Calibration) -> str:
@@ -97,6 +195,10 @@ def calibration_text(found: Calibration) -> str:
         shown = "n/a" if bias.bias is None else f"{bias.bias:+.2f}"
         cells = "".join(f"{count:>6}" for count in row)
         lines.append(f"{grade:>5}{cells}{bias.pairs:>8}{shown:>7}")
+    if found.probes is not None:
+        lines += ["", *probes_text(found.probes)]
+    if found.pleading is not None:
+        lines.append(pleading_text(found.pleading))
     systems = card.systems
     if found.runs:
         lines.append("")

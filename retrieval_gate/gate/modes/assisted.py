@@ -52,6 +52,9 @@ class JudgeLabels:
     graded_by: Mapping[tuple[str, str], JudgeIdentity] = dataclasses.field(default_factory=dict)
     """Per (query, doc) of `qrels`: the whole judge that graded it (answering model,
     fingerprint, settings); empty when not known."""
+    probed: str = ""
+    """Why `calibrate --probes` made this judge's labels provisional ("" when it did not or
+    never ran)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -507,6 +510,8 @@ def assisted_checks(
     card = dataclasses.replace(card_of(dataset.qrels, labels.qrels), systems=systems)
     trust = config.judge.trust
     why_not = card.distrust(trust.min_pairs, trust.min_kappa)
+    if judge is not None and judge.probed:  # the robustness probes' verdict, when recorded
+        why_not = "; ".join(reason for reason in (why_not, judge.probed) if reason)
     few = int(fix.labelled.sum())
     if not why_not and few < MIN_HUMAN:
         why_not = (

@@ -4,6 +4,7 @@ from retrieval_gate.lint.engine import RULES
 from retrieval_gate.lint.rules import (  # noqa: F401  (their rules register on import)
     agreement,
     chunks,
+    judge,
     labels,
     metrics,
     power,
@@ -20,6 +21,7 @@ ORDER = (
     "judged-doc-not-in-corpus",
     "unanchored-chunk",
     "label-drift",
+    "addresses-the-judge",
     "non-integer-grade",
     "top-grade-heavy",
     "positives-only",
