@@ -12,7 +12,6 @@ from retrieval_gate.config.check_keys import ranking_keys
 from retrieval_gate.config.schema import GateConfig, Labels
 from retrieval_gate.core.ids import FloatArray, IntArray
 from retrieval_gate.core.judge_identity import JudgeIdentity
-from retrieval_gate.core.model_families import model_family
 from retrieval_gate.core.qrels import Qrels
 from retrieval_gate.core.wording import one_line, plural
 from retrieval_gate.datasets import Dataset
@@ -29,7 +28,7 @@ from retrieval_gate.gate.checks.verdicts import Evidence, fails, verdict_of
 from retrieval_gate.gate.explain.label_holes import LabelHole
 from retrieval_gate.gate.modes.assisted_draws import VALID_QUEUES, rectifier_of
 from retrieval_gate.gate.modes.assisted_units import MIN_HUMAN, units_of
-from retrieval_gate.gate.modes.judges import mixed_judges, pool_judges
+from retrieval_gate.gate.modes.judges import mixed_judges, pool_judges, same_family
 from retrieval_gate.stats.calibration import (
     CalibrationCard,
     calibration_card,
@@ -577,19 +576,6 @@ def assisted_checks(
         same_family=kin,
     )
     return assisted, tuple(warnings)
-
-
-def same_family(config: GateConfig, judges: Sequence[str]) -> tuple[str, ...]:
-    """The system's models (judge.system_models) that share a family with any of `judges`
-    (the configured name, the models that answered), as "role model (family)"."""
-    assert config.judge is not None
-    theirs = {family for name in judges if name and (family := model_family(name))}
-    named = config.judge.system_models.model_dump()
-    return tuple(
-        f"{role} {one_line(model)} ({family})"
-        for role, model in named.items()
-        if model and (family := model_family(model)) in theirs
-    )
 
 
 def _mean(values: FloatArray) -> float:

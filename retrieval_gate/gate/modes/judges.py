@@ -1,4 +1,4 @@
-"""Which judges graded the LLM labels a comparison uses: one, or a mix it is not decided on."""
+"""Which judges graded the LLM labels a comparison uses (one, or a mix), and their families."""
 
 from __future__ import annotations
 
@@ -6,8 +6,11 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from retrieval_gate.config.schema import GateConfig
 from retrieval_gate.core.judge_identity import JudgeIdentity
+from retrieval_gate.core.model_families import model_family
 from retrieval_gate.core.qrels import Qrels
+from retrieval_gate.core.wording import one_line
 from retrieval_gate.gate.checks.compare import Comparison, ComparisonSettings
 from retrieval_gate.gate.modes.unvouched import unvouched
 
@@ -46,4 +49,17 @@ def mixed_judges(
         f"the judge's labels the LLM-assisted checks need were graded by {len(judges)} judges "
         f"({named} pairs): they are inconclusive, not decided on a mix; run `retrieval-gate "
         "judge` to grade the pairs again under the judge the endpoint answers with now"
+    )
+
+
+def same_family(config: GateConfig, judges: Sequence[str]) -> tuple[str, ...]:
+    """The system's models (judge.system_models) that share a family with any of `judges`
+    (the configured name, the models that answered), as "role model (family)"."""
+    assert config.judge is not None
+    theirs = {family for name in judges if name and (family := model_family(name))}
+    named = config.judge.system_models.model_dump()
+    return tuple(
+        f"{role} {one_line(model)} ({family})"
+        for role, model in named.items()
+        if model and (family := model_family(model)) in theirs
     )

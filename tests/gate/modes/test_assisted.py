@@ -30,9 +30,9 @@ from retrieval_gate.gate.modes.assisted import (
     assisted_comparisons,
     human_judged,
     labels_of,
-    same_family,
     uncovered_note,
 )
+from retrieval_gate.gate.modes.judges import same_family
 from retrieval_gate.gate.power.estimate import power_report
 from retrieval_gate.gate.result import GateResult
 from retrieval_gate.history.record import entry_line, result_entry
