@@ -22,13 +22,14 @@ from retrieval_gate.config.columns import (
     convertible,
     operational_column,
 )
+from retrieval_gate.config.drops import shorten
 from retrieval_gate.config.evaluators import (
     evaluator_column,
     evaluator_key,
     evaluator_name_problem,
     evaluator_problem,
 )
-from retrieval_gate.config.schema import GateConfig, MetricGate, shorten
+from retrieval_gate.config.schema import GateConfig, MetricGate
 from retrieval_gate.core import redaction
 from retrieval_gate.core.input_files import regular_file
 from retrieval_gate.errors import InputError, MetricError

@@ -16,7 +16,8 @@ from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
 from retrieval_gate.adapters import ADAPTERS, AdapterSettings
-from retrieval_gate.config.schema import Drop, GateConfig
+from retrieval_gate.config.drops import Drop
+from retrieval_gate.config.schema import GateConfig
 from retrieval_gate.core.wording import plural
 
 REGENERATE = "retrieval-gate config reference > docs/config-reference.md"
