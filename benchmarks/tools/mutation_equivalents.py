@@ -516,4 +516,45 @@ EQUIVALENTS: list[tuple[str, str, str, str, str, str]] = [
         "the floor binds only when every value is 0, where every draw and the observed change "
         "are exactly 0: a tolerance of 0 or of 1e-312 counts the same ties",
     ),
+    (
+        "stats/significance.py",
+        "_monte_carlo",
+        "most = max(1, min(_BLOCK_BYTES // max((n + 7) // 8, 1), _CHUNK_CELLS // columns))",
+        "n + 7",
+        "n - 7",
+        "bounds how many draws are summed at once (memory); the stream and p stay the same",
+    ),
+    (
+        "stats/significance.py",
+        "_monte_carlo",
+        "most = max(1, min(_BLOCK_BYTES // max((n + 7) // 8, 1), _CHUNK_CELLS // columns))",
+        "n + 7",
+        "n + 8",
+        "bounds how many draws are summed at once (memory); the stream and p stay the same",
+    ),
+    (
+        "stats/significance.py",
+        "_monte_carlo",
+        "most = max(1, min(_BLOCK_BYTES // max((n + 7) // 8, 1), _CHUNK_CELLS // columns))",
+        "(n + 7) // 8",
+        "(n + 7) // 9",
+        "bounds how many draws are summed at once (memory); the stream and p stay the same",
+    ),
+    (
+        "stats/significance.py",
+        "_monte_carlo",
+        "most = max(1, min(_BLOCK_BYTES // max((n + 7) // 8, 1), _CHUNK_CELLS // columns))",
+        "(n + 7) // 8",
+        "(n + 7) // 7",
+        "bounds how many draws are summed at once (memory); the stream and p stay the same",
+    ),
+    (
+        "stats/significance.py",
+        "noisy_sign_flip",
+        "cap = max(1, _CHUNK_CELLS // max(n, 1))",
+        "max(n, 1)",
+        "max(n, 0)",
+        "with no query every column has m = 0 and 1 << 0 <= resamples: it is enumerated, "
+        "so the sampled branch sees n 0 only at resamples < 1, which sign_flip refuses",
+    ),
 ]
