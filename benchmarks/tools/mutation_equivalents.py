@@ -557,4 +557,25 @@ EQUIVALENTS: list[tuple[str, str, str, str, str, str]] = [
         "with no query every column has m = 0 and 1 << 0 <= resamples: it is enumerated, "
         "so the sampled branch sees n 0 only at resamples < 1, which sign_flip refuses",
     ),
+    (
+        "stats/saddlepoint.py",
+        "_whole_multiples",
+        "return bool(np.all(np.abs(ratio - np.round(ratio)) <= 1e-9 * np.maximum(ratio, 1.0)))",
+        "np.maximum(ratio, 1.0)",
+        "np.maximum(ratio, 0.0)",
+        "no ratio is below 1: span is the smallest value over a whole number of steps, so"
+        " every value over it is at least smallest / span, steps (rounded), and 1 exactly"
+        " at one step",
+    ),
+    (
+        "stats/saddlepoint.py",
+        "_exact_saddle",
+        "t[j : j + 1] = _root(d, s[j : j + 1], columns.powers[0, j : j + 1])",
+        "j + 1",
+        "j + 2",
+        "of the three j + 1 (one key), that of t's slice: the root also lands in t[j + "
+        "1], which the next column's own root then overwrites, and the last column's "
+        "slice ends at the end; the other two give _root two targets for one column "
+        "(killed)",
+    ),
 ]
