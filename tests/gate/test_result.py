@@ -10,10 +10,18 @@ import numpy as np
 import pytest
 
 from retrieval_gate.config.loader import load
+from retrieval_gate.core.judge_identity import JudgeIdentity
 from retrieval_gate.gate.baseline.corpus_changes import CorpusCheck, NotComparableQuery
 from retrieval_gate.gate.decide import decide
-from retrieval_gate.gate.result import GateResult, error_document, failing_checks
+from retrieval_gate.gate.modes.assisted import Assisted
+from retrieval_gate.gate.result import (
+    GateResult,
+    assisted_document,
+    error_document,
+    failing_checks,
+)
 from retrieval_gate.pipeline.record import CurrentRun, record_current
+from retrieval_gate.stats.calibration import CalibrationCard, SystemAgreement
 from tests.helpers.generated_project import make_set, write_config, write_retriever
 
 
@@ -137,3 +145,53 @@ def test_an_error_document_says_why_it_could_not_decide() -> None:
     document = error_document("nightly", "the baseline is missing")
     assert document["status"] == "error"
     assert (document["name"], document["error"]) == ("nightly", "the baseline is missing")
+
+
+def _assisted(systems: SystemAgreement | None) -> Assisted:
+    card = CalibrationCard(
+        pairs=40, kappa=0.8, alpha=0.7, confusion=((1, 2), (3, 4)), bias=(), systems=systems
+    )
+    named = JudgeIdentity(
+        model="judge", prompt_sha256="abc", answered_by="judge-2025", system_fingerprint="fp_9"
+    )
+    bare = JudgeIdentity(model="judge", prompt_sha256="abc", temperature=0.0)
+    return Assisted(
+        model="judge",
+        prompt_sha256="abc",
+        judges=((named, 30), (bare, 10)),
+        card=card,
+        trusted=True,
+        why_not="",
+        assisted=(),
+        human=(),
+        human_judged=(),
+        weights=(),
+        queries=12,
+        human_queries=10,
+        uncovered=(),
+    )
+
+
+def test_the_labels_block_says_null_for_what_the_judge_did_not_say() -> None:
+    document = assisted_document(_assisted(None))
+    assert document["decided_by"] == "human+llm"
+    named, bare = document["judge"]["answered_by"]
+    assert (named["model"], named["system_fingerprint"], named["pairs"]) == (
+        "judge-2025",
+        "fp_9",
+        30,
+    )
+    assert (bare["model"], bare["system_fingerprint"], bare["pairs"]) == (None, None, 10)
+    assert bare["temperature"] == 0.0
+    assert document["judge"]["mixed"] is True
+    assert document["calibration"]["systems"] is None
+    ranked = assisted_document(_assisted(SystemAgreement(runs=5, tau=0.6)))
+    assert ranked["calibration"]["systems"] == {"runs": 5, "tau": 0.6, "note": ""}
+    assert "judging" not in document  # nothing was graded on the way
+
+
+def test_a_result_with_a_judge_carries_its_labels_block(unchanged: GateResult) -> None:
+    assert "labels" not in unchanged.document()
+    assisted = _assisted(None)
+    document = dataclasses.replace(unchanged, assisted=assisted).document()
+    assert document["labels"] == assisted_document(assisted)
