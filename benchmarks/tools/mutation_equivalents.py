@@ -578,4 +578,13 @@ EQUIVALENTS: list[tuple[str, str, str, str, str, str]] = [
         "slice ends at the end; the other two give _root two targets for one column "
         "(killed)",
     ),
+    (
+        "stats/calibration.py",
+        "kendall_tau_b",
+        "first, second = np.triu_indices(a.size, k=1)",
+        "np.triu_indices(a.size, k=1)",
+        "np.triu_indices(a.size, k=0)",
+        "the diagonal adds only pairs (i, i), whose signs are 0 in both rankings: they "
+        "add 0 to the score and nothing to either count of untied pairs",
+    ),
 ]
