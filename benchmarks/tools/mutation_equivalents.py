@@ -587,4 +587,13 @@ EQUIVALENTS: list[tuple[str, str, str, str, str, str]] = [
         "the diagonal adds only pairs (i, i), whose signs are 0 in both rankings: they "
         "add 0 to the score and nothing to either count of untied pairs",
     ),
+    (
+        "stats/saddlepoint.py",
+        "_span",
+        "return 0.0",
+        "0.0",
+        "-0.0",
+        "the span is only subtracted from a positive sum and doubled into a step added to"
+        " one: -0.0 and 0.0 give the same floats there",
+    ),
 ]
