@@ -193,6 +193,7 @@ def _reference_tails(d: np.ndarray) -> tuple[float, float, bool]:
 @pytest.mark.parametrize(
     ("case", "rel"),
     [
+        ("middle", 1e-10),  # S 4e-4: the signed root below 1e-4, the normal formula
         ("centre", 1e-10),  # |t d| small: K from its series
         ("tail", 1e-10),  # a tail near 1e-5, still the series
         ("scaled", 1e-10),  # in a unit a million times smaller: the root is as exact
@@ -205,7 +206,10 @@ def _reference_tails(d: np.ndarray) -> tuple[float, float, bool]:
 )
 def test_the_tails_are_lugannani_rice_at_the_root_of_the_exact_k(case: str, rel: float) -> None:
     rng = np.random.default_rng(21)
+    middle = np.random.default_rng(24).normal(0.0, 0.2, 1_500)
+    middle[-1] -= middle.sum() - 4e-4
     d = {
+        "middle": middle,
         "centre": rng.normal(-0.004, 0.2, 1_500),
         "tail": np.random.default_rng(22).normal(-0.02, 0.2, 1_500),
         "scaled": np.random.default_rng(22).normal(-0.02, 0.2, 1_500) * 1e6,

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 
 from retrieval_gate.core.reported import MAX_MEASURE
 from retrieval_gate.errors import GateError
-from retrieval_gate.gate.checks.compare_inputs import scores_of
+from retrieval_gate.gate.checks.compare_inputs import checked_slices, scores_of
 from tests.helpers.cli import run_cli
 from tests.helpers.paths import CONFIGS
 
@@ -55,3 +56,19 @@ def test_scores_are_one_finite_value_per_query_or_nan_where_undefined() -> None:
     kept = scores_of("baseline", {"auc": np.array([0.1, np.nan])}, "auc")  # a one-class query
     assert kept[0] == 0.1
     assert np.isnan(kept[1])
+
+
+def test_a_slice_s_indices_are_within_the_queries_scored() -> None:
+    arrays = {"ndcg@10": (np.zeros(4), np.zeros(4))}
+    thresholds = {"ndcg@10": object()}
+
+    def slices(index: list[int]) -> dict[str, Any]:
+        return checked_slices(arrays, {"all": np.arange(4), "s": np.array(index)}, thresholds, {})
+
+    assert slices([0, 3])["s"].tolist() == [0, 3]
+    assert slices([])["s"].tolist() == []
+    for index in ([-1, 2], [0, 4], [-2]):
+        with pytest.raises(GateError, match=r"slice s: query indices must be within \[0, 4\)"):
+            slices(index)
+    with pytest.raises(GateError, match="slice s: a query is listed more than once"):
+        slices([1, 1])

@@ -120,3 +120,32 @@ def test_more_resamples_are_advised_when_they_are_what_is_missing() -> None:
             {},
             ComparisonSettings(alpha=5e-5, resamples=1000),
         )
+
+
+def test_a_member_of_one_query_has_no_spread_and_of_two_has_its_sd() -> None:
+    def resolve(mean: float) -> float:
+        return 0.1 * mean
+
+    assert Member.of("s", np.array([0.5]), resolve) == Member(slice="s", n=1)
+    two = Member.of("s", np.array([0.2, 0.6]), resolve)
+    assert two == Member(
+        slice="s", n=2, max_drop=pytest.approx(0.04), sd=pytest.approx(0.4 / 2**0.5),
+        baseline_mean=pytest.approx(0.4),
+    )  # fmt: skip
+    assert Member.of("s", np.array([0.2, 0.6]), resolve, bounded=False).baseline_mean is None
+
+
+def test_no_query_moved_gives_p_1_under_either_test() -> None:
+    for t_test in (False, True):
+        assert concentrated_p(0, 10, resamples=10_000, t_test=t_test) == 1.0
+        assert concentrated_p(3, 0, resamples=10_000, t_test=t_test) == 1.0
+
+
+def test_a_level_equal_to_the_smallest_p_can_still_be_reached() -> None:
+    settings = ComparisonSettings(resamples=1_000)
+    five = Member(slice="intent=billing", n=5)  # exact: the smallest p is 2^-5
+    assert blind_reason(five, 2.0**-5, settings) == ""
+    assert blind_reason(five, 2.0**-5 * 0.99, settings) == (
+        "5 queries cannot give p <= 0.031, this check's level (the smallest p they can give "
+        "is 0.031)"
+    )
