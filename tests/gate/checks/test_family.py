@@ -149,3 +149,11 @@ def test_a_level_equal_to_the_smallest_p_can_still_be_reached() -> None:
         "5 queries cannot give p <= 0.031, this check's level (the smallest p they can give "
         "is 0.031)"
     )
+
+
+def test_a_check_without_spread_is_not_called_blind_for_its_drop() -> None:
+    # No sd (or 0): nothing says what the test can detect, so nothing says it is blind.
+    settings = ComparisonSettings(resamples=10_000)
+    for sd in (None, 0.0):
+        flat = Member(slice="intent=billing", n=50, max_drop=0.02, sd=sd, baseline_mean=0.5)
+        assert blind_reason(flat, 0.01, settings) == ""
