@@ -14,6 +14,7 @@ from retrieval_gate.gate.checks.family import (
     blind_reason,
     concentrated_p,
     family_of,
+    refusal_advice,
 )
 from retrieval_gate.stats.significance import paired_t, sign_flip
 
@@ -157,3 +158,26 @@ def test_a_check_without_spread_is_not_called_blind_for_its_drop() -> None:
     for sd in (None, 0.0):
         flat = Member(slice="intent=billing", n=50, max_drop=0.02, sd=sd, baseline_mean=0.5)
         assert blind_reason(flat, 0.01, settings) == ""
+
+
+def test_the_advice_names_each_setting_that_would_help_cheapest_first() -> None:
+    overall = Member(slice="all", n=40)
+    fixed = ", label more queries, or set gate.require_significance: false"
+    plain = ComparisonSettings(resamples=10_000)
+    assert (
+        refusal_advice(overall, 1e-5, plain, 1) == "raise gate.resamples to 100000 or more" + fixed
+    )
+    # 1e-7 would need more than a million draws: fewer metrics or more queries instead.
+    strict = ComparisonSettings(alpha=0.01, overall_share=0.4, resamples=10_000)
+    assert refusal_advice(overall, 1e-7, strict, 3) == (
+        "raise gate.alpha, raise gate.overall_share, give fewer of the 3 gated metrics a "
+        "max_drop" + fixed
+    )
+    # The draws' resolution 1 / (999 + 1) is the level itself: more draws are not the fix.
+    assert refusal_advice(overall, 1e-3, ComparisonSettings(resamples=999), 1) == fixed[2:]
+    assert (
+        refusal_advice(overall, 1e-6, plain, 1) == "raise gate.resamples to 1000000 or more" + fixed
+    )
+    assert refusal_advice(overall, 1e-5, ComparisonSettings(test="t"), 1) == fixed[2:]
+    half = ComparisonSettings(alpha=0.05, overall_share=0.5)
+    assert refusal_advice(overall, 1e-7, half, 1) == fixed[2:]
