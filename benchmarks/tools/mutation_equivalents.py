@@ -596,4 +596,13 @@ EQUIVALENTS: list[tuple[str, str, str, str, str, str]] = [
         "the span is only subtracted from a positive sum and doubled into a step added to"
         " one: -0.0 and 0.0 give the same floats there",
     ),
+    (
+        "gate/checks/family.py",
+        "blind_reason",
+        "if member.max_drop is None or member.baseline_mean is None or not (member.sd or 0) > 0:",
+        "member.sd or 0",
+        "member.sd or -1",
+        "the right side is taken only for an sd of None or 0, and 0 > 0 and -1 > 0 are "
+        "both false",
+    ),
 ]

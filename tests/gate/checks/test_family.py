@@ -181,3 +181,28 @@ def test_the_advice_names_each_setting_that_would_help_cheapest_first() -> None:
     assert refusal_advice(overall, 1e-5, ComparisonSettings(test="t"), 1) == fixed[2:]
     half = ComparisonSettings(alpha=0.05, overall_share=0.5)
     assert refusal_advice(overall, 1e-7, half, 1) == fixed[2:]
+
+
+def test_alpha_is_shared_equally_within_the_overall_and_the_slice_checks() -> None:
+    settings = ComparisonSettings(alpha=0.06, overall_share=0.5, resamples=100_000)
+    cells = [("all", 500), ("all", 500), ("intent=a", 400), ("intent=b", 400), ("intent=c", 400)]
+    levels = family_of(cells, settings).levels
+    assert levels == pytest.approx({0: 0.015, 1: 0.015, 2: 0.01, 3: 0.01, 4: 0.01}, rel=1e-12)
+    alone = family_of(cells[:2], settings).levels  # no slice check: the overall ones take all
+    assert alone == pytest.approx({0: 0.03, 1: 0.03}, rel=1e-12)
+
+
+def test_the_concentrated_drop_is_carried_by_at_least_one_query() -> None:
+    # 5 queries reach 2^-5 = 0.031 together, but 30% of them is 1 query, whose p is 0.5.
+    settings = ComparisonSettings(resamples=10_000)
+    assert blind_reason(Member(slice="all", n=5), 0.04, settings) == (
+        "a drop carried by 1 of its 5 queries cannot give p <= 0.04, this check's level "
+        "(the smallest p it can give is 0.5)"
+    )
+
+
+def test_a_level_equal_to_the_concentrated_drop_s_smallest_p_is_reached() -> None:
+    settings = ComparisonSettings(resamples=10_000)
+    ten = Member(slice="all", n=10)  # 3 of 10 queries: the smallest exact p is 2^-3
+    assert blind_reason(ten, 0.125, settings) == ""
+    assert blind_reason(ten, 0.124, settings).startswith("a drop carried by 3 of its 10 queries")
