@@ -605,4 +605,13 @@ EQUIVALENTS: list[tuple[str, str, str, str, str, str]] = [
         "the right side is taken only for an sd of None or 0, and 0 > 0 and -1 > 0 are "
         "both false",
     ),
+    (
+        "gate/checks/family.py",
+        "blind_reason",
+        "sd=float(member.sd or 0),",
+        "member.sd or 0",
+        "member.sd or -1",
+        "reached only once the line above found member.sd above 0, so the or never takes "
+        "its right side",
+    ),
 ]
