@@ -614,4 +614,22 @@ EQUIVALENTS: list[tuple[str, str, str, str, str, str]] = [
         "reached only once the line above found member.sd above 0, so the or never takes "
         "its right side",
     ),
+    (
+        "stats/significance.py",
+        "_monte_carlo",
+        "most = max(1, min(_BLOCK_BYTES // max((n + 7) // 8, 1), _CHUNK_CELLS // columns))",
+        "max((n + 7) // 8, 1)",
+        "max((n + 7) // 8, 0)",
+        "a sampled column has a non-zero difference, so n >= 1 and (n + 7) // 8 >= 1: the"
+        " floor never binds",
+    ),
+    (
+        "stats/significance.py",
+        "_draw_sizes",
+        "cap = max(1, _CHUNK_CELLS // max(n, 1))",
+        "max(n, 1)",
+        "max(n, 2)",
+        "the caps differ only at n = 1, a single query, which is enumerated unless "
+        "resamples is 1, and then every call is of one row whichever the cap",
+    ),
 ]
