@@ -602,8 +602,7 @@ EQUIVALENTS: list[tuple[str, str, str, str, str, str]] = [
         "if member.max_drop is None or member.baseline_mean is None or not (member.sd or 0) > 0:",
         "member.sd or 0",
         "member.sd or -1",
-        "the right side is taken only for an sd of None or 0, and 0 > 0 and -1 > 0 are "
-        "both false",
+        "the right side is taken only for an sd of None or 0, and 0 > 0 and -1 > 0 are both false",
     ),
     (
         "gate/checks/family.py",
@@ -631,5 +630,15 @@ EQUIVALENTS: list[tuple[str, str, str, str, str, str]] = [
         "max(n, 2)",
         "the caps differ only at n = 1, a single query, which is enumerated unless "
         "resamples is 1, and then every call is of one row whichever the cap",
+    ),
+    (
+        "stats/saddlepoint.py",
+        "_Columns.of",
+        "whole = count if not d.flags.f_contiguous else 1",
+        "count if not d.flags.f_contiguous else 1",
+        "count if not d.flags.f_contiguous else 2",
+        "a Fortran-ordered matrix's columns sum to the same floats one, two or all at a "
+        "time (test_tails_taken_a_few_columns_at_a_time_are_the_same_numbers): only the "
+        "temporaries' size changes",
     ),
 ]
