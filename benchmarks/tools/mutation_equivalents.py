@@ -641,4 +641,13 @@ EQUIVALENTS: list[tuple[str, str, str, str, str, str]] = [
         "time (test_tails_taken_a_few_columns_at_a_time_are_the_same_numbers): only the "
         "temporaries' size changes",
     ),
+    (
+        "stats/significance.py",
+        "smallest_p",
+        "if n < 1:",
+        "n < 1",
+        "n < 0",
+        "at n = 0 the paths below give 1 too: the t-test's n >= 2 fails, and 2^-0 = 1 for"
+        " the sign flips",
+    ),
 ]

@@ -72,3 +72,14 @@ def test_a_slice_s_indices_are_within_the_queries_scored() -> None:
             slices(index)
     with pytest.raises(GateError, match="slice s: a query is listed more than once"):
         slices([1, 1])
+
+
+def test_an_override_of_a_metric_without_a_threshold_lists_those_with_one() -> None:
+    arrays = {"ndcg@10": (np.zeros(4), np.zeros(4))}
+    slices = {"all": np.arange(4)}
+    override = {"intent=a": {"mrr@10": object()}}
+    message = "threshold override for slice intent=a names metric mrr@10, which has no threshold"
+    with pytest.raises(GateError, match=message + r" \(metrics: ndcg@10, recall@10\)"):
+        checked_slices(arrays, slices, {"ndcg@10": object(), "recall@10": object()}, override)
+    with pytest.raises(GateError, match=message + r" \(metrics: none\)"):
+        checked_slices(arrays, slices, {}, override)
