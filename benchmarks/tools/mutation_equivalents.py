@@ -650,4 +650,21 @@ EQUIVALENTS: list[tuple[str, str, str, str, str, str]] = [
         "at n = 0 the paths below give 1 too: the t-test's n >= 2 fails, and 2^-0 = 1 for"
         " the sign flips",
     ),
+    (
+        "gate/checks/family.py",
+        "concentrated_p",
+        "return 0.0",
+        "0.0",
+        "-0.0",
+        "-0.0 equals 0.0: the p-value is only compared with a level, and blind_reason "
+        "prints it only when above one",
+    ),
+    (
+        "stats/saddlepoint.py",
+        "<module>",
+        "_TINIEST = float(np.nextafter(0.0, 1.0))",
+        "np.nextafter(0.0, 1.0)",
+        "np.nextafter(0.0, 2.0)",
+        "the float after 0 toward 1 or toward 2 is the same smallest subnormal",
+    ),
 ]

@@ -125,6 +125,7 @@ def test_the_lattice_span_is_the_largest_every_value_is_a_whole_multiple_of() ->
     # Whole to 1e-9 of the ratio: 1e-10 off is on the lattice, 1e-6 off is not.
     assert _span(np.array([1.0, 2.0 + 1e-10])) == 1.0
     assert _span(np.array([1.0, 2.0 + 1e-6])) == 0.0
+    assert _span(np.array([1.0, 100.0 + 5e-8])) == 1.0  # 1e-9 of a ratio of 100 is 1e-7
 
 
 def _series_slope(d: np.ndarray, t: float) -> float:

@@ -206,3 +206,12 @@ def test_a_level_equal_to_the_concentrated_drop_s_smallest_p_is_reached() -> Non
     ten = Member(slice="all", n=10)  # 3 of 10 queries: the smallest exact p is 2^-3
     assert blind_reason(ten, 0.125, settings) == ""
     assert blind_reason(ten, 0.124, settings).startswith("a drop carried by 3 of its 10 queries")
+
+
+def test_one_query_or_every_query_moved_gives_the_test_s_extremes() -> None:
+    # A sign flip of one query gives 1/2; the t-test needs two queries, and gives 0 when
+    # every one of them drops alike (no spread).
+    assert concentrated_p(1, 1, resamples=1_000) == 0.5
+    assert concentrated_p(1, 1, resamples=1_000, t_test=True) == 1.0
+    assert concentrated_p(5, 5, resamples=1_000, t_test=True) == 0.0
+    assert concentrated_p(7, 5, resamples=1_000, t_test=True) == 0.0
