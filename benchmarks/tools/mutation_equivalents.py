@@ -516,4 +516,155 @@ EQUIVALENTS: list[tuple[str, str, str, str, str, str]] = [
         "the floor binds only when every value is 0, where every draw and the observed change "
         "are exactly 0: a tolerance of 0 or of 1e-312 counts the same ties",
     ),
+    (
+        "stats/significance.py",
+        "_monte_carlo",
+        "most = max(1, min(_BLOCK_BYTES // max((n + 7) // 8, 1), _CHUNK_CELLS // columns))",
+        "n + 7",
+        "n - 7",
+        "bounds how many draws are summed at once (memory); the stream and p stay the same",
+    ),
+    (
+        "stats/significance.py",
+        "_monte_carlo",
+        "most = max(1, min(_BLOCK_BYTES // max((n + 7) // 8, 1), _CHUNK_CELLS // columns))",
+        "n + 7",
+        "n + 8",
+        "bounds how many draws are summed at once (memory); the stream and p stay the same",
+    ),
+    (
+        "stats/significance.py",
+        "_monte_carlo",
+        "most = max(1, min(_BLOCK_BYTES // max((n + 7) // 8, 1), _CHUNK_CELLS // columns))",
+        "(n + 7) // 8",
+        "(n + 7) // 9",
+        "bounds how many draws are summed at once (memory); the stream and p stay the same",
+    ),
+    (
+        "stats/significance.py",
+        "_monte_carlo",
+        "most = max(1, min(_BLOCK_BYTES // max((n + 7) // 8, 1), _CHUNK_CELLS // columns))",
+        "(n + 7) // 8",
+        "(n + 7) // 7",
+        "bounds how many draws are summed at once (memory); the stream and p stay the same",
+    ),
+    (
+        "stats/significance.py",
+        "noisy_sign_flip",
+        "cap = max(1, _CHUNK_CELLS // max(n, 1))",
+        "max(n, 1)",
+        "max(n, 0)",
+        "with no query every column has m = 0 and 1 << 0 <= resamples: it is enumerated, "
+        "so the sampled branch sees n 0 only at resamples < 1, which sign_flip refuses",
+    ),
+    (
+        "stats/saddlepoint.py",
+        "_whole_multiples",
+        "return bool(np.all(np.abs(ratio - np.round(ratio)) <= 1e-9 * np.maximum(ratio, 1.0)))",
+        "np.maximum(ratio, 1.0)",
+        "np.maximum(ratio, 0.0)",
+        "no ratio is below 1: span is the smallest value over a whole number of steps, so"
+        " every value over it is at least smallest / span, steps (rounded), and 1 exactly"
+        " at one step",
+    ),
+    (
+        "stats/saddlepoint.py",
+        "_exact_saddle",
+        "t[j : j + 1] = _root(d, s[j : j + 1], columns.powers[0, j : j + 1])",
+        "j + 1",
+        "j + 2",
+        "of the three j + 1 (one key), that of t's slice: the root also lands in t[j + "
+        "1], which the next column's own root then overwrites, and the last column's "
+        "slice ends at the end; the other two give _root two targets for one column "
+        "(killed)",
+    ),
+    (
+        "stats/calibration.py",
+        "kendall_tau_b",
+        "first, second = np.triu_indices(a.size, k=1)",
+        "np.triu_indices(a.size, k=1)",
+        "np.triu_indices(a.size, k=0)",
+        "the diagonal adds only pairs (i, i), whose signs are 0 in both rankings: they "
+        "add 0 to the score and nothing to either count of untied pairs",
+    ),
+    (
+        "stats/saddlepoint.py",
+        "_span",
+        "return 0.0",
+        "0.0",
+        "-0.0",
+        "the span is only subtracted from a positive sum and doubled into a step added to"
+        " one: -0.0 and 0.0 give the same floats there",
+    ),
+    (
+        "gate/checks/family.py",
+        "blind_reason",
+        "if member.max_drop is None or member.baseline_mean is None or not (member.sd or 0) > 0:",
+        "member.sd or 0",
+        "member.sd or -1",
+        "the right side is taken only for an sd of None or 0, and 0 > 0 and -1 > 0 are both false",
+    ),
+    (
+        "gate/checks/family.py",
+        "blind_reason",
+        "sd=float(member.sd or 0),",
+        "member.sd or 0",
+        "member.sd or -1",
+        "reached only once the line above found member.sd above 0, so the or never takes "
+        "its right side",
+    ),
+    (
+        "stats/significance.py",
+        "_monte_carlo",
+        "most = max(1, min(_BLOCK_BYTES // max((n + 7) // 8, 1), _CHUNK_CELLS // columns))",
+        "max((n + 7) // 8, 1)",
+        "max((n + 7) // 8, 0)",
+        "a sampled column has a non-zero difference, so n >= 1 and (n + 7) // 8 >= 1: the"
+        " floor never binds",
+    ),
+    (
+        "stats/significance.py",
+        "_draw_sizes",
+        "cap = max(1, _CHUNK_CELLS // max(n, 1))",
+        "max(n, 1)",
+        "max(n, 2)",
+        "the caps differ only at n = 1, a single query, which is enumerated unless "
+        "resamples is 1, and then every call is of one row whichever the cap",
+    ),
+    (
+        "stats/saddlepoint.py",
+        "_Columns.of",
+        "whole = count if not d.flags.f_contiguous else 1",
+        "count if not d.flags.f_contiguous else 1",
+        "count if not d.flags.f_contiguous else 2",
+        "a Fortran-ordered matrix's columns sum to the same floats one, two or all at a "
+        "time (test_tails_taken_a_few_columns_at_a_time_are_the_same_numbers): only the "
+        "temporaries' size changes",
+    ),
+    (
+        "stats/significance.py",
+        "smallest_p",
+        "if n < 1:",
+        "n < 1",
+        "n < 0",
+        "at n = 0 the paths below give 1 too: the t-test's n >= 2 fails, and 2^-0 = 1 for"
+        " the sign flips",
+    ),
+    (
+        "gate/checks/family.py",
+        "concentrated_p",
+        "return 0.0",
+        "0.0",
+        "-0.0",
+        "-0.0 equals 0.0: the p-value is only compared with a level, and blind_reason "
+        "prints it only when above one",
+    ),
+    (
+        "stats/saddlepoint.py",
+        "<module>",
+        "_TINIEST = float(np.nextafter(0.0, 1.0))",
+        "np.nextafter(0.0, 1.0)",
+        "np.nextafter(0.0, 2.0)",
+        "the float after 0 toward 1 or toward 2 is the same smallest subnormal",
+    ),
 ]

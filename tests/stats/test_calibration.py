@@ -8,6 +8,7 @@ import pytest
 from scipy.stats import kendalltau
 
 from retrieval_gate.stats.calibration import (
+    CalibrationCard,
     calibration_card,
     kendall_tau_b,
     system_agreement,
@@ -110,3 +111,32 @@ def test_one_kappa_on_the_whole_scale_whatever_grades_were_used() -> None:
     ]
     human = {f"q{i}": {"d": float(g)} for i, g in enumerate(people)}
     assert agreement_with(rows, human).kappa == pytest.approx(expected, abs=1e-12)
+
+
+def _card(pairs: int, kappa: float | None) -> CalibrationCard:
+    return CalibrationCard(pairs=pairs, kappa=kappa, alpha=None, confusion=(), bias=())
+
+
+def test_trust_holds_at_each_floor_and_fails_just_below_it() -> None:
+    assert _card(100, 0.4).trusted(100, 0.4)
+    assert _card(100, 0.4).distrust(100, 0.4) == ""
+    assert not _card(99, 0.9).trusted(100, 0.4)
+    assert _card(99, 0.9).distrust(100, 0.4) == (
+        "only 99 pairs graded by both people and the judge (judge.trust.min_pairs: 100)"
+    )
+    assert not _card(100, 0.39).trusted(100, 0.4)
+    assert _card(100, 0.39).distrust(100, 0.4) == (
+        "the judge's quadratic kappa against people is 0.39 (judge.trust.min_kappa: 0.4)"
+    )
+    assert not _card(100, None).trusted(100, 0.0)
+    assert "undefined" in _card(100, None).distrust(100, 0.0)
+
+
+def test_three_runs_give_no_tau_and_four_do() -> None:
+    three = system_agreement([0.1, 0.2, 0.3], [0.1, 0.2, 0.3])
+    assert (three.runs, three.tau) == (3, None)
+    assert three.note.startswith("3 runs: a ranking of fewer than 4 runs says nothing")
+    four = system_agreement([0.1, 0.2, 0.3, 0.4], [0.1, 0.2, 0.3, 0.4])
+    assert (four.runs, four.tau, four.note) == (4, 1.0, "")
+    with pytest.raises(ValueError, match="one human and one judge score per run"):
+        system_agreement([0.1, 0.2, 0.3, 0.4], [0.1, 0.2, 0.3])

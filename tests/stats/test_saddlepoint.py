@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from retrieval_gate.stats.saddlepoint import SADDLEPOINT_FROM, sign_flip_tails
+from retrieval_gate.stats.saddlepoint import SADDLEPOINT_FROM, _span, sign_flip_tails
 from retrieval_gate.stats.significance import sign_flip
 
 
@@ -112,3 +112,134 @@ def test_tails_taken_a_few_columns_at_a_time_are_the_same_numbers(
     if order == "F":  # each column's figures are those of the column alone
         alone = saddlepoint._Columns.of(np.ascontiguousarray(values[:, 3:4]))
         assert alone.powers[:, 0].tolist() == whole.powers[:, 3].tolist()
+
+
+def test_the_lattice_span_is_the_largest_every_value_is_a_whole_multiple_of() -> None:
+    assert _span(np.array([0.0, -0.2, 0.1, 0.3])) == pytest.approx(0.1, rel=1e-12)
+    # The first 64 values on tenths decide nothing alone: the 65th, 0.15, halves the span.
+    assert _span(np.r_[np.full(64, 0.1), 0.15]) == pytest.approx(0.05, rel=1e-12)
+    assert _span(np.array([1.0, 13.0 / 12.0])) == pytest.approx(1.0 / 12.0, rel=1e-12)
+    assert _span(np.array([1.0, 14.0 / 13.0])) == 0.0  # 13 steps: past the 12 tried
+    assert _span(np.array([1.0, math.sqrt(2.0)])) == 0.0
+    assert _span(np.zeros(3)) == 0.0
+    # Whole to 1e-9 of the ratio: 1e-10 off is on the lattice, 1e-6 off is not.
+    assert _span(np.array([1.0, 2.0 + 1e-10])) == 1.0
+    assert _span(np.array([1.0, 2.0 + 1e-6])) == 0.0
+    assert _span(np.array([1.0, 100.0 + 5e-8])) == 1.0  # 1e-9 of a ratio of 100 is 1e-7
+
+
+def _series_slope(d: np.ndarray, t: float) -> float:
+    """K'(t) from log cosh x = x^2/2 - x^4/12 + x^6/45 - 17 x^8/2520, term by term."""
+    y = t * d
+    return float(np.sum(d * (y - y**3 / 3 + 2 * y**5 / 15 - 17 * y**7 / 315)))
+
+
+def _reference_upper(d: np.ndarray, s: float, half: float) -> tuple[float, bool]:
+    """P(sum* >= s) for s > 0 as the docstrings state it, by a root finder: Lugannani-Rice at
+    s - half with K(t) = sum log cosh(t d) (its series where every |t d| stays within 0.5),
+    the all-agreeing edge 2^-m, and Hoeffding's bound below 1e-300."""
+    from scipy.optimize import brentq
+
+    d = d[d != 0]
+    m, square = d.size, float(np.square(d).sum())
+    if s >= float(np.abs(d).sum()) * (1.0 - 1e-12):
+        return max(2.0**-m, float(np.nextafter(0.0, 1.0))), False
+    hoeffding = math.exp(-(s**2) / (2.0 * square))
+    if hoeffding < 1e-300:
+        return max(hoeffding, float(np.nextafter(0.0, 1.0))), True
+    x = max(s - half, 0.0)
+    reach = 0.5 / float(np.abs(d).max())
+    if _series_slope(d, reach) >= x:  # the root keeps every |t d| <= 0.5: the series
+        t = brentq(lambda v: _series_slope(d, v) - x, 0.0, reach, xtol=1e-300, rtol=1e-15)
+        y = t * d
+        k = float(np.sum(y**2 / 2 - y**4 / 12 + y**6 / 45 - 17 * y**8 / 2520))
+        k2 = float(np.sum(d * d * (1 - y**2 + 2 * y**4 / 3 - 17 * y**6 / 45)))
+    else:
+        high = 1.0
+        while float(np.dot(d, np.tanh(high * d))) < x:
+            high *= 2.0
+        t = brentq(
+            lambda v: float(np.dot(d, np.tanh(v * d))) - x, 0.0, high, xtol=1e-300, rtol=1e-15
+        )
+        k = float(np.sum(np.logaddexp(t * d, -t * d)) - m * math.log(2.0))
+        k2 = float(np.dot(d * d, 1.0 - np.tanh(t * d) ** 2))
+    w = math.sqrt(max(2.0 * (t * x - k), 0.0))
+    u = t * math.sqrt(k2)
+    if w < 1e-4 or u <= 0:
+        p = 0.5 * math.erfc(x / math.sqrt(2.0 * square))
+    else:
+        density = math.exp(-0.5 * w * w) / math.sqrt(2.0 * math.pi)
+        p = 0.5 * math.erfc(w / math.sqrt(2.0)) + density * (1.0 / u - 1.0 / w)
+    return min(max(p, 2.0**-m), 1.0), False
+
+
+def _reference_tails(d: np.ndarray) -> tuple[float, float, bool]:
+    """(P(sum* <= S), P(sum* >= S), whether the first is Hoeffding's bound); a tail past the
+    middle is one minus the other side's beyond the atom at S, which lies a step of 2 span
+    away."""
+    half = _span(d)
+    total = float(d.sum())
+
+    def upper(s: float) -> tuple[float, bool]:
+        if s > 0:
+            return _reference_upper(d, s, half)
+        if s < 0:
+            return 1.0 - _reference_upper(d, -s + 2.0 * half, half)[0], False
+        return 0.5, False
+
+    (low, bound), (high, _) = upper(-total), upper(total)
+    return low, high, bound
+
+
+@pytest.mark.parametrize(
+    ("case", "rel"),
+    [
+        ("middle", 1e-10),  # S 4e-4: the signed root below 1e-4, the normal formula
+        ("centre", 1e-10),  # |t d| small: K from its series
+        ("tail", 1e-10),  # a tail near 1e-5, still the series
+        ("scaled", 1e-10),  # in a unit a million times smaller: the root is as exact
+        ("lattice", 1e-10),  # tenths: the continuity correction
+        ("far", 1e-12),  # |t d| past 0.5: the exact K
+        ("few", 1e-12),  # 30 values, a tail near 1e-8
+        ("edge", 0.0),  # every value one way: 2^-m
+        ("hoeffding", 0.0),  # past 1e-300
+    ],
+)
+def test_the_tails_are_lugannani_rice_at_the_root_of_the_exact_k(case: str, rel: float) -> None:
+    rng = np.random.default_rng(21)
+    middle = np.random.default_rng(24).normal(0.0, 0.2, 1_500)
+    middle[-1] -= middle.sum() - 4e-4
+    d = {
+        "middle": middle,
+        "centre": rng.normal(-0.004, 0.2, 1_500),
+        "tail": np.random.default_rng(22).normal(-0.02, 0.2, 1_500),
+        "scaled": np.random.default_rng(22).normal(-0.02, 0.2, 1_500) * 1e6,
+        "lattice": rng.choice([-0.2, -0.1, 0.0, 0.1, 0.2], 1_200, p=[0.24, 0.22, 0.1, 0.22, 0.22]),
+        "far": rng.choice([-1.0, 1.0], 300, p=[0.8, 0.2]) * rng.uniform(0.5, 2.0, 300),
+        "few": np.r_[-rng.uniform(0.1, 1.0, 27), rng.uniform(0.1, 0.3, 3)],
+        "edge": np.r_[-rng.uniform(0.1, 1.0, 40), np.zeros(5)],
+        "hoeffding": rng.normal(-0.06, 0.2, 20_000),
+    }[case]
+    low, high, bound = sign_flip_tails(d)
+    expected_low, expected_high, expected_bound = _reference_tails(d)
+    assert low[0] == pytest.approx(expected_low, rel=rel, abs=0.0)
+    assert high[0] == pytest.approx(expected_high, rel=rel, abs=0.0)
+    assert bool(bound[0]) is expected_bound
+    mirrored = sign_flip_tails(-d)  # the mirror image swaps the tails
+    assert (mirrored[0][0], mirrored[1][0]) == (high[0], low[0])
+
+
+def test_each_column_s_tails_are_those_of_the_column_alone() -> None:
+    # Columns of every path side by side (zeros add nothing to sum*): exact K, series, edge.
+    rng = np.random.default_rng(23)
+    columns = np.zeros((600, 5))
+    columns[:300, 0] = rng.choice([-1.0, 1.0], 300, p=[0.8, 0.2]) * rng.uniform(0.5, 2.0, 300)
+    columns[:, 1] = rng.normal(-0.02, 0.2, 600)
+    columns[:200, 2] = rng.choice([-1.0, 1.0], 200, p=[0.75, 0.25]) * rng.uniform(0.2, 1.0, 200)
+    columns[:40, 3] = -rng.uniform(0.1, 1.0, 40)
+    columns[:, 4] = rng.choice([-1.0, 1.0], 600, p=[0.7, 0.3]) * rng.uniform(0.1, 3.0, 600)
+    together = sign_flip_tails(np.asfortranarray(columns))  # summed column by column
+    for j in range(columns.shape[1]):
+        alone = sign_flip_tails(columns[:, j])
+        for both, one in zip(together, alone, strict=True):
+            assert both[j] == one[0], j

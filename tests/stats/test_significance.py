@@ -531,3 +531,10 @@ def test_the_t_test_path_needs_no_scipy() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"
+
+
+@pytest.mark.parametrize("p", [0.0, 1.0, -0.5, 1.5])
+def test_t_quantile_refuses_a_probability_outside_0_to_1(p: float) -> None:
+    for df in (5.0, 2e6):  # the t bisection and the normal quantile above 10^6
+        with pytest.raises(ValueError, match=r"p must be within \(0, 1\), got"):
+            t_quantile(p, df)

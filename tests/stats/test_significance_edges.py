@@ -92,3 +92,17 @@ def test_huge_differences_are_tested_as_their_unit_would_be(queries: int) -> Non
     for t_test in (False, True):
         low, high = interval(diffs, t_test=t_test) or (0.0, 0.0)
         assert interval(huge, t_test=t_test) == (low * 2.0**700, high * 2.0**700)
+
+
+@pytest.mark.parametrize("queries", [12, 40, 1_500])
+def test_huge_rises_alone_are_tested_as_their_unit_would_be(queries: int) -> None:
+    # The unit comes from the largest |value| of either sign: here every value is above 0.
+    diffs = np.random.default_rng(6).uniform(0.1, 1.0, size=queries)
+    huge = diffs * 2.0**700
+    small = sign_flip(diffs, resamples=2_000, rng=np.random.default_rng(1))
+    large = sign_flip(huge, resamples=2_000, rng=np.random.default_rng(1))
+    for name in ("drop", "rise", "bound"):
+        assert np.array_equal(getattr(large, name), getattr(small, name)), name
+    assert paired_t(huge) == paired_t(diffs)
+    low, high = interval(diffs) or (0.0, 0.0)
+    assert interval(huge) == (low * 2.0**700, high * 2.0**700)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 import pytest
@@ -527,3 +528,35 @@ def test_runs_that_score_other_queries_are_refused() -> None:
             ComparisonSettings(),
             runs=([{METRIC: base}], [{METRIC: base}, {METRIC: base[:40]}]),
         )
+
+
+@pytest.mark.parametrize(
+    ("field", "refused", "accepted"),
+    [
+        ("alpha", (0.0, 1.0, -0.1), (1e-300, 0.999)),
+        ("power", (0.0, 1.0), (0.01, 0.99)),
+        ("overall_share", (0.0, 1.0), (0.01, 0.99)),
+        ("resamples", (0, -5), (1,)),
+        ("seed", (-1,), (0,)),
+        ("min_size", (-1,), (0,)),
+        ("correction", ("bonferroni",), ("holm", "bh", "none")),
+        ("test", ("wilcoxon",), ("randomization", "t")),
+        ("rule", ("no-drop",), ("significant-drop", "evidence-of-excess", "non-inferiority")),
+    ],
+)
+def test_each_gate_setting_is_refused_just_outside_its_range(
+    field: str, refused: tuple[Any, ...], accepted: tuple[Any, ...]
+) -> None:
+    for value in refused:
+        with pytest.raises(GateError, match=f"gate settings: {field} must be"):
+            ComparisonSettings(**{field: value})
+    for value in accepted:
+        assert getattr(ComparisonSettings(**{field: value}), field) == value
+
+
+def test_every_bad_gate_setting_is_named_at_once() -> None:
+    with pytest.raises(GateError) as raised:
+        ComparisonSettings(alpha=2.0, seed=-1)
+    assert str(raised.value) == (
+        "gate settings: alpha must be within (0, 1), got 2.0; seed must be 0 or more, got -1"
+    )

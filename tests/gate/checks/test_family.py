@@ -14,6 +14,7 @@ from retrieval_gate.gate.checks.family import (
     blind_reason,
     concentrated_p,
     family_of,
+    refusal_advice,
 )
 from retrieval_gate.stats.significance import paired_t, sign_flip
 
@@ -120,3 +121,97 @@ def test_more_resamples_are_advised_when_they_are_what_is_missing() -> None:
             {},
             ComparisonSettings(alpha=5e-5, resamples=1000),
         )
+
+
+def test_a_member_of_one_query_has_no_spread_and_of_two_has_its_sd() -> None:
+    def resolve(mean: float) -> float:
+        return 0.1 * mean
+
+    assert Member.of("s", np.array([0.5]), resolve) == Member(slice="s", n=1)
+    two = Member.of("s", np.array([0.2, 0.6]), resolve)
+    assert two == Member(
+        slice="s", n=2, max_drop=pytest.approx(0.04), sd=pytest.approx(0.4 / 2**0.5),
+        baseline_mean=pytest.approx(0.4),
+    )  # fmt: skip
+    assert Member.of("s", np.array([0.2, 0.6]), resolve, bounded=False).baseline_mean is None
+
+
+def test_no_query_moved_gives_p_1_under_either_test() -> None:
+    for t_test in (False, True):
+        assert concentrated_p(0, 10, resamples=10_000, t_test=t_test) == 1.0
+        assert concentrated_p(3, 0, resamples=10_000, t_test=t_test) == 1.0
+
+
+def test_a_level_equal_to_the_smallest_p_can_still_be_reached() -> None:
+    settings = ComparisonSettings(resamples=1_000)
+    five = Member(slice="intent=billing", n=5)  # exact: the smallest p is 2^-5
+    assert blind_reason(five, 2.0**-5, settings) == ""
+    assert blind_reason(five, 2.0**-5 * 0.99, settings) == (
+        "5 queries cannot give p <= 0.031, this check's level (the smallest p they can give "
+        "is 0.031)"
+    )
+
+
+def test_a_check_without_spread_is_not_called_blind_for_its_drop() -> None:
+    # No sd (or 0): nothing says what the test can detect, so nothing says it is blind.
+    settings = ComparisonSettings(resamples=10_000)
+    for sd in (None, 0.0):
+        flat = Member(slice="intent=billing", n=50, max_drop=0.02, sd=sd, baseline_mean=0.5)
+        assert blind_reason(flat, 0.01, settings) == ""
+
+
+def test_the_advice_names_each_setting_that_would_help_cheapest_first() -> None:
+    overall = Member(slice="all", n=40)
+    fixed = ", label more queries, or set gate.require_significance: false"
+    plain = ComparisonSettings(resamples=10_000)
+    assert (
+        refusal_advice(overall, 1e-5, plain, 1) == "raise gate.resamples to 100000 or more" + fixed
+    )
+    # 1e-7 would need more than a million draws: fewer metrics or more queries instead.
+    strict = ComparisonSettings(alpha=0.01, overall_share=0.4, resamples=10_000)
+    assert refusal_advice(overall, 1e-7, strict, 3) == (
+        "raise gate.alpha, raise gate.overall_share, give fewer of the 3 gated metrics a "
+        "max_drop" + fixed
+    )
+    # The draws' resolution 1 / (999 + 1) is the level itself: more draws are not the fix.
+    assert refusal_advice(overall, 1e-3, ComparisonSettings(resamples=999), 1) == fixed[2:]
+    assert (
+        refusal_advice(overall, 1e-6, plain, 1) == "raise gate.resamples to 1000000 or more" + fixed
+    )
+    assert refusal_advice(overall, 1e-5, ComparisonSettings(test="t"), 1) == fixed[2:]
+    half = ComparisonSettings(alpha=0.05, overall_share=0.5)
+    assert refusal_advice(overall, 1e-7, half, 1) == fixed[2:]
+
+
+def test_alpha_is_shared_equally_within_the_overall_and_the_slice_checks() -> None:
+    settings = ComparisonSettings(alpha=0.06, overall_share=0.5, resamples=100_000)
+    cells = [("all", 500), ("all", 500), ("intent=a", 400), ("intent=b", 400), ("intent=c", 400)]
+    levels = family_of(cells, settings).levels
+    assert levels == pytest.approx({0: 0.015, 1: 0.015, 2: 0.01, 3: 0.01, 4: 0.01}, rel=1e-12)
+    alone = family_of(cells[:2], settings).levels  # no slice check: the overall ones take all
+    assert alone == pytest.approx({0: 0.03, 1: 0.03}, rel=1e-12)
+
+
+def test_the_concentrated_drop_is_carried_by_at_least_one_query() -> None:
+    # 5 queries reach 2^-5 = 0.031 together, but 30% of them is 1 query, whose p is 0.5.
+    settings = ComparisonSettings(resamples=10_000)
+    assert blind_reason(Member(slice="all", n=5), 0.04, settings) == (
+        "a drop carried by 1 of its 5 queries cannot give p <= 0.04, this check's level "
+        "(the smallest p it can give is 0.5)"
+    )
+
+
+def test_a_level_equal_to_the_concentrated_drop_s_smallest_p_is_reached() -> None:
+    settings = ComparisonSettings(resamples=10_000)
+    ten = Member(slice="all", n=10)  # 3 of 10 queries: the smallest exact p is 2^-3
+    assert blind_reason(ten, 0.125, settings) == ""
+    assert blind_reason(ten, 0.124, settings).startswith("a drop carried by 3 of its 10 queries")
+
+
+def test_one_query_or_every_query_moved_gives_the_test_s_extremes() -> None:
+    # A sign flip of one query gives 1/2; the t-test needs two queries, and gives 0 when
+    # every one of them drops alike (no spread).
+    assert concentrated_p(1, 1, resamples=1_000) == 0.5
+    assert concentrated_p(1, 1, resamples=1_000, t_test=True) == 1.0
+    assert concentrated_p(5, 5, resamples=1_000, t_test=True) == 0.0
+    assert concentrated_p(7, 5, resamples=1_000, t_test=True) == 0.0
