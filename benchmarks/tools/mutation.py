@@ -68,6 +68,9 @@ MODULES = (
 judging` covers those four). Those absent from the tree are skipped."""
 
 EXTRA_TESTS: dict[str, tuple[str, ...]] = {
+    # Which sides a decision compares, and the document view: both reached by the re-chunk's.
+    "gate/baseline/compared_sides": ("tests/gate/baseline/test_rechunk.py",),
+    "gate/baseline/document_level": ("tests/gate/baseline/test_rechunk.py",),
     "gate/baseline/comparable": ("tests/pipeline/test_check.py",),
     "gate/baseline/document": (
         "tests/gate/baseline/test_file.py",

@@ -23,6 +23,7 @@ from retrieval_gate.gate.baseline.record import (
     fingerprint_slices,
     restricted_record,
 )
+from retrieval_gate.gate.baseline.repeats import Noise
 from retrieval_gate.gate.checks.compare import Comparison
 from retrieval_gate.gate.checks.policy import gate_settings, gate_thresholds
 from retrieval_gate.gate.checks.slicing import slice_definition, slice_queries
@@ -87,7 +88,7 @@ def check_sequential(plan: CheckPlan, *, progress: TextIO | None = None) -> Gate
             failed_queries=current.failed_queries,
             reference=reference,
         )
-        return dataclasses.replace(result, sequential=run)
+        return dataclasses.replace(result, sequential=run, noise=_unprobed(result, plan))
     keep = [query.id for query in current.dataset.queries if query.id not in set(current.unrun)]
     baseline, note = comparable_baseline(stored, current.record, current.dataset)
     partial = dataclasses.replace(
@@ -105,8 +106,16 @@ def check_sequential(plan: CheckPlan, *, progress: TextIO | None = None) -> Gate
         strict=False,
     )
     return dataclasses.replace(
-        result, comparisons=_failed(result.comparisons, run.stopped_by), sequential=run
+        result,
+        comparisons=_failed(result.comparisons, run.stopped_by),
+        sequential=run,
+        noise=_unprobed(result, plan),
     )
+
+
+def _unprobed(result: GateResult, plan: CheckPlan) -> Noise:
+    """`result`'s noise block, saying why the noise probe did not run."""
+    return dataclasses.replace(result.noise, unprobed=plan.unprobed)
 
 
 class _State:

@@ -66,9 +66,14 @@ def test_the_same_retriever_never_stops_and_decides_as_check(example: Path) -> N
     assert sequential.sequential.queries_run == QUERIES
     assert sequential.sequential.looks == -(-QUERIES // 8)
     assert sequential.status == whole.status == "pass"
-    document = sequential.document()
+    document, checked = sequential.document(), whole.document()
     note = document.pop("sequential")["note"]
-    assert document == whole.document()
+    # The one difference: check probed the retriever's noise, the early fail does not.
+    assert document.pop("noise")["unprobed"] == (
+        "gate.sequential runs the queries once: the noise was not probed"
+    )
+    assert "probe" in checked.pop("noise")
+    assert document == checked
     assert note.startswith("looked 17 times, every 8 queries, and did not stop")
 
 
