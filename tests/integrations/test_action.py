@@ -174,9 +174,9 @@ def test_against_and_repeats_inputs_are_checked(
 ) -> None:
     with FakeGitHub(token=TOKEN, repos={SLUG: [PR]}) as gh:
         run = make_runner(gh.url).run({"config": CONFIG, **inputs})
-    install = run.step("Install retrieval-gate")
-    assert install.returncode == 2, run.log
-    assert complaint in install.stdout
+    checked = run.step("Check the inputs")
+    assert checked.returncode == 2, run.log
+    assert complaint in checked.stdout
 
 
 def _extra_package(root: Path) -> Path:
@@ -262,9 +262,9 @@ def test_broken_config_is_an_error(
 
 def test_a_misspelt_boolean_input_stops_the_action(make_runner: Callable[..., Runner]) -> None:
     run = make_runner("http://127.0.0.1:9").run({"config": CONFIG, "fail-on-regression": "yes"})
-    install = run.step("Install retrieval-gate")
-    assert (install.conclusion, install.returncode) == ("failure", 2)
-    assert "fail-on-regression" in install.stdout
+    checked = run.step("Check the inputs")
+    assert (checked.conclusion, checked.returncode) == ("failure", 2)
+    assert "fail-on-regression" in checked.stdout
     assert run.step("Run the gate").conclusion == "skipped"
     assert "no result" in run.step("Publish the result").stdout
     assert run.step("Decide").conclusion == "skipped"

@@ -161,6 +161,6 @@ def test_history_inputs_are_checked(
 ) -> None:
     runner, _ = repo("http://127.0.0.1:9")
     run = runner.run({"config": CONFIG, **inputs})
-    install = run.step("Install retrieval-gate")
-    assert install.returncode == 2, run.log
-    assert complaint in install.stdout
+    checked = run.step("Check the inputs")
+    assert checked.returncode == 2, run.log
+    assert complaint in checked.stdout

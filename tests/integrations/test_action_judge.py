@@ -190,9 +190,9 @@ def test_judge_inputs_are_checked(
 ) -> None:
     runner = Runner(action_path, python_bin, tmp_path, tmp_path, "pull_request", "")
     run = runner.run(inputs)
-    install = run.step("Install retrieval-gate")
-    assert install.returncode == 2, run.log
-    assert complaint in install.stdout
+    checked = run.step("Check the inputs")
+    assert checked.returncode == 2, run.log
+    assert complaint in checked.stdout
 
 
 def test_the_key_is_in_the_check_step_alone() -> None:

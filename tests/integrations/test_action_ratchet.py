@@ -269,9 +269,9 @@ def test_ratchet_inputs_are_checked(
 ) -> None:
     runner, _ = repo("http://127.0.0.1:9", improvable=False)
     run = runner.run({**ON, **inputs})
-    install = run.step("Install retrieval-gate")
-    assert install.returncode == 2, run.log
-    assert complaint in install.stdout
+    checked = run.step("Check the inputs")
+    assert checked.returncode == 2, run.log
+    assert complaint in checked.stdout
     assert run.step("Ratchet the baseline").conclusion == "skipped"
 
 
