@@ -215,14 +215,6 @@ EQUIVALENTS: list[tuple[str, str, str, str, str, str]] = [
     ),
     (
         "stats/detectability.py",
-        "_test_bar",
-        "(within**2 / (n - 1) if n > 1 else 0.0) + run_variance**2 / run_df",
-        "n > 1",
-        "n >= 1",
-        "reached only when critical_t is finite, which needs n >= 2",
-    ),
-    (
-        "stats/detectability.py",
         "critical_t",
         "if n < 63 and (1 << n) <= resamples:",
         "n < 63",

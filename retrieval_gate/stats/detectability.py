@@ -6,8 +6,11 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
+
+from retrieval_gate.stats.run_shift import normal_tails, shifted_bars
 from retrieval_gate.stats.saddlepoint import SADDLEPOINT_FROM
-from retrieval_gate.stats.significance import normal_cdf, normal_quantile, t_quantile
+from retrieval_gate.stats.significance import normal_cdf, normal_quantile
 
 LEAN = 2.0
 """Under significant-drop and evidence-of-excess, a check past its threshold without the
@@ -134,7 +137,13 @@ def fail_probability(
     if level is None:
         return past
     closed = fails_closed(rule, on_inconclusive)
-    bar = _rule_bar(n, level, rule, on_inconclusive, resamples, t_test, (sd, run_variance, run_df))
+    if run_variance > 0 and run_df and n >= 2:
+        level = _rule_level(level, rule, on_inconclusive)
+        bars = shifted_bars(sd, n, run_variance, run_df, level, t_test)
+        return _shifted_chance(
+            drop, se=se, n=n, bars=bars, max_drop=max_drop, rule=rule, closed=closed
+        )
+    bar = _rule_bar(n, level, rule, on_inconclusive, resamples, t_test)
     if bar is None:
         return 1.0 if closed else 0.0
     c, spread = bar
@@ -177,19 +186,77 @@ def fails_closed(rule: str, on_inconclusive: str) -> bool:
 
 
 def _rule_bar(
-    n: int,
-    level: float,
-    rule: str,
-    on_inconclusive: str,
-    resamples: int,
-    t_test: bool,
-    noise: tuple[float, float, int | None],
+    n: int, level: float, rule: str, on_inconclusive: str, resamples: int, t_test: bool
 ) -> tuple[float, float] | None:
-    """`_test_bar` at the level the rule's deciding test is held to: LEAN x `level` when a
-    lean fails too (on_inconclusive: fail under the other two rules)."""
+    """`_test_bar` at the level the rule's deciding test is held to (`_rule_level`)."""
+    level = _rule_level(level, rule, on_inconclusive)
+    return _test_bar(n, level, resamples=resamples, t_test=t_test)
+
+
+def _rule_level(level: float, rule: str, on_inconclusive: str) -> float:
+    """The level the rule's deciding test is held to: LEAN x `level` when a lean fails too
+    (on_inconclusive: fail under the other two rules)."""
     if on_inconclusive == "fail" and rule != "non-inferiority":
-        level = min(level * LEAN, 0.999)
-    return _test_bar(n, level, resamples=resamples, t_test=t_test, noise=noise)
+        return min(level * LEAN, 0.999)
+    return level
+
+
+def _shifted_chance(
+    drop: float,
+    *,
+    se: float,
+    n: int,
+    bars: tuple[tuple[float, ...], tuple[float, ...]],
+    max_drop: float,
+    rule: str,
+    closed: bool,
+) -> float:
+    """P(fail) at a true mean drop `drop` under run-wide noise: the measured mean varies by
+    `se` (per-query and run-wide noise), and the test's bar (`run_shift.shifted_bars`) by
+    what the repeats estimate of the run-wide part; averaged over those estimates. Each bar
+    also moves with the per-query sd the differences show, by bar / sqrt(2 (n - 1)) at most
+    (the bar is proportional to it at most), added as with no run-wide noise."""
+    bar, weights = (np.asarray(v) for v in bars)
+    spread = np.sqrt(se * se + bar * bar / (2.0 * (n - 1)))
+    if rule == "significant-drop":
+        past = normal_cdf((drop - max_drop) / se)
+        return float(np.minimum(past, 1.0 - normal_tails((drop - bar) / spread)) @ weights)
+    if closed:
+        return float(normal_tails((max_drop - drop - bar) / spread) @ weights)
+    return float((1.0 - normal_tails((drop - max_drop - bar) / spread)) @ weights)
+
+
+def _shifted_detectable(
+    power: float,
+    *,
+    se: float,
+    n: int,
+    bars: tuple[tuple[float, ...], tuple[float, ...]],
+    max_drop: float,
+    rule: str,
+    closed: bool,
+) -> float:
+    """The true drop at which `_shifted_chance` reaches `power` (failing closed: 0 when even
+    no drop fails that often), by bisection: it rises with the drop."""
+
+    def chance(drop: float) -> float:
+        return _shifted_chance(
+            drop, se=se, n=n, bars=bars, max_drop=max_drop, rule=rule, closed=closed
+        )
+
+    if closed and chance(0.0) >= power:
+        return 0.0
+    low = 0.0
+    high = max_drop + max(bars[0]) + 40.0 * math.sqrt(se * se + max(bars[0]) ** 2 / (2.0 * (n - 1)))
+    for _ in range(200):
+        middle = (low + high) / 2.0
+        if chance(middle) >= power:
+            high = middle
+        else:
+            low = middle
+        if high - low <= 1e-13 * high:
+            break
+    return high
 
 
 def detectable_drop(
@@ -218,7 +285,13 @@ def detectable_drop(
     if level is None:
         return past
     closed = fails_closed(rule, on_inconclusive)
-    bar = _rule_bar(n, level, rule, on_inconclusive, resamples, t_test, (sd, run_variance, run_df))
+    if run_variance > 0 and run_df and n >= 2:
+        level = _rule_level(level, rule, on_inconclusive)
+        bars = shifted_bars(sd, n, run_variance, run_df, level, t_test)
+        return _shifted_detectable(
+            power, se=se, n=n, bars=bars, max_drop=max_drop, rule=rule, closed=closed
+        )
+    bar = _rule_bar(n, level, rule, on_inconclusive, resamples, t_test)
     if bar is None:
         return 0.0 if closed else None
     c, spread = bar
@@ -229,31 +302,13 @@ def detectable_drop(
     return max_drop + se * (c + z * spread)
 
 
-def _test_bar(
-    n: int,
-    level: float,
-    *,
-    resamples: int,
-    t_test: bool,
-    noise: tuple[float, float, int | None],
-) -> tuple[float, float] | None:
+def _test_bar(n: int, level: float, *, resamples: int, t_test: bool) -> tuple[float, float] | None:
     """The t statistic the test must pass, and the sd of the t statistic around its
     noncentrality (the noncentral t's normal approximation); None when it cannot pass.
-
-    With run-wide noise (`noise`: per-query sd, the variance it adds to the mean, and its
-    degrees of freedom) the statistic's variance is estimated with Welch-Satterthwaite's
-    degrees of freedom, and its critical value is Student's."""
+    Without run-wide noise: with it, `run_shift.shifted_bars`."""
     c = critical_t(n, level, resamples=resamples, t_test=t_test)
     if math.isinf(c):
         return None
-    sd, run_variance, run_df = noise
-    if run_variance > 0 and run_df:
-        within = sd * sd / n
-        df = (within + run_variance) ** 2 / (
-            (within**2 / (n - 1) if n > 1 else 0.0) + run_variance**2 / run_df
-        )
-        c = max(c, t_quantile(1.0 - level, df))
-        return c, math.sqrt(1.0 + c * c / (2.0 * df))
     return c, math.sqrt(1.0 + c * c / (2.0 * (n - 1)))
 
 

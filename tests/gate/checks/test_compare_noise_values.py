@@ -22,6 +22,7 @@ from retrieval_gate.gate.checks.compare import (
     compare,
     run_spread,
 )
+from retrieval_gate.stats.detectability import detectable_drop
 
 NORMAL = stats.norm
 STUDENT = stats.t
@@ -144,23 +145,29 @@ def test_the_noisy_sign_flip_averages_student_s_t_over_every_sign_vector() -> No
     assert found.ci_high == pytest.approx(diff.mean() + wide, rel=1e-9)
 
 
-def test_the_detectable_drop_with_run_noise_is_the_formula_s() -> None:
+def test_the_detectable_drop_with_run_noise_is_the_figure_for_the_runs_noise() -> None:
+    # What the figure is, given the noise, is pinned in tests/stats/test_detectability_noise.py
+    # and test_run_shift.py; here compare() must hand it the pooled B x (1/3 + 1/2) on the
+    # runs' degrees of freedom and the sd of the averaged runs' differences.
     reference, current = runs(4, 3, 0.0), runs(4, 2, 0.0)
     found = check(reference, current, "randomization")
     b, run_df = pooled(reference, current)
-    run_variance = b * (1 / 3 + 1 / 2)
     diff = mean_of(current)["m"] - mean_of(reference)["m"]
-    sd = float(np.std(diff, ddof=1))
-    within = sd * sd / N
+    expected = detectable_drop(
+        sd=float(np.std(diff, ddof=1)), n=N, level=0.05, max_drop=MAX_DROP, resamples=1 << N,
+        run_variance=b * (1 / 3 + 1 / 2), run_df=run_df,
+    )  # fmt: skip
+    assert found.level == 0.05
+    assert found.detectable_drop == pytest.approx(expected, rel=1e-12)
+    # Above the old Welch-Satterthwaite figure, which took B as known.
+    within = float(np.var(diff, ddof=1)) / N
+    run_variance = b * (1 / 3 + 1 / 2)
     se = math.sqrt(within + run_variance)
     df = (within + run_variance) ** 2 / (within**2 / (N - 1) + run_variance**2 / run_df)
-    z = NORMAL.isf(0.05)  # one check: the whole alpha
-    c = max(z * math.sqrt((N - 1) / (N - z * z)), STUDENT.isf(0.05, math.floor(df)))
-    spread = math.sqrt(1 + c * c / (2 * df))
-    power = NORMAL.isf(0.2)
-    expected = max(MAX_DROP + power * se, se * (c + power * spread))
-    assert found.level == 0.05
-    assert found.detectable_drop == pytest.approx(expected, rel=1e-9)
+    c = STUDENT.isf(0.05, math.floor(df))
+    welch = se * (c + NORMAL.isf(0.2) * math.sqrt(1 + c * c / (2 * df)))
+    assert found.detectable_drop is not None
+    assert found.detectable_drop > welch
 
 
 def noisy_t_reference(diff: np.ndarray, run_variance: float, run_df: int) -> tuple[float, float]:

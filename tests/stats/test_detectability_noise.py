@@ -1,0 +1,97 @@
+"""The figures stated under run-to-run noise, against scipy: the noncentral t where the
+run-wide shift is all the noise, and the t-test's bar averaged by adaptive quadrature."""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import pytest
+from scipy import integrate, optimize, stats
+
+from retrieval_gate.stats.detectability import detectable_drop, fail_probability
+
+NORMAL = stats.norm
+STUDENT = stats.t
+
+
+@pytest.mark.parametrize("t_test", [False, True])
+@pytest.mark.parametrize(("run_df", "level"), [(4, 0.05), (2, 0.05), (1, 0.1), (9, 0.01)])
+def test_with_only_run_noise_p_fail_is_the_noncentral_t_s(
+    t_test: bool, run_df: int, level: float
+) -> None:
+    # Per-query noise negligible: the test is Student's t on the runs' means, X / sqrt(B_hat)
+    # past t(level, df), with X ~ N(drop, B) and B_hat ~ B chi2_df / df independent of it:
+    # P(fail) is the noncentral t's tail at noncentrality drop / sqrt(B). A figure that took
+    # B_hat as known (the old Welch-Satterthwaite bar) misses it by up to 0.2 at df 2.
+    run_variance = 1e-4
+    common = {
+        "sd": 1e-7, "n": 10**6, "level": level, "max_drop": 1e-12, "resamples": 10_000,
+        "t_test": t_test, "run_variance": run_variance, "run_df": run_df,
+    }  # fmt: skip
+    bar = STUDENT.isf(level, run_df)
+    for multiple in (0.0, 1.0, 2.0, 3.0, 5.0):
+        drop = multiple * math.sqrt(run_variance)
+        expected = stats.nct.sf(bar, run_df, multiple)
+        assert fail_probability(drop, **common) == pytest.approx(expected, rel=2e-4, abs=1e-7)
+    got = detectable_drop(power=0.8, **common)
+    assert got is not None
+    expected = optimize.brentq(lambda m: stats.nct.sf(bar, run_df, m) - 0.8, 0.0, 100.0)
+    assert got / math.sqrt(run_variance) == pytest.approx(expected, rel=2e-4)
+
+
+def averaged_t_test_chance(
+    drop: float, *, sd: float, n: int, level: float, max_drop: float, run_variance: float,
+    run_df: int, rule: str,
+) -> float:  # fmt: skip
+    """P(fail) of the t-test over B_hat ~ B chi2_df / df by adaptive quadrature: at each
+    B_hat the bar is Student's quantile at Welch-Satterthwaite's df (rounded down) times the
+    estimated se, and the mean varies by the true se plus the bar's share of the sd's own
+    spread, bar / sqrt(2 (n - 1))."""
+    within = sd * sd / n
+    se = math.sqrt(within + run_variance)
+
+    def at(u: float) -> float:
+        estimated = run_variance * u
+        df = (within + estimated) ** 2 / (within**2 / (n - 1) + estimated**2 / run_df)
+        bar = STUDENT.isf(level, max(1, math.floor(df))) * math.sqrt(within + estimated)
+        spread = math.sqrt(se * se + bar * bar / (2 * (n - 1)))
+        if rule == "significant-drop":
+            chance = min(NORMAL.cdf((drop - max_drop) / se), NORMAL.cdf((drop - bar) / spread))
+        else:
+            chance = NORMAL.cdf((drop - max_drop - bar) / spread)
+        return float(chance * stats.chi2.pdf(u * run_df, run_df) * run_df)
+
+    with warnings.catch_warnings():
+        # The rounded-down df jumps at each whole number: quad warns at those steps, which
+        # are too small to matter at the comparison's tolerance.
+        warnings.simplefilter("ignore", integrate.IntegrationWarning)
+        found, _ = integrate.quad(at, 0.0, math.inf, epsabs=1e-12, epsrel=1e-9, limit=2000)
+    return float(found)
+
+
+@pytest.mark.parametrize("rule", ["significant-drop", "evidence-of-excess"])
+def test_the_t_test_s_chance_is_its_bar_averaged_over_what_the_runs_estimate(rule: str) -> None:
+    shape = {"sd": 0.2, "n": 200, "level": 0.05, "max_drop": 0.02, "run_variance": 1.5e-4}
+    for run_df in (2, 4):
+        for drop in (0.0, 0.02, 0.03, 0.04, 0.06):
+            got = fail_probability(
+                drop, resamples=10_000, t_test=True, run_df=run_df, rule=rule, **shape
+            )
+            expected = averaged_t_test_chance(drop, run_df=run_df, rule=rule, **shape)
+            # The rounded-down df steps at every whole number between the runs' df and n - 1: the
+            # trapezoid over B_hat's nodes smooths those steps, to 1% of P(fail) (0.4% seen).
+            assert got == pytest.approx(expected, rel=1e-2, abs=1e-9)
+
+
+def test_the_stated_drop_is_caught_with_the_power_and_more_noise_needs_more() -> None:
+    common = {"sd": 0.2, "n": 200, "level": 0.05, "max_drop": 0.02, "resamples": 10_000}
+    found = []
+    for run_df in (2, 4, 8):
+        noise = {"run_variance": 1.5e-4, "run_df": run_df}
+        drop = detectable_drop(**common, **noise)
+        assert drop is not None
+        assert fail_probability(drop, **common, **noise) == pytest.approx(0.8, rel=1e-9)
+        found.append(drop)
+    # Fewer runs: B_hat is less certain and the t bar higher, so a larger drop is needed.
+    assert found[0] > found[1] > found[2]

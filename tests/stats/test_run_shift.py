@@ -1,0 +1,107 @@
+"""The run-wide shift's quadratures against scipy's adaptive integration and root finding."""
+
+from __future__ import annotations
+
+import itertools
+import math
+import warnings
+
+import numpy as np
+import pytest
+from scipy import integrate, optimize, stats
+
+from retrieval_gate.stats.run_shift import (
+    estimate_weights,
+    normal_tails,
+    shifted_bars,
+    shifted_tail,
+)
+
+NORMAL = stats.norm
+STUDENT = stats.t
+
+
+def convolved_tail(x: float, sd: float, shift: float, df: int) -> float:
+    """P(sd Z + shift T >= x) by adaptive quadrature of the normal's tail over t's density,
+    in theta (t = sqrt(df) tan(theta)) to keep the range finite."""
+    root = math.sqrt(df)
+
+    def integrand(theta: float) -> float:
+        t = root * math.tan(theta)
+        return (
+            float(NORMAL.sf((x - shift * t) / sd) * STUDENT.pdf(t, df) * root)
+            / math.cos(theta) ** 2
+        )
+
+    # Split where the normal's tail steps (t = x / shift): a narrow shift puts the step far
+    # out in t's tail, where an unsplit quadrature never samples it.
+    step = math.atan(x / shift / root)
+    edges = sorted({-math.pi / 2, min(step, 0.0), max(step, 0.0), math.pi / 2})
+    with warnings.catch_warnings():
+        # Its own accuracy warnings: the comparison's tolerance is the judge.
+        warnings.simplefilter("ignore", integrate.IntegrationWarning)
+        return sum(
+            integrate.quad(integrand, low, high, epsabs=1e-15, epsrel=1e-11, limit=1000)[0]
+            for low, high in itertools.pairwise(edges)
+        )
+
+
+@pytest.mark.parametrize("df", [1, 4, 40])
+@pytest.mark.parametrize(
+    ("sd", "shift"), [(1.0, 0.01), (1.0, 0.3), (1.0, 1.0), (1.0, 3.0), (0.01, 1.0)]
+)
+def test_the_convolution_tail_matches_adaptive_quadrature(df: int, sd: float, shift: float) -> None:
+    for multiple in (0.0, 1.0, 2.5, 5.0):
+        x = multiple * math.hypot(sd, shift)
+        got = float(shifted_tail(np.asarray([x]), np.asarray([sd]), np.asarray([shift]), df)[0])
+        assert got == pytest.approx(convolved_tail(x, sd, shift, df), rel=1e-7)
+
+
+@pytest.mark.parametrize("df", [1, 2, 4, 9, 100])
+def test_the_estimates_weigh_as_chi_square_over_its_df(df: int) -> None:
+    u, weights = estimate_weights(df)
+    assert weights.sum() == pytest.approx(1.0, rel=1e-12)
+    assert float(u @ weights) == pytest.approx(1.0, rel=1e-9)  # B_hat is unbiased
+    assert float((u - 1.0) ** 2 @ weights) == pytest.approx(2.0 / df, rel=1e-8)
+    # And a smooth function's mean, not only moments: E exp(-u) = (1 + 2 / df)^(-df / 2).
+    assert float(np.exp(-u) @ weights) == pytest.approx((1 + 2 / df) ** (-df / 2), rel=1e-10)
+
+
+def test_normal_tails_are_scipy_s_to_the_last_digits() -> None:
+    x = np.asarray([-40.0, -3.0, 0.0, 1.6448536269514722, 8.0, 37.0])
+    assert normal_tails(x) == pytest.approx(NORMAL.sf(x), rel=1e-14)
+
+
+@pytest.mark.parametrize(
+    ("sd", "n", "run_variance", "run_df", "level"),
+    [(0.2, 200, 2e-4, 4, 0.05), (0.1, 40, 1e-4, 1, 0.01)],
+)
+def test_each_bar_is_where_the_sign_flip_test_s_p_value_reaches_the_level(
+    sd: float, n: int, run_variance: float, run_df: int, level: float
+) -> None:
+    bars, weights = shifted_bars(sd, n, run_variance, run_df, level, False)
+    u, expected_weights = estimate_weights(run_df)
+    assert weights == pytest.approx(tuple(expected_weights), rel=1e-15)
+    # Three nodes across those that weigh (below, the shift is 1e-9 of the sd and more).
+    heavy = np.flatnonzero(expected_weights > 1e-7)
+    for i in heavy[np.linspace(0, heavy.size - 1, 3).astype(int)].tolist():
+        shift = math.sqrt(run_variance * u[i])
+
+        def p_value(x: float, shift: float = shift) -> float:
+            spread = math.sqrt(((n - 1) * sd * sd + n * x * x) / n**2)
+            return convolved_tail(x, spread, shift, run_df) - level
+
+        root = optimize.brentq(p_value, 0.0, 100.0 * (sd + shift), xtol=1e-15, rtol=1e-13)
+        assert bars[i] == pytest.approx(root, rel=1e-7)
+
+
+def test_the_t_test_s_bars_are_student_s_at_welch_satterthwaite_s_df() -> None:
+    sd, n, run_variance, run_df, level = 0.2, 60, 3e-4, 4, 0.05
+    bars, _ = shifted_bars(sd, n, run_variance, run_df, level, True)
+    u, _ = estimate_weights(run_df)
+    within = sd * sd / n
+    for i in (0, len(u) // 2, len(u) - 1):
+        estimated = run_variance * u[i]
+        df = (within + estimated) ** 2 / (within**2 / (n - 1) + estimated**2 / run_df)
+        expected = STUDENT.isf(level, max(1, math.floor(df))) * math.sqrt(within + estimated)
+        assert bars[i] == pytest.approx(expected, rel=1e-9)
