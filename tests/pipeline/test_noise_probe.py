@@ -292,3 +292,21 @@ def test_against_a_noisy_retriever_runs_both_sides_three_times(tmp_path: Path) -
     noise = json.loads(json_path.read_text())["noise"]
     assert (noise["reference_runs"], noise["current_runs"]) == (3, 3)
     assert noise["probe"]["runs"] == 3
+
+
+def test_a_two_stage_retriever_s_first_stage_candidates_are_compared_too(
+    tmp_path: Path,
+) -> None:
+    copy_example(tmp_path)
+    shutil.copy(CONFIGS / "example-two-stage.yaml", tmp_path / "two-stage.yaml")
+    shutil.copy(CONFIGS / "two_stage_rerank.py", tmp_path / "two_stage_rerank.py")
+    config = load(tmp_path / "two-stage.yaml")
+    first = record_current(config, cache=False)
+    assert first.record.candidates is not None
+    everything = NoiseProbeConfig(share=1.0)
+    assert probe_changes(config, first, everything)[1] == ()
+    # The same top k, other candidates beneath it: the first stage is not deterministic.
+    moved = first.record.query_ids[3]
+    deeper = {**first.record.candidates, moved: tuple(reversed(first.record.candidates[moved]))}
+    other = dataclasses.replace(first, record=dataclasses.replace(first.record, candidates=deeper))
+    assert probe_changes(config, other, everything)[1] == (moved,)
