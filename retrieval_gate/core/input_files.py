@@ -26,3 +26,17 @@ def regular_file(path: str | Path) -> Path:
         "files: give the path of one",
         source=str(path),
     )
+
+
+def user_text(path: Path) -> str:
+    """The UTF-8 text of the regular file at `path`; an InputError naming it when it is not
+    UTF-8 or cannot be read."""
+    source = str(path)
+    try:
+        return regular_file(path).read_bytes().decode("utf-8")
+    except UnicodeDecodeError:
+        raise InputError("is not UTF-8 text", source=source) from None
+    except OSError as error:
+        raise InputError(
+            f"cannot read the file: {error.strerror or error}", source=source
+        ) from None

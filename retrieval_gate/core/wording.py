@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
 import re
 import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -228,3 +229,17 @@ def spreadsheet_text(cell: str) -> str:
     gate reads back: ids written formula-safe still match."""
     quoted = cell.startswith(_FORMULA_QUOTE) and cell[1:].startswith(_FORMULA_START)
     return cell[1:] if quoted else cell
+
+
+def spreadsheet_number(value: Any) -> float | None:
+    """A number cell of a file people fill in (CSV text or a JSON value): None when left
+    empty, NaN for anything that is not a number (a bool, text, a list), else its float;
+    the caller refuses what is not finite, naming its column."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        return math.nan
+    try:
+        return float(value.strip() if isinstance(value, str) else value)
+    except ValueError:
+        return math.nan

@@ -10,8 +10,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from retrieval_gate.core.input_files import regular_file
+from retrieval_gate.core.input_files import user_text
 from retrieval_gate.core.json_parse import parsed_json
+from retrieval_gate.core.wording import spreadsheet_number
 from retrieval_gate.errors import InputError
 
 DrawKind = Literal["sample", "active", "targeted"]
@@ -108,14 +109,7 @@ def read_draws(path: Path) -> DrawRecord | None:
     source = str(path)
     if not path.exists():
         return None
-    try:
-        text = regular_file(path).read_bytes().decode("utf-8")
-    except UnicodeDecodeError:
-        raise InputError("is not UTF-8 text", source=source) from None
-    except OSError as error:
-        raise InputError(
-            f"cannot read the file: {error.strerror or error}", source=source
-        ) from None
+    text = user_text(path)
     draws = []
     rounds: dict[str, tuple[str, float | None]] = {}
     for number, line in enumerate(text.split("\n"), 1):
@@ -210,19 +204,9 @@ def _draw(line: str, source: str, number: int) -> Draw:
 
 
 def _number(value: Any, name: str, source: str, line: int) -> float | None:
-    if value is None or (isinstance(value, str) and not value.strip()):
+    number = spreadsheet_number(value)
+    if number is None:
         return None
-    if isinstance(value, bool):
-        number = math.nan
-    elif isinstance(value, (int, float)):
-        number = float(value)
-    elif isinstance(value, str):
-        try:
-            number = float(value.strip())
-        except ValueError:
-            number = math.nan
-    else:
-        number = math.nan
     if not math.isfinite(number):
         raise InputError(
             f"{name} {value!r} is not a finite number; keep the value label-queue wrote",

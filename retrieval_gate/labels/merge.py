@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Literal
 
 from retrieval_gate.core.files import write_text_atomic
-from retrieval_gate.core.input_files import regular_file
+from retrieval_gate.core.input_files import user_text
 from retrieval_gate.core.judgments import Judgments
 from retrieval_gate.core.wording import plural
 from retrieval_gate.datasets.draws import Draw, draw_lines, draws_path
@@ -181,14 +181,7 @@ def merge_judgments(
             source=source,
         )
     fmt: MergeFormat = "trec" if name == "trec" else "beir" if name == "beir" else "jsonl"
-    try:
-        text = regular_file(path).read_bytes().decode("utf-8")
-    except UnicodeDecodeError:
-        raise InputError("is not UTF-8 text", source=source) from None
-    except OSError as error:
-        raise InputError(
-            f"cannot read the file: {error.strerror or error}", source=source
-        ) from None
+    text = user_text(path)
     existing: Judgments = QRELS_FORMATS[fmt](path)
     layout = _layout(text, fmt, existing, judgments)
     judged: dict[tuple[str, str], list[tuple[str | None, float]]] = {}

@@ -25,7 +25,12 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 from retrieval_gate.core.input_files import regular_file
 from retrieval_gate.core.json_parse import parsed_json
 from retrieval_gate.core.qrels import is_judged
-from retrieval_gate.core.wording import json_text, spreadsheet_cell, spreadsheet_text
+from retrieval_gate.core.wording import (
+    json_text,
+    spreadsheet_cell,
+    spreadsheet_number,
+    spreadsheet_text,
+)
 from retrieval_gate.datasets.draws import Draw, DrawKind, checked_draw
 from retrieval_gate.errors import InputError
 from retrieval_gate.metrics.spec import format_value
@@ -498,19 +503,9 @@ def _annotator(value: Any, source: str, line: int) -> str | None:
 
 def _grade(value: Any, source: str, line: int, field: str = "grade") -> float | None:
     """The grade of a row (`field`: its column); None when it is left empty."""
-    if value is None or (isinstance(value, str) and not value.strip()):
+    number = spreadsheet_number(value)
+    if number is None:
         return None
-    if isinstance(value, bool):
-        number = math.nan
-    elif isinstance(value, (int, float)):
-        number = float(value)
-    elif isinstance(value, str):
-        try:
-            number = float(value.strip())
-        except ValueError:
-            number = math.nan
-    else:
-        number = math.nan
     if not math.isfinite(number):
         raise InputError(
             f"{field} {value!r} is not a finite number; {FILL_HINT}", source=source, line=line
