@@ -171,7 +171,20 @@ class Workspace:
         return env
 
     def run(self, tests: Sequence[str], timeout: float) -> tuple[str, float]:
-        command = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *tests]
+        # One process a mutant: xdist's workers would each import and collect again, about
+        # three times the CPU for a module's test files; `--jobs` runs mutants side by side.
+        command = [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-x",
+            "-q",
+            "-n",
+            "0",
+            "-p",
+            "no:cacheprovider",
+            *tests,
+        ]
         started = time.monotonic()
         child = subprocess.Popen(
             command,
