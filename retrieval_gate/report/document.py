@@ -305,6 +305,21 @@ class StageLossesRecord(_Model):
     query_count: NonNegativeInt = 0
 
 
+class OtherLevelRecord(_Model):
+    """A chunked corpus's checks at the level dataset.level does not name, and their bounds."""
+
+    level: Literal["chunk", "document"]
+    gating_level: Literal["chunk", "document"]
+    gated: bool
+    comparisons: list[Comparison] = Field(default_factory=list)
+    label_holes: list[LabelHole] = Field(default_factory=list)
+
+    @field_validator("comparisons")
+    @classmethod
+    def _in_range(cls, checks: list[Comparison]) -> list[Comparison]:
+        return _checked_comparisons(checks)
+
+
 class ResultRecord(_Model):
     """A whole result: a decided gate, or `status: error` with the reason it could not run."""
 
@@ -315,6 +330,8 @@ class ResultRecord(_Model):
     error: str | None = None
     failures: list[Comparison] = Field(default_factory=list)
     comparisons: list[Comparison] = Field(default_factory=list)
+    other_level: OtherLevelRecord | None = None
+    """Present for a chunked corpus unless dataset.other_level is off."""
     query_changes: list[QueryChange] = Field(default_factory=list)
     hits_lost: list[str] = Field(default_factory=list)
     hits_gained: list[str] = Field(default_factory=list)
