@@ -84,6 +84,11 @@ class AnnotatorsConfig(StrictModel):
     )
 
 
+def _other_level(raw: Any) -> Any:
+    """YAML reads an unquoted `off` as false: it means off."""
+    return "off" if raw is False else raw
+
+
 class DatasetConfig(StrictModel):
     """Where the labelled set lives."""
 
@@ -114,7 +119,9 @@ class DatasetConfig(StrictModel):
         "chunks' highest) before scoring. The level the gate decides at: with a chunked "
         "corpus the other one is reported beside it (dataset.other_level)",
     )
-    other_level: Literal["report", "gate", "off"] = Field(
+    other_level: Annotated[
+        Literal["report", "gate", "off"], BeforeValidator(_other_level), TAKES_BOOL
+    ] = Field(
         "report",
         description="a chunked corpus's other level (document when dataset.level is chunk, "
         "chunk when it is document): report (its checks shown after the gating level's, "

@@ -81,7 +81,7 @@ def decide(
     again = same_as_all(slices)
     if again:
         warnings = (*warnings, same_as_all_warning(again, len(dataset.queries)))
-    settings = gate_settings(config)
+    settings = configured = gate_settings(config)
     if sides.other is not None and sides.other.gated:
         # Both levels gate: each family at half of alpha keeps the union's false alarms
         # within alpha (Bonferroni across the two; Holm or BH within each).
@@ -148,7 +148,7 @@ def decide(
         config_file=_config_file(config),
         config_sha256=_config_sha256(config),
         k=config.k,
-        settings=settings,
+        settings=configured,  # as configured: the reports say how both levels split alpha
         reference=reference,
     )
     # The bounds re-decide with people's labels alone: with human+llm the judge's labels

@@ -92,7 +92,7 @@ def _context(result: ResultRecord) -> dict[str, Any]:
         "worst": result.failures[0] if result.failures else None,
         "inconclusive": sorted(inconclusive, key=lambda c: c.gain),
         "overall": overall,
-        "gains": {metric: _gain(metric) for metric in {c.metric for c in comparisons}},
+        "gains": {metric: _gain(metric) for metric in _metrics(result)},
         "slices": slices,
         "ungated": [c for c in slices if not c.gated and c.verdict is not None],
         # Slices of a metric whose overall check is not gated for the same reason (a latency
@@ -138,6 +138,12 @@ def _context(result: ResultRecord) -> dict[str, Any]:
         "stages": stages_view(result),
         "other_level": other_level_view(result),
     }
+
+
+def _metrics(result: ResultRecord) -> set[str]:
+    """The metrics of every check, at either level."""
+    other = result.other_level.comparisons if result.other_level is not None else []
+    return {c.metric for c in (*result.comparisons, *other)}
 
 
 def _slice_rows(comparisons: list[Comparison]) -> list[Comparison]:
