@@ -167,11 +167,12 @@ def test_yaml_s_unquoted_off_is_off_and_on_is_refused(project: Path) -> None:
     assert off.dataset.other_level == "off"
 
 
-def test_the_config_refuses_an_unknown_other_level(project: Path) -> None:
-    path = _config(
-        project, "bad.yaml", ("  level: document\n", "  level: document\n  other_level: both\n")
-    )
-    code, _, err = run_cli("check", "-c", path, "--no-cache", "--quiet")
+@pytest.mark.parametrize("value", ["both", '"::error::x\\u001b[31m"', "[gate, gate]"])
+def test_the_config_refuses_an_unknown_other_level(project: Path, value: str) -> None:
+    edit = ("  level: document\n", f"  level: document\n  other_level: {value}\n")
+    code, _, err = run_cli("check", "-c", _config(project, "bad.yaml", edit), "--no-cache")
     assert code == 2
-    assert "dataset.other_level" in err
+    assert "bad.yaml:13: dataset.other_level" in err
     assert "'report', 'gate' or 'off'" in err
+    assert "\x1b" not in err
+    assert not any(line.startswith("::") for line in err.splitlines())
