@@ -176,3 +176,17 @@ def test_the_config_refuses_an_unknown_other_level(project: Path, value: str) ->
     assert "'report', 'gate' or 'off'" in err
     assert "\x1b" not in err
     assert not any(line.startswith("::") for line in err.splitlines())
+
+
+def test_compare_re_decides_both_levels_from_a_saved_result(project: Path) -> None:
+    saved, again = project / "saved.json", project / "again.json"
+    code, _, _ = run_cli("check", "-c", project / PR, "--no-cache", "--quiet", "--json", saved)
+    assert code == 0
+    baseline = project / ".retrieval-gate" / "example-chunked" / "baseline.json"
+    argv = ("compare", "-c", project / PR, baseline, saved, "--json", again, "--no-reports")
+    code, out, _ = run_cli(*argv)
+    assert code == 0
+    assert "at the chunk level, report only: the gate decides at the document level:" in out
+    first, second = (json.loads(path.read_text()) for path in (saved, again))
+    assert second["other_level"] == first["other_level"]
+    assert second["other_level"]["level"] == "chunk"
