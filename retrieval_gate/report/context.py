@@ -165,6 +165,7 @@ def other_level_view(result: ResultRecord) -> dict[str, Any] | None:
         "level": other.level,
         "gating_level": other.gating_level,
         "gated": other.gated,
+        "comparisons": other.comparisons,
         "overall": [c for c in other.comparisons if c.slice == "all"],
         "slices": slices,
         "moved": [c for c in slices if c.gated and c.verdict not in ("pass", None)],

@@ -52,6 +52,19 @@ def test_the_terminal_summary_is_pinned(gated: dict[str, Any]) -> None:
     check_golden("levels.summary.txt", summary_of(validate_result(gated)))
 
 
+def test_junit_tests_the_other_level_only_when_it_gates(
+    gated: dict[str, Any], reported: dict[str, Any]
+) -> None:
+    both, one = render(gated, "junit"), render(reported, "junit")
+    assert both.count("<testcase ") == len(gated["comparisons"]) + len(
+        gated["other_level"]["comparisons"]
+    )
+    assert one.count("<testcase ") == len(reported["comparisons"])
+    assert 'classname="retrieval-gate.example-chunked-pr.chunk-level.rr@10" name="all"' in both
+    assert f'failures="{len(gated["failures"])}"' in both
+    assert "chunk-level" not in one
+
+
 def test_the_other_level_s_table_follows_the_gating_level_s(reported: dict[str, Any]) -> None:
     summary = summary_of(validate_result(reported))
     first = summary.index("at the document level (chunks rolled up to their source documents):")
