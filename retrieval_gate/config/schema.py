@@ -84,6 +84,11 @@ class AnnotatorsConfig(StrictModel):
     )
 
 
+def _other_level(raw: Any) -> Any:
+    """YAML reads an unquoted `off` as false: it means off."""
+    return "off" if raw is False else raw
+
+
 class DatasetConfig(StrictModel):
     """Where the labelled set lives."""
 
@@ -111,7 +116,16 @@ class DatasetConfig(StrictModel):
         "chunk",
         description="document: a chunked corpus's results and labels rolled up to their source "
         "documents (a document ranks where its first chunk does; its grade is its judged "
-        "chunks' highest) before scoring",
+        "chunks' highest) before scoring. The level the gate decides at: with a chunked "
+        "corpus the other one is reported beside it (dataset.other_level)",
+    )
+    other_level: Annotated[
+        Literal["report", "gate", "off"], BeforeValidator(_other_level), TAKES_BOOL
+    ] = Field(
+        "report",
+        description="a chunked corpus's other level (document when dataset.level is chunk, "
+        "chunk when it is document): report (its checks shown after the gating level's, "
+        "never failing), gate (both levels gate, each at half of gate.alpha) or off",
     )
     ir_datasets: str | None = Field(
         None, description="an ir_datasets id (cranfield, beir/scifact/test) instead of files"

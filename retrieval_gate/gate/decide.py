@@ -2,21 +2,23 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from retrieval_gate.config.check_keys import ranked_keys
 from retrieval_gate.config.schema import GateConfig
 from retrieval_gate.core.ids import FloatArray
 from retrieval_gate.datasets import Dataset
 from retrieval_gate.gate.baseline.comparable import comparable_baseline
-from retrieval_gate.gate.baseline.compared_sides import compared_sides
+from retrieval_gate.gate.baseline.compared_sides import OtherLevel, compared_sides
 from retrieval_gate.gate.baseline.record import Baseline
 from retrieval_gate.gate.baseline.repeats import noise_of, runs_of
 from retrieval_gate.gate.baseline.retrieved_ids import unknown_sides
-from retrieval_gate.gate.checks.compare import Comparison, compare
+from retrieval_gate.gate.checks.compare import Comparison, ComparisonSettings, Threshold, compare
 from retrieval_gate.gate.checks.operational import LatencyRun, filled_runs, operational_columns
 from retrieval_gate.gate.checks.policy import gate_settings, gate_thresholds
 from retrieval_gate.gate.checks.slicing import same_as_all, same_as_all_warning, slice_queries
@@ -25,7 +27,7 @@ from retrieval_gate.gate.explain.diagnostics import query_changes
 from retrieval_gate.gate.explain.label_holes import hole_plan, label_holes
 from retrieval_gate.gate.explain.stage_losses import stage_losses
 from retrieval_gate.gate.explain.top_k_facts import top_k_facts
-from retrieval_gate.gate.result import GateContext, GateResult, failing_checks
+from retrieval_gate.gate.result import GateContext, GateResult, OtherLevelChecks, failing_checks
 
 if TYPE_CHECKING:
     from retrieval_gate.gate.modes.assisted import JudgeLabels
@@ -79,7 +81,11 @@ def decide(
     again = same_as_all(slices)
     if again:
         warnings = (*warnings, same_as_all_warning(again, len(dataset.queries)))
-    settings = gate_settings(config)
+    settings = configured = gate_settings(config)
+    if sides.other is not None and sides.other.gated:
+        # Both levels gate: each family at half of alpha keeps the union's false alarms
+        # within alpha (Bonferroni across the two; Holm or BH within each).
+        settings = dataclasses.replace(settings, alpha=settings.alpha / 2)
     repeated = baseline.repeats is not None or current.repeats is not None
     runs = (runs_of(baseline), runs_of(current)) if repeated else None
 
@@ -129,6 +135,11 @@ def decide(
     else:
         comparisons = decided(baseline.scores, current.scores)
     warnings = (*warnings, *excluded_warnings(comparisons))
+    other = None
+    if sides.other is not None:
+        other = other_level_checks(
+            sides.other, config, thresholds, overrides, settings, strict=strict
+        )
     # The most regressed queries of the worst failure's metric, else of the first metric.
     failing = failing_checks(comparisons)
     shown = failing[0].metric if failing else next(iter(thresholds))
@@ -137,7 +148,7 @@ def decide(
         config_file=_config_file(config),
         config_sha256=_config_sha256(config),
         k=config.k,
-        settings=settings,
+        settings=configured,  # as configured: the reports say how both levels split alpha
         reference=reference,
     )
     # The bounds re-decide with people's labels alone: with human+llm the judge's labels
@@ -187,6 +198,71 @@ def decide(
         assisted=assisted,
         corpus=corpus,
         stage_losses=losses,
+        other_level=other,
+    )
+
+
+def other_level_checks(
+    other: OtherLevel,
+    config: GateConfig,
+    thresholds: Mapping[str, Threshold],
+    overrides: Mapping[str, Mapping[str, Threshold]],
+    settings: ComparisonSettings,
+    *,
+    strict: bool = True,
+) -> OtherLevelChecks:
+    """The ranking checks at a chunked corpus's other level, on its own slices, tested as a
+    family of their own, with the label-hole bounds of those that would fail; failing only
+    when dataset.other_level gates. Latency, cost and evaluator scores are the same at both
+    levels: the gating level's checks have them."""
+    ranked = set(ranked_keys(thresholds))
+    slices = slice_queries(
+        other.dataset.queries,
+        config.slices.by,
+        config.slices.combine,
+        config.slices.query_length.bins,
+    )
+    before, after = other.baseline, other.current
+    repeated = before.repeats is not None or after.repeats is not None
+    runs = (runs_of(before), runs_of(after)) if repeated else None
+
+    def decided(
+        base: Mapping[str, FloatArray], cur: Mapping[str, FloatArray]
+    ) -> tuple[Comparison, ...]:
+        return compare(
+            base,
+            cur,
+            slices,
+            {metric: t for metric, t in thresholds.items() if metric in ranked},
+            {
+                name: {metric: t for metric, t in by.items() if metric in ranked}
+                for name, by in overrides.items()
+            },
+            settings,
+            strict=strict and other.gated,
+            runs=runs,
+        )
+
+    # Decided as if it gated, so the bounds look at what would fail.
+    made = decided(before.scores, after.scores)
+    plan = hole_plan(made, other.dataset.qrels, k=config.k)
+    found = top_k_facts(
+        before.top_k, after.top_k, after.query_ids, other.dataset.qrels, k=config.k, plan=plan
+    ).holes
+    return OtherLevelChecks(
+        level=other.level,
+        gated=other.gated,
+        comparisons=tuple(
+            dataclasses.replace(c, view=other.level, failed=c.failed and other.gated) for c in made
+        ),
+        label_holes=label_holes(
+            made,
+            found,
+            slices,
+            (before.scores, after.scores),
+            decided,
+            proven=settings.test == "randomization",
+        ),
     )
 
 
@@ -205,5 +281,10 @@ def shown_path(path: Path) -> str:
 
 
 def _config_sha256(config: GateConfig) -> str:
-    text = json.dumps(config.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+    dumped = config.model_dump(mode="json")
+    # At its default, dataset.other_level changes nothing an unchunked corpus's gate decides:
+    # left out, every config written before it keeps its sha.
+    if dumped["dataset"]["other_level"] == "report":
+        del dumped["dataset"]["other_level"]
+    text = json.dumps(dumped, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()

@@ -41,6 +41,25 @@ class GateContext:
     the caller did not say (compare)."""
 
 
+@dataclass(frozen=True, kw_only=True)
+class OtherLevelChecks:
+    """A chunked corpus's checks at the level dataset.level does not name
+    (dataset.other_level): each marked with its level (`Comparison.view`)."""
+
+    level: Literal["chunk", "document"]
+    gated: bool
+    """dataset.other_level gate: its failing checks fail the gate too (both levels then at
+    half of alpha each)."""
+    comparisons: tuple[Comparison, ...]
+    label_holes: tuple[LabelHole, ...] = ()
+    """The bounds of each check that fails or would fail were the level gated."""
+
+    @property
+    def gating_level(self) -> Literal["chunk", "document"]:
+        """The level the result's own comparisons are at."""
+        return "chunk" if self.level == "document" else "document"
+
+
 @dataclass(frozen=True, eq=False, kw_only=True)
 class GateResult:
     """Everything `check` decided; nothing in it prints. `document()` is the canonical JSON."""
@@ -80,11 +99,16 @@ class GateResult:
     label_free: LabelFreeRun | None = None
     """The label-free checks' queries and reference, when the config has them (their
     comparisons are in `comparisons`, named `unlabelled:...`)."""
+    other_level: OtherLevelChecks | None = None
+    """A chunked corpus's other level's checks; None when the corpus is not chunked or
+    dataset.other_level is off."""
 
     @property
     def failures(self) -> tuple[Comparison, ...]:
-        """Every failing (metric, slice), regressions first."""
-        return failing_checks(self.comparisons)
+        """Every failing (metric, slice), regressions first; the other level's too when it
+        gates (its checks fail only then)."""
+        other = self.other_level.comparisons if self.other_level is not None else ()
+        return failing_checks((*self.comparisons, *other))
 
     @property
     def status(self) -> Status:
@@ -108,6 +132,7 @@ class GateResult:
             "status": self.status,
             "failures": [_comparison(c) for c in self.failures],
             "comparisons": [_comparison(c) for c in self.comparisons],
+            **_other_level_block(self.other_level),
             "query_changes": [
                 {**asdict(change), "delta": change.delta} for change in self.query_changes
             ],
@@ -190,11 +215,27 @@ def _aligned_scores(baseline: Baseline, query_ids: Sequence[str]) -> dict[str, l
     }
 
 
+def _other_level_block(other: OtherLevelChecks | None) -> dict[str, Any]:
+    """`{"other_level": ...}` for a chunked corpus; nothing otherwise, so a result of an
+    unchunked one is byte for byte one made before the other level."""
+    if other is None:
+        return {}
+    return {
+        "other_level": {
+            "level": other.level,
+            "gating_level": other.gating_level,
+            "gated": other.gated,
+            "comparisons": [_comparison(c) for c in other.comparisons],
+            "label_holes": [asdict(hole) for hole in other.label_holes],
+        }
+    }
+
+
 def _comparison(comparison: Comparison) -> dict[str, Any]:
     document = asdict(comparison)
-    # Absent means higher is better on the [0, 1] scale with every query defined, as in
-    # results made before them.
-    for field, default in (("direction", "higher"), ("unit", ""), ("excluded", 0)):
+    # Absent means higher is better on the [0, 1] scale with every query defined, at the
+    # gating level, as in results made before them.
+    for field, default in (("direction", "higher"), ("unit", ""), ("excluded", 0), ("view", "")):
         if document[field] == default:
             del document[field]
     return document

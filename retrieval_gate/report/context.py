@@ -73,10 +73,7 @@ def report_context(result: ResultRecord) -> dict[str, Any]:
 def _context(result: ResultRecord) -> dict[str, Any]:
     comparisons = result.comparisons
     overall = [c for c in comparisons if c.slice == "all"]
-    slices = sorted(
-        (c for c in comparisons if c.slice != "all"),
-        key=lambda c: (not c.failed, _VERDICT_ORDER[c.verdict], not c.gated, c.gain),
-    )
+    slices = _slice_rows(comparisons)
     inconclusive = [c for c in comparisons if _inconclusive(c) and not c.failed]
     primary = overall[0].metric if overall else None
     # The per-query chart shows the metric of the worst failure, else the first metric.
@@ -95,7 +92,7 @@ def _context(result: ResultRecord) -> dict[str, Any]:
         "worst": result.failures[0] if result.failures else None,
         "inconclusive": sorted(inconclusive, key=lambda c: c.gain),
         "overall": overall,
-        "gains": {metric: _gain(metric) for metric in {c.metric for c in comparisons}},
+        "gains": {metric: _gain(metric) for metric in _metrics(result)},
         "slices": slices,
         "ungated": [c for c in slices if not c.gated and c.verdict is not None],
         # Slices of a metric whose overall check is not gated for the same reason (a latency
@@ -139,6 +136,41 @@ def _context(result: ResultRecord) -> dict[str, Any]:
         "corpus": result.corpus,
         "not_comparable": _not_comparable(result),
         "stages": stages_view(result),
+        "other_level": other_level_view(result),
+    }
+
+
+def _metrics(result: ResultRecord) -> set[str]:
+    """The metrics of every check, at either level."""
+    other = result.other_level.comparisons if result.other_level is not None else []
+    return {c.metric for c in (*result.comparisons, *other)}
+
+
+def _slice_rows(comparisons: list[Comparison]) -> list[Comparison]:
+    """The slice checks, failing first, then by verdict, gated before not, the worst first."""
+    return sorted(
+        (c for c in comparisons if c.slice != "all"),
+        key=lambda c: (not c.failed, _VERDICT_ORDER[c.verdict], not c.gated, c.gain),
+    )
+
+
+def other_level_view(result: ResultRecord) -> dict[str, Any] | None:
+    """What the reports show of a chunked corpus's other level: its overall checks, its slice
+    rows the gate would judge other than pass, and whether it gates; None without one."""
+    other = result.other_level
+    if other is None:
+        return None
+    slices = _slice_rows(other.comparisons)
+    return {
+        "level": other.level,
+        "gating_level": other.gating_level,
+        "gated": other.gated,
+        "comparisons": other.comparisons,
+        "overall": [c for c in other.comparisons if c.slice == "all"],
+        "slices": slices,
+        "moved": [c for c in slices if c.gated and c.verdict not in ("pass", None)],
+        "ungated": [c for c in slices if not c.gated and c.verdict is not None],
+        "report_only": [c for c in slices if c.verdict is None],
     }
 
 
@@ -221,12 +253,16 @@ def _past(c: Comparison) -> float:
 
 
 def _holes(result: ResultRecord) -> dict[str, dict[str, LabelHole]]:
-    """The label-hole bounds by metric, then slice: `holes.get(c.metric, {}).get(c.slice)`."""
+    """The label-hole bounds by metric, then slice: `holes.get(c.view ~ c.metric,
+    {}).get(c.slice)` (a check of the other level's is keyed by its level and metric)."""
     holes: dict[str, dict[str, LabelHole]] = {}
-    for hole in result.label_holes:
+    found = [("", hole) for hole in result.label_holes]
+    if result.other_level is not None:  # keyed by its level and the metric
+        found += [(result.other_level.level, hole) for hole in result.other_level.label_holes]
+    for view, hole in found:
         # A hand-edited result's reason must not break a line in any format (HTML too).
         shown = dataclasses.replace(hole, reason=one_line(hole.reason))
-        holes.setdefault(hole.metric, {})[hole.slice] = shown
+        holes.setdefault(view + hole.metric, {})[hole.slice] = shown
     return holes
 
 

@@ -25,6 +25,7 @@ from pydantic import (
     ValidationError,
     ValidationInfo,
     field_validator,
+    model_validator,
 )
 
 from retrieval_gate.config.schema import Labels
@@ -305,6 +306,31 @@ class StageLossesRecord(_Model):
     query_count: NonNegativeInt = 0
 
 
+class OtherLevelRecord(_Model):
+    """A chunked corpus's checks at the level dataset.level does not name, and their bounds."""
+
+    level: Literal["chunk", "document"]
+    gating_level: Literal["chunk", "document"]
+    gated: bool
+    comparisons: list[Comparison] = Field(default_factory=list)
+    label_holes: list[LabelHole] = Field(default_factory=list)
+
+    @field_validator("comparisons")
+    @classmethod
+    def _in_range(cls, checks: list[Comparison]) -> list[Comparison]:
+        return _checked_comparisons(checks)
+
+    @model_validator(mode="after")
+    def _two_levels(self) -> OtherLevelRecord:
+        # The reports name each check's level from these: they must agree.
+        if self.gating_level == self.level:
+            raise ValueError(f"gating_level and level are both {self.level!r}: two levels differ")
+        wrong = [c.view for c in self.comparisons if c.view != self.level]
+        if wrong:
+            raise ValueError(f"a check of level {self.level!r} has view {wrong[0]!r}")
+        return self
+
+
 class ResultRecord(_Model):
     """A whole result: a decided gate, or `status: error` with the reason it could not run."""
 
@@ -315,6 +341,8 @@ class ResultRecord(_Model):
     error: str | None = None
     failures: list[Comparison] = Field(default_factory=list)
     comparisons: list[Comparison] = Field(default_factory=list)
+    other_level: OtherLevelRecord | None = None
+    """Present for a chunked corpus unless dataset.other_level is off."""
     query_changes: list[QueryChange] = Field(default_factory=list)
     hits_lost: list[str] = Field(default_factory=list)
     hits_gained: list[str] = Field(default_factory=list)
@@ -345,6 +373,16 @@ class ResultRecord(_Model):
     @classmethod
     def _in_range(cls, checks: list[Comparison]) -> list[Comparison]:
         return _checked_comparisons(checks)
+
+    @model_validator(mode="after")
+    def _views(self) -> ResultRecord:
+        # A check of the other level is marked with it; without one, no check is.
+        other = self.other_level.level if self.other_level is not None else None
+        if any(c.view for c in self.comparisons):
+            raise ValueError("comparisons: the gating level's checks have no view")
+        if any(c.view and c.view != other for c in self.failures):
+            raise ValueError("failures: a check's view names no other_level of this result")
+        return self
 
     """What the templates show (`report.context.report_context`), built on first use: every
     format of one record shares it."""

@@ -20,7 +20,7 @@ from retrieval_gate.gate.baseline.rechunk import (
 from retrieval_gate.gate.baseline.record import Baseline
 
 ROLLED = (
-    "dataset.level document: each side's top-k chunks rolled up to their source documents (a "
+    "the document level: each side's top-k chunks rolled up to their source documents (a "
     "document ranks where its first chunk does) and each label to its chunk's source (a "
     "document's grade is its judged chunks' highest)"
 )
@@ -33,6 +33,7 @@ def document_level(
     drift: Sequence[LabelDrift] | None,
     *,
     llm_labels: bool = False,
+    why: str = "dataset.level is document",
 ) -> tuple[Baseline, Baseline, Dataset, tuple[str, ...]]:
     """Both records re-scored on source documents, and the labelled set they are scored with.
 
@@ -44,13 +45,14 @@ def document_level(
     graded differently on the two sides is renamed on the reference's side, so a document the
     current side lost every judged text of is a label hole there, not a non-relevant hit.
     Unchanged, with no note, when neither side is chunked. NotComparableError with
-    `llm_labels` (gate.labels human+llm): the judge's labels are of chunks, not documents.
+    `llm_labels` (gate.labels human+llm): the judge's labels are of chunks, not documents;
+    `why` begins the one for a metric that reads the retriever's scores.
     """
     now = dataset.anchors.sources if dataset.anchors is not None else {}
     then = baseline.chunk_anchors or {}
     if not now and not then:
         return baseline, current, dataset, ()
-    refuse_scored(baseline, "dataset.level is document")
+    refuse_scored(baseline, why)
     if llm_labels:
         raise NotComparableError(
             "dataset.level document rolls labels up to documents, and gate.labels human+llm "

@@ -212,6 +212,9 @@ class Comparison:
     excluded: int = 0
     """Queries of the slice left out because the metric is undefined for them on a side (a
     one-class query's auc); `n` counts the others."""
+    view: Literal["", "chunk", "document"] = ""
+    """A chunked corpus's level this check compares at when it is not the one dataset.level
+    names (dataset.other_level); "" at that one."""
 
     @property
     def gain(self) -> float:
