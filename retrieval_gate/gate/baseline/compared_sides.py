@@ -9,7 +9,7 @@ from retrieval_gate.config.schema import GateConfig
 from retrieval_gate.datasets import Dataset
 from retrieval_gate.gate.baseline.corpus_changes import CorpusCheck, corpus_checked
 from retrieval_gate.gate.baseline.document_level import document_level
-from retrieval_gate.gate.baseline.rechunk import rechunked
+from retrieval_gate.gate.baseline.rechunk import Rechunk, rechunked
 from retrieval_gate.gate.baseline.record import Baseline
 
 
@@ -25,6 +25,8 @@ class ComparedSides:
     dataset: Dataset
     corpus: CorpusCheck
     notes: tuple[str, ...]
+    rechunk: Rechunk | None = None
+    """The re-chunk compared across, for the judge's labels to follow (`judge_across`)."""
 
 
 def compared_sides(
@@ -35,7 +37,7 @@ def compared_sides(
     both sides then rolled up to source documents (`document_level`), across a re-chunk from
     the records as their own chunkings scored them."""
     llm = config.gate.uses_llm_labels
-    rechunk = rechunked(baseline, current, dataset, llm_labels=llm)
+    rechunk = rechunked(baseline, current, dataset)
     notes: tuple[str, ...] = ()
     if rechunk is None:
         whole = current
@@ -59,4 +61,5 @@ def compared_sides(
         dataset=dataset,
         corpus=corpus,
         notes=notes,
+        rechunk=rechunk,
     )
