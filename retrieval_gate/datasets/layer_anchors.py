@@ -6,7 +6,6 @@ import dataclasses
 from collections.abc import Iterable, Mapping
 
 from retrieval_gate.datasets.anchors import Anchor
-from retrieval_gate.datasets.label_drift import same_text
 from retrieval_gate.datasets.llm_layer import LlmJudgment
 
 
@@ -25,20 +24,37 @@ def stamped(rows: Iterable[LlmJudgment], anchors: Mapping[str, Anchor]) -> list[
 def of_chunking(
     rows: Iterable[LlmJudgment], anchors: Mapping[str, Anchor] | None
 ) -> list[LlmJudgment]:
-    """The rows that grade the text their doc holds in the chunking of `anchors` (None: the
-    corpus is not chunked, every row): an anchored row whose doc holds other text now graded
-    another chunking's chunk. A row without an anchor is taken as graded on this text, as
-    before anchors were recorded; where a pair has both, the anchored row is kept."""
-    kept: dict[tuple[str, str, str, str], LlmJudgment] = {}
-    for row in rows:
-        if anchors is not None and row.anchor is not None:
-            now = anchors.get(row.doc)
-            if now is None or not same_text(now, row.anchor):
-                continue
+    """The rows grading the text each chunk of `anchors` holds (None: the corpus is not
+    chunked, every row), one a (query, chunk, judge): an anchored row grades each chunk
+    whose whole text is the text it read, whatever its id now (a copy of the row, the
+    judge's grade still), and no chunk holding other text. Where several grade one chunk,
+    the row graded under that id wins, then one graded under another id, then one written
+    before anchors were (taken as graded on this text); then the first."""
+    holding: dict[tuple[str, int, str], list[str]] = {}
+    for chunk, anchor in (anchors or {}).items():
+        holding.setdefault(_text(anchor), []).append(chunk)
+    kept: dict[tuple[str, str, str, str], tuple[int, LlmJudgment]] = {}
+
+    def keep(row: LlmJudgment, rank: int) -> None:
         key = (row.query, row.doc, row.model, row.prompt_sha256)
-        if key not in kept or kept[key].anchor is None:
-            kept[key] = row
-    return list(kept.values())
+        if key not in kept or rank > kept[key][0]:
+            kept[key] = (rank, row)
+
+    for row in rows:
+        if anchors is None or row.anchor is None:
+            keep(row, 0)
+            continue
+        for chunk in sorted(holding.get(_text(row.anchor), ())):
+            keep(
+                row if chunk == row.doc else dataclasses.replace(row, doc=chunk),
+                1 + (chunk == row.doc),
+            )
+    return [row for _, row in kept.values()]
+
+
+def _text(anchor: Anchor) -> tuple[str, int, str]:
+    """What names an anchor's text: its source, length and hash (`same_text`)."""
+    return (anchor.source, anchor.end - anchor.start, anchor.hash)
 
 
 def anchor_of(row: LlmJudgment, fallback: Mapping[str, Anchor]) -> Anchor | None:

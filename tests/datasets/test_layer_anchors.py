@@ -3,6 +3,7 @@ chunking, and hostile anchors refused with the line named."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -33,9 +34,12 @@ def test_a_row_is_stamped_with_the_text_its_chunk_held_and_keeps_its_own() -> No
 
 def test_the_rows_of_a_chunking_are_those_grading_the_text_each_chunk_holds_now() -> None:
     rows = [_row("c1", 1, OLD), _row("c1", 3, OTHER), _row("c2", 2), _row("c3", 0, OLD)]
-    # c1 holds "Alpha beta." now, at another offset: its row of that text, not of the other.
+    # c1 holds "Alpha beta." now, at another offset: its row of that text, not of the other;
+    # c2 holds it too: the grade of that text follows it there, before c2's unanchored row.
     kept = of_chunking(rows, {"c1": MOVED, "c2": OLD})
-    assert [(row.doc, row.grade) for row in kept] == [("c1", 1), ("c2", 2)]
+    assert [(row.doc, row.grade) for row in kept] == [("c1", 1), ("c2", 1)]
+    assert kept[1] == dataclasses.replace(rows[0], doc="c2")  # the judge's row, moved
+    assert of_chunking(rows, {"c3": OTHER}) == [dataclasses.replace(rows[1], doc="c3"), rows[2]]
     assert of_chunking(rows, None) == [rows[0], rows[2], rows[3]]  # unchunked: a pair's first
 
 

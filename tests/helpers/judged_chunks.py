@@ -95,3 +95,25 @@ def judged_chunks(
         code, _, err = run_cli("baseline", "-c", main, "--no-cache", "--quiet")
         assert code == 0, err
     return JudgedChunks(target, main, pr, full, layer, pr_corpus)
+
+
+ADDED = "Updated for the December release. "
+"""The sentence `edited_articles` adds at the top of every article."""
+
+
+def edited_articles(configs: Path) -> Path:
+    """The chunked example under `configs` after an edit that shifts every article's text:
+    ADDED at the top of each article (example/corpus.jsonl) and of its first 300-character
+    chunk, the other chunks as they were. Returns `configs`."""
+    articles = configs / "example" / "corpus.jsonl"
+    write_rows(articles, [{**row, "text": ADDED + row["text"]} for row in corpus_rows(articles)])
+    chunks = configs / "example-chunked" / "corpus-300.jsonl"
+    rows = corpus_rows(chunks)
+    write_rows(
+        chunks,
+        [
+            {**row, "text": ADDED + row["text"]} if row["_id"].endswith("#0") else row
+            for row in rows
+        ],
+    )
+    return configs
