@@ -23,29 +23,7 @@ from retrieval_gate.core.model import Document
 from retrieval_gate.datasets.anchors import corpus_anchors
 from retrieval_gate.datasets.label_drift import KINDS, Chunking, label_drift
 from retrieval_gate.readers import qrels_from_dict
-from tests.helpers.chunkings import brute_force_kind, edited, random_chunks, random_text
-
-
-def random_case(
-    rng: random.Random,
-) -> tuple[dict[str, Document], dict[str, Document], dict[str, Document], list[str]]:
-    """An old chunking and a new one of 1-4 random texts (a source dropped at 15%, edited at
-    30%, its text known at 50%; ids reused at 30%), and the labelled old chunks."""
-    old: dict[str, Document] = {}
-    new: dict[str, Document] = {}
-    sources: dict[str, Document] = {}
-    for n in range(rng.randint(1, 4)):
-        source = f"s{n}"
-        text = random_text(rng, rng.randint(5, 60))
-        old |= random_chunks(rng, source, text, "old-", gaps=False)
-        if rng.random() < 0.15:
-            continue
-        now = edited(rng, text) if rng.random() < 0.3 else text
-        if rng.random() < 0.5:
-            sources[source] = Document(source, "", now)
-        new |= random_chunks(rng, source, now, "old-" if rng.random() < 0.3 else "new-", gaps=True)
-    labelled = rng.sample(sorted(old), k=rng.randint(1, len(old)))
-    return old, new, sources, labelled
+from tests.helpers.chunkings import brute_force_kind, random_case
 
 
 def agreement(cases: int, seed: int) -> list[list[str]]:
@@ -68,7 +46,13 @@ def agreement(cases: int, seed: int) -> list[list[str]]:
         recounted.update(brute)
         agree += kinds == brute
         labels += len(rows)
-    body = [["cases (1-4 texts of 5-60 characters, chunks of 1-12)", f"{cases:,}"]]
+    body = [
+        [
+            "cases (1-4 texts of 5-60 characters, chunks of 1-12; a text's characters replaced "
+            "at 25%, 1-3 stretches inserted at 25%)",
+            f"{cases:,}",
+        ]
+    ]
     body += [["labels classified", f"{labels:,}"]]
     body += [[f"{kind}: module / brute force", f"{found[kind]:,} / {recounted[kind]:,}"]
              for kind in KINDS]  # fmt: skip
@@ -76,20 +60,22 @@ def agreement(cases: int, seed: int) -> list[list[str]]:
     return body
 
 
-def timing(sources: int, repeat: int, seed: int) -> list[list[str]]:
-    """`sources` texts of 500 words cut at 300 and re-cut at 200 characters; every old chunk
-    labelled once."""
+def timing(sources: int, repeat: int, seed: int, *, edit: bool) -> list[list[str]]:
+    """`sources` texts of 500 words cut at 300 and re-cut at 200 characters (with `edit`, the
+    re-cut text with a sentence added at its top: every span moves); every old chunk labelled
+    once."""
     rng = random.Random(seed)
     words = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta"]
     old: dict[str, Document] = {}
     new: dict[str, Document] = {}
     for n in range(sources):
         text = " ".join(rng.choice(words) for _ in range(500))
-        for size, chunks, prefix in ((300, old, "o"), (200, new, "n")):
-            for i, start in enumerate(range(0, len(text), size)):
+        now = "A sentence added at the top. " + text if edit else text
+        for size, chunks, prefix, cut in ((300, old, "o", text), (200, new, "n", now)):
+            for i, start in enumerate(range(0, len(cut), size)):
                 chunk_id = f"{prefix}{n}#{i}"
                 chunks[chunk_id] = Document(
-                    chunk_id, "", text[start : start + size], {"source": f"d{n}", "start": start}
+                    chunk_id, "", cut[start : start + size], {"source": f"d{n}", "start": start}
                 )
     qrels = qrels_from_dict(
         {f"q{i % 1000}": {} for i in range(1000)} | {"q": dict.fromkeys(old, 1)}
@@ -100,9 +86,10 @@ def timing(sources: int, repeat: int, seed: int) -> list[list[str]]:
         start = time.perf_counter()
         label_drift(qrels, before, Chunking(new, after))
         times.append(time.perf_counter() - start)
+    what = ", a sentence added at each text's top" if edit else ""
     return [
         [
-            f"label_drift, {len(old):,} labels, {len(new):,} new chunks",
+            f"label_drift, {len(old):,} labels, {len(new):,} new chunks{what}",
             f"{statistics.median(times):.3f} s (median of {repeat})",
         ]
     ]
@@ -116,7 +103,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=30)
     args = parser.parse_args(argv)
     rows = agreement(args.cases, args.seed)
-    rows += timing(args.sources, args.repeat, args.seed)
+    rows += timing(args.sources, args.repeat, args.seed, edit=False)
+    rows += timing(args.sources, args.repeat, args.seed, edit=True)
     print(table(["measure", "value"], rows, right={1}))
 
 

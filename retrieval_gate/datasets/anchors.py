@@ -24,7 +24,7 @@ SPAN_HASH_DIGITS = 16
 """Hex digits kept of a span's sha256, as `corpus_changes.HASH_DIGITS`: a span's hash is only
 compared with a span of the same source and offsets, so the one failure is an edited text
 keeping its 64 bits."""
-_MAX_ID = 1000
+MAX_SOURCE_ID = 1000
 """Longest source id accepted: an id is quoted in reports, and a huge one is an input error."""
 
 
@@ -139,10 +139,10 @@ def _source_of(document: Document, source: str) -> str | None:
     origin = document.metadata.get(SOURCE_KEY)
     if origin is None:
         return None
-    if not isinstance(origin, str) or not origin or len(origin) > _MAX_ID:
+    if not isinstance(origin, str) or not origin or len(origin) > MAX_SOURCE_ID:
         raise InputError(
             f"chunk {document.id!r}: metadata.{SOURCE_KEY} must be a source document's id "
-            f"(a non-empty string of at most {_MAX_ID} characters), not {_shown(origin)}",
+            f"(a non-empty string of at most {MAX_SOURCE_ID} characters), not {_shown(origin)}",
             source=source,
         )
     return origin

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import bisect
+import itertools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -13,6 +14,9 @@ from retrieval_gate.datasets.anchors import Anchor, CorpusAnchors, span_hash
 
 DriftKind = Literal["valid", "re-anchorable", "merged", "split", "orphaned"]
 KINDS: tuple[DriftKind, ...] = ("valid", "re-anchorable", "merged", "split", "orphaned")
+NEAR = 64
+"""How far from its old offset a moved text is looked for one offset at a time before every
+offset of its source is hashed: the nearest is found first either way."""
 ANCHORED: frozenset[DriftKind] = frozenset({"valid", "re-anchorable"})
 """The kinds whose judged text is one chunk's whole text now: the label holds as it was given,
 on that chunk. The others would need a grade nobody gave: a larger chunk's, or pieces'."""
@@ -38,6 +42,16 @@ class LabelDrift:
     drift: Drift
 
 
+def same_text(one: Anchor, other: Anchor) -> bool:
+    """Whether two anchors name the same text of the same source, wherever it sits: an
+    anchor's identity is its text (source, length, hash); its offsets are a hint."""
+    return (one.source, one.end - one.start, one.hash) == (
+        other.source,
+        other.end - other.start,
+        other.hash,
+    )
+
+
 class _Source:
     """One source document's chunks in the new chunking, by offset, with their texts, and the
     source's own text when known."""
@@ -46,16 +60,111 @@ class _Source:
         self.chunks = sorted(chunks, key=lambda c: (c[0].start, c[0].end, c[2]))
         self.starts = [anchor.start for anchor, _, _ in self.chunks]
         self.text = text
+        self._whole: dict[tuple[int, str], list[tuple[int, str]]] = {}
+        for a, _, i in self.chunks:  # sorted by start, then id within a start
+            self._whole.setdefault((a.end - a.start, a.hash), []).append((a.start, i))
+        self._segments: list[tuple[int, str]] | None = None
+        self._windows: dict[int, dict[str, list[int]]] = {}
 
     def drift(self, anchor: Anchor) -> Drift:
-        """Where the text `anchor` names is: one chunk's whole text, inside larger ones, across
-        several, or gone (not covered, or covered by another text)."""
+        """Where the text `anchor` names is now, found by its hash wherever it moved (an edit
+        shifts the text after it); its offsets are only a hint. A chunk whose whole text it
+        is re-anchors it (the one starting nearest the old offset, then the earlier); else
+        the occurrence nearest the old offset (then the earlier) of the text as the chunks
+        hold it decides: inside larger chunks (merged), across several (split). Orphaned
+        when the chunks hold it nowhere."""
+        size, hint = anchor.end - anchor.start, anchor.start
+        whole = self._whole.get((size, anchor.hash))
+        if whole:
+            return Drift("re-anchorable", (_nearest(whole, hint)[1],))
+        at = self._occurrence(size, anchor.hash, hint)
+        if at is None:
+            return Drift("orphaned")
+        return self._at(Anchor(anchor.source, at, at + size, anchor.hash))
+
+    def _occurrence(self, size: int, hash_: str, hint: int) -> int | None:
+        """The start of the occurrence of the text (`size` characters hashing to `hash_`)
+        nearest `hint` (then the earlier) in the source's text as its chunks (and the
+        whitespace between them) hold it; None when it occurs nowhere whole."""
+        if size <= 0:
+            return None
+        windows = self._windows.get(size)
+        if windows is None:
+            # Outward from the hint first, the earlier of two equally near: the first found is
+            # the nearest, and an edit moves a text a little. The full table is built (once a
+            # size) only for a text not found near.
+            for distance in range(NEAR + 1):
+                for at in (hint - distance, hint + distance)[: 2 if distance else 1]:
+                    window = self._window(at, size)
+                    if window is not None and span_hash(window) == hash_:
+                        return at
+            windows = {}
+            for start, text in self._held_segments():
+                for at in range(len(text) - size + 1):
+                    windows.setdefault(span_hash(text[at : at + size]), []).append(start + at)
+            self._windows[size] = windows
+        starts = windows.get(hash_)
+        return _nearest([(at, "") for at in starts], hint)[0] if starts else None
+
+    def _window(self, at: int, size: int) -> str | None:
+        """The `size` characters the chunks hold from offset `at`, None where one is missing."""
+        segments = self._held_segments()
+        index = bisect.bisect_right(segments, at, key=lambda segment: segment[0]) - 1
+        if index < 0 or at < 0:
+            return None
+        start, text = segments[index]
+        if at + size > start + len(text):
+            return None
+        return text[at - start : at - start + size]
+
+    def _held_segments(self) -> list[tuple[int, str]]:
+        """The source's text as the chunks hold it: (start, text) of each stretch with no
+        character missing, by start. Each stretch's characters come from the chunk reaching
+        furthest, as `_split` rebuilds a span; the whitespace between chunks from the
+        source's text (splitters drop it)."""
+        if self._segments is not None:
+            return self._segments
+        segments: list[tuple[int, list[str]]] = []
+        reach = 0
+
+        def held(start: int, piece: str) -> None:
+            nonlocal reach
+            if not piece:
+                return
+            if segments and start == reach:
+                segments[-1][1].append(piece)
+            else:
+                segments.append((start, [piece]))
+            reach = start + len(piece)
+
+        at = index = 0
+        best: tuple[Anchor, str, str] | None = None
+        last = max((a.end for a, _, _ in self.chunks), default=0)
+        while at < last:
+            while index < len(self.chunks) and self.chunks[index][0].start <= at:
+                if best is None or self.chunks[index][0].end > best[0].end:
+                    best = self.chunks[index]
+                index += 1
+            if best is not None and best[0].end > at:
+                held(at, best[1][at - best[0].start :])
+                at = best[0].end
+                continue
+            gap = self.chunks[index][0].start if index < len(self.chunks) else last
+            known = self.text[at:gap] if self.text is not None else ""
+            for blank, run in itertools.groupby(known, key=str.isspace):
+                piece = "".join(run)
+                if blank:
+                    held(at, piece)
+                at += len(piece)
+            at = gap
+        self._segments = [(start, "".join(pieces)) for start, pieces in segments]
+        return self._segments
+
+    def _at(self, anchor: Anchor) -> Drift:
+        """The drift of the text at `anchor`'s offsets, where the chunks hold it."""
         s, e = anchor.start, anchor.end
         # Chunks starting at or before s: the candidates for holding the span whole.
         before = self.chunks[: bisect.bisect_right(self.starts, s)]
-        exact = [i for a, _, i in before if (a.start, a.end, a.hash) == (s, e, anchor.hash)]
-        if exact:
-            return Drift("re-anchorable", (min(exact),))
         holding = [
             (a.end - a.start, a.start, i)
             for a, text, i in before
@@ -93,6 +202,19 @@ class _Source:
         return Drift("split", tuple(i for a, _, i in self.chunks if a.start < e and a.end > s))
 
 
+def _nearest(found: Sequence[tuple[int, str]], hint: int) -> tuple[int, str]:
+    """The (offset, id) of `found` (sorted) nearest `hint`, the earlier (then the first id)
+    on a tie."""
+    right = bisect.bisect_left(found, (hint, ""))
+    near = []
+    if right < len(found):
+        near.append(found[right])
+    if right > 0:
+        left = found[right - 1][0]
+        near.append(found[bisect.bisect_left(found, (left, ""))])
+    return min(near, key=lambda f: (abs(f[0] - hint), f[0], f[1]))
+
+
 class Chunking:
     """A corpus's chunks by source, to find where a label's judged text is now."""
 
@@ -111,7 +233,8 @@ class Chunking:
         chunk, or not anchored; then valid while the id exists, else orphaned)."""
         if anchor is None:
             return Drift("valid", (doc_id,)) if doc_id in self._ids else Drift("orphaned")
-        if self._anchors.get(doc_id) == anchor:
+        now = self._anchors.get(doc_id)
+        if now is not None and same_text(now, anchor):
             return Drift("valid", (doc_id,))
         source = self._sources.get(anchor.source)
         return source.drift(anchor) if source is not None else Drift("orphaned")

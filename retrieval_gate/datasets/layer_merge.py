@@ -11,7 +11,7 @@ from retrieval_gate.core.files import write_text_atomic
 from retrieval_gate.datasets.llm_layer import LlmJudgment, layer_line, layer_rows
 from retrieval_gate.errors import InputError
 
-Key = tuple[str, str, str, str]
+Key = tuple[str, str, str, str, str]
 SIDES = ("base", "ours", "theirs")
 _EARLIEST = datetime.min.replace(tzinfo=timezone.utc)
 
@@ -35,7 +35,7 @@ class LayerMerge:
 
 def merge_layers(base: Path, ours: Path, theirs: Path, *, name: str | None = None) -> LayerMerge:
     """Write into `ours`, atomically, the three-way merge of three versions of a layer, by key
-    (query, doc, model, prompt sha256):
+    (query, doc, model, prompt sha256, and in a chunked corpus the hash of the text graded):
 
     - a row on one side only is kept, and so is a row BASE had that one side removed: the
       judge never removes a row, a branch that rebuilt the file would lose grades paid for,

@@ -16,6 +16,7 @@ from retrieval_gate.core.ids import object_array
 from retrieval_gate.core.judge_identity import JudgeIdentity
 from retrieval_gate.core.qrels import Qrels
 from retrieval_gate.core.wording import excerpt
+from retrieval_gate.datasets.anchors import MAX_SOURCE_ID, SPAN_HASH_DIGITS, Anchor
 from retrieval_gate.errors import InputError
 from retrieval_gate.readers.text import json_lines
 
@@ -49,11 +50,17 @@ class LlmJudgment:
     temperature: float | None = None
     max_tokens: int | None = None
     logprobs: bool | None = None
+    anchor: Anchor | None = None
+    """The text the judge read: the chunk's source, span and hash when `judge` graded a
+    chunk of a chunked corpus (computed from the corpus); None in an unchunked corpus and
+    in rows written before anchors were recorded."""
 
     @property
-    def key(self) -> tuple[str, str, str, str]:
-        """(query, doc, model, prompt sha256): a layer holds one row per key."""
-        return (self.query, self.doc, self.model, self.prompt_sha256)
+    def key(self) -> tuple[str, str, str, str, str]:
+        """(query, doc, model, prompt sha256, the anchor's hash or ""): a layer holds one row
+        per key, so a chunk id a re-chunk gave to other text keeps both texts' grades."""
+        held = self.anchor.hash if self.anchor is not None else ""
+        return (self.query, self.doc, self.model, self.prompt_sha256, held)
 
     @property
     def judge(self) -> tuple[str, str]:
@@ -103,7 +110,7 @@ def read_layer(path: str | Path) -> tuple[LlmJudgment, ...]:
             source=source,
         )
     rows: list[LlmJudgment] = []
-    seen: dict[tuple[str, str, str, str], int] = {}
+    seen: dict[tuple[str, str, str, str, str], int] = {}
     for line, raw in json_lines(path):
         row = _row(raw, source, line)
         if row.key in seen:
@@ -211,7 +218,36 @@ def _row(raw: dict[str, Any], source: str, line: int) -> LlmJudgment:
         raw["time"],
         None if confidence is None else float(confidence),
         **_identity_fields(raw, source, line),
+        anchor=_anchor(raw.get("anchor"), source, line),
     )
+
+
+def _anchor(value: object, source: str, line: int) -> Anchor | None:
+    """A row's recorded anchor: [source, start, end, hash] as `judge` writes it, or absent."""
+    if value is None:
+        return None
+    fits = (
+        isinstance(value, list)
+        and len(value) == 4
+        and isinstance(value[0], str)
+        and 0 < len(value[0]) <= MAX_SOURCE_ID
+        and all(isinstance(n, int) and not isinstance(n, bool) for n in value[1:3])
+        and 0 <= value[1] <= value[2]
+        and isinstance(value[3], str)
+        and len(value[3]) == SPAN_HASH_DIGITS
+        and all(c in "0123456789abcdef" for c in value[3])
+    )
+    if not fits:
+        raise InputError(
+            f"anchor {_shown(value)} must be [source id, start, end, hash] (a source id of 1 to "
+            f"{MAX_SOURCE_ID} characters, 0 <= start <= end, {SPAN_HASH_DIGITS} lowercase hex "
+            "digits) as `retrieval-gate judge` writes it; remove the field and the row is "
+            "anchored where the baseline's chunking had its doc",
+            source=source,
+            line=line,
+        )
+    assert isinstance(value, list)
+    return Anchor(value[0], value[1], value[2], value[3])
 
 
 def _identity_fields(raw: dict[str, Any], source: str, line: int) -> dict[str, Any]:
@@ -268,8 +304,11 @@ def _line(row: LlmJudgment) -> str:
     # The identity fields are written only when recorded, so a row of an older version is
     # rewritten byte for byte as it was read.
     document = asdict(row)
-    for name in _IDENTITY_FIELDS:
+    for name in (*_IDENTITY_FIELDS, "anchor"):
         if document[name] in ("", None):
             del document[name]
+    if row.anchor is not None:
+        anchor = row.anchor
+        document["anchor"] = [anchor.source, anchor.start, anchor.end, anchor.hash]
     # ensure_ascii: a grade's raw answer may hold any character; the file stays plain ASCII.
     return json.dumps(document, ensure_ascii=True, separators=(", ", ": ")) + "\n"

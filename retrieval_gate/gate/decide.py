@@ -68,6 +68,11 @@ def decide(
     sides = compared_sides(baseline, current, dataset, config)
     whole_current, warnings = sides.whole_current, (*warnings, *sides.notes)
     baseline, current, dataset, corpus = sides.baseline, sides.current, sides.dataset, sides.corpus
+    if judge is not None and sides.rechunk is not None:
+        from retrieval_gate.gate.modes.assisted_rechunk import rechunked_judge
+
+        judge, across = rechunked_judge(judge, sides.rechunk)
+        warnings = (*warnings, across)
     slices = slice_queries(
         dataset.queries, config.slices.by, config.slices.combine, config.slices.query_length.bins
     )

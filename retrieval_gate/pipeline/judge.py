@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -16,6 +17,8 @@ from retrieval_gate.core.model import Document, Query
 from retrieval_gate.core.qrels import is_judged
 from retrieval_gate.core.wording import plural
 from retrieval_gate.datasets import Dataset, load_labels
+from retrieval_gate.datasets.anchors import Anchor, dataset_anchors
+from retrieval_gate.datasets.layer_anchors import of_chunking, stamped
 from retrieval_gate.datasets.llm_layer import (
     LlmJudgment,
     identities_of,
@@ -59,6 +62,9 @@ class JudgePlan:
     held: tuple[Task, ...] = ()
     """The pool pairs the layer holds for this judge, with their text: graded again when the
     endpoint now answers as another judge (`run_judge`)."""
+    anchors: Mapping[str, Anchor] = dataclasses.field(default_factory=dict)
+    """Chunk id -> the text it holds, in a chunked corpus: each row written is anchored to
+    it, and a row anchored to another chunking's text does not hold this chunk's pair."""
 
 
 @dataclass(frozen=True)
@@ -148,9 +154,12 @@ def plan_judging(
             "every query is synthetic: no calibration sample (its only judged document is "
             "its source, at the top grade); the judge's labels stay provisional"
         )
+    anchors = None
+    if labels.corpus is not None:
+        anchors = dataset_anchors(config.dataset, config.base_dir, labels.corpus).anchors
     return _plan(
         config, prompt, labels.corpus, human, queries, (rankings, sources), depth,
-        sample, hit_texts, warnings,
+        sample, hit_texts, warnings, anchors=anchors or {},
     )  # fmt: skip
 
 
@@ -178,6 +187,7 @@ def plan_for_records(
         config, prompt, dataset.corpus, human, _all_queries(dataset.queries),
         ([top for top, _ in rankings], [source for _, source in rankings]), depth, sample,
         {}, [], beyond=False,
+        anchors=dataset.anchors.anchors if dataset.anchors is not None else {},
     )  # fmt: skip
 
 
@@ -194,6 +204,7 @@ def _plan(
     warnings: list[str],
     *,
     beyond: bool = True,
+    anchors: Mapping[str, Anchor],
 ) -> JudgePlan:
     """The plan of grading the pool of `pooled` (rankings, where each came from): its pairs
     the layer lacks for this judge and whose text is known."""
@@ -202,7 +213,8 @@ def _plan(
     rankings, sources = pooled
     pool = pool_pairs(queries, human, rankings, depth, sample, beyond=beyond)
     layer = layer_path(config)
-    held = {row.key for row in (read_layer(layer) if layer.is_file() else ())}
+    rows = of_chunking(read_layer(layer) if layer.is_file() else (), anchors or None)
+    held = {(row.query, row.doc, row.model, row.prompt_sha256) for row in rows}
     sha = prompt.sha256
     todo, kept, no_text = [], [], 0
     for pair in pool.pairs:
@@ -223,7 +235,7 @@ def _plan(
     tasks = tuple(tasks_of(todo))
     return JudgePlan(
         config, judge, prompt, layer, pool, tasks, in_layer, no_text, human, tuple(sources),
-        tuple(warnings), tuple(tasks_of(kept)),
+        tuple(warnings), tuple(tasks_of(kept)), anchors,
     )  # fmt: skip
 
 
@@ -270,19 +282,22 @@ def run_judge(
     shown = make_progress(progress, enabled=True, unit="pair") if progress is not None else None
     try:
         graded = grade_tasks(retriever, plan.tasks, settings, cache=store, progress=shown)
-        rows = write_layer(plan.layer, graded.rows) if graded.rows or plan.layer.is_file() else 0
+        written = stamped(graded.rows, plan.anchors)
+        rows = write_layer(plan.layer, written) if written or plan.layer.is_file() else 0
         if graded.interrupted:
             raise KeyboardInterrupt
         regraded = None
         if not ledger.stopped and not graded.stopped:
             regraded = regrade(plan, retriever, settings, store=store)
             if regraded is not None:
-                rows = write_layer(plan.layer, regraded.rows)
+                rows = write_layer(plan.layer, stamped(regraded.rows, plan.anchors))
                 if regraded.interrupted:
                     raise KeyboardInterrupt
     finally:
         retriever.close()
-    layer = read_layer(plan.layer) if plan.layer.is_file() else ()
+    layer = of_chunking(
+        read_layer(plan.layer) if plan.layer.is_file() else (), plan.anchors or None
+    )
     mine = [row for row in layer if row.judge == (judge.model, plan.prompt.sha256)]
     return Judged(
         plan,
@@ -318,7 +333,9 @@ def regrade(
     from retrieval_gate.judging.grading import grade_tasks
 
     tasks = {(task.pair.query_id, task.pair.doc): task for task in (*plan.held, *plan.tasks)}
-    layer = read_layer(plan.layer) if plan.layer.is_file() else ()
+    layer = of_chunking(
+        read_layer(plan.layer) if plan.layer.is_file() else (), plan.anchors or None
+    )
     current = {
         (row.query, row.doc): row
         for row in layer

@@ -3,6 +3,7 @@ and what people must grade."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,9 +20,9 @@ from retrieval_gate.datasets.label_drift import (
     DriftKind,
     LabelDrift,
     drift_counts,
-    pairs_drift,
 )
-from retrieval_gate.datasets.llm_layer import layer_path, read_layer
+from retrieval_gate.datasets.layer_anchors import anchor_of
+from retrieval_gate.datasets.llm_layer import LlmJudgment, layer_path, read_layer, write_layer
 from retrieval_gate.errors import InputError
 from retrieval_gate.gate.baseline.file import read_baseline
 from retrieval_gate.gate.baseline.rechunk import label_drift_since
@@ -52,12 +53,31 @@ class DriftReport:
     baseline: Path
     judge: tuple[LabelDrift, ...] | None = None
     """The judge's layer's labels (every judge's), when the config names a judge and its
-    layer exists: counted, never moved; `retrieval-gate judge` grades the new chunks."""
+    layer exists, each anchored where its row says it read (else where the baseline's
+    chunking had its doc)."""
+    judge_rows: tuple[LlmJudgment, ...] = ()
+    """The layer's row of each of `judge`, in the same order."""
+    layer: Path | None = None
+    """The judge's layer, when `judge` was read from it."""
+    anchors: Mapping[str, Anchor] = dataclasses.field(default_factory=dict)
+    """The current chunking's anchors, by chunk id."""
 
     def reanchored(self) -> str:
         """The labels whose text is one chunk's whole text now, on that chunk, as BEIR qrels
         (`--fix`); InputError when an id cannot be written on a qrels line."""
         return _reanchored(self.drift)
+
+    def judge_reanchored(self) -> tuple[LlmJudgment, ...]:
+        """The judge's re-anchorable labels moved to the chunk holding their text, anchored
+        there: the same row (grade, answer, time, the judge that gave it), another chunk id.
+        Still the judge's grades: they go to its layer, never to people's qrels."""
+        moved = {}
+        for drift, row in zip(self.judge or (), self.judge_rows, strict=True):
+            if drift.drift.kind == "re-anchorable":
+                chunk = drift.drift.chunks[0]
+                kept = dataclasses.replace(row, doc=chunk, anchor=self.anchors.get(chunk))
+                moved[kept.key] = kept
+        return tuple(moved[key] for key in sorted(moved))
 
 
 def drift_report(config: GateConfig, baseline_path: str | Path | None = None) -> DriftReport:
@@ -79,27 +99,48 @@ def drift_report(config: GateConfig, baseline_path: str | Path | None = None) ->
         members = {dataset.queries[int(i)].id for i in rows}
         slices.append((name, drift_counts([row for row in drift if row.query_id in members])))
     metric = canonical_name(next(iter(config.metrics)))
+    judged = _judge_drift(config, baseline.chunk_anchors, dataset)
+    judge = tuple(drift for drift, _ in judged) if judged is not None else None
     return DriftReport(
         drift=drift,
         slices=tuple(slices),
-        queue=_queue(drift, dataset, metric),
+        queue=_queue((*drift, *(judge or ())), dataset, metric),
         baseline=path,
-        judge=_judge_drift(config, baseline.chunk_anchors, dataset),
+        judge=judge,
+        judge_rows=tuple(row for _, row in judged or ()),
+        layer=layer_path(config) if judged is not None else None,
+        anchors=dataset.anchors.anchors if dataset.anchors is not None else {},
     )
 
 
 def _judge_drift(
     config: GateConfig, anchors: Mapping[str, Anchor], dataset: Dataset
-) -> tuple[LabelDrift, ...] | None:
-    """The judge's layer's labels against the current chunking; None without a judge or a
-    layer. A chunk the baseline did not anchor is taken as the current one of its id."""
+) -> list[tuple[LabelDrift, LlmJudgment]] | None:
+    """The judge's layer's labels against the current chunking, each anchored where its row
+    recorded the text the judge read (else where the baseline's chunking had its doc; else,
+    a chunk nobody anchored, the current one of its id), sorted by (query, doc); None
+    without a judge or a layer."""
     if config.judge is None or dataset.corpus is None or dataset.anchors is None:
         return None
     path = layer_path(config)
     if not path.is_file():
         return None
-    rows = ((row.query, row.doc, float(row.grade)) for row in read_layer(path))
-    return pairs_drift(rows, anchors, Chunking(dataset.corpus, dataset.anchors))
+    chunking = Chunking(dataset.corpus, dataset.anchors)
+    found = [
+        (LabelDrift(row.query, row.doc, float(row.grade), chunking.drift(row.doc, anchor)), row)
+        for row in read_layer(path)
+        for anchor in (anchor_of(row, anchors),)
+    ]
+    return sorted(found, key=lambda pair: (pair[0].query_id, pair[0].doc_id))
+
+
+def write_judge_reanchored(report: DriftReport) -> int:
+    """Add the judge's re-anchored labels to its layer (`DriftReport.judge_reanchored`);
+    the rows it held stay. Returns how many were added or already there."""
+    rows = report.judge_reanchored()
+    if rows and report.layer is not None:
+        write_layer(report.layer, rows)
+    return len(rows)
 
 
 def drift_table(report: DriftReport) -> str:
@@ -123,8 +164,10 @@ def drift_table(report: DriftReport) -> str:
         counts = drift_counts(report.judge)
         kinds = ", ".join(f"{counts[kind]} {kind}" for kind in KINDS)
         lines.append(
-            f"the judge's layer: {plural(len(report.judge), 'label')} ({kinds}); the gate "
-            "moves none of them: `retrieval-gate judge` grades the new chunks"
+            f"the judge's layer: {plural(len(report.judge), 'label')} ({kinds}); --fix "
+            "re-anchors the re-anchorable ones in the layer (still the judge's grades), "
+            "--queue lists the chunks holding the merged and split ones' text to grade "
+            "(`retrieval-gate judge` grades those a run ranks)"
         )
     return "\n".join(lines) + "\n"
 
@@ -149,8 +192,9 @@ def _reanchored(drift: tuple[LabelDrift, ...]) -> str:
 
 
 def _queue(drift: tuple[LabelDrift, ...], dataset: Dataset, metric: str) -> tuple[QueueItem, ...]:
-    """Each chunk holding a merged or split label's text, for its query, unless a valid or
-    re-anchorable label already grades it: no grade is carried over to it."""
+    """Each chunk holding a merged or split label's text (people's or the judge's), for its
+    query, unless a valid or re-anchorable label already grades it: no grade is carried
+    over to it."""
     graded = {(r.query_id, r.drift.chunks[0]) for r in drift if r.drift.kind in ANCHORED}
     corpus = dataset.corpus or {}
     wanted = sorted(

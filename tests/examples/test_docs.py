@@ -93,6 +93,16 @@ def sandbox(
     elif name == "cranfield":
         with cranfield_mirror(request.getfixturevalue("shared_data"), monkeypatch):
             yield copy_configs(root)
+    elif name == "edited-articles":
+        from tests.helpers.judged_chunks import edited_articles
+
+        root = copy_configs(root)
+        edited_articles(root / "configs")
+        yield root
+    elif name == "judged-chunks":
+        from tests.helpers.judged_chunks import judged_chunks
+
+        yield judged_chunks(root / "project").root
     elif name == "pull-request":
         from tests.helpers.judged_example import pull_request_sandbox
 

@@ -63,35 +63,87 @@ def brute_force_kind(
     anchors: dict[str, Anchor],
     texts: dict[str, str],
 ) -> str:
-    """The drift kind by definition, character by character: which chunks cover each
-    character of the judged span and what text they hold there, or failing any, whether the
-    source's text (when in `texts`) has whitespace there."""
+    """The drift kind by definition, character by character. The anchor's identity is its
+    text (source, length, hash): valid when the labelled chunk still holds it; re-anchorable
+    when any chunk of the source is exactly it; else the text is looked for at every offset
+    of the source as its chunks hold it (each character from a chunk covering it, or the
+    source's whitespace there when `texts` has the source), the occurrence nearest the old
+    start (then the earlier) taken: merged when a chunk holds it whole, else split."""
     if anchor is None:
         return "valid" if doc_id in chunks else "orphaned"
-    if anchors.get(doc_id) == anchor:
+    size = anchor.end - anchor.start
+    now = anchors.get(doc_id)
+    if now is not None and (now.source, now.end - now.start, now.hash) == (
+        anchor.source,
+        size,
+        anchor.hash,
+    ):
         return "valid"
     mine = {c: a for c, a in anchors.items() if a.source == anchor.source}
-    s, e = anchor.start, anchor.end
     for chunk, a in mine.items():
-        if (a.start, a.end) == (s, e) and span_hash(chunks[chunk].text) == anchor.hash:
+        if a.end - a.start == size and span_hash(chunks[chunk].text) == anchor.hash:
             return "re-anchorable"
-    for chunk, a in mine.items():
-        inside = chunks[chunk].text[s - a.start : e - a.start]
-        if a.start <= s and a.end >= e and span_hash(inside) == anchor.hash:
-            return "merged"
+    text = texts.get(anchor.source)
+    last = max((a.end for a in mine.values()), default=0)
     held: list[str | None] = []
-    for position in range(s, e):
+    for position in range(last):
         char = None
         for chunk, a in mine.items():
             if a.start <= position < a.end:
                 char = chunks[chunk].text[position - a.start]
-        text = texts.get(anchor.source)
         if char is None and text is not None and position < len(text) and text[position].isspace():
             char = text[position]
         held.append(char)
-    if None in held:
+    found = [
+        at
+        for at in range(last - size + 1)
+        if size > 0
+        and None not in held[at : at + size]
+        and span_hash("".join(c or "" for c in held[at : at + size])) == anchor.hash
+    ]
+    if not found:
         return "orphaned"
-    return "split" if span_hash("".join(c for c in held if c)) == anchor.hash else "orphaned"
+    s = min(found, key=lambda at: (abs(at - anchor.start), at))
+    e = s + size
+    for chunk, a in mine.items():
+        inside = chunks[chunk].text[s - a.start : e - a.start]
+        if a.start <= s and a.end >= e and span_hash(inside) == anchor.hash:
+            return "merged"
+    return "split"
+
+
+def shifted(rng: random.Random, text: str) -> str:
+    """`text` with 1-3 random stretches of 1-8 characters inserted at random offsets (before
+    or after a label's text, or inside it): every later offset moves."""
+    for _ in range(rng.randint(1, 3)):
+        at = rng.randint(0, len(text))
+        text = text[:at] + random_text(rng, rng.randint(1, 8)) + text[at:]
+    return text
+
+
+def random_case(
+    rng: random.Random,
+) -> tuple[dict[str, Document], dict[str, Document], dict[str, Document], list[str]]:
+    """An old chunking and a new one of 1-4 random texts (a source dropped at 15%; its
+    characters replaced at 25%, stretches inserted at 25% (`shifted`); its text known at 50%;
+    ids reused at 30%), and the labelled old chunks."""
+    old: dict[str, Document] = {}
+    new: dict[str, Document] = {}
+    sources: dict[str, Document] = {}
+    for n in range(rng.randint(1, 4)):
+        source = f"s{n}"
+        text = random_text(rng, rng.randint(5, 60))
+        old |= random_chunks(rng, source, text, "old-", gaps=False)
+        if rng.random() < 0.15:
+            continue  # the source is gone
+        draw = rng.random()
+        now = edited(rng, text) if draw < 0.25 else shifted(rng, text) if draw < 0.5 else text
+        if rng.random() < 0.5:  # its text known: whitespace between chunks is no loss
+            sources[source] = Document(source, "", now)
+        # Same ids on both sides in some cases: a chunk id says nothing of its text.
+        new |= random_chunks(rng, source, now, "old-" if rng.random() < 0.3 else "new-", gaps=True)
+    labelled = rng.sample(sorted(old), k=rng.randint(1, len(old)))
+    return old, new, sources, labelled
 
 
 CHUNKED_BASELINE = ".retrieval-gate/example-chunked/baseline.json"

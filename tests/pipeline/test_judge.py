@@ -163,3 +163,39 @@ def test_the_text_a_retriever_returns_is_graded_when_the_corpus_lacks_the_docume
             plan.pool.calibration
         )
         assert any("no baseline" in warning for warning in plan.warnings)
+
+
+def test_in_a_chunked_corpus_a_pair_is_held_only_for_the_text_its_chunk_holds(
+    tmp_path: Path,
+) -> None:
+    """The layer's rows are anchored to the 300-character chunks: the re-chunk's chunks of
+    the same text are held, under the same id or renamed (the grade follows its text); one
+    whose row graded other text is to grade, and each row written is anchored to the text
+    sent."""
+    import dataclasses
+
+    from retrieval_gate.datasets.layer_anchors import stamped
+    from retrieval_gate.datasets.llm_layer import write_layer
+    from tests.helpers.judged_chunks import judged_chunks, renamed
+
+    found = judged_chunks(tmp_path / "p", baseline=False)
+    plan = plan_judging(load(found.pr), cache=False)
+    layer = {(row.query, renamed(row.doc)) for row in read_layer(found.layer)}
+    held = {(t.pair.query_id, t.pair.doc) for t in plan.held}
+    todo = {(t.pair.query_id, t.pair.doc) for t in plan.tasks}
+    assert not todo & layer  # only people's pairs of the calibration queries, for the card
+    assert held == layer  # the run ranks what MAIN's did, half of it renamed
+    assert any("~" in doc for _, doc in held)
+    # A kept id whose row graded other text: to grade again, the old row kept.
+    query, doc = next(pair for pair in sorted(held) if "~" not in pair[1])
+    rows = read_layer(found.layer)
+    row = next(r for r in rows if (r.query, r.doc) == (query, doc))
+    assert row.anchor is not None
+    other = dataclasses.replace(row.anchor, hash="f" * 16)
+    keep = [r for r in rows if (r.query, r.doc) != (query, doc)]
+    found.layer.unlink()
+    write_layer(found.layer, [*keep, dataclasses.replace(row, anchor=other)])
+    again = plan_judging(load(found.pr), cache=False)
+    assert (query, doc) in {(t.pair.query_id, t.pair.doc) for t in again.tasks}
+    (fresh,) = stamped([dataclasses.replace(row, anchor=None)], again.anchors)
+    assert fresh.anchor == row.anchor  # the text the chunk holds now

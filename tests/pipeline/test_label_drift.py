@@ -11,7 +11,7 @@ import pytest
 
 from retrieval_gate.config.loader import load
 from retrieval_gate.datasets.label_drift import KINDS, Drift, LabelDrift
-from retrieval_gate.datasets.llm_layer import layer_path
+from retrieval_gate.datasets.llm_layer import layer_path, read_layer
 from retrieval_gate.errors import InputError
 from retrieval_gate.pipeline.label_drift import DriftReport, drift_report, drift_table
 from tests.helpers.builders import EXAMPLE_BASELINE
@@ -109,21 +109,26 @@ def test_fix_writes_hostile_ids_without_tabs_as_they_are() -> None:
     assert report.reanchored() == "query-id\tcorpus-id\tscore\nq::error::1\tn\x1b\t2.5\n"
 
 
-def test_the_judge_s_labels_are_counted_and_never_moved(project: Path) -> None:
+def test_fix_re_anchors_the_judge_s_labels_in_its_layer_still_the_judge_s(project: Path) -> None:
     config = project / "judged.yaml"
     config.write_text(
         (project / PR).read_text() + "judge: {base_url: 'http://127.0.0.1:9/v1', model: m}\n"
     )
-    report = drift_report(load(config))
-    assert report.judge is None  # no layer yet
+    people = drift_report(load(config))
+    assert people.judge is None  # no layer yet
+    moving = next(r for r in people.drift if r.drift.kind == "re-anchorable")
+    split = next(r for r in people.drift if r.drift.kind == "split")
+    labelled = {(r.query_id, r.doc_id) for r in people.drift}
+    other = next(f"q{n:03d}" for n in range(1, 132) if (f"q{n:03d}", split.doc_id) not in labelled)
     layer = layer_path(load(config))
     sha = "0" * 64
-    rows = [("q001", "kb-1406#0", 3), ("q001", "kb-1404#3", 1), ("q002", "gone#9", 2)]
+    rows = [(moving.query_id, moving.doc_id, 2), (other, split.doc_id, 1), ("q002", "gone#9", 2)]
     layer.write_text(
         "".join(
             json.dumps(
                 {"query": q, "doc": d, "grade": g, "model": "m", "prompt_sha256": sha,
-                 "answer": str(g), "time": "2026-12-06T00:00:00Z"}
+                 "answer": f"::error::{g}", "time": "2026-12-06T00:00:00Z",
+                 "answered_by": "m-2026", "temperature": 0.0}
             ) + "\n"
             for q, d, g in rows
         )
@@ -131,12 +136,37 @@ def test_the_judge_s_labels_are_counted_and_never_moved(project: Path) -> None:
     report = drift_report(load(config))
     assert report.judge is not None
     kinds = {(r.query_id, r.doc_id): r.drift.kind for r in report.judge}
-    assert kinds[("q002", "gone#9")] == "orphaned"
-    assert {(r.query_id, r.doc_id, r.grade) for r in report.judge} == {
-        (q, d, float(g)) for q, d, g in rows
+    assert kinds == {
+        (moving.query_id, moving.doc_id): "re-anchorable",
+        (other, split.doc_id): "split",
+        ("q002", "gone#9"): "orphaned",
     }
+    fixed, queue = project / "fixed.tsv", project / "queue.csv"
+    code, out, err = run_cli("label-drift", "-c", config, "--fix", fixed, "--queue", queue)
+    assert (code, err) == (0, "")
+    assert "re-anchored 1 label of the judge's in qrels.llm.jsonl, each still the judge's" in out
+    # People's qrels get people's labels alone: the same file as without the judge's layer.
+    assert fixed.read_text() == people.reanchored()
+    after = read_layer(layer)
+    assert {(r.query, r.doc, r.grade) for r in after if r.anchor is None} == set(rows)  # kept
+    (added,) = [row for row in after if row.anchor is not None]
+    target = moving.drift.chunks[0]
+    assert (added.query, added.doc, added.grade) == (moving.query_id, target, 2)
+    assert (added.model, added.prompt_sha256, added.answer, added.time) == (
+        "m", sha, "::error::2", "2026-12-06T00:00:00Z",
+    )  # fmt: skip
+    assert (added.answered_by, added.temperature) == ("m-2026", 0.0)
+    assert added.anchor == report.anchors[target]
+    queued = {
+        (row["query_id"], row["doc_id"], row["grade"])
+        for row in csv.DictReader(io.StringIO(queue.read_text()))
+    }
+    assert {(other, chunk, "") for chunk in split.drift.chunks} <= queued
     line = drift_table(report).splitlines()[-1]
-    assert line.startswith("the judge's layer: 3 labels (")
-    assert line.endswith(
-        "; the gate moves none of them: `retrieval-gate judge` grades the new chunks"
+    assert line.startswith(
+        "the judge's layer: 3 labels (0 valid, 1 re-anchorable, 0 merged, 1 split"
     )
+    # Run again: the re-anchored row is valid now, and nothing is added twice.
+    code, out, _ = run_cli("label-drift", "-c", config, "--fix", fixed)
+    assert code == 0
+    assert len(read_layer(layer)) == 4

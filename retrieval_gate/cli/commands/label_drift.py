@@ -20,9 +20,9 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "corpus it is valid (the chunk is unchanged), re-anchorable (its text is another "
         "chunk's whole text), merged (inside a larger chunk), split (across chunks) or "
         "orphaned (its text is in no chunk). Prints the counts by slice. --fix writes the "
-        "valid and re-anchorable labels on the chunks that hold their text; --queue writes "
-        "the chunks holding merged or split labels' text for people (or `judge`) to grade: no "
-        "grade is carried over to them.",
+        "valid and re-anchorable labels on the chunks that hold their text (the judge's into "
+        "its layer, still the judge's); --queue writes the chunks holding merged or split "
+        "labels' text for people (or `judge`) to grade: no grade is carried over to them.",
     )
     add_config_option(parser)
     parser.add_argument(
@@ -50,7 +50,11 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from retrieval_gate.core.files import write_text_atomic
     from retrieval_gate.core.wording import plural
     from retrieval_gate.labels.queue import queue_format, render_queue
-    from retrieval_gate.pipeline.label_drift import drift_report, drift_table
+    from retrieval_gate.pipeline.label_drift import (
+        drift_report,
+        drift_table,
+        write_judge_reanchored,
+    )
 
     config = load(args.config)
     report = drift_report(config, args.baseline)
@@ -67,6 +71,13 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         print(
             f"wrote {args.fix}: {plural(kept, 'label')} on the chunks holding their text", file=out
         )
+        if report.layer is not None:
+            moved = write_judge_reanchored(report)
+            print(
+                f"re-anchored {plural(moved, 'label')} of the judge's in {report.layer.name}, "
+                "each still the judge's grade",
+                file=out,
+            )
     if args.queue:
         write_text_atomic(Path(args.queue), render_queue(report.queue, queue_format(args.queue)))
         print(

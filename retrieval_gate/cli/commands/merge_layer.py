@@ -82,7 +82,7 @@ def _merge(args: argparse.Namespace, err: TextIO) -> int:
         )
     print("; ".join(said), file=err)
     if merged.regraded:
-        shown = ", ".join(f"{q}/{d}" for q, d, _, _ in merged.regraded[:REGRADED_SHOWN])
+        shown = ", ".join(f"{q}/{d}" for q, d, *_ in merged.regraded[:REGRADED_SHOWN])
         more = len(merged.regraded) - REGRADED_SHOWN
         print(
             f"merge-layer: {plural(len(merged.regraded), 'pair')} got different grades on the "

@@ -11,7 +11,7 @@ from retrieval_gate.datasets import Dataset
 from retrieval_gate.errors import NotComparableError
 from retrieval_gate.gate.baseline.corpus_changes import CorpusCheck, corpus_checked
 from retrieval_gate.gate.baseline.document_level import document_level
-from retrieval_gate.gate.baseline.rechunk import rechunked
+from retrieval_gate.gate.baseline.rechunk import Rechunk, rechunked
 from retrieval_gate.gate.baseline.record import Baseline
 
 
@@ -29,6 +29,8 @@ class ComparedSides:
     notes: tuple[str, ...]
     other: OtherLevel | None = None
     """A chunked corpus's other level (dataset.other_level), unless off."""
+    rechunk: Rechunk | None = None
+    """The re-chunk compared across, for the judge's labels to follow (`judge_across`)."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -59,7 +61,7 @@ def compared_sides(
     along as `other` unless dataset.other_level is off; one it cannot report is a note
     (NotComparableError when it gates)."""
     llm = config.gate.uses_llm_labels
-    rechunk = rechunked(baseline, current, dataset, llm_labels=llm)
+    rechunk = rechunked(baseline, current, dataset)
     notes: tuple[str, ...] = ()
     if rechunk is None:
         whole = current
@@ -104,4 +106,5 @@ def compared_sides(
         corpus=corpus,
         notes=notes,
         other=other,
+        rechunk=rechunk,
     )

@@ -16,6 +16,7 @@ from retrieval_gate.core.qrels import Qrels
 from retrieval_gate.core.wording import one_line, plural
 from retrieval_gate.datasets import Dataset
 from retrieval_gate.errors import GateError, InputError
+from retrieval_gate.gate.baseline.rechunk import JudgedText
 from retrieval_gate.gate.baseline.record import Baseline
 from retrieval_gate.gate.checks.compare import (
     Comparison,
@@ -54,6 +55,9 @@ class JudgeLabels:
     probed: str = ""
     """Why `calibrate --probes` made this judge's labels provisional ("" when it did not or
     never ran)."""
+    texts: tuple[JudgedText, ...] = ()
+    """Every grade of this judge with the text it read, of any chunking: what `qrels` is
+    re-anchored from across a re-chunk (`assisted_rechunk`)."""
 
 
 @dataclass(frozen=True, kw_only=True)
