@@ -84,7 +84,7 @@ def test_a_gated_level_s_failures_say_their_level_and_their_own_label_holes(
 ) -> None:
     summary = summary_of(validate_result(gated))
     assert summary.startswith("retrieval-gate example-chunked-pr: FAIL; rr@10 fell 97.6 pt on ")
-    assert "  x rr@10 fell 88.8 pt at the chunk level (p < 0.001)\n    depends on 2088 " in summary
+    assert "  x rr@10 fell 88.8 pt at the chunk level (p < 0.001)\n    depends on 2083 " in summary
     assert "gated too: each level's checks at half of alpha" in summary
     errors = [message for level, message in annotations_of(validate_result(gated))]
     assert errors
