@@ -127,6 +127,16 @@ EQUIVALENTS: list[tuple[str, str, str, str, str, str]] = [
         "no cache is given, and the asker ignores k and returns no hits: k only cuts hits "
         "and keys the cache",
     ),
+    # gate/power/
+    (
+        "gate/power/spread.py",
+        "concentrated_chance",
+        "return 0.0",
+        "0.0",
+        "-0.0",
+        "-0.0 equals 0.0: the chance is only compared with the power (concentrated_drop), "
+        "never printed",
+    ),
     (
         "gate/modes/assisted.py",
         "_estimates",
