@@ -286,7 +286,7 @@ def test_a_failed_call_is_counted_and_charged_no_tokens() -> None:
         grader = _grader(llm.base_url)
         graded = grade_tasks(grader, TASKS[:1], _settings(retries=0))
         grader.close()
-    assert len(graded.failures) == 1
+    assert (len(graded.failures), graded.left) == (1, 0)
     ledger = grader.ledger
     assert (ledger.calls, ledger.prompt_tokens, ledger.completion_tokens) == (1, 0, 0)
 
