@@ -248,7 +248,9 @@ def _cached(grade: object, confidence: object = None) -> list[Hit]:
 
 
 def test_a_cached_judgment_is_read_back_and_a_broken_one_fails_its_pair(tmp_path: Path) -> None:
-    entries = {"ok": _cached(2), "sure": _cached(0, 0.75), "below": _cached(-1),
+    # "ok" holds a second hit: the answer's first is the judgment.
+    second = Hit("another", None, _cached(0)[0].text)
+    entries = {"ok": [*_cached(2), second], "sure": _cached(0, 0.75), "below": _cached(-1),
                "above": _cached(4), "text": _cached("3"), "bool": _cached(True)}  # fmt: skip
     tasks = tasks_of([(Pair("q1", "query", doc), f"{doc} text") for doc in entries])
     # Nothing listens on port 9: a pair the cache misses fails.
