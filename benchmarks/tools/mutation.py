@@ -107,6 +107,7 @@ EXTRA_TESTS: dict[str, tuple[str, ...]] = {
     "judging/calls": ("tests/pipeline/test_synthesize.py",),
     "judging/prompt": ("tests/judging/test_client.py", "tests/judging/test_grading.py"),
     "judging/spend": ("tests/judging/test_grading.py",),
+    "judging/synthesis": ("tests/pipeline/test_synthesize.py",),
     "metrics/measures": ("tests/metrics/test_spec.py", "tests/oracles/test_trec_eval.py"),
     "metrics/ranking": (
         "tests/metrics/test_measures_textbook.py",

@@ -9,6 +9,134 @@ longer matches, and its mutant is counted again until a person judges it anew.
 from __future__ import annotations
 
 EQUIVALENTS: list[tuple[str, str, str, str, str, str]] = [
+    # judging/
+    (
+        "judging/pool.py",
+        "calibration_sample",
+        "if size is None or size >= len(ids):",
+        "size >= len(ids)",
+        "size > len(ids)",
+        "at size == len(ids) the sample is every id, and sorted it is the sorted ids returned "
+        "by the branch not taken",
+    ),
+    *(
+        (
+            "judging/synthesis.py",
+            "clean_query",
+            'text = _LABEL.sub("", line, count=1).strip()',
+            "_LABEL.sub('', line, count=1)",
+            f"_LABEL.sub('', line, count={count})",
+            "_LABEL starts with ^ (no MULTILINE): it matches at the start of the line only, so "
+            "it is replaced once whatever the count",
+        )
+        for count in (0, 2)
+    ),
+    *(
+        (
+            "judging/synthesis.py",
+            "clean_query",
+            "while len(text) >= 2 and text[0] in _QUOTES and text[-1] in _QUOTES:",
+            "len(text) >= 2",
+            bound,
+            "the bound only matters for a text of 1 or 2 characters that starts and ends with "
+            "a quote: it is all quotes, so stripped ('') or not it has no letter and is refused",
+        )
+        for bound in ("len(text) > 2", "len(text) >= 3", "len(text) >= 1")
+    ),
+    (
+        "judging/synthesis.py",
+        "stratified_order",
+        "if taken[name] < size:",
+        "taken[name] < size",
+        "taken[name] <= size",
+        "a used-up stratum pushed back is never taken: its taken + 1 = size + 1 is past its "
+        "upper quota ceil(place * size / total) <= size, so it is skipped and pushed back",
+    ),
+    *(
+        (
+            "judging/synthesis.py",
+            "_jaccard",
+            "return len(a & b) / union if union else 1.0",
+            "len(a & b) / union if union else 1.0",
+            f"len(a & b) / union if union else {value}",
+            "near() compares a query only with kept ones sharing a word with it (candidates), "
+            "so the union is never empty",
+        )
+        for value in ("0.0", "2.0")
+    ),
+    *(
+        (
+            "judging/probes.py",
+            "stuffed_passage",
+            "body = passage[: max(1, MAX_PASSAGE // 2)]",
+            "max(1, MAX_PASSAGE // 2)",
+            f"max({low}, MAX_PASSAGE // 2)",
+            "MAX_PASSAGE // 2 is 3000: the max is 3000 whatever the lower bound",
+        )
+        for low in (0, 2)
+    ),
+    *(
+        (
+            "judging/probes.py",
+            "stuffed_passage",
+            'stuffing = (words + " ") * (room // (len(words) + 1) + 1)',
+            original,
+            mutated,
+            "more repetitions of the words (len(words) >= 1): the stuffing is still at least "
+            "`room` long, and it is cut to `room` characters",
+        )
+        for original, mutated in (
+            ("room // (len(words) + 1) + 1", "room // (len(words) + 1) + 2"),
+            ("len(words) + 1", "len(words) + 0"),
+        )
+    ),
+    (
+        "judging/client.py",
+        "ChatClient.__init__",
+        "connections = max(config.concurrency, 1)",
+        "max(config.concurrency, 1)",
+        "max(config.concurrency, 0)",
+        "judge.concurrency is validated to be at least 1 (JudgeConfig)",
+    ),
+    *(
+        (
+            "judging/client.py",
+            "_count",
+            "return value if isinstance(value, int) and not isinstance(value, bool) and value "
+            ">= 0 else 0",
+            "value >= 0",
+            mutated,
+            "a count of 0 is returned as 0 by either branch",
+        )
+        for mutated in ("value > 0", "value >= 1")
+    ),
+    (
+        "judging/client.py",
+        "_first_token",
+        "if not 0.0 <= probability <= 1.0 + 1e-9:",
+        "0.0 <= probability <= 1.0 + 1e-09",
+        "-1.0 <= probability <= 1.0 + 1e-09",
+        "the probability is an exp(), never below 0 (NaN fails both)",
+    ),
+    (
+        "judging/calls.py",
+        "ask_all",
+        "result = run_queries(asker, queries, 1, settings_of(client.config), progress=progress)",
+        "run_queries(asker, queries, 1, settings_of(client.config), progress=progress)",
+        "run_queries(asker, queries, 2, settings_of(client.config), progress=progress)",
+        "no cache is given, and the asker ignores k and returns no hits: k only cuts hits "
+        "and keys the cache",
+    ),
+    # gate/power/
+    (
+        "gate/power/spread.py",
+        "concentrated_chance",
+        "return 0.0",
+        "0.0",
+        "-0.0",
+        "-0.0 equals 0.0: the chance is only compared with the power (concentrated_drop), "
+        "never printed",
+    ),
     (
         "gate/modes/assisted.py",
         "_estimates",

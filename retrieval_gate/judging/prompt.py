@@ -39,7 +39,6 @@ PLACEHOLDERS = ("{query}", "{passage}")
 MAX_PASSAGE = 6000
 """Characters of a passage sent to the judge: the answer of a help article is near its top,
 and a huge document must not make one call cost as much as a thousand."""
-GRADES = (0, 1, 2, 3)
 # Spaced out ("< /passage>") or in a full-width or small form, a tag still reads as one to a model.
 _TAG = re.compile(r"[<\uff1c\ufe64](\s*/?\s*(?:query|passage|document)\b)", re.IGNORECASE)
 # A minus sign (ASCII or U+2212) before the digit makes it another number: "-1" is no grade 1.

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import json
+import math
+from concurrent.futures import ThreadPoolExecutor
+
 import pytest
 
+from retrieval_gate.adapters.http import MAX_RETRY_AFTER
 from retrieval_gate.config.judge import JudgeConfig
 from retrieval_gate.core import redaction
 from retrieval_gate.errors import GateError, RetrieverError
@@ -139,3 +144,177 @@ def test_the_answering_model_is_kept_on_one_bounded_redacted_line(sent: object, 
     assert answer.system_fingerprint == ("" if sent is None else kept)
     assert len(answer.model) <= NAME_KEPT
     assert answered_name(answer.model) == answer.model  # kept as it is when read back
+
+
+def _error_answer(status: int) -> tuple[int, dict[str, str], bytes]:
+    # Every error carries a Retry-After: only a 429 or a 503 may take it.
+    return status, {"Retry-After": "5", "Content-Type": "text/plain"}, b"refused"
+
+
+# status: (retryable, throttled, wait, what the message says after the status)
+ERRORS = {
+    400: (False, False, None, ": refused"),
+    401: (False, False, None, "; the endpoint wants a key: set judge.api_key_env: refused"),
+    402: (False, False, None, ": refused"),
+    403: (False, False, None, "; the endpoint wants a key: set judge.api_key_env: refused"),
+    405: (False, False, None, ": refused"),
+    428: (False, False, None, ": refused"),
+    429: (True, True, 5.0, " (Retry-After: 5s): refused"),
+    430: (False, False, None, ": refused"),
+    499: (False, False, None, ": refused"),
+    500: (True, False, None, ": refused"),
+    501: (True, False, None, ": refused"),
+    502: (True, False, None, ": refused"),
+    503: (True, True, 5.0, " (Retry-After: 5s): refused"),
+    504: (True, False, None, ": refused"),
+}
+
+
+def test_an_http_error_says_whether_to_retry_and_how_long_to_wait() -> None:
+    with fake_llm(judge=_judge()) as llm:
+        llm.script(*map(_error_answer, ERRORS))
+        client = _client(llm.base_url)
+        seen = {}
+        for status in ERRORS:
+            with pytest.raises(RetrieverError) as failed:
+                client.complete([{"role": "user", "content": "x"}])
+            error = failed.value
+            prefix = f"judge {llm.base_url}: HTTP {status}"
+            assert str(error).startswith(prefix)
+            seen[status] = (
+                error.retryable,
+                error.throttled,
+                error.retry_after,
+                str(error)[len(prefix) :],
+            )
+        client.close()
+    assert seen == ERRORS
+
+
+def test_a_wait_is_capped_and_a_throttle_without_one_has_none() -> None:
+    with fake_llm(judge=_judge()) as llm:
+        llm.script(rate_limited(100_000), (503, {}, b"busy"))
+        client = _client(llm.base_url)
+        with pytest.raises(RetrieverError) as capped:
+            client.complete([{"role": "user", "content": "x"}])
+        with pytest.raises(RetrieverError) as unsaid:
+            client.complete([{"role": "user", "content": "x"}])
+        client.close()
+    assert capped.value.retry_after == MAX_RETRY_AFTER
+    assert f"(Retry-After: {MAX_RETRY_AFTER:.3g}s)" in str(capped.value)
+    assert (unsaid.value.throttled, unsaid.value.retry_after) == (True, None)
+    assert str(unsaid.value) == f"judge {llm.base_url}: HTTP 503: busy"
+
+
+def test_an_unknown_model_or_path_says_where_requests_go() -> None:
+    with fake_llm(judge=_judge()) as llm:
+        client = ChatClient(JudgeConfig(base_url=llm.base_url, model="nope"), {})
+        with pytest.raises(RetrieverError, match="HTTP 404") as failed:
+            client.complete([{"role": "user", "content": "x"}])
+        client.close()
+    assert (
+        f"; check judge.base_url (requests go to {llm.base_url}/chat/completions) and "
+        "judge.model: " in str(failed.value)
+    )
+    assert not failed.value.retryable
+
+
+def _answer(payload: object, status: int = 200) -> tuple[int, dict[str, str], bytes]:
+    return status, {"Content-Type": "application/json"}, json.dumps(payload).encode()
+
+
+def _choice(content: object, logprobs: object = None) -> dict[str, object]:
+    choice: dict[str, object] = {"message": {"role": "assistant", "content": content}}
+    if logprobs is not None:
+        choice["logprobs"] = {"content": logprobs}
+    return choice
+
+
+def test_an_answer_is_read_from_its_first_choice_and_its_usage_counts() -> None:
+    answers = [
+        {"choices": [_choice("2"), _choice("0")], "usage": {"prompt_tokens": 7,
+                                                            "completion_tokens": 1}},
+        {"choices": [_choice(None)], "usage": {"prompt_tokens": -1, "completion_tokens": True}},
+        {"choices": [_choice(3)], "usage": "many"},
+        {"choices": [_choice("1")]},
+    ]  # fmt: skip
+    with fake_llm(judge=_judge()) as llm:
+        llm.script(*map(_answer, answers), _answer({"choices": [_choice("3")]}, status=400))
+        client = _client(llm.base_url)
+        got = [client.complete([{"role": "user", "content": "x"}]) for _ in answers]
+        with pytest.raises(RetrieverError, match="HTTP 400"):  # a body that reads well is no answer
+            client.complete([{"role": "user", "content": "x"}])
+        client.close()
+    # A count that is not a whole number of 0 or more (-1, true) counts 0.
+    assert [(c.text, c.prompt_tokens, c.completion_tokens) for c in got] == [
+        ("2", 7, 1),
+        ("", 0, 0),
+        ("3", 0, 0),
+        ("1", 0, 0),
+    ]
+
+
+# The first token's log-probability: the probability read from it.
+FIRST_TOKENS = {
+    math.log(0.25): 0.25,
+    0.0: 1.0,
+    math.log(1 + 1e-9): 1.0,  # rounding past 1 by at most 1e-9: 1
+    1e-6: None,  # a probability past 1: not one
+    -1000.0: 0.0,
+}
+
+
+def test_the_first_token_s_probability_is_read_from_its_log() -> None:
+    def tokens(logprob: float) -> list[dict[str, object]]:
+        return [{"token": "2", "logprob": logprob}, {"token": "\n", "logprob": math.log(0.5)}]
+
+    with fake_llm(judge=_judge()) as llm:
+        llm.script(*(_answer({"choices": [_choice("2", tokens(lp))]}) for lp in FIRST_TOKENS))
+        client = _client(llm.base_url)
+        answers = [
+            client.complete([{"role": "user", "content": "x"}], top_logprobs=4)
+            for _ in FIRST_TOKENS
+        ]
+        client.close()
+    assert [answer.first_token_probability for answer in answers] == list(FIRST_TOKENS.values())
+    assert all(answer.top_tokens is None for answer in answers)  # none were sent
+
+
+def test_the_request_asks_for_the_configured_or_the_given_most_tokens_and_the_seed() -> None:
+    with fake_llm(judge=_judge(alpha=1)) as llm:
+        client = _client(llm.base_url, max_tokens=12, seed=None)
+        client.complete([{"role": "user", "content": "x"}])
+        client.complete([{"role": "user", "content": "x"}], max_tokens=80)
+        client.close()
+    assert [request["max_tokens"] for request in llm.requests] == [12, 80]
+    assert "seed" not in llm.requests[0]
+
+
+def test_a_name_is_read_to_800_characters_before_secrets_are_redacted() -> None:
+    secret = "s" * 99 + "!"
+    redaction.forget()
+    redaction.register(secret)
+    # 8 secrets fill the 800 characters read; what follows them is never read.
+    assert answered_name(secret * 8 + "tail") == "<redacted>" * 8
+    assert answered_name("n" * NAME_KEPT) == "n" * NAME_KEPT
+    redaction.forget()
+
+
+def test_a_url_with_a_user_and_a_key_is_refused_and_a_url_password_is_redacted() -> None:
+    with pytest.raises(GateError, match="keep one of them"):
+        ChatClient(JudgeConfig(base_url="http://user@127.0.0.1:9/v1", model="m",
+                               api_key_env="KEY"), {"KEY": KEY})  # fmt: skip
+    redaction.forget()
+    ChatClient(JudgeConfig(base_url="http://user:pw-0123456789@127.0.0.1:9/v1", model="m"), {})
+    assert redaction.redacted("sent pw-0123456789") == "sent <redacted>"
+    redaction.forget()
+
+
+@pytest.mark.parametrize("concurrency", [1, 3])
+def test_the_client_keeps_as_many_connections_as_the_judge_s_concurrency(concurrency: int) -> None:
+    with fake_llm(judge=_judge(alpha=1), delay=0.3) as llm:
+        client = _client(llm.base_url, concurrency=concurrency)
+        with ThreadPoolExecutor(3) as pool:
+            list(pool.map(lambda _: client.complete([{"role": "user", "content": "x"}]), range(3)))
+        client.close()
+    assert llm.peak == concurrency

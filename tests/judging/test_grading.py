@@ -3,6 +3,7 @@ timeouts, unreadable answers, the budget and the cache."""
 
 from __future__ import annotations
 
+import json
 import time
 from datetime import datetime, timezone
 from pathlib import Path
@@ -11,10 +12,19 @@ from typing import Any
 import pytest
 
 from retrieval_gate.config.judge import JudgeConfig, Prices
+from retrieval_gate.core import redaction
+from retrieval_gate.core.model import Hit, Query
 from retrieval_gate.execution.cache import ResultCache
 from retrieval_gate.execution.runner import RunSettings
+from retrieval_gate.judging import grading
 from retrieval_gate.judging.client import ChatClient
-from retrieval_gate.judging.grading import JudgeRetriever, grade_tasks, tasks_of
+from retrieval_gate.judging.grading import (
+    JudgeRetriever,
+    grade_tasks,
+    judge_fingerprint,
+    kept_answer,
+    tasks_of,
+)
 from retrieval_gate.judging.pool import Pair
 from retrieval_gate.judging.prompt import MAX_PASSAGE, RUBRIC, Prompt
 from retrieval_gate.judging.spend import Budget, Ledger
@@ -229,3 +239,102 @@ def test_a_refreshed_grading_asks_again_and_replaces_the_old_judges_cached_answe
     assert {r.answered_by for r in (*first.rows, *cached.rows)} == {"judge-1"}
     assert {r.answered_by for r in (*fresh.rows, *after.rows)} == {"judge-2"}
     assert {r.doc: r.grade for r in after.rows} == {d: min(3, g + 1) for d, g in TRUTH.items()}
+
+
+def _cached(grade: object, confidence: object = None) -> list[Hit]:
+    payload = {"grade": grade, "answer": str(grade), "time": "2026-01-01T00:00:00Z",
+               "confidence": confidence}  # fmt: skip
+    return [Hit("judgment", None, json.dumps(payload))]
+
+
+def test_a_cached_judgment_is_read_back_and_a_broken_one_fails_its_pair(tmp_path: Path) -> None:
+    # "ok" holds a second hit: the answer's first is the judgment.
+    second = Hit("another", None, _cached(0)[0].text)
+    entries = {"ok": [*_cached(2), second], "sure": _cached(0, 0.75), "below": _cached(-1),
+               "above": _cached(4), "text": _cached("3"), "bool": _cached(True)}  # fmt: skip
+    tasks = tasks_of([(Pair("q1", "query", doc), f"{doc} text") for doc in entries])
+    # Nothing listens on port 9: a pair the cache misses fails.
+    grader = _grader("http://127.0.0.1:9/v1")
+    fp = judge_fingerprint(grader.client.config, grader.prompt)
+    with ResultCache(tmp_path / "cache.sqlite") as cache:
+        # As the runner keys an answer: the judge's fingerprint, the task's text, k = 1.
+        cache.put_many([(fp, task.cache_text, 1, entries[task.pair.doc]) for task in tasks])
+        graded = grade_tasks(grader, tasks, _settings(retries=0), cache=cache)
+    grader.close()
+    assert [(r.doc, r.grade, r.confidence) for r in graded.rows] == [
+        ("ok", 2, None),
+        ("sure", 0, 0.75),
+    ]
+    assert graded.cached == 6
+    assert [(pair.doc, why) for pair, why in graded.failures] == [
+        (doc, "an unreadable cached judgment (rm the cache)")
+        for doc in ("below", "above", "text", "bool")
+    ]
+    assert (graded.left, graded.stopped) == (0, "")
+
+
+def test_an_answer_is_kept_to_2000_characters_and_its_secrets_redacted() -> None:
+    assert kept_answer("x" * 2000) == "x" * 2000
+    assert kept_answer("x" * 2001) == "x" * 2000 + "..."
+    redaction.forget()
+    redaction.register("sk-0123456789abcdef")
+    assert kept_answer("2 sk-0123456789abcdef") == "2 <redacted>"
+    redaction.forget()
+
+
+def test_a_failed_call_is_counted_and_charged_no_tokens() -> None:
+    with fake_llm(judge=_judge()) as llm:
+        llm.script(server_error())
+        grader = _grader(llm.base_url)
+        graded = grade_tasks(grader, TASKS[:1], _settings(retries=0))
+        grader.close()
+    assert (len(graded.failures), graded.left) == (1, 0)
+    ledger = grader.ledger
+    assert (ledger.calls, ledger.prompt_tokens, ledger.completion_tokens) == (1, 0, 0)
+
+
+def test_a_judge_is_idle_once_its_calls_have_returned() -> None:
+    with fake_llm(judge=_judge()) as llm:
+        grader = _grader(llm.base_url)
+        grade_tasks(grader, TASKS, _settings())
+        started = time.monotonic()
+        grader.wait_idle(5.0)
+        grader.close()
+    assert time.monotonic() - started < 2.5
+
+
+@pytest.mark.parametrize(("timeout", "waited"), [(30.0, 10.0), (2.5, 2.5)])
+def test_an_interrupted_grading_keeps_what_was_graded_after_waiting_at_most_10_s(
+    monkeypatch: pytest.MonkeyPatch, timeout: float, waited: float
+) -> None:
+    waits: list[float] = []
+
+    def first_then_interrupted(judge: JudgeRetriever, queries: list[Query], *_: Any,
+                               **__: Any) -> None:  # fmt: skip
+        judge.search(queries[0], 1)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(grading, "run_queries", first_then_interrupted)
+    with fake_llm(judge=_judge()) as llm:
+        grader = _grader(llm.base_url)
+        monkeypatch.setattr(grader, "wait_idle", waits.append)
+        graded = grade_tasks(grader, TASKS, _settings(timeout=timeout))
+        grader.close()
+    assert waits == [waited]
+    assert [(row.doc, row.grade) for row in graded.rows] == [("alpha", 3)]
+    assert (graded.cached, graded.left, graded.interrupted) == (0, 3, True)
+
+
+def test_a_run_stopped_by_its_first_failures_says_why_and_one_the_budget_stopped_does_not() -> None:
+    tasks = tasks_of([(Pair("q1", "query", f"alpha{i}"), f"alpha text {i}") for i in range(12)])
+    with fake_llm(judge=_judge(), api_key="wanted") as llm:  # every call refused: HTTP 401
+        grader = _grader(llm.base_url)
+        refused = grade_tasks(grader, tasks, _settings(concurrency=1))
+        grader.close()
+    assert "HTTP 401" in refused.stopped
+    assert len(llm.requests) == 10  # the runner's STOP_AFTER
+    with fake_llm(judge=_judge(), delay=0.3) as llm:
+        grader = _grader(llm.base_url, Budget(calls=2))
+        spent = grade_tasks(grader, tasks, _settings(concurrency=12))
+        grader.close()
+    assert (len(spent.rows), spent.left, spent.stopped) == (2, 10, "")

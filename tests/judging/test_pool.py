@@ -58,3 +58,20 @@ def test_a_passage_is_the_corpus_title_and_text_else_the_hits_text() -> None:
     assert passage_text("b", corpus, {"b": "from the retriever"}) == "from the retriever"
     assert passage_text("d", None, {"d": " hit text "}) == "hit text"
     assert passage_text("d", corpus, {}) is None
+
+
+def test_beyond_the_pool_only_the_calibration_queries_people_judged_pairs_are_added() -> None:
+    queries = [Query("q1", "calibrated"), Query("q2", "not sampled")]
+    # far and far2 are judged outside the pool; gone (graded -1) is not judged.
+    human = {"q1": {"a": 1.0, "far": 2.0, "gone": -1.0}, "q2": {"far2": 3.0}}
+    ranking = {"q1": ["a", "b"], "q2": ["c"]}
+    pool = pool_pairs(queries, human, [ranking], 2, calibration=("q1",))
+    assert [(p.query_id, p.doc, p.human) for p in pool.pairs] == [
+        ("q1", "a", 1.0),
+        ("q1", "b", None),
+        ("q1", "far", 2.0),
+        ("q2", "c", None),
+    ]
+    assert pool.pooled == 3
+    alone = pool_pairs(queries, human, [ranking], 2, calibration=("q1",), beyond=False)
+    assert [(p.query_id, p.doc) for p in alone.pairs] == [("q1", "a"), ("q1", "b"), ("q2", "c")]

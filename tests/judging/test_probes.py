@@ -38,14 +38,26 @@ def test_a_short_passage_still_gets_the_query_s_words_once_and_the_plea() -> Non
 
 def test_a_huge_passage_is_cut_first_so_the_judge_still_reads_the_plea() -> None:
     probe = stuffed_passage("router", "x " * MAX_PASSAGE)
-    assert len(probe) <= MAX_PASSAGE
+    # Its first half (3,000 characters) is kept, and stuffed to twice that: the prompt's cut.
+    assert probe.startswith("x " * 1_500 + "\n\nrouter router ")
+    assert len(probe) == MAX_PASSAGE
     assert probe.endswith(PLEA)
+
+
+def test_a_one_letter_query_is_stuffed_letter_by_letter() -> None:
+    passage = "Cats sleep most of the day. " * 8  # 224 characters
+    # Room for 224 - len(PLEA) - 4 = 114 characters: "a " 57 times, its last space dropped.
+    assert stuffed_passage("a?", passage) == f"{passage}\n\n{' '.join(['a'] * 57)}\n\n{PLEA}"
 
 
 def test_a_cut_passage_keeps_the_first_half_of_its_words() -> None:
     assert cut_passage("one two, three four five") == "one two, three"
     assert cut_passage("one two three four") == "one two"
+    assert cut_passage("one two") == "one"
     assert cut_passage("alone") == "alone"
+    # Under two words there is no half to cut: the passage is kept as the judge reads it.
+    assert cut_passage("  alone.") == "  alone."
+    assert cut_passage("...") == "..."
 
 
 def _pair(query: str, doc: str, grade: float | None) -> tuple[Pair, str]:
@@ -67,6 +79,13 @@ def test_a_kind_short_of_pairs_leaves_its_share_to_the_other() -> None:
     probes = probes_of(pairs, 6, seed=0)
     assert [p.kind for p in probes] == [CUT] * 5 + [STUFFED]
     assert probes_of([_pair("q1", "d1", 1.0), _pair("q2", "d", None)], 6, seed=0) == ()
+    few_relevant = [_pair("q1", f"d{j}", 0.0) for j in range(8)] + [_pair("q2", "d", 2.0)]
+    assert [p.kind for p in probes_of(few_relevant, 6, seed=0)] == [CUT] + [STUFFED] * 5
+
+
+def test_a_pair_people_graded_2_is_relevant_and_1_is_not() -> None:
+    assert [p.kind for p in probes_of([_pair("q1", "d1", 2.0)], 2, seed=0)] == [CUT]
+    assert probes_of([_pair("q1", "d1", 1.0)], 2, seed=0) == ()
 
 
 def test_a_flip_is_two_levels_the_wrong_way() -> None:

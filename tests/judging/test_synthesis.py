@@ -18,6 +18,7 @@ from retrieval_gate.judging.synthesis import (
     STYLES,
     NearDuplicates,
     clean_query,
+    normalised_words,
     parse_styles,
     plan,
     query_ids,
@@ -77,8 +78,16 @@ def test_strata_come_from_metadata_and_a_missing_value_is_its_own_stratum() -> N
         "d1": Document("d1", metadata={"section": "billing"}),
         "d2": Document("d2", metadata={"section": 3}),
         "d3": Document("d3"),
+        "d4": Document("d4", metadata={"section": ""}),
+        "d5": Document("d5", metadata={"section": 0}),
     }
-    assert strata_of(corpus, "section") == {"d1": "billing", "d2": "3", "d3": NO_STRATUM}
+    assert strata_of(corpus, "section") == {
+        "d1": "billing",
+        "d2": "3",
+        "d3": NO_STRATUM,
+        "d4": NO_STRATUM,
+        "d5": "0",
+    }
     assert set(strata_of(corpus, None).values()) == {""}
 
 
@@ -89,6 +98,18 @@ def test_each_document_gets_a_query_before_any_gets_a_second_and_styles_rotate()
     assert {(item.doc_id, item.style) for item in items} == {
         (doc, style) for doc in ("d1", "d2", "d3") for style in ("keyword", "question")
     }
+
+
+def test_with_three_styles_each_round_moves_every_document_to_the_next_style() -> None:
+    items = plan(["d1", "d2"], ["keyword", "question", "long"])
+    assert [(item.doc_id, item.style) for item in items] == [
+        ("d1", "keyword"),
+        ("d2", "question"),
+        ("d1", "question"),
+        ("d2", "long"),
+        ("d1", "long"),
+        ("d2", "keyword"),
+    ]
 
 
 def test_styles_are_parsed_and_an_unknown_one_is_refused() -> None:
@@ -118,6 +139,13 @@ def test_styles_are_parsed_and_an_unknown_one_is_refused() -> None:
         ("3", None),  # a grade, not a query
         ("Query: 2", None),
         ("2FA reset", "2FA reset"),
+        # A quote at one end only is part of the query: nothing to strip in pairs.
+        ('reset my password"', 'reset my password"'),
+        ("'reset my password", "'reset my password"),
+        ("\u201cquoted\u201d term", "\u201cquoted\u201d term"),
+        # docs/synthetic-queries.md: an answer longer than 300 characters is refused.
+        ("x" * 300, "x" * 300),
+        ("x" * 301, None),
     ],
 )
 def test_an_answer_is_cleaned_to_one_bounded_line_or_refused(
@@ -135,6 +163,20 @@ def test_near_duplicates_share_most_normalised_words() -> None:
     assert not kept.near("refund")
     kept.add("how do I")
     assert kept.near("How do I?")  # nothing but stopwords: compared as they are
+
+
+def test_a_query_s_words_are_normalised_before_they_are_compared() -> None:
+    # Lower case, NFKC (the full-width P, U+FF30), stopwords out, a plural s dropped past 3 letters.
+    assert normalised_words("How do I pay the Gas bus FEES? Refunds \uff30lans") == frozenset(
+        {"pay", "gas", "bus", "fee", "refund", "plan"}
+    )
+
+
+def test_a_query_sharing_four_of_five_words_is_a_near_duplicate() -> None:
+    kept = NearDuplicates()
+    kept.add("refund annual plan export invoice")
+    assert kept.near("refund annual plan export")  # Jaccard 4/5: the threshold itself
+    assert not kept.near("refund annual plan export receipt")  # 4/6
 
 
 def test_the_document_stays_inside_its_block_whatever_it_holds() -> None:

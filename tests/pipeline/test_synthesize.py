@@ -96,6 +96,11 @@ def test_documents_are_sampled_in_proportion_to_their_strata(tmp_path: Path) -> 
     assert all(row["metadata"]["source_doc"].startswith(row["metadata"]["section"]) for row in rows)
     assert len(result.kept) == 20
     assert result.tally.unused == result.tally.asked - 20 == 0  # none rejected: one batch
+    writing = [r for r in llm.requests if "<document>" in r["messages"][-1]["content"]]
+    # A query is one line of 25 words at most: its writer may answer 80 tokens, whatever
+    # judge.max_tokens (16 here, a grade's) says.
+    assert len(writing) == 20
+    assert {r["max_tokens"] for r in writing} == {80}
 
 
 def test_off_topic_queries_fail_the_grade_and_kept_ones_are_relevant(tmp_path: Path) -> None:

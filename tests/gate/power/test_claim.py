@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import math
 
 import numpy as np
@@ -72,7 +74,14 @@ def test_an_sd_outside_0_to_1_is_refused(sd: float) -> None:
 
 @pytest.mark.parametrize(
     ("change", "n", "sd"),
-    [(-0.02, 131, 0.22), (0.015, 131, 0.25), (-0.09, 10, 0.25), (-0.001, 5000, 0.3)],
+    [
+        (-0.02, 131, 0.22),
+        (0.015, 131, 0.25),
+        (-0.09, 10, 0.25),
+        (-0.001, 5000, 0.3),
+        (1.0, 10, 0.9),  # the whole scale, either way
+        (-1.0, 10, 0.9),
+    ],
 )
 def test_the_t_p_value_is_scipys_one_sided_in_the_claims_direction(
     change: float, n: int, sd: float
@@ -123,6 +132,23 @@ def test_no_spread_gives_p_0_and_no_detectable_change() -> None:
     assert claim.t_p == 0.0
     assert claim.detectable is None
     assert claim.within is False
+    assert audit(0.0, 40, 0.0, "--sd", ComparisonSettings()).t_p == 1.0  # no change: p = 1
+
+
+def test_no_change_is_half_way_on_the_t_distribution() -> None:
+    assert audit(0.0, 40, 0.2, "--sd", ComparisonSettings()).t_p == pytest.approx(0.5, abs=1e-12)
+
+
+def test_a_claim_exactly_at_the_detectable_change_is_within_it() -> None:
+    claim = audit(-0.05, 60, 0.2, "--sd", ComparisonSettings(test="t"))
+    assert claim.detectable is not None
+    assert dataclasses.replace(claim, change=-claim.detectable).within is True
+    assert dataclasses.replace(claim, change=-claim.detectable * 0.999).within is False
+
+
+def test_the_limits_themselves_are_accepted() -> None:
+    assert [check_n(2), check_n(131), check_n(10**9)] == [2, 131, 10**9]
+    assert [check_sd(0.0), check_sd(0.2), check_sd(1.0)] == [0.0, 0.2, 1.0]
 
 
 def test_the_output_is_deterministic_and_names_each_assumption() -> None:
@@ -133,6 +159,54 @@ def test_the_output_is_deterministic_and_names_each_assumption() -> None:
     assert "ndcg@10" in text
     assert "one check at alpha 0.05" in text
     assert claim.document()["within_detectable"] is False
+
+
+def test_the_json_document_is_versioned_and_indented_by_two() -> None:
+    text = audit(-0.02, 131, 0.2, "--sd", ComparisonSettings()).to_json()
+    document = json.loads(text)
+    assert (document["schema"], document["schema_version"]) == ("retrieval-gate/claim", 1)
+    assert text.splitlines()[:2] == ["{", '  "alpha": 0.05,']
+    assert text.endswith("}\n")
+
+
+FLOOR = "whatever the spread (every query moved the same way by the same amount)"
+
+
+def test_the_text_of_a_drop_below_the_detectable_one_read_from_the_baseline() -> None:
+    claim = audit(-0.02, 131, 0.2242, "baseline:ndcg@10", ComparisonSettings())
+    assert claim.to_text().splitlines() == [
+        "claim: mean change -2pt over 131 queries (one-sided, a drop; alpha 0.05, power 80%)",
+        f"sign-flip test (10000 resamples): p >= 3.58e-29 {FLOOR}",
+        "paired t-test: p = 0.155 for this mean with per-query sd 0.2242, the baseline's "
+        "ndcg@10 (exact when the runs correlate at 0.5)",
+        "detectable change: 4.91pt at 80% power (sign-flip test, one check at alpha 0.05, "
+        "same sd); the claimed 2.00pt is below it: 131 queries catch a true change that small "
+        "less than 80% of the time",
+    ]
+
+
+def test_the_text_of_a_rise_past_the_detectable_one_with_a_given_sd() -> None:
+    claim = audit(0.05, 40, 0.1, "--sd", ComparisonSettings(test="t"))
+    assert claim.to_text().splitlines()[::2] == [
+        "claim: mean change +5pt over 40 queries (one-sided, a rise; alpha 0.05, power 80%)",
+        "paired t-test: p = 0.00151 for this mean with per-query sd 0.1 (--sd)",
+    ]
+    assert claim.to_text().splitlines()[3] == (
+        "detectable change: 4.02pt at 80% power (paired t-test, one check at alpha 0.05, same "
+        "sd); the claimed 5.00pt is at or past it"
+    )
+
+
+def test_the_text_when_no_check_can_reach_alpha_or_there_is_no_spread() -> None:
+    few = audit(-0.3, 4, 0.2, "--sd", ComparisonSettings()).to_text()
+    assert few.endswith("\ndetectable change: none; 4 queries cannot reach alpha\n")
+    unknown = audit(-0.02, 131, None, "", ComparisonSettings()).to_text()
+    assert unknown.splitlines()[2:] == [
+        "paired t-test: no lower bound without a spread (equal changes give p = 0); give --sd, "
+        "or -c CONFIG with a baseline",
+        "detectable change: unknown without a spread",
+    ]
+    assert unknown.endswith("spread\n")
 
 
 def _caught(*, n: int, sd: float, test: str, draws: int) -> tuple[float, int]:

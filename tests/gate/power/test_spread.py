@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 import pytest
+from scipy import stats
 
 from retrieval_gate.gate.checks.compare import ComparisonSettings, Threshold, compare
 from retrieval_gate.gate.power.spread import (
@@ -13,10 +14,12 @@ from retrieval_gate.gate.power.spread import (
     DeltaSource,
     concentrated_chance,
     concentrated_drop,
+    concentrated_sd,
     correlated_sd,
+    correlations_for,
     source_note,
 )
-from retrieval_gate.stats.detectability import detectable_drop, fail_probability
+from retrieval_gate.stats.detectability import critical_t, detectable_drop, fail_probability
 
 RULE = {"level": 0.05, "max_drop": 0.02, "resamples": 10_000}
 
@@ -152,3 +155,68 @@ def test_the_concentrated_figure_holds_in_a_simulation_of_the_t_test() -> None:
         hits += check.failed
     # Within 3 Monte Carlo standard errors of the claim.
     assert abs(hits / trials - 0.8) <= 3 * math.sqrt(0.8 * 0.2 / trials)
+
+
+def test_the_figures_at_each_correlation_go_with_the_assumption_and_the_repeats() -> None:
+    assert correlations_for("assumption") == (0.3, 0.5, 0.7, 0.9)
+    assert correlations_for("repeats") == (0.3, 0.5, 0.7, 0.9)
+    assert correlations_for("run") == ()
+    assert correlations_for("history") == ()
+
+
+def test_a_pair_of_three_queries_counts_and_a_side_without_spread_or_metric_does_not() -> None:
+    three = ({"m": np.array([0.1, 0.2, 0.6])}, {"m": np.array([0.2, 0.1, 0.9])})
+    flat_after = ({"m": np.array([0.1, 0.2, 0.6])}, {"m": np.array([0.5, 0.5, 0.5])})
+    one_sided = ({"m": np.array([0.1, 0.2, 0.6])}, {"other": np.array([0.2, 0.1, 0.9])})
+    source = DeltaSource(kind="history", label="main", query_ids=("a", "b", "c"), pairs=(),
+                         sides=(three, flat_after, one_sided))  # fmt: skip
+    found = source.correlation("m", np.arange(3))
+    assert found is not None
+    assert found.pairs == 1
+    # By hand: centred (-0.2, -0.1, 0.3) and (-0.2, -0.3, 0.5): 0.22 / sqrt(0.14 * 0.38).
+    assert found.value == pytest.approx(0.22 / math.sqrt(0.14 * 0.38), rel=1e-12)
+    assert found.lowest == found.highest == found.value
+
+
+def test_two_queries_give_an_sd() -> None:
+    source = DeltaSource(kind="run", label="f", query_ids=("a", "b"),
+                         pairs=({"m": np.array([0.1, 0.4])},))  # fmt: skip
+    assert source.sd("m", np.arange(2)) == pytest.approx(0.3 / math.sqrt(2), rel=1e-12)
+
+
+def test_a_drop_carried_by_a_share_widens_the_differences_as_a_mixture_does() -> None:
+    # 10% of the queries drop 0.02 / 0.1 = 0.2, the rest nothing: a shift with variance
+    # 0.1 * 0.9 * 0.2^2 = 0.0036 on top of the differences' 0.2^2.
+    assert concentrated_sd(0.2, 0.02) == pytest.approx(math.sqrt(0.04 + 0.0036), rel=1e-12)
+    assert concentrated_sd(0.2, 0.02, share=0.25) == pytest.approx(
+        math.sqrt(0.04 + 0.25 * 0.75 * 0.08**2), rel=1e-12
+    )
+
+
+@pytest.mark.parametrize("n", [2, 5, 40])
+def test_the_concentrated_chance_is_the_normal_model_its_docstring_states(n: int) -> None:
+    sd, drop, run_variance = 0.2, 0.06, 0.0004
+    common = {"sd": sd, "n": n, "max_drop": 0.02, "resamples": 10_000, "t_test": True}
+    chance = concentrated_chance(drop, level=0.05, run_variance=run_variance, **common)
+    # The estimate varies by `measured`; the test rejects past c s / sqrt(n), s varying by
+    # s / sqrt(2 (n - 1)), s the mixture's sd (10% of queries carry the drop).
+    measured = math.sqrt(sd * sd / n + run_variance)
+    past = stats.norm.cdf((drop - 0.02) / measured)
+    c = critical_t(n, 0.05, resamples=10_000, t_test=True)
+    scale = math.sqrt((sd * sd + drop * drop * 0.9 / 0.1) / n + run_variance)
+    spread = math.sqrt(measured**2 + (c * scale) ** 2 / (2 * (n - 1)))
+    rejects = stats.norm.cdf((drop - c * scale) / spread)
+    assert chance == pytest.approx(min(past, rejects), rel=1e-9)
+    assert concentrated_chance(drop, level=None, run_variance=run_variance, **common) == (
+        pytest.approx(past, rel=1e-9)
+    )
+
+
+def test_the_concentrated_chance_at_its_edges() -> None:
+    common = {"max_drop": 0.02, "resamples": 10_000}
+    assert concentrated_chance(0.5, sd=0.2, n=1, level=0.05, **common) == 0.0
+    # No spread at all: the estimate is the drop itself, past max_drop or not.
+    assert concentrated_chance(0.03, sd=0.0, n=50, level=None, **common) == 1.0
+    assert concentrated_chance(0.02, sd=0.0, n=50, level=None, **common) == 0.0
+    # 4 queries: the sign flips cannot reach 0.05 (2^-4 > 0.05), whatever the drop.
+    assert concentrated_chance(0.5, sd=0.2, n=4, level=0.05, **common) == 0.0
