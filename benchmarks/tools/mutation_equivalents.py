@@ -659,4 +659,69 @@ EQUIVALENTS: list[tuple[str, str, str, str, str, str]] = [
         "np.nextafter(0.0, 2.0)",
         "the float after 0 toward 1 or toward 2 is the same smallest subnormal",
     ),
+    (
+        "stats/sequential.py",
+        "bound",
+        "@lru_cache(maxsize=4096)",
+        "lru_cache(maxsize=4096)",
+        "lru_cache(maxsize=4095)",
+        "the size of the cache: bound is pure and returns an immutable value, so an entry "
+        "evicted sooner or later is computed again to the same floats; only time changes",
+    ),
+    (
+        "stats/sequential.py",
+        "bound",
+        "@lru_cache(maxsize=4096)",
+        "lru_cache(maxsize=4096)",
+        "lru_cache(maxsize=4097)",
+        "the size of the cache: bound is pure and returns an immutable value, so an entry "
+        "evicted sooner or later is computed again to the same floats; only time changes",
+    ),
+    (
+        "stats/run_shift.py",
+        "shifted_bars",
+        "@functools.lru_cache(maxsize=256)",
+        "functools.lru_cache(maxsize=256)",
+        "functools.lru_cache(maxsize=255)",
+        "the size of the cache: shifted_bars is pure and returns an immutable value, so an entry "
+        "evicted sooner or later is computed again to the same floats; only time changes",
+    ),
+    (
+        "stats/run_shift.py",
+        "shifted_bars",
+        "@functools.lru_cache(maxsize=256)",
+        "functools.lru_cache(maxsize=256)",
+        "functools.lru_cache(maxsize=257)",
+        "the size of the cache: shifted_bars is pure and returns an immutable value, so an entry "
+        "evicted sooner or later is computed again to the same floats; only time changes",
+    ),
+    (
+        "history/record.py",
+        "_finite",
+        "return isinstance(value, int | float) and not isinstance(value, bool) and "
+        "math.isfinite(value)",
+        "isinstance(value, int | float) and (not isinstance(value, bool)) and math.isfinite(value)",
+        "-(isinstance(value, int | float) and (not isinstance(value, bool)) and "
+        "math.isfinite(value))",
+        "the and chain gives a bool, and -True is -1 (true), -False 0 (false): every caller "
+        "reads _finite only as a condition",
+    ),
+    (
+        "history/record.py",
+        "pr_number",
+        'subject = message.strip().split("\\n", 1)[0] if message.strip() else ""',
+        "message.strip().split('\\n', 1)",
+        "message.strip().split('\\n', 2)",
+        "the first piece of a split is the text up to the first newline for any maxsplit of 1"
+        " or more",
+    ),
+    (
+        "history/record.py",
+        "result_entry",
+        'subject=_text(subject.strip().split("\\n", 1)[0] if subject.strip() else ""),',
+        "subject.strip().split('\\n', 1)",
+        "subject.strip().split('\\n', 2)",
+        "the first piece of a split is the text up to the first newline for any maxsplit of 1"
+        " or more",
+    ),
 ]

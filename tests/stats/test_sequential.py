@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pytest
 
 from retrieval_gate.stats.sequential import LOOKS, MIN_SIDE, bound, drop_t
 from retrieval_gate.stats.significance import t_quantile
+from tests.helpers.paths import DOCS
 
 LEVEL = 0.05
 
@@ -78,3 +80,14 @@ def test_a_set_past_the_null_shows_at_half() -> None:
     values = _deltas(np.random.default_rng(3), 300) - 0.08
     assert drop_t(values[:150], 0.02, population=300) > bound(LEVEL, 150)
     assert MIN_SIDE <= 150
+
+
+def test_the_queries_a_look_needs_are_those_the_docs_state() -> None:
+    text = " ".join((DOCS / "gate.md").read_text(encoding="utf-8").split())
+    stated = re.search(
+        r"a look needs (\d+) of the check's queries on each side, so a slice of fewer than "
+        r"(\d+) waits",
+        text,
+    )
+    assert stated is not None
+    assert (int(stated[1]), int(stated[2])) == (MIN_SIDE, 2 * MIN_SIDE)
