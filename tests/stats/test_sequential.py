@@ -32,6 +32,16 @@ def test_the_statistic_is_the_drop_past_the_null_over_its_standard_error() -> No
     assert drop_t(deltas, 0.02, population=10) == pytest.approx((drop - 0.02) / shrunk)
 
 
+def test_the_whole_set_drawn_knows_its_mean_and_more_cannot_be_drawn() -> None:
+    deltas = np.array([-0.3, -0.1, 0.0, -0.2])
+    # Every delta of the set: its mean drop 0.15 is known, past 0.02 for certain, and short
+    # of 0.2 for certain.
+    assert drop_t(deltas, 0.02, population=4) == math.inf
+    assert drop_t(deltas, 0.2, population=4) == -math.inf
+    with pytest.raises(ValueError, match="5 deltas cannot be drawn from a set of 4"):
+        drop_t(np.append(deltas, 0.1), 0.02, population=4)
+
+
 def test_deltas_that_do_not_vary_are_certain_either_way() -> None:
     assert drop_t(np.full(40, -0.9), 0.02) == math.inf
     assert drop_t(np.full(40, 0.1), 0.02) == -math.inf
