@@ -724,4 +724,15 @@ EQUIVALENTS: list[tuple[str, str, str, str, str, str]] = [
         "the first piece of a split is the text up to the first newline for any maxsplit of 1"
         " or more",
     ),
+    (
+        "stats/quantile_tests.py",
+        "quantile_change",
+        "step = max(1, _CHUNK_CELLS // n)",
+        "max(1, _CHUNK_CELLS // n)",
+        "max(2, _CHUNK_CELLS // n)",
+        "it binds only past 250,000 pairs, and then draws two resamples a chunk instead of "
+        "one: the generator's rows come from the same stream in the same order (random((2, "
+        "t)) is random((1, t)) twice), so only memory changes; the last chunk is cut to the "
+        "resamples left",
+    ),
 ]
