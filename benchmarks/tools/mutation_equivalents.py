@@ -735,4 +735,14 @@ EQUIVALENTS: list[tuple[str, str, str, str, str, str]] = [
         "t)) is random((1, t)) twice), so only memory changes; the last chunk is cut to the "
         "resamples left",
     ),
+    (
+        "stats/run_shift.py",
+        "shifted_tail",
+        "arg = (x[wide][:, None] - sd[wide][:, None] * z) / shift[wide][:, None]",
+        "x[wide][:, None] - sd[wide][:, None] * z",
+        "x[wide][:, None] + sd[wide][:, None] * z",
+        "Z is symmetric and so is its rule: hermegauss(64)'s nodes are exactly -nodes[::-1] "
+        "and its weights exactly weights[::-1], so x + sd z takes the same 64 terms as x - sd"
+        " z, summed in the reverse order (equal but for that sum's last-bit rounding)",
+    ),
 ]
