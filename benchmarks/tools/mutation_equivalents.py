@@ -787,4 +787,90 @@ EQUIVALENTS: list[tuple[str, str, str, str, str, str]] = [
         "np.nextafter(0.0, 2.0)",
         "the float after 0 toward 1 or toward 2 is the same smallest subnormal",
     ),
+    (
+        "stats/sequential.py",
+        "bound",
+        "@lru_cache(maxsize=4096)",
+        "lru_cache(maxsize=4096)",
+        "lru_cache(maxsize=4095)",
+        "the size of the cache: bound is pure and returns an immutable value, so an entry "
+        "evicted sooner or later is computed again to the same floats; only time changes",
+    ),
+    (
+        "stats/sequential.py",
+        "bound",
+        "@lru_cache(maxsize=4096)",
+        "lru_cache(maxsize=4096)",
+        "lru_cache(maxsize=4097)",
+        "the size of the cache: bound is pure and returns an immutable value, so an entry "
+        "evicted sooner or later is computed again to the same floats; only time changes",
+    ),
+    (
+        "stats/run_shift.py",
+        "shifted_bars",
+        "@functools.lru_cache(maxsize=256)",
+        "functools.lru_cache(maxsize=256)",
+        "functools.lru_cache(maxsize=255)",
+        "the size of the cache: shifted_bars is pure and returns an immutable value, so an entry "
+        "evicted sooner or later is computed again to the same floats; only time changes",
+    ),
+    (
+        "stats/run_shift.py",
+        "shifted_bars",
+        "@functools.lru_cache(maxsize=256)",
+        "functools.lru_cache(maxsize=256)",
+        "functools.lru_cache(maxsize=257)",
+        "the size of the cache: shifted_bars is pure and returns an immutable value, so an entry "
+        "evicted sooner or later is computed again to the same floats; only time changes",
+    ),
+    (
+        "history/record.py",
+        "_finite",
+        "return isinstance(value, int | float) and not isinstance(value, bool) and "
+        "math.isfinite(value)",
+        "isinstance(value, int | float) and (not isinstance(value, bool)) and math.isfinite(value)",
+        "-(isinstance(value, int | float) and (not isinstance(value, bool)) and "
+        "math.isfinite(value))",
+        "the and chain gives a bool, and -True is -1 (true), -False 0 (false): every caller "
+        "reads _finite only as a condition",
+    ),
+    (
+        "history/record.py",
+        "pr_number",
+        'subject = message.strip().split("\\n", 1)[0] if message.strip() else ""',
+        "message.strip().split('\\n', 1)",
+        "message.strip().split('\\n', 2)",
+        "the first piece of a split is the text up to the first newline for any maxsplit of 1"
+        " or more",
+    ),
+    (
+        "history/record.py",
+        "result_entry",
+        'subject=_text(subject.strip().split("\\n", 1)[0] if subject.strip() else ""),',
+        "subject.strip().split('\\n', 1)",
+        "subject.strip().split('\\n', 2)",
+        "the first piece of a split is the text up to the first newline for any maxsplit of 1"
+        " or more",
+    ),
+    (
+        "stats/quantile_tests.py",
+        "quantile_change",
+        "step = max(1, _CHUNK_CELLS // n)",
+        "max(1, _CHUNK_CELLS // n)",
+        "max(2, _CHUNK_CELLS // n)",
+        "it binds only past 250,000 pairs, and then draws two resamples a chunk instead of "
+        "one: the generator's rows come from the same stream in the same order (random((2, "
+        "t)) is random((1, t)) twice), so only memory changes; the last chunk is cut to the "
+        "resamples left",
+    ),
+    (
+        "stats/run_shift.py",
+        "shifted_tail",
+        "arg = (x[wide][:, None] - sd[wide][:, None] * z) / shift[wide][:, None]",
+        "x[wide][:, None] - sd[wide][:, None] * z",
+        "x[wide][:, None] + sd[wide][:, None] * z",
+        "Z is symmetric and so is its rule: hermegauss(64)'s nodes are exactly -nodes[::-1] "
+        "and its weights exactly weights[::-1], so x + sd z takes the same 64 terms as x - sd"
+        " z, summed in the reverse order (equal but for that sum's last-bit rounding)",
+    ),
 ]

@@ -31,9 +31,11 @@ def drop_t(deltas: FloatArray, null_drop: float, *, population: int | None = Non
     Deltas that do not vary give +-inf (0 exactly at the null)."""
     x = np.asarray(deltas, dtype=np.float64)
     n = x.size
+    if population is not None and n > population:
+        raise ValueError(f"{n} deltas cannot be drawn from a set of {population}")
     gap = -float(np.mean(x)) - null_drop
     spread = float(np.std(x, ddof=1))
-    shrink = 1.0 if population is None else max(0.0, 1.0 - n / population)
+    shrink = 1.0 if population is None else 1.0 - n / population
     error = spread * math.sqrt(shrink / n)
     if error <= 0.0:
         return 0.0 if gap == 0.0 else math.copysign(math.inf, gap)

@@ -6,8 +6,11 @@ import json
 import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 
+from retrieval_gate.history.drift import drop_evidence
+from retrieval_gate.stats.edetector import log_e_values
 from tests.helpers.cli import run_cli
 from tests.helpers.drifting_main import BUDGET, QUERIES, STEPS, Main, write_config, write_set
 from tests.helpers.git import git
@@ -157,3 +160,22 @@ def test_the_committed_baseline_as_the_reference(tmp_path: Path) -> None:
     code, out, _ = run_cli("history", "drift", "-c", str(main.config), "--repo", str(main.work))
     assert code == 0, out
     assert "(0 merges;" in out
+
+
+def test_the_evidence_after_each_record_is_the_larger_of_its_two_comparisons() -> None:
+    bar = 3.0
+    first = np.array([0.9, 0.8, 0.9, 0.8])
+    second = np.array([0.6, 0.5, 0.6, 0.5])
+    newest = np.array([0.9, 0.2, 0.8, 0.3])  # noisy: the mean of the two after is steadier
+    found = drop_evidence(np.vstack([first, second, newest]), bar)
+
+    def log_e(drops: np.ndarray) -> float:
+        return float(log_e_values(drops, bar)[0])
+
+    # After the reference: it against the newest, and it against the mean of the two after.
+    after_first = max(log_e(first - newest), log_e(first - (second + newest) / 2))
+    # After the second record: it against the newest, and the mean of both against the newest.
+    after_second = max(log_e(second - newest), log_e((first + second) / 2 - newest))
+    assert found == pytest.approx([after_first, after_second], rel=1e-12)
+    assert log_e(first - (second + newest) / 2) > log_e(first - newest)  # the mean counts
+    assert drop_evidence(newest[None, :], bar).size == 0  # the newest alone: no evidence

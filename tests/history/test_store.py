@@ -362,3 +362,16 @@ def test_a_clone_with_only_the_fetched_branch_appends_on_top_of_it(
     code, _, err = run_cli("history", "append", "--result", str(path), "--repo", str(other))
     assert code == 0, err
     assert [e.commit for e in read_history(BranchSource(repo=other), "tiny")] == [first, second]
+
+
+def test_a_remote_moved_only_when_its_branch_tip_is_not_the_base(tmp_path: Path) -> None:
+    work, _ = make_repo(tmp_path)
+    main = git(work, "rev-parse", "HEAD").strip()
+    # The push's refusal is retried only if the branch moved under it: main is at `main`.
+    assert not store._remote_moved(work, "origin", "main", main)
+    assert store._remote_moved(work, "origin", "main", "0" * 40)
+    # A branch the remote does not have moved from nothing only if there was a base.
+    assert not store._remote_moved(work, "origin", BRANCH, None)
+    assert store._remote_moved(work, "origin", BRANCH, main)
+    # A remote git cannot reach has not moved: the push's own error is the one to report.
+    assert not store._remote_moved(work, str(tmp_path / "gone.git"), "main", main)

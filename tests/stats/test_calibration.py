@@ -65,6 +65,18 @@ def test_no_pairs_gives_an_empty_card() -> None:
 def test_grades_outside_zero_to_three_are_refused() -> None:
     with pytest.raises(ValueError, match="0 to 3"):
         calibration_card([0, 4], [0, 1])
+    with pytest.raises(ValueError, match="0 to 3"):
+        calibration_card([0, 1], [0, 1.5])  # the judge's grades too, whole numbers only
+    for human, judge in (([0, 1], [0]), ([[0, 1]], [[0, 1]])):
+        with pytest.raises(ValueError, match="one human and one judge grade per pair"):
+            calibration_card(human, judge)
+
+
+def test_one_grade_throughout_leaves_kappa_and_alpha_undefined() -> None:
+    card = calibration_card([2, 2, 2], [2, 2, 2])
+    assert (card.pairs, card.kappa, card.alpha) == (3, None, None)
+    assert card.confusion[2] == (0, 0, 3, 0)
+    assert [b.bias for b in card.bias] == [None, None, 0.0, None]
 
 
 def test_kendall_tau_b_matches_scipy_with_ties() -> None:

@@ -64,3 +64,11 @@ def test_what_n_queries_can_reach_and_the_bar() -> None:
     assert _log_e([0.1] * 13) < BAR <= _log_e([0.1] * 14)
     assert log_bar(50, 0.05) == pytest.approx(math.log(1000))
     assert log_bar(50, 0.0125) == pytest.approx(math.log(4000))
+
+
+def test_n_queries_reach_a_bar_of_exactly_n_over_2_at_their_most() -> None:
+    # 14 queries dropping alike: z = sqrt(14), log E = sqrt(2 * 7) sqrt(14) - 7 = 7, the
+    # bar itself; E at the bar trips (the drift's log_e >= log_bar), so 14 can reach it.
+    assert reaches(14, 7.0)
+    assert not reaches(13, 7.0)
+    assert _log_e([0.1] * 14, 7.0) == pytest.approx(7.0, rel=1e-12)

@@ -18,6 +18,11 @@ def test_bland_altman_is_the_mean_difference_and_its_1_96_sd_limits() -> None:
     assert high == pytest.approx(0.1 + 1.96 * 0.2)
     # One unit: no spread to state, the limits are the bias itself.
     assert bland_altman(np.array([0.3]), np.array([0.5])) == pytest.approx((-0.2, -0.2, -0.2))
+    # Two units already have a spread: differences 0.3 and -0.1, sd |0.3 + 0.1| / sqrt(2).
+    sd = 0.4 / math.sqrt(2)
+    assert bland_altman(np.array([0.5, 0.2]), np.array([0.2, 0.3])) == pytest.approx(
+        (0.1, 0.1 - 1.96 * sd, 0.1 + 1.96 * sd)
+    )
     with pytest.raises(ValueError, match="at least one unit"):
         bland_altman(np.array([]), np.array([]))
 
@@ -45,3 +50,8 @@ def test_the_estimate_is_worth_the_queries_that_give_its_standard_error() -> Non
     assert effective_queries(people, 0.0, 50) is None
     assert effective_queries(np.array([0.2, 0.2]), 0.1, 50) is None
     assert effective_queries(np.array([0.2]), 0.1, 50) is None
+    # Two units: var (ddof 1) (0.1 - 0.3)^2 / 2 = 0.02; at se 0.1 they are worth 2.
+    assert effective_queries(np.array([0.1, 0.3]), 0.1, 50) == pytest.approx(2.0)
+    # An estimate without a finite standard error is worth nothing stated.
+    assert effective_queries(people, math.inf, 50) is None
+    assert effective_queries(people, math.nan, 50) is None

@@ -294,3 +294,72 @@ def test_the_weighted_estimate_refuses_a_probability_outside_zero_one() -> None:
     for pi in (0.0, 1.5, np.nan):
         with pytest.raises(ValueError, match="inclusion probabilities"):
             weighted_ppi_mean(np.ones(2), np.ones(2), np.array([0.5, pi]), np.ones(3))
+
+
+def test_the_weighted_lambda_by_hand_on_six_units() -> None:
+    # y = 1, 0, 0 labelled at pi 0.5; f = 0.2, 0.4, 0.4; the judge alone 0.8, 0.2, 0.4.
+    # a = y / pi: 2, 0, 0, 0, 0, 0 (mean 1/3); b = f (1 - 1 / pi), u: -0.2, -0.4, -0.4, 0.8,
+    # 0.2, 0.4 (mean 1/15). cov(a, b) = -8/75 and var(b) = 88/375, so lam = 5/11.
+    y, f, u = np.array([1.0, 0.0, 0.0]), np.array([0.2, 0.4, 0.4]), np.array([0.8, 0.2, 0.4])
+    found = weighted_ppi_mean(y, f, np.full(3, 0.5), u)
+    assert found.lam == pytest.approx(5 / 11, rel=1e-12)
+    z = 2 * np.array([1.0, 0.0, 0.0, 0.0, 0.0, 0.0]) + 5 / 11 * np.array(
+        [-0.2, -0.4, -0.4, 0.8, 0.2, 0.4]
+    )
+    assert found.estimate == pytest.approx(z.mean(), rel=1e-12)
+    assert found.se == pytest.approx(np.sqrt(z.var(ddof=1) / 6), rel=1e-12)
+    assert (found.n, found.df) == (3, 2.0)  # n - 1
+    # Every unit labelled for sure and no judge-only unit: b is all 0, no weight to tune,
+    # and the estimate is the plain mean.
+    certain = weighted_ppi_mean(y, f, np.ones(3), np.array([]))
+    assert (certain.lam, certain.estimate) == (0.0, pytest.approx(1 / 3, rel=1e-15))
+
+
+def test_the_weighted_estimate_of_one_labelled_unit_has_no_tuned_weight() -> None:
+    # One labelled unit (pi 0.25) and one judge-only: z = 0.4 / 0.25 = 1.6 and 0 at lam 0;
+    # two values have a variance, (1.6 - 0.8)^2 * 2 / 1 over 2 units.
+    found = weighted_ppi_mean(np.array([0.4]), np.array([0.9]), np.array([0.25]), np.array([0.7]))
+    assert (found.lam, found.n, found.df) == (0.0, 1, 1.0)
+    assert found.estimate == pytest.approx(0.8, rel=1e-15)
+    assert found.se == pytest.approx(np.sqrt(1.28 / 2), rel=1e-15)
+    alone = weighted_ppi_mean(np.array([0.4]), np.array([0.9]), np.array([0.25]), np.array([]))
+    assert (alone.estimate, alone.se) == (pytest.approx(1.6, rel=1e-15), 0.0)
+    assert alone.interval() is None
+
+
+def test_the_weighted_estimate_takes_lam_and_pi_up_to_one_and_no_further() -> None:
+    y, f, u = np.array([1.0, 0.0]), np.array([0.8, 0.4]), np.array([0.6, 0.2])
+    full = weighted_ppi_mean(y, f, np.array([1.0, 0.5]), u, lam=1.0)
+    # z = f + (y - f) / pi: 1.0, 0.4 - 0.8 = -0.4, then 0.6, 0.2.
+    assert full.estimate == pytest.approx((1.0 - 0.4 + 0.6 + 0.2) / 4, rel=1e-12)
+    for lam in (1.5, -0.5):
+        with pytest.raises(ValueError, match="lam must be within"):
+            weighted_ppi_mean(y, f, np.array([0.5, 0.5]), u, lam=lam)
+    with pytest.raises(ValueError, match="at least one labelled unit"):
+        weighted_ppi_mean(np.zeros(0), np.zeros(0), np.zeros(0), u)
+    with pytest.raises(ValueError, match="one length"):
+        weighted_ppi_mean(y, f, np.array([0.5]), u)
+
+
+def test_active_probabilities_at_the_edges_of_floor_and_expected() -> None:
+    doubt = np.array([0.0, 0.5, 1.0])  # mean 0.5: weights 0.2, 1.0, 1.8 at floor 0.2
+    pi, rate, weight = active_probabilities(doubt, 1.0, 0.2)
+    assert weight == pytest.approx([0.2, 1.0, 1.8], rel=1e-15)
+    assert rate == pytest.approx(1 / 3, rel=1e-15)
+    assert pi == pytest.approx([0.2 / 3, 1 / 3, 0.6], rel=1e-15)
+    # A floor of 1 is the uniform draw, whatever the doubt.
+    uniform, _, ones = active_probabilities(doubt, 1.0, 1.0)
+    assert np.array_equal(ones, np.ones(3))
+    assert uniform == pytest.approx([1 / 3] * 3, rel=1e-15)
+    # More expected than there are candidates: every one is drawn (to the float's last bit:
+    # the rate reached is the first whose probabilities sum to 3 in floats).
+    assert active_probabilities(doubt, 10.0, 0.2)[0] == pytest.approx([1.0] * 3, abs=1e-15)
+    # Equal weights whose rate is a binary fraction: the bisection lands on it exactly.
+    flat, rate, _ = active_probabilities(np.zeros(4), 1.0, 0.2)
+    assert rate == 0.25
+    assert np.array_equal(flat, np.full(4, 0.25))
+    for floor in (1.5, -0.1):
+        with pytest.raises(ValueError, match="floor must be within"):
+            active_probabilities(doubt, 1.0, floor)
+    with pytest.raises(ValueError, match="one finite value"):
+        active_probabilities(np.ones((2, 2)), 1.0, 0.2)

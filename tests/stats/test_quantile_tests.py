@@ -151,3 +151,25 @@ def test_differences_equal_but_for_rounding_are_ties(offset: float) -> None:
     cur = offset + np.array([0.8, 0.8, 0.4, 0.1])
     found = change(ref, cur, q=0.5, resamples=20_000)
     assert found.p_increase == pytest.approx(10 / 16, abs=0.015)
+
+
+def test_more_pairs_than_a_chunk_holds_are_drawn_one_resample_at_a_time() -> None:
+    # 500,001 pairs: past the chunk's 500,000 cells, each draw is one row of its own.
+    ref = np.linspace(0.0, 1.0, 500_001)
+    found = change(ref, ref + 1.0, q=0.5, resamples=3)
+    assert (found.n, found.delta) == (500_001, pytest.approx(1.0, rel=1e-12))
+    # Random swaps of so many pairs move the median by far less than 1: none reaches it.
+    assert (found.p_increase, found.p_decrease) == (0.25, 1.0)
+
+
+def test_the_unit_of_the_values_does_not_change_the_test() -> None:
+    # Seconds or hours: scaling by a power of two is exact, so every tie and p-value stays.
+    rng = np.random.default_rng(9)
+    ref = rng.lognormal(0.0, 0.5, 60)
+    cur = ref * rng.lognormal(0.05, 0.1, 60)
+    cur[:10] = ref[:10]  # and some pairs unchanged
+    found = change(ref, cur, q=0.9, resamples=500)
+    for scale in (2.0**-60, 2.0**40):
+        scaled = change(ref * scale, cur * scale, q=0.9, resamples=500)
+        assert (scaled.p_increase, scaled.p_decrease) == (found.p_increase, found.p_decrease)
+        assert scaled.delta == found.delta * scale

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pytest
 
 from retrieval_gate.stats.sequential import LOOKS, MIN_SIDE, bound, drop_t
 from retrieval_gate.stats.significance import t_quantile
+from tests.helpers.paths import DOCS
 
 LEVEL = 0.05
 
@@ -28,6 +30,16 @@ def test_the_statistic_is_the_drop_past_the_null_over_its_standard_error() -> No
     # Drawn from a set of 10: the set's mean is 6/10 known, the error shrinks by sqrt(4/10).
     shrunk = sd * math.sqrt((1 - n / 10) / n)
     assert drop_t(deltas, 0.02, population=10) == pytest.approx((drop - 0.02) / shrunk)
+
+
+def test_the_whole_set_drawn_knows_its_mean_and_more_cannot_be_drawn() -> None:
+    deltas = np.array([-0.3, -0.1, 0.0, -0.2])
+    # Every delta of the set: its mean drop 0.15 is known, past 0.02 for certain, and short
+    # of 0.2 for certain.
+    assert drop_t(deltas, 0.02, population=4) == math.inf
+    assert drop_t(deltas, 0.2, population=4) == -math.inf
+    with pytest.raises(ValueError, match="5 deltas cannot be drawn from a set of 4"):
+        drop_t(np.append(deltas, 0.1), 0.02, population=4)
 
 
 def test_deltas_that_do_not_vary_are_certain_either_way() -> None:
@@ -78,3 +90,14 @@ def test_a_set_past_the_null_shows_at_half() -> None:
     values = _deltas(np.random.default_rng(3), 300) - 0.08
     assert drop_t(values[:150], 0.02, population=300) > bound(LEVEL, 150)
     assert MIN_SIDE <= 150
+
+
+def test_the_queries_a_look_needs_are_those_the_docs_state() -> None:
+    text = " ".join((DOCS / "gate.md").read_text(encoding="utf-8").split())
+    stated = re.search(
+        r"a look needs (\d+) of the check's queries on each side, so a slice of fewer than "
+        r"(\d+) waits",
+        text,
+    )
+    assert stated is not None
+    assert (int(stated[1]), int(stated[2])) == (MIN_SIDE, 2 * MIN_SIDE)
