@@ -180,6 +180,14 @@ EQUIVALENTS: list[tuple[str, str, str, str, str, str]] = [
         "with no queries the verdict is replaced by pass (or None) a few lines below",
     ),
     (
+        "gate/checks/undefined.py",
+        "defined_rows",
+        "return rows",
+        "rows",
+        "-rows",
+        "taken only when rows is empty: minus an empty int64 array is the same empty array",
+    ),
+    (
         "stats/significance.py",
         "_monte_carlo",
         "most = max(1, min(_BLOCK_BYTES // max((n + 7) // 8, 1), _CHUNK_CELLS // columns))",
