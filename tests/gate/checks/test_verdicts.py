@@ -149,6 +149,12 @@ def test_a_p_value_at_alpha_or_at_the_lean_is_evidence() -> None:
     for at, expected in ((alpha, "pass"), (np.nextafter(alpha, 1.0), "inconclusive")):
         evidence = Evidence(failing=0.9, rise=1.0, rise_level=alpha, within=float(at))
         assert verdict_of(**within, n=50, evidence=evidence, alpha=alpha) == expected, at
+    # A rise past max_drop is shown by a rise p-value at its level (the family's), not above.
+    risen: dict[str, Any] = {**past, "delta": 0.05}
+    level = 0.0125
+    for at, expected in ((level, "improved"), (np.nextafter(level, 1.0), "pass")):
+        evidence = Evidence(failing=1.0, rise=float(at), rise_level=level)
+        assert verdict_of(**risen, n=50, evidence=evidence, alpha=alpha) == expected, at
 
 
 def test_the_lean_is_the_adjusted_p_value_within_twice_alpha() -> None:
