@@ -281,3 +281,12 @@ def test_the_widest_max_drop_suggested_under_excess_is_one_the_check_enforces() 
     assert caught == pytest.approx(1.5 * widest)
     strict = ComparisonSettings(rule="non-inferiority", on_inconclusive="fail")
     assert enforceable_drop(check, strict) is None
+
+
+def test_a_check_of_no_queries_passes_if_gated_and_stays_report_only_if_not() -> None:
+    nothing = Evidence(failing=1.0, rise=1.0, rise_level=0.05)
+    below: dict[str, Any] = {"delta": 0.0, "current_mean": 0.0, "max_drop": None, "floor": 0.5}
+    assert verdict_of(**below, n=0, evidence=nothing, alpha=0.05) == "pass"
+    assert verdict_of(**below, n=3, evidence=nothing, alpha=0.05) == "below_floor"
+    unset: dict[str, Any] = {**below, "floor": None}
+    assert verdict_of(**unset, n=0, evidence=nothing, alpha=0.05) is None
