@@ -7,7 +7,7 @@ import pytest
 
 from retrieval_gate.gate.checks.compare import ComparisonSettings, Threshold
 from retrieval_gate.gate.modes.assisted import assisted_comparisons
-from retrieval_gate.gate.modes.assisted_units import MIN_HUMAN, units_of
+from retrieval_gate.gate.modes.assisted_units import units_of
 from retrieval_gate.stats.ppi import ppi_mean
 
 METRIC = "ndcg@10"
@@ -23,14 +23,19 @@ def test_each_gated_check_with_enough_human_judged_queries_gets_its_figures() ->
     labelled = np.arange(n) < n_people
     human = ({METRIC: base}, {METRIC: after})
     judged = ({METRIC: judge_base}, {METRIC: judge_after})
-    # "few": a slice with fewer than MIN_HUMAN human-judged queries says nothing.
-    slices = {"all": np.arange(n), "few": np.arange(n_people - MIN_HUMAN + 1, n)}
+    # As docs/llm-labels-statistics.md states: 10 human-judged queries in a slice measure
+    # the judge there, 9 ("few") say nothing.
+    slices = {
+        "all": np.arange(n),
+        "ten": np.arange(n_people - 10, n),
+        "few": np.arange(n_people - 9, n),
+    }
     settings = ComparisonSettings(min_size=5)
     made, _, weights = assisted_comparisons(
         human, judged, labelled, slices, {METRIC: Threshold(max_drop=0.05)}, {}, settings
     )
     units = units_of(made, weights, (human, judged), labelled, slices)
-    assert [u.slice for u in units] == ["all"]
+    assert [(u.slice, u.queries) for u in units] == [("all", n_people), ("ten", 10)]
     unit = units[0]
     ours = np.arange(n_people)
     differences = judge_after[ours] - after[ours]
