@@ -188,6 +188,15 @@ EQUIVALENTS: list[tuple[str, str, str, str, str, str]] = [
         "taken only when rows is empty: minus an empty int64 array is the same empty array",
     ),
     (
+        "gate/modes/assisted_units.py",
+        "units_of",
+        "people[ours], machine[ours], check.max_drop if check.max_drop else 0.0",
+        "check.max_drop if check.max_drop else 0.0",
+        "check.max_drop if check.max_drop else -1.0",
+        "sign_agreement counts a delta decisive when |delta| >= the threshold: at 0 and at -1"
+        " alike every delta (a NaN at neither)",
+    ),
+    (
         "stats/significance.py",
         "_monte_carlo",
         "most = max(1, min(_BLOCK_BYTES // max((n + 7) // 8, 1), _CHUNK_CELLS // columns))",
