@@ -197,6 +197,14 @@ EQUIVALENTS: list[tuple[str, str, str, str, str, str]] = [
         " alike every delta (a NaN at neither)",
     ),
     (
+        "gate/modes/sequential.py",
+        "Monitor.due",
+        "return 0.0",
+        "0.0",
+        "-0.0",
+        "-0.0 equals 0.0: look() only asks whether it is <= 0.0, and tests compare it with ==",
+    ),
+    (
         "stats/significance.py",
         "_monte_carlo",
         "most = max(1, min(_BLOCK_BYTES // max((n + 7) // 8, 1), _CHUNK_CELLS // columns))",
