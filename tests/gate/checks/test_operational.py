@@ -199,3 +199,14 @@ def test_a_latency_one_repeated_run_missed_adds_no_run_to_run_spread() -> None:
     assert np.mean([run["latency_p95"] for run in filled], axis=0)[:3] == pytest.approx(
         means["latency_p95"][:3]
     )
+
+
+def test_a_measured_query_run_in_no_turn_is_swapped_with_no_turn_s_queries() -> None:
+    before, after = sides()
+    latency = LatencyRun({q: i // 10 for i, q in enumerate(IDS[:-5])})  # the last 5: no turn
+    _, columns, _ = operational_columns(list(before), IDS, (before, after), latency)
+    turns = columns["latency_p95"].turns
+    assert turns is not None
+    assert turns[:10].tolist() == [0] * 10
+    assert not set(turns[-5:].tolist()) & set(turns[:-5].tolist())
+    assert len(set(turns[-5:].tolist())) == 1
