@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from retrieval_gate.config.loader import load
 from retrieval_gate.core.judge_identity import JudgeIdentity
 from retrieval_gate.datasets.llm_layer import read_layer, write_layer
 from retrieval_gate.gate.checks.compare import ComparisonSettings
-from retrieval_gate.config.loader import load
 from retrieval_gate.gate.modes.judges import mixed_judges, same_family
 from retrieval_gate.gate.result import GateResult
 from retrieval_gate.pipeline.check import check
