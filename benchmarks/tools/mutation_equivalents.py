@@ -308,6 +308,31 @@ EQUIVALENTS: list[tuple[str, str, str, str, str, str]] = [
         "with no queries the verdict is replaced by pass (or None) a few lines below",
     ),
     (
+        "gate/checks/undefined.py",
+        "defined_rows",
+        "return rows",
+        "rows",
+        "-rows",
+        "taken only when rows is empty: minus an empty int64 array is the same empty array",
+    ),
+    (
+        "gate/modes/assisted_units.py",
+        "units_of",
+        "people[ours], machine[ours], check.max_drop if check.max_drop else 0.0",
+        "check.max_drop if check.max_drop else 0.0",
+        "check.max_drop if check.max_drop else -1.0",
+        "sign_agreement counts a delta decisive when |delta| >= the threshold: at 0 and at -1"
+        " alike every delta (a NaN at neither)",
+    ),
+    (
+        "gate/modes/sequential.py",
+        "Monitor.due",
+        "return 0.0",
+        "0.0",
+        "-0.0",
+        "-0.0 equals 0.0: look() only asks whether it is <= 0.0, and tests compare it with ==",
+    ),
+    (
         "stats/significance.py",
         "_monte_carlo",
         "most = max(1, min(_BLOCK_BYTES // max((n + 7) // 8, 1), _CHUNK_CELLS // columns))",
@@ -496,12 +521,57 @@ EQUIVALENTS: list[tuple[str, str, str, str, str, str]] = [
     ),
     (
         "gate/checks/operational.py",
-        "filled_runs",
-        "{**run, **{metric: np.nan_to_num(run[metric], nan=0.0) for metric in columns}}",
-        "np.nan_to_num(run[metric], nan=0.0)",
-        "np.nan_to_num(run[metric], nan=1.0)",
+        "operational_columns",
+        "before[metric] = np.where(both, ref, 0.0)",
+        "np.where(both, ref, 0.0)",
+        "np.where(both, ref, -1.0)",
         "an unmeasured pair's stand-in is never read: every check's rows are cut to the "
-        "measured pairs (Measured.rows), the run noise's too",
+        "measured pairs (Measured.rows)",
+    ),
+    (
+        "gate/checks/operational.py",
+        "operational_columns",
+        "after[metric] = np.where(both, cur, 0.0)",
+        "np.where(both, cur, 0.0)",
+        "np.where(both, cur, 1.0)",
+        "an unmeasured pair's stand-in is never read: every check's rows are cut to the "
+        "measured pairs (Measured.rows)",
+    ),
+    (
+        "gate/checks/operational.py",
+        "operational_columns",
+        "after[metric] = np.where(both, cur, 0.0)",
+        "np.where(both, cur, 0.0)",
+        "np.where(both, cur, -1.0)",
+        "an unmeasured pair's stand-in is never read: every check's rows are cut to the "
+        "measured pairs (Measured.rows)",
+    ),
+    (
+        "gate/checks/operational.py",
+        "filled_runs",
+        "np.isnan(run[metric]), np.nan_to_num(means[metric], nan=0.0), run[metric]",
+        "np.nan_to_num(means[metric], nan=0.0)",
+        "np.nan_to_num(means[metric], nan=1.0)",
+        "a mean is NaN only where no run measured the query, a pair Measured.both leaves "
+        "out of every check and so of the run noise too",
+    ),
+    (
+        "gate/checks/operational.py",
+        "filled_runs",
+        "np.isnan(run[metric]), np.nan_to_num(means[metric], nan=0.0), run[metric]",
+        "np.nan_to_num(means[metric], nan=0.0)",
+        "np.nan_to_num(means[metric], nan=-1.0)",
+        "a mean is NaN only where no run measured the query, a pair Measured.both leaves "
+        "out of every check and so of the run noise too",
+    ),
+    (
+        "gate/checks/operational.py",
+        "operational_columns",
+        "turns = np.asarray([latency.turns.get(q, -1) for q in query_ids], dtype=np.int64)",
+        "-1",
+        "-2",
+        "turns count from 0 (position // size): -1 and -2 alike put the turnless queries in "
+        "one block of their own",
     ),
     (
         "gate/checks/verdicts.py",

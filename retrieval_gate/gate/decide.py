@@ -102,7 +102,10 @@ def decide(
     )
     warnings = (*warnings, *measured)
     if runs is not None and columns:
-        runs = (filled_runs(runs[0], columns), filled_runs(runs[1], columns))
+        runs = (
+            filled_runs(runs[0], columns, baseline.scores),
+            filled_runs(runs[1], columns, current.scores),
+        )
 
     def decided(
         before: Mapping[str, FloatArray], after: Mapping[str, FloatArray]

@@ -273,13 +273,20 @@ def run_spread(sides: Sequence[Runs], metric: str, rows: IntArray) -> tuple[floa
     when the runs agree exactly.
 
     B = spread^2 also holds per-query noise that the sign flips already see: counted twice,
-    on the safe side."""
+    on the safe side. A query some runs leave undefined (NaN) takes, in those runs, its mean
+    over the runs that define it, as the side's scores do (`mean_of_runs`)."""
     squares = 0.0
     df = 0
     for side in sides:
         if len(side) < 2:
             continue
-        means = np.asarray([float(run[metric][rows].mean()) for run in side])
+        values = np.asarray([run[metric][rows] for run in side], dtype=np.float64)
+        missing = np.isnan(values)
+        if missing.any():
+            counts = np.maximum((~missing).sum(axis=0), 1)
+            filled = np.where(missing, 0.0, values).sum(axis=0) / counts
+            values = np.where(missing, filled, values)
+        means = np.asarray([float(run.mean()) for run in values])
         squares += float(np.square(means - means.mean()).sum())
         df += len(side) - 1
     if not df or not rows.size:

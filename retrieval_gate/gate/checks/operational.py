@@ -170,11 +170,23 @@ def operational_columns(
 
 
 def filled_runs(
-    runs: Sequence[Mapping[str, FloatArray]], columns: Mapping[str, Measured]
+    runs: Sequence[Mapping[str, FloatArray]],
+    columns: Mapping[str, Measured],
+    means: Mapping[str, FloatArray],
 ) -> tuple[Mapping[str, FloatArray], ...]:
-    """Repeated runs with their unmeasured operational values (nan) set to 0: a pair left out
-    of a check (`Measured.both`) was unmeasured in some run, so no run's value of it is read."""
+    """Repeated runs with each unmeasured operational value (nan) set to that query's mean over
+    the runs that measured it (`means`, the side's scores: `mean_of_runs`), else 0 (a pair
+    `Measured.both` leaves out, never read): a query one run missed then adds no run-to-run
+    spread, and the runs' mean stays the scores compared."""
     return tuple(
-        {**run, **{metric: np.nan_to_num(run[metric], nan=0.0) for metric in columns}}
+        {
+            **run,
+            **{
+                metric: np.where(
+                    np.isnan(run[metric]), np.nan_to_num(means[metric], nan=0.0), run[metric]
+                )
+                for metric in columns
+            },
+        }
         for run in runs
     )

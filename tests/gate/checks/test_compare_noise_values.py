@@ -239,3 +239,12 @@ def test_the_noisy_t_test_of_one_query_is_the_run_noise_s_alone(
     variance = b * (1 / reference_runs + 1 / current_runs)
     expected = STUDENT.cdf(delta / math.sqrt(variance), run_df)
     assert one.p_value == pytest.approx(expected, rel=1e-9, abs=0)
+
+
+def test_a_query_one_run_left_undefined_takes_its_mean_over_the_runs_that_define_it() -> None:
+    # auc of query 1 is undefined in the first run: there it counts as 0.4, the second's.
+    first = {"auc": np.array([0.5, np.nan, 0.7, 0.8])}
+    second = {"auc": np.array([0.6, 0.4, 0.7, 0.8])}
+    spread, df = run_spread(((first, second), ()), "auc", np.arange(4))  # type: ignore[misc]
+    # Run means 0.6 and 0.625: their sd is 0.025 / sqrt(2), on 1 degree of freedom.
+    assert (spread, df) == (pytest.approx(0.025 / math.sqrt(2.0), rel=1e-12), 1)

@@ -15,6 +15,7 @@ from retrieval_gate.gate.checks.family import (
     concentrated_p,
     family_of,
     refusal_advice,
+    widest_level,
 )
 from retrieval_gate.stats.significance import paired_t, sign_flip
 
@@ -215,3 +216,16 @@ def test_one_query_or_every_query_moved_gives_the_test_s_extremes() -> None:
     assert concentrated_p(1, 1, resamples=1_000, t_test=True) == 1.0
     assert concentrated_p(5, 5, resamples=1_000, t_test=True) == 0.0
     assert concentrated_p(7, 5, resamples=1_000, t_test=True) == 0.0
+
+
+def test_the_widest_level_is_each_correction_s_last_step() -> None:
+    levels = (0.01, 0.03)
+    bh = ComparisonSettings(alpha=0.05, correction="bh")
+    # Benjamini-Hochberg with every other check rejected: alpha m w, w = 0.01 / 0.04.
+    assert widest_level(0.01, levels, bh) == pytest.approx(0.025, rel=1e-12)
+    assert widest_level(0.03, levels, bh) == pytest.approx(0.075, rel=1e-12)
+    # Capped below 1: a level of 1 would make every p-value evidence.
+    wide = ComparisonSettings(alpha=0.6, correction="bh")
+    assert widest_level(0.3, (0.3, 0.01), wide) == 0.999
+    assert widest_level(0.01, levels, ComparisonSettings(alpha=0.05, correction="holm")) == 0.05
+    assert widest_level(0.01, levels, ComparisonSettings(alpha=0.05, correction="none")) == 0.01

@@ -5,11 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from retrieval_gate.gate.checks.compare import ComparisonSettings, Threshold, compare
+from retrieval_gate.gate.baseline.repeats import mean_of_runs
+from retrieval_gate.gate.checks.compare import ComparisonSettings, Threshold, compare, run_spread
 from retrieval_gate.gate.checks.operational import (
     ANOTHER_JOB,
     NOT_INTERLEAVED,
     LatencyRun,
+    filled_runs,
     operational_columns,
 )
 
@@ -176,3 +178,35 @@ def test_a_slice_of_a_latency_check_keeps_its_own_measured_queries() -> None:
     assert late.n == len(kept)
     assert late.baseline_mean == pytest.approx(np.quantile(before["latency_p95"][kept], 0.95))
     assert late.current_mean == pytest.approx(np.quantile(after["latency_p95"][kept], 0.95))
+
+
+def test_a_latency_one_repeated_run_missed_adds_no_run_to_run_spread() -> None:
+    # q1 failed in the first run only, q3 in both: the runs otherwise differ by 2 ms at q0.
+    runs = [
+        {"latency_p95": np.array([10.0, np.nan, 30.0, np.nan])},
+        {"latency_p95": np.array([12.0, 20.0, 30.0, np.nan])},
+    ]
+    means = {"latency_p95": mean_of_runs([run["latency_p95"] for run in runs])}
+    ids = ["q0", "q1", "q2", "q3"]
+    _, columns, _ = operational_columns(["latency_p95"], ids, (means, means), None)
+    filled = filled_runs(runs, columns, means)
+    assert filled[0]["latency_p95"].tolist() == [10.0, 20.0, 30.0, 0.0]
+    assert filled[1]["latency_p95"].tolist() == [12.0, 20.0, 30.0, 0.0]
+    rows = columns["latency_p95"].rows(np.arange(4))
+    # Run means 20 and 20 2/3: sd sqrt(2 * (1/3)^2 / 1); q1 counted as missing, not as 0 ms.
+    spread, df = run_spread([filled], "latency_p95", rows) or (0.0, 0)
+    assert (spread, df) == (pytest.approx(np.sqrt(2.0) / 3.0), 1)
+    assert np.mean([run["latency_p95"] for run in filled], axis=0)[:3] == pytest.approx(
+        means["latency_p95"][:3]
+    )
+
+
+def test_a_measured_query_run_in_no_turn_is_swapped_with_no_turn_s_queries() -> None:
+    before, after = sides()
+    latency = LatencyRun({q: i // 10 for i, q in enumerate(IDS[:-5])})  # the last 5: no turn
+    _, columns, _ = operational_columns(list(before), IDS, (before, after), latency)
+    turns = columns["latency_p95"].turns
+    assert turns is not None
+    assert turns[:10].tolist() == [0] * 10
+    assert not set(turns[-5:].tolist()) & set(turns[:-5].tolist())
+    assert len(set(turns[-5:].tolist())) == 1

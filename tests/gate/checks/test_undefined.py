@@ -53,6 +53,8 @@ def test_a_check_compares_the_queries_defined_on_both_sides() -> None:
     assert overall.ci_low == pytest.approx(alone.ci_low, rel=1e-12)
     assert overall.detectable_drop == pytest.approx(alone.detectable_drop, rel=1e-9)
     assert overall.verdict == alone.verdict == "regressed"
+    assert alone.excluded == 0  # a metric that is never undefined leaves no query out
+    assert excluded_warnings([alone]) == []
     first = by_slice["first"]
     assert (first.n, first.excluded) == (16, 4)
     (warning,) = excluded_warnings(found)
@@ -71,6 +73,17 @@ def test_min_size_counts_the_defined_queries() -> None:
     assert not first.gated
     assert first.reason == "5 defined queries, below min_size 10"
     assert first.excluded == 15
+
+
+def test_a_slice_of_exactly_min_size_defined_queries_is_gated() -> None:
+    base, current = _sides(np.random.default_rng(2))
+    base[:10] = np.nan  # the slice of 20 keeps 10 defined queries, min_size 10
+    slices = {"all": np.arange(N), "first": np.arange(20)}
+    found = compare(
+        {"gauc": base}, {"gauc": current}, slices, {"gauc": Threshold(max_drop=0.02)}, {}, SETTINGS
+    )
+    first = next(c for c in found if c.slice == "first")
+    assert (first.n, first.excluded, first.reason, first.gated) == (10, 10, "", True)
 
 
 def test_a_slice_with_no_defined_query_is_not_gated() -> None:

@@ -149,6 +149,12 @@ def test_a_p_value_at_alpha_or_at_the_lean_is_evidence() -> None:
     for at, expected in ((alpha, "pass"), (np.nextafter(alpha, 1.0), "inconclusive")):
         evidence = Evidence(failing=0.9, rise=1.0, rise_level=alpha, within=float(at))
         assert verdict_of(**within, n=50, evidence=evidence, alpha=alpha) == expected, at
+    # A rise past max_drop is shown by a rise p-value at its level (the family's), not above.
+    risen: dict[str, Any] = {**past, "delta": 0.05}
+    level = 0.0125
+    for at, expected in ((level, "improved"), (np.nextafter(level, 1.0), "pass")):
+        evidence = Evidence(failing=1.0, rise=float(at), rise_level=level)
+        assert verdict_of(**risen, n=50, evidence=evidence, alpha=alpha) == expected, at
 
 
 def test_the_lean_is_the_adjusted_p_value_within_twice_alpha() -> None:
@@ -275,3 +281,12 @@ def test_the_widest_max_drop_suggested_under_excess_is_one_the_check_enforces() 
     assert caught == pytest.approx(1.5 * widest)
     strict = ComparisonSettings(rule="non-inferiority", on_inconclusive="fail")
     assert enforceable_drop(check, strict) is None
+
+
+def test_a_check_of_no_queries_passes_if_gated_and_stays_report_only_if_not() -> None:
+    nothing = Evidence(failing=1.0, rise=1.0, rise_level=0.05)
+    below: dict[str, Any] = {"delta": 0.0, "current_mean": 0.0, "max_drop": None, "floor": 0.5}
+    assert verdict_of(**below, n=0, evidence=nothing, alpha=0.05) == "pass"
+    assert verdict_of(**below, n=3, evidence=nothing, alpha=0.05) == "below_floor"
+    unset: dict[str, Any] = {**below, "floor": None}
+    assert verdict_of(**unset, n=0, evidence=nothing, alpha=0.05) is None

@@ -54,4 +54,27 @@ def test_an_active_draw_weights_every_query_of_the_correction() -> None:
     # a: 1 - (1 - 0.5)(1 - 0.2); b: 1 - (1 - 0.25)(1 - 0.2); c, unrecorded: 1 of the 5.
     assert found.inclusion[:3] == pytest.approx([0.6, 0.4, 0.2], abs=1e-15)
     assert any("has no line in qrels.tsv.draws.jsonl" in note for note in found.notes)
-    assert any("weights each human-judged query" in note for note in found.notes)
+    assert any(
+        note.startswith("1 human-judged query of the estimate was drawn by the judge's doubt")
+        for note in found.notes
+    )
+
+
+@pytest.mark.parametrize(
+    ("targeted", "shown"),
+    [
+        (5, "5 human-judged queries (q0, q1, q2, q3, q4) were"),
+        (6, "6 human-judged queries (q0, q1, q2, q3, q4 and 1 more) were"),
+        (7, "7 human-judged queries (q0, q1, q2, q3, q4 and 2 more) were"),
+    ],
+)
+def test_a_note_on_many_targeted_queries_names_five_and_counts_the_rest(
+    targeted: int, shown: str
+) -> None:
+    ids = [f"q{i}" for i in range(8)]
+    dataset = dataclasses.replace(
+        queue_dataset({q: {"d": 1} for q in ids}),
+        draws=DrawRecord(tuple(Draw(q, "impact", "targeted") for q in ids[:targeted]), "d.jsonl"),
+    )
+    found = rectifier_of(dataset, np.ones(8, dtype=bool), ids)
+    assert found.notes[0].startswith(f"{shown} chosen by a targeted queue")

@@ -7,10 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from retrieval_gate.config.loader import load
 from retrieval_gate.core.judge_identity import JudgeIdentity
 from retrieval_gate.datasets.llm_layer import read_layer, write_layer
 from retrieval_gate.gate.checks.compare import ComparisonSettings
-from retrieval_gate.gate.modes.judges import mixed_judges
+from retrieval_gate.gate.modes.judges import mixed_judges, same_family
 from retrieval_gate.gate.result import GateResult
 from retrieval_gate.pipeline.check import check
 from tests.helpers.judged_example import (
@@ -151,3 +152,15 @@ def test_a_mix_turns_only_the_gated_checks_with_a_verdict(one_judge: GateResult)
     gated_none = dataclasses.replace(ungated[0], gated=True, verdict=None, failed=False)
     kept, _ = mixed_judges([gated_none], ((first, 1), (second, 1)), settings)
     assert kept == (gated_none,)
+
+
+def test_only_the_system_s_models_of_a_judge_s_family_are_named(example: Path) -> None:
+    config = load(example / REGRESSED)
+    assert config.judge is not None
+    models = {"embedder": "BAAI/bge-small-en-v1.5", "generator": "Qwen/Qwen2.5-14B-Instruct"}
+    judge = config.judge.model_copy(
+        update={"system_models": config.judge.system_models.model_copy(update=models)}
+    )
+    named = config.model_copy(update={"judge": judge})
+    assert same_family(named, ["qwen2.5:7b"]) == ("generator Qwen/Qwen2.5-14B-Instruct (Qwen)",)
+    assert same_family(named, ["gpt-4o-mini", ""]) == ()

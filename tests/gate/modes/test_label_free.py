@@ -58,8 +58,9 @@ def test_pairs_match_the_reference_own_runs() -> None:
     assert pairs(2, 2) == 1
     assert pairs(3, 3) == 2
     assert pairs(3, 1) == 1
-    with pytest.raises(GateError):
-        pairs(0, 1)
+    for reference, current in ((0, 1), (2, 0)):
+        with pytest.raises(GateError, match="the label-free checks need a run of each side"):
+            pairs(reference, current)
 
 
 def test_overlap_columns_pair_reference_self_agreement_with_cross_agreement() -> None:
