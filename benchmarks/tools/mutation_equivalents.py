@@ -659,4 +659,13 @@ EQUIVALENTS: list[tuple[str, str, str, str, str, str]] = [
         "np.nextafter(0.0, 2.0)",
         "the float after 0 toward 1 or toward 2 is the same smallest subnormal",
     ),
+    (
+        "gate/baseline/retrieved_ids.py",
+        "unknown_retrieval",
+        "if corpus is None or not list(itertools.islice(_ids(top_k), 1)):",
+        "itertools.islice(_ids(top_k), 1)",
+        "itertools.islice(_ids(top_k), 2)",
+        "only whether the slice is empty is read: the first id or the first two are empty "
+        "together, when nothing was retrieved",
+    ),
 ]

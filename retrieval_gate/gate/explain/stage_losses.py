@@ -72,9 +72,7 @@ def lost_by_stage(
         now = set(current.get(query, ())[:depth])
         # Positive grades only (`grades`): rel=0 does not count the documents judged out.
         lost = [
-            doc
-            for doc in ranked[:depth]
-            if grades.get(doc, 0) >= rel and doc in grades and doc not in now
+            doc for doc in ranked[:depth] if doc in grades and grades[doc] >= rel and doc not in now
         ]
         if lost:  # candidates are read (decoded, in a record) only for a query that lost one
             kept = set(candidates.get(query, ()))
