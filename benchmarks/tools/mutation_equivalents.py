@@ -668,4 +668,31 @@ EQUIVALENTS: list[tuple[str, str, str, str, str, str]] = [
         "only whether the slice is empty is read: the first id or the first two are empty "
         "together, when nothing was retrieved",
     ),
+    (
+        "gate/baseline/rechunk.py",
+        "_keep_highest",
+        "if key not in pairs or grade > pairs[key]:",
+        "grade > pairs[key]",
+        "grade >= pairs[key]",
+        "at an equal grade the pair is set to the value it holds (a -0.0 for a 0.0 at most, "
+        "which every comparison and gain reads alike)",
+    ),
+    (
+        "gate/explain/diagnostics.py",
+        "unjudged_summary",
+        "at = np.minimum(np.searchsorted(known, pairs), max(len(known) - 1, 0))",
+        "max(len(known) - 1, 0)",
+        "max(len(known) - 1, -1)",
+        "the two differ only with no known pair, where `at` is never read: the next line "
+        "takes every pair as fresh without indexing `known`",
+    ),
+    (
+        "gate/baseline/side_file.py",
+        "_plain_rows",
+        "if not set(map(type, itertools.chain.from_iterable(lists))) <= {str}:",
+        "set(map(type, itertools.chain.from_iterable(lists))) <= {str}",
+        "set(map(type, itertools.chain.from_iterable(lists))) < {str}",
+        "rows of str ids then take the line-by-line reader, which makes the same checks on "
+        "the same parsed rows and keeps the same top k: slower, never other",
+    ),
 ]
