@@ -58,7 +58,7 @@ def lost_by_stage(
     candidates: Mapping[str, Sequence[str]],
     relevant: Mapping[str, Mapping[str, float]],
     depth: int,
-    rel: float = 1,
+    rel: float,
 ) -> dict[str, tuple[list[str], list[str]]]:
     """Query -> (lost by the first stage, demoted by the reranker): each document of grade
     >= `rel` in the reference's top `depth` and not in the current top `depth`, in the
