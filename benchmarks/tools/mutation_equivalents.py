@@ -695,4 +695,53 @@ EQUIVALENTS: list[tuple[str, str, str, str, str, str]] = [
         "rows of str ids then take the line-by-line reader, which makes the same checks on "
         "the same parsed rows and keeps the same top k: slower, never other",
     ),
+    (
+        "gate/baseline/side_file_bytes.py",
+        "<module>",
+        "_DOCS_AT_ONCE = 1 << 20",
+        "1 << 20",
+        "0 << 20",
+        "bounds the ids of one piece (memory): pieces are whole lines written in order, so "
+        "the file and its sha256 are the same at any size (pieces of 0 to 15 ids in "
+        "test_plain_ids_are_written_on_their_bytes_as_json_writes_them)",
+    ),
+    (
+        "gate/baseline/side_file_bytes.py",
+        "<module>",
+        "_DOCS_AT_ONCE = 1 << 20",
+        "1 << 20",
+        "2 << 20",
+        "bounds the ids of one piece (memory): pieces are whole lines written in order, so "
+        "the file and its sha256 are the same at any size (pieces of 0 to 15 ids in "
+        "test_plain_ids_are_written_on_their_bytes_as_json_writes_them)",
+    ),
+    (
+        "gate/baseline/side_file_bytes.py",
+        "<module>",
+        "_DOCS_AT_ONCE = 1 << 20",
+        "1 << 20",
+        "1 << 19",
+        "bounds the ids of one piece (memory): pieces are whole lines written in order, so "
+        "the file and its sha256 are the same at any size (pieces of 0 to 15 ids in "
+        "test_plain_ids_are_written_on_their_bytes_as_json_writes_them)",
+    ),
+    (
+        "gate/baseline/side_file_bytes.py",
+        "<module>",
+        "_DOCS_AT_ONCE = 1 << 20",
+        "1 << 20",
+        "1 << 21",
+        "bounds the ids of one piece (memory): pieces are whole lines written in order, so "
+        "the file and its sha256 are the same at any size (pieces of 0 to 15 ids in "
+        "test_plain_ids_are_written_on_their_bytes_as_json_writes_them)",
+    ),
+    (
+        "gate/baseline/side_file_bytes.py",
+        "_parsed",
+        'if len(raw) < 2 or raw[0] != ord("[") or raw[1] != ord(\'"\'):',
+        "len(raw) < 2",
+        "len(raw) < 3",
+        "every block ends with its newline, so a block of two bytes is refused by the "
+        "test beside it either way: its second byte is a newline, not a quote",
+    ),
 ]
