@@ -744,4 +744,22 @@ EQUIVALENTS: list[tuple[str, str, str, str, str, str]] = [
         "every block ends with its newline, so a block of two bytes is refused by the "
         "test beside it either way: its second byte is a newline, not a quote",
     ),
+    (
+        "gate/baseline/side_file.py",
+        "SideTopK.valid",
+        "and int(listed.max(initial=0)) <= self._k",
+        "listed.max(initial=0)",
+        "listed.max(initial=1)",
+        "the initial value is the maximum only when no query lists a doc, and 0 and 1 are "
+        "both within k, which the file's model holds at 1 or more",
+    ),
+    (
+        "gate/baseline/side_file.py",
+        "SideTopK._read",
+        'problem = top_k_problems({row[0]: docs}, {row[0]}, len(docs), "top_k")[0]',
+        "top_k_problems({row[0]: docs}, {row[0]}, len(docs), 'top_k')[0]",
+        "top_k_problems({row[0]: docs}, {row[0]}, len(docs), 'top_k')[-1]",
+        "one labelled query whose list is k long can have one problem alone, the doc "
+        "listed twice: the first problem is the last",
+    ),
 ]
