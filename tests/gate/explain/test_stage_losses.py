@@ -140,3 +140,23 @@ def test_the_queries_that_lost_most_come_first_and_are_bounded() -> None:
     assert len(found.queries) == 20  # the report lists the 20 that lost most
     assert found.query_count == len(queries)
     assert found.checks[0].reranker == len(queries)  # each kept its first doc as a candidate
+
+
+def test_queries_that_lost_as_many_are_listed_by_id() -> None:
+    # q2 lost the same count as q1 (its doc sorting first): ties go by query id, not by doc.
+    reference = {"q1": ["z"], "q2": ["a"], "q3": ["m", "n"]}
+    found = stage_losses(
+        reference,
+        {},
+        {},
+        qrels_from_dict({q: dict.fromkeys(docs, 1) for q, docs in reference.items()}),
+        ["q1", "q2", "q3"],
+        [("recall@10", "all")],
+        {"all": np.arange(3, dtype=np.int64)},
+        K,
+    )
+    assert [(q.query_id, q.first_stage_docs) for q in found.queries] == [
+        ("q3", ("m", "n")),
+        ("q1", ("z",)),
+        ("q2", ("a",)),
+    ]
