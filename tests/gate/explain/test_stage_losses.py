@@ -144,19 +144,21 @@ def test_the_queries_that_lost_most_come_first_and_are_bounded() -> None:
 
 def test_queries_that_lost_as_many_are_listed_by_id() -> None:
     # q2 lost the same count as q1 (its doc sorting first): ties go by query id, not by doc.
-    reference = {"q1": ["z"], "q2": ["a"], "q3": ["m", "n"]}
+    # q4's three are the reranker's: a loss is a loss, whichever stage made it.
+    reference = {"q1": ["z"], "q2": ["a"], "q3": ["m", "n"], "q4": ["r1", "r2", "r3"]}
     found = stage_losses(
         reference,
         {},
-        {},
+        {"q4": ["r1", "r2", "r3"]},
         qrels_from_dict({q: dict.fromkeys(docs, 1) for q, docs in reference.items()}),
-        ["q1", "q2", "q3"],
+        ["q1", "q2", "q3", "q4"],
         [("recall@10", "all")],
-        {"all": np.arange(3, dtype=np.int64)},
+        {"all": np.arange(4, dtype=np.int64)},
         K,
     )
-    assert [(q.query_id, q.first_stage_docs) for q in found.queries] == [
-        ("q3", ("m", "n")),
-        ("q1", ("z",)),
-        ("q2", ("a",)),
+    assert [(q.query_id, q.first_stage_docs, q.reranker) for q in found.queries] == [
+        ("q4", (), 3),
+        ("q3", ("m", "n"), 0),
+        ("q1", ("z",), 0),
+        ("q2", ("a",), 0),
     ]
