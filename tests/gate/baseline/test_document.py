@@ -139,3 +139,19 @@ def test_a_result_of_a_sequential_check_that_stopped_early_is_no_record() -> Non
     odd = {**stopped, "queries_run": True}
     with pytest.raises(InputError, match="stopped early, so its record"):
         record_of({"current": current, "sequential": odd}, "result.json")
+
+
+def test_a_wrong_value_is_quoted_unless_it_is_a_whole_object_or_list(tmp_path: Path) -> None:
+    document = json.loads((CONFIGS / EXAMPLE_BASELINE).read_text(encoding="utf-8"))
+    path = tmp_path / "baseline.json"
+    messages = []
+    for k in ("3", [3], {"k": 3}):
+        document["fingerprints"]["k"] = k
+        path.write_text(json.dumps(document), encoding="utf-8")
+        with pytest.raises(InputError) as refused:
+            read_baseline(path)
+        (line,) = [x for x in str(refused.value).splitlines() if "fingerprints.k:" in x]
+        messages.append(line)
+    assert messages[0].endswith("fingerprints.k: Input should be a valid integer (got '3')")
+    assert messages[1].endswith("fingerprints.k: Input should be a valid integer")
+    assert messages[2].endswith("fingerprints.k: Input should be a valid integer")
