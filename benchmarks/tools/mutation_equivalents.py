@@ -762,4 +762,13 @@ EQUIVALENTS: list[tuple[str, str, str, str, str, str]] = [
         "one labelled query whose list is k long can have one problem alone, the doc "
         "listed twice: the first problem is the last",
     ),
+    (
+        "gate/baseline/side_file.py",
+        "_plain_rows",
+        "type(row) is list and len(row) == 2 and type(row[0]) is str and type(row[1]) is list",
+        "row[1]",
+        "row[0]",
+        "row[0] is then asked to be both a str and a list: no row is plain, and the "
+        "line-by-line reader makes the same checks on the same rows and keeps the same top k",
+    ),
 ]
