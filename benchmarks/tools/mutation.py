@@ -99,6 +99,10 @@ EXTRA_TESTS: dict[str, tuple[str, ...]] = {
     "gate/checks/policy": ("tests/config/test_columns.py", "tests/gate/test_decide.py"),
     "gate/checks/verdicts": ("tests/gate/checks/test_compare_edges.py",),
     "gate/decide": ("tests/gate/modes/test_assisted.py",),
+    # graded_blocks in more than one block: read through top_k_facts's.
+    "gate/explain/diagnostics": ("tests/gate/explain/test_top_k_facts.py",),
+    # The extremes are checked against brute force through label_holes's tests.
+    "gate/explain/label_hole_extremes": ("tests/gate/explain/test_label_holes.py",),
     "gate/power/figures": ("tests/gate/power/test_estimate.py",),
     "gate/result": ("tests/report/test_render.py",),
     "history/__init__": ("tests/cli/commands/test_history.py",),

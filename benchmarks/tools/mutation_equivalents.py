@@ -942,5 +942,115 @@ EQUIVALENTS: list[tuple[str, str, str, str, str, str]] = [
         "Z is symmetric and so is its rule: hermegauss(64)'s nodes are exactly -nodes[::-1] "
         "and its weights exactly weights[::-1], so x + sd z takes the same 64 terms as x - sd"
         " z, summed in the reverse order (equal but for that sum's last-bit rounding)",
+        "gate/baseline/retrieved_ids.py",
+        "unknown_retrieval",
+        "if corpus is None or not list(itertools.islice(_ids(top_k), 1)):",
+        "itertools.islice(_ids(top_k), 1)",
+        "itertools.islice(_ids(top_k), 2)",
+        "only whether the slice is empty is read: the first id or the first two are empty "
+        "together, when nothing was retrieved",
+    ),
+    (
+        "gate/baseline/rechunk.py",
+        "_keep_highest",
+        "if key not in pairs or grade > pairs[key]:",
+        "grade > pairs[key]",
+        "grade >= pairs[key]",
+        "at an equal grade the pair is set to the value it holds (a -0.0 for a 0.0 at most, "
+        "which every comparison and gain reads alike)",
+    ),
+    (
+        "gate/explain/diagnostics.py",
+        "unjudged_summary",
+        "at = np.minimum(np.searchsorted(known, pairs), max(len(known) - 1, 0))",
+        "max(len(known) - 1, 0)",
+        "max(len(known) - 1, -1)",
+        "the two differ only with no known pair, where `at` is never read: the next line "
+        "takes every pair as fresh without indexing `known`",
+    ),
+    (
+        "gate/baseline/side_file.py",
+        "_plain_rows",
+        "if not set(map(type, itertools.chain.from_iterable(lists))) <= {str}:",
+        "set(map(type, itertools.chain.from_iterable(lists))) <= {str}",
+        "set(map(type, itertools.chain.from_iterable(lists))) < {str}",
+        "rows of str ids then take the line-by-line reader, which makes the same checks on "
+        "the same parsed rows and keeps the same top k: slower, never other",
+    ),
+    (
+        "gate/baseline/side_file_bytes.py",
+        "<module>",
+        "_DOCS_AT_ONCE = 1 << 20",
+        "1 << 20",
+        "0 << 20",
+        "bounds the ids of one piece (memory): pieces are whole lines written in order, so "
+        "the file and its sha256 are the same at any size (pieces of 0 to 15 ids in "
+        "test_plain_ids_are_written_on_their_bytes_as_json_writes_them)",
+    ),
+    (
+        "gate/baseline/side_file_bytes.py",
+        "<module>",
+        "_DOCS_AT_ONCE = 1 << 20",
+        "1 << 20",
+        "2 << 20",
+        "bounds the ids of one piece (memory): pieces are whole lines written in order, so "
+        "the file and its sha256 are the same at any size (pieces of 0 to 15 ids in "
+        "test_plain_ids_are_written_on_their_bytes_as_json_writes_them)",
+    ),
+    (
+        "gate/baseline/side_file_bytes.py",
+        "<module>",
+        "_DOCS_AT_ONCE = 1 << 20",
+        "1 << 20",
+        "1 << 19",
+        "bounds the ids of one piece (memory): pieces are whole lines written in order, so "
+        "the file and its sha256 are the same at any size (pieces of 0 to 15 ids in "
+        "test_plain_ids_are_written_on_their_bytes_as_json_writes_them)",
+    ),
+    (
+        "gate/baseline/side_file_bytes.py",
+        "<module>",
+        "_DOCS_AT_ONCE = 1 << 20",
+        "1 << 20",
+        "1 << 21",
+        "bounds the ids of one piece (memory): pieces are whole lines written in order, so "
+        "the file and its sha256 are the same at any size (pieces of 0 to 15 ids in "
+        "test_plain_ids_are_written_on_their_bytes_as_json_writes_them)",
+    ),
+    (
+        "gate/baseline/side_file_bytes.py",
+        "_parsed",
+        'if len(raw) < 2 or raw[0] != ord("[") or raw[1] != ord(\'"\'):',
+        "len(raw) < 2",
+        "len(raw) < 3",
+        "every block ends with its newline, so a block of two bytes is refused by the "
+        "test beside it either way: its second byte is a newline, not a quote",
+    ),
+    (
+        "gate/baseline/side_file.py",
+        "SideTopK.valid",
+        "and int(listed.max(initial=0)) <= self._k",
+        "listed.max(initial=0)",
+        "listed.max(initial=1)",
+        "the initial value is the maximum only when no query lists a doc, and 0 and 1 are "
+        "both within k, which the file's model holds at 1 or more",
+    ),
+    (
+        "gate/baseline/side_file.py",
+        "SideTopK._read",
+        'problem = top_k_problems({row[0]: docs}, {row[0]}, len(docs), "top_k")[0]',
+        "top_k_problems({row[0]: docs}, {row[0]}, len(docs), 'top_k')[0]",
+        "top_k_problems({row[0]: docs}, {row[0]}, len(docs), 'top_k')[-1]",
+        "one labelled query whose list is k long can have one problem alone, the doc "
+        "listed twice: the first problem is the last",
+    ),
+    (
+        "gate/baseline/side_file.py",
+        "_plain_rows",
+        "type(row) is list and len(row) == 2 and type(row[0]) is str and type(row[1]) is list",
+        "row[1]",
+        "row[0]",
+        "row[0] is then asked to be both a str and a list: no row is plain, and the "
+        "line-by-line reader makes the same checks on the same rows and keeps the same top k",
     ),
 ]

@@ -58,7 +58,7 @@ def lost_by_stage(
     candidates: Mapping[str, Sequence[str]],
     relevant: Mapping[str, Mapping[str, float]],
     depth: int,
-    rel: float = 1,
+    rel: float,
 ) -> dict[str, tuple[list[str], list[str]]]:
     """Query -> (lost by the first stage, demoted by the reranker): each document of grade
     >= `rel` in the reference's top `depth` and not in the current top `depth`, in the
@@ -72,9 +72,7 @@ def lost_by_stage(
         now = set(current.get(query, ())[:depth])
         # Positive grades only (`grades`): rel=0 does not count the documents judged out.
         lost = [
-            doc
-            for doc in ranked[:depth]
-            if grades.get(doc, 0) >= rel and doc in grades and doc not in now
+            doc for doc in ranked[:depth] if doc in grades and grades[doc] >= rel and doc not in now
         ]
         if lost:  # candidates are read (decoded, in a record) only for a query that lost one
             kept = set(candidates.get(query, ()))

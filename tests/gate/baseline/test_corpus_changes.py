@@ -6,19 +6,25 @@ import dataclasses
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from retrieval_gate.core.model import Document
+from retrieval_gate.errors import NotComparableError
 from retrieval_gate.gate.baseline.corpus_changes import (
     HASH_DIGITS,
     NO_CORPUS,
     NO_HASHES,
     CorpusCheck,
+    NotComparableQuery,
     corpus_checked,
     document_changes,
     document_hash,
     judged_document_hashes,
 )
 from retrieval_gate.gate.baseline.file import read_record
+from tests.helpers.baselines import make
 from tests.helpers.builders import CORPUS, EXAMPLE_BASELINE, QRELS, labelled_set, queue_dataset
 from tests.helpers.cli import run_cli
 from tests.helpers.paths import CONFIGS
@@ -36,6 +42,18 @@ def test_a_hash_is_of_the_words_of_title_and_text_alone() -> None:
     # Title and text are kept apart: moving a word across them is a change.
     assert document_hash(Document("d", "a b", "c")) != document_hash(Document("d", "a", "b c"))
     assert document_hash(Document("d", "Café", "")) != document_hash(Document("d", "Cafe", ""))
+
+
+def test_hashes_read_as_the_committed_example_baseline_wrote_them() -> None:
+    # A baseline written before keeps its hashes: reading them anew must give the same
+    # digits, or every judged document would read as rewritten.
+    stored = json.loads((CONFIGS / EXAMPLE_BASELINE).read_text(encoding="utf-8"))
+    hashes = stored["judged_documents"]
+    lines = (CONFIGS / "example" / "corpus.jsonl").read_text(encoding="utf-8").splitlines()
+    rows = [json.loads(line) for line in lines]
+    corpus = {row["_id"]: Document(row["_id"], row.get("title", ""), row["text"]) for row in rows}
+    assert len(hashes) > 100
+    assert {doc: document_hash(corpus[doc]) for doc in hashes} == hashes
 
 
 class _Corpus(dict[str, Document]):
@@ -105,3 +123,57 @@ def test_a_baseline_over_a_huge_corpus_grows_with_the_qrels_alone(tmp_path: Path
     assert hashes[0] == hashes[1]
     # Rankings and scores differ a little (other documents compete), the file hardly at all.
     assert abs(sizes[1] - sizes[0]) < 1_000
+
+
+def _hashed(ids: tuple[str, ...], hashes: dict[str, str]) -> Any:
+    scores = {"ndcg@10": [0.5] * len(ids), "recall@10": [1.0] * len(ids)}
+    return make(query_ids=ids, scores=scores, top_k={}, judged_documents=hashes)
+
+
+QUERY_IDS = ("q1", "q2", "q3", "q4")
+JUDGED = {"q1": {"a": 1}, "q2": {"b": 1}, "q3": {"c": 1}, "q4": {"c": 0, "d": 1}}
+HASHES = {"a": "0" * 16, "b": "1" * 16, "c": "2" * 16, "d": "3" * 16}
+
+
+def test_queries_judging_a_changed_document_are_left_out_with_their_reasons() -> None:
+    dataset = queue_dataset(JUDGED)
+    baseline = _hashed(QUERY_IDS, HASHES)
+    # c rewritten (judged by q3 and, at grade 0, by q4), d removed: q3 and q4 leave.
+    current = _hashed(QUERY_IDS, {"a": "0" * 16, "b": "1" * 16, "c": "f" * 16})
+    before, after, kept, check = corpus_checked(baseline, current, dataset, 0.5)
+    assert check == CorpusCheck(
+        checked=True,
+        not_comparable=(
+            NotComparableQuery(query_id="q3", reasons=("doc c text changed",)),
+            NotComparableQuery(query_id="q4", reasons=("doc c text changed", "doc d removed")),
+        ),
+    )
+    assert before.query_ids == after.query_ids == ("q1", "q2")
+    assert [q.id for q in kept.queries] == ["q1", "q2"]
+    assert sorted(set(kept.qrels.query_ids[kept.qrels.query].tolist())) == ["q1", "q2"]
+    assert kept.fingerprint == dataset.fingerprint
+
+
+def test_exactly_min_coverage_of_the_queries_left_is_enough() -> None:
+    dataset = queue_dataset(JUDGED)
+    baseline = _hashed(QUERY_IDS, HASHES)
+    current = _hashed(QUERY_IDS, {**HASHES, "a": "f" * 16})  # q1 leaves: 3 of 4 kept
+    assert corpus_checked(baseline, current, dataset, 0.75)[0].query_ids == ("q2", "q3", "q4")
+    with pytest.raises(NotComparableError) as refused:
+        corpus_checked(baseline, current, dataset, 0.76)
+    assert str(refused.value).startswith(
+        "the corpus changed under the labels of 1 query of 4 ('q1'), leaving 3, fewer than "
+        "gate.min_coverage 76% of them:\n  - text changed: 'a'\n"
+    )
+
+
+def test_no_query_left_is_refused_whatever_min_coverage() -> None:
+    dataset = queue_dataset(JUDGED)
+    baseline = _hashed(QUERY_IDS, HASHES)
+    current = _hashed(QUERY_IDS, {"d": "f" * 16})
+    with pytest.raises(NotComparableError) as refused:
+        corpus_checked(baseline, current, dataset, 0.0)
+    assert "of 4 ('q1', 'q2', 'q3', 'q4'), leaving 0, fewer than" in str(refused.value)
+    assert "\n  - removed from the corpus: 'a', 'b', 'c'\n  - text changed: 'd'\n" in str(
+        refused.value
+    )

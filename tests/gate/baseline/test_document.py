@@ -11,7 +11,7 @@ import pytest
 from retrieval_gate.datasets.anchors import Anchor
 from retrieval_gate.errors import InputError
 from retrieval_gate.gate.baseline.file import read_baseline, write_baseline
-from tests.helpers.builders import checked_tiny
+from tests.helpers.builders import EXAMPLE_BASELINE, checked_tiny
 from tests.helpers.cli import run_cli
 from tests.helpers.paths import CONFIGS
 
@@ -121,3 +121,37 @@ def test_a_broken_chunk_anchor_is_an_input_error_naming_it(
     with pytest.raises(InputError, match="invalid baseline") as raised:
         read_baseline(path)
     assert said in str(raised.value)
+
+
+def test_a_result_of_a_sequential_check_that_stopped_early_is_no_record() -> None:
+    from retrieval_gate.gate.baseline.document import record_of
+
+    current = json.loads((CONFIGS / EXAMPLE_BASELINE).read_text(encoding="utf-8"))
+    stopped = {"stopped": True, "queries_run": 40, "queries_total": 400}
+    with pytest.raises(InputError) as refused:
+        record_of({"current": current, "sequential": stopped}, "result.json")
+    assert "sequential: the check stopped early after 40 of 400 queries, so its record" in str(
+        refused.value
+    )
+    # A check that ran every query (or a count that is no count) is read, or named plainly.
+    ran = record_of({"current": current, "sequential": {**stopped, "stopped": False}}, "r.json")
+    assert ran.query_ids == tuple(current["query_ids"])
+    odd = {**stopped, "queries_run": True}
+    with pytest.raises(InputError, match="stopped early, so its record"):
+        record_of({"current": current, "sequential": odd}, "result.json")
+
+
+def test_a_wrong_value_is_quoted_unless_it_is_a_whole_object_or_list(tmp_path: Path) -> None:
+    document = json.loads((CONFIGS / EXAMPLE_BASELINE).read_text(encoding="utf-8"))
+    path = tmp_path / "baseline.json"
+    messages = []
+    for k in ("3", [3], {"k": 3}):
+        document["fingerprints"]["k"] = k
+        path.write_text(json.dumps(document), encoding="utf-8")
+        with pytest.raises(InputError) as refused:
+            read_baseline(path)
+        (line,) = [x for x in str(refused.value).splitlines() if "fingerprints.k:" in x]
+        messages.append(line)
+    assert messages[0].endswith("fingerprints.k: Input should be a valid integer (got '3')")
+    assert messages[1].endswith("fingerprints.k: Input should be a valid integer")
+    assert messages[2].endswith("fingerprints.k: Input should be a valid integer")

@@ -425,15 +425,15 @@ def many_queries(count: int) -> Baseline:
 
 
 def test_a_large_top_k_goes_to_a_side_file_read_on_first_use(tmp_path: Path) -> None:
-    from retrieval_gate.gate.baseline.side_file import TOP_K_INLINE, SideTopK
+    from retrieval_gate.gate.baseline.side_file import SideTopK
 
     path = tmp_path / "baseline.json"
-    baseline = many_queries(TOP_K_INLINE + 1)
+    baseline = many_queries(1001)
     write_baseline(baseline, path)
     side = tmp_path / "baseline.top_k.jsonl"
     document = json.loads(path.read_text())
     assert document["top_k"]["file"] == "baseline.top_k.jsonl"
-    assert document["top_k"]["queries"] == TOP_K_INLINE + 1
+    assert document["top_k"]["queries"] == 1001
     lines = side.read_text().split("\n")
     # One line per query, inert: U+2028 stays as json writes it, NEL is escaped.
     assert lines[0] == '["q00000", ["d0", "d\\n::error::x", "é\u2028\\u0085"]]'
@@ -450,6 +450,10 @@ def test_a_small_top_k_stays_inline(tmp_path: Path) -> None:
     path = tmp_path / "baseline.json"
     write_baseline(make(), path)
     assert json.loads(path.read_text())["top_k"] == {"q1": ["d1"], "q3": ["d9", "d1", "d2"]}
+    assert not (tmp_path / "baseline.top_k.jsonl").exists()
+    # A thousand queries are still held inline; the side file starts at 1001 (above).
+    write_baseline(many_queries(1000), path)
+    assert len(json.loads(path.read_text())["top_k"]) == 1000
     assert not (tmp_path / "baseline.top_k.jsonl").exists()
 
 

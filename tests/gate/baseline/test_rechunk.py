@@ -170,3 +170,24 @@ def test_the_document_view_needs_only_the_source_each_chunk_names(project: Path)
     assert ROLLED in result.warnings
     means = {(c.metric, c.slice): c.current_mean for c in anchored.comparisons}
     assert {(c.metric, c.slice): c.current_mean for c in result.comparisons} == means
+
+
+def test_label_drift_needs_both_chunkings_and_the_corpus() -> None:
+    from retrieval_gate.core.model import Document
+    from retrieval_gate.datasets.anchors import Anchor, corpus_anchors, span_hash
+    from retrieval_gate.datasets.label_drift import Drift, LabelDrift
+    from retrieval_gate.gate.baseline.rechunk import label_drift_since
+    from tests.helpers.baselines import make
+    from tests.helpers.builders import queue_dataset
+
+    corpus = {"c1": Document("c1", "", "hello", {"source": "A", "start": 0})}
+    plain = queue_dataset({"q1": {"c1": 1}}, corpus)
+    dataset = dataclasses.replace(plain, anchors=corpus_anchors(corpus))
+    baseline = make(chunk_anchors={"c1": Anchor("A", 0, 5, span_hash("hello"))})
+    assert label_drift_since(baseline, dataset) == (
+        LabelDrift("q1", "c1", 1.0, Drift("valid", ("c1",))),
+    )
+    assert label_drift_since(make(), dataset) is None  # a baseline made before anchors
+    assert label_drift_since(baseline, plain) is None  # a corpus that is not chunked
+    unread = dataclasses.replace(dataset, corpus=None)
+    assert label_drift_since(baseline, unread) is None

@@ -8,7 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from retrieval_gate.gate.baseline.retrieved_ids import unknown_retrieval
+from retrieval_gate.config.loader import load
+from retrieval_gate.config.unlabelled import UnlabelledConfig
+from retrieval_gate.gate.baseline.retrieved_ids import only_labelled_checks, unknown_retrieval
 from tests.helpers.cli import run_cli
 from tests.helpers.paths import CONFIGS
 
@@ -35,6 +37,38 @@ def test_all_unknown_names_what_came_and_what_was_expected() -> None:
     assert reason.startswith("none of the 2 document ids retrieved ('chunk-1', 'chunk-2', ...)")
     assert "is in the corpus or the judgments (which name 'kb-1', 'kb-2', ...)" in reason
     assert "every metric is 0 on every query" in reason
+
+
+def test_three_ids_of_each_are_quoted() -> None:
+    corpus = dict.fromkeys(["kb-4", "kb-3", "kb-2", "kb-1"])
+    top_k = {"q1": ("c-4", "c-3"), "q2": ("c-2", "c-1", "c-4")}
+    reason = unknown_retrieval(top_k, [], corpus)
+    assert reason is not None
+    assert reason.startswith("none of the 4 document ids retrieved ('c-4', 'c-3', 'c-2', ...)")
+    assert "(which name 'kb-1', 'kb-2', 'kb-3', ...)" in reason
+
+
+@pytest.mark.parametrize(
+    ("checks", "labelled"),
+    [
+        (("ndcg@10",), True),
+        (("candidates:recall@100",), True),
+        (("ndcg@10", "candidates:recall@100"), True),  # both kinds score against the labels
+        (("ndcg@10", "latency_p95"), False),
+        (("ndcg@10", "ragas:faithfulness"), False),
+    ],
+)
+def test_only_checks_scored_against_the_labels_make_unknown_ids_unfailable(
+    checks: tuple[str, ...], labelled: bool
+) -> None:
+    config = load(CONFIGS / "example-rag.yaml")
+    chosen = config.model_copy(update={"metrics": {key: config.metrics[key] for key in checks}})
+    assert only_labelled_checks(chosen) is labelled
+    # A label-free check compares the two sides' lists, known ids or not: it can fail.
+    free = UnlabelledConfig.model_validate(
+        {"queries": "q.jsonl", "checks": {"overlap@10": {"max_drop": "5pt"}}}
+    )
+    assert only_labelled_checks(chosen.model_copy(update={"unlabelled": free})) is False
 
 
 @pytest.fixture

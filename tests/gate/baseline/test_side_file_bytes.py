@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import random
+import re
 from pathlib import Path
 
 import pytest
@@ -132,6 +133,25 @@ def test_a_doc_listed_twice_is_named_by_the_line_reader(tmp_path: Path) -> None:
     side = SideTopK(path, hashlib.sha256(data).hexdigest(), 1, {"q1"}, 10, "b.json")
     with pytest.raises(InputError, match="lists 'd1' twice"):
         dict(side)
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        (b'["q1", "ab"]\n', "expected a list of doc ids"),  # a string is no list of ids
+        (b'["q1", ["d1"], 3]\n', "expected [query id, [doc ids]]"),
+        (b'["q1", [1]]\n', "expected a list of doc ids"),
+    ],
+)
+def test_every_row_of_the_wrong_shape_is_named_by_its_line(
+    tmp_path: Path, data: bytes, message: str
+) -> None:
+    path = tmp_path / "b.top_k.jsonl"
+    path.write_bytes(data)
+    side = SideTopK(path, hashlib.sha256(data).hexdigest(), 1, {"q1"}, 10, "b.json")
+    with pytest.raises(InputError, match=re.escape(message)) as refused:
+        dict(side)
+    assert refused.value.line == 1
 
 
 @pytest.mark.parametrize(

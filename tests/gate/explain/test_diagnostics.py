@@ -212,3 +212,63 @@ def test_the_vectorised_diagnostics_equal_per_query_sets(seed: int) -> None:
     lost = tuple(q for q in query_ids if hit(old, q) and not hit(new, q))
     gained = tuple(q for q in query_ids if hit(new, q) and not hit(old, q))
     assert hit_changes(before, after) == (lost, gained)
+
+
+# --- the most regressed queries ---------------------------------------------------------------
+
+
+def test_query_changes_list_regressions_worst_first_with_their_relevant_moves() -> None:
+    from retrieval_gate.gate.explain.diagnostics import DocMove, query_changes
+    from tests.helpers.baselines import make
+    from tests.helpers.builders import queue_dataset
+
+    dataset = queue_dataset(
+        {
+            # d3 outranks d1 by grade; d2 (grade 0) and d8 (pooled, -1) are not relevant;
+            # d5 is relevant but in neither top k, so it did not move.
+            "q1": {"d1": 1, "d2": 0, "d3": 2, "d5": 3, "d8": -1},
+            "q2": {"d1": 2},
+            "q3": {"d1": 2},
+            "q4": {"d7": 1},
+        }
+    )
+    ids = ("q1", "q2", "q3", "q4")
+    # Deltas -0.2, 0 (not a regression), NaN (undefined: not compared), -0.5.
+    baseline = make(
+        query_ids=ids,
+        scores={"ndcg@10": [0.5, 0.8, 0.2, 0.9], "recall@10": [1, 1, 1, 1]},
+        top_k={"q1": ["d1", "d8", "d3"], "q2": ["d1"], "q3": ["d1"], "q4": ["d7"]},
+    )
+    current = make(
+        query_ids=ids,
+        scores={"ndcg@10": [0.3, 0.8, np.nan, 0.4], "recall@10": [0, 0, 0, 0]},
+        top_k={"q1": ["d2", "d1", "d8"], "q2": ["d1"], "q3": []},
+    )
+    changes = query_changes(baseline, current, dataset, "ndcg@10")
+    assert [(c.query_id, c.text, c.metric) for c in changes] == [
+        ("q4", "Q4", "ndcg@10"),
+        ("q1", "Q1", "ndcg@10"),
+    ]
+    assert [(c.before, c.after) for c in changes] == [(0.9, 0.4), (0.5, 0.3)]
+    assert changes[0].moves == (DocMove(doc_id="d7", grade=1.0, before=1, after=None),)
+    assert changes[1].moves == (
+        DocMove(doc_id="d3", grade=2.0, before=3, after=None),
+        DocMove(doc_id="d1", grade=1.0, before=1, after=2),
+    )
+
+
+def test_query_changes_show_the_ten_most_regressed() -> None:
+    from retrieval_gate.gate.explain.diagnostics import query_changes
+    from tests.helpers.baselines import make
+    from tests.helpers.builders import queue_dataset
+
+    ids = tuple(f"q{i:02}" for i in range(12))
+    dataset = queue_dataset({q: {"d1": 1} for q in ids})
+    before = np.ones(12)
+    # q00 lost 0.12, q01 0.11, ... q11 0.01: the ten largest drops, largest first.
+    after = before - np.arange(12, 0, -1) / 100
+    baseline = make(query_ids=ids, scores={"ndcg@10": before, "recall@10": before}, top_k={})
+    current = make(query_ids=ids, scores={"ndcg@10": after, "recall@10": before}, top_k={})
+    changes = query_changes(baseline, current, dataset, "ndcg@10")
+    assert [c.query_id for c in changes] == [f"q{i:02}" for i in range(10)]
+    assert all(c.moves == () for c in changes)

@@ -5,11 +5,19 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from retrieval_gate.gate.explain.stage_losses import DOCS_SHOWN, QUERIES_SHOWN, stage_losses
+from retrieval_gate.gate.explain.stage_losses import stage_losses
 from retrieval_gate.readers.dicts import qrels_from_dict
 
 K = 10
-CHECKS = ("ndcg@5", "recall(rel=2)@4", "ap@10", "ndcg@20", "precision(rel=3)@3", "recall@10")
+CHECKS = (
+    "ndcg@5",
+    "recall(rel=2)@4",
+    "ap@10",
+    "ndcg@20",
+    "precision(rel=3)@3",
+    "recall@10",
+    "precision(rel=0)@5",  # grade 0 is judged out, never a lost relevant document
+)
 
 
 def random_case(seed: int) -> dict[str, object]:
@@ -88,11 +96,12 @@ def test_counts_agree_with_a_brute_force_recount(seed: int) -> None:
         assert loss.reranker == sum(per_query[queries[i]][1] for i in rows), loss
     at_k = {query: pair for query, pair in brute_force(case, K, 1).items() if any(pair)}
     assert found.query_count == len(at_k)
-    assert len(found.queries) == min(len(at_k), QUERIES_SHOWN)
+    assert len(found.queries) == min(len(at_k), 20)
     for row in found.queries:
         assert (row.first_stage, row.reranker) == at_k[row.query_id]
-        assert len(row.first_stage_docs) == min(row.first_stage, DOCS_SHOWN)
-        assert len(row.reranker_docs) == min(row.reranker, DOCS_SHOWN)
+        # At most five ids a stage: the counts hold the rest.
+        assert len(row.first_stage_docs) == min(row.first_stage, 5)
+        assert len(row.reranker_docs) == min(row.reranker, 5)
         assert not set(row.first_stage_docs) & set(case["candidates"].get(row.query_id, []))  # type: ignore[attr-defined]
         assert set(row.reranker_docs) <= set(case["candidates"].get(row.query_id, []))  # type: ignore[attr-defined]
 
@@ -113,7 +122,7 @@ def test_candidates_checks_are_not_attributed() -> None:
 
 
 def test_the_queries_that_lost_most_come_first_and_are_bounded() -> None:
-    queries = [f"q{i:03d}" for i in range(QUERIES_SHOWN + 7)]
+    queries = [f"q{i:03d}" for i in range(27)]
     reference = {q: [f"{q}-d{j}" for j in range(i % 4 + 1)] for i, q in enumerate(queries)}
     qrels = qrels_from_dict({q: dict.fromkeys(docs, 2) for q, docs in reference.items()})
     found = stage_losses(
@@ -128,6 +137,28 @@ def test_the_queries_that_lost_most_come_first_and_are_bounded() -> None:
     )
     totals = [q.first_stage + q.reranker for q in found.queries]
     assert totals == sorted(totals, reverse=True)
-    assert len(found.queries) == QUERIES_SHOWN
+    assert len(found.queries) == 20  # the report lists the 20 that lost most
     assert found.query_count == len(queries)
     assert found.checks[0].reranker == len(queries)  # each kept its first doc as a candidate
+
+
+def test_queries_that_lost_as_many_are_listed_by_id() -> None:
+    # q2 lost the same count as q1 (its doc sorting first): ties go by query id, not by doc.
+    # q4's three are the reranker's: a loss is a loss, whichever stage made it.
+    reference = {"q1": ["z"], "q2": ["a"], "q3": ["m", "n"], "q4": ["r1", "r2", "r3"]}
+    found = stage_losses(
+        reference,
+        {},
+        {"q4": ["r1", "r2", "r3"]},
+        qrels_from_dict({q: dict.fromkeys(docs, 1) for q, docs in reference.items()}),
+        ["q1", "q2", "q3", "q4"],
+        [("recall@10", "all")],
+        {"all": np.arange(4, dtype=np.int64)},
+        K,
+    )
+    assert [(q.query_id, q.first_stage_docs, q.reranker) for q in found.queries] == [
+        ("q4", (), 3),
+        ("q3", ("m", "n"), 0),
+        ("q1", ("z",), 0),
+        ("q2", ("a",), 0),
+    ]
