@@ -969,15 +969,6 @@ EQUIVALENTS: list[tuple[str, str, str, str, str, str]] = [
         "takes every pair as fresh without indexing `known`",
     ),
     (
-        "gate/baseline/side_file.py",
-        "_plain_rows",
-        "if not set(map(type, itertools.chain.from_iterable(lists))) <= {str}:",
-        "set(map(type, itertools.chain.from_iterable(lists))) <= {str}",
-        "set(map(type, itertools.chain.from_iterable(lists))) < {str}",
-        "rows of str ids then take the line-by-line reader, which makes the same checks on "
-        "the same parsed rows and keeps the same top k: slower, never other",
-    ),
-    (
         "gate/baseline/side_file_bytes.py",
         "<module>",
         "_DOCS_AT_ONCE = 1 << 20",
