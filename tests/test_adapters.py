@@ -20,6 +20,7 @@ from retrieval_gate.adapters import (
     build_retriever,
 )
 from retrieval_gate.errors import GateError
+from tests.helpers.waiting import GUARD
 
 CONFIGS = TypeAdapter(AdapterConfig)
 
@@ -104,6 +105,6 @@ def test_package_import_stays_light() -> None:
         "print([m for m in heavy if m in sys.modules])"
     )
     out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=GUARD
     )
     assert out.stdout.strip() == "[]"

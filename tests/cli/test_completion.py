@@ -15,6 +15,7 @@ import pytest
 from retrieval_gate.cli.completion import SHELLS, script, tree
 from retrieval_gate.cli.main import build_parser
 from tests.helpers.cli import run_cli
+from tests.helpers.waiting import GUARD
 
 COMMANDS = sorted(tree(build_parser()).commands)
 
@@ -60,7 +61,7 @@ def _bash(script_path: Path, cwd: Path, *words: str) -> list[str]:
         cwd=cwd,
         capture_output=True,
         text=True,
-        timeout=30,
+        timeout=GUARD,
     )
     assert done.returncode == 0, done.stderr
     return [line for line in done.stdout.splitlines() if line]
@@ -92,7 +93,7 @@ def test_the_command_is_quick_in_a_subprocess() -> None:
         [sys.executable, "-X", "importtime", "-m", "retrieval_gate", "completion", "bash"],
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=GUARD,
     )
     assert done.returncode == 0, done.stderr
     assert "complete -F _retrieval_gate retrieval-gate" in done.stdout
@@ -150,7 +151,7 @@ def test_zsh_script_is_valid(scripts: dict[str, Path]) -> None:
         f"source '{scripts['zsh']}'\n"
         'print -r -- "$_comps[retrieval-gate]"\n'
     )
-    done = subprocess.run([zsh, "-f", "-c", program], capture_output=True, text=True, timeout=30)
+    done = subprocess.run([zsh, "-f", "-c", program], capture_output=True, text=True, timeout=GUARD)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "_retrieval_gate"
 
@@ -161,7 +162,7 @@ def _fish(script_path: Path, cwd: Path, line: str) -> list[str]:
         pytest.skip("fish is not installed")
     program = f"source '{script_path}'; or exit 9; complete --do-complete='{line}'"
     done = subprocess.run(
-        [fish, "--no-config", "-c", program], cwd=cwd, capture_output=True, text=True, timeout=30
+        [fish, "--no-config", "-c", program], cwd=cwd, capture_output=True, text=True, timeout=GUARD
     )
     assert done.returncode == 0, done.stderr
     return [entry.split("\t")[0] for entry in done.stdout.splitlines()]

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.paths import REPO
+from tests.helpers.waiting import GUARD
 
 # `retrieval-gate ARGV` whose first fsync (the atomic writer's, once the temporary file holds
 # every byte) says so and hangs: a kill then lands while the file is written.
@@ -58,7 +59,7 @@ def check(configs: Path, *, stalled: Path | None = None) -> subprocess.Popen[byt
 
 
 def finish(process: subprocess.Popen[bytes]) -> None:
-    out, err = process.communicate(timeout=300)
+    out, err = process.communicate(timeout=GUARD)
     assert process.returncode == 0, (out + err).decode()
 
 
@@ -90,7 +91,7 @@ def test_a_report_write_killed_half_way_leaves_a_file_the_next_write_removes(
         assert time.monotonic() < deadline, "no report was written"
         time.sleep(0.02)
     process.send_signal(signal.SIGKILL)
-    process.communicate(timeout=60)
+    process.communicate(timeout=GUARD)
     left = temporaries(folder)
     assert len(left) == 1, left  # the write the kill interrupted
     assert left[0].startswith(".result.json.")

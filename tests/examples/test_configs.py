@@ -19,6 +19,7 @@ from retrieval_gate.core.model import Hit
 from retrieval_gate.datasets import load as load_dataset
 from retrieval_gate.pipeline.execute import execute
 from tests.helpers.paths import CONFIGS
+from tests.helpers.waiting import GUARD
 
 CONFIG_FILES = sorted(CONFIGS.rglob("*.yaml"))
 IDS = [path.relative_to(CONFIGS).as_posix() for path in CONFIG_FILES]
@@ -106,7 +107,7 @@ def test_the_python_template_runs_end_to_end(copy: Path) -> None:
         cwd=copy.parents[1],
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=GUARD,
         check=False,
     )
     assert done.returncode == 0, done.stderr

@@ -17,6 +17,7 @@ import pytest
 from retrieval_gate.config.loader import load
 from tests.helpers.builders import EXAMPLE_BASELINE, copy_example
 from tests.helpers.paths import CONFIGS
+from tests.helpers.waiting import GUARD
 
 EXAMPLE = CONFIGS / "example"
 INTENTS = {"how-to", "troubleshooting", "billing", "account", "navigational", "security"}
@@ -64,7 +65,7 @@ def gate(configs: Path, *args: str) -> subprocess.CompletedProcess[str]:
         capture_output=True,
         text=True,
         encoding="utf-8",
-        timeout=120,
+        timeout=GUARD,
         check=False,
     )
 

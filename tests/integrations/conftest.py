@@ -1,5 +1,5 @@
 """The action's fixtures: the Python setup-python would set up and the action's checkout, one
-of each per test module (a venv takes seconds to make)."""
+of each per test process (a venv and the action's install take seconds to make)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import pytest
 from tests.helpers.paths import REPO
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def python_bin(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The Python that setup-python would have set up: a venv that sees this interpreter's
     packages, so installing the action builds retrieval-gate only (dependencies are there)."""
@@ -42,7 +42,7 @@ def python_bin(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return bin_dir
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def action_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The action's checkout: the repository's package files, copied so that pip's in-tree
     build (build/, *.egg-info) never touches the working tree."""

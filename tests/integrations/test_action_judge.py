@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -68,12 +69,21 @@ def _branch_runner(head: str) -> type[Runner]:
     return BranchRunner
 
 
-@pytest.fixture
-def judged(
-    tmp_path: Path, python_bin: Path, action_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> Iterator[Judged]:
-    workspace = tmp_path / "workspace"
-    with fake_llm(api_key=KEY) as llm, FakeGitHub(token=TOKEN, repos={SLUG: [PR]}) as gh:
+@dataclass(frozen=True)
+class Graded:
+    """main's workspace with its layer graded, built once per module: each test copies it."""
+
+    workspace: Path
+    llm: FakeLlm
+    layer: Path
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Graded]:
+    # Grading main's layer runs `judge` over the whole pool (2 CPU s a test); the copies are
+    # the same files, and the stand-in serves them all (each test reads its own calls).
+    workspace = tmp_path_factory.mktemp("graded") / "workspace"
+    with fake_llm(api_key=KEY) as llm, pytest.MonkeyPatch.context() as patched:
         example = judge_example(workspace, llm.base_url, held_back=0.7)
         llm.judge = example.fake_judge(over_grade=0.3)
         main, _ = (
@@ -83,11 +93,26 @@ def judged(
             )
             for name in ("example.yaml", "example-regressed.yaml")
         )  # fmt: skip
-        with monkeypatch.context() as patched:  # main's layer, graded with the key
-            patched.setenv(KEY_ENV, KEY)
-            assert run_cli("judge", "-c", main, "--quiet").ret == 0
-        monkeypatch.delenv(KEY_ENV, raising=False)  # the runner knows no key of its own
-        yield Judged(workspace, llm, gh, example.layer, iter(range(100)), python_bin, action_path)
+        patched.setenv(KEY_ENV, KEY)  # main's layer, graded with the key
+        assert run_cli("judge", "-c", main, "--quiet").ret == 0
+        patched.undo()
+        yield Graded(workspace, llm, example.layer)
+
+
+@pytest.fixture
+def judged(
+    graded: Graded,
+    tmp_path: Path,
+    python_bin: Path,
+    action_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> Iterator[Judged]:
+    workspace = tmp_path / "workspace"
+    shutil.copytree(graded.workspace, workspace, symlinks=True)
+    layer = workspace / graded.layer.relative_to(graded.workspace)
+    monkeypatch.delenv(KEY_ENV, raising=False)  # the runner knows no key of its own
+    with FakeGitHub(token=TOKEN, repos={SLUG: [PR]}) as gh:
+        yield Judged(workspace, graded.llm, gh, layer, iter(range(100)), python_bin, action_path)
 
 
 def _everything_printed(run: ActionRun, gh: FakeGitHub) -> str:

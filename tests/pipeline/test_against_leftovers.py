@@ -15,6 +15,7 @@ import pytest
 
 from tests.helpers.git import git
 from tests.helpers.paths import REPO
+from tests.helpers.waiting import GUARD
 
 EXAMPLE = REPO / "configs"
 # A retriever that, when SLOW_MARK is set, says it started and then takes two minutes.
@@ -84,7 +85,7 @@ def start_check(repo: Path, temporary: Path, mark: Path | None) -> subprocess.Po
 
 def run_check(repo: Path, temporary: Path) -> None:
     done = start_check(repo, temporary, None)
-    out, err = done.communicate(timeout=300)
+    out, err = done.communicate(timeout=GUARD)
     assert done.returncode == 0, (out + err).decode()
 
 
@@ -98,7 +99,7 @@ def killed_while_the_reference_runs(repo: Path, temporary: Path, mark: Path) -> 
         assert time.monotonic() < deadline, "the reference side never started"
         time.sleep(0.05)
     os.killpg(process.pid, signal.SIGKILL)
-    process.communicate(timeout=60)
+    process.communicate(timeout=GUARD)
 
 
 def registered(repo: Path) -> list[str]:
@@ -147,7 +148,7 @@ def test_a_killed_check_s_worktree_and_folders_go_when_the_next_check_starts(
     assert ours(temporary) == left
     assert len(registered(repo)) == 2
     os.killpg(process.pid, signal.SIGKILL)
-    process.communicate(timeout=60)
+    process.communicate(timeout=GUARD)
     assert ours(temporary) == left  # what the kill left behind
     assert str(left[0] / "tree") in registered(repo)
 

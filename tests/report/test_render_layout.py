@@ -16,6 +16,7 @@ from retrieval_gate.report import render, validate_result
 from tests.helpers.builders import copy_example
 from tests.helpers.cli import run_cli
 from tests.helpers.judged_example import assisted_documents
+from tests.helpers.waiting import GUARD
 
 CHROMIUM = next(
     filter(None, map(shutil.which, ("chromium", "chromium-browser", "google-chrome"))), None
@@ -96,7 +97,7 @@ def measured(folder: Path, width: int) -> dict[str, Any]:
         ],
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=GUARD,
         check=True,
     ).stdout
     found = re.search(r'data-probe="([^"]*)"', dom)

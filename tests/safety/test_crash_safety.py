@@ -18,6 +18,7 @@ import pytest
 
 from retrieval_gate.gate.baseline.file import read_baseline
 from tests.helpers.paths import REPO
+from tests.helpers.waiting import GUARD
 
 TRIALS = 8
 
@@ -49,7 +50,7 @@ def timed(*argv: str, cwd: Path) -> float:
     """How long the command takes to finish, run once to the end."""
     began = time.monotonic()
     done = start(*argv, cwd=cwd)
-    _, err = done.communicate(timeout=120)
+    _, err = done.communicate(timeout=GUARD)
     assert done.returncode in (0, 1), err.decode()
     return time.monotonic() - began
 
@@ -65,7 +66,7 @@ def killed_at_random(
         process = start(*argv, cwd=cwd)
         time.sleep(rng.uniform(0.3, 1.05) * duration)
         process.send_signal(signal.SIGKILL)
-        process.communicate(timeout=60)
+        process.communicate(timeout=GUARD)
         check(trial)
 
 
@@ -91,7 +92,7 @@ def test_sigkill_while_writing_a_baseline_leaves_the_old_or_a_whole_new_file(
     killed_at_random(argv, configs, check, seed=1)
     # Leftover temporary files never stand in for the baseline, and a later run succeeds.
     done = start("check", "-c", "example.yaml", "--quiet", "--no-cache", cwd=configs)
-    _, err = done.communicate(timeout=120)
+    _, err = done.communicate(timeout=GUARD)
     assert done.returncode == 0, err.decode()
     assert seen
 
@@ -129,7 +130,7 @@ def test_sigkill_while_caching_leaves_a_cache_the_next_run_reads(configs: Path) 
     # The built-in bm25 retriever is cached, keyed by its corpus.
     argv = ("run", "-c", "example.yaml", "--quiet", "-o", "run.trec")
     clean = start(*argv[:-1], "clean.trec", "--no-cache", cwd=configs)
-    _, err = clean.communicate(timeout=120)
+    _, err = clean.communicate(timeout=GUARD)
     assert clean.returncode == 0, err.decode()
     expected = (configs / "clean.trec").read_text()
     caches = list(configs.glob("**/cache.sqlite"))
@@ -137,7 +138,7 @@ def test_sigkill_while_caching_leaves_a_cache_the_next_run_reads(configs: Path) 
 
     def check(trial: int) -> None:
         again = start(*argv, cwd=configs)
-        _, err = again.communicate(timeout=120)
+        _, err = again.communicate(timeout=GUARD)
         assert again.returncode == 0, err.decode()
         assert (configs / "run.trec").read_text() == expected
         assert list(configs.glob("**/cache.sqlite"))  # the answers are cached
@@ -155,7 +156,7 @@ def test_two_baseline_writers_at_once_leave_one_whole_file(configs: Path) -> Non
         for name in ("example.yaml", "example-regressed.yaml", "example.yaml")
     ]
     for writer in writers:
-        _, err = writer.communicate(timeout=120)
+        _, err = writer.communicate(timeout=GUARD)
         assert writer.returncode == 0, err.decode()
     record = read_baseline(path)
     assert len(record.query_ids) == 131
@@ -181,7 +182,7 @@ def test_a_full_disk_is_exit_2_and_keeps_the_old_baseline(configs: Path, tmp_pat
             "baseline", "-c", "example-regressed.yaml", "--force", "--quiet", "--no-cache",
             "-o", str(baseline), cwd=configs,
         )  # fmt: skip
-        _, err = done.communicate(timeout=120)
+        _, err = done.communicate(timeout=GUARD)
         assert done.returncode == 2, err.decode()
         message = err.decode()
         assert str(baseline) in message

@@ -145,7 +145,7 @@ def test_a_server_answers_as_the_persistent_client_does(store: Path, server: int
         cwd=REPO,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=GUARD,
         check=False,
     )
     assert done.returncode == 0, done.stderr

@@ -17,6 +17,7 @@ from tests.helpers.builders import labelled_set
 from tests.helpers.cli import run_cli
 from tests.helpers.local_server import free_port
 from tests.helpers.paths import CONFIGS
+from tests.helpers.waiting import GUARD
 
 KINDS = ["qdrant", "chroma", "lancedb"]
 WORDLLAMA = {"wordllama": {"dim": 64}}
@@ -218,7 +219,7 @@ def test_a_store_without_its_package_is_exit_2_naming_the_extra(
         capture_output=True,
         text=True,
         stdin=subprocess.DEVNULL,
-        timeout=120,
+        timeout=GUARD,
         check=False,
     )
     assert done.returncode == 2, done.stderr

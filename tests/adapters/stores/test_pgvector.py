@@ -21,6 +21,7 @@ from tests.helpers.cli import run_cli
 from tests.helpers.local_server import free_port
 from tests.helpers.paths import REPO
 from tests.helpers.seeded_vectors import DIMENSION, vector_of
+from tests.helpers.waiting import GUARD
 
 psycopg = pytest.importorskip("psycopg")
 ROWS = 2000
@@ -310,6 +311,6 @@ def test_psycopg_is_imported_only_when_built() -> None:
         "print([m for m in ('psycopg', 'pgvector') if m in sys.modules])"
     )
     done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=GUARD
     )
     assert done.stdout.strip() == "[]"
