@@ -103,12 +103,25 @@ def document_level(
     )
     scored = same_fingerprints(rescored_baseline(rolled(current, source_now, False), both), current)
     notes = [ROLLED]
+    noisy = [side for side, r in (("the baseline's", baseline), ("the current side's", current))
+             if _varied(r)]  # fmt: skip
+    if noisy:
+        notes.append(
+            f"{' and '.join(noisy)} repeated runs are rolled up from the first "
+            "run's top k (the others keep no top k): the run noise they showed is not allowed "
+            "for at the document level; gate at dataset.level chunk to allow for it"
+        )
     if differ:
         notes.append(
             f"{plural(len(differ), '(query, document) label')} lost judged text on the current "
             "side (orphaned chunks): label holes for it there"
         )
     return reference, scored, both, tuple(notes)
+
+
+def _varied(record: Baseline) -> bool:
+    """Whether `record`'s repeated runs differed: the noise a roll-up from one top k loses."""
+    return record.repeats is not None and bool(record.repeats.varying)
 
 
 def _up(

@@ -18,6 +18,7 @@ from retrieval_gate.datasets.anchors import Anchor, CorpusAnchors
 from retrieval_gate.datasets.label_drift import Drift, LabelDrift
 from retrieval_gate.gate.baseline.document_level import ROLLED, document_level
 from retrieval_gate.gate.baseline.rechunk import BEFORE
+from retrieval_gate.gate.baseline.record import Repeats
 from tests.helpers.baselines import FINGERPRINTS, make
 from tests.helpers.builders import labelled_set, queue_dataset
 
@@ -153,3 +154,23 @@ def test_a_document_whose_judged_text_is_gone_is_a_hole_on_the_current_side() ->
         "1 (query, document) label lost judged text on the current side (orphaned chunks): "
         "label holes for it there",
     )
+
+
+def test_repeated_runs_that_differed_are_said_to_lose_their_noise_when_rolled_up() -> None:
+    # Only the first run's top k is kept: the rolled-up record has no runs to measure noise by.
+    dataset = chunked({"q1": {"new-1": 2}}, {"new-1": "A", "new-2": "B"})
+    runs = ({"ndcg@10": np.asarray([0.5]), "recall@10": np.asarray([1.0])},) * 2
+    noisy = Repeats(runs=runs, varying=("q1",))
+    steady = Repeats(runs=runs, varying=())
+    baseline = dataclasses.replace(record({"q1": ["new-1"]}), repeats=steady)
+    current = dataclasses.replace(record({"q1": ["new-2", "new-1"]}), repeats=noisy)
+    *_, notes = document_level(baseline, current, dataset, None)
+    assert notes[1] == (
+        "the current side's repeated runs are rolled up from the first run's top k (the others "
+        "keep no top k): the run noise they showed is not allowed for at the document level; "
+        "gate at dataset.level chunk to allow for it"
+    )
+    *_, quiet = document_level(
+        baseline, dataclasses.replace(current, repeats=steady), dataset, None
+    )
+    assert quiet == (ROLLED,)
