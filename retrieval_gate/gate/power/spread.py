@@ -102,9 +102,13 @@ class DeltaSource:
             kept = np.isfinite(x) & np.isfinite(y)
             if np.count_nonzero(kept) < 3:
                 continue
-            x, y = x[kept] - x[kept].mean(), y[kept] - y[kept].mean()
+            x, y = x[kept], y[kept]
+            # A constant side's centred values need not be exactly 0 in floating point
+            # ([0.4] * 3 leaves 1e-33): only a side whose values differ varies.
+            varies = np.ptp(x) > 0 and np.ptp(y) > 0
+            x, y = x - x.mean(), y - y.mean()
             xx, yy, xy = float(x @ x), float(y @ y), float(x @ y)
-            if xx > 0 and yy > 0:
+            if varies and xx > 0 and yy > 0:
                 products += xy
                 squares_before += xx
                 squares_after += yy

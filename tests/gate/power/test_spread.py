@@ -220,3 +220,20 @@ def test_the_concentrated_chance_at_its_edges() -> None:
     assert concentrated_chance(0.02, sd=0.0, n=50, level=None, **common) == 0.0
     # 4 queries: the sign flips cannot reach 0.05 (2^-4 > 0.05), whatever the drop.
     assert concentrated_chance(0.5, sd=0.2, n=4, level=0.05, **common) == 0.0
+
+
+def test_a_side_constant_at_an_inexact_float_is_left_out_of_the_correlation() -> None:
+    # 0.4 has no exact binary form: three of them centred leave ~1e-33, not 0.
+    flat = ({"m": np.full(3, 0.4)}, {"m": np.array([0.1, 0.5, 0.3])})
+    varied = ({"m": np.array([0.2, 0.6, 0.9])}, {"m": np.array([0.1, 0.5, 0.3])})
+    source = DeltaSource(
+        kind="history", label="main", query_ids=("a", "b", "c"), pairs=(), sides=(flat,)
+    )
+    assert source.correlation("m", np.arange(3)) is None
+    both = DeltaSource(
+        kind="history", label="main", query_ids=("a", "b", "c"), pairs=(), sides=(flat, varied)
+    )
+    found = both.correlation("m", np.arange(3))
+    assert found is not None and found.pairs == 1
+    x, y = varied[0]["m"] - varied[0]["m"].mean(), varied[1]["m"] - varied[1]["m"].mean()
+    assert found.lowest == found.highest == pytest.approx(x @ y / math.sqrt((x @ x) * (y @ y)))
