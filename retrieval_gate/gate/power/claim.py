@@ -81,6 +81,8 @@ class Claim:
         """Whether the claimed change is at least the detectable one; None without a spread."""
         if self.detectable is None:
             return None if self.sd is None else False
+        if self.detectable == 0:  # no spread: caught when it is a change at all
+            return self.change != 0
         return abs(self.change) >= self.detectable
 
     def document(self) -> dict[str, Any]:
@@ -135,6 +137,11 @@ class Claim:
         test = "paired t-test" if s.test == "t" else "sign-flip test"
         if self.detectable is None:
             lines.append(f"detectable change: none; {self.n} queries cannot reach alpha")
+        elif self.detectable == 0:
+            lines.append(
+                "detectable change: any above 0 (sd 0: every query moves by the mean change, "
+                f"and {self.n:,} queries reach alpha)"
+            )
         else:
             claimed = f"{abs(self.change) * 100:.2f}pt"
             verdict = (
@@ -179,10 +186,16 @@ def audit(
     else:
         t = abs(change) / (sd / math.sqrt(n)) if change != 0 else 0.0
         t_p = t_tail(t, n - 1)
-    detectable = detectable_drop(
-        sd=sd, n=n, level=settings.alpha, max_drop=0.0, resamples=settings.resamples,
-        t_test=settings.test == "t", power=settings.power,
-    )  # fmt: skip
+    if sd == 0:
+        # No spread: every query moves by the mean change, so any change is caught wherever
+        # the test can reach alpha at all (the t-test's p is then 0).
+        reaches = settings.test == "t" or floor <= settings.alpha
+        detectable: float | None = 0.0 if reaches else None
+    else:
+        detectable = detectable_drop(
+            sd=sd, n=n, level=settings.alpha, max_drop=0.0, resamples=settings.resamples,
+            t_test=settings.test == "t", power=settings.power,
+        )  # fmt: skip
     return Claim(
         change=change,
         n=n,

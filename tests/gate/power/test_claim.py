@@ -127,11 +127,9 @@ def test_the_detectable_change_is_a_single_check_at_alpha_with_no_threshold() ->
     assert claim.within is (claim.detectable <= 0.05)
 
 
-def test_no_spread_gives_p_0_and_no_detectable_change() -> None:
+def test_no_spread_gives_p_0() -> None:
     claim = audit(-0.02, 40, 0.0, "--sd", ComparisonSettings())
     assert claim.t_p == 0.0
-    assert claim.detectable is None
-    assert claim.within is False
     assert audit(0.0, 40, 0.0, "--sd", ComparisonSettings()).t_p == 1.0  # no change: p = 1
 
 
@@ -232,3 +230,25 @@ def test_the_detectable_change_is_caught_80_percent_of_the_time(test: str, draws
     _, hits = _caught(n=40, sd=0.2, test=test, draws=draws)
     low, high = stats.binom.interval(0.999, draws, 0.8)
     assert low <= hits <= high, f"{hits}/{draws} caught, expected within [{low}, {high}]"
+
+
+def test_with_no_spread_any_change_is_caught_where_the_test_reaches_alpha() -> None:
+    # sd 0: every query moved by the mean change; 40 equal moves give the sign flips' floor.
+    settings = ComparisonSettings()
+    caught = audit(-0.02, 40, 0.0, "--sd", settings)
+    assert caught.smallest_p <= settings.alpha
+    assert caught.detectable == 0.0
+    assert caught.within is True
+    assert caught.to_text().splitlines()[-1] == (
+        "detectable change: any above 0 (sd 0: every query moves by the mean change, and 40 "
+        "queries reach alpha)"
+    )
+    assert audit(0.0, 40, 0.0, "--sd", settings).within is False
+    # Four queries' 16 sign vectors cannot give a p under 0.05, whatever the spread.
+    short = audit(-0.02, 4, 0.0, "--sd", settings)
+    assert short.detectable is None
+    assert short.within is False
+    assert (
+        short.to_text().splitlines()[-1] == "detectable change: none; 4 queries cannot reach alpha"
+    )
+    assert audit(-0.02, 4, 0.0, "--sd", dataclasses.replace(settings, test="t")).detectable == 0
