@@ -190,8 +190,10 @@ def test_a_shard_that_kills_every_worker_is_an_error_naming_it(
     assert "part-0.trec" in result.err
     assert "died (out of memory, or killed)" in result.err
     # Dask retries a task whose worker died (distributed.scheduler.allowed-failures, 3): four
-    # deaths, or fewer when the restarted workers never came back and the scheduler gave up.
-    assert 2 <= len(deaths.read_text().splitlines()) <= 4
+    # deaths, or fewer when the restarted workers never came back and the scheduler gave up;
+    # on a loaded machine no nanny may restart its worker within the cluster's
+    # no-workers-timeout, so one death is enough for the same error.
+    assert 1 <= len(deaths.read_text().splitlines()) <= 4
 
 
 def test_a_cluster_left_without_workers_is_an_error_naming_the_shard(
