@@ -172,3 +172,28 @@ def corpus_rows(path: Path) -> list[dict[str, Any]]:
 def write_rows(path: Path, rows: list[dict[str, Any]]) -> None:
     """`rows` as a corpus.jsonl at `path`."""
     path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+
+
+def billing_only(root: Path, judged: dict[str, set[str]]) -> tuple[list[dict[str, Any]], set[str]]:
+    """The example's queries (under `root`) and the documents only billing questions judged
+    relevant (`judged`: document -> the queries that judged it relevant): the text a re-chunk
+    loses to fail exactly those queries' slices."""
+    text = (root / "example" / "queries.jsonl").read_text(encoding="utf-8")
+    queries = [json.loads(line) for line in text.splitlines()]
+    intent = {q["_id"]: q["intent"] for q in queries}
+    lost = {doc for doc, by in judged.items() if {intent[q] for q in by} == {"billing"}}
+    return queries, lost
+
+
+def failing_slices(queries: list[dict[str, Any]], hit: set[str], failing: set[str]) -> bool:
+    """Whether the `failing` slices are `intent=billing` and slices holding a query of `hit`
+    only, with no other intent among them."""
+    members: dict[str, set[str]] = {"all": {q["_id"] for q in queries}}
+    for q in queries:
+        for field in ("intent", "segment"):
+            members.setdefault(f"{field}={q[field]}", set()).add(q["_id"])
+    return (
+        "intent=billing" in failing
+        and all(members[name] & hit for name in failing)
+        and not any(name.startswith("intent=") and name != "intent=billing" for name in failing)
+    )

@@ -5,7 +5,6 @@ the queries that judged it, and at the chunk level the drifted labels are label 
 from __future__ import annotations
 
 import dataclasses
-import json
 from pathlib import Path
 
 import pytest
@@ -16,7 +15,14 @@ from retrieval_gate.gate.baseline.file import read_baseline, write_baseline
 from retrieval_gate.gate.baseline.rechunk import BEFORE, rechunked
 from retrieval_gate.gate.result import failing_checks
 from retrieval_gate.pipeline.check import check
-from tests.helpers.chunkings import CHUNKED_BASELINE, copy_chunked_example, corpus_rows, write_rows
+from tests.helpers.chunkings import (
+    CHUNKED_BASELINE,
+    billing_only,
+    copy_chunked_example,
+    corpus_rows,
+    failing_slices,
+    write_rows,
+)
 from tests.helpers.cli import run_cli
 
 PR = "example-chunked-pr.yaml"
@@ -106,18 +112,13 @@ def test_at_the_chunk_level_the_drifted_labels_are_holes_the_verdict_depends_on(
 
 
 def test_a_re_chunk_that_loses_judged_text_fails_on_those_queries_slices(project: Path) -> None:
-    queries = [
-        json.loads(line)
-        for line in (project / "example" / "queries.jsonl").read_text().splitlines()
-    ]
-    intent = {q["_id"]: q["intent"] for q in queries}
     judged: dict[str, set[str]] = {}
     for line in (project / "example" / "qrels" / "test.tsv").read_text().splitlines()[1:]:
         query, doc, grade = line.split("\t")
         if int(grade) >= 1:
             judged.setdefault(doc, set()).add(query)
     # The articles only billing questions judged relevant: the chunker loses their text.
-    lost = {doc for doc, by in judged.items() if {intent[q] for q in by} == {"billing"}}
+    queries, lost = billing_only(project, judged)
     hit = {q for doc in lost for q in judged[doc]}
     assert len(lost) >= 10
     assert len(hit) >= 10
@@ -125,14 +126,7 @@ def test_a_re_chunk_that_loses_judged_text_fails_on_those_queries_slices(project
     write_rows(corpus, [r for r in corpus_rows(corpus) if r["metadata"]["source"] not in lost])
     result = check(project / PR, cache=False)
     assert result.status == "fail"
-    members: dict[str, set[str]] = {"all": set(intent)}
-    for q in queries:
-        for field in ("intent", "segment"):
-            members.setdefault(f"{field}={q[field]}", set()).add(q["_id"])
-    failing = {c.slice for c in failing_checks(result.comparisons)}
-    assert "intent=billing" in failing
-    assert all(members[name] & hit for name in failing)
-    assert not any(name.startswith("intent=") and name != "intent=billing" for name in failing)
+    assert failing_slices(queries, hit, {c.slice for c in failing_checks(result.comparisons)})
 
 
 def test_a_re_chunk_gives_byte_identical_results(project: Path) -> None:

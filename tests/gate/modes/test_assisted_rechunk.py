@@ -16,7 +16,7 @@ from retrieval_gate.gate.modes.assisted_rechunk import rechunked_judge
 from retrieval_gate.gate.result import failing_checks
 from retrieval_gate.pipeline.check import check
 from retrieval_gate.pipeline.judge_labels import gate_judge
-from tests.helpers.chunkings import corpus_rows, write_rows
+from tests.helpers.chunkings import billing_only, corpus_rows, failing_slices, write_rows
 from tests.helpers.judged_chunks import JudgedChunks, judged_chunks, renamed
 
 
@@ -78,30 +78,18 @@ def test_a_grade_stays_the_judge_s_and_people_s_stay_people_s(project: JudgedChu
 
 def test_a_re_chunk_that_loses_judged_text_fails_on_those_queries_slices(tmp_path: Path) -> None:
     found = judged_chunks(tmp_path / "lost")
-    queries = [
-        json.loads(line)
-        for line in (found.root / "example" / "queries.jsonl").read_text().splitlines()
-    ]
-    intent = {q["_id"]: q["intent"] for q in queries}
     judged: dict[str, set[str]] = {}
     for (query, doc), grade in found.full.items():
         if grade >= 1:
             judged.setdefault(doc.split("#")[0], set()).add(query)
-    lost = {doc for doc, by in judged.items() if {intent[q] for q in by} == {"billing"}}
+    queries, lost = billing_only(found.root, judged)
     hit = {q for doc in lost for q in judged[doc]}
     assert len(lost) >= 10
     rows = corpus_rows(found.pr_corpus)
     write_rows(found.pr_corpus, [r for r in rows if r["metadata"]["source"] not in lost])
     result = check(found.pr, cache=False, judge=False)
     assert result.status == "fail"
-    members: dict[str, set[str]] = {"all": set(intent)}
-    for q in queries:
-        for field in ("intent", "segment"):
-            members.setdefault(f"{field}={q[field]}", set()).add(q["_id"])
-    failing = {c.slice for c in failing_checks(result.comparisons)}
-    assert "intent=billing" in failing
-    assert all(members[name] & hit for name in failing)
-    assert not any(name.startswith("intent=") and name != "intent=billing" for name in failing)
+    assert failing_slices(queries, hit, {c.slice for c in failing_checks(result.comparisons)})
 
 
 def test_the_re_chunk_renames_half_the_articles_chunks() -> None:

@@ -234,6 +234,7 @@ def test_a_side_constant_at_an_inexact_float_is_left_out_of_the_correlation() ->
         kind="history", label="main", query_ids=("a", "b", "c"), pairs=(), sides=(flat, varied)
     )
     found = both.correlation("m", np.arange(3))
-    assert found is not None and found.pairs == 1
+    assert found is not None
+    assert found.pairs == 1
     x, y = varied[0]["m"] - varied[0]["m"].mean(), varied[1]["m"] - varied[1]["m"].mean()
     assert found.lowest == found.highest == pytest.approx(x @ y / math.sqrt((x @ x) * (y @ y)))
