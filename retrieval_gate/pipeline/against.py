@@ -207,6 +207,11 @@ def reference_record(
 
     evaluators = evaluators_at(head, at_ref)
     config = head.model_copy(update={"retriever": at_ref.retriever, "evaluators": evaluators})
+    # The built-in bm25 indexes the labelled set's corpus: at REF, REF's (a chunker change is
+    # then a change of what it searched, gated as any retriever's own index is).
+    bm25 = at_ref.retriever.type == "bm25"
+    read_at_ref = _labelled_at(at_ref) if bm25 else None
+    searched = read_at_ref.corpus if read_at_ref is not None else None
     current = record_current(
         config,
         cache=False,
@@ -215,11 +220,16 @@ def reference_record(
         repo_dir=tree,
         retriever_dir=at_ref.base_dir,
         looks=looks,
+        index_corpus=searched,
     )
     new, old = head.model_dump(mode="json"), at_ref.model_dump(mode="json")
     changed = [name for name in _SHARED if new[name] != old[name]]
-    own_index = at_ref.retriever.type != "bm25"
-    labelled_at_ref = _labelled_at(at_ref) if own_index or "dataset" not in changed else None
+    own_index = not bm25 or searched is not None
+    labelled_at_ref = (
+        (read_at_ref if bm25 else _labelled_at(at_ref))
+        if own_index or "dataset" not in changed
+        else None
+    )
     if "dataset" not in changed and (
         labelled_at_ref is None or labelled_at_ref.fingerprint != current.dataset.fingerprint
     ):
@@ -412,8 +422,7 @@ def _anchors_at_ref(
 
 def _hashes_at_ref(head: Dataset, at_ref: Dataset | None) -> dict[str, str] | None:
     """The working tree's judged documents as the corpus at REF holds them: what a retriever
-    there with its own index was built over. The built-in bm25 indexes the working tree's
-    corpus on both sides, so its record keeps that one's."""
+    there with its own index was built over, as the built-in bm25 at REF indexed it."""
     from retrieval_gate.gate.baseline.corpus_changes import judged_document_hashes
 
     if at_ref is None or at_ref.corpus is None:

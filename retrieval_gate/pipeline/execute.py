@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from retrieval_gate.config.check_keys import ranking_keys
 from retrieval_gate.config.loader import load
 from retrieval_gate.config.schema import GateConfig
-from retrieval_gate.core.model import Query
+from retrieval_gate.core.model import Document, Query
 from retrieval_gate.core.wording import one_line, plural
 from retrieval_gate.datasets import Dataset, assemble, load_labels
 from retrieval_gate.execution.runner import RunResult, RunSettings
@@ -65,6 +65,7 @@ def execute(
     retriever_dir: Path | None = None,
     dataset: Dataset | None = None,
     looks: Looks | None = None,
+    index_corpus: Mapping[str, Document] | None = None,
 ) -> Execution:
     """Run the configured retriever on every labelled query and score it.
 
@@ -84,7 +85,8 @@ def execute(
     (a checkout of another commit), else at the config's folder, as the labelled set's do.
     `dataset`, when given, is the labelled set an earlier execution of `config` loaded and
     checked: repeated runs read it once. `looks`: run the queries in its order and batches
-    and stop when it says (a saved run is read whole: it costs nothing).
+    and stop when it says (a saved run is read whole: it costs nothing). `index_corpus`: the
+    corpus the retriever is built over, when not the labelled set's (bm25 at another commit).
     """
     from retrieval_gate.adapters import build_retriever
     from retrieval_gate.adapters.interface import Adapter, fingerprint
@@ -104,7 +106,9 @@ def execute(
             keep_unjudged=assisted,
         )
     retriever = build_retriever(
-        config.retriever, base_dir=retriever_dir or config.base_dir, corpus=dataset.corpus
+        config.retriever,
+        base_dir=retriever_dir or config.base_dir,
+        corpus=dataset.corpus if index_corpus is None else index_corpus,
     )
     if isinstance(retriever, RunFileRetriever):  # before the cache: it is keyed by the hash
         try:

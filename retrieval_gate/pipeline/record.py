@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from retrieval_gate.config.check_keys import canonical_name, kind_of
 from retrieval_gate.config.schema import GateConfig
+from retrieval_gate.core.model import Document
 from retrieval_gate.core.version import __version__
 from retrieval_gate.datasets import Dataset
 from retrieval_gate.errors import GateError
@@ -57,12 +58,15 @@ def record_current(
     repeats: int = 1,
     looks: Looks | None = None,
     known_ids: bool = False,
+    index_corpus: Mapping[str, Document] | None = None,
 ) -> CurrentRun:
     """The current retriever's record in baseline form, the labelled set, and warnings.
 
     With `repeats` above 1 the retriever is run that many times, never from the cache, and the
     record is their mean (`repeats.averaged`). `retriever_dir` is where the retriever's
-    relative paths start (a checkout of another commit), when not the config's folder.
+    relative paths start (a checkout of another commit), when not the config's folder, and
+    `index_corpus` the corpus a retriever that indexes the labelled set's (bm25) indexes
+    there, when not the labelled set's (the corpus at that commit).
     `looks`: a sequential run (one run, no repeats), which may stop before every query ran.
     With `known_ids` (a baseline being made), a run none of whose retrieved ids is in the
     corpus or the judgments is a GateError: it scores 0 everywhere, and no check against a
@@ -85,9 +89,16 @@ def record_current(
         retriever_dir=retriever_dir,
         dataset=None,
         looks=looks,
+        index_corpus=index_corpus,
     )
     found = repeated(
-        config, first, repeats, progress=progress, repo_dir=repo_dir, retriever_dir=retriever_dir
+        config,
+        first,
+        repeats,
+        progress=progress,
+        repo_dir=repo_dir,
+        retriever_dir=retriever_dir,
+        index_corpus=index_corpus,
     )
     record, dataset = found.record, found.dataset
     unknown = known_ids and unknown_retrieval(record.top_k, dataset.qrels.docs, dataset.corpus)
@@ -108,6 +119,7 @@ def repeated(
     progress: TextIO | None = None,
     repo_dir: Path | None = None,
     retriever_dir: Path | None = None,
+    index_corpus: Mapping[str, Document] | None = None,
 ) -> CurrentRun:
     """`first` (one run) and `runs` - 1 more, never from the cache, as one record: their mean
     (`repeats.averaged`). The labelled set is `first`'s,
@@ -124,6 +136,7 @@ def repeated(
                 repo_dir=repo_dir,
                 retriever_dir=retriever_dir,
                 dataset=first.dataset,
+                index_corpus=index_corpus,
             )
         )
     warnings = tuple(dict.fromkeys(w for run in more for w in run.warnings))
@@ -151,6 +164,7 @@ def _record_once(
     retriever_dir: Path | None,
     dataset: Dataset | None,
     looks: Looks | None = None,
+    index_corpus: Mapping[str, Document] | None = None,
 ) -> CurrentRun:
     from retrieval_gate.adapters import fingerprint
     from retrieval_gate.execution.timing import operational_columns
@@ -166,6 +180,7 @@ def _record_once(
         retriever_dir=retriever_dir,
         dataset=dataset,
         looks=looks,
+        index_corpus=index_corpus,
     )
     scores, dataset, warnings = execution.scores, execution.dataset, execution.warnings
     evaluated = evaluator_columns(config, dataset.queries)

@@ -1,5 +1,6 @@
-"""`check --against REF` across a re-chunk: a retriever with its own index (a saved run) at
-REF searched REF's chunks, so the reference side's labels are anchored in REF's chunking."""
+"""`check --against REF` across a re-chunk: a retriever with its own index (a saved run), or
+the built-in bm25 over the corpus at REF, searched REF's chunks, so the reference side's labels
+are anchored in REF's chunking."""
 
 from __future__ import annotations
 
@@ -7,7 +8,13 @@ import json
 import shutil
 from pathlib import Path
 
-from tests.helpers.chunkings import copy_chunked_example
+from tests.helpers.chunkings import (
+    billing_only,
+    copy_chunked_example,
+    corpus_rows,
+    failing_slices,
+    write_rows,
+)
 from tests.helpers.cli import run_cli
 from tests.helpers.git import git
 
@@ -54,3 +61,62 @@ def test_a_chunk_size_change_against_main_passes_and_says_what_it_anchored(
                      "anchors all 806 labels, the current one 19")
         for w in document["warnings"]
     )  # fmt: skip
+
+
+def _bm25_repo(tmp_path: Path) -> tuple[Path, Path]:
+    """A repository whose main commit gates the built-in bm25 over chunks of 300 characters,
+    and its gate config (the pull request's to change)."""
+    chunked = copy_chunked_example(tmp_path / "chunked")
+    root = tmp_path / "repo"
+    (root / "search").mkdir(parents=True)
+    for folder in ("example", "example-chunked"):
+        shutil.copytree(chunked / folder, root / "search" / folder)
+    text = (chunked / "example-chunked.yaml").read_text()
+    gate = root / "search" / "gate.yaml"
+    gate.write_text(text[: text.index("\nbaseline:")] + "\n")
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "chunks of 300 characters")
+    return root, gate
+
+
+def test_bm25_at_ref_searches_ref_s_chunks_and_a_chunk_size_change_passes(
+    tmp_path: Path,
+) -> None:
+    root, gate = _bm25_repo(tmp_path)
+    gate.write_text(gate.read_text().replace("corpus-300.jsonl", "corpus-200.jsonl"))
+    result = root / "result.json"
+    code, _, err = run_cli("check", "-c", gate, "--against", "main", "--quiet", "--json", result)
+    assert code == 0, err
+    document = json.loads(result.read_text())
+    assert document["status"] == "pass"
+    # Before, bm25 indexed the working tree's chunks on both sides: no re-chunk was seen.
+    assert any(
+        w.startswith("the corpus was re-chunked since the baseline: the baseline's chunking "
+                     "anchors all 806 labels, the current one 19")
+        for w in document["warnings"]
+    )  # fmt: skip
+
+
+def test_bm25_across_a_re_chunk_that_loses_judged_text_fails_those_queries_slices(
+    tmp_path: Path,
+) -> None:
+    root, gate = _bm25_repo(tmp_path)
+    search = root / "search"
+    judged: dict[str, set[str]] = {}
+    for line in (search / "example" / "qrels" / "test.tsv").read_text().splitlines()[1:]:
+        query, doc, grade = line.split("\t")
+        if int(grade) >= 1:
+            judged.setdefault(doc, set()).add(query)
+    queries, lost = billing_only(search, judged)
+    hit = {q for doc in lost for q in judged[doc]}
+    corpus = search / "example-chunked" / "corpus-200.jsonl"
+    write_rows(corpus, [r for r in corpus_rows(corpus) if r["metadata"]["source"] not in lost])
+    gate.write_text(gate.read_text().replace("corpus-300.jsonl", "corpus-200.jsonl"))
+    result = root / "result.json"
+    code, _, err = run_cli("check", "-c", gate, "--against", "main", "--quiet", "--json", result)
+    assert code == 1, err
+    document = json.loads(result.read_text())
+    failing = {c["slice"] for c in document["comparisons"] if c["failed"]}
+    # Before, both sides searched the pull request's chunks and it passed.
+    assert failing_slices(queries, hit, failing)
