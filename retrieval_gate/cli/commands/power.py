@@ -64,8 +64,8 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     parser.add_argument("--n", metavar="N", help="with --claim: the number of queries")
     parser.add_argument(
-        "--sd", metavar="SD", help="with --claim: per-query sd of the changes (default: the "
-        "baseline's per-query sd of --metric, when the config and its baseline exist)",
+        "--sd", metavar="SD", help="with --claim: per-query sd of the changes (default: that "
+        "of --run's or main's history's differences of --metric, else the baseline's sd)",
     )  # fmt: skip
     parser.add_argument(
         "--metric", help="with --claim: the baseline metric whose sd is used (default: the first)"
@@ -84,15 +84,13 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from retrieval_gate.gate.power.estimate import power_report
     from retrieval_gate.pipeline.evaluator_scores import with_reference_scores
 
+    if args.no_history and args.history is not None:
+        raise InputError("--history and --no-history exclude each other")
     if args.claim is not None:
-        if args.run is not None or args.history is not None or args.no_history:
-            raise InputError("--run, --history and --no-history go without --claim")
         return _run_claim(args, out, err)
     for option in ("n", "sd", "metric"):
         if getattr(args, option) is not None:
             raise InputError(f"--{option} goes with --claim CHANGE")
-    if args.no_history and args.history is not None:
-        raise InputError("--history and --no-history exclude each other")
     config = load(args.config)
     dataset = load_dataset(
         config.dataset, config.base_dir, keep_unjudged=config.gate.uses_llm_labels
@@ -153,7 +151,8 @@ def _measured(
 
 def _run_claim(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Print what a claimed change over --n queries can show: with the config's settings and
-    its baseline's spread when the config exists, else the defaults and --sd alone."""
+    the spread of measured differences (--run, else main's history, as `power` reads them)
+    or else its baseline's when the config exists; otherwise the defaults and --sd alone."""
     from retrieval_gate.config import DEFAULT_CONFIG
     from retrieval_gate.config.loader import load
     from retrieval_gate.gate.checks.compare import ComparisonSettings
@@ -166,13 +165,14 @@ def _run_claim(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     n = _number("--n", args.n, int)
     sd = None if args.sd is None else check_sd(_number("--sd", args.sd, float))
     settings, source = ComparisonSettings(), "--sd" if sd is not None else ""
+    measured = ""
     if args.config != DEFAULT_CONFIG or Path(args.config).exists():
         config = load(args.config)
         settings = gate_settings(config)
         path = Path(args.baseline) if args.baseline else config.resolve(config.baseline)
         metric = args.metric or next(iter(config.metrics), None)
         if sd is None and metric is not None and (args.baseline or path.exists()):
-            sd, source = _baseline_sd(path, metric, args.config)
+            sd, source, measured = _claim_sd(args, config, path, metric, err)
         elif sd is None:
             print(
                 f"retrieval-gate: warning: no baseline at {path}: no per-query spread to test "
@@ -181,7 +181,9 @@ def _run_claim(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             )
     elif args.metric is not None or args.baseline is not None:
         raise InputError(f"--metric and --baseline need a config; {DEFAULT_CONFIG} does not exist")
-    claim = audit(change, n, sd, source, settings)
+    elif args.run is not None or args.history is not None:
+        raise InputError(f"--run and --history need a config; {DEFAULT_CONFIG} does not exist")
+    claim = audit(change, n, sd, source, settings, sd_from=measured)
     out.write(claim.to_json() if args.format == "json" else claim.to_text())
     return EXIT_OK
 
@@ -194,6 +196,31 @@ def _number(option: str, text: str, kind: type[int] | type[float]) -> Any:
         shown = one_line(text)[:60]
         wanted = "whole number" if kind is int else "number"
         raise InputError(f"{option}: {shown!r} is not a {wanted}") from None
+
+
+def _claim_sd(
+    args: argparse.Namespace, config: GateConfig, path: Path, metric: str, err: TextIO
+) -> tuple[float, str, str]:
+    """The claim's per-query sd of the changes of `metric`: of the differences `power` reads
+    (--run, else main's history) when they hold it, else the baseline's sd; where it comes
+    from, and what measured differences it rests on ("" for the baseline's)."""
+    import numpy as np
+
+    from retrieval_gate.datasets import load as load_dataset
+    from retrieval_gate.gate.baseline.file import read_baseline
+
+    sd, source = _baseline_sd(path, metric, args.config)
+    name = source.partition(":")[2]
+    dataset = load_dataset(
+        config.dataset, config.base_dir, keep_unjudged=config.gate.uses_llm_labels
+    )
+    found, notes = _measured(args, config, dataset, read_baseline(path, config=args.config))
+    for note in notes:
+        print(f"retrieval-gate: warning: {note}", file=err)
+    measured = None if found is None else found.sd(name, np.arange(len(found.query_ids)))
+    if found is None or measured is None:
+        return sd, source, ""
+    return measured, f"{found.kind}:{name}", found.label
 
 
 def _baseline_sd(path: Path, metric: str, config: str) -> tuple[float, str]:

@@ -65,7 +65,11 @@ class Claim:
     sd: float | None
     """Per-query sd of the paired changes; None when there is none to go by."""
     sd_source: str
-    """Where `sd` comes from: "--sd", "baseline:METRIC" (its per-query sd), or ""."""
+    """Where `sd` comes from: "--sd", "history:METRIC" or "run:METRIC" (the sd of measured
+    differences of METRIC), "baseline:METRIC" (its per-query sd), or ""."""
+    sd_from: str = ""
+    """What measured differences `sd` rests on ("2 pairs of consecutive records of main");
+    "" unless it is measured."""
     settings: ComparisonSettings
     smallest_p: float
     """The smallest one-sided p-value the gate's sign-flip test can give on n queries, whatever
@@ -95,6 +99,7 @@ class Claim:
             "n": self.n,
             "sd": self.sd,
             "sd_source": self.sd_source,
+            "sd_from": self.sd_from,
             "alpha": s.alpha,
             "test": s.test,
             "resamples": s.resamples,
@@ -126,8 +131,11 @@ class Claim:
                 "detectable change: unknown without a spread",
             ]
             return "\n".join(lines) + "\n"
+        kind, _, metric = self.sd_source.partition(":")
         if self.sd_source == "--sd":
             assumed = f"per-query sd {self.sd:.4g} (--sd)"
+        elif kind in ("history", "run"):
+            assumed = f"per-query sd {self.sd:.4g} of {metric}'s differences on {self.sd_from}"
         else:
             assumed = (
                 f"per-query sd {self.sd:.4g}, the baseline's {self.sd_source.partition(':')[2]} "
@@ -164,7 +172,12 @@ def _up(change: float) -> str:
 
 
 def audit(
-    change: float, n: int, sd: float | None, sd_source: str, settings: ComparisonSettings
+    change: float,
+    n: int,
+    sd: float | None,
+    sd_source: str,
+    settings: ComparisonSettings,
+    sd_from: str = "",
 ) -> Claim:
     """The figures of a claimed change over `n` queries with per-query sd `sd` (None: unknown)."""
     check_n(n)
@@ -201,6 +214,7 @@ def audit(
         n=n,
         sd=sd,
         sd_source=sd_source,
+        sd_from=sd_from,
         settings=settings,
         smallest_p=floor,
         t_p=t_p,

@@ -413,8 +413,41 @@ def test_without_data_each_figure_is_its_range_over_the_assumed_correlations(
     assert "exact when" not in text  # no single correlation passed off as the truth
 
 
-def test_a_claim_takes_no_data_source(example: Path) -> None:
+def test_a_claim_takes_its_sd_from_main_s_history_as_power_does(
+    example: Path, tmp_path: Path
+) -> None:
+    rng = np.random.default_rng(31)
+    n = len(read_baseline(EXAMPLE_BASELINE).query_ids)
+    steps: list[dict[str, np.ndarray] | None] = [
+        {},
+        {"ndcg@10": rng.normal(0, 0.05, n)},
+        {"ndcg@10": rng.normal(0, 0.08, n)},
+    ]
+    history = history_file(tmp_path / "example.jsonl", steps)
     config = example / "configs" / "example.yaml"
-    code, _, err = run_cli("power", "--claim", "-2pt", "--n", "131", "-c", config, "--no-history")
+    claim = ("power", "-c", config, "--claim", "-2pt", "--n", "131", "-f", "json")
+    code, out, err = run_cli(*claim, "--history", history)
+    assert code == 0, err
+    document = json.loads(out)
+    first, second = steps[1], steps[2]
+    assert first is not None
+    assert second is not None
+    pooled = np.sqrt((first["ndcg@10"].var(ddof=1) + second["ndcg@10"].var(ddof=1)) / 2)
+    assert document["sd_source"] == "history:ndcg@10"
+    assert document["sd_from"] == "2 pairs of consecutive records of main"
+    assert document["sd"] == pytest.approx(float(pooled), rel=1e-9)
+    code, text, _ = run_cli(*claim[:-2], "--history", history)
+    assert (
+        f"per-query sd {pooled:.4g} of ndcg@10's differences on 2 pairs of consecutive records "
+        "of main"
+    ) in text
+    # Without the history: the baseline's sd, stated as exact only at a correlation of 0.5.
+    code, out, _ = run_cli(*claim, "--no-history")
+    scores = read_baseline(EXAMPLE_BASELINE).scores["ndcg@10"]
+    plain = json.loads(out)
+    assert plain["sd_source"] == "baseline:ndcg@10"
+    assert plain["sd_from"] == ""
+    assert plain["sd"] == pytest.approx(float(np.std(scores, ddof=1)), rel=1e-12)
+    code, _, err = run_cli(*claim, "--history", history, "--no-history")
     assert code == 2
-    assert "go without --claim" in err
+    assert "exclude each other" in err
