@@ -227,7 +227,9 @@ class LintInput:
         if not thresholds:
             return ()
         try:
-            return estimate(scores, view, thresholds, overrides, gate_settings(self.config))
+            return estimate(
+                scores, view, thresholds, overrides, gate_settings(self.config, self.dataset)
+            )
         except GateError:  # what `check` would refuse, other rules and `check` itself report
             return ()
 

@@ -8,14 +8,23 @@ from retrieval_gate.config.check_keys import canonical_name
 from retrieval_gate.config.columns import RELEVANCE, Column, in_column_units, operational_column
 from retrieval_gate.config.evaluators import EvaluatorConfig, evaluator_column
 from retrieval_gate.config.schema import GateConfig, MetricGate
+from retrieval_gate.datasets import Dataset
 from retrieval_gate.gate.checks.compare import ComparisonSettings, Threshold
 
 
-def gate_settings(config: GateConfig) -> ComparisonSettings:
-    """The comparison settings `config` gates with."""
+def gate_settings(config: GateConfig, dataset: Dataset | None = None) -> ComparisonSettings:
+    """The comparison settings `config` gates with; given the labelled set, at the level each
+    check is tested at: half of gate.alpha when its corpus is chunked and
+    dataset.other_level gates both levels (as `decide` splits it)."""
     gate = config.gate
+    both = (
+        dataset is not None
+        and config.dataset.other_level == "gate"
+        and dataset.anchors is not None
+        and bool(dataset.anchors.sources)
+    )
     return ComparisonSettings(
-        alpha=gate.alpha,
+        alpha=gate.alpha / 2 if both else gate.alpha,
         correction=gate.correction,
         test=gate.test,
         resamples=gate.resamples,

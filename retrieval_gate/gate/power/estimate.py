@@ -299,7 +299,7 @@ def power_report(
         )
     if spread is None and len(runs) >= 2:
         spread = repeats_source(runs, _view_ids(baseline, dataset), config.gate.repeats)
-    settings = gate_settings(config)
+    settings = gate_settings(config, dataset)
     assisted = None
     if config.gate.uses_llm_labels:
         from retrieval_gate.gate.power.assisted_view import power_view

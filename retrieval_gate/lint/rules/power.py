@@ -42,7 +42,13 @@ def _cannot_fail(given: LintInput) -> Iterator[Draft]:
             scores, slices = {metric: found[metric] for metric in thresholds}, view
     try:
         checks = compare(
-            scores, scores, slices, thresholds, overrides, gate_settings(given.config), strict=False
+            scores,
+            scores,
+            slices,
+            thresholds,
+            overrides,
+            gate_settings(given.config, given.dataset),
+            strict=False,
         )
     except GateError:  # what compare cannot take, other rules report
         return
@@ -185,7 +191,7 @@ def _more_queries(check: CheckPower) -> str:
 
 
 def _enforceable(given: LintInput, check: CheckPower) -> float | None:
-    widest = enforceable_drop(check, gate_settings(given.config))
+    widest = enforceable_drop(check, gate_settings(given.config, given.dataset))
     # Rounded up to the 0.1pt it is shown with, so the suggestion itself passes the rule.
     return None if widest is None else math.ceil(widest * 1000 - 1e-9) / 1000
 
