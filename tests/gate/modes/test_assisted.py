@@ -725,3 +725,21 @@ def test_inclusion_probabilities_make_every_check_the_weighted_estimate() -> Non
         lam=delta.lam,
     )  # fmt: skip
     assert made[0].baseline_mean == base_mean.estimate
+
+
+def test_a_judge_the_probes_made_provisional_leaves_the_verdict_to_people(
+    example: Path, assisted_results: dict[str, GateResult]
+) -> None:
+    # Trusted by its card, the judge is provisional by the probes' recorded verdict alone.
+    config = load(example / "assisted-example-regressed.yaml")
+    result = assisted_results["example-regressed.yaml"]
+    reason = "the position probe moved 40% of the grades"
+    judge = dataclasses.replace(gate_judge(config, result.dataset), probed=reason)
+    again = decide(result.baseline, result.current, config, result.dataset, judge=judge)
+    labels = again.assisted
+    assert labels is not None
+    assert not labels.trusted
+    assert labels.why_not == reason
+    assert labels.decided_by == "human"
+    assert again.comparisons == labels.human
+    assert any(w.startswith(f"LLM labels are provisional: {reason};") for w in again.warnings)
