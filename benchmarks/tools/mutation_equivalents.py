@@ -146,6 +146,20 @@ EQUIVALENTS: list[tuple[str, str, str, str, str, str]] = [
         "an estimate of no labelled query never reads its df: interval() and the "
         "p-values return before it below n 2, and such a check is never in the family",
     ),
+    *(
+        (
+            "gate/modes/assisted.py",
+            "_estimates",
+            "estimate=0.0, se=0.0, lam=0.0, n=0, unlabelled=int(theirs.size), df=1.0",
+            "PpiEstimate(estimate=0.0, se=0.0, lam=0.0, n=0, unlabelled=int(theirs.size), df=1.0)",
+            f"PpiEstimate(estimate=0.0, se={se}, lam=0.0, n=0, unlabelled=int(theirs.size), "
+            "df=1.0)",
+            "an estimate of no labelled query never reads its se: interval() and the p-values "
+            "return before it below n 2, the detectable drop needs n 2, and the comparison "
+            "does not carry it",
+        )
+        for se in ("-1.0", "1.0")
+    ),
     (
         "gate/modes/label_free.py",
         "overlap_columns",
