@@ -160,6 +160,18 @@ EQUIVALENTS: list[tuple[str, str, str, str, str, str]] = [
         )
         for se in ("-1.0", "1.0")
     ),
+    *(
+        (
+            "gate/modes/assisted.py",
+            "_comparison",
+            "if gated and max_drop is not None and n >= 2 and delta.se > 0:",
+            "n >= 2",
+            mutated,
+            "a gated check has at least MIN_HUMAN (10) human-judged queries (assisted_comparisons "
+            "gives any with fewer a reason), so n is past 2 and 3 alike where this is read",
+        )
+        for mutated in ("n > 2", "n >= 3", "n >= 1")
+    ),
     (
         "gate/modes/label_free.py",
         "overlap_columns",
