@@ -168,7 +168,7 @@ EQUIVALENTS: list[tuple[str, str, str, str, str, str]] = [
             "n >= 2",
             mutated,
             "a gated check has at least MIN_HUMAN (10) human-judged queries (assisted_comparisons "
-            "gives any with fewer a reason), so n is past 1 and 2 alike where this is read",
+            "gives any with fewer a reason), so n >= 1, >= 2 and > 2 all hold where it is read",
         )
         for mutated in ("n > 2", "n >= 1")
     ),
