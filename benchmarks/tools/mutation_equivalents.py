@@ -146,6 +146,32 @@ EQUIVALENTS: list[tuple[str, str, str, str, str, str]] = [
         "an estimate of no labelled query never reads its df: interval() and the "
         "p-values return before it below n 2, and such a check is never in the family",
     ),
+    *(
+        (
+            "gate/modes/assisted.py",
+            "_estimates",
+            "estimate=0.0, se=0.0, lam=0.0, n=0, unlabelled=int(theirs.size), df=1.0",
+            "PpiEstimate(estimate=0.0, se=0.0, lam=0.0, n=0, unlabelled=int(theirs.size), df=1.0)",
+            f"PpiEstimate(estimate=0.0, se={se}, lam=0.0, n=0, unlabelled=int(theirs.size), "
+            "df=1.0)",
+            "an estimate of no labelled query never reads its se: interval() and the p-values "
+            "return before it below n 2, the detectable drop needs n 2, and the comparison "
+            "does not carry it",
+        )
+        for se in ("-1.0", "1.0")
+    ),
+    *(
+        (
+            "gate/modes/assisted.py",
+            "_comparison",
+            "if gated and max_drop is not None and n >= 2 and delta.se > 0:",
+            "n >= 2",
+            mutated,
+            "a gated check has at least MIN_HUMAN (10) human-judged queries (assisted_comparisons "
+            "gives any with fewer a reason), so n >= 1, >= 2 and > 2 all hold where it is read",
+        )
+        for mutated in ("n > 2", "n >= 1")
+    ),
     (
         "gate/modes/label_free.py",
         "overlap_columns",

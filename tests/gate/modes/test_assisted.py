@@ -725,3 +725,50 @@ def test_inclusion_probabilities_make_every_check_the_weighted_estimate() -> Non
         lam=delta.lam,
     )  # fmt: skip
     assert made[0].baseline_mean == base_mean.estimate
+
+
+def test_a_judge_the_probes_made_provisional_leaves_the_verdict_to_people(
+    example: Path, assisted_results: dict[str, GateResult]
+) -> None:
+    # Trusted by its card, the judge is provisional by the probes' recorded verdict alone.
+    config = load(example / "assisted-example-regressed.yaml")
+    result = assisted_results["example-regressed.yaml"]
+    reason = "the position probe moved 40% of the grades"
+    judge = dataclasses.replace(gate_judge(config, result.dataset), probed=reason)
+    again = decide(result.baseline, result.current, config, result.dataset, judge=judge)
+    labels = again.assisted
+    assert labels is not None
+    assert not labels.trusted
+    assert labels.why_not == reason
+    assert labels.decided_by == "human"
+    assert again.comparisons == labels.human
+    assert any(w.startswith(f"LLM labels are provisional: {reason};") for w in again.warnings)
+
+
+def test_a_drop_significant_alone_is_held_to_the_familys_adjusted_p_value() -> None:
+    # Two checks of the same deltas: Holm doubles the smaller of two equal p-values, so a
+    # drop at p 0.031 alone is a regression, and beside its twin (0.062) is not called one.
+    n_people, n = 30, 90
+    rng = np.random.default_rng(9)
+    base = rng.uniform(0.5, 0.9, n)
+    change = -0.03 + rng.normal(0.0, 0.1, n)
+    judged = np.clip(base + rng.normal(0.0, 0.02, n), 0, 1)
+    labelled = np.arange(n) < n_people
+    threshold = Threshold(max_drop=0.01)
+
+    def made(metrics: tuple[str, ...]) -> Any:
+        human = (dict.fromkeys(metrics, base), dict.fromkeys(metrics, base + change))
+        judge = (dict.fromkeys(metrics, judged), dict.fromkeys(metrics, judged + change))
+        thresholds = dict.fromkeys(metrics, threshold)
+        slices = {"all": np.arange(n)}
+        settings = ComparisonSettings()
+        return assisted_comparisons(human, judge, labelled, slices, thresholds, {}, settings)[0]
+
+    (alone,) = made(("ndcg@10",))
+    assert alone.p_value is not None
+    assert alone.p_value < 0.05
+    assert alone.verdict == "regressed"
+    for twin in made(("ndcg@10", "recall@10")):
+        assert twin.p_value == pytest.approx(alone.p_value, rel=1e-12)
+        assert twin.p_adjusted == pytest.approx(2 * alone.p_value, rel=1e-12)
+        assert twin.verdict == "inconclusive"

@@ -8,6 +8,8 @@ import itertools
 import numpy as np
 import pytest
 
+from retrieval_gate.core.ids import object_array
+from retrieval_gate.core.qrels import Qrels
 from retrieval_gate.gate.checks.compare import Comparison, ComparisonSettings, Threshold
 from retrieval_gate.gate.explain.label_holes import HoleExtremes, LabelHole, _Extremes
 from retrieval_gate.gate.modes.assisted import assisted_comparisons
@@ -23,9 +25,11 @@ from retrieval_gate.gate.modes.assisted_holes import (
     _smallest_p,
     _widest_se,
     bounded_checks,
+    judge_extremes,
 )
 from retrieval_gate.stats.ppi import ppi_mean
 from retrieval_gate.stats.significance import t_tail
+from tests.helpers.baselines import make
 
 Problem = tuple[np.ndarray, float, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 
@@ -94,6 +98,37 @@ def test_past_the_corners_it_tries_the_bound_still_holds() -> None:
     for _ in range(500):
         f = np.where(rng.random(low.size) < 0.5, low, high)
         assert _p_at(y, lam, f, ours, theirs) <= largest + 1e-12
+
+
+def test_at_exactly_the_corners_it_tries_the_largest_p_value_is_the_corners() -> None:
+    """FREE_AT_MOST free queries are still tried corner by corner: the bound is the box's
+    largest p-value, not the looser one past them."""
+    y, lam, low, high, ours, theirs = _problem(2, free=FREE_AT_MOST)
+    loose = np.flatnonzero(high > low)
+    assert loose.size == FREE_AT_MOST
+    ratios, estimates = [], []
+    for bits in itertools.product((False, True), repeat=loose.size):
+        f = low.copy()
+        f[loose[list(bits)]] = high[loose[list(bits)]]
+        found = ppi_mean(y, f[ours], f[theirs], lam=lam)
+        ratios.append(-found.estimate / found.se)
+        estimates.append(found.estimate)
+    assert max(estimates) < 0
+    df = min(ours.size - 1, theirs.size - 1)
+    largest = _largest_p(y, lam, (low, high), ours, theirs)
+    assert largest == pytest.approx(t_tail(min(ratios), df), rel=1e-9)
+
+
+def test_past_the_corners_the_highest_estimate_is_held_over_the_widest_error() -> None:
+    """The highest estimate of the box has every labelled query's judge delta at its lowest
+    and every judge-only one's at its highest (the estimate is y - lam f there, + lam f)."""
+    y, lam, low, high, ours, theirs = _problem(4, free=FREE_AT_MOST + 8)
+    assert np.count_nonzero(high > low) > FREE_AT_MOST
+    highest = ppi_mean(y, low[ours], high[theirs], lam=lam).estimate
+    assert highest < 0
+    widest = _widest_se(y, lam, (low, high), ours, theirs, True)
+    expected = t_tail(-highest / widest, min(ours.size - 1, theirs.size - 1))
+    assert _largest_p(y, lam, (low, high), ours, theirs) == pytest.approx(expected, rel=1e-9)
 
 
 # ---- the decision over the box -------------------------------------------------------------
@@ -465,3 +500,21 @@ def test_the_delta_and_current_ranges_are_the_corners_extremes() -> None:
             estimates.append(ppi_mean(target[ours], f[ours], f[theirs], lam=lam).estimate)
         assert measured == pytest.approx((min(estimates), max(estimates)), abs=1e-12)
         assert measured[1] - measured[0] > 0.01
+
+
+def test_a_top_k_document_outside_the_pool_scores_0_and_one_inside_it_is_a_hole() -> None:
+    """The judge graded a (2) of the pool {a, x}; b, below its depth, is outside the pool.
+    precision@2: the baseline's [a, b] is 1/2 whatever; the current [x, a] is 1/2 or 1 as x
+    turns out, so the delta is between 0 and 1/2, and only x is unjudged."""
+    made, _ = _decided(_scores(-0.1), Threshold(max_drop=0.05), ComparisonSettings())
+    check = dataclasses.replace(made[0], metric="precision@2")
+    records = (
+        dataclasses.replace(make(), top_k={"q1": ("a", "b")}),
+        dataclasses.replace(make(), top_k={"q1": ("x", "a")}),
+    )
+    pool = Qrels(object_array(["q1"]), np.array([0]), object_array(["a"]), np.array([2.0]))
+    found = judge_extremes([check], records, pool, {"q1": {"a", "x"}}, ["q1"], 2)
+    assert found.unjudged.tolist() == [1]
+    extremes = found.extremes["precision@2"]
+    assert [side.tolist() for side in extremes.delta] == [[0.0], [0.5]]
+    assert [side.tolist() for side in extremes.current] == [[0.5], [1.0]]
