@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import re
 import shutil
 from pathlib import Path
@@ -22,8 +23,9 @@ from retrieval_gate.core.qrels import Qrels
 from retrieval_gate.datasets import load as load_dataset
 from retrieval_gate.datasets.dataset import Dataset
 from retrieval_gate.datasets.llm_layer import LlmJudgment, read_layer, write_layer
-from retrieval_gate.errors import GateError
+from retrieval_gate.errors import GateError, InputError
 from retrieval_gate.gate.checks.compare import ComparisonSettings, Threshold
+from retrieval_gate.gate.checks.slicing import slice_queries
 from retrieval_gate.gate.decide import decide
 from retrieval_gate.gate.modes.assisted import (
     MIN_HUMAN,
@@ -725,3 +727,43 @@ def test_inclusion_probabilities_make_every_check_the_weighted_estimate() -> Non
         lam=delta.lam,
     )  # fmt: skip
     assert made[0].baseline_mean == base_mean.estimate
+
+
+def test_power_shrinks_each_sd_by_the_judges_share_and_its_agreement(
+    example: Path, assisted_results: dict[str, GateResult]
+) -> None:
+    """The assisted sd is the human-only sd times sqrt(1 - rho^2 N / (n + N)): 1 below three
+    human-judged queries (no correlation is taken), below 1 above, and never down to the
+    sqrt(1 - N / (n + N)) a judge that copies people (rho = 1) would give. On ndcg@10, where
+    the simulated judge's scores vary on every slice and track people's loosely."""
+    config = load(example / "assisted-example.yaml")
+    result = assisted_results["example.yaml"]
+    dataset, baseline = result.dataset, result.baseline
+    trusted = power_report(
+        config, dataset, baseline, "baseline.json", judge=gate_judge(config, dataset)
+    )
+    alone = power_report(config, dataset, baseline, "baseline.json", judge=InputError("no layer"))
+    human = {(c.metric, c.slice): c.sd for c in alone.checks}
+    slicing = config.slices
+    sizes = {
+        name: len(rows)
+        for name, rows in slice_queries(
+            dataset.queries, slicing.by, slicing.combine, slicing.query_length.bins
+        ).items()
+    }
+    counts = set()
+    for c in trusted.checks:
+        if c.metric != "ndcg@10":
+            continue
+        sd = human[c.metric, c.slice]
+        assert c.sd is not None, c.slice
+        assert sd is not None, c.slice
+        assert sd > 0, c.slice
+        factor = c.sd / sd
+        counts.add(c.n)
+        if c.n < 3:
+            assert factor == 1.0, c.slice
+            continue
+        share = (sizes[c.slice] - c.n) / sizes[c.slice]
+        assert math.sqrt(1.0 - share) + 1e-6 < factor < 1.0 - 1e-6, c.slice
+    assert {2, 3} <= counts  # the edges of the three-query rule are both on the example
