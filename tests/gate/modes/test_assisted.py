@@ -770,3 +770,29 @@ def test_power_shrinks_each_sd_by_the_judges_share_and_its_agreement(
         else:
             assert math.sqrt(1.0 - share) + 1e-6 < factor < 1.0 - 1e-6, c.slice
     assert {2, 3} <= counts  # the edges of the three-query rule are both on the example
+
+
+def test_power_reads_the_judges_grades_of_its_top_depth_only(example: Path, tmp_path: Path) -> None:
+    """With judge.depth 3, the grades of documents ranked 4-10 change none of power's figures
+    (the judge's pool is the baseline's top 3); at the default depth (k) they do."""
+    shallow = pooled_pairs([example / f"assisted-{name}" for name in NAMES], depth=3)
+    people = set(read_qrels(example / "example" / "qrels" / "test.tsv"))
+    rows = [
+        r for r in read_layer(example / "judge.llm.jsonl") if (r.query, r.doc) in shallow | people
+    ]
+    write_layer(tmp_path / "shallow.llm.jsonl", rows)
+    found = {}
+    for layer, depth in (("shallow", 3), ("judge", 3), ("judge", None)):
+        output = (
+            tmp_path / "shallow.llm.jsonl" if layer == "shallow" else example / f"{layer}.llm.jsonl"
+        )
+        config = assisted_config(
+            example,
+            "example.yaml",
+            output=str(output),
+            file=f"power-{layer}-{depth}.yaml",
+            **({} if depth is None else {"depth": depth}),
+        )
+        found[layer, depth] = _power(config)["checks"]
+    assert found["shallow", 3] == found["judge", 3]
+    assert found["judge", 3] != found["judge", None]
