@@ -103,7 +103,12 @@ EXTRA_TESTS: dict[str, tuple[str, ...]] = {
     "gate/explain/diagnostics": ("tests/gate/explain/test_top_k_facts.py",),
     # The extremes are checked against brute force through label_holes's tests.
     "gate/explain/label_hole_extremes": ("tests/gate/explain/test_label_holes.py",),
-    "gate/power/figures": ("tests/gate/power/test_estimate.py",),
+    # power's report is rendered by estimate's tests: its text, json and data sources.
+    "gate/power/figures": (
+        "tests/gate/power/test_estimate.py",
+        "tests/gate/power/test_estimate_statements.py",
+        "tests/gate/power/test_estimate_sources.py",
+    ),
     "gate/result": ("tests/report/test_render.py",),
     "history/__init__": ("tests/cli/commands/test_history.py",),
     "history/record": ("tests/history/test_store.py",),

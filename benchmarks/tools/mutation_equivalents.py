@@ -128,6 +128,28 @@ EQUIVALENTS: list[tuple[str, str, str, str, str, str]] = [
         "and keys the cache",
     ),
     # gate/power/
+    *(
+        (
+            "gate/power/assisted_view.py",
+            "power_view",
+            "share = (rows.size - ours.size) / rows.size if rows.size else 0.0",
+            "(rows.size - ours.size) / rows.size if rows.size else 0.0",
+            f"(rows.size - ours.size) / rows.size if rows.size else {other}",
+            "an empty slice has no human-judged query, so rho stays 0.0 and rho * rho * share "
+            "is 0 whatever the share: the factor is 1",
+        )
+        for other in ("-1.0", "1.0")
+    ),
+    (
+        "gate/power/assisted_view.py",
+        "power_view",
+        "factors[c.metric, c.slice] = float(np.sqrt(max(0.0, 1.0 - rho * rho * share)))",
+        "max(0.0, 1.0 - rho * rho * share)",
+        "max(-1.0, 1.0 - rho * rho * share)",
+        "np.corrcoef clips rho to [-1, 1] and share is in [0, 1]: a rounded product of numbers "
+        "at most 1 is at most 1, so 1.0 - rho * rho * share is never below 0 and both maxes "
+        "return it",
+    ),
     (
         "gate/power/spread.py",
         "concentrated_chance",

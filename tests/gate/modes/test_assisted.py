@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import re
 import shutil
 from pathlib import Path
@@ -22,8 +23,9 @@ from retrieval_gate.core.qrels import Qrels
 from retrieval_gate.datasets import load as load_dataset
 from retrieval_gate.datasets.dataset import Dataset
 from retrieval_gate.datasets.llm_layer import LlmJudgment, read_layer, write_layer
-from retrieval_gate.errors import GateError
+from retrieval_gate.errors import GateError, InputError
 from retrieval_gate.gate.checks.compare import ComparisonSettings, Threshold
+from retrieval_gate.gate.checks.slicing import slice_queries
 from retrieval_gate.gate.decide import decide
 from retrieval_gate.gate.modes.assisted import (
     MIN_HUMAN,
@@ -772,3 +774,72 @@ def test_a_drop_significant_alone_is_held_to_the_familys_adjusted_p_value() -> N
         assert twin.p_value == pytest.approx(alone.p_value, rel=1e-12)
         assert twin.p_adjusted == pytest.approx(2 * alone.p_value, rel=1e-12)
         assert twin.verdict == "inconclusive"
+
+
+def test_power_shrinks_each_sd_by_the_judges_share_and_its_agreement(
+    example: Path, assisted_results: dict[str, GateResult]
+) -> None:
+    """The assisted sd is the human-only sd times sqrt(1 - rho^2 N / (n + N)): never below
+    the sqrt(1 - N / (n + N)) of a judge that copies people (rho = 1), never above 1. On
+    ndcg@10, where the simulated judge's scores vary on every slice and track people's
+    loosely: 1 below three human-judged queries (no correlation is taken), strictly between
+    the two above."""
+    config = load(example / "assisted-example.yaml")
+    result = assisted_results["example.yaml"]
+    dataset, baseline = result.dataset, result.baseline
+    trusted = power_report(
+        config, dataset, baseline, "baseline.json", judge=gate_judge(config, dataset)
+    )
+    alone = power_report(config, dataset, baseline, "baseline.json", judge=InputError("no layer"))
+    human = {(c.metric, c.slice): c.sd for c in alone.checks}
+    slicing = config.slices
+    sizes = {
+        name: len(rows)
+        for name, rows in slice_queries(
+            dataset.queries, slicing.by, slicing.combine, slicing.query_length.bins
+        ).items()
+    }
+    counts = set()
+    for c in trusted.checks:
+        sd = human[c.metric, c.slice]
+        if c.sd is None or sd is None or sd == 0:
+            assert c.sd == sd, (c.metric, c.slice)  # nothing varies: nothing to shrink
+            continue
+        factor = c.sd / sd
+        share = (sizes[c.slice] - c.n) / sizes[c.slice]
+        # Whatever the judge's agreement, between a perfect judge's floor and no shrink.
+        assert math.sqrt(1.0 - share) - 1e-9 <= factor <= 1.0, (c.metric, c.slice)
+        if c.metric != "ndcg@10":
+            continue
+        counts.add(c.n)
+        if c.n < 3:
+            assert factor == 1.0, c.slice
+        else:
+            assert math.sqrt(1.0 - share) + 1e-6 < factor < 1.0 - 1e-6, c.slice
+    assert {2, 3} <= counts  # the edges of the three-query rule are both on the example
+
+
+def test_power_reads_the_judges_grades_of_its_top_depth_only(example: Path, tmp_path: Path) -> None:
+    """With judge.depth 3, the grades of documents ranked 4-10 change none of power's figures
+    (the judge's pool is the baseline's top 3); at the default depth (k) they do."""
+    shallow = pooled_pairs([example / f"assisted-{name}" for name in NAMES], depth=3)
+    people = set(read_qrels(example / "example" / "qrels" / "test.tsv"))
+    rows = [
+        r for r in read_layer(example / "judge.llm.jsonl") if (r.query, r.doc) in shallow | people
+    ]
+    write_layer(tmp_path / "shallow.llm.jsonl", rows)
+    found = {}
+    for layer, depth in (("shallow", 3), ("judge", 3), ("judge", None)):
+        output = (
+            tmp_path / "shallow.llm.jsonl" if layer == "shallow" else example / f"{layer}.llm.jsonl"
+        )
+        config = assisted_config(
+            example,
+            "example.yaml",
+            output=str(output),
+            file=f"power-{layer}-{depth}.yaml",
+            **({} if depth is None else {"depth": depth}),
+        )
+        found[layer, depth] = _power(config)["checks"]
+    assert found["shallow", 3] == found["judge", 3]
+    assert found["judge", 3] != found["judge", None]
