@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from retrieval_gate.errors import GateError
+from retrieval_gate.errors import GateError, InputError
 from retrieval_gate.history import store
 from retrieval_gate.history.record import (
     HISTORY_SCHEMA_VERSION,
@@ -375,3 +375,12 @@ def test_a_remote_moved_only_when_its_branch_tip_is_not_the_base(tmp_path: Path)
     assert store._remote_moved(work, "origin", BRANCH, main)
     # A remote git cannot reach has not moved: the push's own error is the one to report.
     assert not store._remote_moved(work, str(tmp_path / "gone.git"), "main", main)
+
+
+def test_invalid_utf8_names_its_line_counting_blank_lines_and_lone_crs(tmp_path: Path) -> None:
+    path = tmp_path / "tiny.jsonl"
+    # Blank lines, 2 and 3 split by a lone CR (a text-mode read ends a line there too).
+    path.write_bytes(b"\n\r\r\n\xff\n")
+    with pytest.raises(InputError) as raised:
+        read_history(path)
+    assert (raised.value.source, raised.value.line) == (str(path), 4)
