@@ -16,6 +16,7 @@ from retrieval_gate.history import store
 from retrieval_gate.history.record import (
     HISTORY_SCHEMA_VERSION,
     ResultEntry,
+    accept_entry,
     entry_line,
     pr_number,
 )
@@ -384,3 +385,19 @@ def test_invalid_utf8_names_its_line_counting_blank_lines_and_lone_crs(tmp_path:
     with pytest.raises(InputError) as raised:
         read_history(path)
     assert (raised.value.source, raised.value.line) == (str(path), 4)
+
+
+def test_each_history_commit_says_which_config_and_kind_of_line_it_adds(
+    world: tuple[Path, Path, dict[str, Any]], tmp_path: Path
+) -> None:
+    work, _, document = world
+    (sha,) = commits(work, 1)
+    path = result_at(document, sha, tmp_path / "result-1.json")
+    assert run_cli("history", "append", "--result", str(path), "--repo", str(work))[0] == 0
+    accepted = accept_entry("tiny", sha, "2026-01-02T00:00:00Z", "a faster index")
+    append(work, accepted, entry_line(accepted))
+    subjects = git(work, "log", "--format=%s", BRANCH).splitlines()
+    assert subjects == [
+        f"retrieval-gate history: tiny accept {sha[:12]}",
+        f"retrieval-gate history: tiny result {sha[:12]}",
+    ]
