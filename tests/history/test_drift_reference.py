@@ -168,3 +168,18 @@ def test_a_committed_baseline_the_history_lacks_comes_before_the_chain(
     write_baseline(other_slices, path)
     with pytest.raises(InputError, match=r"reference baseline: .* was not made with the current"):
         check_drift(entries, referenced(config, "baseline"), run.dataset)
+
+
+def test_evidence_from_a_named_reference_is_named_as_the_reference(
+    project: tuple[Any, CurrentRun],
+) -> None:
+    config, run = project
+    lower = {metric: values - 0.1 for metric, values in run.record.scores.items()}
+    entries = [
+        entry(run.record, "a" * 40, 101),
+        entry(dataclasses.replace(run.record, scores=lower), "b" * 40, 102),
+    ]
+    report = check_drift(entries, referenced(config, "v1"), run.dataset, resolve=lambda _: "a" * 40)
+    assert report.exit_code == 1
+    # One record after the reference: the evidence can only count from it, named as given.
+    assert {(item.since, item.drifted) for item in report.evidence} == {("v1", True)}
