@@ -258,3 +258,9 @@ def test_the_budget_gates_the_metrics_with_a_floor_or_a_drop_only(main: Main) ->
     metrics = {"ndcg@10": MetricGate(min=0.5), "recall@10": MetricGate()}
     report = check_drift(entries, config.model_copy(update={"metrics": metrics}), _dataset(main))
     assert sorted({item.check.metric for item in report.evidence}) == ["ndcg@10"]
+
+
+def test_an_e_value_near_what_a_float_holds_is_shown_as_a_power_of_ten() -> None:
+    shown = [drift._e_text(log_e) for log_e in (math.log(3.2e5), 699.9, 700.9, 1000.0)]
+    # From e^700 on (a float ends near e^709.8) only the power of ten is shown: 10^304.4.
+    assert shown == ["3.2e+05", "9.2e+303", "1e+304", "1e+434"]
