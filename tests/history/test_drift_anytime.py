@@ -12,7 +12,9 @@ import numpy as np
 import pytest
 
 from retrieval_gate.config.loader import load
+from retrieval_gate.config.schema import MetricGate
 from retrieval_gate.datasets import load as load_dataset
+from retrieval_gate.datasets.dataset import Dataset
 from retrieval_gate.errors import InputError
 from retrieval_gate.history import drift
 from retrieval_gate.history.drift import check_drift, describe, drift_document
@@ -67,6 +69,11 @@ def _looks(entries: list[ResultEntry], main: Main) -> list[tuple[int, str]]:
         report = check_drift(entries[:end], config, dataset)
         found.append((report.exit_code, "\n".join(describe(report))))
     return found
+
+
+def _dataset(main: Main) -> Dataset:
+    config = load(main.config)
+    return load_dataset(config.dataset, config.base_dir)
 
 
 @pytest.fixture(scope="module")
@@ -214,3 +221,46 @@ def test_a_bar_the_queries_cannot_reach_is_exit_2_saying_what_to_do(
     assert message.startswith("the drift of ndcg@10 can never trip: its bar is e >= 2e+03 ")
     assert "more than 600 queries can give" in message
     assert message.endswith("shorten gate.drift.horizon or raise gate.alpha")
+
+
+def test_no_drop_at_all_is_no_evidence_and_names_no_record_it_starts_from(main: Main) -> None:
+    first = _first(main)
+    same = dict(first.record.scores)
+    report = check_drift(_history(first, [same, same]), load(main.config), _dataset(main))
+    (overall,) = [c for c in drift_document(report)["checks"]
+                  if c["metric"] == "ndcg@10" and c["slice"] == "all"]  # fmt: skip
+    # Not one query moved: e = 1, with no record the evidence would count from.
+    assert (overall["verdict"], overall["log_e_value"], overall["since"]) == ("pass", 0.0, "#101")
+    (line,) = [line for line in describe(report) if line.startswith("  ndcg@10:")]
+    assert line.endswith("pass, e-value 1 (bar 2e+03)"), line
+
+
+def test_an_unreachable_bar_is_refused_only_when_the_gate_needs_significance(
+    main: Main, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first = _first(main)
+    entries = _history(first, _walk(dict(first.record.scores), 1, [0.0, 0.0]))
+    config = load(main.config)
+    monkeypatch.setattr(drift, "log_bar", lambda horizon, level: 400.0)
+    # A drop past the budget fails whatever the evidence (require_significance false), or an
+    # inconclusive check fails (on_inconclusive fail): the bar is not what can trip it.
+    for update in ({"require_significance": False}, {"on_inconclusive": "fail"}):
+        strict = config.model_copy(update={"gate": config.gate.model_copy(update=update)})
+        report = check_drift(entries, strict, _dataset(main))
+        assert report.exit_code == 0
+
+
+def test_the_budget_gates_the_metrics_with_a_floor_or_a_drop_only(main: Main) -> None:
+    first = _first(main)
+    entries = _history(first, _walk(dict(first.record.scores), 1, [0.0, 0.0]))
+    config = load(main.config)
+    # ndcg@10 with a floor only, recall@10 with no gate: the budget gates ndcg@10 alone.
+    metrics = {"ndcg@10": MetricGate(min=0.5), "recall@10": MetricGate()}
+    report = check_drift(entries, config.model_copy(update={"metrics": metrics}), _dataset(main))
+    assert sorted({item.check.metric for item in report.evidence}) == ["ndcg@10"]
+
+
+def test_an_e_value_near_what_a_float_holds_is_shown_as_a_power_of_ten() -> None:
+    shown = [drift._e_text(log_e) for log_e in (math.log(3.2e5), 699.9, 700.9, 1000.0)]
+    # From e^700 on (a float ends near e^709.8) only the power of ten is shown: 10^304.4.
+    assert shown == ["3.2e+05", "9.2e+303", "1e+304", "1e+434"]

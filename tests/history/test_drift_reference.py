@@ -10,6 +10,7 @@ import pytest
 
 from retrieval_gate.config.loader import load
 from retrieval_gate.errors import InputError
+from retrieval_gate.gate.baseline.file import write_baseline
 from retrieval_gate.gate.baseline.record import Baseline
 from retrieval_gate.history.drift import check_drift
 from retrieval_gate.history.record import ResultEntry
@@ -147,3 +148,38 @@ def test_a_record_with_auc_is_not_re_scored_under_other_judgments(
             "1 record made under other judgments re-scored from their stored top k under the "
             "current ones",
         )
+
+
+def test_a_committed_baseline_the_history_lacks_comes_before_the_chain(
+    project: tuple[Any, CurrentRun],
+) -> None:
+    """The baseline's commit has no record (made by hand, or the history began after it):
+    the baseline itself is the reference, unless it was made under other fingerprints."""
+    config, run = project
+    path = config.resolve(config.baseline)
+    entries = [entry(run.record, "a" * 40, 101), entry(run.record, "b" * 40, 102)]
+    write_baseline(dataclasses.replace(run.record, git_commit="f" * 40), path)
+    report = check_drift(entries, referenced(config, "baseline"), run.dataset)
+    assert (report.reference, report.merges, report.exit_code) == ("the baseline (fffffff)", 2, 0)
+    other_slices = dataclasses.replace(
+        run.record, git_commit="f" * 40,
+        fingerprints=dataclasses.replace(run.record.fingerprints, slices="0" * 64),
+    )  # fmt: skip
+    write_baseline(other_slices, path)
+    with pytest.raises(InputError, match=r"reference baseline: .* was not made with the current"):
+        check_drift(entries, referenced(config, "baseline"), run.dataset)
+
+
+def test_evidence_from_a_named_reference_is_named_as_the_reference(
+    project: tuple[Any, CurrentRun],
+) -> None:
+    config, run = project
+    lower = {metric: values - 0.1 for metric, values in run.record.scores.items()}
+    entries = [
+        entry(run.record, "a" * 40, 101),
+        entry(dataclasses.replace(run.record, scores=lower), "b" * 40, 102),
+    ]
+    report = check_drift(entries, referenced(config, "v1"), run.dataset, resolve=lambda _: "a" * 40)
+    assert report.exit_code == 1
+    # One record after the reference: the evidence can only count from it, named as given.
+    assert {(item.since, item.drifted) for item in report.evidence} == {("v1", True)}

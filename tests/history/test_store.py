@@ -11,11 +11,12 @@ from typing import Any
 
 import pytest
 
-from retrieval_gate.errors import GateError
+from retrieval_gate.errors import GateError, InputError
 from retrieval_gate.history import store
 from retrieval_gate.history.record import (
     HISTORY_SCHEMA_VERSION,
     ResultEntry,
+    accept_entry,
     entry_line,
     pr_number,
 )
@@ -375,3 +376,28 @@ def test_a_remote_moved_only_when_its_branch_tip_is_not_the_base(tmp_path: Path)
     assert store._remote_moved(work, "origin", BRANCH, main)
     # A remote git cannot reach has not moved: the push's own error is the one to report.
     assert not store._remote_moved(work, str(tmp_path / "gone.git"), "main", main)
+
+
+def test_invalid_utf8_names_its_line_counting_blank_lines_and_lone_crs(tmp_path: Path) -> None:
+    path = tmp_path / "tiny.jsonl"
+    # Blank lines, 2 and 3 split by a lone CR (a text-mode read ends a line there too).
+    path.write_bytes(b"\n\r\r\n\xff\n")
+    with pytest.raises(InputError) as raised:
+        read_history(path)
+    assert (raised.value.source, raised.value.line) == (str(path), 4)
+
+
+def test_each_history_commit_says_which_config_and_kind_of_line_it_adds(
+    world: tuple[Path, Path, dict[str, Any]], tmp_path: Path
+) -> None:
+    work, _, document = world
+    (sha,) = commits(work, 1)
+    path = result_at(document, sha, tmp_path / "result-1.json")
+    assert run_cli("history", "append", "--result", str(path), "--repo", str(work))[0] == 0
+    accepted = accept_entry("tiny", sha, "2026-01-02T00:00:00Z", "a faster index")
+    append(work, accepted, entry_line(accepted))
+    subjects = git(work, "log", "--format=%s", BRANCH).splitlines()
+    assert subjects == [
+        f"retrieval-gate history: tiny accept {sha[:12]}",
+        f"retrieval-gate history: tiny result {sha[:12]}",
+    ]
