@@ -79,6 +79,18 @@ def test_every_module_the_mutation_tool_covers_has_tests_and_every_named_test_ex
     assert [module for module in modules if not (package / module).is_file()] == []
 
 
+def test_every_equivalent_mutant_is_one_whole_entry_of_an_existing_module() -> None:
+    # Two entries run together (a merge that lost a "),\n(") would match no mutant.
+    from benchmarks.tools.mutation_equivalents import EQUIVALENTS
+
+    assert [entry[:2] for entry in EQUIVALENTS if len(entry) != 6] == []
+    assert all(isinstance(part, str) and part for entry in EQUIVALENTS for part in entry)
+    keys = [entry[:5] for entry in EQUIVALENTS]
+    assert len(keys) == len(set(keys)), "an equivalent is listed twice"
+    package = REPO / "retrieval_gate"
+    assert [e[0] for e in EQUIVALENTS if not (package / e[0]).is_file()] == []
+
+
 def test_the_mutation_tool_finds_a_module_s_tests_by_the_package_s_naming(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

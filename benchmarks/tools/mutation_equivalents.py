@@ -1003,6 +1003,8 @@ EQUIVALENTS: list[tuple[str, str, str, str, str, str]] = [
         "Z is symmetric and so is its rule: hermegauss(64)'s nodes are exactly -nodes[::-1] "
         "and its weights exactly weights[::-1], so x + sd z takes the same 64 terms as x - sd"
         " z, summed in the reverse order (equal but for that sum's last-bit rounding)",
+    ),
+    (
         "gate/baseline/retrieved_ids.py",
         "unknown_retrieval",
         "if corpus is None or not list(itertools.islice(_ids(top_k), 1)):",
