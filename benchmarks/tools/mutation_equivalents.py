@@ -889,6 +889,15 @@ EQUIVALENTS: list[tuple[str, str, str, str, str, str]] = [
         " the sign flips",
     ),
     (
+        "gate/checks/compare.py",
+        "run_spread",
+        "if len(side) < 2:",
+        "len(side) < 2",
+        "len(side) < 1",
+        "a side of one run adds its mean's distance to itself, 0, to the squares and "
+        "1 - 1 = 0 to the df: compare refuses non-finite scores, and a NaN is filled",
+    ),
+    (
         "gate/checks/family.py",
         "concentrated_p",
         "return 0.0",

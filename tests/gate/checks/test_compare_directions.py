@@ -82,3 +82,15 @@ def test_an_own_unit_column_is_not_held_to_the_zero_one_range() -> None:
     check = _one(base, base - 1.0, Threshold(max_drop=0.5, unit="own"), "stars")
     assert check.gated
     assert check.failed
+
+
+def test_a_slower_latency_and_a_lower_score_are_both_a_negative_gain() -> None:
+    # The mirror test holds whichever sign gain takes: this pins that worse is negative.
+    base = np.linspace(100.0, 200.0, 40)
+    slower = _one(base, base + 10.0, Threshold(max_drop=5.0, direction="lower", unit="ms"), "t")
+    assert slower.delta == pytest.approx(10.0)
+    assert slower.gain == pytest.approx(-10.0)
+    scores = np.linspace(0.4, 0.8, 40)
+    worse = _one(scores, scores - 0.1, Threshold(max_drop=0.05), "ndcg@10")
+    assert worse.delta == pytest.approx(-0.1)
+    assert worse.gain == pytest.approx(-0.1)

@@ -196,8 +196,13 @@ def test_with_little_run_noise_the_degrees_of_freedom_are_the_queries() -> None:
     assert found.p_value == pytest.approx(p, rel=1e-9, abs=0)
 
 
-def test_the_noisy_t_test_of_two_queries_still_counts_their_variance() -> None:
-    reference, current = runs(5, 3, 0.0), runs(5, 2, -0.05)
+@pytest.mark.parametrize(("seed", "whole_df"), [(5, 3), (9, 1)])
+def test_the_noisy_t_test_of_two_queries_still_counts_their_variance(
+    seed: int, whole_df: int
+) -> None:
+    # Seed 9: the two queries' own variance outweighs the runs' (by 15 times), so their one
+    # degree of freedom pulls Welch-Satterthwaite's df down to 1.
+    reference, current = runs(seed, 3, 0.0), runs(seed, 2, -0.05)
     rows = np.array([2, 7])
     found = compare(
         mean_of(reference),
@@ -212,7 +217,8 @@ def test_the_noisy_t_test_of_two_queries_still_counts_their_variance() -> None:
     halves = [[{"m": run["m"][rows]} for run in side] for side in (reference, current)]
     b, run_df = pooled(*halves)
     diff = (mean_of(current)["m"] - mean_of(reference)["m"])[rows]
-    p, _ = noisy_t_reference(diff, b * (1 / 3 + 1 / 2), run_df)
+    p, df = noisy_t_reference(diff, b * (1 / 3 + 1 / 2), run_df)
+    assert math.floor(df) == whole_df
     assert pair.p_value == pytest.approx(p, rel=1e-9, abs=0)
 
 

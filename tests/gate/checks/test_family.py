@@ -191,6 +191,13 @@ def test_alpha_is_shared_equally_within_the_overall_and_the_slice_checks() -> No
     assert levels == pytest.approx({0: 0.015, 1: 0.015, 2: 0.01, 3: 0.01, 4: 0.01}, rel=1e-12)
     alone = family_of(cells[:2], settings).levels  # no slice check: the overall ones take all
     assert alone == pytest.approx({0: 0.03, 1: 0.03}, rel=1e-12)
+    slices = family_of(cells[2:], settings).levels  # no overall check: the slices take all
+    assert slices == pytest.approx({0: 0.02, 1: 0.02, 2: 0.02}, rel=1e-12)
+    # An overall check of 5 queries cannot reach 0.03 (2^-5 = 0.031): it leaves the family,
+    # and its half of alpha goes to the slice checks.
+    found = family_of([("all", 5), *cells[2:]], settings)
+    assert set(found.reasons) == {0}
+    assert found.levels == pytest.approx({1: 0.02, 2: 0.02, 3: 0.02}, rel=1e-12)
 
 
 def test_the_concentrated_drop_is_carried_by_at_least_one_query() -> None:

@@ -210,3 +210,19 @@ def test_a_measured_query_run_in_no_turn_is_swapped_with_no_turn_s_queries() -> 
     assert turns[:10].tolist() == [0] * 10
     assert not set(turns[-5:].tolist()) & set(turns[:-5].tolist())
     assert len(set(turns[-5:].tolist())) == 1
+
+
+def test_a_quantile_no_query_measured_is_report_only_with_no_change() -> None:
+    # Every current latency missing (a service that reported none): there is no quantile to
+    # compare, so the check says so instead of taking the quantile of nothing.
+    before, after = sides()
+    after["latency_p95"] = np.full(N, np.nan)
+    found = decided(before, after, LatencyRun({q: i for i, q in enumerate(IDS)}))
+    latency = found["latency_p95"]
+    assert (latency.n, latency.reason, latency.failed) == (0, "no query measured", False)
+    assert (latency.baseline_mean, latency.current_mean, latency.delta) == (0.0, 0.0, 0.0)
+    assert latency.p_value is None
+    assert found["notes"] == [
+        "latency_p95: 80 queries left out of the check, without a latency on both sides: "
+        "80 cached, failed or not reported"
+    ]
