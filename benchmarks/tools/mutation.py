@@ -96,6 +96,11 @@ EXTRA_TESTS: dict[str, tuple[str, ...]] = {
         "tests/gate/checks/test_compare_edges.py",
         "tests/gate/checks/test_compare.py",
     ),
+    # The run noise moved out of compare: its tests are compare's.
+    "gate/checks/run_noise": (
+        "tests/gate/checks/test_compare_noise_values.py",
+        "tests/gate/checks/test_operational.py",
+    ),
     "gate/checks/policy": ("tests/config/test_columns.py", "tests/gate/test_decide.py"),
     "gate/checks/verdicts": ("tests/gate/checks/test_compare_edges.py",),
     "gate/decide": ("tests/gate/modes/test_assisted.py",),

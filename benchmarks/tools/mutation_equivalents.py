@@ -889,7 +889,7 @@ EQUIVALENTS: list[tuple[str, str, str, str, str, str]] = [
         " the sign flips",
     ),
     (
-        "gate/checks/compare.py",
+        "gate/checks/run_noise.py",
         "run_spread",
         "if len(side) < 2:",
         "len(side) < 2",

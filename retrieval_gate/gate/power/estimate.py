@@ -22,15 +22,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from retrieval_gate.core.ids import FloatArray, IntArray
-from retrieval_gate.gate.checks.compare import (
-    Comparison,
-    ComparisonSettings,
-    RunNoise,
-    Threshold,
-    compare,
-    run_spread,
-)
+from retrieval_gate.gate.checks.compare import Comparison, ComparisonSettings, Threshold, compare
 from retrieval_gate.gate.checks.family import widest_level
+from retrieval_gate.gate.checks.run_noise import RunNoise, run_spread
 from retrieval_gate.gate.power.figures import CheckPower, Correlated, PowerReport
 from retrieval_gate.gate.power.spread import (
     RANGE,

@@ -15,13 +15,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from retrieval_gate.gate.checks.compare import (
-    ComparisonSettings,
-    RunNoise,
-    Threshold,
-    compare,
-    run_spread,
-)
+from retrieval_gate.gate.checks.compare import ComparisonSettings, Threshold, compare
+from retrieval_gate.gate.checks.run_noise import RunNoise, run_spread
 from retrieval_gate.stats.detectability import detectable_drop
 
 NORMAL = stats.norm

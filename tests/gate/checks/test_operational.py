@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from retrieval_gate.gate.baseline.repeats import mean_of_runs
-from retrieval_gate.gate.checks.compare import ComparisonSettings, Threshold, compare, run_spread
+from retrieval_gate.gate.checks.compare import ComparisonSettings, Threshold, compare
 from retrieval_gate.gate.checks.operational import (
     ANOTHER_JOB,
     NOT_INTERLEAVED,
@@ -14,6 +14,7 @@ from retrieval_gate.gate.checks.operational import (
     filled_runs,
     operational_columns,
 )
+from retrieval_gate.gate.checks.run_noise import run_spread
 
 N = 80
 IDS = [f"q{i:02d}" for i in range(N)]

@@ -27,15 +27,8 @@ import pytest
 
 from retrieval_gate.core.version import __version__
 from retrieval_gate.datasets.convert import convert_cranfield
-from retrieval_gate.gate.checks.compare import (
-    Comparison,
-    ComparisonSettings,
-    RunNoise,
-    Threshold,
-    compare,
-    run_noise,
-    run_spread,
-)
+from retrieval_gate.gate.checks.compare import Comparison, ComparisonSettings, Threshold, compare
+from retrieval_gate.gate.checks.run_noise import RunNoise, run_noise, run_spread
 from retrieval_gate.gate.power.estimate import PowerReport, estimate
 from retrieval_gate.gate.result import failing_checks
 from retrieval_gate.report import render, summary_of, validate_result
