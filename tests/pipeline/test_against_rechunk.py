@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 from tests.helpers.chunkings import (
     billing_only,
@@ -24,47 +25,9 @@ RUN_FILE = """retriever:
 """
 
 
-def test_a_chunk_size_change_against_main_passes_and_says_what_it_anchored(
-    tmp_path: Path,
-) -> None:
-    chunked = copy_chunked_example(tmp_path / "chunked")
-    runs = {}
-    for name, config in (("300", "example-chunked.yaml"), ("200", "example-chunked-pr.yaml")):
-        runs[name] = tmp_path / f"run-{name}.trec"
-        code, _, err = run_cli(
-            "run", "-c", chunked / config, "-o", runs[name], "--no-cache", "--quiet"
-        )
-        assert code == 0, err
-    root = tmp_path / "repo"
-    (root / "search").mkdir(parents=True)
-    for folder in ("example", "example-chunked"):
-        shutil.copytree(chunked / folder, root / "search" / folder)
-    text = (chunked / "example-chunked.yaml").read_text()
-    text = text[: text.index("\nbaseline:")] + "\n"
-    text = text.replace("retriever:\n  type: bm25\n", RUN_FILE)
-    gate = root / "search" / "gate.yaml"
-    gate.write_text(text)
-    shutil.copy(runs["300"], root / "search" / "run.trec")
-    git(root, "init", "-q", "-b", "main")
-    git(root, "add", "-A")
-    git(root, "commit", "-qm", "chunks of 300 characters")
-    # The pull request: chunks of 200 characters, and the retriever's run over them.
-    gate.write_text(text.replace("corpus-300.jsonl", "corpus-200.jsonl"))
-    shutil.copy(runs["200"], root / "search" / "run.trec")
-    result = root / "result.json"
-    code, _, err = run_cli("check", "-c", gate, "--against", "main", "--quiet", "--json", result)
-    assert code == 0, err
-    document = json.loads(result.read_text())
-    assert document["status"] == "pass"
-    assert any(
-        w.startswith("the corpus was re-chunked since the baseline: the baseline's chunking "
-                     "anchors all 806 labels, the current one 19")
-        for w in document["warnings"]
-    )  # fmt: skip
-
-
-def _bm25_repo(tmp_path: Path) -> tuple[Path, Path]:
-    """A repository whose main commit gates the built-in bm25 over chunks of 300 characters,
+def _repo(tmp_path: Path, *, run: Path | None = None) -> tuple[Path, Path]:
+    """A repository whose main commit gates the chunked example over chunks of 300
+    characters (the built-in bm25, or the saved `run` of a retriever with its own index),
     and its gate config (the pull request's to change)."""
     chunked = copy_chunked_example(tmp_path / "chunked")
     root = tmp_path / "repo"
@@ -72,18 +35,53 @@ def _bm25_repo(tmp_path: Path) -> tuple[Path, Path]:
     for folder in ("example", "example-chunked"):
         shutil.copytree(chunked / folder, root / "search" / folder)
     text = (chunked / "example-chunked.yaml").read_text()
+    text = text[: text.index("\nbaseline:")] + "\n"
+    if run is not None:
+        text = text.replace("retriever:\n  type: bm25\n", RUN_FILE)
+        shutil.copy(run, root / "search" / "run.trec")
     gate = root / "search" / "gate.yaml"
-    gate.write_text(text[: text.index("\nbaseline:")] + "\n")
+    gate.write_text(text)
     git(root, "init", "-q", "-b", "main")
     git(root, "add", "-A")
     git(root, "commit", "-qm", "chunks of 300 characters")
     return root, gate
 
 
+def _anchored_every_label(document: dict[str, Any]) -> bool:
+    return any(
+        w.startswith("the corpus was re-chunked since the baseline: the baseline's chunking "
+                     "anchors all 806 labels, the current one 19")
+        for w in document["warnings"]
+    )  # fmt: skip
+
+
+def test_a_chunk_size_change_against_main_passes_and_says_what_it_anchored(
+    tmp_path: Path,
+) -> None:
+    chunked = copy_chunked_example(tmp_path / "runs")
+    runs = {}
+    for name, config in (("300", "example-chunked.yaml"), ("200", "example-chunked-pr.yaml")):
+        runs[name] = tmp_path / f"run-{name}.trec"
+        code, _, err = run_cli(
+            "run", "-c", chunked / config, "-o", runs[name], "--no-cache", "--quiet"
+        )
+        assert code == 0, err
+    root, gate = _repo(tmp_path, run=runs["300"])
+    # The pull request: chunks of 200 characters, and the retriever's run over them.
+    gate.write_text(gate.read_text().replace("corpus-300.jsonl", "corpus-200.jsonl"))
+    shutil.copy(runs["200"], root / "search" / "run.trec")
+    result = root / "result.json"
+    code, _, err = run_cli("check", "-c", gate, "--against", "main", "--quiet", "--json", result)
+    assert code == 0, err
+    document = json.loads(result.read_text())
+    assert document["status"] == "pass"
+    assert _anchored_every_label(document)
+
+
 def test_bm25_at_ref_searches_ref_s_chunks_and_a_chunk_size_change_passes(
     tmp_path: Path,
 ) -> None:
-    root, gate = _bm25_repo(tmp_path)
+    root, gate = _repo(tmp_path)
     gate.write_text(gate.read_text().replace("corpus-300.jsonl", "corpus-200.jsonl"))
     result = root / "result.json"
     code, _, err = run_cli("check", "-c", gate, "--against", "main", "--quiet", "--json", result)
@@ -91,17 +89,13 @@ def test_bm25_at_ref_searches_ref_s_chunks_and_a_chunk_size_change_passes(
     document = json.loads(result.read_text())
     assert document["status"] == "pass"
     # Before, bm25 indexed the working tree's chunks on both sides: no re-chunk was seen.
-    assert any(
-        w.startswith("the corpus was re-chunked since the baseline: the baseline's chunking "
-                     "anchors all 806 labels, the current one 19")
-        for w in document["warnings"]
-    )  # fmt: skip
+    assert _anchored_every_label(document)
 
 
 def test_bm25_across_a_re_chunk_that_loses_judged_text_fails_those_queries_slices(
     tmp_path: Path,
 ) -> None:
-    root, gate = _bm25_repo(tmp_path)
+    root, gate = _repo(tmp_path)
     search = root / "search"
     judged: dict[str, set[str]] = {}
     for line in (search / "example" / "qrels" / "test.tsv").read_text().splitlines()[1:]:
