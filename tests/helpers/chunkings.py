@@ -197,3 +197,15 @@ def failing_slices(queries: list[dict[str, Any]], hit: set[str], failing: set[st
         and all(members[name] & hit for name in failing)
         and not any(name.startswith("intent=") and name != "intent=billing" for name in failing)
     )
+
+
+def judged_relevant(root: Path) -> dict[str, set[str]]:
+    """The example's (under `root`) documents judged relevant, each with the queries that
+    judged it so."""
+    judged: dict[str, set[str]] = {}
+    rows = (root / "example" / "qrels" / "test.tsv").read_text(encoding="utf-8").splitlines()
+    for line in rows[1:]:
+        query, doc, grade = line.split("\t")
+        if int(grade) >= 1:
+            judged.setdefault(doc, set()).add(query)
+    return judged

@@ -14,6 +14,7 @@ from tests.helpers.chunkings import (
     copy_chunked_example,
     corpus_rows,
     failing_slices,
+    judged_relevant,
     write_rows,
 )
 from tests.helpers.cli import run_cli
@@ -55,6 +56,15 @@ def _anchored_every_label(document: dict[str, Any]) -> bool:
     )  # fmt: skip
 
 
+def _pr_against_main(root: Path, gate: Path) -> tuple[int, str, dict[str, Any]]:
+    """The pull request that cuts chunks of 200 characters, checked against main: the exit
+    code, stderr and the result document."""
+    gate.write_text(gate.read_text().replace("corpus-300.jsonl", "corpus-200.jsonl"))
+    result = root / "result.json"
+    code, _, err = run_cli("check", "-c", gate, "--against", "main", "--quiet", "--json", result)
+    return code, err, json.loads(result.read_text()) if result.is_file() else {}
+
+
 def test_a_chunk_size_change_against_main_passes_and_says_what_it_anchored(
     tmp_path: Path,
 ) -> None:
@@ -68,12 +78,9 @@ def test_a_chunk_size_change_against_main_passes_and_says_what_it_anchored(
         assert code == 0, err
     root, gate = _repo(tmp_path, run=runs["300"])
     # The pull request: chunks of 200 characters, and the retriever's run over them.
-    gate.write_text(gate.read_text().replace("corpus-300.jsonl", "corpus-200.jsonl"))
     shutil.copy(runs["200"], root / "search" / "run.trec")
-    result = root / "result.json"
-    code, _, err = run_cli("check", "-c", gate, "--against", "main", "--quiet", "--json", result)
+    code, err, document = _pr_against_main(root, gate)
     assert code == 0, err
-    document = json.loads(result.read_text())
     assert document["status"] == "pass"
     assert _anchored_every_label(document)
 
@@ -82,11 +89,8 @@ def test_bm25_at_ref_searches_ref_s_chunks_and_a_chunk_size_change_passes(
     tmp_path: Path,
 ) -> None:
     root, gate = _repo(tmp_path)
-    gate.write_text(gate.read_text().replace("corpus-300.jsonl", "corpus-200.jsonl"))
-    result = root / "result.json"
-    code, _, err = run_cli("check", "-c", gate, "--against", "main", "--quiet", "--json", result)
+    code, err, document = _pr_against_main(root, gate)
     assert code == 0, err
-    document = json.loads(result.read_text())
     assert document["status"] == "pass"
     # Before, bm25 indexed the working tree's chunks on both sides: no re-chunk was seen.
     assert _anchored_every_label(document)
@@ -97,20 +101,13 @@ def test_bm25_across_a_re_chunk_that_loses_judged_text_fails_those_queries_slice
 ) -> None:
     root, gate = _repo(tmp_path)
     search = root / "search"
-    judged: dict[str, set[str]] = {}
-    for line in (search / "example" / "qrels" / "test.tsv").read_text().splitlines()[1:]:
-        query, doc, grade = line.split("\t")
-        if int(grade) >= 1:
-            judged.setdefault(doc, set()).add(query)
+    judged = judged_relevant(search)
     queries, lost = billing_only(search, judged)
     hit = {q for doc in lost for q in judged[doc]}
     corpus = search / "example-chunked" / "corpus-200.jsonl"
     write_rows(corpus, [r for r in corpus_rows(corpus) if r["metadata"]["source"] not in lost])
-    gate.write_text(gate.read_text().replace("corpus-300.jsonl", "corpus-200.jsonl"))
-    result = root / "result.json"
-    code, _, err = run_cli("check", "-c", gate, "--against", "main", "--quiet", "--json", result)
+    code, err, document = _pr_against_main(root, gate)
     assert code == 1, err
-    document = json.loads(result.read_text())
     failing = {c["slice"] for c in document["comparisons"] if c["failed"]}
     # Before, both sides searched the pull request's chunks and it passed.
     assert failing_slices(queries, hit, failing)

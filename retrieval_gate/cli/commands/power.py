@@ -209,12 +209,13 @@ def _claim_sd(
     from retrieval_gate.datasets import load as load_dataset
     from retrieval_gate.gate.baseline.file import read_baseline
 
-    sd, source = _baseline_sd(path, metric, args.config)
+    baseline = read_baseline(path, config=args.config)  # once: the sd and the pairs' queries
+    sd, source = _baseline_sd(baseline, path, metric)
     name = source.partition(":")[2]
     dataset = load_dataset(
         config.dataset, config.base_dir, keep_unjudged=config.gate.uses_llm_labels
     )
-    found, notes = _measured(args, config, dataset, read_baseline(path, config=args.config))
+    found, notes = _measured(args, config, dataset, baseline)
     for note in notes:
         print(f"retrieval-gate: warning: {note}", file=err)
     measured = None if found is None else found.sd(name, np.arange(len(found.query_ids)))
@@ -223,18 +224,17 @@ def _claim_sd(
     return measured, f"{found.kind}:{name}", found.label
 
 
-def _baseline_sd(path: Path, metric: str, config: str) -> tuple[float, str]:
-    """The sd of the baseline's per-query scores of `metric`, and where it comes from."""
+def _baseline_sd(baseline: Baseline, path: Path, metric: str) -> tuple[float, str]:
+    """The sd of `baseline`'s (read from `path`) per-query scores of `metric`, and where it
+    comes from."""
     import numpy as np
 
-    from retrieval_gate.gate.baseline.file import read_baseline
     from retrieval_gate.metrics import parse_metric
 
     try:
         name = str(parse_metric(metric))
     except Exception:
         raise InputError(f"--metric: {one_line(metric)[:60]!r} is not a metric name") from None
-    baseline = read_baseline(path, config=config)
     if name not in baseline.scores:
         known = ", ".join(sorted(baseline.scores))
         raise InputError(f"--metric: the baseline has no {name} scores; it has {known}")

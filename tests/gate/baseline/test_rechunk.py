@@ -21,6 +21,7 @@ from tests.helpers.chunkings import (
     copy_chunked_example,
     corpus_rows,
     failing_slices,
+    judged_relevant,
     write_rows,
 )
 from tests.helpers.cli import run_cli
@@ -112,11 +113,7 @@ def test_at_the_chunk_level_the_drifted_labels_are_holes_the_verdict_depends_on(
 
 
 def test_a_re_chunk_that_loses_judged_text_fails_on_those_queries_slices(project: Path) -> None:
-    judged: dict[str, set[str]] = {}
-    for line in (project / "example" / "qrels" / "test.tsv").read_text().splitlines()[1:]:
-        query, doc, grade = line.split("\t")
-        if int(grade) >= 1:
-            judged.setdefault(doc, set()).add(query)
+    judged = judged_relevant(project)
     # The articles only billing questions judged relevant: the chunker loses their text.
     queries, lost = billing_only(project, judged)
     hit = {q for doc in lost for q in judged[doc]}
