@@ -326,3 +326,17 @@ def test_cli_validate_refuses_duplicates_and_bombs_with_exit_2(
         code, _, err = run_cli("config", "validate", "-c", str(path))
         assert code == 2
         assert expected in err
+
+
+def test_a_hostile_other_level_is_named_with_its_line_and_never_a_workflow_command(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TOKEN", "t")
+    hostile = '  qrels: eval/qrels.tsv\n  other_level: "::error::owned\\u0007"\n'
+    bad = write(tmp_path, GOOD.replace("  qrels: eval/qrels.tsv\n", hostile))
+    code, out, err = run_cli("config", "validate", "-c", str(bad))
+    assert code == 2
+    assert out == ""
+    assert ":6: dataset.other_level: Input should be 'report', 'gate' or 'off'" in err
+    assert "\x07" not in err
+    assert not any(line.startswith("::") for line in err.splitlines())
