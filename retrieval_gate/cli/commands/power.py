@@ -212,6 +212,8 @@ def _claim_sd(
     baseline = read_baseline(path, config=args.config)  # once: the sd and the pairs' queries
     sd, source = _baseline_sd(baseline, path, metric)
     name = source.partition(":")[2]
+    if args.no_history and args.run is None:  # nothing measured to read: no labelled set
+        return sd, source, ""
     dataset = load_dataset(
         config.dataset, config.base_dir, keep_unjudged=config.gate.uses_llm_labels
     )
