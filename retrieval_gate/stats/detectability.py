@@ -8,7 +8,8 @@ from typing import Any
 
 import numpy as np
 
-from retrieval_gate.stats.run_shift import normal_tails, shifted_bars
+from retrieval_gate.stats.normal_tail import normal_tails
+from retrieval_gate.stats.run_shift import shifted_bars
 from retrieval_gate.stats.saddlepoint import SADDLEPOINT_FROM
 from retrieval_gate.stats.significance import normal_cdf, normal_quantile
 

@@ -8,6 +8,7 @@ import math
 import numpy as np
 
 from retrieval_gate.core.ids import FloatArray
+from retrieval_gate.stats.normal_tail import normal_tails
 from retrieval_gate.stats.significance import normal_quantile, t_cdf, t_quantile
 
 _NODES = 64
@@ -15,7 +16,8 @@ _NODES = 64
 _ESTIMATES = 200
 """Nodes of B_hat / B's distribution, chi2_df / df."""
 _NEGLIGIBLE = 1e-15
-_erfc = np.frompyfunc(math.erfc, 1, 1)
+_TINY = 1e-300
+"""Where a tail too small for its log to matter is floored."""
 _HERMITE = np.polynomial.hermite_e.hermegauss(_NODES)
 
 
@@ -36,9 +38,10 @@ def estimate_weights(df: int) -> tuple[FloatArray, FloatArray]:
     return np.exp(y[kept]), weights[kept] / weights[kept].sum()
 
 
-def normal_tails(x: FloatArray) -> FloatArray:
-    """P(Z >= x) elementwise, to the last digit (math.erfc; numpy has no erfc)."""
-    return np.asarray(0.5 * _erfc(x / math.sqrt(2.0)), dtype=np.float64)
+def _row_sums(terms: FloatArray) -> FloatArray:
+    """Each row's sum, to the same bits whichever rows are beside it (a matrix product's
+    blocking is not: a node's tail must not move with the nodes still being solved)."""
+    return np.asarray(terms.sum(axis=1), dtype=np.float64)
 
 
 def shifted_tail(x: FloatArray, sd: FloatArray, shift: FloatArray, df: int) -> FloatArray:
@@ -54,14 +57,14 @@ def shifted_tail(x: FloatArray, sd: FloatArray, shift: FloatArray, df: int) -> F
         z, w = _HERMITE
         w = w / w.sum()
         arg = (x[wide][:, None] - sd[wide][:, None] * z) / shift[wide][:, None]
-        tail[wide] = (1.0 - t_cdf(arg, df)) @ w
+        tail[wide] = _row_sums((1.0 - t_cdf(arg, df)) * w)
     narrow = ~wide
     if narrow.any():
         # T = Z' / sqrt(v), v ~ chi2_df / df: given v the sum is normal, and its tail is
         # smooth in log v, where the t's far tail (which a narrow shift reaches) lies.
         v, w = estimate_weights(df)
         total = np.sqrt(sd[narrow][:, None] ** 2 + shift[narrow][:, None] ** 2 / v)
-        tail[narrow] = normal_tails(x[narrow][:, None] / total) @ w
+        tail[narrow] = _row_sums(normal_tails(x[narrow][:, None] / total) * w)
     return tail
 
 
@@ -102,20 +105,37 @@ def shifted_bars(
     high = reach * (spread(np.zeros_like(shift)) + shift)
     while bool(np.any(beyond := tail(high) > level)):
         high = np.where(beyond, 2.0 * high, high)
-    # The Illinois variant of regula falsi, every node at once: the tail is smooth, so it
-    # converges in a dozen steps where bisection takes forty.
+
+    # The Illinois variant of regula falsi on the log of the tail, every node at once: the
+    # log tail is near quadratic where the tail itself falls off exponentially, so it
+    # converges in a dozen steps where bisection takes forty. A node whose bracket has
+    # closed is not evaluated again.
+    def gap(x: FloatArray, shift: FloatArray) -> tuple[FloatArray, FloatArray]:
+        at = shifted_tail(x, spread(x), shift, run_df)
+        return at <= level, np.log(np.maximum(at, _TINY)) - log_level
+
+    log_level = math.log(level)
     low = np.zeros_like(high)
-    above, below = tail(low) - level, tail(high) - level
+    above, below = gap(low, shift)[1], gap(high, shift)[1]
     side = np.zeros(high.shape, dtype=np.int64)
+    open_ = np.arange(high.size)
     for _ in range(100):
-        middle = np.clip((low * below - high * above) / (below - above), low, high)
-        found = tail(middle) - level
-        rejects = found <= 0
-        high, below = np.where(rejects, middle, high), np.where(rejects, found, below)
-        low, above = np.where(rejects, low, middle), np.where(rejects, above, found)
-        above = np.where(rejects & (side > 0), above / 2.0, above)
-        below = np.where(~rejects & (side < 0), below / 2.0, below)
-        side = np.where(rejects, 1, -1)
-        if bool(np.all((high - low <= 1e-12 * high) | (np.abs(found) <= 1e-15))):
+        lo, hi, ab, be = low[open_], high[open_], above[open_], below[open_]
+        # Kept inside the bracket by a tenth of the tolerance: where the line lands on an end
+        # (a tail an ulp past the level has a log gap of 0), one such step closes it.
+        margin = 1e-13 * hi
+        middle = np.clip((lo * be - hi * ab) / (be - ab), lo + margin, hi - margin)
+        # Which side is decided by the tail itself: its log rounds a tail an ulp past the
+        # level onto the level.
+        rejects, found = gap(middle, shift[open_])
+        hi, be = np.where(rejects, middle, hi), np.where(rejects, np.minimum(found, 0.0), be)
+        lo, ab = np.where(rejects, lo, middle), np.where(rejects, ab, np.maximum(found, 0.0))
+        ab = np.where(rejects & (side[open_] > 0), ab / 2.0, ab)
+        be = np.where(~rejects & (side[open_] < 0), be / 2.0, be)
+        low[open_], high[open_], above[open_], below[open_] = lo, hi, ab, be
+        side[open_] = np.where(rejects, 1, -1)
+        done = (hi - lo <= 1e-12 * hi) | (rejects & (found >= -1e-15))
+        open_ = open_[~done]
+        if open_.size == 0:
             break
     return tuple(high.tolist()), tuple(weights.tolist())

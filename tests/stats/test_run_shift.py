@@ -14,7 +14,6 @@ from scipy import integrate, optimize, stats
 from retrieval_gate.stats import run_shift
 from retrieval_gate.stats.run_shift import (
     estimate_weights,
-    normal_tails,
     shifted_bars,
     shifted_tail,
 )
@@ -67,11 +66,6 @@ def test_the_estimates_weigh_as_chi_square_over_its_df(df: int) -> None:
     assert float((u - 1.0) ** 2 @ weights) == pytest.approx(2.0 / df, rel=1e-8)
     # And a smooth function's mean, not only moments: E exp(-u) = (1 + 2 / df)^(-df / 2).
     assert float(np.exp(-u) @ weights) == pytest.approx((1 + 2 / df) ** (-df / 2), rel=1e-10)
-
-
-def test_normal_tails_are_scipy_s_to_the_last_digits() -> None:
-    x = np.asarray([-40.0, -3.0, 0.0, 1.6448536269514722, 8.0, 37.0])
-    assert normal_tails(x) == pytest.approx(NORMAL.sf(x), rel=1e-14)
 
 
 @pytest.mark.parametrize(
