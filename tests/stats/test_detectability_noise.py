@@ -3,6 +3,7 @@ run-wide shift is all the noise, and the t-test's bar averaged by adaptive quadr
 
 from __future__ import annotations
 
+import functools
 import math
 import warnings
 
@@ -50,17 +51,31 @@ def averaged_t_test_chance(
     spread, bar / sqrt(2 (n - 1))."""
     within = sd * sd / n
     se = math.sqrt(within + run_variance)
+    # The same functions as scipy's frozen distributions, without their per-call overhead
+    # (quad evaluates thousands of points here): t's quantile once per whole df, the
+    # normal's cdf by math.erfc and chi2's density by its formula.
+    quantile = functools.lru_cache(maxsize=None)(lambda whole: float(STUDENT.isf(level, whole)))
+
+    def normal_cdf(z: float) -> float:
+        return 0.5 * math.erfc(-z / math.sqrt(2.0))
+
+    half = run_df / 2.0
+    log_norm = -half * math.log(2.0) - math.lgamma(half)
 
     def at(u: float) -> float:
+        if u <= 0.0:
+            return 0.0
         estimated = run_variance * u
         df = (within + estimated) ** 2 / (within**2 / (n - 1) + estimated**2 / run_df)
-        bar = STUDENT.isf(level, max(1, math.floor(df))) * math.sqrt(within + estimated)
+        bar = quantile(max(1, math.floor(df))) * math.sqrt(within + estimated)
         spread = math.sqrt(se * se + bar * bar / (2 * (n - 1)))
         if rule == "significant-drop":
-            chance = min(NORMAL.cdf((drop - max_drop) / se), NORMAL.cdf((drop - bar) / spread))
+            chance = min(normal_cdf((drop - max_drop) / se), normal_cdf((drop - bar) / spread))
         else:
-            chance = NORMAL.cdf((drop - max_drop - bar) / spread)
-        return float(chance * stats.chi2.pdf(u * run_df, run_df) * run_df)
+            chance = normal_cdf((drop - max_drop - bar) / spread)
+        x = u * run_df
+        density = math.exp(log_norm + (half - 1.0) * math.log(x) - x / 2.0)
+        return chance * density * run_df
 
     with warnings.catch_warnings():
         # The rounded-down df jumps at each whole number: quad warns at those steps, which
