@@ -1116,4 +1116,26 @@ EQUIVALENTS: list[tuple[str, str, str, str, str, str]] = [
         "row[0] is then asked to be both a str and a list: no row is plain, and the "
         "line-by-line reader makes the same checks on the same rows and keeps the same top k",
     ),
+    (
+        "gate/baseline/provenance.py",
+        "<module>",
+        "GIT_TIMEOUT = 10.0",
+        "10.0",
+        "9.0",
+        "a bound on a call that takes milliseconds, and no behaviour stated: no output, doc "
+        "or message carries the value, and what is stated (a git that fails or hangs gives "
+        "(None, None), test_git_state_of_a_git_that_hangs) holds at any bound; a git "
+        "hanging 9 to 11 s could tell them apart, a timing no contract fixes",
+    ),
+    (
+        "gate/baseline/provenance.py",
+        "<module>",
+        "GIT_TIMEOUT = 10.0",
+        "10.0",
+        "11.0",
+        "a bound on a call that takes milliseconds, and no behaviour stated: no output, doc "
+        "or message carries the value, and what is stated (a git that fails or hangs gives "
+        "(None, None), test_git_state_of_a_git_that_hangs) holds at any bound; a git "
+        "hanging 9 to 11 s could tell them apart, a timing no contract fixes",
+    ),
 ]
