@@ -1120,8 +1120,8 @@ EQUIVALENTS: list[tuple[str, str, str, str, str, str]] = [
         "gate/baseline/provenance.py",
         "<module>",
         "GIT_TIMEOUT = 10.0",
-        "10.0",
-        "9.0",
+        "GIT_TIMEOUT = 10.0",
+        "GIT_TIMEOUT = 9.0",
         "a bound on a call that takes milliseconds, and no behaviour stated: no output, doc "
         "or message carries the value, and what is stated (a git that fails or hangs gives "
         "(None, None), test_git_state_of_a_git_that_hangs) holds at any bound; a git "
@@ -1131,8 +1131,8 @@ EQUIVALENTS: list[tuple[str, str, str, str, str, str]] = [
         "gate/baseline/provenance.py",
         "<module>",
         "GIT_TIMEOUT = 10.0",
-        "10.0",
-        "11.0",
+        "GIT_TIMEOUT = 10.0",
+        "GIT_TIMEOUT = 11.0",
         "a bound on a call that takes milliseconds, and no behaviour stated: no output, doc "
         "or message carries the value, and what is stated (a git that fails or hangs gives "
         "(None, None), test_git_state_of_a_git_that_hangs) holds at any bound; a git "

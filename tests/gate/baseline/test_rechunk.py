@@ -182,3 +182,23 @@ def test_label_drift_needs_both_chunkings_and_the_corpus() -> None:
     assert label_drift_since(baseline, plain) is None  # a corpus that is not chunked
     unread = dataclasses.replace(dataset, corpus=None)
     assert label_drift_since(baseline, unread) is None
+
+
+def test_a_record_keeps_the_anchors_of_the_chunks_judged_or_ranked_only() -> None:
+    from retrieval_gate.core.model import Document
+    from retrieval_gate.datasets.anchors import Anchor, corpus_anchors, span_hash
+    from retrieval_gate.gate.baseline.rechunk import recorded_anchors
+    from tests.helpers.builders import queue_dataset
+
+    corpus = {
+        chunk: Document(chunk, "", text, {"source": "A", "start": start})
+        for chunk, text, start in (("c1", "hello", 0), ("c2", "world", 6), ("c3", "again", 12))
+    }
+    plain = queue_dataset({"q1": {"c1": 1}}, corpus)
+    dataset = dataclasses.replace(plain, anchors=corpus_anchors(corpus))
+    assert recorded_anchors(dataset, {"q1": ("c2",)}) == {
+        "c1": Anchor("A", 0, 5, span_hash("hello")),
+        "c2": Anchor("A", 6, 11, span_hash("world")),
+    }
+    assert recorded_anchors(dataset, {}) == {"c1": Anchor("A", 0, 5, span_hash("hello"))}
+    assert recorded_anchors(plain, {"q1": ("c2",)}) is None  # a corpus that is not chunked
