@@ -202,3 +202,40 @@ def test_a_record_keeps_the_anchors_of_the_chunks_judged_or_ranked_only() -> Non
     }
     assert recorded_anchors(dataset, {}) == {"c1": Anchor("A", 0, 5, span_hash("hello"))}
     assert recorded_anchors(plain, {"q1": ("c2",)}) is None  # a corpus that is not chunked
+
+
+def test_the_judge_s_grades_land_on_each_side_s_chunk_of_their_text_and_are_counted() -> None:
+    from retrieval_gate.core.judge_identity import JudgeIdentity
+    from retrieval_gate.core.model import Document
+    from retrieval_gate.datasets.anchors import Anchor, corpus_anchors, span_hash
+    from retrieval_gate.datasets.label_drift import Chunking
+    from retrieval_gate.gate.baseline.rechunk import JudgedText, Rechunk, judge_across
+    from tests.helpers.baselines import make
+    from tests.helpers.builders import queue_dataset
+
+    hello, world = Anchor("A", 0, 5, span_hash("hello")), Anchor("A", 6, 11, span_hash("world"))
+    corpus = {"n1": Document("n1", "", "hello", {"source": "A", "start": 0})}
+    # The baseline's chunking held "hello" twice, the later id first: the first id is kept.
+    anchors = {"r2": hello, "r1": hello, "r3": world}
+    record = make()
+    rechunk = Rechunk(
+        baseline=record,
+        current=record,
+        dataset=queue_dataset({"q1": {"n1": 1}}, corpus),
+        drift=(),
+        note="",
+        chunking=Chunking(corpus, corpus_anchors(corpus)),
+        anchors=anchors,
+        renamed={},
+    )
+    judge = JudgeIdentity(model="m", prompt_sha256="a" * 64)
+    texts = [
+        JudgedText("q1", "gone", 2.0, hello, judge),  # read "hello": a chunk on both sides
+        JudgedText("q1", "r3", 1.0, None, judge),  # "world": the baseline's chunk alone
+    ]
+    found, note = judge_across(texts, rechunk)
+    assert found == {("q1", "r1"): texts[0], ("q1", "n1"): texts[0], ("q1", "r3"): texts[1]}
+    assert note.startswith(
+        "the judge's layer across the re-chunk: of its 2 grades, the baseline's chunking "
+        "anchors 2 and the current one 1; "
+    )
