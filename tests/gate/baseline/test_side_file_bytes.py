@@ -88,6 +88,7 @@ def test_an_id_json_escapes_is_left_to_the_line_reader(doc: str) -> None:
         b'["q1", ["d1"]]\n["q2"\n',
         b'["q1", ["d\x01"]]\n',  # a raw control character
         b'["q1", ["\xff"]]\n',  # not UTF-8
+        b'["q1", ["\x80"]]\n',  # not UTF-8: the lowest byte past ASCII, alone
         b'{"q1": ["d1"]}\n',
         b"",
     ],
