@@ -232,10 +232,16 @@ def test_the_judge_s_grades_land_on_each_side_s_chunk_of_their_text_and_are_coun
     texts = [
         JudgedText("q1", "gone", 2.0, hello, judge),  # read "hello": a chunk on both sides
         JudgedText("q1", "r3", 1.0, None, judge),  # "world": the baseline's chunk alone
+        JudgedText("q2", "old", 1.0, world, judge),  # "world" again, found by its text
     ]
     found, note = judge_across(texts, rechunk)
-    assert found == {("q1", "r1"): texts[0], ("q1", "n1"): texts[0], ("q1", "r3"): texts[1]}
+    assert found == {
+        ("q1", "r1"): texts[0],
+        ("q1", "n1"): texts[0],
+        ("q1", "r3"): texts[1],
+        ("q2", "r3"): texts[2],
+    }
     assert note.startswith(
-        "the judge's layer across the re-chunk: of its 2 grades, the baseline's chunking "
-        "anchors 2 and the current one 1; "
+        "the judge's layer across the re-chunk: of its 3 grades, the baseline's chunking "
+        "anchors 3 and the current one 1; "
     )
