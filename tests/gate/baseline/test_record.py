@@ -1,8 +1,11 @@
-"""The record's own checks: what is wrong with top-k ids, and how many values a message shows."""
+"""The record's own checks: top-k problems, how many values a message shows, repeats equal."""
 
 from __future__ import annotations
 
-from retrieval_gate.gate.baseline.record import some_of, top_k_problems
+import numpy as np
+
+from retrieval_gate.core.ids import FloatArray
+from retrieval_gate.gate.baseline.record import Repeats, some_of, top_k_problems
 
 
 def test_top_k_problems_name_unknown_queries_long_lists_and_the_doc_repeated() -> None:
@@ -19,3 +22,15 @@ def test_some_of_shows_five_values_then_how_many_more() -> None:
     assert some_of(["a", "b", "c", "d", "e"]) == "'a', 'b', 'c', 'd', 'e'"
     assert some_of(list("abcdefg")) == "'a', 'b', 'c', 'd', 'e' and 2 more"
     assert some_of(list("abc"), shown=1) == "'a' and 2 more"
+
+
+def test_repeats_are_equal_by_value_and_unequal_in_runs_values_or_varying() -> None:
+    def run(*values: float) -> dict[str, FloatArray]:
+        return {"ndcg@10": np.array(values)}
+
+    repeats = Repeats(runs=(run(0.5, 1.0), run(0.25, 1.0)), varying=("q1",))
+    assert repeats == Repeats(runs=(run(0.5, 1.0), run(0.25, 1.0)), varying=("q1",))
+    assert repeats != Repeats(runs=(run(0.5, 1.0),), varying=("q1",))
+    assert repeats != Repeats(runs=(run(0.5, 1.0), run(0.25, 0.0)), varying=("q1",))
+    assert repeats != Repeats(runs=(run(0.5, 1.0), run(0.25, 1.0)), varying=())
+    assert repeats != "repeats"
