@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from retrieval_gate.core.ids import FloatArray
 from retrieval_gate.gate.baseline.record import Repeats, some_of, top_k_problems
+from tests.helpers.baselines import FINGERPRINTS, make
 
 
 def test_top_k_problems_name_unknown_queries_long_lists_and_the_doc_repeated() -> None:
@@ -34,3 +37,16 @@ def test_repeats_are_equal_by_value_and_unequal_in_runs_values_or_varying() -> N
     assert repeats != Repeats(runs=(run(0.5, 1.0), run(0.25, 0.0)), varying=("q1",))
     assert repeats != Repeats(runs=(run(0.5, 1.0), run(0.25, 1.0)), varying=())
     assert repeats != "repeats"
+
+
+def test_a_record_undefined_for_a_query_equals_its_copy() -> None:
+    metrics = dataclasses.replace(FINGERPRINTS, metrics=("auc",))
+    record = make(fingerprints=metrics, scores={"auc": [float("nan"), 0.5, 1.0]})
+    assert record == make(fingerprints=metrics, scores={"auc": [float("nan"), 0.5, 1.0]})
+    assert record != make(fingerprints=metrics, scores={"auc": [0.0, 0.5, 1.0]})
+
+
+def test_a_record_keeps_the_candidates_of_labelled_queries_only() -> None:
+    record = make(candidates={"q1": ["d1", "d2"], "extra": ["d5"], "q3": [7]})
+    assert record.candidates is not None
+    assert dict(record.candidates) == {"q1": ("d1", "d2"), "q3": ("7",)}
