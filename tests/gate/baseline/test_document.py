@@ -169,3 +169,25 @@ def test_the_scores_are_written_in_the_config_s_metric_order_then_any_other_sort
     extra = dict(record.scores) | {"mrr@10": np.array([1.0, 0.5, 0.0])}
     document = baseline_document(dataclasses.replace(record, scores=extra))
     assert list(document["scores"]) == ["recall@10", "ndcg@10", "mrr@10"]
+
+
+def test_null_is_written_only_where_a_metric_may_be_undefined_or_unmeasured(
+    tmp_path: Path,
+) -> None:
+    nan = float("nan")
+    metrics = ("auc", "latency_p95", "ndcg@10")
+    scores = {"auc": [nan, 0.5, 1.0], "latency_p95": [12.5, nan, 3.0], "ndcg@10": [0.1, 0.2, 0.3]}
+    record = make(fingerprints=dataclasses.replace(FINGERPRINTS, metrics=metrics), scores=scores)
+    document = baseline_document(record)
+    assert document["scores"] == {
+        "auc": [None, 0.5, 1.0],
+        "latency_p95": [12.5, None, 3.0],
+        "ndcg@10": [0.1, 0.2, 0.3],
+    }
+    write_baseline(record, tmp_path / "baseline.json")
+    assert read_baseline(tmp_path / "baseline.json") == record
+    undefined = dataclasses.replace(
+        record, scores=record.scores | {"ndcg@10": np.array(scores["auc"])}
+    )
+    with pytest.raises(ValueError, match=r"scores\['ndcg@10'\] of query 'q1' is nan; a baseline"):
+        baseline_document(undefined)
