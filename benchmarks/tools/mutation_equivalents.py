@@ -1228,4 +1228,24 @@ EQUIVALENTS: list[tuple[str, str, str, str, str, str]] = [
         "a block whose highest byte is 0x7f is ASCII, which decodes as UTF-8 without fail: "
         "checking it as well leaves every answer as it was",
     ),
+    (
+        "gate/baseline/record.py",
+        "top_k_problems",
+        "if max(map(len, lists), default=0) <= k and sum(map(len, map(set, lists))) == sum(",
+        "max(map(len, lists), default=0)",
+        "max(map(len, lists), default=1)",
+        "the default is the maximum only when the top k holds no query; then the loop that "
+        "would name a problem has no list to read, so whether the fast check passes or "
+        "not, the same problems (none) are returned",
+    ),
+    (
+        "gate/baseline/record.py",
+        "top_k_problems",
+        "if max(map(len, lists), default=0) <= k and sum(map(len, map(set, lists))) == sum(",
+        "max(map(len, lists), default=0)",
+        "max(map(len, lists), default=-1)",
+        "the default is the maximum only when the top k holds no query; then the loop that "
+        "would name a problem has no list to read, so whether the fast check passes or "
+        "not, the same problems (none) are returned",
+    ),
 ]
