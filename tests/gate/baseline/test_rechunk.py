@@ -245,3 +245,26 @@ def test_the_judge_s_grades_land_on_each_side_s_chunk_of_their_text_and_are_coun
         "the judge's layer across the re-chunk: of its 3 grades, the baseline's chunking "
         "anchors 3 and the current one 1; "
     )
+
+
+def test_one_id_space_renames_to_a_current_chunk_no_reference_id_holds() -> None:
+    from retrieval_gate.core.model import Document
+    from retrieval_gate.datasets.anchors import Anchor, corpus_anchors, span_hash
+    from retrieval_gate.datasets.label_drift import Chunking
+    from retrieval_gate.gate.baseline.rechunk import one_id_space
+
+    def anchor(start: int, text: str) -> Anchor:
+        return Anchor("A", start, start + len(text), span_hash(text))
+
+    now = {"V": (0, "hello"), "N": (30, "world"), "X": (40, "fresh")}
+    corpus = {
+        i: Document(i, "", text, {"source": "A", "start": at}) for i, (at, text) in now.items()
+    }
+    anchors = {
+        "V": anchor(0, "hello"),  # valid: its id still names its text
+        "D": anchor(10, "hello"),  # the same text as V: V's id is V's, D keeps its own
+        "W": anchor(20, "world"),  # moved to N, which no reference id holds: takes N
+        "X": anchor(40, "stale"),  # its id now names other text: renamed apart
+    }
+    chunking = Chunking(corpus, corpus_anchors(corpus))
+    assert one_id_space(anchors, anchors, chunking, corpus) == {"W": "N", "X": "X" + BEFORE}
