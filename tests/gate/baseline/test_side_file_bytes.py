@@ -247,3 +247,20 @@ def test_what_spans_blocks_goes_to_the_line_reader(
 ) -> None:
     monkeypatch.setattr(side_file_bytes, "_BYTES_AT_ONCE", 1)  # a line a block
     assert written_columns(text) is None
+
+
+def test_a_row_of_no_docs_is_no_ranking_to_check_whichever_reader_reads_it(
+    tmp_path: Path,
+) -> None:
+    data = b'["q1", ["quo\\"te"]]\n["q2", []]\n'
+    assert written_columns(data) is None  # an escape: one parse of the whole file reads it
+    path = tmp_path / "b.top_k.jsonl"
+    path.write_bytes(data)
+    # q2 is no labelled query: a row of no docs is no ranking to check, as on the bytes.
+    side = SideTopK(path, hashlib.sha256(data).hexdigest(), 2, {"q1"}, 10, "b.json")
+    assert dict(side.items()) == {"q1": ('quo"te',)}
+    plain = b'["q1", ["d1"]]\n["q2", []]\n'
+    assert written_columns(plain) is not None
+    path.write_bytes(plain)
+    side = SideTopK(path, hashlib.sha256(plain).hexdigest(), 2, {"q1"}, 10, "b.json")
+    assert dict(side.items()) == {"q1": ("d1",)}
