@@ -7,7 +7,12 @@ import dataclasses
 import numpy as np
 
 from retrieval_gate.core.ids import FloatArray
-from retrieval_gate.gate.baseline.record import Repeats, some_of, top_k_problems
+from retrieval_gate.gate.baseline.record import (
+    Repeats,
+    restricted_record,
+    some_of,
+    top_k_problems,
+)
 from tests.helpers.baselines import FINGERPRINTS, make
 
 
@@ -50,3 +55,23 @@ def test_a_record_keeps_the_candidates_of_labelled_queries_only() -> None:
     record = make(candidates={"q1": ["d1", "d2"], "extra": ["d5"], "q3": [7]})
     assert record.candidates is not None
     assert dict(record.candidates) == {"q1": ("d1", "d2"), "q3": ("7",)}
+
+
+def test_a_restricted_record_keeps_its_queries_scores_runs_and_lists_alone() -> None:
+    record = make(candidates={"q1": ["d1", "d2"], "q3": ["d9"]})
+    runs = (dict(record.scores), {m: v[::-1].copy() for m, v in record.scores.items()})
+    record = dataclasses.replace(record, repeats=Repeats(runs=runs, varying=("q1", "q2")))
+    kept = restricted_record(record, ["q3", "q1"])
+    assert kept.query_ids == ("q1", "q3")
+    assert kept.scores["ndcg@10"].tolist() == [0.1, 1.0]
+    assert kept.repeats == Repeats(
+        runs=(
+            {"ndcg@10": np.array([0.1, 1.0]), "recall@10": np.array([0.0, 1.0])},
+            {"ndcg@10": np.array([1.0, 0.1]), "recall@10": np.array([1.0, 0.0])},
+        ),
+        varying=("q1",),
+    )
+    assert dict(kept.top_k) == {"q1": ("d1",), "q3": ("d9", "d1", "d2")}
+    assert kept.candidates == {"q1": ("d1", "d2"), "q3": ("d9",)}
+    plain = restricted_record(make(), ["q2"])
+    assert (plain.repeats, plain.candidates) == (None, None)
