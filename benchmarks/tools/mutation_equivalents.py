@@ -1248,4 +1248,12 @@ EQUIVALENTS: list[tuple[str, str, str, str, str, str]] = [
         "would name a problem has no list to read, so whether the fast check passes or "
         "not, the same problems (none) are returned",
     ),
+    (
+        "gate/baseline/side_file_bytes.py",
+        "written_columns",
+        "docs = blocks[0][2] if len(blocks) == 1 else ByteIds.concatenate([b[2] for b in blocks])",
+        "blocks[0]",
+        "blocks[-1]",
+        "read only when there is one block, which is then the first and the last",
+    ),
 ]
