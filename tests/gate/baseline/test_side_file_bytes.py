@@ -264,3 +264,16 @@ def test_a_row_of_no_docs_is_no_ranking_to_check_whichever_reader_reads_it(
     path.write_bytes(plain)
     side = SideTopK(path, hashlib.sha256(plain).hexdigest(), 2, {"q1"}, 10, "b.json")
     assert dict(side.items()) == {"q1": ("d1",)}
+
+
+@pytest.mark.parametrize("at_once", [1, 2, 3, 100])
+def test_ids_of_one_width_are_written_in_pieces_as_json_writes_them(
+    at_once: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(side_file_bytes, "_DOCS_AT_ONCE", at_once)
+    ids = TopKIds.of({f"q{i}": tuple(f"d{i}{j:02d}" for j in range(i % 4 + 1)) for i in range(7)})
+    assert ids.columns.docs.width == 4  # every id 4 bytes: held at one width
+    pieces = written_pieces(ids)
+    assert pieces is not None
+    text = b"".join(piece.tobytes() for piece in pieces).decode()
+    assert text == json_id_lists(sorted(ids.items()))
