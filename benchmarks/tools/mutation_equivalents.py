@@ -1256,4 +1256,14 @@ EQUIVALENTS: list[tuple[str, str, str, str, str, str]] = [
         "blocks[-1]",
         "read only when there is one block, which is then the first and the last",
     ),
+    (
+        "gate/baseline/side_file_bytes.py",
+        "written_pieces",
+        "end = min(max(start + 1, int(reach) - 1), len(names))",
+        "int(reach) - 1",
+        "int(reach) - 2",
+        "where a piece ends (memory): each piece still holds one query or more, whole lines "
+        "in order, so the file and its sha256 are the same at any piece size (pieces of 0 "
+        "to 15 ids in test_plain_ids_are_written_on_their_bytes_as_json_writes_them)",
+    ),
 ]
