@@ -187,7 +187,7 @@ def test_null_is_written_only_where_a_metric_may_be_undefined_or_unmeasured(
     write_baseline(record, tmp_path / "baseline.json")
     assert read_baseline(tmp_path / "baseline.json") == record
     undefined = dataclasses.replace(
-        record, scores=record.scores | {"ndcg@10": np.array(scores["auc"])}
+        record, scores=dict(record.scores) | {"ndcg@10": np.array(scores["auc"])}
     )
     with pytest.raises(ValueError, match=r"scores\['ndcg@10'\] of query 'q1' is nan; a baseline"):
         baseline_document(undefined)
