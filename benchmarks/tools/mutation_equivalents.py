@@ -1116,4 +1116,154 @@ EQUIVALENTS: list[tuple[str, str, str, str, str, str]] = [
         "row[0] is then asked to be both a str and a list: no row is plain, and the "
         "line-by-line reader makes the same checks on the same rows and keeps the same top k",
     ),
+    (
+        "gate/baseline/provenance.py",
+        "<module>",
+        "GIT_TIMEOUT = 10.0",
+        "GIT_TIMEOUT = 10.0",
+        "GIT_TIMEOUT = 9.0",
+        "a bound on a call that takes milliseconds, and no behaviour stated: no output, doc "
+        "or message carries the value, and what is stated (a git that fails or hangs gives "
+        "(None, None), test_git_state_of_a_git_that_hangs) holds at any bound; a git "
+        "hanging 9 to 11 s could tell them apart, a timing no contract fixes",
+    ),
+    (
+        "gate/baseline/provenance.py",
+        "<module>",
+        "GIT_TIMEOUT = 10.0",
+        "GIT_TIMEOUT = 10.0",
+        "GIT_TIMEOUT = 11.0",
+        "a bound on a call that takes milliseconds, and no behaviour stated: no output, doc "
+        "or message carries the value, and what is stated (a git that fails or hangs gives "
+        "(None, None), test_git_state_of_a_git_that_hangs) holds at any bound; a git "
+        "hanging 9 to 11 s could tell them apart, a timing no contract fixes",
+    ),
+    (
+        "gate/baseline/rechunk.py",
+        "one_id_space",
+        'if drift.kind == "re-anchorable" and drift.chunks[0] not in taken:',
+        "drift.chunks[0]",
+        "drift.chunks[-1]",
+        "a valid or re-anchorable drift names one chunk alone (label_drift.py builds both with "
+        "a one-id tuple), so its first chunk is its last",
+    ),
+    (
+        "gate/baseline/rechunk.py",
+        "one_id_space",
+        "renamed[doc] = drift.chunks[0]",
+        "drift.chunks[0]",
+        "drift.chunks[-1]",
+        "a valid or re-anchorable drift names one chunk alone (label_drift.py builds both with "
+        "a one-id tuple), so its first chunk is its last",
+    ),
+    (
+        "gate/baseline/rechunk.py",
+        "one_id_space",
+        "taken.add(drift.chunks[0])",
+        "drift.chunks[0]",
+        "drift.chunks[-1]",
+        "a valid or re-anchorable drift names one chunk alone (label_drift.py builds both with "
+        "a one-id tuple), so its first chunk is its last",
+    ),
+    (
+        "gate/baseline/rechunk.py",
+        "judge_across",
+        "drift.chunks[0] if drift.kind in ANCHORED else None,",
+        "drift.chunks[0]",
+        "drift.chunks[-1]",
+        "a valid or re-anchorable drift names one chunk alone (label_drift.py builds both with "
+        "a one-id tuple), so its first chunk is its last",
+    ),
+    (
+        "gate/baseline/rechunk.py",
+        "rechunked",
+        "_keep_highest(after, (row.query_id, row.drift.chunks[0]), row.grade)",
+        "row.drift.chunks[0]",
+        "row.drift.chunks[-1]",
+        "a valid or re-anchorable drift names one chunk alone (label_drift.py builds both with "
+        "a one-id tuple), so its first chunk is its last",
+    ),
+    (
+        "gate/baseline/side_file_bytes.py",
+        "<module>",
+        "_BYTES_AT_ONCE = 1 << 24",
+        "1 << 24",
+        "1 << 25",
+        "bounds the bytes parsed at once (memory): blocks end at newlines and each checks its "
+        "lines alone, so a side file is read the same at any block size, the fast reader "
+        "answering as the line reader or leaving it to it "
+        "(test_bytes_changed_at_random_are_read_alike_or_left_to_the_line_reader, blocks of "
+        "1, 12, 30 and 1 << 24 bytes)",
+    ),
+    (
+        "gate/baseline/side_file_bytes.py",
+        "<module>",
+        "_BYTES_AT_ONCE = 1 << 24",
+        "1 << 24",
+        "2 << 24",
+        "bounds the bytes parsed at once (memory): blocks end at newlines and each checks its "
+        "lines alone, so a side file is read the same at any block size, the fast reader "
+        "answering as the line reader or leaving it to it "
+        "(test_bytes_changed_at_random_are_read_alike_or_left_to_the_line_reader, blocks of "
+        "1, 12, 30 and 1 << 24 bytes)",
+    ),
+    (
+        "gate/baseline/side_file_bytes.py",
+        "<module>",
+        "_BYTES_AT_ONCE = 1 << 24",
+        "1 << 24",
+        "1 << 23",
+        "bounds the bytes parsed at once (memory): blocks end at newlines and each checks its "
+        "lines alone, so a side file is read the same at any block size, the fast reader "
+        "answering as the line reader or leaving it to it "
+        "(test_bytes_changed_at_random_are_read_alike_or_left_to_the_line_reader, blocks of "
+        "1, 12, 30 and 1 << 24 bytes)",
+    ),
+    (
+        "gate/baseline/side_file_bytes.py",
+        "_parsed",
+        "if int(raw.max()) >= 0x80:",
+        "int(raw.max()) >= 128",
+        "int(raw.max()) >= 127",
+        "a block whose highest byte is 0x7f is ASCII, which decodes as UTF-8 without fail: "
+        "checking it as well leaves every answer as it was",
+    ),
+    (
+        "gate/baseline/record.py",
+        "top_k_problems",
+        "if max(map(len, lists), default=0) <= k and sum(map(len, map(set, lists))) == sum(",
+        "max(map(len, lists), default=0)",
+        "max(map(len, lists), default=1)",
+        "the default is the maximum only when the top k holds no query; then the loop that "
+        "would name a problem has no list to read, so whether the fast check passes or "
+        "not, the same problems (none) are returned",
+    ),
+    (
+        "gate/baseline/record.py",
+        "top_k_problems",
+        "if max(map(len, lists), default=0) <= k and sum(map(len, map(set, lists))) == sum(",
+        "max(map(len, lists), default=0)",
+        "max(map(len, lists), default=-1)",
+        "the default is the maximum only when the top k holds no query; then the loop that "
+        "would name a problem has no list to read, so whether the fast check passes or "
+        "not, the same problems (none) are returned",
+    ),
+    (
+        "gate/baseline/side_file_bytes.py",
+        "written_columns",
+        "docs = blocks[0][2] if len(blocks) == 1 else ByteIds.concatenate([b[2] for b in blocks])",
+        "blocks[0]",
+        "blocks[-1]",
+        "read only when there is one block, which is then the first and the last",
+    ),
+    (
+        "gate/baseline/side_file_bytes.py",
+        "written_pieces",
+        "end = min(max(start + 1, int(reach) - 1), len(names))",
+        "int(reach) - 1",
+        "int(reach) - 2",
+        "where a piece ends (memory): each piece still holds one query or more, whole lines "
+        "in order, so the file and its sha256 are the same at any piece size (pieces of 0 "
+        "to 15 ids in test_plain_ids_are_written_on_their_bytes_as_json_writes_them)",
+    ),
 ]

@@ -46,8 +46,9 @@ class Fingerprints:
 
 
 def _same_columns(a: Mapping[str, FloatArray], b: Mapping[str, FloatArray]) -> bool:
-    """Whether two metric -> per-query arrays mappings hold equal values."""
-    return a.keys() == b.keys() and all(np.array_equal(a[m], b[m]) for m in a)
+    """Whether two metric -> per-query arrays mappings hold equal values (NaN, undefined,
+    equal to NaN)."""
+    return a.keys() == b.keys() and all(np.array_equal(a[m], b[m], equal_nan=True) for m in a)
 
 
 @dataclass(frozen=True, eq=False, kw_only=True)

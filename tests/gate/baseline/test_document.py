@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from retrieval_gate.datasets.anchors import Anchor
 from retrieval_gate.errors import InputError
+from retrieval_gate.gate.baseline.document import baseline_document
 from retrieval_gate.gate.baseline.file import read_baseline, write_baseline
+from tests.helpers.baselines import FINGERPRINTS, make
 from tests.helpers.builders import EXAMPLE_BASELINE, checked_tiny
 from tests.helpers.cli import run_cli
 from tests.helpers.paths import CONFIGS
@@ -155,3 +159,35 @@ def test_a_wrong_value_is_quoted_unless_it_is_a_whole_object_or_list(tmp_path: P
     assert messages[0].endswith("fingerprints.k: Input should be a valid integer (got '3')")
     assert messages[1].endswith("fingerprints.k: Input should be a valid integer")
     assert messages[2].endswith("fingerprints.k: Input should be a valid integer")
+
+
+def test_the_scores_are_written_in_the_config_s_metric_order_then_any_other_sorted() -> None:
+    reordered = dataclasses.replace(FINGERPRINTS, metrics=("recall@10", "ndcg@10"))
+    record = make(fingerprints=reordered)
+    assert list(baseline_document(record)["scores"]) == ["recall@10", "ndcg@10"]
+    # A record holding a metric its fingerprints do not name writes it after theirs.
+    extra = dict(record.scores) | {"mrr@10": np.array([1.0, 0.5, 0.0])}
+    document = baseline_document(dataclasses.replace(record, scores=extra))
+    assert list(document["scores"]) == ["recall@10", "ndcg@10", "mrr@10"]
+
+
+def test_null_is_written_only_where_a_metric_may_be_undefined_or_unmeasured(
+    tmp_path: Path,
+) -> None:
+    nan = float("nan")
+    metrics = ("auc", "latency_p95", "ndcg@10")
+    scores = {"auc": [nan, 0.5, 1.0], "latency_p95": [12.5, nan, 3.0], "ndcg@10": [0.1, 0.2, 0.3]}
+    record = make(fingerprints=dataclasses.replace(FINGERPRINTS, metrics=metrics), scores=scores)
+    document = baseline_document(record)
+    assert document["scores"] == {
+        "auc": [None, 0.5, 1.0],
+        "latency_p95": [12.5, None, 3.0],
+        "ndcg@10": [0.1, 0.2, 0.3],
+    }
+    write_baseline(record, tmp_path / "baseline.json")
+    assert read_baseline(tmp_path / "baseline.json") == record
+    undefined = dataclasses.replace(
+        record, scores=dict(record.scores) | {"ndcg@10": np.array(scores["auc"])}
+    )
+    with pytest.raises(ValueError, match=r"scores\['ndcg@10'\] of query 'q1' is nan; a baseline"):
+        baseline_document(undefined)

@@ -7,6 +7,7 @@ import json
 import os
 import re
 import shutil
+import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,7 @@ import numpy as np
 import pytest
 
 from retrieval_gate.errors import InputError
+from retrieval_gate.gate.baseline import provenance
 from retrieval_gate.gate.baseline.document import baseline_document
 from retrieval_gate.gate.baseline.file import read_baseline, read_record, write_baseline
 from retrieval_gate.gate.baseline.provenance import git_state
@@ -365,6 +367,21 @@ def test_git_state_outside_a_repository_or_folder(isolated_git: Path) -> None:
 def test_git_state_without_git(isolated_git: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PATH", str(isolated_git))
     assert git_state(isolated_git) == (None, None)
+
+
+def test_git_state_of_a_git_that_hangs(isolated_git: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A stalled git must not stall the baseline: past the bound, provenance is unknown.
+    sleep = shutil.which("sleep")
+    if sleep is None:
+        pytest.skip("no sleep command to stand in for a hung git")
+    fake = isolated_git / "git"
+    fake.write_text(f"#!/bin/sh\nexec {sleep} 30\n", encoding="utf-8")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", str(isolated_git))
+    monkeypatch.setattr(provenance, "GIT_TIMEOUT", 0.2)
+    started = time.monotonic()
+    assert git_state(isolated_git) == (None, None)
+    assert time.monotonic() - started < 10
 
 
 def test_the_queries_fingerprint_is_written_beside_the_dataset_and_optional(

@@ -182,3 +182,89 @@ def test_label_drift_needs_both_chunkings_and_the_corpus() -> None:
     assert label_drift_since(baseline, plain) is None  # a corpus that is not chunked
     unread = dataclasses.replace(dataset, corpus=None)
     assert label_drift_since(baseline, unread) is None
+
+
+def test_a_record_keeps_the_anchors_of_the_chunks_judged_or_ranked_only() -> None:
+    from retrieval_gate.core.model import Document
+    from retrieval_gate.datasets.anchors import Anchor, corpus_anchors, span_hash
+    from retrieval_gate.gate.baseline.rechunk import recorded_anchors
+    from tests.helpers.builders import queue_dataset
+
+    corpus = {
+        chunk: Document(chunk, "", text, {"source": "A", "start": start})
+        for chunk, text, start in (("c1", "hello", 0), ("c2", "world", 6), ("c3", "again", 12))
+    }
+    plain = queue_dataset({"q1": {"c1": 1}}, corpus)
+    dataset = dataclasses.replace(plain, anchors=corpus_anchors(corpus))
+    assert recorded_anchors(dataset, {"q1": ("c2",)}) == {
+        "c1": Anchor("A", 0, 5, span_hash("hello")),
+        "c2": Anchor("A", 6, 11, span_hash("world")),
+    }
+    assert recorded_anchors(dataset, {}) == {"c1": Anchor("A", 0, 5, span_hash("hello"))}
+    assert recorded_anchors(plain, {"q1": ("c2",)}) is None  # a corpus that is not chunked
+
+
+def test_the_judge_s_grades_land_on_each_side_s_chunk_of_their_text_and_are_counted() -> None:
+    from retrieval_gate.core.judge_identity import JudgeIdentity
+    from retrieval_gate.core.model import Document
+    from retrieval_gate.datasets.anchors import Anchor, corpus_anchors, span_hash
+    from retrieval_gate.datasets.label_drift import Chunking
+    from retrieval_gate.gate.baseline.rechunk import JudgedText, Rechunk, judge_across
+    from tests.helpers.baselines import make
+    from tests.helpers.builders import queue_dataset
+
+    hello, world = Anchor("A", 0, 5, span_hash("hello")), Anchor("A", 6, 11, span_hash("world"))
+    corpus = {"n1": Document("n1", "", "hello", {"source": "A", "start": 0})}
+    # The baseline's chunking held "hello" twice, the later id first: the first id is kept.
+    anchors = {"r2": hello, "r1": hello, "r3": world}
+    record = make()
+    rechunk = Rechunk(
+        baseline=record,
+        current=record,
+        dataset=queue_dataset({"q1": {"n1": 1}}, corpus),
+        drift=(),
+        note="",
+        chunking=Chunking(corpus, corpus_anchors(corpus)),
+        anchors=anchors,
+        renamed={},
+    )
+    judge = JudgeIdentity(model="m", prompt_sha256="a" * 64)
+    texts = [
+        JudgedText("q1", "gone", 2.0, hello, judge),  # read "hello": a chunk on both sides
+        JudgedText("q1", "r3", 1.0, None, judge),  # "world": the baseline's chunk alone
+        JudgedText("q2", "old", 1.0, world, judge),  # "world" again, found by its text
+    ]
+    found, note = judge_across(texts, rechunk)
+    assert found == {
+        ("q1", "r1"): texts[0],
+        ("q1", "n1"): texts[0],
+        ("q1", "r3"): texts[1],
+        ("q2", "r3"): texts[2],
+    }
+    assert note.startswith(
+        "the judge's layer across the re-chunk: of its 3 grades, the baseline's chunking "
+        "anchors 3 and the current one 1; "
+    )
+
+
+def test_one_id_space_renames_to_a_current_chunk_no_reference_id_holds() -> None:
+    from retrieval_gate.core.model import Document
+    from retrieval_gate.datasets.anchors import Anchor, corpus_anchors, span_hash
+    from retrieval_gate.datasets.label_drift import Chunking
+    from retrieval_gate.gate.baseline.rechunk import one_id_space
+
+    def anchor(start: int, text: str) -> Anchor:
+        return Anchor("A", start, start + len(text), span_hash(text))
+
+    now = {"V": (0, "hello"), "N": (30, "world"), "X": (40, "fresh")}
+    corpus = {
+        i: Document(i, "", text, {"source": "A", "start": at}) for i, (at, text) in now.items()
+    }
+    anchors = {
+        "V": anchor(0, "hello"),  # valid: its id still names its text
+        "D": anchor(10, "hello"),  # the same text as V: V's id is V's, D keeps its own
+        "W": anchor(20, "world"),  # moved to N, which no reference id holds: takes N
+        "X": anchor(40, "stale"),  # its id now names other text: renamed apart
+    }
+    chunking = Chunking(corpus, corpus_anchors(corpus))
+    assert one_id_space(anchors, anchors, chunking, corpus) == {"W": "N", "X": "X" + BEFORE}

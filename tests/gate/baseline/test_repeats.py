@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import re
 from pathlib import Path
 
@@ -17,6 +18,7 @@ from retrieval_gate.gate.baseline.repeats import (
     Probe,
     averaged,
     changed_queries,
+    mean_of_runs,
     noise_document,
     noise_of,
     probe_sample,
@@ -219,3 +221,11 @@ def test_the_noise_document_has_the_probe_only_when_there_is_something_to_say() 
     skipped = dataclasses.replace(plain, unprobed="why")
     assert noise_document(skipped)["unprobed"] == "why"
     assert "probe" not in noise_document(skipped)
+
+
+def test_the_mean_of_runs_reads_the_runs_defining_each_query_and_nan_where_none_does() -> None:
+    nan = math.nan
+    runs = [np.array([nan, 1.0, nan, 0.25]), np.array([nan, 3.0, 0.5, 0.75])]
+    # No warning either (pytest turns one into an error): 0 / 0 is never computed.
+    mean = mean_of_runs(runs)
+    np.testing.assert_array_equal(mean, [nan, 2.0, 0.5, 0.5])

@@ -88,6 +88,7 @@ def test_an_id_json_escapes_is_left_to_the_line_reader(doc: str) -> None:
         b'["q1", ["d1"]]\n["q2"\n',
         b'["q1", ["d\x01"]]\n',  # a raw control character
         b'["q1", ["\xff"]]\n',  # not UTF-8
+        b'["q1", ["\x80"]]\n',  # not UTF-8: the lowest byte past ASCII, alone
         b'{"q1": ["d1"]}\n',
         b"",
     ],
@@ -246,3 +247,33 @@ def test_what_spans_blocks_goes_to_the_line_reader(
 ) -> None:
     monkeypatch.setattr(side_file_bytes, "_BYTES_AT_ONCE", 1)  # a line a block
     assert written_columns(text) is None
+
+
+def test_a_row_of_no_docs_is_no_ranking_to_check_whichever_reader_reads_it(
+    tmp_path: Path,
+) -> None:
+    data = b'["q1", ["quo\\"te"]]\n["q2", []]\n'
+    assert written_columns(data) is None  # an escape: one parse of the whole file reads it
+    path = tmp_path / "b.top_k.jsonl"
+    path.write_bytes(data)
+    # q2 is no labelled query: a row of no docs is no ranking to check, as on the bytes.
+    side = SideTopK(path, hashlib.sha256(data).hexdigest(), 2, {"q1"}, 10, "b.json")
+    assert dict(side.items()) == {"q1": ('quo"te',)}
+    plain = b'["q1", ["d1"]]\n["q2", []]\n'
+    assert written_columns(plain) is not None
+    path.write_bytes(plain)
+    side = SideTopK(path, hashlib.sha256(plain).hexdigest(), 2, {"q1"}, 10, "b.json")
+    assert dict(side.items()) == {"q1": ("d1",)}
+
+
+@pytest.mark.parametrize("at_once", [1, 2, 3, 100])
+def test_ids_of_one_width_are_written_in_pieces_as_json_writes_them(
+    at_once: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(side_file_bytes, "_DOCS_AT_ONCE", at_once)
+    ids = TopKIds.of({f"q{i}": tuple(f"d{i}{j:02d}" for j in range(i % 4 + 1)) for i in range(7)})
+    assert ids.columns.docs.width == 4  # every id 4 bytes: held at one width
+    pieces = written_pieces(ids)
+    assert pieces is not None
+    text = b"".join(piece.tobytes() for piece in pieces).decode()
+    assert text == json_id_lists(sorted(ids.items()))
