@@ -1116,4 +1116,17 @@ EQUIVALENTS: list[tuple[str, str, str, str, str, str]] = [
         "row[0] is then asked to be both a str and a list: no row is plain, and the "
         "line-by-line reader makes the same checks on the same rows and keeps the same top k",
     ),
+    *(
+        (
+            "history/drift.py",
+            "_tested",
+            "log_bar=log_bar(horizon, check.level or 0.0),",
+            "check.level or 0.0",
+            f"check.level or {fallback}",
+            "its one caller passes only checks whose level is not None, and a level is "
+            "gate.alpha (in (0, 1)) times a share in (0, 1] over a count (family._levels): "
+            "never 0, so the fallback is never read",
+        )
+        for fallback in ("1.0", "-1.0")
+    ),
 ]

@@ -119,6 +119,26 @@ def test_a_record_is_appended_once(
     assert len(remote_lines(remote)) == 1
 
 
+def test_a_record_already_pushed_moves_a_clone_s_branch_to_the_remote_s(
+    world: tuple[Path, Path, dict[str, Any]], tmp_path: Path
+) -> None:
+    work, remote, document = world
+    head = git(work, "rev-parse", "HEAD").strip()
+    path = result_at(document, head, tmp_path / "r.json")
+    assert (
+        run_cli("history", "append", "--result", str(path), "--repo", str(work), "--push")[0] == 0
+    )
+    # A fresh clone has no local history branch: the record is not pushed twice, and the
+    # branch follows the remote's, so that the clone reads the record it was told is there.
+    other = clone(remote, tmp_path / "other")
+    code, out, err = run_cli(
+        "history", "append", "--result", str(path), "--repo", str(other), "--push"
+    )
+    assert (code, "already in" in out) == (0, True), err
+    assert git(other, "rev-parse", BRANCH) == git(remote, "rev-parse", BRANCH)
+    assert [e.commit for e in read_history(BranchSource(repo=other), "tiny")] == [head]
+
+
 def test_append_without_push_moves_the_local_branch_only(
     world: tuple[Path, Path, dict[str, Any]], tmp_path: Path
 ) -> None:
