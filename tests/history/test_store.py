@@ -146,7 +146,12 @@ def test_append_without_push_moves_the_local_branch_only(
     first, second = commits(work, 2)
     for sha in (first, second):
         path = result_at(document, sha, tmp_path / f"{sha}.json")
-        assert run_cli("history", "append", "--result", str(path), "--repo", str(work))[0] == 0
+        code, out, err = run_cli("history", "append", "--result", str(path), "--repo", str(work))
+        assert code == 0, err
+        # Said as done, at the first attempt: nobody else moved the branch.
+        tip = git(work, "rev-parse", BRANCH).strip()
+        assert out.startswith("appended tiny "), out
+        assert out.rstrip().endswith(f" to {BRANCH} ({tip[:12]})"), out
     entries = read_history(BranchSource(repo=work), "tiny")
     assert [e.commit for e in entries] == [first, second]
     assert [e.pr for e in entries if isinstance(e, ResultEntry)] == [100, 101]
