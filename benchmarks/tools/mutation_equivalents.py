@@ -1129,4 +1129,13 @@ EQUIVALENTS: list[tuple[str, str, str, str, str, str]] = [
         )
         for fallback in ("1.0", "-1.0")
     ),
+    (
+        "judging/client.py",
+        "ChatClient.complete",
+        "if response.status_code >= 400:",
+        "response.status_code >= 400",
+        "response.status_code >= 399",
+        "every 3xx (httpx's is_redirect: 300 to 399) is refused as a redirect just before, so "
+        "399 never reaches this test",
+    ),
 ]
