@@ -426,3 +426,41 @@ def test_each_history_commit_says_which_config_and_kind_of_line_it_adds(
         f"retrieval-gate history: tiny accept {sha[:12]}",
         f"retrieval-gate history: tiny result {sha[:12]}",
     ]
+
+
+def test_a_folder_on_the_history_branch_keeps_git_s_tree_order(tmp_path: Path) -> None:
+    work, _ = make_repo(tmp_path)
+    sha = git(work, "rev-parse", "HEAD").strip()
+    # A folder `tiny` beside the file `tiny.jsonl`: git orders a folder as `tiny/`, after
+    # `tiny.jsonl` ("." < "/"), where a plain name sort puts it first.
+    blob = subprocess.run(
+        ["git", "-C", str(work), "hash-object", "-w", "--stdin"],
+        input="notes\n",
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    folder = _mktree(work, f"100644 blob {blob}\tnotes.md\n")
+    root = _mktree(work, f"040000 tree {folder}\ttiny\n")
+    git(
+        work,
+        "update-ref",
+        f"refs/heads/{BRANCH}",
+        git(work, "commit-tree", root, "-m", "x").strip(),
+    )
+    accepted = accept_entry("tiny", sha, "2026-01-02T00:00:00Z", "a faster index")
+    tip = append(work, accepted, entry_line(accepted)).tip
+    listing = git(work, "ls-tree", tip)
+    assert [line.split("\t")[1] for line in listing.splitlines()] == ["tiny.jsonl", "tiny"]
+    # git's own tree of the same entries (mktree sorts them) is the one written.
+    assert git(work, "rev-parse", f"{tip}^{{tree}}").strip() == _mktree(work, listing)
+
+
+def _mktree(repo: Path, listing: str) -> str:
+    return subprocess.run(
+        ["git", "-C", str(repo), "mktree"],
+        input=listing,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
