@@ -7,6 +7,7 @@ import subprocess
 import sys
 from datetime import datetime, timezone
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -464,3 +465,27 @@ def _mktree(repo: Path, listing: str) -> str:
         text=True,
         check=True,
     ).stdout.strip()
+
+
+def test_a_branch_that_keeps_moving_is_given_up_after_eight_attempts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    work, _ = make_repo(tmp_path)
+    sha = git(work, "rev-parse", "HEAD").strip()
+    real_commit = store._commit
+    made: list[str] = []
+
+    def commit_then_lose_the_race(repo: Path, parent: str | None, *rest: str) -> str:
+        made.append(real_commit(repo, parent, *rest))
+        # Another job moves the branch between this one's read and its compare-and-swap.
+        theirs = real_commit(repo, parent, "other.txt", f"{len(made)}\n", "theirs")
+        git(repo, "update-ref", f"refs/heads/{BRANCH}", theirs)
+        return made[-1]
+
+    monkeypatch.setattr(store, "_commit", commit_then_lose_the_race)
+    waits: list[float] = []
+    monkeypatch.setattr(store, "clock", SimpleNamespace(sleep=waits.append))
+    accepted = accept_entry("tiny", sha, "2026-01-02T00:00:00Z", "a faster index")
+    with pytest.raises(GateError, match=r"after 8 attempts: it kept moving under this job"):
+        append(work, accepted, entry_line(accepted))
+    assert (len(made), len(waits)) == (8, 8)
