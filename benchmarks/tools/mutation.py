@@ -116,6 +116,8 @@ EXTRA_TESTS: dict[str, tuple[str, ...]] = {
     ),
     "gate/result": ("tests/report/test_render.py",),
     "history/__init__": ("tests/cli/commands/test_history.py",),
+    # Drift under gate.labels human+llm (the gate's own p-value) is run end to end there.
+    "history/drift": ("tests/gate/modes/test_assisted.py",),
     "history/record": ("tests/history/test_store.py",),
     "history/trend": ("tests/report/test_trend.py",),
     "judging/calls": ("tests/pipeline/test_synthesize.py",),

@@ -7,6 +7,7 @@ import subprocess
 import sys
 from datetime import datetime, timezone
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -119,6 +120,26 @@ def test_a_record_is_appended_once(
     assert len(remote_lines(remote)) == 1
 
 
+def test_a_record_already_pushed_moves_a_clone_s_branch_to_the_remote_s(
+    world: tuple[Path, Path, dict[str, Any]], tmp_path: Path
+) -> None:
+    work, remote, document = world
+    head = git(work, "rev-parse", "HEAD").strip()
+    path = result_at(document, head, tmp_path / "r.json")
+    assert (
+        run_cli("history", "append", "--result", str(path), "--repo", str(work), "--push")[0] == 0
+    )
+    # A fresh clone has no local history branch: the record is not pushed twice, and the
+    # branch follows the remote's, so that the clone reads the record it was told is there.
+    other = clone(remote, tmp_path / "other")
+    code, out, err = run_cli(
+        "history", "append", "--result", str(path), "--repo", str(other), "--push"
+    )
+    assert (code, "already in" in out) == (0, True), err
+    assert git(other, "rev-parse", BRANCH) == git(remote, "rev-parse", BRANCH)
+    assert [e.commit for e in read_history(BranchSource(repo=other), "tiny")] == [head]
+
+
 def test_append_without_push_moves_the_local_branch_only(
     world: tuple[Path, Path, dict[str, Any]], tmp_path: Path
 ) -> None:
@@ -126,7 +147,12 @@ def test_append_without_push_moves_the_local_branch_only(
     first, second = commits(work, 2)
     for sha in (first, second):
         path = result_at(document, sha, tmp_path / f"{sha}.json")
-        assert run_cli("history", "append", "--result", str(path), "--repo", str(work))[0] == 0
+        code, out, err = run_cli("history", "append", "--result", str(path), "--repo", str(work))
+        assert code == 0, err
+        # Said as done, at the first attempt: nobody else moved the branch.
+        tip = git(work, "rev-parse", BRANCH).strip()
+        assert out.startswith("appended tiny "), out
+        assert out.rstrip().endswith(f" to {BRANCH} ({tip[:12]})"), out
     entries = read_history(BranchSource(repo=work), "tiny")
     assert [e.commit for e in entries] == [first, second]
     assert [e.pr for e in entries if isinstance(e, ResultEntry)] == [100, 101]
@@ -401,3 +427,65 @@ def test_each_history_commit_says_which_config_and_kind_of_line_it_adds(
         f"retrieval-gate history: tiny accept {sha[:12]}",
         f"retrieval-gate history: tiny result {sha[:12]}",
     ]
+
+
+def test_a_folder_on_the_history_branch_keeps_git_s_tree_order(tmp_path: Path) -> None:
+    work, _ = make_repo(tmp_path)
+    sha = git(work, "rev-parse", "HEAD").strip()
+    # A folder `tiny` beside the file `tiny.jsonl`: git orders a folder as `tiny/`, after
+    # `tiny.jsonl` ("." < "/"), where a plain name sort puts it first.
+    blob = subprocess.run(
+        ["git", "-C", str(work), "hash-object", "-w", "--stdin"],
+        input="notes\n",
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    folder = _mktree(work, f"100644 blob {blob}\tnotes.md\n")
+    root = _mktree(work, f"040000 tree {folder}\ttiny\n")
+    git(
+        work,
+        "update-ref",
+        f"refs/heads/{BRANCH}",
+        git(work, "commit-tree", root, "-m", "x").strip(),
+    )
+    accepted = accept_entry("tiny", sha, "2026-01-02T00:00:00Z", "a faster index")
+    tip = append(work, accepted, entry_line(accepted)).tip
+    listing = git(work, "ls-tree", tip)
+    assert [line.split("\t")[1] for line in listing.splitlines()] == ["tiny.jsonl", "tiny"]
+    # git's own tree of the same entries (mktree sorts them) is the one written.
+    assert git(work, "rev-parse", f"{tip}^{{tree}}").strip() == _mktree(work, listing)
+
+
+def _mktree(repo: Path, listing: str) -> str:
+    return subprocess.run(
+        ["git", "-C", str(repo), "mktree"],
+        input=listing,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+
+
+def test_a_branch_that_keeps_moving_is_given_up_after_eight_attempts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    work, _ = make_repo(tmp_path)
+    sha = git(work, "rev-parse", "HEAD").strip()
+    real_commit = store._commit
+    made: list[str] = []
+
+    def commit_then_lose_the_race(repo: Path, parent: str | None, *rest: str) -> str:
+        made.append(real_commit(repo, parent, *rest))
+        # Another job moves the branch between this one's read and its compare-and-swap.
+        theirs = real_commit(repo, parent, "other.txt", f"{len(made)}\n", "theirs")
+        git(repo, "update-ref", f"refs/heads/{BRANCH}", theirs)
+        return made[-1]
+
+    monkeypatch.setattr(store, "_commit", commit_then_lose_the_race)
+    waits: list[float] = []
+    monkeypatch.setattr(store, "clock", SimpleNamespace(sleep=waits.append))
+    accepted = accept_entry("tiny", sha, "2026-01-02T00:00:00Z", "a faster index")
+    with pytest.raises(GateError, match=r"after 8 attempts: it kept moving under this job"):
+        append(work, accepted, entry_line(accepted))
+    assert (len(made), len(waits)) == (8, 8)
