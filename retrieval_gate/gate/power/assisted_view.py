@@ -108,10 +108,10 @@ def sd_factor(
     people, machine = np.asarray(people), np.asarray(machine)
     rows = np.asarray(rows, dtype=np.int64)
     ours = rows[labelled[rows]]
-    rho = 0.0
-    if ours.size >= 3 and people[ours].std() > 0 and machine[ours].std() > 0:
-        rho = float(np.corrcoef(people[ours], machine[ours])[0, 1])
-    share = (rows.size - ours.size) / rows.size if rows.size else 0.0
+    if not (ours.size >= 3 and people[ours].std() > 0 and machine[ours].std() > 0):
+        return 1.0
+    rho = float(np.corrcoef(people[ours], machine[ours])[0, 1])
+    share = (rows.size - ours.size) / rows.size
     return float(np.sqrt(max(0.0, 1.0 - rho * rho * share)))
 
 
