@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from retrieval_gate.config.schema import GateConfig
-from retrieval_gate.core.ids import FloatArray, IntArray
+from retrieval_gate.core.ids import BoolArray, FloatArray, IntArray
 from retrieval_gate.datasets import Dataset
 from retrieval_gate.errors import InputError
 from retrieval_gate.gate.baseline.record import Baseline
@@ -80,16 +80,12 @@ def power_view(
     made, counts, _ = assisted_comparisons(
         (scores, scores), (judged, judged), labelled, slices, *policy
     )
-    factors = {}
-    for c in made:
-        people, machine = np.asarray(scores[c.metric]), np.asarray(judged[c.metric])
-        rows = np.asarray(slices[c.slice], dtype=np.int64)
-        ours = rows[labelled[rows]]
-        rho = 0.0
-        if ours.size >= 3 and people[ours].std() > 0 and machine[ours].std() > 0:
-            rho = float(np.corrcoef(people[ours], machine[ours])[0, 1])
-        share = (rows.size - ours.size) / rows.size if rows.size else 0.0
-        factors[c.metric, c.slice] = float(np.sqrt(max(0.0, 1.0 - rho * rho * share)))
+    factors = {
+        (c.metric, c.slice): sd_factor(
+            scores[c.metric], judged[c.metric], slices[c.slice], labelled
+        )
+        for c in made
+    }
     checks = tuple(dataclasses.replace(c, n=k) for c, k in zip(made, counts, strict=True))
     return dataclasses.replace(
         view,
@@ -101,6 +97,22 @@ def power_view(
         "people's and the judge's per-query scores of the baseline (a stand-in for that of "
         "the deltas); queries needed are human-judged ones",
     )
+
+
+def sd_factor(
+    people: FloatArray, machine: FloatArray, rows: IntArray, labelled: BoolArray
+) -> float:
+    """What a check on `rows` has its sd scaled by: sqrt(1 - r^2 x the share of its queries
+    only the judge labelled), r the correlation of people's and the judge's scores on the
+    human-judged ones (0 with under 3 of them, or either side constant: none is measured)."""
+    people, machine = np.asarray(people), np.asarray(machine)
+    rows = np.asarray(rows, dtype=np.int64)
+    ours = rows[labelled[rows]]
+    if not (ours.size >= 3 and people[ours].std() > 0 and machine[ours].std() > 0):
+        return 1.0
+    rho = float(np.corrcoef(people[ours], machine[ours])[0, 1])
+    share = (rows.size - ours.size) / rows.size
+    return float(np.sqrt(max(0.0, 1.0 - rho * rho * share)))
 
 
 @dataclass(frozen=True, kw_only=True)

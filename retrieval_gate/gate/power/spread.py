@@ -188,7 +188,7 @@ def concentrated_chance(
     Normal approximations; the test's critical value is `critical_t`'s, and the sd of the
     statistic's denominator that of normal differences."""
     del run_df  # the critical value here does not widen with the repeats' degrees of freedom
-    if n < 2:
+    if n < 1:
         return 0.0
     measured = math.sqrt(sd * sd / n + run_variance)
     if measured <= 0:

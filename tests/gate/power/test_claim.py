@@ -252,3 +252,14 @@ def test_with_no_spread_any_change_is_caught_where_the_test_reaches_alpha() -> N
         short.to_text().splitlines()[-1] == "detectable change: none; 4 queries cannot reach alpha"
     )
     assert audit(-0.02, 4, 0.0, "--sd", dataclasses.replace(settings, test="t")).detectable == 0
+
+
+def test_no_spread_is_caught_when_the_floor_is_exactly_alpha() -> None:
+    # 5 queries, every sign vector: 5 equal drops give p = 2^-5, rejected at alpha = 2^-5
+    # (p <= alpha rejects), not just under it.
+    floor = 2.0**-5
+    tested = sign_flip(np.full(5, -0.02), resamples=10_000, rng=np.random.default_rng(0))
+    assert float(tested.drop[0]) == floor
+    at = audit(-0.02, 5, 0.0, "--sd", ComparisonSettings(alpha=floor))
+    assert at.detectable == 0.0
+    assert audit(-0.02, 5, 0.0, "--sd", ComparisonSettings(alpha=floor * 0.99)).detectable is None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -11,6 +12,7 @@ import pytest
 import yaml
 
 from retrieval_gate.gate.baseline.file import read_baseline
+from retrieval_gate.gate.checks.verdicts import Rule
 from retrieval_gate.stats.detectability import detectable_drop, queries_needed
 from tests.helpers.builders import labelled_set
 from tests.helpers.cli import run_cli
@@ -310,3 +312,52 @@ def test_a_baseline_of_repeats_adds_its_run_noise_to_what_power_states(tmp_path:
     assert overall["queries_needed"] is None  # more queries do not remove run-wide noise
     assert overall["detectable_drop"] is not None
     assert single[("ndcg@10", "all")]["detectable_drop"] is not None
+
+
+def test_the_baseline_view_leaves_out_a_query_the_baseline_lacks_and_renumbers_slices() -> None:
+    from retrieval_gate.core.model import Query
+    from retrieval_gate.gate.power.estimate import baseline_view
+    from tests.helpers.baselines import make
+
+    baseline = make()  # q1, q2, q3: ndcg@10 0.1, 1/3, 1.0
+    queries = [Query("q3", "c"), Query("q9", "new"), Query("q1", "a")]
+    slices = {"all": np.array([0, 1, 2]), "late": np.array([1, 2])}
+    scores, view = baseline_view(baseline, queries, slices)
+    assert scores["ndcg@10"].tolist() == [1.0, 0.1]
+    assert view["all"].tolist() == [0, 1]
+    assert view["late"].tolist() == [1]  # q9 has no baseline score: q1 alone, now row 1
+
+
+@pytest.mark.parametrize(
+    ("n", "significance", "rule"),
+    [(12, True, "significant-drop"), (12, False, "significant-drop"),
+     (300, True, "significant-drop"), (300, True, "evidence-of-excess")],
+)  # fmt: skip
+def test_the_suggested_max_drop_is_the_least_whose_check_catches_half_again(
+    n: int, significance: bool, rule: Rule
+) -> None:
+    from retrieval_gate.gate.checks.compare import ComparisonSettings
+    from retrieval_gate.gate.power.estimate import CheckPower, enforceable_drop
+
+    check = CheckPower(
+        metric="ndcg@10", slice="all", n=n, threshold="1pt", max_drop=0.01, sd=0.25,
+        level=0.01, detectable_drop=None, fail_probability=None, queries_needed=None,
+        gated=True, reason="",
+    )  # fmt: skip
+    settings = ComparisonSettings(require_significance=significance, rule=rule)
+    least = enforceable_drop(check, settings)
+    assert least is not None
+    level = 0.01 if significance else None
+
+    def caught(max_drop: float) -> float | None:
+        return detectable_drop(
+            sd=0.25, n=n, level=level, max_drop=max_drop, resamples=10_000, rule=rule
+        )
+
+    assert caught(least) == pytest.approx(1.5 * least, rel=1e-9)
+    below = caught(0.98 * least)
+    assert below is not None
+    assert below > 1.5 * 0.98 * least
+    # 5 queries' sign flips cannot reach 0.01 (2^-5 > 0.01): no max_drop makes it catch.
+    few = dataclasses.replace(check, n=5)
+    assert enforceable_drop(few, ComparisonSettings()) is None

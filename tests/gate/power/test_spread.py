@@ -238,3 +238,23 @@ def test_a_side_constant_at_an_inexact_float_is_left_out_of_the_correlation() ->
     assert found.pairs == 1
     x, y = varied[0]["m"] - varied[0]["m"].mean(), varied[1]["m"] - varied[1]["m"].mean()
     assert found.lowest == found.highest == pytest.approx(x @ y / math.sqrt((x @ x) * (y @ y)))
+
+
+def test_a_side_whose_spread_squares_to_zero_is_left_out_of_the_correlation() -> None:
+    # Values 1e-200 apart differ, but their centred squares underflow to 0.0: no r exists.
+    varied = np.array([0.1, 0.2, 0.6])
+    tiny = np.array([0.0, 1e-200, 0.0])
+    for before, after in ((varied, tiny), (tiny, varied)):
+        source = DeltaSource(kind="history", label="main", query_ids=("a", "b", "c"), pairs=(),
+                             sides=(({"m": before}, {"m": after}),))  # fmt: skip
+        assert source.correlation("m", np.arange(3)) is None
+
+
+@pytest.mark.parametrize("n", [1, 2, 30])
+def test_without_the_test_the_concentrated_chance_is_the_even_drops(n: int) -> None:
+    # The mixture only widens what the test divides by: the estimate alone decides as for an
+    # even drop, one query included (before, a check of one query was said never to fail).
+    common = {"sd": 0.2, "n": n, "level": None, "max_drop": 0.02, "resamples": 10_000}
+    expected = fail_probability(0.05, **common)
+    assert expected > 0.5
+    assert concentrated_chance(0.05, **common) == pytest.approx(expected, rel=1e-12)
