@@ -453,6 +453,42 @@ def test_too_few_human_judged_queries_and_a_blind_human_view_are_refused(tmp_pat
         check(config, cache=False)
 
 
+def _human_judged_only(dataset: Dataset, count: int) -> Dataset:
+    """`dataset` with people's judgments of its first `count` human-judged queries alone (the
+    pooled, unjudged pairs kept)."""
+    qrels = dataset.qrels
+    judged = human_judged(dataset)
+    kept = {q.id for q, mine in zip(dataset.queries, judged, strict=True) if mine}
+    kept = set(sorted(kept)[:count])
+    rows = np.isin(qrels.query_ids[qrels.query], sorted(kept)) | (qrels.grade < 0)
+    docs = object_array(np.asarray(qrels.docs)[rows].tolist())
+    cut = Qrels(qrels.query_ids, qrels.query[rows], docs, qrels.grade[rows], qrels.source)
+    return dataclasses.replace(dataset, qrels=cut)
+
+
+def test_exactly_min_human_judged_queries_let_an_agreeing_judge_decide(
+    example: Path, assisted_results: dict[str, GateResult]
+) -> None:
+    # "At least MIN_HUMAN": ten are enough; nine leave the verdict to people, whose own
+    # checks on so few queries could never fail, so the gate refuses.
+    result = assisted_results["example-regressed.yaml"]
+    config = load(
+        assisted_config(example, "example-regressed.yaml", trust={"min_pairs": 1}, file="ten.yaml")
+    )
+    ten = _human_judged_only(result.dataset, MIN_HUMAN)
+    assert int(human_judged(ten).sum()) == MIN_HUMAN == 10
+    again = decide(result.baseline, result.current, config, ten, judge=gate_judge(config, ten))
+    labels = again.assisted
+    assert labels is not None
+    assert (labels.trusted, labels.why_not, labels.human_queries) == (True, "", 10)
+    assert labels.decided_by == "human+llm"
+    assert again.comparisons == labels.assisted
+    assert not any("human-judged queries in the estimate" in w for w in again.warnings)
+    nine = _human_judged_only(result.dataset, MIN_HUMAN - 1)
+    with pytest.raises(GateError, match="could never fail: .* of its 9 queries"):
+        decide(result.baseline, result.current, config, nine, judge=gate_judge(config, nine))
+
+
 def test_human_llm_results_carry_no_label_hole_bounds(
     full_results: dict[str, GateResult], assisted_results: dict[str, GateResult]
 ) -> None:
