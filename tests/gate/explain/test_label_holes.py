@@ -14,6 +14,8 @@ from retrieval_gate.gate.checks.compare import ComparisonSettings, Threshold
 from retrieval_gate.gate.explain.diagnostics import GradedTopK, graded_top_ks
 from retrieval_gate.gate.explain.label_hole_extremes import OpenDocs
 from retrieval_gate.gate.explain.label_holes import (
+    _ENUMERATED_CELLS,
+    EXHAUSTIVE,
     _extremes,
     _judged_grades,
     _queries,
@@ -116,6 +118,24 @@ def test_past_the_enumeration_limit_the_bound_is_outer_and_says_so() -> None:
                 assert found[low + 1][0] >= expected[low + 1][0] - 1e-12
     finally:
         low_limit.undo()
+
+
+def test_every_assignment_at_a_deep_cutoff_is_enumerated_one_query_at_a_time() -> None:
+    """12 unjudged documents under a binary measure: 2^12 = EXHAUSTIVE assignments, each
+    scored at 300 ranks, more cells than one call may take: still enumerated, one query per
+    call, and exact."""
+    unjudged = [f"u{i}" for i in range(12)]
+    case: Case = (
+        {"q": {"r": 1.0, "n": 0.0}},
+        ["q"],
+        {"q": ["n", *unjudged[:6], "r"]},
+        {"q": [*unjudged, "r"]},
+    )
+    assert 2**12 == EXHAUSTIVE
+    assert EXHAUSTIVE * 300 > _ENUMERATED_CELLS
+    found, exact = bounds_of(case, "ap@300")
+    assert exact.all()
+    np.testing.assert_allclose(found, brute_force(case, "ap@300"), rtol=0, atol=1e-12)
 
 
 @pytest.mark.parametrize("metric", ["ndcg@5", "ap@5"])
