@@ -1116,4 +1116,17 @@ EQUIVALENTS: list[tuple[str, str, str, str, str, str]] = [
         "row[0] is then asked to be both a str and a list: no row is plain, and the "
         "line-by-line reader makes the same checks on the same rows and keeps the same top k",
     ),
+    *(
+        (
+            "gate/explain/top_k_facts.py",
+            "<module>",
+            "QUERIES_AT_ONCE = 1 << 13",
+            "1 << 13",
+            other,
+            "bounds how many queries are read at once (memory): blocks are joined in query "
+            "order and each query's facts and extremes are its own to the bit "
+            "(test_top_k_facts: blocks of 1, 2 and 3 give what one block gives)",
+        )
+        for other in ("2 << 13", "1 << 12", "1 << 14")
+    ),
 ]
