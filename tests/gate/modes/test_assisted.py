@@ -41,7 +41,8 @@ from retrieval_gate.history.record import entry_line, result_entry
 from retrieval_gate.pipeline.check import check
 from retrieval_gate.pipeline.judge_labels import gate_judge, judge_labels
 from retrieval_gate.report import render, summary_of, validate_result
-from retrieval_gate.stats.ppi import weighted_ppi_mean
+from retrieval_gate.stats.ppi import ppi_mean, weighted_ppi_mean
+from retrieval_gate.stats.significance import normal_quantile
 from tests.helpers.cli import run_cli
 from tests.helpers.git import git
 from tests.helpers.judged_example import (
@@ -763,6 +764,29 @@ def test_inclusion_probabilities_make_every_check_the_weighted_estimate() -> Non
         lam=delta.lam,
     )  # fmt: skip
     assert made[0].baseline_mean == base_mean.estimate
+
+
+def test_the_detectable_drop_is_max_drop_and_the_estimate_s_se_times_z_power() -> None:
+    # Without significance the drop caught with power 0.8 is max_drop + z(0.8) x the PPI++
+    # delta's standard error, which the n human-judged queries' spread gives.
+    rng = np.random.default_rng(11)
+    n = 60
+    base = rng.uniform(0.3, 0.9, n)
+    current = np.clip(base - 0.02 + rng.normal(0.0, 0.08, n), 0.0, 1.0)
+    judged = ({"ndcg@10": np.clip(base + 0.05, 0, 1)}, {"ndcg@10": np.clip(current + 0.04, 0, 1)})
+    labelled = np.arange(n) % 3 == 0
+    settings = ComparisonSettings(min_size=10, require_significance=False)
+    made, _, _ = assisted_comparisons(
+        ({"ndcg@10": base}, {"ndcg@10": current}), judged, labelled, {"all": np.arange(n)},
+        {"ndcg@10": Threshold(max_drop=0.05)}, {}, settings,
+    )  # fmt: skip
+    ours, theirs = np.flatnonzero(labelled), np.flatnonzero(~labelled)
+    jd = judged[1]["ndcg@10"] - judged[0]["ndcg@10"]
+    delta = ppi_mean((current - base)[ours], jd[ours], jd[theirs])
+    assert made[0].delta == delta.estimate
+    assert made[0].gated and delta.se > 0
+    expected = 0.05 + normal_quantile(0.8) * delta.se
+    assert made[0].detectable_drop == pytest.approx(expected, rel=1e-12, abs=0)
 
 
 def test_a_judge_the_probes_made_provisional_leaves_the_verdict_to_people(
