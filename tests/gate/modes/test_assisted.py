@@ -722,6 +722,23 @@ def test_a_slice_without_human_judged_queries_estimates_nothing() -> None:
     assert made[0].delta < -0.05
 
 
+def test_a_check_with_too_few_human_judged_queries_takes_no_share_of_alpha() -> None:
+    rng = np.random.default_rng(8)
+    n = 40
+    base = rng.uniform(0.3, 0.9, n)
+    current = np.clip(base - 0.1 + rng.normal(0.0, 0.05, n), 0.0, 1.0)
+    scores = ({"ndcg@10": base}, {"ndcg@10": current})
+    slices = {"all": np.arange(n), "few": np.arange(15, n)}  # 5 of them human-judged
+    made, counts, _ = assisted_comparisons(
+        scores, scores, np.arange(n) < 20, slices, {"ndcg@10": Threshold(max_drop=0.05)}, {},
+        ComparisonSettings(min_size=10),
+    )  # fmt: skip
+    assert counts == (20, 5)
+    assert [c.gated for c in made] == [True, False]
+    # Not gated, it is no test of the family: the one gated check is tested at alpha itself.
+    assert (made[0].level, made[1].level) == (ComparisonSettings().alpha, None)
+
+
 def test_the_human_ids_are_the_queries_people_judged(
     example: Path, assisted_results: dict[str, GateResult]
 ) -> None:
