@@ -186,8 +186,7 @@ def _denominators(
     )
     every = -np.sort(-np.where(every > 0, every, 0.0), axis=2)[:, :, : spec.k]
     discount = 1.0 / np.log2(np.arange(2, every.shape[2] + 2, dtype=np.float64))
-    found: FloatArray = np.asarray(every @ discount, dtype=np.float64)
-    return found
+    return _sum_in_order(every, discount)
 
 
 def _ideal_by_counts(
@@ -205,7 +204,16 @@ def _ideal_by_counts(
     starts[:, :, 1:] = ends[:, :, :-1]
     discounted = np.zeros(k + 1)  # the first m ranks' discounts, summed
     np.cumsum(1.0 / np.log2(np.arange(2, k + 2, dtype=np.float64)), out=discounted[1:])
-    found: FloatArray = (discounted[ends] - discounted[starts]) @ values
+    return _sum_in_order(discounted[ends] - discounted[starts], values)
+
+
+def _sum_in_order(terms: FloatArray, weights: FloatArray) -> FloatArray:
+    """sum_j terms[..., j] * weights[j], added one j after another: a term that is 0 (a gain
+    no query of the block has, a rank past every list) leaves the sum as it was, so a query's
+    value does not depend on the others read with it."""
+    found = np.zeros(terms.shape[:-1])
+    for j, weight in enumerate(weights.tolist()):
+        found += terms[..., j] * weight
     return found
 
 
@@ -213,8 +221,10 @@ def _ratio_range(
     added: FloatArray, coefficient: FloatArray, const: FloatArray, denominator: FloatArray
 ) -> tuple[FloatArray, FloatArray]:
     ascending = np.sort(coefficient, axis=1)
-    low = const[:, None] + ascending @ added.T  # the highest gains on the lowest coefficients
-    high = const[:, None] + ascending[:, ::-1] @ added.T
+    # The highest gains on the lowest coefficients; summed per cell, not by a matrix product,
+    # whose rounding may depend on how many queries share the call (`top_k_facts`' blocks).
+    low = const[:, None] + (ascending[:, None, :] * added[None, :, :]).sum(axis=2)
+    high = const[:, None] + (ascending[:, None, ::-1] * added[None, :, :]).sum(axis=2)
     positive = denominator > 0
     safe = np.where(positive, denominator, 1.0)
     low = np.where(positive, low / safe, 0.0)

@@ -142,10 +142,8 @@ def _cut(metric: str, k: int) -> tuple[int, float]:
     """The depth and relevance grade a metric reads: its cutoff (k when none or deeper) and
     its `rel` parameter (1 for graded metrics such as nDCG, which count any grade >= 1)."""
     spec = parse_metric(metric)
-    params = dict(spec.params)
-    rel = params.get("rel", 1)
     depth = k if spec.k is None else min(spec.k, k)
-    return depth, float(rel) if isinstance(rel, int | float) else 1.0
+    return depth, float(spec.param("rel")) if spec.measure.binary else 1.0
 
 
 def _grades(qrels: Qrels, queries: Iterable[str]) -> dict[str, dict[str, float]]:

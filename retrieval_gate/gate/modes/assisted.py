@@ -383,7 +383,8 @@ def _comparison(
         require_significance=settings.require_significance,
     )
     detectable = None
-    if gated and max_drop is not None and n >= 2 and delta.se > 0:
+    # Gated, it has at least MIN_HUMAN human-judged queries (`assisted_comparisons`): n >= 2.
+    if gated and max_drop is not None and delta.se > 0:
         detectable = detectable_drop(
             sd=delta.se * np.sqrt(n),
             n=n,

@@ -14,6 +14,9 @@ from retrieval_gate.gate.checks.compare import ComparisonSettings, Threshold
 from retrieval_gate.gate.explain.diagnostics import GradedTopK, graded_top_ks
 from retrieval_gate.gate.explain.label_hole_extremes import OpenDocs
 from retrieval_gate.gate.explain.label_holes import (
+    _ENUMERATED_CELLS,
+    EXHAUSTIVE,
+    MULTISETS,
     _extremes,
     _judged_grades,
     _queries,
@@ -116,6 +119,44 @@ def test_past_the_enumeration_limit_the_bound_is_outer_and_says_so() -> None:
                 assert found[low + 1][0] >= expected[low + 1][0] - 1e-12
     finally:
         low_limit.undo()
+
+
+def test_every_assignment_at_a_deep_cutoff_is_enumerated_one_query_at_a_time() -> None:
+    """12 unjudged documents under a binary measure: 2^12 = EXHAUSTIVE assignments, each
+    scored at 300 ranks, more cells than one call may take: still enumerated, one query per
+    call, and exact."""
+    unjudged = [f"u{i}" for i in range(12)]
+    case: Case = (
+        {"q": {"r": 1.0, "n": 0.0}},
+        ["q"],
+        {"q": ["n", *unjudged[:6], "r"]},
+        {"q": [*unjudged, "r"]},
+    )
+    assert EXHAUSTIVE == 2**12
+    assert EXHAUSTIVE * 300 > _ENUMERATED_CELLS
+    found, exact = bounds_of(case, "ap@300")
+    assert exact.all()
+    np.testing.assert_allclose(found, brute_force(case, "ap@300"), rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize(("top", "exact"), [(MULTISETS - 1, True), (MULTISETS, False)])
+def test_up_to_multisets_gradings_of_a_query_are_enumerated(top: int, exact: bool) -> None:
+    """One unjudged document u and grades 0..top under a linear gain: top + 1 gradings, all
+    tried up to MULTISETS of them; one more and the bound is the outer one, which holds the
+    exact range. With L = log2(3), baseline [r] and current [u, r], the nDCG delta is
+    (g + top/L - top) / (top + g/L) for u graded g: lowest at g = 0 (1/L - 1), highest at
+    g = top (1/(L + 1)); the current value from 1/L to 1."""
+    case: Case = ({"q": {"r": float(top)}}, ["q"], {"q": ["r"]}, {"q": ["u", "r"]})
+    found, exact_of = bounds_of(case, "ndcg(gain=linear)@5")
+    assert exact_of.tolist() == [exact]
+    third = 1.0 / np.log2(3.0)
+    want = [third - 1.0, third / (1.0 + third), third, 1.0]
+    got = [float(values[0]) for values in found]
+    if exact:
+        np.testing.assert_allclose(got, want, rtol=0, atol=1e-12)
+    else:
+        assert (got[0] <= want[0], got[1] >= want[1]) == (True, True)
+        assert (got[2] <= want[2], got[3] >= want[3]) == (True, True)
 
 
 @pytest.mark.parametrize("metric", ["ndcg@5", "ap@5"])

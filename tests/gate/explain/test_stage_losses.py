@@ -162,3 +162,25 @@ def test_queries_that_lost_as_many_are_listed_by_id() -> None:
         ("q1", ("z",), 0),
         ("q2", ("a",), 0),
     ]
+
+
+def test_a_fractional_grade_below_1_is_not_a_lost_relevant_document() -> None:
+    # Relevant is grade >= 1 (or >= rel) everywhere in the gate: a doc graded 0.5 that left
+    # the top k is no loss, for a metric without `rel` (nDCG) as for one with it.
+    found = stage_losses(
+        {"q": ["half", "one"]},
+        {"q": []},
+        {"q": ["one"]},
+        qrels_from_dict({"q": {"half": 0.5, "one": 1.0}}),
+        ["q"],
+        [("ndcg@10", "all"), ("recall(rel=1)@10", "all")],
+        {"all": np.arange(1, dtype=np.int64)},
+        K,
+    )
+    assert [(c.metric, c.first_stage, c.reranker) for c in found.checks] == [
+        ("ndcg@10", 0, 1),
+        ("recall(rel=1)@10", 0, 1),
+    ]
+    assert [(q.query_id, q.first_stage, q.reranker_docs) for q in found.queries] == [
+        ("q", 0, ("one",))
+    ]

@@ -41,7 +41,8 @@ from retrieval_gate.history.record import entry_line, result_entry
 from retrieval_gate.pipeline.check import check
 from retrieval_gate.pipeline.judge_labels import gate_judge, judge_labels
 from retrieval_gate.report import render, summary_of, validate_result
-from retrieval_gate.stats.ppi import weighted_ppi_mean
+from retrieval_gate.stats.ppi import ppi_mean, weighted_ppi_mean
+from retrieval_gate.stats.significance import normal_quantile
 from tests.helpers.cli import run_cli
 from tests.helpers.git import git
 from tests.helpers.judged_example import (
@@ -453,6 +454,42 @@ def test_too_few_human_judged_queries_and_a_blind_human_view_are_refused(tmp_pat
         check(config, cache=False)
 
 
+def _human_judged_only(dataset: Dataset, count: int) -> Dataset:
+    """`dataset` with people's judgments of its first `count` human-judged queries alone (the
+    pooled, unjudged pairs kept)."""
+    qrels = dataset.qrels
+    judged = human_judged(dataset)
+    kept = {q.id for q, mine in zip(dataset.queries, judged, strict=True) if mine}
+    kept = set(sorted(kept)[:count])
+    rows = np.isin(qrels.query_ids[qrels.query], sorted(kept)) | (qrels.grade < 0)
+    docs = object_array(np.asarray(qrels.docs)[rows].tolist())
+    cut = Qrels(qrels.query_ids, qrels.query[rows], docs, qrels.grade[rows], qrels.source)
+    return dataclasses.replace(dataset, qrels=cut)
+
+
+def test_exactly_min_human_judged_queries_let_an_agreeing_judge_decide(
+    example: Path, assisted_results: dict[str, GateResult]
+) -> None:
+    # "At least MIN_HUMAN": ten are enough; nine leave the verdict to people, whose own
+    # checks on so few queries could never fail, so the gate refuses.
+    result = assisted_results["example-regressed.yaml"]
+    config = load(
+        assisted_config(example, "example-regressed.yaml", trust={"min_pairs": 1}, file="ten.yaml")
+    )
+    ten = _human_judged_only(result.dataset, MIN_HUMAN)
+    assert int(human_judged(ten).sum()) == MIN_HUMAN == 10
+    again = decide(result.baseline, result.current, config, ten, judge=gate_judge(config, ten))
+    labels = again.assisted
+    assert labels is not None
+    assert (labels.trusted, labels.why_not, labels.human_queries) == (True, "", 10)
+    assert labels.decided_by == "human+llm"
+    assert again.comparisons == labels.assisted
+    assert not any("human-judged queries in the estimate" in w for w in again.warnings)
+    nine = _human_judged_only(result.dataset, MIN_HUMAN - 1)
+    with pytest.raises(GateError, match=r"could never fail: .* of its 9 queries"):
+        decide(result.baseline, result.current, config, nine, judge=gate_judge(config, nine))
+
+
 def test_human_llm_results_carry_no_label_hole_bounds(
     full_results: dict[str, GateResult], assisted_results: dict[str, GateResult]
 ) -> None:
@@ -685,6 +722,23 @@ def test_a_slice_without_human_judged_queries_estimates_nothing() -> None:
     assert made[0].delta < -0.05
 
 
+def test_a_check_with_too_few_human_judged_queries_takes_no_share_of_alpha() -> None:
+    rng = np.random.default_rng(8)
+    n = 40
+    base = rng.uniform(0.3, 0.9, n)
+    current = np.clip(base - 0.1 + rng.normal(0.0, 0.05, n), 0.0, 1.0)
+    scores = ({"ndcg@10": base}, {"ndcg@10": current})
+    slices = {"all": np.arange(n), "few": np.arange(15, n)}  # 5 of them human-judged
+    made, counts, _ = assisted_comparisons(
+        scores, scores, np.arange(n) < 20, slices, {"ndcg@10": Threshold(max_drop=0.05)}, {},
+        ComparisonSettings(min_size=10),
+    )  # fmt: skip
+    assert counts == (20, 5)
+    assert [c.gated for c in made] == [True, False]
+    # Not gated, it is no test of the family: the one gated check is tested at alpha itself.
+    assert (made[0].level, made[1].level) == (ComparisonSettings().alpha, None)
+
+
 def test_the_human_ids_are_the_queries_people_judged(
     example: Path, assisted_results: dict[str, GateResult]
 ) -> None:
@@ -727,6 +781,30 @@ def test_inclusion_probabilities_make_every_check_the_weighted_estimate() -> Non
         lam=delta.lam,
     )  # fmt: skip
     assert made[0].baseline_mean == base_mean.estimate
+
+
+def test_the_detectable_drop_is_max_drop_and_the_estimate_s_se_times_z_power() -> None:
+    # Without significance the drop caught with power 0.8 is max_drop + z(0.8) x the PPI++
+    # delta's standard error, which the n human-judged queries' spread gives.
+    rng = np.random.default_rng(11)
+    n = 60
+    base = rng.uniform(0.3, 0.9, n)
+    current = np.clip(base - 0.02 + rng.normal(0.0, 0.08, n), 0.0, 1.0)
+    judged = ({"ndcg@10": np.clip(base + 0.05, 0, 1)}, {"ndcg@10": np.clip(current + 0.04, 0, 1)})
+    labelled = np.arange(n) % 3 == 0
+    settings = ComparisonSettings(min_size=10, require_significance=False)
+    made, _, _ = assisted_comparisons(
+        ({"ndcg@10": base}, {"ndcg@10": current}), judged, labelled, {"all": np.arange(n)},
+        {"ndcg@10": Threshold(max_drop=0.05)}, {}, settings,
+    )  # fmt: skip
+    ours, theirs = np.flatnonzero(labelled), np.flatnonzero(~labelled)
+    jd = judged[1]["ndcg@10"] - judged[0]["ndcg@10"]
+    delta = ppi_mean((current - base)[ours], jd[ours], jd[theirs])
+    assert made[0].delta == delta.estimate
+    assert made[0].gated
+    assert delta.se > 0
+    expected = 0.05 + normal_quantile(0.8) * delta.se
+    assert made[0].detectable_drop == pytest.approx(expected, rel=1e-12, abs=0)
 
 
 def test_a_judge_the_probes_made_provisional_leaves_the_verdict_to_people(
