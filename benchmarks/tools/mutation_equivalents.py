@@ -1116,4 +1116,16 @@ EQUIVALENTS: list[tuple[str, str, str, str, str, str]] = [
         "row[0] is then asked to be both a str and a list: no row is plain, and the "
         "line-by-line reader makes the same checks on the same rows and keeps the same top k",
     ),
+    *(
+        (
+            "stats/saddlepoint.py",
+            "_span",
+            "if _whole_multiples(values[:64], span) and _whole_multiples(values, span):",
+            ":64",
+            f":{reach}",
+            "the first values' check only saves time: whenever every value is a whole multiple "
+            "so are any first few, so the and is the second check alone for any slice",
+        )
+        for reach in (63, 65)
+    ),
 ]

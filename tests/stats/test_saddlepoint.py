@@ -87,6 +87,12 @@ def test_past_1e_300_the_tail_is_hoeffding_s_bound_and_says_so() -> None:
     assert high[0] == pytest.approx(1.0)
     moderate = rng.normal(-0.005, 0.2, 20_000)
     assert not sign_flip_tails(moderate)[2][0]
+    # Between 1e-300 and the smallest float the bound is its own value, over sum d^2.
+    near = np.random.default_rng(9).normal(-0.055, 0.2, 20_000)  # exponent about -697
+    low, _, bound = sign_flip_tails(near)
+    total, square = float(near.sum()), float(np.square(near).sum())
+    assert bound[0]
+    assert 1e-308 < low[0] == math.exp(-(total**2) / (2 * square)) < 1e-300
 
 
 @pytest.mark.parametrize("cells", [1, 2_000, 1 << 20])
@@ -243,3 +249,19 @@ def test_each_column_s_tails_are_those_of_the_column_alone() -> None:
         alone = sign_flip_tails(columns[:, j])
         for both, one in zip(together, alone, strict=True):
             assert both[j] == one[0], j
+
+
+def test_three_newton_steps_on_the_series_settle_a_root_near_its_reach(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Newton on K's series with the series' own K'' converges quadratically: from the
+    normal approximation's root, three steps settle one at |t d| about 0.45 (a tail near
+    1e-5) to the last digits; a wrong curve converges only linearly there."""
+    from retrieval_gate.stats import saddlepoint
+
+    d = np.r_[-np.full(71, 0.5), np.full(29, 0.5)]
+    expected_low, expected_high, _ = _reference_tails(d)
+    monkeypatch.setattr(saddlepoint, "_NEWTON_STEPS", 3)
+    low, high, _ = sign_flip_tails(d)
+    assert low[0] == pytest.approx(expected_low, rel=1e-13, abs=0.0)
+    assert high[0] == pytest.approx(expected_high, rel=1e-13, abs=0.0)
