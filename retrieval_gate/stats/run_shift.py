@@ -103,7 +103,7 @@ def shifted_bars(
     while bool(np.any(beyond := tail(high) > level)):
         high = np.where(beyond, 2.0 * high, high)
     # The Illinois variant of regula falsi, every node at once: the tail is smooth, so it
-    # converges in a dozen steps where bisection takes forty.
+    # converges in fifteen steps or so where bisection takes forty.
     low = np.zeros_like(high)
     above, below = tail(low) - level, tail(high) - level
     side = np.zeros(high.shape, dtype=np.int64)
@@ -116,6 +116,8 @@ def shifted_bars(
         above = np.where(rejects & (side > 0), above / 2.0, above)
         below = np.where(~rejects & (side < 0), below / 2.0, below)
         side = np.where(rejects, 1, -1)
-        if bool(np.all((high - low <= 1e-12 * high) | (np.abs(found) <= 1e-15))):
+        # A tail within 1e-15 of the level settles a node only where it is the returned high
+        # end: at the low end the high one may still be far from the root.
+        if bool(np.all((high - low <= 1e-12 * high) | (rejects & (np.abs(found) <= 1e-15)))):
             break
     return tuple(high.tolist()), tuple(weights.tolist())
