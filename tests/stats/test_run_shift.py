@@ -64,6 +64,8 @@ def test_the_convolution_tail_matches_adaptive_quadrature(df: int, sd: float, sh
 def test_the_estimates_weigh_as_chi_square_over_its_df(df: int) -> None:
     u, weights = estimate_weights(df)
     assert weights.sum() == pytest.approx(1.0, rel=1e-12)
+    # A node that weighs nothing is left out: each node costs the bars a root of its own.
+    assert weights.min() > 1e-15
     assert float(u @ weights) == pytest.approx(1.0, rel=1e-9)  # B_hat is unbiased
     assert float((u - 1.0) ** 2 @ weights) == pytest.approx(2.0 / df, rel=1e-8)
     # And a smooth function's mean, not only moments: E exp(-u) = (1 + 2 / df)^(-df / 2).
