@@ -1128,4 +1128,12 @@ EQUIVALENTS: list[tuple[str, str, str, str, str, str]] = [
         )
         for reach in (63, 65)
     ),
+    (
+        "stats/significance.py",
+        "t_tail",
+        "return 0.0 if t > 0 else 1.0",
+        "t > 0",
+        "t > 1",
+        "reached only for an infinite t: inf is above 0 and above 1, -inf below both",
+    ),
 ]
