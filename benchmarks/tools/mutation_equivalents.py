@@ -1301,4 +1301,24 @@ EQUIVALENTS: list[tuple[str, str, str, str, str, str]] = [
         )
         for other in ("2 << 13", "1 << 12", "1 << 14")
     ),
+    *(
+        (
+            "stats/saddlepoint.py",
+            "_span",
+            "if _whole_multiples(values[:64], span) and _whole_multiples(values, span):",
+            ":64",
+            f":{reach}",
+            "the first values' check only saves time: whenever every value is a whole multiple "
+            "so are any first few, so the and is the second check alone for any slice",
+        )
+        for reach in (63, 65)
+    ),
+    (
+        "stats/significance.py",
+        "t_tail",
+        "return 0.0 if t > 0 else 1.0",
+        "t > 0",
+        "t > 1",
+        "reached only for an infinite t: inf is above 0 and above 1, -inf below both",
+    ),
 ]

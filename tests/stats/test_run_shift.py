@@ -20,6 +20,7 @@ from retrieval_gate.stats.run_shift import (
 
 NORMAL = stats.norm
 STUDENT = stats.t
+CHI_SQUARE = stats.chi2
 
 
 def convolved_tail(x: float, sd: float, shift: float, df: int) -> float:
@@ -62,10 +63,21 @@ def test_the_convolution_tail_matches_adaptive_quadrature(df: int, sd: float, sh
 def test_the_estimates_weigh_as_chi_square_over_its_df(df: int) -> None:
     u, weights = estimate_weights(df)
     assert weights.sum() == pytest.approx(1.0, rel=1e-12)
+    # A node that weighs nothing is left out: each node costs the bars a root of its own.
+    assert weights.min() > 1e-15
     assert float(u @ weights) == pytest.approx(1.0, rel=1e-9)  # B_hat is unbiased
     assert float((u - 1.0) ** 2 @ weights) == pytest.approx(2.0 / df, rel=1e-8)
     # And a smooth function's mean, not only moments: E exp(-u) = (1 + 2 / df)^(-df / 2).
     assert float(np.exp(-u) @ weights) == pytest.approx((1 + 2 / df) ** (-df / 2), rel=1e-10)
+
+
+@pytest.mark.parametrize("df", [1, 2, 4, 9, 100])
+def test_less_than_1e_11_of_the_mass_lies_outside_the_nodes(df: int) -> None:
+    # The moments above barely feel a tail cut too short: chi-square's own mass past the
+    # last node (and below the first) is what the range promises.
+    u, _ = estimate_weights(df)
+    outside = CHI_SQUARE.sf(df * u[-1], df) + CHI_SQUARE.cdf(df * u[0], df)
+    assert outside < 1e-11
 
 
 @pytest.mark.parametrize(
@@ -105,7 +117,7 @@ def test_the_t_test_s_bars_are_student_s_at_welch_satterthwaite_s_df() -> None:
 
 @pytest.mark.parametrize(
     ("sd", "n", "run_variance", "run_df", "level", "most"),
-    [(0.2, 200, 2e-4, 4, 0.05, 12), (0.1, 40, 1e-4, 1, 0.01, 30), (0.3, 1000, 1e-6, 2, 1e-3, 30)],
+    [(0.2, 200, 2e-4, 4, 0.05, 15), (0.1, 40, 1e-4, 1, 0.01, 30), (0.3, 1000, 1e-6, 2, 1e-3, 30)],
 )
 def test_the_bars_take_fewer_steps_than_bisection(
     sd: float,
@@ -116,7 +128,7 @@ def test_the_bars_take_fewer_steps_than_bisection(
     most: int,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Illinois' regula falsi converges superlinearly: a dozen tail evaluations (each over
+    """Illinois' regula falsi converges superlinearly: fifteen tail evaluations (each over
     every node at once) where bisection to the same 1e-12 would take forty; a step that no
     longer halves the stale end, or halves the wrong one, falls back to regula falsi's
     linear crawl."""
@@ -139,3 +151,24 @@ def test_the_bars_take_fewer_steps_than_bisection(
     at = shifted_tail(x, spread, np.sqrt(run_variance * u), run_df)
     assert np.all(at <= level)
     assert at == pytest.approx(np.full(x.size, level), rel=1e-7)
+
+
+def test_the_root_finder_halves_whichever_end_is_stale(monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a tail concave at the root, regula falsi keeps replacing the low end: Illinois then
+    halves the high end's value, as it halves the low end's on the convex tails above. The
+    high end returned is the root, not a stale end left where a low end's tail happened to
+    fall within 1e-15 of the level."""
+    sd, n, run_variance, run_df, level = 0.2, 200, 2e-4, 4, 0.05
+    calls: list[int] = []
+
+    def concave(x: Any, spread: Any, shift: Any, df: int) -> Any:
+        calls.append(1)
+        return 2.0 - np.exp(x / np.hypot(shift, sd / math.sqrt(n)))
+
+    monkeypatch.setattr(run_shift, "shifted_tail", concave)
+    bars, _ = run_shift.shifted_bars.__wrapped__(sd, n, run_variance, run_df, level, False)
+    u, _ = estimate_weights(run_df)
+    roots = np.hypot(np.sqrt(run_variance * u), sd / math.sqrt(n)) * math.log(2.0 - level)
+    assert np.asarray(bars) == pytest.approx(roots, rel=1e-12)
+    # Fewer steps than bisection's forty, though the log of this tail is steep at the root.
+    assert len(calls) - 3 <= 30

@@ -87,6 +87,12 @@ def test_past_1e_300_the_tail_is_hoeffding_s_bound_and_says_so() -> None:
     assert high[0] == pytest.approx(1.0)
     moderate = rng.normal(-0.005, 0.2, 20_000)
     assert not sign_flip_tails(moderate)[2][0]
+    # Between 1e-300 and the smallest float the bound is its own value, over sum d^2.
+    near = np.random.default_rng(9).normal(-0.055, 0.2, 20_000)  # exponent about -697
+    low, _, bound = sign_flip_tails(near)
+    total, square = float(near.sum()), float(np.square(near).sum())
+    assert bound[0]
+    assert 1e-308 < low[0] == math.exp(-(total**2) / (2 * square)) < 1e-300
 
 
 @pytest.mark.parametrize("cells", [1, 2_000, 1 << 20])
@@ -201,6 +207,7 @@ def _reference_tails(d: np.ndarray) -> tuple[float, float, bool]:
         ("lattice", 1e-10),  # tenths: the continuity correction
         ("far", 1e-12),  # |t d| past 0.5: the exact K
         ("few", 1e-12),  # 30 values, a tail near 1e-8
+        ("hits", 1e-12),  # a hit rate's -1, 0 and 1: the exact K, over values of -1 exactly
         ("edge", 0.0),  # every value one way: 2^-m
         ("hoeffding", 0.0),  # past 1e-300
     ],
@@ -217,6 +224,7 @@ def test_the_tails_are_lugannani_rice_at_the_root_of_the_exact_k(case: str, rel:
         "lattice": rng.choice([-0.2, -0.1, 0.0, 0.1, 0.2], 1_200, p=[0.24, 0.22, 0.1, 0.22, 0.22]),
         "far": rng.choice([-1.0, 1.0], 300, p=[0.8, 0.2]) * rng.uniform(0.5, 2.0, 300),
         "few": np.r_[-rng.uniform(0.1, 1.0, 27), rng.uniform(0.1, 0.3, 3)],
+        "hits": np.r_[-np.ones(200), np.ones(60), np.zeros(40)],
         "edge": np.r_[-rng.uniform(0.1, 1.0, 40), np.zeros(5)],
         "hoeffding": rng.normal(-0.06, 0.2, 20_000),
     }[case]
@@ -243,3 +251,32 @@ def test_each_column_s_tails_are_those_of_the_column_alone() -> None:
         alone = sign_flip_tails(columns[:, j])
         for both, one in zip(together, alone, strict=True):
             assert both[j] == one[0], j
+
+
+def test_three_newton_steps_on_the_series_settle_a_root_near_its_reach(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Newton on K's series with the series' own K'' converges quadratically: from the
+    normal approximation's root, three steps settle one at |t d| about 0.45 (a tail near
+    1e-5) to the last digits; a wrong curve converges only linearly there."""
+    from retrieval_gate.stats import saddlepoint
+
+    d = np.r_[-np.full(71, 0.5), np.full(29, 0.5)]
+    expected_low, expected_high, _ = _reference_tails(d)
+    monkeypatch.setattr(saddlepoint, "_NEWTON_STEPS", 3)
+    low, high, _ = sign_flip_tails(d)
+    assert low[0] == pytest.approx(expected_low, rel=1e-13, abs=0.0)
+    assert high[0] == pytest.approx(expected_high, rel=1e-13, abs=0.0)
+
+
+def test_at_the_centre_the_tails_are_the_normal_s_past_the_powers_overflow() -> None:
+    # At 1e40 d^8 overflows and every column takes the exact K, whose log cosh loses the
+    # last digits near 0: the tiny t s - K it leaves may round below 0, which reads as 0.
+    centre = np.random.default_rng(0).normal(0.0, 0.2, 1_500)
+    centre[-1] -= centre.sum() - 1e-9
+    with np.errstate(over="ignore"):
+        low, high, bound = sign_flip_tails(centre * 1e40)
+    z = 1e-9 / math.sqrt(2.0 * float(np.square(centre).sum()))
+    assert low[0] == pytest.approx(0.5 * math.erfc(-z), rel=1e-14)
+    assert high[0] == pytest.approx(0.5 * math.erfc(z), rel=1e-14)
+    assert not bound[0]

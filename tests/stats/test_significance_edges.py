@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from retrieval_gate.stats.significance import interval, paired_t, sign_flip
+from retrieval_gate.stats.significance import _random_bits, interval, paired_t, sign_flip
 from tests.helpers.cli import run_cli
 
 
@@ -106,3 +106,12 @@ def test_huge_rises_alone_are_tested_as_their_unit_would_be(queries: int) -> Non
     assert paired_t(huge) == paired_t(diffs)
     low, high = interval(diffs) or (0.0, 0.0)
     assert interval(huge) == (low * 2.0**700, high * 2.0**700)
+
+
+@pytest.mark.parametrize("n", [16, 17])
+def test_random_signs_take_one_byte_of_the_stream_per_8_queries(n: int) -> None:
+    # Seeded p-values are these bits: a byte more per row would move every one after it.
+    found = _random_bits(np.random.default_rng(3), 5, n)
+    stream = np.random.default_rng(3)
+    packed = stream.integers(0, 256, size=(5, (n + 7) // 8), dtype=np.uint8)
+    assert found.tolist() == np.unpackbits(packed, axis=1, count=n).astype(float).tolist()

@@ -96,6 +96,13 @@ def test_t_tail_at_an_infinite_square_is_0_or_1() -> None:
     assert t_tail(1e200, 5) == 0.0  # t^2 overflows: x = df / (df + t^2) is 0
     assert t_tail(-1e200, 5) == 1.0
     assert t_tail(40.0, 5) == pytest.approx(stats.t.sf(40.0, 5), rel=1e-10, abs=0)
+    assert t_tail(math.inf, 5) == 0.0
+    assert t_tail(-math.inf, 5) == 1.0
+
+
+def test_t_quantile_below_one_degree_of_freedom_is_cauchy_s() -> None:
+    # Rounded down, but never to 0 degrees of freedom: 1, Cauchy, the heaviest t there is.
+    assert t_quantile(0.975, 0.5) == pytest.approx(math.tan(math.pi * 0.475), rel=1e-9)
 
 
 def test_the_interval_of_one_value_or_equal_values_is_that_value() -> None:
