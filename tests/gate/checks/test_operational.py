@@ -227,3 +227,27 @@ def test_a_quantile_no_query_measured_is_report_only_with_no_change() -> None:
         "latency_p95: 80 queries left out of the check, without a latency on both sides: "
         "80 cached, failed or not reported"
     ]
+
+
+def test_a_one_pair_quantile_check_states_its_values_and_no_interval_of_a_mean() -> None:
+    # One measured pair: its quantile is its value, and a quantile's change has no interval
+    # of the mean delta to state, however few pairs it has.
+    before, after = sides(slower=1.5)
+    latency = LatencyRun({q: i for i, q in enumerate(IDS)})
+    ready, columns, _ = operational_columns(list(before), IDS, (before, after), latency)
+    found = compare(
+        ready[0],
+        ready[1],
+        {"all": np.arange(N), "one": np.array([3])},
+        {"latency_p95": LOWER},
+        {},
+        ComparisonSettings(),
+        columns=columns,
+    )
+    one = next(c for c in found if c.slice == "one")
+    assert one.n == 1
+    assert (one.baseline_mean, one.current_mean) == (
+        before["latency_p95"][3],
+        after["latency_p95"][3],
+    )
+    assert (one.ci_low, one.ci_high) == (None, None)
