@@ -87,10 +87,13 @@ EXTRA_TESTS: dict[str, tuple[str, ...]] = {
         "tests/gate/baseline/test_side_file_bytes.py",
         "tests/gate/baseline/test_file.py",
     ),
+    # The rules' verdicts and the family's shares of alpha are tested through compare.
     "gate/checks/compare": (
         "tests/gate/checks/test_operational.py",
         "tests/gate/checks/test_slicing_validation.py",
         "tests/gate/baseline/test_repeats.py",
+        "tests/gate/checks/test_verdicts.py",
+        "tests/gate/checks/test_family.py",
     ),
     "gate/checks/compare_inputs": (
         "tests/gate/checks/test_compare_edges.py",

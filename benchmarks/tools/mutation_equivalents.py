@@ -1116,4 +1116,26 @@ EQUIVALENTS: list[tuple[str, str, str, str, str, str]] = [
         "row[0] is then asked to be both a str and a list: no row is plain, and the "
         "line-by-line reader makes the same checks on the same rows and keeps the same top k",
     ),
+    (
+        "gate/checks/compare.py",
+        "_p_values",
+        "[cell.rows.size * math.sqrt(cell.noise.variance) if cell.noise else 0.0 for cell in cells]",
+        "cell.rows.size * math.sqrt(cell.noise.variance) if cell.noise else 0.0",
+        "cell.rows.size * math.sqrt(cell.noise.variance) if cell.noise else -1.0",
+        "sign_flip tests a column with run noise only where its run_sd is > 0 and reads it "
+        "nowhere else (its scale is a positive power of two): 0 and -1 both mean none",
+    ),
+    *(
+        (
+            "gate/checks/compare.py",
+            "_p_values",
+            "run_df = np.asarray([cell.noise.df if cell.noise else 0 for cell in cells], "
+            "dtype=np.int64)",
+            "cell.noise.df if cell.noise else 0",
+            f"cell.noise.df if cell.noise else {df}",
+            "sign_flip reads run_df only at the columns whose run_sd is > 0, those with run "
+            "noise, whose df is the noise's",
+        )
+        for df in (1, -1)
+    ),
 ]
