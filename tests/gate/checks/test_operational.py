@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -222,6 +224,9 @@ def test_a_quantile_no_query_measured_is_report_only_with_no_change() -> None:
     latency = found["latency_p95"]
     assert (latency.n, latency.reason, latency.failed) == (0, "no query measured", False)
     assert (latency.baseline_mean, latency.current_mean, latency.delta) == (0.0, 0.0, 0.0)
+    # Zeros negated back from the lower-is-better sign stay +0: a report would show "-0".
+    means = (latency.baseline_mean, latency.current_mean, latency.delta)
+    assert [math.copysign(1.0, v) for v in means] == [1.0, 1.0, 1.0]
     assert latency.p_value is None
     assert found["notes"] == [
         "latency_p95: 80 queries left out of the check, without a latency on both sides: "
