@@ -16,6 +16,7 @@ from retrieval_gate.gate.decide import decide
 from retrieval_gate.gate.modes.assisted import Assisted
 from retrieval_gate.gate.result import (
     GateResult,
+    OtherLevelChecks,
     assisted_document,
     error_document,
     failing_checks,
@@ -195,3 +196,9 @@ def test_a_result_with_a_judge_carries_its_labels_block(unchanged: GateResult) -
     assisted = _assisted(None)
     document = dataclasses.replace(unchanged, assisted=assisted).document()
     assert document["labels"] == assisted_document(assisted)
+
+
+@pytest.mark.parametrize(("other", "gating"), [("chunk", "document"), ("document", "chunk")])
+def test_the_gating_level_is_the_one_the_other_level_is_not(other: str, gating: str) -> None:
+    found = OtherLevelChecks(level=other, gated=False, comparisons=())  # type: ignore[arg-type]
+    assert found.gating_level == gating
