@@ -560,3 +560,22 @@ def test_every_bad_gate_setting_is_named_at_once() -> None:
     assert str(raised.value) == (
         "gate settings: alpha must be within (0, 1), got 2.0; seed must be 0 or more, got -1"
     )
+
+
+@pytest.mark.parametrize("max_drop", [-1e-9, math.nan, math.inf])
+def test_a_max_drop_below_0_or_not_finite_is_refused(max_drop: float) -> None:
+    with pytest.raises(GateError, match=r"threshold: max_drop must be 0 or more, got"):
+        Threshold(max_drop=max_drop)
+
+
+@pytest.mark.parametrize("floor", [math.nan, math.inf, -math.inf])
+def test_a_floor_that_is_not_finite_is_refused(floor: float) -> None:
+    with pytest.raises(GateError, match=r"threshold: min must be a finite number, got"):
+        Threshold(floor=floor)
+
+
+def test_a_max_drop_of_0_and_any_finite_floor_are_taken() -> None:
+    taken = Threshold(max_drop=0.0, floor=-2.5)
+    assert (taken.max_drop, taken.floor, taken.report_only) == (0.0, -2.5, False)
+    assert Threshold(floor=0.4).report_only is False
+    assert Threshold().report_only is True
