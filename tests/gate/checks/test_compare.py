@@ -579,3 +579,27 @@ def test_a_max_drop_of_0_and_any_finite_floor_are_taken() -> None:
     assert (taken.max_drop, taken.floor, taken.report_only) == (0.0, -2.5, False)
     assert Threshold(floor=0.4).report_only is False
     assert Threshold().report_only is True
+
+
+def test_a_rise_is_shown_at_the_check_s_share_of_alpha_not_at_alpha() -> None:
+    # 5 of 60 queries up by 0.4: +0.033, past max_drop, with p_rise = 2^-5 = 0.031. Alone the
+    # check is tested at 0.05 and improved; beside a second metric, at its half, 0.025: pass.
+    n = 60
+    base = np.full(n, 0.5)
+    up = base.copy()
+    up[:5] = 0.9
+    t = Threshold(max_drop=0.02)
+    (alone,) = compare(
+        {"a": base}, {"a": up}, {"all": np.arange(n)}, {"a": t}, {}, ComparisonSettings()
+    )
+    assert (alone.level, alone.verdict) == (0.05, "improved")
+    a, b = compare(
+        {"a": base, "b": base},
+        {"a": up, "b": base},
+        {"all": np.arange(n)},
+        {"a": t, "b": t},
+        {},
+        ComparisonSettings(),
+    )
+    assert (a.level, a.delta, a.verdict) == (0.025, pytest.approx(2.0 / 60), "pass")
+    assert b.verdict == "pass"
