@@ -1119,7 +1119,8 @@ EQUIVALENTS: list[tuple[str, str, str, str, str, str]] = [
     (
         "gate/checks/compare.py",
         "_p_values",
-        "[cell.rows.size * math.sqrt(cell.noise.variance) if cell.noise else 0.0 for cell in cells]",
+        "[cell.rows.size * math.sqrt(cell.noise.variance) if cell.noise else 0.0 "
+        "for cell in cells]",
         "cell.rows.size * math.sqrt(cell.noise.variance) if cell.noise else 0.0",
         "cell.rows.size * math.sqrt(cell.noise.variance) if cell.noise else -1.0",
         "sign_flip tests a column with run noise only where its run_sd is > 0 and reads it "
