@@ -277,3 +277,16 @@ def test_a_query_no_run_defines_moves_no_run_s_mean() -> None:
     spread, df = run_spread(((first, second), ()), "auc", np.arange(4))  # type: ignore[misc]
     # Run means 2.0 / 4 and 2.1 / 4: their sd is 0.025 / sqrt(2), on 1 degree of freedom.
     assert (spread, df) == (pytest.approx(0.025 / math.sqrt(2.0), rel=1e-12), 1)
+
+
+def test_runs_whose_means_spread_by_eps_or_less_agree() -> None:
+    # Two runs of one query, 0 and x: their sd is x / sqrt(2), exactly EPS = 1e-12 here; the
+    # next float up is past it. Float sums' last bits are not noise.
+    at = 1.4142135623730952e-12
+    assert math.sqrt(np.square(np.array([0.0, at]) - at / 2).sum()) == 1e-12
+    one = np.arange(1)
+    assert run_spread((({"m": np.zeros(1)}, {"m": np.array([at])}),), "m", one) is None
+    past = np.nextafter(at, 1.0)
+    spread, df = run_spread((({"m": np.zeros(1)}, {"m": np.array([past])}),), "m", one) or (0, 0)
+    assert spread > 1e-12
+    assert df == 1
