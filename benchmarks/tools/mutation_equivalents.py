@@ -1139,4 +1139,14 @@ EQUIVALENTS: list[tuple[str, str, str, str, str, str]] = [
         )
         for df in (1, -1)
     ),
+    (
+        "gate/checks/family.py",
+        "blind_reason",
+        "if member.slice == ALL and carried < n:",
+        "carried < n",
+        "carried <= n",
+        "carried equals n only at n = 1, where the concentrated drop's smallest p is the "
+        "test's own (0.5 for the sign flips, 1 for the t-test): past the first test's return, "
+        "it is within the level too",
+    ),
 ]
