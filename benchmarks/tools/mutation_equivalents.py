@@ -1149,4 +1149,14 @@ EQUIVALENTS: list[tuple[str, str, str, str, str, str]] = [
         "test's own (0.5 for the sign flips, 1 for the t-test): past the first test's return, "
         "it is within the level too",
     ),
+    (
+        "gate/checks/verdicts.py",
+        "verdict_of",
+        "shown_within = None if shown_within is None else True",
+        "shown_within is None",
+        "shown_within is not None",
+        "the same as the listed 'not shown_within is None': without require_significance "
+        "a check past max_drop has regressed before within is read, so True and None lead "
+        "to one verdict",
+    ),
 ]
