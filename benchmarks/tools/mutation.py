@@ -87,10 +87,13 @@ EXTRA_TESTS: dict[str, tuple[str, ...]] = {
         "tests/gate/baseline/test_side_file_bytes.py",
         "tests/gate/baseline/test_file.py",
     ),
+    # The rules' verdicts and the family's shares of alpha are tested through compare.
     "gate/checks/compare": (
         "tests/gate/checks/test_operational.py",
         "tests/gate/checks/test_slicing_validation.py",
         "tests/gate/baseline/test_repeats.py",
+        "tests/gate/checks/test_verdicts.py",
+        "tests/gate/checks/test_family.py",
     ),
     "gate/checks/compare_inputs": (
         "tests/gate/checks/test_compare_edges.py",
@@ -103,7 +106,11 @@ EXTRA_TESTS: dict[str, tuple[str, ...]] = {
     ),
     "gate/checks/policy": ("tests/config/test_columns.py", "tests/gate/test_decide.py"),
     "gate/checks/verdicts": ("tests/gate/checks/test_compare_edges.py",),
-    "gate/decide": ("tests/gate/modes/test_assisted.py",),
+    # A chunked corpus's other level is decided here and tested with compared_sides.
+    "gate/decide": (
+        "tests/gate/modes/test_assisted.py",
+        "tests/gate/baseline/test_compared_sides.py",
+    ),
     # graded_blocks in more than one block: read through top_k_facts's.
     "gate/explain/diagnostics": ("tests/gate/explain/test_top_k_facts.py",),
     # The extremes are checked against brute force through label_holes's tests.

@@ -1321,4 +1321,47 @@ EQUIVALENTS: list[tuple[str, str, str, str, str, str]] = [
         "t > 1",
         "reached only for an infinite t: inf is above 0 and above 1, -inf below both",
     ),
+    (
+        "gate/checks/compare.py",
+        "_p_values",
+        "[cell.rows.size * math.sqrt(cell.noise.variance) if cell.noise else 0.0 "
+        "for cell in cells]",
+        "cell.rows.size * math.sqrt(cell.noise.variance) if cell.noise else 0.0",
+        "cell.rows.size * math.sqrt(cell.noise.variance) if cell.noise else -1.0",
+        "sign_flip tests a column with run noise only where its run_sd is > 0 and reads it "
+        "nowhere else (its scale is a positive power of two): 0 and -1 both mean none",
+    ),
+    *(
+        (
+            "gate/checks/compare.py",
+            "_p_values",
+            "run_df = np.asarray([cell.noise.df if cell.noise else 0 for cell in cells], "
+            "dtype=np.int64)",
+            "cell.noise.df if cell.noise else 0",
+            f"cell.noise.df if cell.noise else {df}",
+            "sign_flip reads run_df only at the columns whose run_sd is > 0, those with run "
+            "noise, whose df is the noise's",
+        )
+        for df in (1, -1)
+    ),
+    (
+        "gate/checks/family.py",
+        "blind_reason",
+        "if member.slice == ALL and carried < n:",
+        "carried < n",
+        "carried <= n",
+        "carried equals n only at n = 1, where the concentrated drop's smallest p is the "
+        "test's own (0.5 for the sign flips, 1 for the t-test): past the first test's return, "
+        "it is within the level too",
+    ),
+    (
+        "gate/checks/verdicts.py",
+        "verdict_of",
+        "shown_within = None if shown_within is None else True",
+        "shown_within is None",
+        "shown_within is not None",
+        "the same as the listed 'not shown_within is None': without require_significance "
+        "a check past max_drop has regressed before within is read, so True and None lead "
+        "to one verdict",
+    ),
 ]

@@ -4,6 +4,8 @@ what explains a failure (the queries shown, the label-hole bounds) and its warni
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import json
 from pathlib import Path
 from typing import Any
 
@@ -223,3 +225,21 @@ def test_a_failure_shows_its_worst_metric_s_queries_and_bounds_its_label_holes(
         assert hole.exact is (test == "randomization")
         if test == "t":
             assert not hole.robust
+
+
+def test_the_config_sha_leaves_out_other_level_at_its_default_alone(
+    project: tuple[Any, CurrentRun],
+) -> None:
+    # dataset.other_level: report changes nothing an unchunked corpus's gate decides: the
+    # sha is that of the config as written before the key existed. Any other value counts.
+    config, run = project
+    dumped = config.model_dump(mode="json")
+    assert dumped["dataset"].pop("other_level") == "report"
+    text = json.dumps(dumped, sort_keys=True, separators=(",", ":"))
+    before = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    assert decide(run.record, run.record, config, run.dataset).context.config_sha256 == before
+    gating = config.model_copy(
+        update={"dataset": config.dataset.model_copy(update={"other_level": "gate"})}
+    )
+    sha = decide(run.record, run.record, gating, run.dataset).context.config_sha256
+    assert sha not in (before, hashlib.sha256(b"").hexdigest())

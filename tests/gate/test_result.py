@@ -16,6 +16,7 @@ from retrieval_gate.gate.decide import decide
 from retrieval_gate.gate.modes.assisted import Assisted
 from retrieval_gate.gate.result import (
     GateResult,
+    OtherLevelChecks,
     assisted_document,
     error_document,
     failing_checks,
@@ -195,3 +196,20 @@ def test_a_result_with_a_judge_carries_its_labels_block(unchanged: GateResult) -
     assisted = _assisted(None)
     document = dataclasses.replace(unchanged, assisted=assisted).document()
     assert document["labels"] == assisted_document(assisted)
+
+
+@pytest.mark.parametrize(("other", "gating"), [("chunk", "document"), ("document", "chunk")])
+def test_the_gating_level_is_the_one_the_other_level_is_not(other: str, gating: str) -> None:
+    found = OtherLevelChecks(level=other, gated=False, comparisons=())  # type: ignore[arg-type]
+    assert found.gating_level == gating
+
+
+def test_a_gating_other_level_s_failures_fail_the_result(unchanged: GateResult) -> None:
+    base = unchanged.comparisons[0]
+    failed = dataclasses.replace(base, view="chunk", verdict="regressed", delta=-0.1, failed=True)
+    other = OtherLevelChecks(level="chunk", gated=True, comparisons=(failed,))
+    both = dataclasses.replace(unchanged, other_level=other)
+    assert (both.failures, both.status, both.exit_code) == ((failed,), "fail", 1)
+    block = both.document()["other_level"]
+    assert (block["level"], block["gating_level"], block["gated"]) == ("chunk", "document", True)
+    assert [c["view"] for c in block["comparisons"]] == ["chunk"]

@@ -128,11 +128,6 @@ class ComparisonSettings:
         if problems:
             raise GateError("gate settings: " + "; ".join(problems))
 
-    @property
-    def tested(self) -> bool:
-        """Whether a regression needs statistical evidence at all."""
-        return self.require_significance
-
 
 @dataclass(frozen=True, kw_only=True)
 class Comparison:

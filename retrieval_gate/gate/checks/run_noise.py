@@ -50,6 +50,8 @@ def run_spread(sides: Sequence[Runs], metric: str, rows: IntArray) -> tuple[floa
     B = spread^2 also holds per-query noise that the sign flips already see: counted twice,
     on the safe side. A query some runs leave undefined (NaN) takes, in those runs, its mean
     over the runs that define it, as the side's scores do (`mean_of_runs`)."""
+    if not rows.size:  # no mean to take: numpy would warn of an empty slice
+        return None
     squares = 0.0
     df = 0
     for side in sides:
@@ -64,7 +66,7 @@ def run_spread(sides: Sequence[Runs], metric: str, rows: IntArray) -> tuple[floa
         means = np.asarray([float(run.mean()) for run in values])
         squares += float(np.square(means - means.mean()).sum())
         df += len(side) - 1
-    if not df or not rows.size:
+    if not df:
         return None
     spread = math.sqrt(squares / df)
     return (spread, df) if spread > EPS else None

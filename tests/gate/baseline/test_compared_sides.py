@@ -4,14 +4,19 @@ no other level."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
 import pytest
 
-from retrieval_gate.errors import NotComparableError
+from retrieval_gate.config.loader import load
+from retrieval_gate.errors import CannotFailError, NotComparableError
 from retrieval_gate.gate.baseline.compared_sides import compared_sides
-from retrieval_gate.gate.checks.compare import Comparison
+from retrieval_gate.gate.baseline.record import restricted_record
+from retrieval_gate.gate.checks.compare import Comparison, Threshold
+from retrieval_gate.gate.checks.policy import gate_settings, gate_thresholds
+from retrieval_gate.gate.decide import other_level_checks
 from retrieval_gate.gate.result import GateResult
 from retrieval_gate.pipeline.check import check
 from tests.helpers.builders import copy_example
@@ -77,9 +82,9 @@ def test_a_reported_level_fails_nothing_and_its_bounds_come_along(
     assert at_chunk.status == "fail"
     holes = {(h.metric, h.slice): h for h in other.label_holes}
     assert all(not holes[(c.metric, c.slice)].robust for c in would)
-    assert {(h.metric, h.slice, h.unjudged) for h in other.label_holes} == {
-        (h.metric, h.slice, h.unjudged) for h in at_chunk.label_holes
-    }
+    # The same bounds as the run that gates at that level, down to which are proven.
+    assert other.label_holes == at_chunk.label_holes
+    assert any(h.exact for h in other.label_holes)
 
 
 def test_gating_both_levels_fails_on_either_and_halves_each_family_s_alpha(
@@ -190,3 +195,43 @@ def test_compare_re_decides_both_levels_from_a_saved_result(project: Path) -> No
     first, second = (json.loads(path.read_text()) for path in (saved, again))
     assert second["other_level"] == first["other_level"]
     assert second["other_level"]["level"] == "chunk"
+
+
+def test_the_other_level_takes_the_slice_overrides_and_refuses_only_when_it_gates_strictly(
+    project: Path, at_document: GateResult
+) -> None:
+    config = load(project / PR)
+    config = config.model_copy(
+        update={"dataset": config.dataset.model_copy(update={"other_level": "gate"})}
+    )
+    other = compared_sides(at_document.baseline, at_document.current, at_document.dataset, config)
+    assert other.other is not None
+    thresholds, _ = gate_thresholds(config)
+    settings = gate_settings(config)
+    tighter = {"intent=billing": {"ndcg@10": Threshold(max_drop=0.01)}}
+    found = other_level_checks(other.other, config, thresholds, tighter, settings)
+    assert {(c.metric, c.max_drop) for c in found.comparisons if c.slice == "intent=billing"} == {
+        ("ndcg@10", 0.01),
+        ("recall@10", 0.07),
+        ("rr@10", 0.06),
+    }
+    # 3 queries: the sign flips' smallest p is 1/8, past every check's level.
+    keep = [q.id for q in other.other.dataset.queries][:3]
+    few = dataclasses.replace(
+        other.other,
+        baseline=restricted_record(other.other.baseline, keep),
+        current=restricted_record(other.other.current, keep),
+        dataset=dataclasses.replace(
+            other.other.dataset,
+            queries=tuple(q for q in other.other.dataset.queries if q.id in set(keep)),
+        ),
+    )
+    blind = "3 queries cannot give p <= "
+    # Not strict (a sequential run's stopped part), or a level only reported: not gated.
+    for level, strict in ((few, False), (dataclasses.replace(few, gated=False), True)):
+        checks = other_level_checks(level, config, thresholds, {}, settings, strict=strict)
+        assert [(c.gated, c.reason.startswith(blind)) for c in checks.comparisons] == [
+            (False, True)
+        ] * 3
+    with pytest.raises(CannotFailError, match=f"could never fail: ndcg@10 overall: {blind}"):
+        other_level_checks(few, config, thresholds, {}, settings)

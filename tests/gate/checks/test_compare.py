@@ -560,3 +560,46 @@ def test_every_bad_gate_setting_is_named_at_once() -> None:
     assert str(raised.value) == (
         "gate settings: alpha must be within (0, 1), got 2.0; seed must be 0 or more, got -1"
     )
+
+
+@pytest.mark.parametrize("max_drop", [-1e-9, math.nan, math.inf])
+def test_a_max_drop_below_0_or_not_finite_is_refused(max_drop: float) -> None:
+    with pytest.raises(GateError, match=r"threshold: max_drop must be 0 or more, got"):
+        Threshold(max_drop=max_drop)
+
+
+@pytest.mark.parametrize("floor", [math.nan, math.inf, -math.inf])
+def test_a_floor_that_is_not_finite_is_refused(floor: float) -> None:
+    with pytest.raises(GateError, match=r"threshold: min must be a finite number, got"):
+        Threshold(floor=floor)
+
+
+def test_a_max_drop_of_0_and_any_finite_floor_are_taken() -> None:
+    taken = Threshold(max_drop=0.0, floor=-2.5)
+    assert (taken.max_drop, taken.floor, taken.report_only) == (0.0, -2.5, False)
+    assert Threshold(floor=0.4).report_only is False
+    assert Threshold().report_only is True
+
+
+def test_a_rise_is_shown_at_the_check_s_share_of_alpha_not_at_alpha() -> None:
+    # 5 of 60 queries up by 0.4: +0.033, past max_drop, with p_rise = 2^-5 = 0.031. Alone the
+    # check is tested at 0.05 and improved; beside a second metric, at its half, 0.025: pass.
+    n = 60
+    base = np.full(n, 0.5)
+    up = base.copy()
+    up[:5] = 0.9
+    t = Threshold(max_drop=0.02)
+    (alone,) = compare(
+        {"a": base}, {"a": up}, {"all": np.arange(n)}, {"a": t}, {}, ComparisonSettings()
+    )
+    assert (alone.level, alone.verdict) == (0.05, "improved")
+    a, b = compare(
+        {"a": base, "b": base},
+        {"a": up, "b": base},
+        {"all": np.arange(n)},
+        {"a": t, "b": t},
+        {},
+        ComparisonSettings(),
+    )
+    assert (a.level, a.delta, a.verdict) == (0.025, pytest.approx(2.0 / 60), "pass")
+    assert b.verdict == "pass"

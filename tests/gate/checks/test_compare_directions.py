@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from retrieval_gate.errors import CannotFailError
 from retrieval_gate.gate.checks.compare import Comparison, ComparisonSettings, Threshold, compare
 
 
@@ -94,3 +95,20 @@ def test_a_slower_latency_and_a_lower_score_are_both_a_negative_gain() -> None:
     worse = _one(scores, scores - 0.1, Threshold(max_drop=0.05), "ndcg@10")
     assert worse.delta == pytest.approx(-0.1)
     assert worse.gain == pytest.approx(-0.1)
+
+
+def test_only_a_higher_is_better_check_on_0_1_has_its_mean_as_the_most_it_can_lose() -> None:
+    # A mean of 0.1 on 40 queries of sd 0.3: at its level, 0.025 beside the slice, the check
+    # catches 13.9 pt, more than the 10 pt a [0, 1] metric with that mean has to lose, so on
+    # that scale it is blind. Lower is better, or in units, the mean bounds nothing: gated.
+    base = np.zeros(40)
+    base[:4] = 1.0
+    cur = base.copy()
+    with pytest.raises(CannotFailError, match=r"only a drop of 13\.9 pt, more than the 10\.0 pt"):
+        _one(base, cur, Threshold(max_drop=0.02), "m")
+    for threshold in (
+        Threshold(max_drop=0.02, direction="lower"),
+        Threshold(max_drop=0.02, unit="stars"),
+    ):
+        found = _one(base, cur, threshold, "m")
+        assert (found.gated, found.reason, found.level) == (True, "", 0.025)

@@ -9,6 +9,7 @@ import pytest
 from retrieval_gate.errors import GateError
 from retrieval_gate.gate.checks.compare import ComparisonSettings, Threshold, compare
 from retrieval_gate.gate.checks.verdicts import verdict_for
+from retrieval_gate.stats.significance import normal_quantile
 
 MAX_DROP = 0.02
 EPS = 1e-12  # compare's float slack: a drop equal to the threshold in exact arithmetic passes
@@ -64,17 +65,22 @@ def small_slice(current: np.ndarray, **settings: object) -> dict[str, object]:
     few = next(c for c in found if c.slice == "few")
     assert not few.gated
     assert few.level is None
-    return {"verdict": few.verdict, "failed": few.failed, "p": few.p_value}
+    return {"verdict": few.verdict, "failed": few.failed, "p": few.p_value, "within": few.p_within}
 
 
 def test_outside_the_family_a_verdict_reads_the_raw_p_values() -> None:
     # 5 queries: the exact sign-flip test's smallest p is 2^-5 = 0.031 <= alpha = 0.05.
     rise = np.full(60, 0.5)
     rise[:5] = 0.9
-    assert small_slice(rise) == {"verdict": "improved", "failed": False, "p": 1.0}
+    assert small_slice(rise) == {"verdict": "improved", "failed": False, "p": 1.0, "within": None}
     drop = np.full(60, 0.5)
     drop[:5] = 0.1
-    assert small_slice(drop) == {"verdict": "regressed", "failed": False, "p": 2**-5}
+    assert small_slice(drop) == {
+        "verdict": "regressed",
+        "failed": False,
+        "p": 2**-5,
+        "within": None,
+    }
     mixed = drop.copy()
     mixed[0] = 0.9  # one of five against: p = 6/32, past alpha and past the lean (2 alpha)
     assert small_slice(mixed)["verdict"] == "pass"
@@ -118,3 +124,32 @@ def test_a_mean_exactly_at_the_floor_is_not_below_it() -> None:
 def test_the_overall_share_of_alpha_is_strictly_between_0_and_1(share: float) -> None:
     with pytest.raises(GateError, match="overall_share must be within"):
         ComparisonSettings(overall_share=share)
+
+
+def test_outside_the_family_non_inferiority_reads_the_raw_within_p_value() -> None:
+    # Unchanged, the 5 differences moved up by max_drop are all positive: p = 2^-5 <= alpha
+    # shows the drop within max_drop. Half up and half down by 0.1, they are not shown within
+    # it: inconclusive, as a gated check would be, though it fails nothing.
+    unchanged = small_slice(np.full(60, 0.5), rule="non-inferiority")
+    assert (unchanged["verdict"], unchanged["within"]) == ("pass", 2**-5)
+    mixed = np.full(60, 0.5)
+    mixed[:5] = [0.6, 0.4, 0.6, 0.4, 0.5]
+    found = small_slice(mixed, rule="non-inferiority", on_inconclusive="fail")
+    assert (found["verdict"], found["failed"]) == ("inconclusive", False)
+    assert found["within"] > 0.05
+
+
+def test_a_two_query_check_states_the_drop_it_detects() -> None:
+    # Without significance the estimate alone decides: it is past max_drop with 80% chance
+    # at max_drop + z_0.8 x sd / sqrt(2), sd that of the two differences.
+    base, current = np.array([0.5, 0.7]), np.array([0.4, 0.5])
+    (found,) = compare(
+        {"m": base},
+        {"m": current},
+        {"all": np.arange(2)},
+        {"m": Threshold(max_drop=MAX_DROP)},
+        {},
+        ComparisonSettings(require_significance=False),
+    )
+    sd = float(np.std(current - base, ddof=1))
+    assert found.detectable_drop == pytest.approx(MAX_DROP + normal_quantile(0.8) * sd / np.sqrt(2))

@@ -83,3 +83,14 @@ def test_an_override_of_a_metric_without_a_threshold_lists_those_with_one() -> N
         checked_slices(arrays, slices, {"ndcg@10": object(), "recall@10": object()}, override)
     with pytest.raises(GateError, match=message + r" \(metrics: none\)"):
         checked_slices(arrays, slices, {}, override)
+
+
+def test_a_missing_metric_names_the_metrics_the_side_has_or_none() -> None:
+    scores = {"recall@10": np.zeros(2), "mrr@10": np.zeros(2)}
+    with pytest.raises(GateError) as raised:
+        scores_of("baseline", scores, "ndcg@10")
+    assert str(raised.value) == (
+        "baseline has no scores for metric ndcg@10 (it has: mrr@10, recall@10)"
+    )
+    with pytest.raises(GateError, match=r"^current has no scores for metric m \(it has: none\)$"):
+        scores_of("current", {}, "m")

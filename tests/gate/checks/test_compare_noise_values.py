@@ -249,3 +249,44 @@ def test_a_query_one_run_left_undefined_takes_its_mean_over_the_runs_that_define
     spread, df = run_spread(((first, second), ()), "auc", np.arange(4))  # type: ignore[misc]
     # Run means 0.6 and 0.625: their sd is 0.025 / sqrt(2), on 1 degree of freedom.
     assert (spread, df) == (pytest.approx(0.025 / math.sqrt(2.0), rel=1e-12), 1)
+
+
+def test_a_check_of_no_queries_has_no_run_noise_and_takes_no_mean_of_nothing() -> None:
+    # Warnings are errors here: a mean of an empty slice would fail the test.
+    reference, current = runs(1, 3, 0.0), runs(2, 2, 0.0)
+    empty = np.zeros(0, dtype=np.int64)
+    assert run_spread((reference, current), "m", empty) is None
+    found = compare(
+        mean_of(reference),
+        mean_of(current),
+        {"all": np.arange(N), "none": empty},
+        {"m": Threshold(max_drop=MAX_DROP)},
+        {},
+        ComparisonSettings(),
+        runs=(reference, current),
+    )
+    (none,) = [c for c in found if c.slice == "none"]
+    assert (none.n, none.reason, none.run_sd) == (0, "no queries", None)
+
+
+def test_a_query_no_run_defines_moves_no_run_s_mean() -> None:
+    # Query 1 is undefined in both runs: it adds the same 0 to each run's mean, so the spread
+    # is that of the runs with any one value there.
+    first = {"auc": np.array([0.5, np.nan, 0.7, 0.8])}
+    second = {"auc": np.array([0.6, np.nan, 0.7, 0.8])}
+    spread, df = run_spread(((first, second), ()), "auc", np.arange(4))  # type: ignore[misc]
+    # Run means 2.0 / 4 and 2.1 / 4: their sd is 0.025 / sqrt(2), on 1 degree of freedom.
+    assert (spread, df) == (pytest.approx(0.025 / math.sqrt(2.0), rel=1e-12), 1)
+
+
+def test_runs_whose_means_spread_by_eps_or_less_agree() -> None:
+    # Two runs of one query, 0 and x: their sd is x / sqrt(2), exactly EPS = 1e-12 here; the
+    # next float up is past it. Float sums' last bits are not noise.
+    at = 1.4142135623730952e-12
+    assert math.sqrt(np.square(np.array([0.0, at]) - at / 2).sum()) == 1e-12
+    one = np.arange(1)
+    assert run_spread((({"m": np.zeros(1)}, {"m": np.array([at])}),), "m", one) is None
+    past = np.nextafter(at, 1.0)
+    spread, df = run_spread((({"m": np.zeros(1)}, {"m": np.array([past])}),), "m", one) or (0, 0)
+    assert spread > 1e-12
+    assert df == 1

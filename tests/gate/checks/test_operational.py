@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -222,8 +224,35 @@ def test_a_quantile_no_query_measured_is_report_only_with_no_change() -> None:
     latency = found["latency_p95"]
     assert (latency.n, latency.reason, latency.failed) == (0, "no query measured", False)
     assert (latency.baseline_mean, latency.current_mean, latency.delta) == (0.0, 0.0, 0.0)
+    # Zeros negated back from the lower-is-better sign stay +0: a report would show "-0".
+    means = (latency.baseline_mean, latency.current_mean, latency.delta)
+    assert [math.copysign(1.0, v) for v in means] == [1.0, 1.0, 1.0]
     assert latency.p_value is None
     assert found["notes"] == [
         "latency_p95: 80 queries left out of the check, without a latency on both sides: "
         "80 cached, failed or not reported"
     ]
+
+
+def test_a_one_pair_quantile_check_states_its_values_and_no_interval_of_a_mean() -> None:
+    # One measured pair: its quantile is its value, and a quantile's change has no interval
+    # of the mean delta to state, however few pairs it has.
+    before, after = sides(slower=1.5)
+    latency = LatencyRun({q: i for i, q in enumerate(IDS)})
+    ready, columns, _ = operational_columns(list(before), IDS, (before, after), latency)
+    found = compare(
+        ready[0],
+        ready[1],
+        {"all": np.arange(N), "one": np.array([3])},
+        {"latency_p95": LOWER},
+        {},
+        ComparisonSettings(),
+        columns=columns,
+    )
+    one = next(c for c in found if c.slice == "one")
+    assert one.n == 1
+    assert (one.baseline_mean, one.current_mean) == (
+        before["latency_p95"][3],
+        after["latency_p95"][3],
+    )
+    assert (one.ci_low, one.ci_high) == (None, None)

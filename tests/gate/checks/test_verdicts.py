@@ -52,6 +52,22 @@ def test_excess_tests_the_differences_moved_up_by_max_drop() -> None:
     assert found.p_within is None
 
 
+def test_a_relative_max_drop_moves_the_differences_by_its_share_of_the_baseline_mean() -> None:
+    base, current = pair(300, 0.05, 0.1)
+    (found,) = compare(
+        {"m": base},
+        {"m": current},
+        {"all": np.arange(base.size)},
+        {"m": Threshold(max_drop=0.1, relative=True)},
+        {},
+        ComparisonSettings(rule="evidence-of-excess"),
+    )
+    assert found.max_drop == pytest.approx(0.1 * base.mean())
+    moved = current - base + 0.1 * base.mean()  # not the current mean, 0.05 lower
+    expected = sign_flip(moved, resamples=10_000, rng=np.random.default_rng([0, 0]))
+    assert found.p_excess == pytest.approx(float(expected.drop[0]))
+
+
 def test_a_drop_at_the_threshold_fails_the_default_about_half_the_time_and_excess_rarely() -> None:
     fails = {"significant-drop": 0, "evidence-of-excess": 0}
     for seed in range(60):
