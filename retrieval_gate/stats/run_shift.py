@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from retrieval_gate.core.ids import FloatArray
+from retrieval_gate.core.ids import BoolArray, FloatArray
 from retrieval_gate.stats.normal_tail import normal_tails
 from retrieval_gate.stats.significance import normal_quantile, t_cdf, t_quantile
 
@@ -110,7 +110,7 @@ def shifted_bars(
     # log tail is near quadratic where the tail itself falls off exponentially, so it
     # converges in a dozen steps where bisection takes forty. A node whose bracket has
     # closed is not evaluated again.
-    def gap(x: FloatArray, shift: FloatArray) -> tuple[FloatArray, FloatArray]:
+    def gap(x: FloatArray, shift: FloatArray) -> tuple[BoolArray, FloatArray]:
         at = shifted_tail(x, spread(x), shift, run_df)
         return at <= level, np.log(np.maximum(at, _TINY)) - log_level
 
