@@ -124,3 +124,41 @@ def test_bm25_parameters_take_no_booleans(field: str) -> None:
 
     with pytest.raises(ValidationError, match=field):
         BM25Config(**{field: True})
+
+
+_IMPORTS = """
+import json, sys
+{before}
+from retrieval_gate.adapters import BM25Config, Document, Query
+from retrieval_gate.adapters.bm25 import BM25Retriever
+docs = [Document("a", "Running shoes", "For a marathon."), Document("b", "Racks", "A shoe rack.")]
+corpus = {{doc.id: doc for doc in docs}}
+hits = BM25Retriever(BM25Config(), corpus=corpus).search(Query("q", "run shoes"), 2)
+print(json.dumps({{"hits": [h.doc_id for h in hits],
+                  "loaded": sorted(m for m in ("numba", "scipy.sparse") if m in sys.modules)}}))
+"""
+
+
+@pytest.mark.parametrize(("before", "loaded"), [("", []), ("import numba", ["numba"])])
+def test_bm25s_starts_without_the_backends_it_is_not_asked_for(
+    before: str, loaded: list[str]
+) -> None:
+    """bm25s imports numba and scipy.sparse whenever they are installed (this environment
+    has both), for backends the retriever never selects; hidden from it, a start costs
+    about 0.3 s less, and a process that imported numba itself keeps it."""
+    import importlib.util
+    import json
+    import subprocess
+    import sys
+
+    assert importlib.util.find_spec("numba")
+    assert importlib.util.find_spec("scipy")
+    done = subprocess.run(
+        [sys.executable, "-c", _IMPORTS.format(before=before)],
+        capture_output=True,
+        text=True,
+        timeout=GUARD,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {"hits": ["a", "b"], "loaded": loaded}
