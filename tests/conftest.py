@@ -31,6 +31,14 @@ def pytest_configure(config: pytest.Config) -> None:
     sys.dont_write_bytecode = False
 
 
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """`-n auto`: half as many workers again as cores. A worker spends about a fifth of its
+    time waiting (on a server, a child process, a retry's wait) rather than computing, and on
+    two cores a third worker fills that time (benchmarks/timings/README.md, the test suite)."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return max(1, (cores or 1) * 3 // 2)
+
+
 def pytest_unconfigure(config: pytest.Config) -> None:
     for folder in _BYTECODE:
         shutil.rmtree(folder, ignore_errors=True)
