@@ -21,6 +21,7 @@ _TINY = 1e-300
 _HERMITE = np.polynomial.hermite_e.hermegauss(_NODES)
 
 
+@functools.lru_cache(maxsize=64)
 def estimate_weights(df: int) -> tuple[FloatArray, FloatArray]:
     """Nodes u and weights of the distribution of B_hat / B = chi2_df / df, the ratio of the
     run-to-run variance repeated runs estimate with `df` degrees of freedom to the true one
@@ -35,7 +36,11 @@ def estimate_weights(df: int) -> tuple[FloatArray, FloatArray]:
     weights = np.exp(log_density)
     weights /= weights.sum()  # the trapezoid's ends weigh < 1e-12: equal weights
     kept = weights > _NEGLIGIBLE
-    return np.exp(y[kept]), weights[kept] / weights[kept].sum()
+    nodes, kept_weights = np.exp(y[kept]), weights[kept] / weights[kept].sum()
+    # Read-only: the cache hands the same arrays to every caller.
+    nodes.setflags(write=False)
+    kept_weights.setflags(write=False)
+    return nodes, kept_weights
 
 
 def _row_sums(terms: FloatArray) -> FloatArray:
