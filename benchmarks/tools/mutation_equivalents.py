@@ -1183,41 +1183,20 @@ EQUIVALENTS: list[tuple[str, str, str, str, str, str]] = [
         "a valid or re-anchorable drift names one chunk alone (label_drift.py builds both with "
         "a one-id tuple), so its first chunk is its last",
     ),
-    (
-        "gate/baseline/side_file_bytes.py",
-        "<module>",
-        "_BYTES_AT_ONCE = 1 << 24",
-        "1 << 24",
-        "1 << 25",
-        "bounds the bytes parsed at once (memory): blocks end at newlines and each checks its "
-        "lines alone, so a side file is read the same at any block size, the fast reader "
-        "answering as the line reader or leaving it to it "
-        "(test_bytes_changed_at_random_are_read_alike_or_left_to_the_line_reader, blocks of "
-        "1, 12, 30 and 1 << 24 bytes)",
-    ),
-    (
-        "gate/baseline/side_file_bytes.py",
-        "<module>",
-        "_BYTES_AT_ONCE = 1 << 24",
-        "1 << 24",
-        "2 << 24",
-        "bounds the bytes parsed at once (memory): blocks end at newlines and each checks its "
-        "lines alone, so a side file is read the same at any block size, the fast reader "
-        "answering as the line reader or leaving it to it "
-        "(test_bytes_changed_at_random_are_read_alike_or_left_to_the_line_reader, blocks of "
-        "1, 12, 30 and 1 << 24 bytes)",
-    ),
-    (
-        "gate/baseline/side_file_bytes.py",
-        "<module>",
-        "_BYTES_AT_ONCE = 1 << 24",
-        "1 << 24",
-        "1 << 23",
-        "bounds the bytes parsed at once (memory): blocks end at newlines and each checks its "
-        "lines alone, so a side file is read the same at any block size, the fast reader "
-        "answering as the line reader or leaving it to it "
-        "(test_bytes_changed_at_random_are_read_alike_or_left_to_the_line_reader, blocks of "
-        "1, 12, 30 and 1 << 24 bytes)",
+    *(
+        (
+            "gate/baseline/side_file_bytes.py",
+            "<module>",
+            "_BYTES_AT_ONCE = 1 << 24",
+            "1 << 24",
+            mutated,
+            "bounds the bytes parsed at once (memory): blocks end at newlines and each checks "
+            "its lines alone, so a side file is read the same at any block size, the fast "
+            "reader answering as the line reader or leaving it to it "
+            "(test_bytes_changed_at_random_are_read_alike_or_left_to_the_line_reader, blocks "
+            "of 1, 12, 30 and 1 << 24 bytes)",
+        )
+        for mutated in ("1 << 25", "2 << 24", "1 << 23")
     ),
     (
         "gate/baseline/side_file_bytes.py",

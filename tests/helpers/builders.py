@@ -1,4 +1,4 @@
-"""Builders of test inputs: a small labelled set with its config, files, the example's copy."""
+"""Builders of test inputs: a labelled set with its config, files, the example, a check."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ import yaml
 from retrieval_gate.core.judgments import Judgments
 from retrieval_gate.core.model import Document, Query
 from retrieval_gate.datasets import Dataset, Labels, assemble
+from retrieval_gate.gate.checks.compare import Comparison
 from retrieval_gate.labels.queue import QueueItem
 from tests.helpers.cli import run_cli
 from tests.helpers.paths import CONFIGS
@@ -127,3 +128,16 @@ def queue_dataset(
 def queue_keys(items: list[QueueItem]) -> list[tuple[str, str, int | None]]:
     """(query, doc, rank) of each queue item, in order."""
     return [(item.query_id, item.doc_id, item.rank) for item in items]
+
+
+def comparison(**fields: Any) -> Comparison:
+    """A gated ndcg@10 check of 40 queries on every query, 0.5 on both sides, the pairs and p
+    of a drop nobody can call: `fields` change what a test reads."""
+    values: dict[str, Any] = {
+        "metric": "ndcg@10", "slice": "all", "n": 40, "baseline_mean": 0.5,
+        "current_mean": 0.5, "delta": 0.0, "ci_low": -0.02, "ci_high": 0.02, "wins": 10,
+        "ties": 20, "losses": 10, "p_value": 0.5, "p_bound": False, "p_adjusted": 0.5,
+        "level": 0.05, "max_drop": 0.02, "floor": None, "detectable_drop": 0.03,
+        "queries_needed": 50, "gated": True, "reason": "", "verdict": None, "failed": False,
+    }  # fmt: skip
+    return Comparison(**{**values, **fields})

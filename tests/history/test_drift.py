@@ -10,10 +10,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from retrieval_gate.gate.checks.compare import Comparison
 from retrieval_gate.gate.checks.slicing import ALL
 from retrieval_gate.history.drift import Evidence, drop_evidence
 from retrieval_gate.stats.edetector import log_bar, log_e_values
+from tests.helpers.builders import comparison
 from tests.helpers.cli import run_cli
 from tests.helpers.drifting_main import BUDGET, QUERIES, STEPS, Main, write_config, write_set
 from tests.helpers.git import git
@@ -186,31 +186,10 @@ def test_the_evidence_after_each_record_is_the_larger_of_its_two_comparisons() -
 
 def test_an_e_value_at_the_bar_drifts_and_one_below_it_does_not() -> None:
     # The bar is a threshold reached, as the report words it: "e-value >= horizon / share".
-    check = Comparison(
-        metric="ndcg@10",
-        slice=ALL,
-        n=40,
-        baseline_mean=0.5,
-        current_mean=0.45,
-        delta=-0.05,
-        ci_low=-0.07,
-        ci_high=-0.03,
-        wins=10,
-        ties=10,
-        losses=20,
-        p_value=0.01,
-        p_bound=False,
-        p_adjusted=0.01,
-        level=0.05,
-        max_drop=0.03,
-        floor=None,
-        detectable_drop=0.03,
-        queries_needed=50,
-        gated=True,
-        reason="",
-        verdict=None,
-        failed=False,
-    )
+    check = comparison(
+        slice=ALL, current_mean=0.45, delta=-0.05, ci_low=-0.07, ci_high=-0.03, wins=10,
+        ties=10, losses=20, p_value=0.01, p_adjusted=0.01, max_drop=0.03,
+    )  # fmt: skip
     bar = log_bar(50, 0.05)  # e >= 1000
     at = Evidence(check=check, log_e=math.log(1000.0), since="v1", log_bar=bar)
     below = Evidence(check=check, log_e=math.nextafter(bar, 0.0), since="v1", log_bar=bar)

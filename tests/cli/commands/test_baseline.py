@@ -13,6 +13,7 @@ import pytest
 
 from retrieval_gate.cli.commands.baseline import ratchet
 from retrieval_gate.gate.checks.compare import Comparison
+from tests.helpers.builders import comparison
 from tests.helpers.cli import run_cli
 from tests.helpers.generated_project import (
     QUERIES,
@@ -168,31 +169,10 @@ def test_the_bundled_example_ratchets_up_and_not_back_down(tmp_path: Path) -> No
 
 
 def _check(verdict: str | None, *, failed: bool = False, delta: float = 0.05) -> Comparison:
-    return Comparison(
-        metric="ndcg@10",
-        slice=f"intent={verdict}",
-        n=40,
-        baseline_mean=0.5,
-        current_mean=0.5 + delta,
-        delta=delta,
-        ci_low=delta - 0.02,
-        ci_high=delta + 0.02,
-        wins=20,
-        ties=10,
-        losses=10,
-        p_value=0.5,
-        p_bound=False,
-        p_adjusted=0.5,
-        level=0.01,
-        max_drop=0.02,
-        floor=None,
-        detectable_drop=0.03,
-        queries_needed=50,
-        gated=True,
-        reason="",
-        verdict=verdict,  # type: ignore[arg-type]
-        failed=failed,
-    )
+    return comparison(
+        slice=f"intent={verdict}", current_mean=0.5 + delta, delta=delta, ci_low=delta - 0.02,
+        ci_high=delta + 0.02, wins=20, ties=10, level=0.01, verdict=verdict, failed=failed,
+    )  # fmt: skip
 
 
 def test_an_inconclusive_drop_keeps_the_baseline_even_when_the_gate_passes_it() -> None:
