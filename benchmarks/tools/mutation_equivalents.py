@@ -1138,50 +1138,35 @@ EQUIVALENTS: list[tuple[str, str, str, str, str, str]] = [
         "(None, None), test_git_state_of_a_git_that_hangs) holds at any bound; a git "
         "hanging 9 to 11 s could tell them apart, a timing no contract fixes",
     ),
-    (
-        "gate/baseline/rechunk.py",
-        "one_id_space",
-        'if drift.kind == "re-anchorable" and drift.chunks[0] not in taken:',
-        "drift.chunks[0]",
-        "drift.chunks[-1]",
-        "a valid or re-anchorable drift names one chunk alone (label_drift.py builds both with "
-        "a one-id tuple), so its first chunk is its last",
-    ),
-    (
-        "gate/baseline/rechunk.py",
-        "one_id_space",
-        "renamed[doc] = drift.chunks[0]",
-        "drift.chunks[0]",
-        "drift.chunks[-1]",
-        "a valid or re-anchorable drift names one chunk alone (label_drift.py builds both with "
-        "a one-id tuple), so its first chunk is its last",
-    ),
-    (
-        "gate/baseline/rechunk.py",
-        "one_id_space",
-        "taken.add(drift.chunks[0])",
-        "drift.chunks[0]",
-        "drift.chunks[-1]",
-        "a valid or re-anchorable drift names one chunk alone (label_drift.py builds both with "
-        "a one-id tuple), so its first chunk is its last",
-    ),
-    (
-        "gate/baseline/rechunk.py",
-        "judge_across",
-        "drift.chunks[0] if drift.kind in ANCHORED else None,",
-        "drift.chunks[0]",
-        "drift.chunks[-1]",
-        "a valid or re-anchorable drift names one chunk alone (label_drift.py builds both with "
-        "a one-id tuple), so its first chunk is its last",
-    ),
-    (
-        "gate/baseline/rechunk.py",
-        "rechunked",
-        "_keep_highest(after, (row.query_id, row.drift.chunks[0]), row.grade)",
-        "row.drift.chunks[0]",
-        "row.drift.chunks[-1]",
-        "a valid or re-anchorable drift names one chunk alone (label_drift.py builds both with "
-        "a one-id tuple), so its first chunk is its last",
+    *(
+        (
+            "gate/baseline/rechunk.py",
+            function,
+            line,
+            chunk,
+            chunk.replace("[0]", "[-1]"),
+            "a valid or re-anchorable drift names one chunk alone (label_drift.py builds "
+            "both with a one-id tuple), so its first chunk is its last",
+        )
+        for function, line, chunk in (
+            (
+                "one_id_space",
+                'if drift.kind == "re-anchorable" and drift.chunks[0] not in taken:',
+                "drift.chunks[0]",
+            ),
+            ("one_id_space", "renamed[doc] = drift.chunks[0]", "drift.chunks[0]"),
+            ("one_id_space", "taken.add(drift.chunks[0])", "drift.chunks[0]"),
+            (
+                "judge_across",
+                "drift.chunks[0] if drift.kind in ANCHORED else None,",
+                "drift.chunks[0]",
+            ),
+            (
+                "rechunked",
+                "_keep_highest(after, (row.query_id, row.drift.chunks[0]), row.grade)",
+                "row.drift.chunks[0]",
+            ),
+        )
     ),
     *(
         (
