@@ -124,7 +124,8 @@ class BM25Retriever(Adapter[BM25Config]):
 
 _UNUSED_BY_BM25S = ("numba", "scipy.sparse")
 """What bm25s imports whenever it is installed, for backends this adapter never selects (it
-scores with bm25s's numpy backend): about 0.3 s of every start where they are."""
+scores with bm25s's numpy backend): 0.3 CPU s and 72 MiB of every start where they are
+(benchmarks/timings/README.md)."""
 
 
 def _bm25s() -> Any:
