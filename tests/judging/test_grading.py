@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Iterator
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -39,10 +40,23 @@ def _judge() -> FakeJudge:
     return FakeJudge(lambda query, passage: TRUTH.get(passage.split()[0]))
 
 
+_OPEN: list[JudgeRetriever] = []
+"""The graders a test made: closed after it (each holds keep-alive connections)."""
+
+
+@pytest.fixture(autouse=True)
+def _close_graders() -> Iterator[None]:
+    yield
+    while _OPEN:
+        _OPEN.pop().close()
+
+
 def _grader(url: str, budget: Budget | None = None, **fields: Any) -> JudgeRetriever:
     config = JudgeConfig(base_url=url, **{"model": "judge-1", **fields})
     ledger = Ledger(Prices(input=1.0, output=2.0), budget or Budget(), config.max_tokens)
-    return JudgeRetriever(ChatClient(config, {}), Prompt(RUBRIC), ledger, clock=lambda: CLOCK)
+    made = JudgeRetriever(ChatClient(config, {}), Prompt(RUBRIC), ledger, clock=lambda: CLOCK)
+    _OPEN.append(made)
+    return made
 
 
 def _settings(**fields: Any) -> RunSettings:

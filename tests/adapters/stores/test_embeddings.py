@@ -9,7 +9,7 @@ import os
 import subprocess
 import sys
 import textwrap
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +22,23 @@ from retrieval_gate.core import redaction
 from retrieval_gate.errors import GateError, RetrieverError
 from tests.helpers.local_server import Answer, free_port, serving
 from tests.helpers.paths import REPO
+
+_OPEN: list[Any] = []
+"""The embedders a test made: closed after it (each holds a keep-alive connection)."""
+
+
+def _embedder(config: EmbeddingConfig, root: Path) -> Any:
+    made = embedder(config, root)
+    _OPEN.append(made)
+    return made
+
+
+@pytest.fixture(autouse=True)
+def _close_embedders() -> Iterator[None]:
+    yield
+    while _OPEN:
+        _OPEN.pop().close()
+
 
 CONFIG: TypeAdapter[Any] = TypeAdapter(EmbeddingConfig)
 
@@ -70,7 +87,7 @@ def functions(tmp_path: Path) -> Path:
 
 def test_python_callable_is_batched_and_returns_float32_rows(functions: Path) -> None:
     config = parsed({"python": f"{functions.stem}:good", "batch": 2})
-    embed = embedder(config, functions.parent)
+    embed = _embedder(config, functions.parent)
     vectors = embed(["a", "bb", "ccc", "dddd", "eeeee"])
     assert vectors.dtype == np.float32
     assert vectors.shape == (5, 3)
@@ -94,21 +111,23 @@ def test_python_callable_is_batched_and_returns_float32_rows(functions: Path) ->
 def test_a_callable_with_the_wrong_shape_is_a_clear_error(
     functions: Path, name: str, message: str
 ) -> None:
-    embed = embedder(parsed({"python": f"{functions.stem}:{name}"}), functions.parent)
+    embed = _embedder(parsed({"python": f"{functions.stem}:{name}"}), functions.parent)
     with pytest.raises(RetrieverError, match=r"retriever\.embedding") as error:
         embed(["one", "two"])
     assert message in str(error.value)
 
 
 def test_a_width_that_changes_between_calls_is_an_error(functions: Path) -> None:
-    embed = embedder(parsed({"python": f"{functions.stem}:widening", "batch": 1}), functions.parent)
+    embed = _embedder(
+        parsed({"python": f"{functions.stem}:widening", "batch": 1}), functions.parent
+    )
     with pytest.raises(RetrieverError, match="width 3, expected 2"):
         embed(["one", "two"])
 
 
 def test_a_target_that_is_not_callable_is_a_gate_error(functions: Path) -> None:
     with pytest.raises(GateError, match="not a callable"):
-        embedder(parsed({"python": f"{functions.stem}:not_callable"}), functions.parent)
+        _embedder(parsed({"python": f"{functions.stem}:not_callable"}), functions.parent)
 
 
 @pytest.mark.parametrize(
@@ -150,7 +169,7 @@ def test_openai_endpoint_over_real_http(monkeypatch: pytest.MonkeyPatch) -> None
     monkeypatch.setenv("RG_TEST_EMBED_KEY", "sk-test-embedding-key")
     endpoint = Endpoint()
     with serving(endpoint) as url:
-        embed = embedder(openai(url, batch=2, api_key_env="RG_TEST_EMBED_KEY"), Path("."))
+        embed = _embedder(openai(url, batch=2, api_key_env="RG_TEST_EMBED_KEY"), Path("."))
         vectors = embed(["a", "bb", "ccc"])
         embed.close()
     assert vectors.shape == (3, 4)
@@ -163,11 +182,11 @@ def test_openai_endpoint_over_real_http(monkeypatch: pytest.MonkeyPatch) -> None
 
 def test_openai_dimensions_are_asked_for_and_checked() -> None:
     with serving(Endpoint()) as url:
-        assert embedder(openai(url, dimensions=8), Path("."))(["x"]).shape == (1, 8)
-        assert embedder(openai(url, dimensions=8), Path(".")).dimension() == 8
+        assert _embedder(openai(url, dimensions=8), Path("."))(["x"]).shape == (1, 8)
+        assert _embedder(openai(url, dimensions=8), Path(".")).dimension() == 8
     narrow = Endpoint(body=json.dumps({"data": [{"index": 0, "embedding": [1.0]}]}).encode())
     with serving(narrow) as url, pytest.raises(RetrieverError, match="width 1, expected 8"):
-        embedder(openai(url, dimensions=8), Path("."))(["x"])
+        _embedder(openai(url, dimensions=8), Path("."))(["x"])
 
 
 def test_a_failing_endpoint_is_an_error_with_the_key_redacted(
@@ -178,7 +197,7 @@ def test_a_failing_endpoint_is_an_error_with_the_key_redacted(
     body = f"invalid key {key}\n::error::forged".encode()
     try:
         with serving(Endpoint(status=401, body=body)) as url:
-            embed = embedder(openai(url, api_key_env="RG_TEST_EMBED_KEY"), Path("."))
+            embed = _embedder(openai(url, api_key_env="RG_TEST_EMBED_KEY"), Path("."))
             with pytest.raises(RetrieverError) as error:
                 embed(["x"])
         message = str(error.value)
@@ -188,15 +207,15 @@ def test_a_failing_endpoint_is_an_error_with_the_key_redacted(
         assert "\n" not in message
         assert not error.value.retryable
         with serving(Endpoint(status=503)) as url, pytest.raises(RetrieverError) as error:
-            embedder(openai(url), Path("."))(["x"])
+            _embedder(openai(url), Path("."))(["x"])
         assert error.value.retryable
         with (
             serving(Endpoint(body=b"<html>not json</html>")) as url,
             pytest.raises(RetrieverError, match="no data"),
         ):
-            embedder(openai(url), Path("."))(["x"])
+            _embedder(openai(url), Path("."))(["x"])
         with pytest.raises(RetrieverError, match="ConnectError") as error:
-            embedder(openai(f"http://user:{key}@127.0.0.1:{free_port()}"), Path("."))(["x"])
+            _embedder(openai(f"http://user:{key}@127.0.0.1:{free_port()}"), Path("."))(["x"])
         assert key not in str(error.value)
     finally:
         redaction.forget()
@@ -205,20 +224,20 @@ def test_a_failing_endpoint_is_an_error_with_the_key_redacted(
 def test_an_unset_key_variable_is_a_gate_error(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("RG_TEST_EMBED_UNSET", raising=False)
     with pytest.raises(GateError, match="RG_TEST_EMBED_UNSET, which is not set"):
-        embedder(openai("http://127.0.0.1:1", api_key_env="RG_TEST_EMBED_UNSET"), Path("."))
+        _embedder(openai("http://127.0.0.1:1", api_key_env="RG_TEST_EMBED_UNSET"), Path("."))
 
 
 def test_wordllama_vectors_are_unit_length_and_truncate() -> None:
     root = logging.getLogger()
     before = (list(root.handlers), root.level)
-    embed = embedder(parsed({"wordllama": {"dim": 128}}), Path("."))
+    embed = _embedder(parsed({"wordllama": {"dim": 128}}), Path("."))
     assert (list(root.handlers), root.level) == before  # its import-time basicConfig undone
     vectors = embed(["reset my password", "reset my password", "export invoices to csv"])
     assert vectors.shape == (3, 128)
     assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
     assert np.allclose(vectors[0], vectors[1])
     assert embed.describe()["wordllama"]["dim"] == 128
-    full = embedder(parsed({"wordllama": {}}), Path("."))
+    full = _embedder(parsed({"wordllama": {}}), Path("."))
     assert full.dimension() == 256
 
 
