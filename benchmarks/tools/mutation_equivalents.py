@@ -1328,4 +1328,33 @@ EQUIVALENTS: list[tuple[str, str, str, str, str, str]] = [
         "a check past max_drop has regressed before within is read, so True and None lead "
         "to one verdict",
     ),
+    *(
+        (
+            "stats/significance.py",
+            function,
+            "if m < 63 and (1 << m) <= resamples:",
+            "m < 63",
+            bound,
+            f"the branches part only at {queries} queries with resamples >= 2^{queries}, "
+            f"where one of them enumerates 2^{queries} sign vectors (centuries): no run of it "
+            "returns a p-value to tell the two apart",
+        )
+        for function in ("sign_flip", "noisy_sign_flip")
+        for bound, queries in (("m < 62", 62), ("m < 64", 63))
+    ),
+    *(
+        (
+            "stats/run_shift.py",
+            "shifted_bars",
+            "side[open_] = np.where(rejects, 1, -1)",
+            original,
+            moved,
+            "side is read only as side > 0 and side < 0: 1 and 2 are both above 0, -1 and -2 "
+            "both below",
+        )
+        for original, moved in (
+            ("np.where(rejects, 1, -1)", "np.where(rejects, 2, -1)"),
+            ("-1", "-2"),
+        )
+    ),
 ]

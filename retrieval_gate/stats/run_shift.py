@@ -9,7 +9,7 @@ import numpy as np
 
 from retrieval_gate.core.ids import BoolArray, FloatArray
 from retrieval_gate.stats.normal_tail import normal_tails
-from retrieval_gate.stats.significance import normal_quantile, t_cdf, t_quantile
+from retrieval_gate.stats.significance import t_cdf, t_quantile
 
 _NODES = 64
 """Quadrature nodes of the inner integral (over the normal or over Student's t)."""
@@ -105,8 +105,10 @@ def shifted_bars(
     def tail(x: FloatArray) -> FloatArray:
         return shifted_tail(x, spread(x), shift, run_df)
 
-    # The tail of each part at level / 2 bounds the sum's: the bar lies below their sum.
-    reach = max(normal_quantile(1.0 - level / 2.0), t_quantile(1.0 - level / 2.0, run_df))
+    # The tail of each part at level / 2 bounds the sum's: the bar lies below their sum
+    # (Student's quantile is past the normal's, so it serves both), unless the sign flips'
+    # spread grows with the drop enough (a few queries) to need the doubling below.
+    reach = t_quantile(1.0 - level / 2.0, run_df)
     high = reach * (spread(np.zeros_like(shift)) + shift)
     while bool(np.any(beyond := tail(high) > level)):
         high = np.where(beyond, 2.0 * high, high)

@@ -173,3 +173,34 @@ def test_the_root_finder_halves_whichever_end_is_stale(monkeypatch: pytest.Monke
     assert np.asarray(bars) == pytest.approx(roots, rel=1e-12)
     # Fewer steps than bisection's forty, though the log of this tail is steep at the root.
     assert len(calls) - 3 <= 30
+
+
+@pytest.mark.parametrize(
+    ("sd", "n", "run_variance", "run_df", "level"),
+    [(0.2, 50, 0.08, 4, 0.01), (0.2, 20, 0.018, 10, 0.01), (0.2, 20, 0.08, 1, 0.05)],
+)
+def test_the_first_bracket_already_holds_every_root(
+    sd: float,
+    n: int,
+    run_variance: float,
+    run_df: int,
+    level: float,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Each part's tail at level / 2 bounds the sum's at the sum of their quantiles: from 20
+    queries on (where the sign flips' spread barely grows with the drop) the search starts from
+    a high end where every node's test already rejects, with no doubling, even where the run
+    noise is ten times the queries' (a bracket from each part at the level would not hold)."""
+    evaluated: list[np.ndarray] = []
+    tail = run_shift.shifted_tail
+
+    def recorded(x: Any, spread: Any, shift: Any, df: int) -> Any:
+        at = tail(x, spread, shift, df)
+        evaluated.append(np.asarray(at))
+        return at
+
+    monkeypatch.setattr(run_shift, "shifted_tail", recorded)
+    run_shift.shifted_bars.__wrapped__(sd, n, run_variance, run_df, level, False)
+    # The high end's check, then the low end (x = 0, where every tail is a half).
+    assert np.all(evaluated[0] <= level)
+    assert np.all(evaluated[1] == pytest.approx(0.5, abs=1e-12))
