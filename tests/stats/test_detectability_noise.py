@@ -85,9 +85,13 @@ def averaged_t_test_chance(
     return float(found)
 
 
+@pytest.mark.parametrize("n", [200, 8])
 @pytest.mark.parametrize("rule", ["significant-drop", "evidence-of-excess"])
-def test_the_t_test_s_chance_is_its_bar_averaged_over_what_the_runs_estimate(rule: str) -> None:
-    shape = {"sd": 0.2, "n": 200, "level": 0.05, "max_drop": 0.02, "run_variance": 1.5e-4}
+def test_the_t_test_s_chance_is_its_bar_averaged_over_what_the_runs_estimate(
+    rule: str, n: int
+) -> None:
+    # At 8 queries the bar's share of the sd's spread is a third of the mean's variance.
+    shape = {"sd": 0.2, "n": n, "level": 0.05, "max_drop": 0.02, "run_variance": 1.5e-4}
     for run_df in (2, 4):
         for drop in (0.0, 0.02, 0.03, 0.04, 0.06):
             got = fail_probability(
@@ -110,3 +114,20 @@ def test_the_stated_drop_is_caught_with_the_power_and_more_noise_needs_more() ->
         found.append(drop)
     # Fewer runs: B_hat is less certain and the t bar higher, so a larger drop is needed.
     assert found[0] > found[1] > found[2]
+
+
+@pytest.mark.parametrize("run_variance", [1e-4, 1e-3])
+def test_the_stated_drop_is_caught_with_the_power_where_the_bars_span_orders(
+    run_variance: float,
+) -> None:
+    # Two runs (df 1) at level 1e-3: Student's quantile is 318, so the bar over B_hat's
+    # nodes runs from about the queries' own to hundreds of times the run noise's sd, and
+    # the drop that fails 80% of the time lies far past the smallest.
+    common = {
+        "sd": 0.2, "n": 200, "level": 1e-3, "max_drop": 0.02, "resamples": 10_000,
+        "run_variance": run_variance, "run_df": 1,
+    }  # fmt: skip
+    drop = detectable_drop(**common)
+    assert drop is not None
+    assert drop > 100 * math.sqrt(run_variance)
+    assert fail_probability(drop, **common) == pytest.approx(0.8, rel=1e-9)
