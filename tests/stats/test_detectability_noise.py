@@ -116,18 +116,45 @@ def test_the_stated_drop_is_caught_with_the_power_and_more_noise_needs_more() ->
     assert found[0] > found[1] > found[2]
 
 
-@pytest.mark.parametrize("run_variance", [1e-4, 1e-3])
+@pytest.mark.parametrize(("n", "run_variance"), [(200, 1e-4), (200, 1e-3), (100_000, 1e-3)])
 def test_the_stated_drop_is_caught_with_the_power_where_the_bars_span_orders(
-    run_variance: float,
+    n: int, run_variance: float
 ) -> None:
     # Two runs (df 1) at level 1e-3: Student's quantile is 318, so the bar over B_hat's
     # nodes runs from about the queries' own to hundreds of times the run noise's sd, and
-    # the drop that fails 80% of the time lies far past the smallest.
+    # the drop that fails 80% of the time lies far past the smallest (at 100,000 queries
+    # also far past what the bars' own spread adds to it).
     common = {
-        "sd": 0.2, "n": 200, "level": 1e-3, "max_drop": 0.02, "resamples": 10_000,
+        "sd": 0.2, "n": n, "level": 1e-3, "max_drop": 0.02, "resamples": 10_000,
         "run_variance": run_variance, "run_df": 1,
     }  # fmt: skip
     drop = detectable_drop(**common)
     assert drop is not None
     assert drop > 100 * math.sqrt(run_variance)
     assert fail_probability(drop, **common) == pytest.approx(0.8, rel=1e-9)
+
+
+@pytest.mark.parametrize(
+    ("rule", "on_inconclusive", "caught", "failing"),
+    [("significant-drop", "pass", None, 0.0), ("non-inferiority", "fail", 0.0, 1.0)],
+)
+def test_too_few_queries_for_the_level_under_run_noise_are_as_without_it(
+    rule: str, on_inconclusive: str, caught: float | None, failing: float
+) -> None:
+    # The sign flips' spread grows with the drop as drop / sqrt(n): their tail stays above
+    # P(Z >= sqrt(n)), 1.1e-3 at 9 queries, so no drop reaches level 1e-3 (z^2 = 9.55), with
+    # run-wide noise or without; the bars once doubled to infinity and gave NaN.
+    common = {
+        "sd": 0.2, "level": 1e-3, "max_drop": 0.02, "resamples": 10_000, "rule": rule,
+        "on_inconclusive": on_inconclusive,
+    }  # fmt: skip
+    noise = {"run_variance": 1e-3, "run_df": 1}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert detectable_drop(n=9, **common) == caught
+        assert detectable_drop(n=9, **common, **noise) == caught
+        assert fail_probability(0.5, n=9, **common, **noise) == failing
+        if caught is None:  # one query more and some drop is caught, with the power
+            drop = detectable_drop(n=10, **common, **noise)
+            assert drop is not None
+            assert fail_probability(drop, n=10, **common, **noise) == pytest.approx(0.8)
