@@ -79,8 +79,8 @@ def shifted_bars(
 ) -> tuple[tuple[float, ...], tuple[float, ...]]:
     """The mean drops past which the one-sided test at `level` rejects, one for each node of
     B_hat / B (`estimate_weights`), and their weights: what a check's test demands when the
-    per-query differences have sd `sd` over `n` queries and run-wide noise adds `run_variance`
-    to the mean's variance, estimated with `run_df` degrees of freedom.
+    per-query differences have sd `sd` over `n` (2 or more) queries and run-wide noise adds
+    `run_variance` to the mean's variance, estimated with `run_df` degrees of freedom.
 
     The sign-flip test (`significance.noisy_sign_flip`) rejects a mean drop x when
     P(s_x Z + sqrt(V_hat) T >= x) <= level, with s_x^2 = ((n - 1) sd^2 + n x^2) / n^2 the
@@ -91,7 +91,7 @@ def shifted_bars(
     estimated = run_variance * u
     if t_test:
         within = sd * sd / n
-        df = (within + estimated) ** 2 / (within**2 / max(n - 1, 1) + estimated**2 / run_df)
+        df = (within + estimated) ** 2 / (within**2 / (n - 1) + estimated**2 / run_df)
         whole = np.maximum(1, df.astype(np.int64))
         quantile = {int(k): t_quantile(1.0 - level, int(k)) for k in np.unique(whole)}
         critical = np.asarray([quantile[int(k)] for k in whole])
