@@ -94,9 +94,10 @@ def test_a_tail_far_from_significance_stops_early_and_is_seeded() -> None:
     diff = np.random.default_rng(5).normal(0.0, 0.1, 300)
     drop, rise, bound = flip(diff, resamples=10_000, seed=7)
     assert not bound
-    # Besag-Clifford: STOP_EXCEEDANCES extreme draws out of L, so p = STOP / L exactly.
+    # Besag-Clifford: a tail stops at its 100th extreme draw, the L-th (its p then known to
+    # about 10%, 1 / sqrt(100)), so p = 100 / L exactly.
     for p in (drop, rise):
-        draws = STOP_EXCEEDANCES / p
+        draws = 100 / p
         assert draws == pytest.approx(round(draws))
         assert draws < 1_000
     assert flip(diff, resamples=10_000, seed=7) == (drop, rise, bound)
