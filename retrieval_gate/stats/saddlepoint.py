@@ -228,8 +228,9 @@ def _lugannani_rice(
             continue
         density = math.exp(-0.5 * w[j] ** 2) / math.sqrt(2.0 * math.pi)
         p[j] = 0.5 * math.erfc(w[j] / math.sqrt(2.0)) + density * (1.0 / u[j] - 1.0 / w[j])
-    # Far out the terms are tiny and the formula stays positive; clip float residue only.
-    return np.clip(p, np.exp2(-nonzero), 1.0)
+    # Far out the terms are tiny and the formula stays positive; clip float residue only
+    # (and, as at the edge, a tail past 1,074 values' 2^-m to the smallest float, not 0).
+    return np.clip(p, np.maximum(np.exp2(-nonzero), _TINIEST), 1.0)
 
 
 def _root(d: FloatArray, s: FloatArray, square: FloatArray) -> FloatArray:

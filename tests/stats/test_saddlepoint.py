@@ -54,6 +54,16 @@ def test_every_value_moving_one_way_has_the_exact_tail() -> None:
     assert 0.0 < low[0] < 1e-307
 
 
+def test_a_tail_past_every_float_short_of_the_edge_is_the_smallest_float_not_0() -> None:
+    # 40 values of 1 all positive (2^-40) and of 3,500 values of 1e-6 at least 3,000 so:
+    # about 1e-400, short of the edge and of Hoeffding's 1e-300 (exp(-20)), so the
+    # saddlepoint's; 0 would reject at any level.
+    d = np.concatenate([np.ones(40), np.full(3_000, 1e-6), np.full(500, -1e-6)])
+    _, high, bound = sign_flip_tails(d)
+    assert high[0] == np.nextafter(0.0, 1.0)
+    assert not bound[0]
+
+
 def test_under_no_change_the_p_value_is_uniform_enough_at_1000_queries() -> None:
     rng = np.random.default_rng(11)
     magnitudes = rng.exponential(0.1, SADDLEPOINT_FROM)
