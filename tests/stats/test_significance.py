@@ -6,6 +6,7 @@ import itertools
 import math
 import subprocess
 import sys
+import tracemalloc
 
 import numpy as np
 import pytest
@@ -250,6 +251,26 @@ def test_flipped_sums_in_slices_of_queries_equal_one_product(
         assert (values[np.setdiff1d(np.arange(n), rows)] == 0).all()
     found = significance._flipped_sums(packed, dense, rows)
     assert found == pytest.approx(expected, rel=1e-12, abs=1e-12)
+
+
+def test_flipped_sums_hold_about_unpack_cells_of_bits_at_a_time(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # 20,000 queries x 64 sign vectors unpacked at once would be 1.3 MB of bits and 10 MB as
+    # floats; in slices of 4,096 cells a few tens of kB (the inputs are allocated before).
+    cells = 4_096
+    monkeypatch.setattr(significance, "_UNPACK_CELLS", cells)
+    rng = np.random.default_rng(3)
+    n = 20_000
+    packed = rng.integers(0, 256, size=(64, (n + 7) // 8), dtype=np.uint8)
+    values = rng.normal(0.0, 1.0, (n, 4))
+    tracemalloc.start()
+    try:
+        significance._flipped_sums(packed, values)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 4 * cells * 9  # bytes: a slice's bits as uint8 and as float64, with room
 
 
 @pytest.mark.parametrize("seed", range(4))
