@@ -126,14 +126,15 @@ class _Columns:
 def _upper_tail(columns: _Columns, s: FloatArray, half: FloatArray) -> tuple[FloatArray, BoolArray]:
     """P(sum* >= s) per column, taken at s - `half` where sum* lies on a lattice (a tail past
     the middle is one minus the other side's), and whether it is Hoeffding's bound."""
-    p = np.full(s.size, 0.5)
+    p = np.empty(s.size)
     bound = np.zeros(s.size, dtype=bool)
     positive = np.flatnonzero(s > 0)
     if positive.size:
         p[positive], bound[positive] = _far_tail(
             columns.take(positive), s[positive], half[positive]
         )
-    negative = np.flatnonzero(s < 0)
+    # A sum of 0 too: on a lattice its tail holds half the atom at 0 past a half.
+    negative = np.flatnonzero(s <= 0)
     if negative.size:
         # P(sum* >= s) = 1 - P(sum* <= s - step) = 1 - P(sum* >= -s + step), step = 2 half.
         step = 2.0 * half[negative]

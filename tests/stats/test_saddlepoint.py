@@ -290,3 +290,16 @@ def test_at_the_centre_the_tails_are_the_normal_s_past_the_powers_overflow() -> 
     assert low[0] == pytest.approx(0.5 * math.erfc(-z), rel=1e-14)
     assert high[0] == pytest.approx(0.5 * math.erfc(z), rel=1e-14)
     assert not bound[0]
+
+
+def test_a_sum_of_0_on_a_lattice_holds_half_the_atom_past_a_half() -> None:
+    # 500 values of 0.1 and 500 of -0.1: sum* = 0.2 (B - 500), B binomial(1000, 1/2), so
+    # P(sum* >= 0) = 1/2 + P(B = 500) / 2, either tail.
+    d = np.concatenate([np.full(500, 0.1), np.full(500, -0.1)])
+    low, high, _ = sign_flip_tails(d)
+    exact = 0.5 + math.comb(1000, 500) / 2**1001
+    assert low[0] == pytest.approx(exact, rel=1e-4)
+    assert high[0] == pytest.approx(exact, rel=1e-4)
+    # Off any lattice a sum of 0 is the middle.
+    spread = np.concatenate([d, [math.pi * 1e-3, -math.pi * 1e-3]])
+    assert sign_flip_tails(spread)[1][0] == pytest.approx(0.5, abs=1e-12)
