@@ -1369,4 +1369,17 @@ EQUIVALENTS: list[tuple[str, str, str, str, str, str]] = [
         )
         for size in (63, 65)
     ),
+    *(
+        (
+            "stats/significance.py",
+            "_monte_carlo",
+            "target *= 2",
+            "2",
+            growth,
+            "the block only sets how many draws are summed between closing columns: the bytes "
+            "are drawn in _draw_sizes' calls whatever the block, each tail stops at its own "
+            "draw's index, and a column's sums never depend on the others still open",
+        )
+        for growth in ("1", "3")
+    ),
 ]
