@@ -1382,4 +1382,13 @@ EQUIVALENTS: list[tuple[str, str, str, str, str, str]] = [
         )
         for growth in ("1", "3")
     ),
+    (
+        "stats/significance.py",
+        "_beta_fraction",
+        "if abs(c * d - 1.0) < 1e-16:",
+        "abs(c * d - 1.0) < 1e-16",
+        "abs(c * d - 1.0) <= 1e-16",
+        "c * d - 1.0 is 0 or at least 2^-53 (1.1e-16) from 0, the spacing of floats just "
+        "below 1 (and twice it above): it is never 1e-16 itself, so < and <= agree",
+    ),
 ]
