@@ -1337,4 +1337,31 @@ EQUIVALENTS: list[tuple[str, str, str, str, str, str]] = [
         "the fast check only skips the loop; a list of exactly k ids without a repeat sent "
         "on to it is neither longer than k nor listed twice, so the loop adds no problem",
     ),
+    (
+        "gate/baseline/repeats.py",
+        "averaged",
+        "for other in records[1:]:",
+        "1:",
+        "0:",
+        "the first run compared with itself has its own fingerprints and query ids: it never "
+        "raises, and the loop does nothing else",
+    ),
+    (
+        "gate/explain/diagnostics.py",
+        "graded_blocks",
+        "cuts = np.searchsorted(query[judged], np.arange(0, max(len(ids), 1) + size, size))",
+        "max(len(ids), 1)",
+        "max(len(ids), 2)",
+        "for 0 or 1 query ids it only adds cuts past the last block's end, which no block "
+        "reads: the blocks are listed_runs', one for them either way",
+    ),
+    (
+        "gate/explain/diagnostics.py",
+        "_graded",
+        "vocabulary = int(codes.max()) + 1 if len(codes) else 1",
+        "int(codes.max()) + 1 if len(codes) else 1",
+        "int(codes.max()) + 1 if len(codes) else 2",
+        "with no doc code in either run or the qrels there is no row: the vocabulary only "
+        "multiplies and divides empty arrays (pairs, label_holes._queries)",
+    ),
 ]
