@@ -80,6 +80,35 @@ def test_each_query_s_extremes_equal_the_brute_force(metric: str, seed: int) -> 
         np.testing.assert_allclose(got, want, atol=1e-12, err_msg=f"{metric} {name}")
 
 
+def test_blocks_of_queries_joined_equal_the_brute_force() -> None:
+    """The extremes of blocks of 4 queries (`graded_blocks`), joined, are each query's own:
+    the lowest and highest delta and current value, each from its own block (a measure of
+    each shape: gain_sum, first_relevant, enumerated)."""
+    from retrieval_gate.gate.explain.diagnostics import graded_blocks
+    from retrieval_gate.gate.explain.label_holes import HolePlan, block_extremes, joined_extremes
+
+    case = random_case(1, queries=9)
+    metrics = ["ndcg(gain=linear)@5", "rr@5", "ap@5"]
+    judgments, query_ids, old, new = case
+    qrels = qrels_from_dict(judgments)
+    specs = {metric: parse_metric(metric) for metric in metrics}
+    plan = HolePlan(specs=specs, reasons={}, top=max(float(qrels.grade.max()), 1.0))
+    blocks = [
+        block_extremes(plan, before, after, judged)
+        for before, after, judged in graded_blocks(old, new, query_ids, qrels, 4)
+    ]
+    assert len(blocks) == 3
+    joined = joined_extremes(plan, blocks)
+    for metric in metrics:
+        found = joined.extremes[metric]
+        got = (*found.delta, *found.current)
+        for name, value, want in zip(
+            ("delta", "delta", "cur", "cur"), got, brute_force(case, metric), strict=True
+        ):
+            np.testing.assert_allclose(value, want, atol=1e-12, err_msg=f"{metric} {name}")
+        assert found.exact.all()
+
+
 def test_shared_documents_and_the_ideal_ranking_matter() -> None:
     """The naive extremes (current's unjudged at 0, the baseline's at the top grade) are not
     the true ones: a doc in both lists has one grade, and a relevant doc raises the ideal."""
