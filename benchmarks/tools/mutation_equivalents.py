@@ -1364,4 +1364,12 @@ EQUIVALENTS: list[tuple[str, str, str, str, str, str]] = [
         "with no doc code in either run or the qrels there is no row: the vocabulary only "
         "multiplies and divides empty arrays (pairs, label_holes._queries)",
     ),
+    (
+        "gate/explain/label_holes.py",
+        "hole_plan",
+        "top = max(float(qrels.grade.max()) if len(qrels) else 1.0, 1.0)",
+        "float(qrels.grade.max()) if len(qrels) else 1.0",
+        "float(qrels.grade.max()) if len(qrels) else 0.0",
+        "with no judgment the outer max(..., 1.0) makes either 1.0",
+    ),
 ]
