@@ -170,10 +170,10 @@ def test_every_assignment_at_a_deep_cutoff_is_enumerated_one_query_at_a_time() -
 @pytest.mark.parametrize(("top", "exact"), [(49_999, True), (50_000, False)])
 def test_up_to_multisets_gradings_of_a_query_are_enumerated(top: int, exact: bool) -> None:
     """One unjudged document u and grades 0..top under a linear gain: top + 1 gradings, all
-    tried up to 50,000 of them (docs/labels.md states that limit); one more and the bound is the outer one, which holds the
-    exact range. With L = log2(3), baseline [r] and current [u, r], the nDCG delta is
-    (g + top/L - top) / (top + g/L) for u graded g: lowest at g = 0 (1/L - 1), highest at
-    g = top (1/(L + 1)); the current value from 1/L to 1."""
+    tried up to 50,000 of them (the limit docs/labels.md states); one more and the bound is
+    the outer one, which holds the exact range. With L = log2(3), baseline [r] and current
+    [u, r], the nDCG delta is (g + top/L - top) / (top + g/L) for u graded g: lowest at g = 0
+    (1/L - 1), highest at g = top (1/(L + 1)); the current value from 1/L to 1."""
     case: Case = ({"q": {"r": float(top)}}, ["q"], {"q": ["r"]}, {"q": ["u", "r"]})
     found, exact_of = bounds_of(case, "ndcg(gain=linear)@5")
     assert exact_of.tolist() == [exact]
