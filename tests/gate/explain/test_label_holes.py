@@ -145,6 +145,9 @@ def test_past_the_enumeration_limit_the_bound_is_outer_and_says_so() -> None:
             for low in (0, 2):  # each range holds the true one
                 assert found[low][0] <= expected[low][0] + 1e-12
                 assert found[low + 1][0] >= expected[low + 1][0] - 1e-12
+        # Past EXHAUSTIVE, ap's outer bound is its whole range: delta [-1, 1], value [0, 1].
+        found, _ = bounds_of(case, "ap@5")
+        assert [float(values[0]) for values in found] == [-1.0, 1.0, 0.0, 1.0]
     finally:
         low_limit.undo()
 
