@@ -1372,4 +1372,17 @@ EQUIVALENTS: list[tuple[str, str, str, str, str, str]] = [
         "float(qrels.grade.max()) if len(qrels) else 0.0",
         "with no judgment the outer max(..., 1.0) makes either 1.0",
     ),
+    *(
+        (
+            "gate/explain/label_hole_extremes.py",
+            "<module>",
+            "CELLS = 1 << 22",
+            "1 << 22",
+            mutated,
+            "bounds how many queries linear_extremes scores at once (memory, at least one): "
+            "each query's extremes are summed per cell from its own rows (_ratio_range, "
+            "_outer), so they are the same in blocks of any size",
+        )
+        for mutated in ("0 << 22", "1 << 21", "1 << 23", "2 << 22")
+    ),
 ]
