@@ -109,6 +109,21 @@ def test_blocks_of_queries_joined_equal_the_brute_force() -> None:
         assert found.exact.all()
 
 
+def test_queries_whose_cells_pass_a_block_are_scored_one_by_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With CELLS below one query's multisets x documents, a block holds one query: each
+    query of a group (as many unjudged docs) is still scored, to the brute force's values."""
+    from retrieval_gate.gate.explain import label_hole_extremes
+
+    monkeypatch.setattr(label_hole_extremes, "CELLS", 1)
+    case = random_case(0, queries=12)
+    for metric in ("ndcg@5", "recall@5"):
+        found, exact = bounds_of(case, metric)
+        assert exact.all()
+        np.testing.assert_allclose(found, brute_force(case, metric), rtol=0, atol=1e-12)
+
+
 def test_shared_documents_and_the_ideal_ranking_matter() -> None:
     """The naive extremes (current's unjudged at 0, the baseline's at the top grade) are not
     the true ones: a doc in both lists has one grade, and a relevant doc raises the ideal."""
