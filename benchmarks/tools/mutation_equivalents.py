@@ -1385,4 +1385,13 @@ EQUIVALENTS: list[tuple[str, str, str, str, str, str]] = [
         )
         for mutated in ("0 << 22", "1 << 21", "1 << 23", "2 << 22")
     ),
+    (
+        "gate/explain/label_hole_extremes.py",
+        "_known_gains",
+        "return np.zeros((n, 0)), relevant",
+        "(n, 0)",
+        "(n, 1)",
+        "outside ndcg the judged gains are read for their width alone, in linear_extremes' "
+        "block size (memory): _denominators returns k, 1 or R before reading them",
+    ),
 ]
