@@ -1394,4 +1394,13 @@ EQUIVALENTS: list[tuple[str, str, str, str, str, str]] = [
         "outside ndcg the judged gains are read for their width alone, in linear_extremes' "
         "block size (memory): _denominators returns k, 1 or R before reading them",
     ),
+    (
+        "gate/baseline/repeats.py",
+        "averaged",
+        "if any(other.get(query, ()) != lists[0].get(query, ()) for other in lists[1:])",
+        "1:",
+        "0:",
+        "the first run's top k compared with itself never differs: the queries that vary "
+        "are those another run changed, either way",
+    ),
 ]
