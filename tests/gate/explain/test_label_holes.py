@@ -167,6 +167,23 @@ def test_past_the_enumeration_limit_the_bound_is_outer_and_says_so() -> None:
         low_limit.undo()
 
 
+def test_the_outer_bound_holds_a_loss_no_grading_recovers(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The baseline's relevant j is lost and the best case gains back less: the outer bound's
+    highest delta, a negative numerator, is over the largest denominator (over the smallest
+    it would sit below the true highest)."""
+    from retrieval_gate.gate.explain import label_holes as module
+
+    monkeypatch.setattr(module, "MULTISETS", 1)
+    judged = {"j": 1.0, **{f"n{i}": 0.0 for i in range(4)}}
+    case: Case = ({"q": judged}, ["q"], {"q": ["j", "u2"]}, {"q": ["n0", "n1", "n2", "n3", "u1"]})
+    found, exact = bounds_of(case, "ndcg@5")
+    expected = brute_force(case, "ndcg@5")
+    assert not exact.any()
+    for low in (0, 2):
+        assert found[low][0] <= expected[low][0] + 1e-12
+        assert found[low + 1][0] >= expected[low + 1][0] - 1e-12
+
+
 def test_every_assignment_at_a_deep_cutoff_is_enumerated_one_query_at_a_time() -> None:
     """12 unjudged documents under a binary measure: 2^12 = EXHAUSTIVE assignments, each
     scored at 300 ranks, more cells than one call may take: still enumerated, one query per
