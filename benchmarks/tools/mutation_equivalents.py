@@ -1403,4 +1403,31 @@ EQUIVALENTS: list[tuple[str, str, str, str, str, str]] = [
         "the first run's top k compared with itself never differs: the queries that vary "
         "are those another run changed, either way",
     ),
+    (
+        "gate/explain/label_hole_extremes.py",
+        "linear_extremes",
+        "width = max(u + known.shape[1], 1) * len(added)",
+        "known.shape[1]",
+        "known.shape[0]",
+        "width only sets how many queries a block holds (memory): each query's extremes "
+        "are summed from its own rows, the same in blocks of any size",
+    ),
+    (
+        "gate/explain/label_hole_extremes.py",
+        "linear_extremes",
+        "rows = group[start : start + max(CELLS // width, 1)]",
+        "CELLS // width",
+        "CELLS * width",
+        "the blocks then overlap: a query scored twice is written the same values twice "
+        "(each query's extremes come from its own rows alone)",
+    ),
+    (
+        "gate/explain/label_hole_extremes.py",
+        "_known_gains",
+        "inside = place < spec.k",
+        "place < spec.k",
+        "place <= spec.k",
+        "a (k+1)th judged gain is no higher than the k kept, so it lies past rank k of every "
+        "ideal ranking: _ideal_by_counts caps the ranks at k and the sort keeps k",
+    ),
 ]
