@@ -1430,4 +1430,12 @@ EQUIVALENTS: list[tuple[str, str, str, str, str, str]] = [
         "a (k+1)th judged gain is no higher than the k kept, so it lies past rank k of every "
         "ideal ranking: _ideal_by_counts caps the ranks at k and the sort keeps k",
     ),
+    (
+        "gate/explain/label_hole_extremes.py",
+        "first_extremes",
+        "for mine, other, sign, out in ((1, 0, 1.0, high), (0, 1, -1.0, low)):",
+        "-1.0",
+        "-0.0",
+        "the sign is read only by 'sign > 0', false for -0.0 as for -1.0",
+    ),
 ]
