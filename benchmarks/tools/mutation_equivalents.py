@@ -1438,4 +1438,14 @@ EQUIVALENTS: list[tuple[str, str, str, str, str, str]] = [
         "-0.0",
         "the sign is read only by 'sign > 0', false for -0.0 as for -1.0",
     ),
+    (
+        "gate/explain/label_holes.py",
+        "_ap_values",
+        "judged = shown & (slot < 0)",
+        "slot < 0",
+        "slot < 1",
+        "slot 0's row, unjudged, is then written as judged and not relevant (its grade is "
+        "NaN or below 0), and the next line writes its assigned grade over it, as for every "
+        "unjudged row; R counts the judged grades apart",
+    ),
 ]
