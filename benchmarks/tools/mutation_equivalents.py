@@ -1448,4 +1448,22 @@ EQUIVALENTS: list[tuple[str, str, str, str, str, str]] = [
         "NaN or below 0), and the next line writes its assigned grade over it, as for every "
         "unjudged row; R counts the judged grades apart",
     ),
+    (
+        "gate/explain/label_hole_extremes.py",
+        "_ratio_range",
+        "safe = np.where(positive, denominator, 1.0)",
+        "np.where(positive, denominator, 1.0)",
+        "np.where(positive, denominator, 2.0)",
+        "safe is read only where the denominator is positive (low / safe and high / safe "
+        "are kept there, 0.0 elsewhere): its stand-in 1.0 or 2.0 only keeps the division "
+        "defined",
+    ),
+    (
+        "gate/explain/label_hole_extremes.py",
+        "first_extremes",
+        "if sign > 0:",
+        "sign > 0",
+        "sign >= 0",
+        "sign is 1.0 or -1.0, never 0: > 0 and >= 0 agree on both",
+    ),
 ]
