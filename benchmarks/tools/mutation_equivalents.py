@@ -1466,4 +1466,13 @@ EQUIVALENTS: list[tuple[str, str, str, str, str, str]] = [
         "sign >= 0",
         "sign is 1.0 or -1.0, never 0: > 0 and >= 0 agree on both",
     ),
+    (
+        "gate/explain/label_holes.py",
+        "_extremes",
+        "many = docs.unjudged > (most if len(grades) > 1 else np.iinfo(np.int64).max)",
+        "most if len(grades) > 1 else np.iinfo(np.int64).max",
+        "most if len(grades) > 1 else np.iinfo(np.int64).min",
+        "_grades always holds 0 and the top grade, at least 1 (hole_plan's top, or 3 in "
+        "assisted_holes' plan): with two grades or more the else is never taken",
+    ),
 ]
