@@ -1475,4 +1475,23 @@ EQUIVALENTS: list[tuple[str, str, str, str, str, str]] = [
         "_grades always holds 0 and the top grade, at least 1 (hole_plan's top, or 3 in "
         "assisted_holes' plan): with two grades or more the else is never taken",
     ),
+    (
+        "gate/explain/label_holes.py",
+        "_extremes",
+        "step = max(1, _ENUMERATED_CELLS // (len(assigned) * spec.k))",
+        "_ENUMERATED_CELLS // (len(assigned) * spec.k)",
+        "_ENUMERATED_CELLS * (len(assigned) * spec.k)",
+        "bounds how many queries one call of _ap_values scores (memory, at least one): "
+        "each query's values come from its own rows and the shared assignments, alike "
+        "in chunks of any size",
+    ),
+    (
+        "gate/explain/label_holes.py",
+        "_ap_values",
+        "judged = shown & (slot < 0)",
+        "slot < 0",
+        "slot <= 0",
+        "slot 0's row, unjudged, is then written as judged and not relevant (its grade "
+        "is NaN or below 0), and the next line writes its assigned grade over it",
+    ),
 ]
