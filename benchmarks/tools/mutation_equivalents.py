@@ -1391,4 +1391,170 @@ EQUIVALENTS: list[tuple[str, str, str, str, str, str]] = [
         "c * d - 1.0 is 0 or at least 2^-53 (1.1e-16) from 0, the spacing of floats just "
         "below 1 (and twice it above): it is never 1e-16 itself, so < and <= agree",
     ),
+    (
+        "gate/baseline/record.py",
+        "top_k_problems",
+        "if max(map(len, lists), default=0) <= k and sum(map(len, map(set, lists))) == sum(",
+        "max(map(len, lists), default=0) <= k",
+        "max(map(len, lists), default=0) < k",
+        "the fast check only skips the loop; a list of exactly k ids without a repeat sent "
+        "on to it is neither longer than k nor listed twice, so the loop adds no problem",
+    ),
+    (
+        "gate/baseline/repeats.py",
+        "averaged",
+        "for other in records[1:]:",
+        "1:",
+        "0:",
+        "the first run compared with itself has its own fingerprints and query ids: it never "
+        "raises, and the loop does nothing else",
+    ),
+    (
+        "gate/explain/diagnostics.py",
+        "graded_blocks",
+        "cuts = np.searchsorted(query[judged], np.arange(0, max(len(ids), 1) + size, size))",
+        "max(len(ids), 1)",
+        "max(len(ids), 2)",
+        "for 0 or 1 query ids it only adds cuts past the last block's end, which no block "
+        "reads: the blocks are listed_runs', one for them either way",
+    ),
+    (
+        "gate/explain/diagnostics.py",
+        "_graded",
+        "vocabulary = int(codes.max()) + 1 if len(codes) else 1",
+        "int(codes.max()) + 1 if len(codes) else 1",
+        "int(codes.max()) + 1 if len(codes) else 2",
+        "with no doc code in either run or the qrels there is no row: the vocabulary only "
+        "multiplies and divides empty arrays (pairs, label_holes._queries)",
+    ),
+    (
+        "gate/explain/label_holes.py",
+        "hole_plan",
+        "top = max(float(qrels.grade.max()) if len(qrels) else 1.0, 1.0)",
+        "float(qrels.grade.max()) if len(qrels) else 1.0",
+        "float(qrels.grade.max()) if len(qrels) else 0.0",
+        "with no judgment the outer max(..., 1.0) makes either 1.0",
+    ),
+    *(
+        (
+            "gate/explain/label_hole_extremes.py",
+            "<module>",
+            "CELLS = 1 << 22",
+            "1 << 22",
+            mutated,
+            "bounds how many queries linear_extremes scores at once (memory, at least one): "
+            "each query's extremes are summed per cell from its own rows (_ratio_range, "
+            "_outer), so they are the same in blocks of any size",
+        )
+        for mutated in ("0 << 22", "1 << 21", "1 << 23", "2 << 22")
+    ),
+    (
+        "gate/explain/label_hole_extremes.py",
+        "_known_gains",
+        "return np.zeros((n, 0)), relevant",
+        "(n, 0)",
+        "(n, 1)",
+        "outside ndcg the judged gains are read for their width alone, in linear_extremes' "
+        "block size (memory): _denominators returns k, 1 or R before reading them",
+    ),
+    (
+        "gate/baseline/repeats.py",
+        "averaged",
+        "if any(other.get(query, ()) != lists[0].get(query, ()) for other in lists[1:])",
+        "1:",
+        "0:",
+        "the first run's top k compared with itself never differs: the queries that vary "
+        "are those another run changed, either way",
+    ),
+    (
+        "gate/explain/label_hole_extremes.py",
+        "linear_extremes",
+        "width = max(u + known.shape[1], 1) * len(added)",
+        "known.shape[1]",
+        "known.shape[0]",
+        "width only sets how many queries a block holds (memory): each query's extremes "
+        "are summed from its own rows, the same in blocks of any size",
+    ),
+    (
+        "gate/explain/label_hole_extremes.py",
+        "linear_extremes",
+        "rows = group[start : start + max(CELLS // width, 1)]",
+        "CELLS // width",
+        "CELLS * width",
+        "the blocks then overlap: a query scored twice is written the same values twice "
+        "(each query's extremes come from its own rows alone)",
+    ),
+    (
+        "gate/explain/label_hole_extremes.py",
+        "_known_gains",
+        "inside = place < spec.k",
+        "place < spec.k",
+        "place <= spec.k",
+        "a (k+1)th judged gain is no higher than the k kept, so it lies past rank k of every "
+        "ideal ranking: _ideal_by_counts caps the ranks at k and the sort keeps k",
+    ),
+    (
+        "gate/explain/label_hole_extremes.py",
+        "first_extremes",
+        "for mine, other, sign, out in ((1, 0, 1.0, high), (0, 1, -1.0, low)):",
+        "-1.0",
+        "-0.0",
+        "the sign is read only by 'sign > 0', false for -0.0 as for -1.0",
+    ),
+    (
+        "gate/explain/label_holes.py",
+        "_ap_values",
+        "judged = shown & (slot < 0)",
+        "slot < 0",
+        "slot < 1",
+        "slot 0's row, unjudged, is then written as judged and not relevant (its grade is "
+        "NaN or below 0), and the next line writes its assigned grade over it, as for every "
+        "unjudged row; R counts the judged grades apart",
+    ),
+    (
+        "gate/explain/label_hole_extremes.py",
+        "_ratio_range",
+        "safe = np.where(positive, denominator, 1.0)",
+        "np.where(positive, denominator, 1.0)",
+        "np.where(positive, denominator, 2.0)",
+        "safe is read only where the denominator is positive (low / safe and high / safe "
+        "are kept there, 0.0 elsewhere): its stand-in 1.0 or 2.0 only keeps the division "
+        "defined",
+    ),
+    (
+        "gate/explain/label_hole_extremes.py",
+        "first_extremes",
+        "if sign > 0:",
+        "sign > 0",
+        "sign >= 0",
+        "sign is 1.0 or -1.0, never 0: > 0 and >= 0 agree on both",
+    ),
+    (
+        "gate/explain/label_holes.py",
+        "_extremes",
+        "many = docs.unjudged > (most if len(grades) > 1 else np.iinfo(np.int64).max)",
+        "most if len(grades) > 1 else np.iinfo(np.int64).max",
+        "most if len(grades) > 1 else np.iinfo(np.int64).min",
+        "_grades always holds 0 and the top grade, at least 1 (hole_plan's top, or 3 in "
+        "assisted_holes' plan): with two grades or more the else is never taken",
+    ),
+    (
+        "gate/explain/label_holes.py",
+        "_extremes",
+        "step = max(1, _ENUMERATED_CELLS // (len(assigned) * spec.k))",
+        "_ENUMERATED_CELLS // (len(assigned) * spec.k)",
+        "_ENUMERATED_CELLS * (len(assigned) * spec.k)",
+        "bounds how many queries one call of _ap_values scores (memory, at least one): "
+        "each query's values come from its own rows and the shared assignments, alike "
+        "in chunks of any size",
+    ),
+    (
+        "gate/explain/label_holes.py",
+        "_ap_values",
+        "judged = shown & (slot < 0)",
+        "slot < 0",
+        "slot <= 0",
+        "slot 0's row, unjudged, is then written as judged and not relevant (its grade "
+        "is NaN or below 0), and the next line writes its assigned grade over it",
+    ),
 ]

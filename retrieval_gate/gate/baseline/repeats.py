@@ -43,11 +43,6 @@ class Noise:
     unprobed: str = ""
     """Why the noise was not probed ("" when it was, or when nothing asked for it)."""
 
-    @property
-    def measured(self) -> bool:
-        """Whether either side ran twice or more (else nothing is known of the noise)."""
-        return max(self.reference_runs, self.current_runs) >= 2
-
 
 def averaged(records: Sequence[Baseline]) -> Baseline:
     """One record of repeated runs: the per-query mean of their scores (over the runs that

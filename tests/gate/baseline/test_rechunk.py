@@ -247,6 +247,40 @@ def test_the_judge_s_grades_land_on_each_side_s_chunk_of_their_text_and_are_coun
     )
 
 
+def test_a_grade_lands_on_the_reference_chunk_of_its_text_nearest_where_it_was_read() -> None:
+    """The baseline's chunking held one text twice, at 0 ("b") and at 20 ("a"): a grade read
+    at 18 is "a"'s (2 away, not 18), one read at 10 is as near both and takes the one that
+    starts first, not the first id."""
+    from retrieval_gate.core.judge_identity import JudgeIdentity
+    from retrieval_gate.core.model import Document
+    from retrieval_gate.datasets.anchors import Anchor, corpus_anchors, span_hash
+    from retrieval_gate.datasets.label_drift import Chunking
+    from retrieval_gate.gate.baseline.rechunk import JudgedText, Rechunk, judge_across
+    from tests.helpers.baselines import make
+    from tests.helpers.builders import queue_dataset
+
+    text = span_hash("hello")
+    corpus = {"n1": Document("n1", "", "other", {"source": "A", "start": 0})}
+    record = make()
+    rechunk = Rechunk(
+        baseline=record,
+        current=record,
+        dataset=queue_dataset({"q1": {"n1": 1}}, corpus),
+        drift=(),
+        note="",
+        chunking=Chunking(corpus, corpus_anchors(corpus)),
+        anchors={"b": Anchor("A", 0, 5, text), "a": Anchor("A", 20, 25, text)},
+        renamed={},
+    )
+    judge = JudgeIdentity(model="m", prompt_sha256="a" * 64)
+    texts = [
+        JudgedText("q1", "gone", 1.0, Anchor("A", 18, 23, text), judge),
+        JudgedText("q2", "gone", 1.0, Anchor("A", 10, 15, text), judge),
+    ]
+    found, _ = judge_across(texts, rechunk)
+    assert found == {("q1", "a"): texts[0], ("q2", "b"): texts[1]}
+
+
 def test_one_id_space_renames_to_a_current_chunk_no_reference_id_holds() -> None:
     from retrieval_gate.core.model import Document
     from retrieval_gate.datasets.anchors import Anchor, corpus_anchors, span_hash

@@ -214,6 +214,20 @@ def test_the_vectorised_diagnostics_equal_per_query_sets(seed: int) -> None:
     assert hit_changes(before, after) == (lost, gained)
 
 
+def test_no_labelled_queries_give_empty_graded_top_ks() -> None:
+    """One block of no queries (as `listed_runs` lays none out), not an error: both sides
+    hold no row, and every diagnostic of them is empty."""
+    from retrieval_gate.gate.explain.diagnostics import graded_top_ks, hit_changes, judged_at_k
+
+    qrels, _, old, new = random_records(0)
+    before, after = graded_top_ks(old, new, [], qrels)
+    for table in (before, after):
+        assert (len(table.run.query_ids), len(table.run.query), len(table.grade)) == (0, 0, 0)
+        judged, share = judged_at_k(table, 10)
+        assert (judged.shape, share.shape) == ((0,), (0,))
+    assert hit_changes(before, after) == ((), ())
+
+
 # --- the most regressed queries ---------------------------------------------------------------
 
 

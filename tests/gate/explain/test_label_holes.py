@@ -16,7 +16,6 @@ from retrieval_gate.gate.explain.label_hole_extremes import OpenDocs
 from retrieval_gate.gate.explain.label_holes import (
     _ENUMERATED_CELLS,
     EXHAUSTIVE,
-    MULTISETS,
     _extremes,
     _judged_grades,
     _queries,
@@ -81,6 +80,50 @@ def test_each_query_s_extremes_equal_the_brute_force(metric: str, seed: int) -> 
         np.testing.assert_allclose(got, want, atol=1e-12, err_msg=f"{metric} {name}")
 
 
+def test_blocks_of_queries_joined_equal_the_brute_force() -> None:
+    """The extremes of blocks of 4 queries (`graded_blocks`), joined, are each query's own:
+    the lowest and highest delta and current value, each from its own block (a measure of
+    each shape: gain_sum, first_relevant, enumerated)."""
+    from retrieval_gate.gate.explain.diagnostics import graded_blocks
+    from retrieval_gate.gate.explain.label_holes import HolePlan, block_extremes, joined_extremes
+
+    case = random_case(1, queries=9)
+    metrics = ["ndcg(gain=linear)@5", "rr@5", "ap@5"]
+    judgments, query_ids, old, new = case
+    qrels = qrels_from_dict(judgments)
+    specs = {metric: parse_metric(metric) for metric in metrics}
+    plan = HolePlan(specs=specs, reasons={}, top=max(float(qrels.grade.max()), 1.0))
+    blocks = [
+        block_extremes(plan, before, after, judged)
+        for before, after, judged in graded_blocks(old, new, query_ids, qrels, 4)
+    ]
+    assert len(blocks) == 3
+    joined = joined_extremes(plan, blocks)
+    for metric in metrics:
+        found = joined.extremes[metric]
+        got = (*found.delta, *found.current)
+        for name, value, want in zip(
+            ("delta", "delta", "cur", "cur"), got, brute_force(case, metric), strict=True
+        ):
+            np.testing.assert_allclose(value, want, atol=1e-12, err_msg=f"{metric} {name}")
+        assert found.exact.all()
+
+
+def test_queries_whose_cells_pass_a_block_are_scored_one_by_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With CELLS below one query's multisets x documents, a block holds one query: each
+    query of a group (as many unjudged docs) is still scored, to the brute force's values."""
+    from retrieval_gate.gate.explain import label_hole_extremes
+
+    monkeypatch.setattr(label_hole_extremes, "CELLS", 1)
+    case = random_case(0, queries=12)
+    for metric in ("ndcg@5", "recall@5"):
+        found, exact = bounds_of(case, metric)
+        assert exact.all()
+        np.testing.assert_allclose(found, brute_force(case, metric), rtol=0, atol=1e-12)
+
+
 def test_shared_documents_and_the_ideal_ranking_matter() -> None:
     """The naive extremes (current's unjudged at 0, the baseline's at the top grade) are not
     the true ones: a doc in both lists has one grade, and a relevant doc raises the ideal."""
@@ -117,8 +160,28 @@ def test_past_the_enumeration_limit_the_bound_is_outer_and_says_so() -> None:
             for low in (0, 2):  # each range holds the true one
                 assert found[low][0] <= expected[low][0] + 1e-12
                 assert found[low + 1][0] >= expected[low + 1][0] - 1e-12
+        # Past EXHAUSTIVE, ap's outer bound is its whole range: delta [-1, 1], value [0, 1].
+        found, _ = bounds_of(case, "ap@5")
+        assert [float(values[0]) for values in found] == [-1.0, 1.0, 0.0, 1.0]
     finally:
         low_limit.undo()
+
+
+def test_the_outer_bound_holds_a_loss_no_grading_recovers(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The baseline's relevant j is lost and the best case gains back less: the outer bound's
+    highest delta, a negative numerator, is over the largest denominator (over the smallest
+    it would sit below the true highest)."""
+    from retrieval_gate.gate.explain import label_holes as module
+
+    monkeypatch.setattr(module, "MULTISETS", 1)
+    judged = {"j": 1.0, **{f"n{i}": 0.0 for i in range(4)}}
+    case: Case = ({"q": judged}, ["q"], {"q": ["j", "u2"]}, {"q": ["n0", "n1", "n2", "n3", "u1"]})
+    found, exact = bounds_of(case, "ndcg@5")
+    expected = brute_force(case, "ndcg@5")
+    assert not exact.any()
+    for low in (0, 2):
+        assert found[low][0] <= expected[low][0] + 1e-12
+        assert found[low + 1][0] >= expected[low + 1][0] - 1e-12
 
 
 def test_every_assignment_at_a_deep_cutoff_is_enumerated_one_query_at_a_time() -> None:
@@ -139,13 +202,13 @@ def test_every_assignment_at_a_deep_cutoff_is_enumerated_one_query_at_a_time() -
     np.testing.assert_allclose(found, brute_force(case, "ap@300"), rtol=0, atol=1e-12)
 
 
-@pytest.mark.parametrize(("top", "exact"), [(MULTISETS - 1, True), (MULTISETS, False)])
+@pytest.mark.parametrize(("top", "exact"), [(49_999, True), (50_000, False)])
 def test_up_to_multisets_gradings_of_a_query_are_enumerated(top: int, exact: bool) -> None:
     """One unjudged document u and grades 0..top under a linear gain: top + 1 gradings, all
-    tried up to MULTISETS of them; one more and the bound is the outer one, which holds the
-    exact range. With L = log2(3), baseline [r] and current [u, r], the nDCG delta is
-    (g + top/L - top) / (top + g/L) for u graded g: lowest at g = 0 (1/L - 1), highest at
-    g = top (1/(L + 1)); the current value from 1/L to 1."""
+    tried up to 50,000 of them (the limit docs/labels.md states); one more and the bound is
+    the outer one, which holds the exact range. With L = log2(3), baseline [r] and current
+    [u, r], the nDCG delta is (g + top/L - top) / (top + g/L) for u graded g: lowest at g = 0
+    (1/L - 1), highest at g = top (1/(L + 1)); the current value from 1/L to 1."""
     case: Case = ({"q": {"r": float(top)}}, ["q"], {"q": ["r"]}, {"q": ["u", "r"]})
     found, exact_of = bounds_of(case, "ndcg(gain=linear)@5")
     assert exact_of.tolist() == [exact]
