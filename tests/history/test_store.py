@@ -268,6 +268,33 @@ def test_a_push_refused_for_another_reason_is_an_error_at_once(
     assert "pushes are frozen" in err
 
 
+def test_a_push_that_hangs_is_given_up_after_a_minute_and_says_so(
+    world: tuple[Path, Path, dict[str, Any]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    work, remote, _ = world
+    real_run = subprocess.run
+    bounds: list[float] = []
+
+    def hang_on_push(command: list[str], **options: Any) -> Any:
+        if "push" in command:
+            # What subprocess.run raises when a git stays silent past its timeout.
+            bounds.append(options["timeout"])
+            raise subprocess.TimeoutExpired(command, options["timeout"])
+        return real_run(command, **options)
+
+    monkeypatch.setattr(subprocess, "run", hang_on_push)
+    sha = git(work, "rev-parse", "HEAD").strip()
+    accepted = accept_entry("tiny", sha, "2026-01-02T00:00:00Z", "a faster index")
+    with pytest.raises(GateError) as raised:
+        append(work, accepted, entry_line(accepted), push=True)
+    # A network call gets a minute, once: a hang is no lost race to retry.
+    assert bounds == [60.0]
+    message = str(raised.value)
+    assert message.startswith(f"cannot push the history branch {BRANCH} to origin: Command ")
+    assert message.endswith("timed out after 60.0 seconds")
+    assert git(remote, "branch", "--list", BRANCH).strip() == ""  # nothing was pushed
+
+
 def test_an_unknown_remote_and_a_bad_branch_name_are_usage_errors(
     world: tuple[Path, Path, dict[str, Any]], tmp_path: Path
 ) -> None:
