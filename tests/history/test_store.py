@@ -326,6 +326,20 @@ def test_a_result_of_a_dirty_tree_or_an_unknown_commit_is_refused(
     assert "is not in the repository" in err
 
 
+@pytest.mark.parametrize("commit", ["--output=written", "-o", "--format=%H"])
+def test_a_commit_that_reads_as_a_git_option_is_refused_and_runs_nothing(
+    world: tuple[Path, Path, dict[str, Any]], tmp_path: Path, commit: str
+) -> None:
+    work, _, document = world
+    before = sorted(p.name for p in work.iterdir())
+    path = result_at(document, commit, tmp_path / "option.json")
+    code, out, err = run_cli("history", "append", "--result", str(path), "--repo", str(work))
+    assert (code, out) == (2, "")
+    assert f"commit {commit!r} is not in the repository at {work}" in err
+    # git show --output=FILE would have written FILE^{commit} into the checkout.
+    assert sorted(p.name for p in work.iterdir()) == before
+
+
 def test_a_corrupted_history_names_its_line_and_is_not_appended_to(
     world: tuple[Path, Path, dict[str, Any]], tmp_path: Path
 ) -> None:
