@@ -361,3 +361,25 @@ def test_the_suggested_max_drop_is_the_least_whose_check_catches_half_again(
     # 5 queries' sign flips cannot reach 0.01 (2^-5 > 0.01): no max_drop makes it catch.
     few = dataclasses.replace(check, n=5)
     assert enforceable_drop(few, ComparisonSettings()) is None
+
+
+def test_a_check_failing_closed_is_stated_at_the_widest_level_holm_gives_it() -> None:
+    from retrieval_gate.gate.checks.compare import ComparisonSettings, Threshold
+    from retrieval_gate.gate.power.estimate import estimate
+
+    rng = np.random.default_rng(3)
+    scores = {metric: rng.uniform(0.0, 1.0, 200) for metric in ("ndcg@10", "recall@10")}
+    thresholds = {metric: Threshold(max_drop=0.03) for metric in scores}
+    settings = ComparisonSettings(rule="non-inferiority", on_inconclusive="fail")
+    found = estimate(scores, {"all": np.arange(200)}, thresholds, {}, settings)
+    assert [(c.metric, c.level) for c in found] == [("ndcg@10", 0.025), ("recall@10", 0.025)]
+    for check in found:
+        # Failing closed, a check fails unless shown within its margin: it fails least when
+        # the other check is shown within first, and Holm's last step then tests it at alpha.
+        sd = float(scores[check.metric].std(ddof=1))
+        common: dict[str, Any] = {"sd": sd, "n": 200, "max_drop": 0.03, "resamples": 10_000}
+        common |= {"rule": "non-inferiority", "on_inconclusive": "fail"}
+        at_alpha = detectable_drop(level=0.05, **common)
+        assert at_alpha is not None
+        assert check.detectable_drop == pytest.approx(at_alpha, rel=1e-12)
+        assert detectable_drop(level=0.025, **common) != pytest.approx(at_alpha, rel=1e-3)
