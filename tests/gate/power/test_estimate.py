@@ -383,3 +383,27 @@ def test_a_check_failing_closed_is_stated_at_the_widest_level_holm_gives_it() ->
         assert at_alpha is not None
         assert check.detectable_drop == pytest.approx(at_alpha, rel=1e-12)
         assert detectable_drop(level=0.025, **common) != pytest.approx(at_alpha, rel=1e-3)
+
+
+def test_the_concentrated_note_explains_a_dash_only_beside_a_detectable_drop() -> None:
+    from retrieval_gate.gate.checks.compare import ComparisonSettings, Threshold
+    from retrieval_gate.gate.power.estimate import PowerReport, estimate
+
+    settings = ComparisonSettings()
+    scores = {"ndcg@10": np.random.default_rng(5).uniform(0.0, 1.0, 300)}
+    (check,) = estimate(scores, {"all": np.arange(300)}, {"ndcg@10": Threshold(max_drop=0.05)},
+                        {}, settings)  # fmt: skip
+    assert check.detectable_drop is not None
+    assert check.concentrated_drop is not None
+
+    def text(**changes: float | None) -> str:
+        shown = dataclasses.replace(check, fail_range=None, **changes)  # type: ignore[arg-type]
+        report = PowerReport(config="c.yaml", baseline="b.json", settings=settings,
+                             checks=(shown,), untested=(), warnings=())  # fmt: skip
+        return report.to_text()
+
+    note = "(- if 10% carry it: no drop those queries can lose is caught with 80% power)"
+    assert note not in text()  # 300 queries: a drop carried by 30 of them is caught
+    assert note in text(concentrated_drop=None)
+    # Nothing caught at all: the row's dashes are the detectable drop's, not this note's.
+    assert note not in text(concentrated_drop=None, detectable_drop=None)
