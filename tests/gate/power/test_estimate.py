@@ -161,7 +161,10 @@ def test_the_text_lists_every_check_and_explains_itself(
     rows = [line for line in lines if line.startswith(("ndcg@10 ", "recall@10 ", "rr@10 "))]
     # Every gated check's row, then the overall checks' figures at each correlation.
     assert len(rows) == len(gated) + 3
-    assert "at each correlation of the runs: the drop detected with 80% power" in text
+    assert (
+        "at each correlation of the runs: the drop detected with 80% power (P(fail) at 1.5x "
+        "max_drop):"
+    ) in lines
     assert row_of(text, "ndcg@10", "all") != rows[-3].split()
     assert document["untested_metrics"] == ["ap@10"]
 
@@ -312,6 +315,13 @@ def test_a_baseline_of_repeats_adds_its_run_noise_to_what_power_states(tmp_path:
     assert overall["queries_needed"] is None  # more queries do not remove run-wide noise
     assert overall["detectable_drop"] is not None
     assert single[("ndcg@10", "all")]["detectable_drop"] is not None
+    # The repeats' noise floor is measured: the correlations scale the baseline's own sd.
+    code, text, err = run_cli("power", "-c", str(config), "--baseline", str(base))
+    assert code == 0, err
+    assert (
+        "with the sd the baseline's scores give at each correlation of the runs: the drop "
+        "detected with 80% power (P(fail) at 1.5x max_drop):"
+    ) in text.splitlines()
 
 
 def test_the_baseline_view_leaves_out_a_query_the_baseline_lacks_and_renumbers_slices() -> None:
