@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -161,10 +162,15 @@ def test_the_text_lists_every_check_and_explains_itself(
     rows = [line for line in lines if line.startswith(("ndcg@10 ", "recall@10 ", "rr@10 "))]
     # Every gated check's row, then the overall checks' figures at each correlation.
     assert len(rows) == len(gated) + 3
-    assert (
+    lead = lines.index(
         "at each correlation of the runs: the drop detected with 80% power (P(fail) at 1.5x "
         "max_drop):"
-    ) in lines
+    )
+    # Each figure right-aligned under its correlation, as the numbers of the table above are.
+    ends = [found.end() for found in re.finditer(r"correlation \S+", lines[lead + 1])]
+    assert len(ends) == 4
+    for row in lines[lead + 2 : lead + 5]:
+        assert [found.end() for found in re.finditer(r"\S+pt \(\S+\)", row)] == ends, row
     assert row_of(text, "ndcg@10", "all") != rows[-3].split()
     assert document["untested_metrics"] == ["ap@10"]
 
