@@ -423,3 +423,10 @@ def test_the_concentrated_note_explains_a_dash_only_beside_a_detectable_drop() -
     assert note in text(concentrated_drop=None)
     # Nothing caught at all: the row's dashes are the detectable drop's, not this note's.
     assert note not in text(concentrated_drop=None, detectable_drop=None)
+
+
+def test_a_chance_reads_0_or_100_percent_only_when_it_is_exactly_that() -> None:
+    from retrieval_gate.gate.power import figures
+
+    cells = [figures._chance(p, 0.8) for p in (0.0, 1e-9, 0.005, 0.0051, 0.5, 0.995, 1.0, None)]
+    assert cells == ["0%", "<1%", "<1%", "1%", "50%", ">99%", "100%", "-"]
