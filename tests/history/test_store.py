@@ -171,6 +171,23 @@ def test_append_without_push_moves_the_local_branch_only(
     assert [e.commit for e in read_history(BranchSource(repo=work), "tiny")] == [first, second]
 
 
+def test_a_history_file_without_a_final_newline_gets_one_before_the_next_line(
+    tmp_path: Path,
+) -> None:
+    work, _ = make_repo(tmp_path)
+    first, second = commits(work, 2)
+    one = accept_entry("tiny", first, "2026-01-02T00:00:00Z", "a faster index")
+    append(work, one, entry_line(one))
+    # Edited by hand (or by an editor that drops it): the last line lacks its newline.
+    cut = store._commit(work, None, "tiny.jsonl", entry_line(one), "edited")
+    git(work, "update-ref", f"refs/heads/{BRANCH}", cut)
+    two = accept_entry("tiny", second, "2026-01-03T00:00:00Z", "a smaller index")
+    append(work, two, entry_line(two))
+    text = git(work, "show", f"{BRANCH}:tiny.jsonl")
+    assert text == entry_line(one) + "\n" + entry_line(two) + "\n"
+    assert [e.commit for e in read_history(BranchSource(repo=work), "tiny")] == [first, second]
+
+
 def test_a_lost_race_re_appends_onto_the_new_tip(
     world: tuple[Path, Path, dict[str, Any]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
