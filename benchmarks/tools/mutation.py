@@ -115,6 +115,8 @@ EXTRA_TESTS: dict[str, tuple[str, ...]] = {
     "gate/explain/diagnostics": ("tests/gate/explain/test_top_k_facts.py",),
     # The extremes are checked against brute force through label_holes's tests.
     "gate/explain/label_hole_extremes": ("tests/gate/explain/test_label_holes.py",),
+    # power under gate.labels human+llm (the assisted view replaces the spread) is run there.
+    "gate/power/estimate": ("tests/gate/modes/test_assisted.py",),
     # power's report is rendered by estimate's tests: its text, json and data sources.
     "gate/power/figures": (
         "tests/gate/power/test_estimate.py",

@@ -1557,4 +1557,20 @@ EQUIVALENTS: list[tuple[str, str, str, str, str, str]] = [
         "slot 0's row, unjudged, is then written as judged and not relevant (its grade "
         "is NaN or below 0), and the next line writes its assigned grade over it",
     ),
+    *(
+        (
+            "history/drift.py",
+            "resolver.resolve",
+            'done = run_git(repo, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}", '
+            "timeout=30)",
+            "run_git(repo, 'rev-parse', '--verify', '--quiet', f'{ref}^{{commit}}', timeout=30)",
+            f"run_git(repo, 'rev-parse', '--verify', '--quiet', f'{{ref}}^{{{{commit}}}}', "
+            f"timeout={bound})",
+            "a bound on a local call that takes milliseconds, and no behaviour stated: no "
+            "output, doc or message carries the value (a git that fails or hangs resolves to "
+            "None, 'git does not know it'), which holds at any bound; a git hanging 29 to 31 s "
+            "could tell them apart, a timing no contract fixes",
+        )
+        for bound in (29, 31)
+    ),
 ]

@@ -396,8 +396,12 @@ class CommitInfo:
 
 def commit_info(repo: Path, commit: str) -> CommitInfo:
     """The commit `commit` names in `repo`; an InputError when it is not there."""
-    done = _git(repo, "show", "-s", "--format=%H%n%cI%n%B", f"{commit}^{{commit}}", "--")
-    if done.returncode != 0 or not done.stdout.strip():
+    # A result's commit is input: git would read a leading "-" as an option (--output=FILE
+    # writes a file), and no commit is named so.
+    done = None
+    if not commit.startswith("-"):
+        done = _git(repo, "show", "-s", "--format=%H%n%cI%n%B", f"{commit}^{{commit}}", "--")
+    if done is None or done.returncode != 0:
         raise InputError(
             f"commit {commit[:40]!r} is not in the repository at {repo}; run the history "
             "command in the checkout that made the result"

@@ -18,7 +18,7 @@ from retrieval_gate.datasets.dataset import Dataset
 from retrieval_gate.errors import InputError
 from retrieval_gate.history import drift
 from retrieval_gate.history.drift import check_drift, describe, drift_document
-from retrieval_gate.history.record import ResultEntry, result_entry
+from retrieval_gate.history.record import AcceptEntry, Entry, ResultEntry, result_entry
 from retrieval_gate.stats.edetector import log_e_values
 from tests.helpers.cli import run_cli
 from tests.helpers.drifting_main import BUDGET, Main
@@ -264,3 +264,66 @@ def test_an_e_value_near_what_a_float_holds_is_shown_as_a_power_of_ten() -> None
     shown = [drift._e_text(log_e) for log_e in (math.log(3.2e5), 699.9, 700.9, 1000.0)]
     # From e^700 on (a float ends near e^709.8) only the power of ten is shown: 10^304.4.
     assert shown == ["3.2e+05", "9.2e+303", "1e+304", "1e+434"]
+
+
+def test_a_newest_record_too_sparse_to_reach_the_bar_is_refused(main: Main) -> None:
+    first = _first(main)
+    # auc is undefined (NaN) for a one-class query. The reference defines all 600 queries,
+    # the newest 28, each 5 points lower: 28 queries give at most e^14 (every one dropping
+    # alike), short of the bar of 10^5 / 0.05 (e^14.5), whatever the reference could give.
+    defined = np.linspace(0.6, 0.9, 600)
+    sparse = np.full(600, np.nan)
+    sparse[:28] = defined[:28] - 0.05
+    scores = [{**first.record.scores, "auc": values} for values in (defined, sparse)]
+    config = load(main.config)
+    assert config.gate.drift is not None
+    budget = config.gate.drift.model_copy(update={"horizon": 100_000})
+    auc = config.model_copy(
+        update={
+            "metrics": {"auc": MetricGate(max_drop=0.03)},
+            "gate": config.gate.model_copy(update={"drift": budget}),
+        }
+    )
+    with pytest.raises(InputError) as raised:
+        check_drift(_history(first, scores), auc, _dataset(main))
+    assert str(raised.value).startswith("the drift of auc can never trip: its bar is e >= 2e+06")
+    assert "more than 28 queries can give" in str(raised.value)
+
+
+def test_an_acceptance_before_the_reference_or_of_no_record_leaves_it_in_place(
+    main: Main,
+) -> None:
+    first = _first(main)
+    entries: list[Entry] = list(
+        _history(first, _walk(dict(first.record.scores), 1, [0.0, 0.0, 0.0, 0.0]))
+    )
+    config = load(main.config)
+    assert config.gate.drift is not None
+    second = f"{2:040x}"  # #101's commit: the reference
+    budget = config.gate.drift.model_copy(update={"reference": second})
+    named = config.model_copy(update={"gate": config.gate.model_copy(update={"drift": budget})})
+    plain = check_drift(entries, named, _dataset(main))
+    assert (plain.reference, plain.merges) == (second, 2)
+    # The record before the reference, and a commit the history holds no record of.
+    for commit in (f"{1:040x}", "f" * 40):
+        entries.append(
+            AcceptEntry(config=first.config, commit=commit, time=first.time, reason="moved")
+        )
+    report = check_drift(entries, named, _dataset(main))
+    assert (report.reference, report.merges) == (second, 2)
+    assert describe(report) == describe(plain)
+    # One of the reference itself names it as its record, with the reason given.
+    itself = [
+        *entries,
+        AcceptEntry(config=first.config, commit=second, time=first.time, reason="kept"),
+    ]
+    kept = check_drift(itself, named, _dataset(main))
+    assert (kept.reference, kept.merges) == ("#101 (0000000)", 2)
+    assert kept.notes == ("the reference was moved to #101 (0000000) by an acceptance: kept",)
+    # One after it moves the reference there.
+    entries.append(
+        AcceptEntry(config=first.config, commit=f"{3:040x}", time=first.time, reason="moved")
+    )
+    moved = check_drift(entries, named, _dataset(main))
+    assert (moved.reference, moved.merges) == ("#102 (0000000)", 1)
+    assert moved.notes == ("the reference was moved to #102 (0000000) by an acceptance: moved",)

@@ -171,6 +171,23 @@ def test_append_without_push_moves_the_local_branch_only(
     assert [e.commit for e in read_history(BranchSource(repo=work), "tiny")] == [first, second]
 
 
+def test_a_history_file_without_a_final_newline_gets_one_before_the_next_line(
+    tmp_path: Path,
+) -> None:
+    work, _ = make_repo(tmp_path)
+    first, second = commits(work, 2)
+    one = accept_entry("tiny", first, "2026-01-02T00:00:00Z", "a faster index")
+    append(work, one, entry_line(one))
+    # Edited by hand (or by an editor that drops it): the last line lacks its newline.
+    cut = store._commit(work, None, "tiny.jsonl", entry_line(one), "edited")
+    git(work, "update-ref", f"refs/heads/{BRANCH}", cut)
+    two = accept_entry("tiny", second, "2026-01-03T00:00:00Z", "a smaller index")
+    append(work, two, entry_line(two))
+    text = git(work, "show", f"{BRANCH}:tiny.jsonl")
+    assert text == entry_line(one) + "\n" + entry_line(two) + "\n"
+    assert [e.commit for e in read_history(BranchSource(repo=work), "tiny")] == [first, second]
+
+
 def test_a_lost_race_re_appends_onto_the_new_tip(
     world: tuple[Path, Path, dict[str, Any]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -268,6 +285,33 @@ def test_a_push_refused_for_another_reason_is_an_error_at_once(
     assert "pushes are frozen" in err
 
 
+def test_a_push_that_hangs_is_given_up_after_a_minute_and_says_so(
+    world: tuple[Path, Path, dict[str, Any]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    work, remote, _ = world
+    real_run = subprocess.run
+    bounds: list[float] = []
+
+    def hang_on_push(command: list[str], **options: Any) -> Any:
+        if "push" in command:
+            # What subprocess.run raises when a git stays silent past its timeout.
+            bounds.append(options["timeout"])
+            raise subprocess.TimeoutExpired(command, options["timeout"])
+        return real_run(command, **options)
+
+    monkeypatch.setattr(subprocess, "run", hang_on_push)
+    sha = git(work, "rev-parse", "HEAD").strip()
+    accepted = accept_entry("tiny", sha, "2026-01-02T00:00:00Z", "a faster index")
+    with pytest.raises(GateError) as raised:
+        append(work, accepted, entry_line(accepted), push=True)
+    # A network call gets a minute, once: a hang is no lost race to retry.
+    assert bounds == [60.0]
+    message = str(raised.value)
+    assert message.startswith(f"cannot push the history branch {BRANCH} to origin: Command ")
+    assert message.endswith("timed out after 60.0 seconds")
+    assert git(remote, "branch", "--list", BRANCH).strip() == ""  # nothing was pushed
+
+
 def test_an_unknown_remote_and_a_bad_branch_name_are_usage_errors(
     world: tuple[Path, Path, dict[str, Any]], tmp_path: Path
 ) -> None:
@@ -297,6 +341,20 @@ def test_a_result_of_a_dirty_tree_or_an_unknown_commit_is_refused(
     code, _, err = run_cli("history", "append", "--result", str(path), "--repo", str(work))
     assert code == 2
     assert "is not in the repository" in err
+
+
+@pytest.mark.parametrize("commit", ["--output=written", "-o", "--format=%H"])
+def test_a_commit_that_reads_as_a_git_option_is_refused_and_runs_nothing(
+    world: tuple[Path, Path, dict[str, Any]], tmp_path: Path, commit: str
+) -> None:
+    work, _, document = world
+    before = sorted(p.name for p in work.iterdir())
+    path = result_at(document, commit, tmp_path / "option.json")
+    code, out, err = run_cli("history", "append", "--result", str(path), "--repo", str(work))
+    assert (code, out) == (2, "")
+    assert f"commit {commit!r} is not in the repository at {work}" in err
+    # git show --output=FILE would have written FILE^{commit} into the checkout.
+    assert sorted(p.name for p in work.iterdir()) == before
 
 
 def test_a_corrupted_history_names_its_line_and_is_not_appended_to(

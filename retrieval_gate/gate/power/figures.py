@@ -470,7 +470,7 @@ def _chance(p: float | None, power: float) -> str:
     `power` when it is below it (`stated_chance`)."""
     if p is None:
         return "-"
-    if 0 < p < 0.005:
+    if 0 < p <= 0.005:  # 0.005 itself rounds to 0%
         return "<1%"
     if 0.995 <= p < 1:
         return ">99%"

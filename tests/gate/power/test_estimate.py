@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -161,7 +162,15 @@ def test_the_text_lists_every_check_and_explains_itself(
     rows = [line for line in lines if line.startswith(("ndcg@10 ", "recall@10 ", "rr@10 "))]
     # Every gated check's row, then the overall checks' figures at each correlation.
     assert len(rows) == len(gated) + 3
-    assert "at each correlation of the runs: the drop detected with 80% power" in text
+    lead = lines.index(
+        "at each correlation of the runs: the drop detected with 80% power (P(fail) at 1.5x "
+        "max_drop):"
+    )
+    # Each figure right-aligned under its correlation, as the numbers of the table above are.
+    ends = [found.end() for found in re.finditer(r"correlation \S+", lines[lead + 1])]
+    assert len(ends) == 4
+    for row in lines[lead + 2 : lead + 5]:
+        assert [found.end() for found in re.finditer(r"\S+pt \(\S+\)", row)] == ends, row
     assert row_of(text, "ndcg@10", "all") != rows[-3].split()
     assert document["untested_metrics"] == ["ap@10"]
 
@@ -312,6 +321,13 @@ def test_a_baseline_of_repeats_adds_its_run_noise_to_what_power_states(tmp_path:
     assert overall["queries_needed"] is None  # more queries do not remove run-wide noise
     assert overall["detectable_drop"] is not None
     assert single[("ndcg@10", "all")]["detectable_drop"] is not None
+    # The repeats' noise floor is measured: the correlations scale the baseline's own sd.
+    code, text, err = run_cli("power", "-c", str(config), "--baseline", str(base))
+    assert code == 0, err
+    assert (
+        "with the sd the baseline's scores give at each correlation of the runs: the drop "
+        "detected with 80% power (P(fail) at 1.5x max_drop):"
+    ) in text.splitlines()
 
 
 def test_the_baseline_view_leaves_out_a_query_the_baseline_lacks_and_renumbers_slices() -> None:
@@ -361,3 +377,56 @@ def test_the_suggested_max_drop_is_the_least_whose_check_catches_half_again(
     # 5 queries' sign flips cannot reach 0.01 (2^-5 > 0.01): no max_drop makes it catch.
     few = dataclasses.replace(check, n=5)
     assert enforceable_drop(few, ComparisonSettings()) is None
+
+
+def test_a_check_failing_closed_is_stated_at_the_widest_level_holm_gives_it() -> None:
+    from retrieval_gate.gate.checks.compare import ComparisonSettings, Threshold
+    from retrieval_gate.gate.power.estimate import estimate
+
+    rng = np.random.default_rng(3)
+    scores = {metric: rng.uniform(0.0, 1.0, 200) for metric in ("ndcg@10", "recall@10")}
+    thresholds = {metric: Threshold(max_drop=0.03) for metric in scores}
+    settings = ComparisonSettings(rule="non-inferiority", on_inconclusive="fail")
+    found = estimate(scores, {"all": np.arange(200)}, thresholds, {}, settings)
+    assert [(c.metric, c.level) for c in found] == [("ndcg@10", 0.025), ("recall@10", 0.025)]
+    for check in found:
+        # Failing closed, a check fails unless shown within its margin: it fails least when
+        # the other check is shown within first, and Holm's last step then tests it at alpha.
+        sd = float(scores[check.metric].std(ddof=1))
+        common: dict[str, Any] = {"sd": sd, "n": 200, "max_drop": 0.03, "resamples": 10_000}
+        common |= {"rule": "non-inferiority", "on_inconclusive": "fail"}
+        at_alpha = detectable_drop(level=0.05, **common)
+        assert at_alpha is not None
+        assert check.detectable_drop == pytest.approx(at_alpha, rel=1e-12)
+        assert detectable_drop(level=0.025, **common) != pytest.approx(at_alpha, rel=1e-3)
+
+
+def test_the_concentrated_note_explains_a_dash_only_beside_a_detectable_drop() -> None:
+    from retrieval_gate.gate.checks.compare import ComparisonSettings, Threshold
+    from retrieval_gate.gate.power.estimate import PowerReport, estimate
+
+    settings = ComparisonSettings()
+    scores = {"ndcg@10": np.random.default_rng(5).uniform(0.0, 1.0, 300)}
+    (check,) = estimate(scores, {"all": np.arange(300)}, {"ndcg@10": Threshold(max_drop=0.05)},
+                        {}, settings)  # fmt: skip
+    assert check.detectable_drop is not None
+    assert check.concentrated_drop is not None
+
+    def text(**changes: float | None) -> str:
+        shown = dataclasses.replace(check, fail_range=None, **changes)  # type: ignore[arg-type]
+        report = PowerReport(config="c.yaml", baseline="b.json", settings=settings,
+                             checks=(shown,), untested=(), warnings=())  # fmt: skip
+        return report.to_text()
+
+    note = "(- if 10% carry it: no drop those queries can lose is caught with 80% power)"
+    assert note not in text()  # 300 queries: a drop carried by 30 of them is caught
+    assert note in text(concentrated_drop=None)
+    # Nothing caught at all: the row's dashes are the detectable drop's, not this note's.
+    assert note not in text(concentrated_drop=None, detectable_drop=None)
+
+
+def test_a_chance_reads_0_or_100_percent_only_when_it_is_exactly_that() -> None:
+    from retrieval_gate.gate.power import figures
+
+    cells = [figures._chance(p, 0.8) for p in (0.0, 1e-9, 0.005, 0.0051, 0.5, 0.995, 1.0, None)]
+    assert cells == ["0%", "<1%", "<1%", "1%", "50%", ">99%", "100%", "-"]
