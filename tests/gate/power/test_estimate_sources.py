@@ -366,6 +366,11 @@ def test_the_repeats_give_the_noise_floor_stated_as_a_lower_bound(example: Path)
     code, text, _ = run_cli("power", "-c", config, "--baseline", repeated)
     assert f"correlation of the baseline's runs, pooled over 2 pairs: a change correlates less: " \
         f"ndcg@10 {pooled_r:.2f}" in text  # fmt: skip
+    # The repeats' noise floor is measured: the correlations scale the baseline's own sd.
+    assert (
+        "with the sd the baseline's scores give at each correlation of the runs: the drop "
+        "detected with 80% power (P(fail) at 1.5x max_drop):"
+    ) in text.splitlines()
     # Beside the noise floor: what the baseline's sd gives at every correlation, and P(fail)
     # at 0 to 2x max_drop there.
     assert document["spread"]["correlations"] == [0.3, 0.5, 0.7, 0.9]
