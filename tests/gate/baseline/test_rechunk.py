@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -204,21 +205,17 @@ def test_a_record_keeps_the_anchors_of_the_chunks_judged_or_ranked_only() -> Non
     assert recorded_anchors(plain, {"q1": ("c2",)}) is None  # a corpus that is not chunked
 
 
-def test_the_judge_s_grades_land_on_each_side_s_chunk_of_their_text_and_are_counted() -> None:
-    from retrieval_gate.core.judge_identity import JudgeIdentity
-    from retrieval_gate.core.model import Document
-    from retrieval_gate.datasets.anchors import Anchor, corpus_anchors, span_hash
+def _judged_rechunk(corpus: dict[str, Any], anchors: dict[str, Any]) -> Any:
+    """A re-chunk of one baseline onto itself over `corpus`, the baseline's chunks at
+    `anchors`: where the judge's grades are placed (`judge_across`)."""
+    from retrieval_gate.datasets.anchors import corpus_anchors
     from retrieval_gate.datasets.label_drift import Chunking
-    from retrieval_gate.gate.baseline.rechunk import JudgedText, Rechunk, judge_across
+    from retrieval_gate.gate.baseline.rechunk import Rechunk
     from tests.helpers.baselines import make
     from tests.helpers.builders import queue_dataset
 
-    hello, world = Anchor("A", 0, 5, span_hash("hello")), Anchor("A", 6, 11, span_hash("world"))
-    corpus = {"n1": Document("n1", "", "hello", {"source": "A", "start": 0})}
-    # The baseline's chunking held "hello" twice, the later id first: the first id is kept.
-    anchors = {"r2": hello, "r1": hello, "r3": world}
     record = make()
-    rechunk = Rechunk(
+    return Rechunk(
         baseline=record,
         current=record,
         dataset=queue_dataset({"q1": {"n1": 1}}, corpus),
@@ -228,6 +225,19 @@ def test_the_judge_s_grades_land_on_each_side_s_chunk_of_their_text_and_are_coun
         anchors=anchors,
         renamed={},
     )
+
+
+def test_the_judge_s_grades_land_on_each_side_s_chunk_of_their_text_and_are_counted() -> None:
+    from retrieval_gate.core.judge_identity import JudgeIdentity
+    from retrieval_gate.core.model import Document
+    from retrieval_gate.datasets.anchors import Anchor, span_hash
+    from retrieval_gate.gate.baseline.rechunk import JudgedText, judge_across
+
+    hello, world = Anchor("A", 0, 5, span_hash("hello")), Anchor("A", 6, 11, span_hash("world"))
+    corpus = {"n1": Document("n1", "", "hello", {"source": "A", "start": 0})}
+    # The baseline's chunking held "hello" twice, the later id first: the first id is kept.
+    anchors = {"r2": hello, "r1": hello, "r3": world}
+    rechunk = _judged_rechunk(corpus, anchors)
     judge = JudgeIdentity(model="m", prompt_sha256="a" * 64)
     texts = [
         JudgedText("q1", "gone", 2.0, hello, judge),  # read "hello": a chunk on both sides
@@ -253,25 +263,13 @@ def test_a_grade_lands_on_the_reference_chunk_of_its_text_nearest_where_it_was_r
     starts first, not the first id."""
     from retrieval_gate.core.judge_identity import JudgeIdentity
     from retrieval_gate.core.model import Document
-    from retrieval_gate.datasets.anchors import Anchor, corpus_anchors, span_hash
-    from retrieval_gate.datasets.label_drift import Chunking
-    from retrieval_gate.gate.baseline.rechunk import JudgedText, Rechunk, judge_across
-    from tests.helpers.baselines import make
-    from tests.helpers.builders import queue_dataset
+    from retrieval_gate.datasets.anchors import Anchor, span_hash
+    from retrieval_gate.gate.baseline.rechunk import JudgedText, judge_across
 
     text = span_hash("hello")
     corpus = {"n1": Document("n1", "", "other", {"source": "A", "start": 0})}
-    record = make()
-    rechunk = Rechunk(
-        baseline=record,
-        current=record,
-        dataset=queue_dataset({"q1": {"n1": 1}}, corpus),
-        drift=(),
-        note="",
-        chunking=Chunking(corpus, corpus_anchors(corpus)),
-        anchors={"b": Anchor("A", 0, 5, text), "a": Anchor("A", 20, 25, text)},
-        renamed={},
-    )
+    anchors = {"b": Anchor("A", 0, 5, text), "a": Anchor("A", 20, 25, text)}
+    rechunk = _judged_rechunk(corpus, anchors)
     judge = JudgeIdentity(model="m", prompt_sha256="a" * 64)
     texts = [
         JudgedText("q1", "gone", 1.0, Anchor("A", 18, 23, text), judge),
