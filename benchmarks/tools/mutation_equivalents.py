@@ -979,19 +979,6 @@ EQUIVALENTS: list[tuple[str, str, str, str, str, str]] = [
         "the first piece of a split is the text up to the first newline for any maxsplit of 1"
         " or more",
     ),
-    *(
-        (
-            "history/drift.py",
-            "_evidence",
-            "level = check.level or 0.0",
-            "check.level or 0.0",
-            f"check.level or {fallback}",
-            "its one caller passes only checks whose level is not None, and a level is "
-            "gate.alpha (in (0, 1)) times a share in (0, 1] over a count (family._levels): "
-            "never 0, so the fallback is never read",
-        )
-        for fallback in ("1.0", "-1.0")
-    ),
     (
         "stats/quantile_tests.py",
         "quantile_change",
@@ -1229,19 +1216,6 @@ EQUIVALENTS: list[tuple[str, str, str, str, str, str]] = [
         "where a piece ends (memory): each piece still holds one query or more, whole lines "
         "in order, so the file and its sha256 are the same at any piece size (pieces of 0 "
         "to 15 ids in test_plain_ids_are_written_on_their_bytes_as_json_writes_them)",
-    ),
-    *(
-        (
-            "history/drift.py",
-            "_tested",
-            "log_bar=log_bar(horizon, check.level or 0.0),",
-            "check.level or 0.0",
-            f"check.level or {fallback}",
-            "its one caller passes only checks whose level is not None, and a level is "
-            "gate.alpha (in (0, 1)) times a share in (0, 1] over a count (family._levels): "
-            "never 0, so the fallback is never read",
-        )
-        for fallback in ("1.0", "-1.0")
     ),
     (
         "judging/client.py",

@@ -194,18 +194,21 @@ def check_drift(
     needed = config.gate.require_significance and config.gate.on_inconclusive == "pass"
     evidence = []
     for check in result.comparisons:
-        if config.gate.uses_llm_labels and check.gated and check.level is not None:
-            evidence.append(_tested(check, budget.horizon, label, needed=needed))
-        elif check.gated and check.level is not None and check.slice in slices:
+        level = check.level
+        if not check.gated or level is None:
+            continue
+        if config.gate.uses_llm_labels:
+            evidence.append(_tested(check, level, budget.horizon, label, needed=needed))
+        elif check.slice in slices:
             found = _evidence(
-                check, segment, slices[check.slice], budget.horizon, label, needed=needed
+                check, level, segment, slices[check.slice], budget.horizon, label, needed=needed
             )
             if found is not None:
                 evidence.append(found)
             else:
                 notes.append(
                     f"{check.metric} on {check.slice}: its {plural(check.n, 'query')} cannot "
-                    f"reach the drift's bar (e >= {_bar(budget.horizon, check.level)}): "
+                    f"reach the drift's bar (e >= {_bar(budget.horizon, level)}): "
                     "reported, never drifting"
                 )
     attributions = tuple(
@@ -229,6 +232,7 @@ def check_drift(
 
 def _evidence(
     check: Comparison,
+    level: float,
     segment: Sequence[Point],
     rows: np.ndarray,
     horizon: int,
@@ -238,8 +242,8 @@ def _evidence(
 ) -> Evidence | None:
     """The check's largest e-value of a drop to the newest record, from the reference or any
     record after it; None for a slice whose queries cannot reach the bar when the evidence is
-    `needed`. Raises InputError when an overall check cannot: the drift could never trip."""
-    level = check.level or 0.0
+    `needed`. Raises InputError when an overall check cannot: the drift could never trip.
+    `level` is the check's share of alpha."""
     bar = log_bar(horizon, level)
     newest = segment[-1].record.scores[check.metric][rows]
     if not reaches(int(np.isfinite(newest).sum()), bar) and needed:
@@ -260,7 +264,9 @@ def _evidence(
     return Evidence(check=check, log_e=float(found[best]), since=since, log_bar=bar, needed=needed)
 
 
-def _tested(check: Comparison, horizon: int, reference: str, *, needed: bool) -> Evidence:
+def _tested(
+    check: Comparison, level: float, horizon: int, reference: str, *, needed: bool
+) -> Evidence:
     """Under gate.labels human+llm the records' per-query scores are not what the gate
     compares (the judge's labels fill them in): the evidence is the pull request's test
     against the reference, its p-value held to 1 / bar, the chance of a false trip an
@@ -270,7 +276,7 @@ def _tested(check: Comparison, horizon: int, reference: str, *, needed: bool) ->
         check=check,
         log_e=-math.log(max(p, 1e-300)),
         since=reference,
-        log_bar=log_bar(horizon, check.level or 0.0),
+        log_bar=log_bar(horizon, level),
         needed=needed,
         p_value=p,
     )
