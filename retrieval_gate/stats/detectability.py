@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from retrieval_gate.stats.normal_tail import normal_tails
-from retrieval_gate.stats.run_shift import shifted_bars
+from retrieval_gate.stats.run_shift import bars_exist, shifted_bars
 from retrieval_gate.stats.saddlepoint import SADDLEPOINT_FROM
 from retrieval_gate.stats.significance import normal_cdf, normal_quantile
 
@@ -140,7 +140,7 @@ def fail_probability(
     closed = fails_closed(rule, on_inconclusive)
     if run_variance > 0 and run_df and n >= 2:
         level = _rule_level(level, rule, on_inconclusive)
-        if not _shifted_reaches(n, level, t_test=t_test):
+        if not bars_exist(n, level, t_test=t_test):
             return 1.0 if closed else 0.0
         bars = shifted_bars(sd, n, run_variance, run_df, level, t_test)
         return _shifted_chance(
@@ -202,14 +202,6 @@ def _rule_level(level: float, rule: str, on_inconclusive: str) -> float:
     if on_inconclusive == "fail" and rule != "non-inferiority":
         return min(level * LEAN, 0.999)
     return level
-
-
-def _shifted_reaches(n: int, level: float, *, t_test: bool) -> bool:
-    """Whether some drop passes `run_shift.shifted_bars`'s bar: the sign flips' spread of
-    the mean grows with the drop as drop / sqrt(n), so their tail never falls below
-    P(Z >= sqrt(n)), and at a level at or below that every bar is infinite. Student's bar
-    is finite at any level."""
-    return t_test or n > normal_quantile(1.0 - level) ** 2
 
 
 def _shifted_chance(
@@ -298,7 +290,7 @@ def detectable_drop(
     closed = fails_closed(rule, on_inconclusive)
     if run_variance > 0 and run_df and n >= 2:
         level = _rule_level(level, rule, on_inconclusive)
-        if not _shifted_reaches(n, level, t_test=t_test):
+        if not bars_exist(n, level, t_test=t_test):
             return 0.0 if closed else None
         bars = shifted_bars(sd, n, run_variance, run_df, level, t_test)
         return _shifted_detectable(

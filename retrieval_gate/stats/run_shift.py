@@ -9,7 +9,7 @@ import numpy as np
 
 from retrieval_gate.core.ids import BoolArray, FloatArray
 from retrieval_gate.stats.normal_tail import normal_tails
-from retrieval_gate.stats.significance import t_cdf, t_quantile
+from retrieval_gate.stats.significance import normal_quantile, t_cdf, t_quantile
 
 _NODES = 64
 """Quadrature nodes of the inner integral (over the normal or over Student's t)."""
@@ -73,6 +73,14 @@ def shifted_tail(x: FloatArray, sd: FloatArray, shift: FloatArray, df: int) -> F
     return tail
 
 
+def bars_exist(n: int, level: float, *, t_test: bool) -> bool:
+    """Whether some drop passes `shifted_bars`'s bar at `level` over `n` queries: the sign
+    flips' spread of the mean grows with the drop as drop / sqrt(n), so their tail never
+    falls below P(Z >= sqrt(n)), and at a level at or below that no drop is rejected.
+    Student's bar is finite at any level."""
+    return t_test or n > normal_quantile(1.0 - level) ** 2
+
+
 @functools.lru_cache(maxsize=256)
 def shifted_bars(
     sd: float, n: int, run_variance: float, run_df: int, level: float, t_test: bool
@@ -86,7 +94,10 @@ def shifted_bars(
     P(s_x Z + sqrt(V_hat) T >= x) <= level, with s_x^2 = ((n - 1) sd^2 + n x^2) / n^2 the
     sign flips' variance of the mean (the sum of squares the differences hold) and T
     Student's t with run_df degrees of freedom; the t-test (`_paired_t`) when x passes
-    t(level, floor(df)) sqrt(sd^2 / n + V_hat), df Welch-Satterthwaite's."""
+    t(level, floor(df)) sqrt(sd^2 / n + V_hat), df Welch-Satterthwaite's. A ValueError when
+    no drop is rejected (`bars_exist`): the bracket would double without end."""
+    if not bars_exist(n, level, t_test=t_test):
+        raise ValueError(f"no drop over {n} queries is rejected at {level:g}: no bar")
     u, weights = estimate_weights(run_df)
     estimated = run_variance * u
     if t_test:

@@ -13,6 +13,7 @@ from scipy import integrate, optimize, stats
 
 from retrieval_gate.stats import run_shift
 from retrieval_gate.stats.run_shift import (
+    bars_exist,
     estimate_weights,
     shifted_bars,
     shifted_tail,
@@ -204,3 +205,15 @@ def test_the_first_bracket_already_holds_every_root(
     # The high end's check, then the low end (x = 0, where every tail is a half).
     assert np.all(evaluated[0] <= level)
     assert np.all(evaluated[1] == pytest.approx(0.5, abs=1e-12))
+
+
+def test_a_level_no_drop_reaches_has_no_bar_and_is_refused_not_doubled_forever() -> None:
+    # The sign flips' tail never falls below P(Z >= sqrt(n)): at 9 queries, 1e-3 is past it
+    # (z = 3.09 > 3), 0.01 is not (z = 2.33); Student's bar exists at any level.
+    assert not bars_exist(9, 1e-3, t_test=False)
+    assert bars_exist(9, 0.01, t_test=False)
+    assert bars_exist(9, 1e-3, t_test=True)
+    with pytest.raises(ValueError, match=r"no drop over 9 queries is rejected at 0\.001"):
+        shifted_bars(0.1, 9, 0.001, 4, 1e-3, False)
+    bars, _ = shifted_bars(0.1, 9, 0.001, 4, 1e-3, True)
+    assert all(math.isfinite(bar) for bar in bars)
