@@ -398,10 +398,8 @@ def commit_info(repo: Path, commit: str) -> CommitInfo:
     """The commit `commit` names in `repo`; an InputError when it is not there."""
     # A result's commit is input: git would read a leading "-" as an option (--output=FILE
     # writes a file), and no commit is named so.
-    done = None
-    if not commit.startswith("-"):
-        done = _git(repo, "show", "-s", "--format=%H%n%cI%n%B", f"{commit}^{{commit}}", "--")
-    if done is None or done.returncode != 0:
+    show = ("show", "-s", "--format=%H%n%cI%n%B", f"{commit}^{{commit}}", "--")
+    if commit.startswith("-") or (done := _git(repo, *show)).returncode != 0:
         raise InputError(
             f"commit {commit[:40]!r} is not in the repository at {repo}; run the history "
             "command in the checkout that made the result"
