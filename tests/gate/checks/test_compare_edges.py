@@ -7,12 +7,25 @@ import numpy as np
 import pytest
 
 from retrieval_gate.errors import GateError
-from retrieval_gate.gate.checks.compare import ComparisonSettings, Threshold, compare
+from retrieval_gate.gate.checks.compare import Comparison, ComparisonSettings, Threshold, compare
 from retrieval_gate.gate.checks.verdicts import verdict_for
 from retrieval_gate.stats.significance import normal_quantile
 
 MAX_DROP = 0.02
 EPS = 1e-12  # compare's float slack: a drop equal to the threshold in exact arithmetic passes
+
+
+def _unsigned(base: np.ndarray, current: np.ndarray) -> Comparison:
+    """The one check of metric m over every query, max_drop MAX_DROP, without significance."""
+    (found,) = compare(
+        {"m": base},
+        {"m": current},
+        {"all": np.arange(base.size)},
+        {"m": Threshold(max_drop=MAX_DROP)},
+        {},
+        ComparisonSettings(require_significance=False),
+    )
+    return found
 
 
 @pytest.mark.parametrize(
@@ -39,14 +52,7 @@ def test_a_change_of_exactly_the_threshold_is_not_past_it(delta: float, verdict:
 def test_wins_ties_and_losses_count_each_query_once() -> None:
     base = np.array([0.5, 0.5, 0.5, 0.5, 0.5, 0.2])
     current = np.array([0.9, 0.5, 0.4, 0.5, 0.1, 0.7])  # +, =, -, =, -, +
-    (found,) = compare(
-        {"m": base},
-        {"m": current},
-        {"all": np.arange(6)},
-        {"m": Threshold(max_drop=MAX_DROP)},
-        {},
-        ComparisonSettings(require_significance=False),
-    )
+    found = _unsigned(base, current)
     assert (found.wins, found.ties, found.losses) == (2, 2, 2)
 
 
@@ -143,13 +149,6 @@ def test_a_two_query_check_states_the_drop_it_detects() -> None:
     # Without significance the estimate alone decides: it is past max_drop with 80% chance
     # at max_drop + z_0.8 x sd / sqrt(2), sd that of the two differences.
     base, current = np.array([0.5, 0.7]), np.array([0.4, 0.5])
-    (found,) = compare(
-        {"m": base},
-        {"m": current},
-        {"all": np.arange(2)},
-        {"m": Threshold(max_drop=MAX_DROP)},
-        {},
-        ComparisonSettings(require_significance=False),
-    )
+    found = _unsigned(base, current)
     sd = float(np.std(current - base, ddof=1))
     assert found.detectable_drop == pytest.approx(MAX_DROP + normal_quantile(0.8) * sd / np.sqrt(2))
